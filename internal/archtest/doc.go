@@ -1,0 +1,7 @@
+// Package archtest holds the repository's architecture tests: every package
+// has a doc comment, dependencies point down the layers of ARCHITECTURE.md,
+// and the pure layers (algorithms and protocol cores) import no driver, no
+// network, no global randomness and no wall clock. It has no API; run
+// `go test ./internal/archtest`. When a new package is added, give it a layer
+// in the table in arch_test.go.
+package archtest
