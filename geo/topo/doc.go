@@ -19,8 +19,12 @@
 //  1. Pass a seeded *rand.Rand from math/rand/v2 to every generator, e.g.
 //     rand.New(rand.NewPCG(seed, 0)). The package never uses global
 //     randomness or the clock. The same configuration and the same seeded
-//     source give the same graph, bit for bit, on one GOARCH (math.Exp and
-//     fused multiply-add may differ in the last bit between architectures).
+//     source give the same graph, bit for bit. Arithmetic that reaches the
+//     output avoids architecture-dependent results (no math.Hypot, no
+//     fusable multiply-add); the one exception is math.Exp, used only to
+//     weigh Waxman candidates, whose last bit may differ between
+//     architectures and could, with a probability around 1e-12 per
+//     topology, change one link.
 //  2. Start from a preset (DefaultWaxmanConfig, DefaultBAConfig,
 //     DefaultHierConfig, CMAPaper, CoreSelectionPaper) and change fields;
 //     zero fields take the documented defaults, and each generator

@@ -36,8 +36,14 @@ type Edge struct {
 // (see WaxmanConfig.Side).
 type Point struct{ X, Y float64 }
 
-// Dist returns the Euclidean distance between p and q.
-func (p Point) Dist(q Point) float64 { return math.Hypot(p.X-q.X, p.Y-q.Y) }
+// Dist returns the Euclidean distance between p and q. It is computed as
+// the correctly rounded square root of explicitly rounded squares (not
+// math.Hypot, which is assembly on some architectures, and without fused
+// multiply-add), so it is bit-identical on every GOARCH.
+func (p Point) Dist(q Point) float64 {
+	dx, dy := p.X-q.X, p.Y-q.Y
+	return math.Sqrt(float64(dx*dx) + float64(dy*dy))
+}
 
 // arc is one direction of an edge in an adjacency list.
 type arc struct {
