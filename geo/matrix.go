@@ -324,3 +324,28 @@ func pick(names []string, idx []int, what string) ([]string, error) {
 	}
 	return out, nil
 }
+
+// newMatrixOwned builds a matrix that takes ownership of flat (row-major,
+// len(rows)*len(cols)) without copying it. Like NewMatrix it rejects bad
+// entries and duplicate names.
+func newMatrixOwned(rows, cols []string, flat []float64) (*Matrix, error) {
+	if len(flat) != len(rows)*len(cols) {
+		return nil, fmt.Errorf("%w: %d entries for %d×%d", ErrShape, len(flat), len(rows), len(cols))
+	}
+	m := &Matrix{rows: rows, cols: cols, data: flat}
+	var err error
+	if m.rowIndex, err = indexNames(m.rows, "row"); err != nil {
+		return nil, err
+	}
+	if m.colIndex, err = indexNames(m.cols, "column"); err != nil {
+		return nil, err
+	}
+	c := len(cols)
+	for k, v := range flat {
+		if err := checkLatency(v); err != nil {
+			i, j := k/c, k%c
+			return nil, fmt.Errorf("%w at row %d (%q), column %d (%q)", err, i, rows[i], j, cols[j])
+		}
+	}
+	return m, nil
+}

@@ -45,6 +45,7 @@ var layers = map[string]int{
 	"internal/plot":     12,
 	"internal/cli":      13,
 	"cmd/overworld":     14,
+	"internal/gendata":  14,
 	"internal/archtest": 15,
 }
 
