@@ -167,11 +167,12 @@ func (b Border) String() string {
 	return fmt.Sprintf("Border(%d)", int(b))
 }
 
-// Defaults shared by the models. They are BRITE's defaults (its GUI and the
-// shipped configuration files) unless a paper says otherwise.
+// Defaults shared by the models: the values of BRITE's shipped
+// configuration files (RTWaxman.conf, RTBarabasi.conf,
+// TD_ASBarabasi_RTWaxman.conf), written by its GUI.
 const (
-	// DefaultM is BRITE's default number of links per new node. It gives
-	// mean degree ≈ 2M = 4, the router-level default BRITE ships.
+	// DefaultM is BRITE's default number of links per new node (m = 2),
+	// giving mean degree ≈ 2M = 4.
 	DefaultM = 2
 	// DefaultAlpha and DefaultBeta are BRITE's Waxman defaults.
 	DefaultAlpha = 0.15
@@ -367,8 +368,10 @@ func DefaultHierConfig() HierConfig {
 // evaluation (§4): "a topology of 5000 nodes ... (50 AS domains derived by
 // the Barabasi-Albert model and 100 nodes per AS derived by the Waxman
 // model); every link is uniformly distributed in the delay range [0ms,
-// 25ms]". The paper gives no other parameter, so M, α, β, the plane and the
-// border-router choice are BRITE's defaults. It is spelled out here, not
+// 25ms]". The paper gives no other parameter, so the rest is BRITE's
+// shipped top-down configuration (TD_ASBarabasi_RTWaxman.conf, there with
+// 1,000 ASes): M = 2 at both levels, α = 0.15, β = 0.2, plane side 1000,
+// incremental growth, random border routers. It is spelled out here, not
 // derived from DefaultHierConfig, so that changing a default never changes
 // the paper's topology.
 func CMAPaper() HierConfig {

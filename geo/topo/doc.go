@@ -32,6 +32,11 @@
 //  3. Ask for the delays you need: DelayMatrix(g, players, mirrors) runs
 //     Dijkstra only from the smaller side. AllPairs is for graphs of at most
 //     MaxAllPairs nodes.
+//  4. Know that ShortestFromMany, DelayMatrix and AllPairs run Dijkstra on
+//     up to GOMAXPROCS goroutines and return when all are done; results do
+//     not depend on scheduling. Generators and ShortestFrom start none.
+//     Topologies are built by the lab and the simulator, not inside the
+//     sans-IO protocol cores.
 //
 // # Models, and how they follow BRITE
 //

@@ -15,9 +15,11 @@ var (
 	// ErrSelfLoop reports an edge from a node to itself.
 	ErrSelfLoop = errors.New("topo: self-loop")
 	// ErrDuplicateEdge reports a second edge between the same two nodes
-	// (in either orientation), or a node listed twice where nodes must be
-	// distinct.
+	// (in either orientation).
 	ErrDuplicateEdge = errors.New("topo: duplicate edge")
+	// ErrDuplicateNode reports a node listed twice where nodes must be
+	// distinct (the rows, or the columns, of a delay matrix).
+	ErrDuplicateNode = errors.New("topo: duplicate node")
 	// ErrDelay reports a link delay that is NaN, infinite or negative.
 	ErrDelay = errors.New("topo: invalid link delay")
 	// ErrAttr reports node attributes (coordinates, AS membership) that do

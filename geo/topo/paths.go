@@ -54,17 +54,31 @@ func ShortestFromMany(g *Graph, srcs []int) [][]float64 {
 
 // AllPairs returns the n×n shortest-path delay matrix of a connected graph
 // of at most MaxAllPairs nodes, with endpoint names "n0000", "n0001", ...
-// (see NodeName). It fails with ErrTooLarge or ErrDisconnected.
+// (see NodeName). The matrix is exactly symmetric: entry (i, j) and (j, i)
+// are both the delay computed by Dijkstra from min(i, j). It fails with
+// ErrTooLarge or ErrDisconnected.
 func AllPairs(g *Graph) (*geo.Matrix, error) {
 	n := g.N()
 	if n > MaxAllPairs {
 		return nil, fmt.Errorf("%w: %d nodes > %d; use DelayMatrix for the rows and columns you need", ErrTooLarge, n, MaxAllPairs)
 	}
+	flat := make([]float64, n*n)
+	parallel(n, func(h *dheap, k int) { h.run(g, k, flat[k*n:(k+1)*n]) })
+	for i := range n {
+		for j := range i {
+			flat[i*n+j] = flat[j*n+i]
+		}
+	}
+	for i, d := range flat {
+		if math.IsInf(d, 1) {
+			return nil, fmt.Errorf("%w: no path from node %d to node %d", ErrDisconnected, i/n, i%n)
+		}
+	}
 	all := make([]int, n)
 	for i := range all {
 		all[i] = i
 	}
-	return DelayMatrix(g, all, all)
+	return geo.NewSquareFlat(names(all), flat)
 }
 
 // DelayMatrix returns the shortest-path delays in ms from every node in rows
@@ -76,8 +90,12 @@ func AllPairs(g *Graph) (*geo.Matrix, error) {
 //
 // Nodes must be in range and distinct within rows and within cols (a node
 // may be both a row and a column). It fails with ErrNodeRange,
-// ErrDuplicateEdge (a repeated node) or ErrDisconnected (naming a pair with
-// no path).
+// ErrDuplicateNode or ErrDisconnected (naming a pair with no path).
+//
+// Each delay is summed along the path from the side Dijkstra ran from;
+// floating-point addition is not associative, so it may differ in the last
+// bit from the same delay summed from the other end (or by AllPairs). The
+// result is deterministic for given arguments.
 func DelayMatrix(g *Graph, rows, cols []int) (*geo.Matrix, error) {
 	if err := distinctNodes(g, rows, "row"); err != nil {
 		return nil, err
@@ -147,7 +165,7 @@ func distinctNodes(g *Graph, nodes []int, what string) error {
 			return fmt.Errorf("%w: %s %d is node %d, not in [0,%d)", ErrNodeRange, what, k, v, g.N())
 		}
 		if j, dup := seen[v]; dup {
-			return fmt.Errorf("%w: node %d is %s %d and %s %d", ErrDuplicateEdge, v, what, j, what, k)
+			return fmt.Errorf("%w: node %d is %s %d and %s %d", ErrDuplicateNode, v, what, j, what, k)
 		}
 		seen[v] = k
 	}
