@@ -44,6 +44,18 @@ func (m *Matrix) WriteCSV(w io.Writer) error {
 		for j := range m.cols {
 			rec = append(rec, s[offs[j]:offs[j+1]])
 		}
+		if len(rec) == 1 && rec[0] == "" {
+			// encoding/csv writes a lone empty field as a blank line,
+			// which readers skip: quote it by hand.
+			cw.Flush()
+			if err := cw.Error(); err != nil {
+				return err
+			}
+			if _, err := io.WriteString(w, "\"\"\n"); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := cw.Write(rec); err != nil {
 			return err
 		}
