@@ -79,7 +79,7 @@ prints a certified lower bound on the optimum, hence the worst-case gap; auto
 	fl.IntVar(&f.k, "k", 0, "number of cores to choose (required)")
 	fl.StringVar(&f.objective, "objective", "median", "median (minimise the sum) or center (minimise the maximum)")
 	fl.StringVar(&f.method, "method", "auto", "auto, exact or local")
-	fl.IntVar(&f.restarts, "restarts", core.DefaultOptions.Restarts, "random restarts of the local search, after the greedy start")
+	fl.IntVar(&f.restarts, "restarts", 0, "random restarts of the local search after the greedy start (default 2 for median, 10 for center)")
 	fl.BoolVar(&f.json, "json", false, "print JSON instead of a table")
 	return cmd
 }
@@ -109,7 +109,11 @@ func runCore(e *env, cmd *cobra.Command, f *coreFlags) error {
 			return badInputf("%v", err)
 		}
 	case "local":
-		sol, err = core.LocalSearch(in.problem, rng, core.Options{Restarts: f.restarts})
+		opts := core.DefaultOptions(in.problem.Objective)
+		if cmd.Flags().Changed("restarts") {
+			opts.Restarts = f.restarts
+		}
+		sol, err = core.LocalSearch(in.problem, rng, opts)
 	}
 	if err != nil {
 		return err

@@ -293,8 +293,8 @@ func TestLocalSearchGap(t *testing.T) {
 	}
 	cfgs := []cfg{
 		{"small/greedy-only", 4000, 12, 9, 9, core.Options{}, 0.03, nil},
-		{"small/default", 4000, 12, 9, 9, core.DefaultOptions, 0.01, nil},
-		{"medium/default", 300, 60, 24, 5, core.DefaultOptions, 0.01, []family{famPlane, famPlanet}},
+		{"small/default", 4000, 12, 9, 9, core.Options{Restarts: -1}, 0.01, nil},
+		{"medium/default", 300, 60, 24, 5, core.Options{Restarts: -1}, 0.01, []family{famPlane, famPlanet}},
 	}
 	for _, c := range cfgs {
 		stats := map[string]*gapStats{}
@@ -313,7 +313,11 @@ func TestLocalSearchGap(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: %v", tag, err)
 				}
-				ls, err := core.LocalSearch(p, rand.New(rand.NewPCG(seed, 21)), c.opts)
+				opts := c.opts
+				if opts.Restarts < 0 { // the Select defaults
+					opts = core.DefaultOptions(o)
+				}
+				ls, err := core.LocalSearch(p, rand.New(rand.NewPCG(seed, 21)), opts)
 				if err != nil {
 					t.Fatalf("%s: %v", tag, err)
 				}
@@ -507,11 +511,11 @@ func TestDeterministicForSeed(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	pc, cc := instance(t, rng, famPlanet, 300, 120)
 	p := core.Problem{PlayerCore: pc, CoreCore: cc, K: 8}
-	a, err := core.LocalSearch(p, rand.New(rand.NewPCG(7, 7)), core.DefaultOptions)
+	a, err := core.LocalSearch(p, rand.New(rand.NewPCG(7, 7)), core.DefaultOptions(core.KMedian))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := core.LocalSearch(p, rand.New(rand.NewPCG(7, 7)), core.DefaultOptions)
+	b, _ := core.LocalSearch(p, rand.New(rand.NewPCG(7, 7)), core.DefaultOptions(core.KMedian))
 	if !slices.Equal(a.Cores, b.Cores) || a.Cost != b.Cost {
 		t.Fatalf("same seed, different answers: %v vs %v", a.Cores, b.Cores)
 	}
@@ -575,7 +579,8 @@ func benchInstance(b *testing.B, n, m int) (*geo.Matrix, *geo.Matrix) {
 }
 
 // BenchmarkLocalSearch runs LocalSearch with DefaultOptions (greedy start
-// plus two restarts) on PlanetLab-like instances.
+// plus 2 restarts for k-median, 10 for k-center) on PlanetLab-like
+// instances.
 func BenchmarkLocalSearch(b *testing.B) {
 	for _, o := range objectives {
 		for _, n := range []int{100, 1000} {
@@ -587,7 +592,7 @@ func BenchmarkLocalSearch(b *testing.B) {
 						rng := rand.New(rand.NewPCG(1, 2))
 						b.ReportAllocs()
 						for b.Loop() {
-							if _, err := core.LocalSearch(p, rng, core.DefaultOptions); err != nil {
+							if _, err := core.LocalSearch(p, rng, core.DefaultOptions(o)); err != nil {
 								b.Fatal(err)
 							}
 						}
@@ -674,7 +679,7 @@ func TestLocalSearchGapPlanetLab(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", tag, err)
 			}
-			ls, err := core.LocalSearch(p, rng, core.DefaultOptions)
+			ls, err := core.LocalSearch(p, rng, core.DefaultOptions(o))
 			if err != nil {
 				t.Fatalf("%s: %v", tag, err)
 			}
