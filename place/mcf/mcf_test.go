@@ -115,6 +115,87 @@ func checkAssignment(t *testing.T, seed uint64, delays [][]float64, capacity []i
 	}
 }
 
+// plainTransport solves the textbook network source → player → mirror →
+// sink with Solve from zero flow: a cross-check of Transport's warm start on
+// instances too big to enumerate.
+func plainTransport(t *testing.T, delays [][]float64, capacity []int) float64 {
+	t.Helper()
+	n, m := len(delays), len(capacity)
+	g := NewGraph(n + m + 2)
+	for p := range n {
+		g.AddEdge(0, 2+p, 1, 0)
+		for j := range m {
+			g.AddEdge(2+p, 2+n+j, 1, delays[p][j])
+		}
+	}
+	for j, c := range capacity {
+		g.AddEdge(2+n+j, 1, int64(c), 0)
+	}
+	r, err := g.Solve(0, 1, int64(n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Cost
+}
+
+func TestTransportMatchesPlainNetwork(t *testing.T) {
+	binding := 0 // instances where capacity forces someone off their nearest mirror
+	for seed := uint64(0); seed < 400; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 4))
+		n, m := 1+rng.IntN(80), 1+rng.IntN(6)
+		d := randomDelays(rng, n, m)
+		if seed%2 == 0 {
+			d = skewedDelays(rng, n, m)
+		}
+		if seed%5 == 0 { // integer delays: ties
+			for _, row := range d {
+				for j := range row {
+					row[j] = math.Floor(row[j] / 40)
+				}
+			}
+		}
+		capacity := make([]int, m)
+		left := n + rng.IntN(3)
+		for j := range capacity {
+			capacity[j] = left / (m - j)
+			if j < m-1 && capacity[j] > 0 {
+				capacity[j] = rng.IntN(2 * capacity[j])
+			}
+			left -= min(capacity[j], left)
+		}
+		if sum(capacity) < n {
+			capacity[m-1] += n - sum(capacity)
+		}
+		assign, total, err := Transport(d, capacity)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		checkAssignment(t, seed, d, capacity, assign, total)
+		if want := plainTransport(t, d, capacity); math.Abs(total-want) > 1e-9*max(1, want) {
+			t.Fatalf("seed %d (n=%d m=%d cap %v): Transport %v, plain network %v", seed, n, m, capacity, total, want)
+		}
+		free := 0.0
+		for _, row := range d {
+			free += slices.Min(row)
+		}
+		if total > free {
+			binding++
+		}
+	}
+	if binding < 200 {
+		t.Fatalf("only %d of 400 instances bind capacity: generator too weak", binding)
+	}
+	t.Logf("%d of 400 instances bind capacity", binding)
+}
+
+func sum(xs []int) int {
+	s := 0
+	for _, x := range xs {
+		s += x
+	}
+	return s
+}
+
 func TestTransportSingleMirrorAndCapacityOne(t *testing.T) {
 	// One mirror: everyone goes there.
 	d := [][]float64{{3}, {1}, {2}}
@@ -474,35 +555,53 @@ func skewedDelays(rng *rand.Rand, n, m int) [][]float64 {
 	return d
 }
 
-// BenchmarkTransport measures Transport on n players × m mirrors with
-// skewedDelays and capacities summing to 1.05·n, so capacity binds; the
+// BenchmarkTransport measures Transport on n players × m mirrors in two
+// regimes: "skewed" (skewedDelays, capacities summing to 1.05·n, so mirror 0
+// overflows and many players must move: the worst case for the solver) and
+// "uniform" (uniform random delays, 20% spare capacity: few moves). The
 // "moved" metric is the fraction of players not at their nearest mirror.
 func BenchmarkTransport(b *testing.B) {
-	for _, m := range []int{5, 20} {
-		for _, n := range []int{100, 1000, 10000} {
-			b.Run(fmt.Sprintf("n=%d/m=%d", n, m), func(b *testing.B) {
-				rng := rand.New(rand.NewPCG(uint64(n), uint64(m)))
-				d := skewedDelays(rng, n, m)
-				capacity := make([]int, m)
-				for j := range capacity {
-					capacity[j] = (n*21/20 + m - 1) / m
-				}
-				var assign []int
-				var err error
-				b.ReportAllocs()
-				for b.Loop() {
-					if assign, _, err = Transport(d, capacity); err != nil {
-						b.Fatal(err)
+	for _, load := range []string{"skewed", "uniform"} {
+		for _, m := range []int{5, 20} {
+			for _, n := range []int{100, 1000, 10000} {
+				b.Run(fmt.Sprintf("load=%s/n=%d/m=%d", load, n, m), func(b *testing.B) {
+					rng := rand.New(rand.NewPCG(uint64(n), uint64(m)))
+					d, spare := skewedDelays(rng, n, m), 21.0/20
+					if load == "uniform" {
+						d, spare = randomDelays(rng, n, m), 6.0/5
 					}
-				}
-				moved := 0
-				for p, j := range assign {
-					if d[p][j] > slices.Min(d[p]) {
-						moved++
+					capacity := make([]int, m)
+					for j := range capacity {
+						capacity[j] = int(math.Ceil(float64(n) * spare / float64(m)))
 					}
-				}
-				b.ReportMetric(float64(moved)/float64(n), "moved")
-			})
+					var assign []int
+					var err error
+					b.ReportAllocs()
+					for b.Loop() {
+						if assign, _, err = Transport(d, capacity); err != nil {
+							b.Fatal(err)
+						}
+					}
+					moved := 0
+					for p, j := range assign {
+						if d[p][j] > slices.Min(d[p]) {
+							moved++
+						}
+					}
+					b.ReportMetric(float64(moved)/float64(n), "moved")
+				})
+			}
 		}
 	}
+}
+
+func randomDelays(rng *rand.Rand, n, m int) [][]float64 {
+	d := make([][]float64, n)
+	for p := range d {
+		d[p] = make([]float64, m)
+		for j := range d[p] {
+			d[p][j] = 5 + rng.Float64()*295
+		}
+	}
+	return d
 }
