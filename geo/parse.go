@@ -24,6 +24,7 @@ type ParseError struct {
 	Err    error
 }
 
+// Error formats the problem as "geo: <format>: line L, column C (field): what".
 func (e *ParseError) Error() string {
 	var b strings.Builder
 	b.WriteString("geo: ")

@@ -95,7 +95,7 @@ var planetLabCache [PlanetLabSlices + 1]plSlice
 // 490 PlanetLab hosts named "pl000".."pl489". Each slice is exactly
 // symmetric with a zero diagonal and no zero, missing or negative entry off
 // the diagonal; values are exactly those of the published text files. A
-// slice is decoded once (about 10 ms) and shared: the Matrix is immutable.
+// slice is decoded on first use (under 10 ms) and shared: the Matrix is immutable.
 func PlanetLab(slice int) (*Matrix, error) {
 	if slice < 1 || slice > PlanetLabSlices {
 		return nil, fmt.Errorf("geo: PlanetLab slice %d out of range 1..%d", slice, PlanetLabSlices)
