@@ -258,7 +258,10 @@ func (s *swapper) improves(sc score) bool {
 }
 
 // SelectExactWork bounds the work (players × subsets) for which Select
-// runs Exact instead of LocalSearch: about a tenth of a second.
+// runs Exact instead of LocalSearch. Exact k-median costs about 2–3 ns per
+// player and subset (k-center far less, its running maximum cuts early), so
+// this is at most about a quarter of a second; it admits k = 2 on 100
+// players × 490 candidates and k = 3 on 100 × 100.
 const SelectExactWork = 1e8
 
 // Select solves p exactly when that is cheap (n·C(m,k) ≤ SelectExactWork
