@@ -87,6 +87,7 @@ func isCobraUsage(err error) bool {
 // commands lists the subcommands in the order help shows them.
 func commands(e *env) []*cobra.Command {
 	return []*cobra.Command{
+		newAssignCmd(e),
 		newCoreCmd(e),
 	}
 }

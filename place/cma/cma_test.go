@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sort"
 	"testing"
+
+	"github.com/overworld/overworld/place/mcf"
 )
 
 // fig1 is the worked example of the paper's Fig. 1: mirrors G, H, I with
@@ -482,5 +484,65 @@ func TestStats(t *testing.T) {
 	}
 	if st := Summarize(nil, 1); st.Players != 0 || st.Total != 0 {
 		t.Fatalf("Summarize(nil) = %+v", st)
+	}
+}
+
+// TestAgainstMinCostFlow checks the exact methods against a second,
+// independent reference: the generic min-cost flow of place/mcf, after
+// every event of random sequences on larger instances than the Hungarian
+// reference handles quickly.
+func TestAgainstMinCostFlow(t *testing.T) {
+	seeds := 200
+	if testing.Short() {
+		seeds = 20
+	}
+	for seed := uint64(0); seed < uint64(seeds); seed++ {
+		r := rand.New(rand.NewPCG(seed, 0x3CF))
+		m := 2 + r.IntN(12)
+		mirrors := make([]Mirror, m)
+		capTotal := 0
+		for j := range mirrors {
+			mirrors[j] = Mirror{ID: fmt.Sprintf("M%d", j), Capacity: 1 + r.IntN(30)}
+			capTotal += mirrors[j].Capacity
+		}
+		sa, _ := New(mirrors, SA)
+		rb, _ := New(mirrors, SARebuild)
+		delays := map[string][]float64{}
+		var live []string
+		for step := 0; step < 300; step++ {
+			if len(live) < capTotal && (len(live) == 0 || r.IntN(100) < 55) {
+				p := fmt.Sprintf("p%d", step)
+				d := make([]float64, m)
+				for j := range d {
+					d[j] = math.Round(r.Float64()*5000) / 10
+				}
+				delays[p] = d
+				live = append(live, p)
+				mustJoin(t, sa, p, d)
+				mustJoin(t, rb, p, d)
+			} else {
+				i := r.IntN(len(live))
+				mustLeave(t, sa, live[i])
+				mustLeave(t, rb, live[i])
+				live = slices.Delete(live, i, i+1)
+			}
+			rows := make([][]float64, len(live))
+			for i, p := range live {
+				rows[i] = delays[p]
+			}
+			caps := make([]int, m)
+			for j, mr := range mirrors {
+				caps[j] = mr.Capacity
+			}
+			_, want, err := mcf.Transport(rows, caps)
+			if err != nil {
+				t.Fatalf("seed %d step %d: mcf: %v", seed, step, err)
+			}
+			for _, a := range []*Assigner{sa, rb} {
+				if got := a.TotalDelay(); math.Abs(got-want) > 1e-9*math.Max(1, want) {
+					t.Fatalf("seed %d step %d %v: total %v, min-cost flow %v", seed, step, a.Method(), got, want)
+				}
+			}
+		}
 	}
 }

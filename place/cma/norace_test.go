@@ -1,0 +1,5 @@
+//go:build !race
+
+package cma
+
+const raceEnabled = false
