@@ -86,10 +86,18 @@ func newRebuild(s *state) *rebuildEngine {
 		label: make([]float64, m), next: make([]int32, m)}
 }
 
-// build fills MC and MP from the current assignment (ties: lowest slot).
+// build fills MC and MP from the current assignment (ties: lowest slot)
+// and resets the labels: (0, −) on spare mirrors, (∞, −) on full ones.
 func (r *rebuildEngine) build() {
 	s := r.s
 	m := s.m
+	for j := 0; j < m; j++ {
+		r.next[j] = -1
+		r.label[j] = math.Inf(1)
+		if s.spare(j) {
+			r.label[j] = 0
+		}
+	}
 	for i := range r.mc {
 		r.mc[i] = math.Inf(1)
 		r.mp[i] = -1
@@ -171,13 +179,6 @@ func (r *rebuildEngine) join(p int32) {
 		return
 	}
 	r.build()
-	for j := 0; j < m; j++ {
-		r.next[j] = -1
-		r.label[j] = math.Inf(1)
-		if s.spare(j) {
-			r.label[j] = 0
-		}
-	}
 	r.relax(s.full)
 	f, min := -1, math.Inf(1)
 	for j := 0; j < m; j++ {
@@ -207,13 +208,6 @@ func (r *rebuildEngine) leave(p int32) {
 		return
 	}
 	r.build()
-	for k := 0; k < m; k++ {
-		r.next[k] = -1
-		r.label[k] = math.Inf(1)
-		if s.spare(k) {
-			r.label[k] = 0
-		}
-	}
 	r.relax(func(int) bool { return true })
 	f := 0
 	for k := 1; k < m; k++ {

@@ -87,12 +87,7 @@ func (e *saEngine) join(p int32) {
 	}
 	top := s.idx.top
 	for range m {
-		u := -1
-		for v := 0; v < m; v++ {
-			if !e.done[v] && e.dist[v] < inf && (u < 0 || e.dist[v] < e.dist[u]) {
-				u = v
-			}
-		}
+		u := e.closest()
 		if u < 0 {
 			break
 		}
@@ -172,12 +167,7 @@ func (e *saEngine) leave(p int32) {
 	}
 	top := s.idx.top
 	for range m {
-		u := -1
-		for v := 0; v < m; v++ {
-			if !e.done[v] && e.dist[v] < inf && (u < 0 || e.dist[v] < e.dist[u]) {
-				u = v
-			}
-		}
+		u := e.closest()
 		if u < 0 {
 			break
 		}
@@ -218,6 +208,19 @@ func (e *saEngine) leave(p int32) {
 		}
 	}
 	e.normalize()
+}
+
+// closest returns the unfinished mirror with the least finite tentative
+// distance (lowest index on ties), or -1: the O(m) selection step of a
+// dense-graph Dijkstra.
+func (e *saEngine) closest() int {
+	u := -1
+	for v, d := range e.dist {
+		if !e.done[v] && !math.IsInf(d, 1) && (u < 0 || d < e.dist[u]) {
+			u = v
+		}
+	}
+	return u
 }
 
 // normalize sets the potential of empty mirrors to phi(T) = 0, which keeps
