@@ -498,11 +498,14 @@ func TestAgainstMinCostFlow(t *testing.T) {
 	}
 	for seed := uint64(0); seed < uint64(seeds); seed++ {
 		r := rand.New(rand.NewPCG(seed, 0x3CF))
-		m := 2 + r.IntN(12)
+		m, maxCap := 2+r.IntN(12), 30
+		if seed%10 == 0 { // many mirrors, few seats each
+			m, maxCap = 30+r.IntN(31), 6
+		}
 		mirrors := make([]Mirror, m)
 		capTotal := 0
 		for j := range mirrors {
-			mirrors[j] = Mirror{ID: fmt.Sprintf("M%d", j), Capacity: 1 + r.IntN(30)}
+			mirrors[j] = Mirror{ID: fmt.Sprintf("M%d", j), Capacity: 1 + r.IntN(maxCap)}
 			capTotal += mirrors[j].Capacity
 		}
 		sa, _ := New(mirrors, SA)
