@@ -247,6 +247,7 @@ func (o *optimalEngine) resolve(joining, leaving int32) {
 		}
 		slots = append(slots, int32(q))
 		sa.join(fresh.add(s.ids[q], s.row(int32(q))))
+		fresh.moves = fresh.moves[:0] // the solve's own chains are not moves of s
 	}
 	for i, q := range slots {
 		to := int(fresh.mirror[i])
