@@ -1,0 +1,33 @@
+// Package lab owns overworld's experiments: runs that reproduce the
+// evaluations of the papers overworld implements, on the same kind of input
+// the papers used and on the embedded real latency data, with the results as
+// data (reports), CSV files, PNG figures and text tables that put the paper's
+// numbers beside ours.
+//
+// Today it reproduces §4 of Webb and Soh, "Adaptive Client to Mirrored-Server
+// Assignment for Massively Multiplayer Online Games" (MMCN 2008), whose
+// algorithms live in place/cma: CMA runs the paper's join, leave, dynamic and
+// speed scenarios (Figs. 4–8) on a BRITE-style topology (geo/topo) or on
+// players drawn from real cities (geo.Population); Demo is the short
+// real-data comparison behind "overworld demo".
+//
+// Everything but timing is deterministic for a seed: randomness comes from
+// math/rand/v2 generators seeded from the configuration, never from global
+// state, and maps are never iterated into an output. Run times are measured
+// with the wall clock around the Join and Leave calls only, so they vary from
+// run to run and machine to machine.
+//
+// What the caller must do:
+//
+//  1. Start from a preset (DefaultCMAConfig, SmallCMAConfig,
+//     DefaultDemoConfig) and change fields; Validate (called by CMA and Demo)
+//     fills the remaining defaults on a copy and rejects bad input with an
+//     error wrapping ErrConfig, before anything runs.
+//  2. Call CMA or Demo. The assignment runs happen one after another on the
+//     calling goroutine (only geo/topo's shortest paths, before any timing,
+//     use other goroutines), so timings are not disturbed by the experiment
+//     itself; the progress callback, when not nil, is called on the calling
+//     goroutine.
+//  3. Write what you need from the report: WriteTable to a terminal,
+//     WriteCSV and WritePlots to a directory (created if missing).
+package lab
