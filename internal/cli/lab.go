@@ -1,0 +1,210 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/overworld/overworld/lab"
+)
+
+func newLabCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "lab EXPERIMENT",
+		Short: "Run the experiments that reproduce the papers' evaluations",
+		Long: `Run an experiment that reproduces a paper's evaluation, print its numbers beside the
+paper's, and write CSV files and PNG figures.
+
+Experiments:
+  cma   client-to-mirror assignment (Webb & Soh, MMCN 2008, §4: Figs. 4–8)`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return badInputf("lab: name an experiment: cma")
+		},
+	}
+	cmd.AddCommand(newLabCMACmd(e))
+	return cmd
+}
+
+// labCMAFlags holds the flags of "overworld lab cma".
+type labCMAFlags struct {
+	data, out, scenario, servers string
+	seed                         uint64
+	seeds                        int
+	noPlots, small, quiet        bool
+}
+
+func newLabCMACmd(e *env) *cobra.Command {
+	var f labCMAFlags
+	cmd := &cobra.Command{
+		Use:   "cma [flags]",
+		Short: "Reproduce §4 of the client-to-mirror assignment paper (join, leave, dynamic, speed)",
+		Long: `Reproduce §4 of Webb & Soh, "Adaptive Client to Mirrored-Server Assignment for MMOGs"
+(MMCN 2008) with the algorithms of place/cma, and print the results beside the paper's.
+
+  join     1,000 players join 5 mirrors (capacities 100..300): J-greedy vs J-SA (Figs. 4, 5)
+  leave    then all leave in join order: L-ignore, L-greedy, L-SA (Fig. 6)
+  dynamic  1,300 clients, capacities 50..150: populate to 400, then 500 joins and
+           500 leaves: J-greedy/L-ignore, J-greedy/L-greedy, J-SA/L-SA (Fig. 7)
+  speed    run time of all three with 5, 10 and 20 mirrors (Fig. 8), for the paper's
+           J-SA/L-SA (sa-rebuild) and ours (sa)
+
+SA is checked against cma.Optimal (re-solved from scratch after every event).
+
+--data brite (default) generates the paper's BRITE-style topology (5,000 nodes) from
+the seed and picks clients and mirrors among its nodes; --data real draws players
+from GeoNames cities by population and puts mirrors in WonderNetwork cities (--servers,
+default: New York, Frankfurt, Tokyo, Singapore, Sao Paulo, then Los Angeles, London,
+Bangalore, Sydney, Johannesburg, then 10 more; an m-mirror system uses the first m).
+
+Writes fig4-join, fig5-cdf, fig6-leave, fig7-dynamic and fig8-speed as .csv and
+.png, and headline.csv, into --out; prints the table on stdout. Everything but run
+times is the same for the same flags.`,
+		Example: `  overworld lab cma
+  overworld lab cma --seeds 10 --no-plots
+  overworld lab cma --data real --scenario join,leave --out out/real`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runLabCMA(e, cmd, &f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.data, "data", "brite", "where delays come from: brite (the paper's topology) or real (GeoNames players, WonderNetwork servers)")
+	fl.Uint64Var(&f.seed, "seed", 1, "first seed")
+	fl.IntVar(&f.seeds, "seeds", 1, "number of seeds (seed, seed+1, ...); the table shows mean ± sd and the range")
+	fl.StringVar(&f.out, "out", "out/lab-cma", "directory for the CSV and PNG files (default out/lab-cma-real with --data real)")
+	fl.BoolVar(&f.noPlots, "no-plots", false, "write the CSV files only")
+	fl.StringVar(&f.scenario, "scenario", "all", "comma-separated scenarios: join, leave, dynamic, speed")
+	fl.StringVar(&f.servers, "servers", "", "comma-separated WonderNetwork cities for --data real, in order (an m-mirror system uses the first m)")
+	fl.BoolVar(&f.small, "small", false, "a 10× smaller instance (500 nodes, 100 players) for a quick look; not comparable with the paper")
+	fl.BoolVar(&f.quiet, "quiet", false, "no progress bar and no list of files on stderr")
+	return cmd
+}
+
+func runLabCMA(e *env, cmd *cobra.Command, f *labCMAFlags) error {
+	cfg := lab.DefaultCMAConfig()
+	if f.small {
+		cfg = lab.SmallCMAConfig()
+	}
+	data, err := lab.ParseData(f.data)
+	if err != nil {
+		return badInputf("--data %q: want brite or real", f.data)
+	}
+	cfg.Data = data
+	cfg.Seed, cfg.Seeds = f.seed, f.seeds
+	if f.seeds < 1 {
+		return badInputf("--seeds %d: want at least 1", f.seeds)
+	}
+	if cfg.Scenarios, err = lab.ParseScenarios(f.scenario); err != nil {
+		return badInputf("--scenario %q: want a comma-separated list of join, leave, dynamic, speed (or all)", f.scenario)
+	}
+	if f.servers != "" {
+		if data != lab.DataReal {
+			return badInputf("--servers applies to --data real; BRITE mirrors are random nodes of the topology")
+		}
+		if cfg.Servers, err = splitList(f.servers); err != nil {
+			return badInputf("--servers: %v", err)
+		}
+	}
+	out := f.out
+	if !cmd.Flags().Changed("out") && data == lab.DataReal {
+		out = "out/lab-cma-real"
+	}
+	if cfg, err = cfg.Validate(); err != nil {
+		return badInput(err)
+	}
+	bar := newProgress(e.stderr, f.quiet, "lab cma")
+	start := time.Now()
+	rep, err := lab.CMA(cfg, bar.update)
+	bar.done()
+	if errors.Is(err, lab.ErrConfig) {
+		return badInput(err)
+	}
+	if err != nil {
+		return err
+	}
+	elapsed := time.Since(start)
+	files, err := rep.WriteCSV(out)
+	if err != nil {
+		return err
+	}
+	if !f.noPlots {
+		pngs, err := rep.WritePlots(out)
+		if err != nil {
+			return err
+		}
+		files = append(files, pngs...)
+	}
+	if err := rep.WriteTable(e.stdout); err != nil {
+		return err
+	}
+	if !f.quiet {
+		names := make([]string, len(files))
+		for i, p := range files {
+			names[i] = filepath.Base(p)
+		}
+		fmt.Fprintf(e.stderr, "ran in %.1f s; wrote %s: %s\n", elapsed.Seconds(), out, strings.Join(names, ", "))
+	}
+	return nil
+}
+
+// splitList splits a comma-separated list, trimming blanks; empty items are
+// an error.
+func splitList(s string) ([]string, error) {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			return nil, fmt.Errorf("empty item in %q", s)
+		}
+		out = append(out, item)
+	}
+	return out, nil
+}
+
+// progress draws a progress bar on a terminal; elsewhere (or quiet) it
+// draws nothing.
+type progress struct {
+	w     io.Writer
+	title string
+	show  bool
+	bar   *progressbar.ProgressBar
+}
+
+func newProgress(w io.Writer, quiet bool, title string) *progress {
+	f, ok := w.(*os.File)
+	return &progress{w: w, title: title, show: !quiet && ok && term.IsTerminal(int(f.Fd()))}
+}
+
+// update is the progress callback of the lab runs.
+func (p *progress) update(done, total int) {
+	if !p.show {
+		return
+	}
+	if p.bar == nil {
+		p.bar = progressbar.NewOptions(total,
+			progressbar.OptionSetWriter(p.w),
+			progressbar.OptionSetDescription(p.title),
+			progressbar.OptionSetWidth(30),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetItsString("events"),
+			progressbar.OptionShowIts(),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionClearOnFinish(),
+		)
+	}
+	_ = p.bar.Set(done) // drawing errors on stderr are not worth failing the run
+}
+
+// done removes the bar.
+func (p *progress) done() {
+	if p.bar != nil {
+		_ = p.bar.Finish()
+	}
+}
