@@ -300,6 +300,10 @@ type ScenarioResult struct {
 	// SkipVerify), and Check compares it with the SA trace.
 	Optimum *Trace
 	Check   Check
+	// Nearest (join only) holds every player's delay to its nearest
+	// mirror, capacity ignored, ascending: what no assignment can beat, a
+	// property of the topology and the mirror picks alone.
+	Nearest []float64
 }
 
 // Trace is one method's run through a scenario.
@@ -456,6 +460,10 @@ func runJoinLeave(cfg *CMAConfig, in *instance, mt *meter) (join, leave *Scenari
 		arms = append(arms, arm{cma.Optimal, "optimum", "optimum"})
 	}
 	join = &ScenarioResult{Scenario: ScenarioJoin, Mirrors: mirrors, Events: len(js)}
+	for c := range cfg.JoinPlayers {
+		join.Nearest = append(join.Nearest, slices.Min(in.delay[c][:len(mirrors)]))
+	}
+	slices.Sort(join.Nearest)
 	leave = &ScenarioResult{Scenario: ScenarioLeave, Mirrors: mirrors, Events: len(ls)}
 	for _, a := range arms {
 		s, err := newSim(in, mirrors, a.method, mt)

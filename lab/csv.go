@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/overworld/overworld/place/cma"
@@ -18,7 +19,8 @@ import (
 //     verified);
 //   - fig5-cdf.csv: seed, method, rank, delay_ms, fraction: every player's
 //     delay after the last join, ascending, with the fraction of players at
-//     or below it;
+//     or below it; method "nearest" is the delay to the nearest mirror with
+//     capacity ignored;
 //   - fig6-leave.csv: seed, leaves, mean and max delay of L-ignore,
 //     L-greedy, L-SA and the optimum;
 //   - fig7-dynamic.csv: seed, event, phase (populate or churn), mean and max
@@ -98,7 +100,7 @@ func (r *CMAReport) WriteCSV(dir string) ([]string, error) {
 	if first.Join != nil {
 		rows := [][]string{{"seed", "method", "rank", "delay_ms", "fraction"}}
 		for _, run := range r.Runs {
-			for _, t := range run.Join.Traces {
+			for _, t := range append(run.Join.Traces[:len(run.Join.Traces):len(run.Join.Traces)], Trace{Label: "nearest", Final: run.Join.Nearest}) {
 				for k, d := range t.Final {
 					rows = append(rows, []string{fmtUint(run.Seed), t.Label, strconv.Itoa(k + 1), fmtFloat(d), fmtFloat(float64(k+1) / float64(len(t.Final)))})
 				}
@@ -137,6 +139,7 @@ func (r *CMAReport) WriteCSV(dir string) ([]string, error) {
 	if err := write("headline.csv", rows); err != nil {
 		return files, err
 	}
+	slices.Sort(files)
 	return files, nil
 }
 

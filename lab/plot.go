@@ -23,7 +23,8 @@ import (
 //   - fig4-join.png: average and maximum delay against the number of joins
 //     (J-greedy, J-SA), as the paper's Fig. 4;
 //   - fig5-cdf.png: the distribution of player delays after the last join,
-//     with the delay bound marked, as Fig. 5;
+//     with the delay bound marked, as Fig. 5, and (dashed) the delays to
+//     the nearest mirror with capacity ignored;
 //   - fig6-leave.png: average and maximum delay against the number of
 //     leaves (L-ignore, L-greedy, L-SA; the optimum from cma.Optimal as
 //     markers), as Fig. 6;
@@ -233,6 +234,19 @@ func cdfPlot(res *ScenarioResult, bound float64, suffix string) *plot.Plot {
 		l.Width = vg.Points(1.2)
 		p.Add(l)
 		p.Legend.Add(fmt.Sprintf("%s: %d of %d ≤ %g ms", t.Label, within(t.Final, bound), n, bound), l)
+	}
+	if len(res.Nearest) > 0 {
+		n := len(res.Nearest)
+		var pts plotter.XYs
+		for k, d := range res.Nearest {
+			pts = append(pts, plotter.XY{X: d, Y: float64(k) / float64(n)}, plotter.XY{X: d, Y: float64(k+1) / float64(n)})
+		}
+		if l, err := plotter.NewLine(pts); err == nil {
+			l.Color = color.Gray{Y: 120}
+			l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+			p.Add(l)
+			p.Legend.Add(fmt.Sprintf("nearest mirror, no capacity: %d ≤ %g ms", within(res.Nearest, bound), bound), l)
+		}
 	}
 	p.Add(vline{bound})
 	p.Y.Min, p.Y.Max = 0, 1
