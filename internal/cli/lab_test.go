@@ -115,6 +115,8 @@ func TestLabBadUsage(t *testing.T) {
 		{"lab", "cma", "--data", "real", "--servers", "London,,Paris"},
 		{"lab", "cma", "--data", "real", "--servers", "London,Paris"},
 		{"lab", "cma", "--data", "real", "--small", "--scenario", "join", "--servers", "Atlantis,Paris,London,Tokyo,Lima"},
+		{"lab", "cma", "--router-links", "0"},
+		{"lab", "cma", "--data", "real", "--router-links", "3"},
 		{"lab", "cma", "--bogus"},
 		{"lab", "cma", "extra"},
 	} {
