@@ -73,12 +73,16 @@ func NewMatrix(rows, cols []string, data [][]float64) (*Matrix, error) {
 // NewSquare builds a square matrix over one set of endpoints: data[i][j] is
 // the latency from names[i] to names[j]. The diagonal must be zero.
 func NewSquare(names []string, data [][]float64) (*Matrix, error) {
-	for i, r := range data {
-		if i < len(r) && r[i] != 0 && !math.IsNaN(r[i]) {
-			return nil, fmt.Errorf("%w: diagonal entry %d (%q) is %g, want 0", ErrShape, i, names[min(i, len(names)-1)], r[i])
+	m, err := NewMatrix(names, names, data)
+	if err != nil {
+		return nil, err
+	}
+	for i := range names {
+		if v := m.At(i, i); v != 0 {
+			return nil, fmt.Errorf("%w: diagonal entry %d (%q) is %g, want 0", ErrShape, i, names[i], v)
 		}
 	}
-	return NewMatrix(names, names, data)
+	return m, nil
 }
 
 // NewSquareFlat is NewSquare for a flat row-major slice of len(names)^2
@@ -213,28 +217,40 @@ func (m *Matrix) Symmetrize(s Symmetrization) (*Matrix, error) {
 	if !m.Square() {
 		return nil, fmt.Errorf("%w: symmetrize needs a square matrix, have %d×%d", ErrShape, m.Rows(), m.Cols())
 	}
+	if err := s.valid(); err != nil {
+		return nil, err
+	}
 	n := len(m.rows)
 	out := m.clone()
 	for i := 0; i < n; i++ {
 		for j := i + 1; j < n; j++ {
-			a, b := m.At(i, j), m.At(j, i)
-			var v float64
-			switch s {
-			case SymMean:
-				v = (a + b) / 2
-			case SymMin:
-				v = math.Min(a, b)
-			case SymMax:
-				v = math.Max(a, b)
-			case SymUpper:
-				v = a
-			default:
-				return nil, fmt.Errorf("geo: unknown symmetrization %d", int(s))
-			}
+			v := s.combine(m.At(i, j), m.At(j, i))
 			out.data[i*n+j], out.data[j*n+i] = v, v
 		}
 	}
 	return out, nil
+}
+
+func (s Symmetrization) valid() error {
+	if s < SymMean || s > SymUpper {
+		return fmt.Errorf("geo: unknown symmetrization %d", int(s))
+	}
+	return nil
+}
+
+// combine merges the two directions of a pair, ab (a→b) and ba (b→a), as s
+// says; s must be valid.
+func (s Symmetrization) combine(ab, ba float64) float64 {
+	switch s {
+	case SymMin:
+		return math.Min(ab, ba)
+	case SymMax:
+		return math.Max(ab, ba)
+	case SymUpper:
+		return ab
+	default:
+		return (ab + ba) / 2
+	}
 }
 
 // Symmetric reports whether a square matrix equals its transpose within tol ms.

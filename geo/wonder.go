@@ -64,60 +64,37 @@ func header(format string, rec []string, required, optional []string) (map[strin
 // in Jamaica, or a country centroid). The embedded WonderNetwork data set
 // carries coordinates re-derived from the measurements' own distance column.
 func ReadWonderCities(r io.Reader) ([]City, error) {
-	const format = "wondernetwork cities"
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1
-	rec, err := cr.Read()
-	if err == io.EOF {
-		return nil, &ParseError{Format: format, Err: fmt.Errorf("%w: empty input, want a header row", ErrSyntax)}
-	}
-	if err != nil {
-		return nil, csvError(format, err)
-	}
-	col, err := header(format, rec, []string{"city", "lat", "long|lon", "population"}, []string{"country"})
-	if err != nil {
-		return nil, err
-	}
-	ncols := len(rec)
 	var out []City
 	seen := map[string]int{}
-	for {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, csvError(format, err)
-		}
-		line, _ := cr.FieldPos(0)
-		if len(rec) != ncols {
-			return nil, &ParseError{Format: format, Line: line, Err: fmt.Errorf("%w: %d fields, header has %d", ErrSyntax, len(rec), ncols)}
-		}
-		perr := func(field string, err error) error {
-			return &ParseError{Format: format, Line: line, Column: col[field] + 1, Field: field, Err: err}
-		}
-		c := City{Name: strings.TrimSpace(rec[col["city"]])}
-		c.ASCIIName = c.Name
-		if c.Name == "" {
-			return nil, perr("city", fmt.Errorf("%w: empty city name", ErrSyntax))
-		}
-		if prev, dup := seen[c.Name]; dup {
-			return nil, perr("city", fmt.Errorf("%w: city %s also on line %d", ErrDuplicateName, quoteField(c.Name), prev))
-		}
-		seen[c.Name] = line
-		if i, ok := col["country"]; ok {
-			c.Country = strings.TrimSpace(rec[i])
-		}
-		if c.Lat, err = parseDegrees(rec[col["lat"]], 90); err != nil {
-			return nil, perr("lat", err)
-		}
-		if c.Lon, err = parseDegrees(rec[col["long"]], 180); err != nil {
-			return nil, perr("long", err)
-		}
-		if c.Population, err = parsePopulation(rec[col["population"]]); err != nil {
-			return nil, perr("population", err)
-		}
-		out = append(out, c)
+	err := readTable(r, "wondernetwork cities", []string{"city", "lat", "long|lon", "population"}, []string{"country"},
+		func(line int, rec []string, col map[string]int, perr func(string, error) error) error {
+			var err error
+			c := City{Name: strings.TrimSpace(rec[col["city"]])}
+			c.ASCIIName = c.Name
+			if c.Name == "" {
+				return perr("city", fmt.Errorf("%w: empty city name", ErrSyntax))
+			}
+			if prev, dup := seen[c.Name]; dup {
+				return perr("city", fmt.Errorf("%w: city %s also on line %d", ErrDuplicateName, quoteField(c.Name), prev))
+			}
+			seen[c.Name] = line
+			if i, ok := col["country"]; ok {
+				c.Country = strings.TrimSpace(rec[i])
+			}
+			if c.Lat, err = parseDegrees(rec[col["lat"]], 90); err != nil {
+				return perr("lat", err)
+			}
+			if c.Lon, err = parseDegrees(rec[col["long"]], 180); err != nil {
+				return perr("long", err)
+			}
+			if c.Population, err = parsePopulation(rec[col["population"]]); err != nil {
+				return perr("population", err)
+			}
+			out = append(out, c)
+			return nil
+		})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -157,65 +134,83 @@ var wonderPingColumns = []struct {
 // numbers that are missing, negative or not finite, and rows where min ≤
 // avg ≤ max does not hold, with an error naming the line, column and field.
 func ReadWonderPings(source string, r io.Reader) ([]Ping, error) {
-	const format = "wondernetwork pings"
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1
-	rec, err := cr.Read()
-	if err == io.EOF {
-		return nil, &ParseError{Format: format, Err: fmt.Errorf("%w: empty input, want a header row", ErrSyntax)}
-	}
-	if err != nil {
-		return nil, csvError(format, err)
-	}
 	required := []string{"city"}
 	for _, c := range wonderPingColumns {
 		required = append(required, c.header)
 	}
-	col, err := header(format, rec, required, []string{"last checked"})
+	var out []Ping
+	err := readTable(r, "wondernetwork pings", required, []string{"last checked"},
+		func(line int, rec []string, col map[string]int, perr func(string, error) error) error {
+			p := Ping{From: source, To: strings.TrimSpace(rec[col["city"]])}
+			if p.To == "" {
+				return perr("city", fmt.Errorf("%w: empty destination", ErrSyntax))
+			}
+			for _, c := range wonderPingColumns {
+				v, err := parseLatency(strings.TrimSpace(rec[col[c.header]]))
+				if err != nil {
+					return perr(c.header, err)
+				}
+				*c.field(&p) = v
+			}
+			if !(p.Min <= p.Avg && p.Avg <= p.Max) {
+				return perr("hidden.1", fmt.Errorf("%w: avg %g ms outside [min %g, max %g]", ErrInvalidLatency, p.Avg, p.Min, p.Max))
+			}
+			if i, ok := col["last checked"]; ok && strings.TrimSpace(rec[i]) != "" {
+				t, err := time.Parse(time.DateTime, strings.TrimSpace(rec[i]))
+				if err != nil {
+					return perr("last checked", fmt.Errorf("%w: %s is not a \"2006-01-02 15:04:05\" time", ErrSyntax, quoteField(rec[i])))
+				}
+				p.Checked = t
+			}
+			out = append(out, p)
+			return nil
+		})
 	if err != nil {
 		return nil, err
 	}
+	return out, nil
+}
+
+// readTable reads a CSV table whose header names the required columns
+// (and possibly the optional ones; see header), then calls row for every
+// data row with its line number, the column index by lower-case name and a
+// function that makes a *ParseError for a field of that row. Rows must have
+// as many fields as the header. The first error stops the reading.
+func readTable(r io.Reader, format string, required, optional []string,
+	row func(line int, rec []string, col map[string]int, perr func(field string, err error) error) error) error {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	rec, err := cr.Read()
+	if err == io.EOF {
+		return &ParseError{Format: format, Err: fmt.Errorf("%w: empty input, want a header row", ErrSyntax)}
+	}
+	if err != nil {
+		return csvError(format, err)
+	}
+	col, err := header(format, rec, required, optional)
+	if err != nil {
+		return err
+	}
 	ncols := len(rec)
-	var out []Ping
 	for {
 		rec, err := cr.Read()
 		if err == io.EOF {
-			break
+			return nil
 		}
 		if err != nil {
-			return nil, csvError(format, err)
+			return csvError(format, err)
 		}
 		line, _ := cr.FieldPos(0)
 		if len(rec) != ncols {
-			return nil, &ParseError{Format: format, Line: line, Err: fmt.Errorf("%w: %d fields, header has %d", ErrSyntax, len(rec), ncols)}
+			return &ParseError{Format: format, Line: line, Err: fmt.Errorf("%w: %d fields, header has %d", ErrSyntax, len(rec), ncols)}
 		}
 		perr := func(field string, err error) error {
 			return &ParseError{Format: format, Line: line, Column: col[field] + 1, Field: field, Err: err}
 		}
-		p := Ping{From: source, To: strings.TrimSpace(rec[col["city"]])}
-		if p.To == "" {
-			return nil, perr("city", fmt.Errorf("%w: empty destination", ErrSyntax))
+		if err := row(line, rec, col, perr); err != nil {
+			return err
 		}
-		for _, c := range wonderPingColumns {
-			v, err := parseLatency(strings.TrimSpace(rec[col[c.header]]))
-			if err != nil {
-				return nil, perr(c.header, err)
-			}
-			*c.field(&p) = v
-		}
-		if !(p.Min <= p.Avg && p.Avg <= p.Max) {
-			return nil, perr("hidden.1", fmt.Errorf("%w: avg %g ms outside [min %g, max %g]", ErrInvalidLatency, p.Avg, p.Min, p.Max))
-		}
-		if i, ok := col["last checked"]; ok && strings.TrimSpace(rec[i]) != "" {
-			t, err := time.Parse(time.DateTime, strings.TrimSpace(rec[i]))
-			if err != nil {
-				return nil, perr("last checked", fmt.Errorf("%w: %s is not a \"2006-01-02 15:04:05\" time", ErrSyntax, quoteField(rec[i])))
-			}
-			p.Checked = t
-		}
-		out = append(out, p)
 	}
-	return out, nil
 }
 
 // PingSet holds WonderNetwork measurements: a list of cities and, for each
@@ -356,8 +351,8 @@ func (s *PingSet) Unresolved() int { return s.unresolved }
 // first); a pair measured in one direction uses that direction; a pair
 // measured in neither is an ErrMissingPair error naming it.
 func (s *PingSet) Matrix(names []string, sym Symmetrization) (*Matrix, error) {
-	if sym < SymMean || sym > SymUpper {
-		return nil, fmt.Errorf("geo: unknown symmetrization %d", int(sym))
+	if err := sym.valid(); err != nil {
+		return nil, err
 	}
 	idx := make([]int, len(names))
 	for a, name := range names {
@@ -376,16 +371,7 @@ func (s *PingSet) Matrix(names []string, sym Symmetrization) (*Matrix, error) {
 			var v float64
 			switch {
 			case okx && oky:
-				switch sym {
-				case SymMean:
-					v = (x + y) / 2
-				case SymMin:
-					v = math.Min(x, y)
-				case SymMax:
-					v = math.Max(x, y)
-				case SymUpper:
-					v = x
-				}
+				v = sym.combine(x, y)
 			case okx:
 				v = x
 			case oky:
