@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"math"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -181,11 +179,6 @@ func runAssign(data []byte, method cma.Method) (*assignOutput, error) {
 			if ev.Delays == nil {
 				return nil, fmt.Errorf("event %d (join %q): field delays: missing", i, ev.Player)
 			}
-			for _, id := range slices.Sorted(maps.Keys(ev.Delays)) {
-				if d := ev.Delays[id]; d < 0 || math.IsNaN(d) || math.IsInf(d, 0) {
-					return nil, fmt.Errorf("event %d (join %q): field delays.%s: %v, want a finite delay ≥ 0", i, ev.Player, id, d)
-				}
-			}
 			dec, err = a.JoinMap(ev.Player, ev.Delays)
 			if err != nil {
 				return nil, fmt.Errorf("event %d (join %q): field %s: %v", i, ev.Player, joinField(err), err)
@@ -222,7 +215,10 @@ func runAssign(data []byte, method cma.Method) (*assignOutput, error) {
 
 // joinField names the input field a join error is about.
 func joinField(err error) string {
+	var de *cma.DelayError
 	switch {
+	case errors.As(err, &de):
+		return "delays." + de.Mirror
 	case errors.Is(err, cma.ErrDuplicatePlayer), errors.Is(err, cma.ErrBadPlayer), errors.Is(err, cma.ErrNoCapacity):
 		return "player"
 	default:

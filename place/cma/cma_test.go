@@ -436,6 +436,13 @@ func TestBadInputChangesNothing(t *testing.T) {
 				t.Fatalf("%v %s changed the assignment: %v", meth, c.name, got)
 			}
 		}
+		var de *DelayError
+		if _, err := a.Join("b", []float64{1, -2}); !errors.As(err, &de) || de.Mirror != "H" || de.Value != -2 || de.Player != "b" {
+			t.Errorf("%v: negative delay error %v does not carry player b, mirror H, value -2", meth, err)
+		}
+		if _, err := a.JoinMap("b", map[string]float64{"H": 1}); !errors.As(err, &de) || de.Mirror != "G" || !de.Missing {
+			t.Errorf("%v: missing delay error %v does not name mirror G as missing", meth, err)
+		}
 		mustJoin(t, a, "b", []float64{3, 3})
 		full := a.Assignment()
 		if _, err := a.Join("c", []float64{1, 1}); !errors.Is(err, ErrNoCapacity) {
