@@ -1,0 +1,72 @@
+package world
+
+import (
+	"errors"
+	"math/rand/v2"
+	"time"
+)
+
+// Object is a game object as the runtime sees it. The same type serves as a
+// primary (its node runs Think) and as a replica (built by the runtime with
+// Schema.NewObject around a State it keeps in sync; Think is never called).
+// A game builds its objects with Context.Create, never directly.
+type Object interface {
+	// State returns the object's replicated state. It must return the State
+	// the object was built around, for the object's whole life.
+	State() *State
+	// Interest appends the object's area of interest (range queries over the
+	// Space) to dst and returns it. Nil or empty means "interested in
+	// nothing". Called on primaries once per frame, after Think.
+	Interest(dst []Box) []Box
+	// Think runs one frame of the object's behaviour on its primary.
+	Think(ctx Context)
+}
+
+// Attacher is implemented by objects that should be replicated wherever
+// another object is (Colyseus' AttachTo: a missile attached to its
+// shooter is replicated on every node that replicates the shooter, skipping
+// discovery).
+type Attacher interface {
+	// AttachTo returns the object this one is attached to, or 0.
+	AttachTo() ObjectID
+}
+
+// Mover is implemented by objects that predict their own motion; interest
+// prediction uses it instead of a moving average of observed positions.
+type Mover interface {
+	// Velocity returns the predicted velocity in attribute units per second.
+	Velocity() Point
+}
+
+// Errors a Context returns.
+var (
+	ErrUnknownObject = errors.New("world: no such object on this node")
+	ErrNotPrimary    = errors.New("world: object is a replica here; only its primary's node may delete it")
+	ErrUnregistered  = errors.New("world: schema is not registered with this node")
+)
+
+// Context is what a think function may do. The runtime (package node)
+// implements it; it is valid only during the Think call it was passed to.
+type Context interface {
+	// Now returns the frame's virtual time.
+	Now() time.Duration
+	// Rand returns the node's seeded random source (deterministic under
+	// the simulator).
+	Rand() *rand.Rand
+	// Lookup returns the local primary or replica with the given ID.
+	Lookup(id ObjectID) (obj Object, primary bool, ok bool)
+	// Each calls fn for every local primary and replica whose location lies
+	// in box, in increasing ID order, until fn returns false.
+	Each(box Box, fn func(obj Object, primary bool) bool)
+	// Create makes a new primary of kind s on this node, calls init on its
+	// zero State (with its new cluster-unique ID) and returns it. The object
+	// thinks from the next frame on.
+	Create(s *Schema, init func(*State)) (Object, error)
+	// Delete removes a local primary; its replicas are deleted everywhere.
+	Delete(id ObjectID) error
+	// Write applies fn to a local object's state. On a replica the change is
+	// applied locally at once and forwarded to the primary as a tentative
+	// update (numeric fields add, Bool and Ref fields are set); the primary's
+	// next update overrides the local tentative value.
+	Write(id ObjectID, fn func(*State)) error
+}
