@@ -66,7 +66,7 @@ func (in *Instance) feasible(model Model, bound float64) error {
 type bitset []uint64
 
 func newBitset(m int) bitset { return make(bitset, (m+63)/64) }
-func (b bitset) set(i int)     { b[i>>6] |= 1 << (i & 63) }
+func (b bitset) set(i int)   { b[i>>6] |= 1 << (i & 63) }
 func (b bitset) has(i int) bool {
 	return b[i>>6]&(1<<(i&63)) != 0
 }

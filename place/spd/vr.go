@@ -238,10 +238,10 @@ func spdvrP2PSmall(in *Instance, assign []int, bound float64) Solution {
 // pairState keeps the symmetric matrix of pair latencies and, per row, the
 // two smallest and two largest entries with their columns.
 type pairState struct {
-	m        int
-	p        []float64
-	min1, min2 []float64
-	max1, max2 []float64
+	m            int
+	p            []float64
+	min1, min2   []float64
+	max1, max2   []float64
 	amin1, amax1 []int
 }
 
