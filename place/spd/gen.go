@@ -13,31 +13,33 @@ import (
 // 120 clients are "randomly generated" with overlay latencies "reduced by
 // 30% to represent the well-provisioned network".
 type GenConfig struct {
-	// Servers (≥ 3) and Players (≥ 1) are the instance's size.
+	// Servers (≥ 2) and Players (≥ 1) are the instance's size.
 	Servers, Players int
 	// Side is the side of the square plane, in ms of latency; 0 means 200.
 	Side float64
-	// LinksPerServer is the Waxman M (links each new server adds); 0 means
-	// 2, BRITE's default.
-	LinksPerServer int
+	// LinksPerNode is the Waxman M of the Internet graph; 0 means 2,
+	// BRITE's default.
+	LinksPerNode int
 	// Provisioning is the fraction by which overlay links are faster than
-	// the plane distance (§IV: 0.3); 0 means 0.3, and a negative value
-	// means none.
+	// the Internet path between their servers (§IV: 0.3); 0 means 0.3, and
+	// a negative value means none.
 	Provisioning float64
 }
 
-// Generate draws a session: servers placed uniformly in the plane and
-// joined by a Waxman overlay (geo/topo, BRITE's incremental model) whose
-// link latency is the Euclidean length times 1 − Provisioning; players
-// placed uniformly in the plane with a latency to each server equal to
-// the Euclidean distance (an unprovisioned Internet path). The same
-// configuration and rng state give the same instance.
+// Generate draws a session. An Internet graph of Servers + Players nodes
+// (Waxman, geo/topo's BRITE-style incremental model, link latency the
+// Euclidean length) is drawn; the first Servers nodes are servers. A
+// player's latency to a server is their shortest-path latency in that
+// graph; the overlay links every pair of servers (the abstract's "the
+// latency on a link between two servers is the latency of the Internet
+// path connecting them") with that latency times 1 − Provisioning. The
+// same configuration and rng state give the same instance.
 func Generate(cfg GenConfig, rng *rand.Rand) (*Instance, error) {
 	if cfg.Side == 0 {
 		cfg.Side = 200
 	}
-	if cfg.LinksPerServer == 0 {
-		cfg.LinksPerServer = 2
+	if cfg.LinksPerNode == 0 {
+		cfg.LinksPerNode = 2
 	}
 	switch {
 	case cfg.Provisioning == 0:
@@ -45,34 +47,39 @@ func Generate(cfg GenConfig, rng *rand.Rand) (*Instance, error) {
 	case cfg.Provisioning < 0:
 		cfg.Provisioning = 0
 	}
-	if cfg.Servers < 3 || cfg.Servers <= cfg.LinksPerServer || cfg.Players < 1 || !(cfg.Side > 0) ||
+	if cfg.Servers < 2 || cfg.Players < 1 || cfg.Servers+cfg.Players <= cfg.LinksPerNode || !(cfg.Side > 0) ||
 		math.IsInf(cfg.Side, 1) || cfg.Provisioning >= 1 || rng == nil {
-		return nil, fmt.Errorf("%w: generate: %+v (want ≥ 3 servers, more than LinksPerServer, ≥ 1 player, a positive side, provisioning < 1, an rng)", ErrInput, cfg)
+		return nil, fmt.Errorf("%w: generate: %+v (want ≥ 2 servers, ≥ 1 player, more nodes than LinksPerNode, a positive side, provisioning < 1, an rng)", ErrInput, cfg)
 	}
 	wc := topo.DefaultWaxmanConfig()
-	wc.N, wc.M, wc.Side = cfg.Servers, cfg.LinksPerServer, cfg.Side
-	wc.Delay = topo.DistanceDelay(1 - cfg.Provisioning)
+	wc.N, wc.M, wc.Side = cfg.Servers+cfg.Players, cfg.LinksPerNode, cfg.Side
+	wc.Delay = topo.DistanceDelay(1)
 	g, err := topo.Waxman(wc, rng)
 	if err != nil {
 		return nil, fmt.Errorf("%w: generate: %v", ErrInput, err)
 	}
-	servers := make([]string, cfg.Servers)
+	n := cfg.Servers
+	servers := make([]string, n)
 	for i := range servers {
 		servers[i] = fmt.Sprintf("s%02d", i)
 	}
-	var links []Link
-	for _, e := range g.Edges() {
-		links = append(links, Link{A: servers[e.U], B: servers[e.V], Ms: e.Delay})
+	from := make([][]float64, n)
+	for s := range from {
+		from[s] = topo.ShortestFrom(g, s)
 	}
-	xy := g.Coords()
+	var links []Link
+	for a := 0; a < n; a++ {
+		for b := a + 1; b < n; b++ {
+			links = append(links, Link{A: servers[a], B: servers[b], Ms: from[a][b] * (1 - cfg.Provisioning)})
+		}
+	}
 	players := make([]string, cfg.Players)
 	lat := make([][]float64, cfg.Players)
 	for i := range players {
 		players[i] = fmt.Sprintf("p%03d", i)
-		p := topo.Point{X: rng.Float64() * cfg.Side, Y: rng.Float64() * cfg.Side}
-		lat[i] = make([]float64, cfg.Servers)
-		for j := range lat[i] {
-			lat[i][j] = p.Dist(xy[j])
+		lat[i] = make([]float64, n)
+		for s := range lat[i] {
+			lat[i][s] = from[s][n+i]
 		}
 	}
 	return NewInstance(servers, links, players, lat)
