@@ -52,6 +52,8 @@ func BenchmarkAlgorithms(b *testing.B) {
 		run("kbest-cs", func() error { _, err := KBest(in, CS, bound, len(cs.Servers), 0); return err })
 		run("spdvr-cs", func() error { _, err := SPDVRCS(in, cs, bound); return err })
 		run("spdvr-p2p", func() error { _, err := SPDVRP2P(in, p2p, bound); return err })
+		mp := Matching(in, P2P) // many contact servers: SPDVR-P2P's slow case
+		run("spdvr-p2p-from-alg-mp", func() error { _, err := SPDVRP2P(in, mp, bound); return err })
 		b.Logf("%s: Γ=500 bound=%v spdcs-h %d servers, spdp2p-h %d servers", name, bound, len(cs.Servers), len(p2p.Servers))
 	}
 }

@@ -149,7 +149,7 @@ func SPDVRCS(in *Instance, sol Solution, bound float64) (Solution, error) {
 // largest latency with the largest (i, j). L is not kept sorted: the
 // algorithm needs only its first and last pair and dv(L), which are kept
 // per player (the two smallest and two largest latencies of each row), so
-// a trial move costs O(m) and an accepted one O(m²).
+// a trial move costs O(m) and an accepted one O(m) for most rows.
 func SPDVRP2P(in *Instance, sol Solution, bound float64) (Solution, error) {
 	if err := in.validSolution(sol, P2P, bound); err != nil {
 		return Solution{}, err
@@ -292,13 +292,29 @@ func (st *pairState) rowStats(i int) {
 func (st *pairState) setRow(c int, q []float64) {
 	m := st.m
 	for j := 0; j < m; j++ {
-		if j != c {
-			st.p[c*m+j], st.p[j*m+c] = q[j], q[j]
+		if j == c {
+			continue
+		}
+		old, d := st.p[j*m+c], q[j]
+		st.p[c*m+j], st.p[j*m+c] = d, d
+		// Row j changed in one entry: refresh it in O(1) unless the entry
+		// held one of its two smallest or largest values.
+		if st.amin1[j] == c || st.amax1[j] == c || old <= st.min2[j] || old >= st.max2[j] {
+			st.rowStats(j)
+			continue
+		}
+		if d < st.min1[j] {
+			st.min2[j], st.min1[j], st.amin1[j] = st.min1[j], d, c
+		} else if d < st.min2[j] {
+			st.min2[j] = d
+		}
+		if d > st.max1[j] || d == st.max1[j] && c > st.amax1[j] {
+			st.max2[j], st.max1[j], st.amax1[j] = st.max1[j], d, c
+		} else if d > st.max2[j] {
+			st.max2[j] = d
 		}
 	}
-	for i := 0; i < m; i++ {
-		st.rowStats(i)
-	}
+	st.rowStats(c)
 }
 
 func (st *pairState) lo() float64 { return slices.Min(st.min1) }
