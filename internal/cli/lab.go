@@ -24,13 +24,15 @@ func newLabCmd(e *env) *cobra.Command {
 paper's, and write CSV files and PNG figures.
 
 Experiments:
-  cma   client-to-mirror assignment (Webb & Soh, MMCN 2008, §4: Figs. 4–8)`,
+  cma   client-to-mirror assignment (Webb & Soh, MMCN 2008, §4: Figs. 4–8)
+  spd   server network selection with delay variation (Chen et al. 2011, §IV: Figs. 7–14)`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return badInputf("lab: name an experiment: cma")
+			return badInputf("lab: name an experiment: cma or spd")
 		},
 	}
 	cmd.AddCommand(newLabCMACmd(e))
+	cmd.AddCommand(newLabSPDCmd(e))
 	return cmd
 }
 

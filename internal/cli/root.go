@@ -89,6 +89,7 @@ func commands(e *env) []*cobra.Command {
 	return []*cobra.Command{
 		newAssignCmd(e),
 		newCoreCmd(e),
+		newSelectCmd(e),
 		newLabCmd(e),
 		newDemoCmd(e),
 	}
