@@ -10,10 +10,10 @@ import (
 type eventKind uint8
 
 const (
-	evTick     eventKind = iota // Tick the node's core and reschedule the tick
-	evDeliver                   // Step the destination's core with the packet
-	evFunc                      // run a scenario function
-	evHeal                      // heal a partition
+	evTick    eventKind = iota // Tick the node's core and reschedule the tick
+	evDeliver                  // Step the destination's core with the packet
+	evFunc                     // run a scenario function
+	evHeal                     // heal a partition
 )
 
 // event is the body of a queued event. Bodies live in a pool (queue.bodies)

@@ -24,8 +24,8 @@ var ErrSites = errors.New("sim: bad site latency table")
 // for that). Missing measurements are filled in when the table is built, as
 // Fill describes; the table itself is complete.
 type Sites struct {
-	names []string
-	index map[string]int
+	names  []string
+	index  map[string]int
 	oneWay []int64 // n×n row-major, ns
 	fill   Fill
 }
