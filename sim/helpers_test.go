@@ -23,7 +23,7 @@ type testCore struct {
 	out   []wire.Packet
 	got   []rx
 	ticks []time.Duration
-	echo  bool                                   // reply to every packet with a maintenance packet of the same size
+	echo  bool                                 // reply to every packet with a maintenance packet of the same size
 	tick  func(c *testCore, now time.Duration) // optional per-frame behaviour
 }
 

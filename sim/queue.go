@@ -1,7 +1,7 @@
 package sim
 
 import (
-	"time"
+	"slices"
 
 	"github.com/overworld/overworld/internal/wire"
 )
@@ -10,83 +10,169 @@ import (
 type eventKind uint8
 
 const (
-	evTick    eventKind = iota // Tick the node's core and reschedule the tick
-	evDeliver                  // Step the destination's core with the packet
-	evFunc                     // run a scenario function
-	evHeal                     // heal a partition
+	evTick    eventKind = iota // Tick node ref's core and reschedule the tick
+	evDeliver                  // Step destination ref's core with the packet
+	evFunc                     // run scenario function ref (Sim.funcs)
+	evHeal                     // heal partition ref
 )
 
-// event is the body of a queued event. Bodies live in a pool (queue.bodies)
-// and are recycled through a free list, so the steady state allocates
-// nothing; the heap orders small (time, seq, slot) keys.
-type event struct {
-	kind eventKind
-	node int32 // index into Sim.nodes (tick: the node; deliver: destination)
-	id   int   // evHeal: partition id
+// entry is one queued event, stored by value: the queue holds no pointers
+// to events and recycles its slices, so the steady state allocates nothing.
+type entry struct {
+	at   int64  // virtual time, ns
+	seq  uint64 // scheduling order: breaks ties between events at one time
 	pkt  wire.Packet
-	fn   func(now time.Duration)
+	ref  int32 // node index (tick, deliver), function slot (func), partition id (heal)
+	kind eventKind
 }
 
-// key orders events: by time, then by the order they were scheduled, so
-// events at one instant run in a deterministic order.
-type key struct {
-	at   int64
-	seq  uint64
-	slot int32
-}
+func (a *entry) less(b *entry) bool { return a.at < b.at || (a.at == b.at && a.seq < b.seq) }
 
-func (a key) less(b key) bool { return a.at < b.at || (a.at == b.at && a.seq < b.seq) }
-
-// queue is a 4-ary min-heap of keys over a pool of event bodies.
-type queue struct {
-	heap   []key
-	bodies []event
-	free   []int32
-	seq    uint64
-}
-
-func (q *queue) len() int { return len(q.heap) }
-
-// push schedules ev at time at and returns nothing: the caller never refers
-// to a queued event again.
-func (q *queue) push(at int64, ev event) {
-	var slot int32
-	if n := len(q.free); n > 0 {
-		slot = q.free[n-1]
-		q.free = q.free[:n-1]
-		q.bodies[slot] = ev
-	} else {
-		slot = int32(len(q.bodies))
-		q.bodies = append(q.bodies, ev)
+func cmpEntry(a, b entry) int {
+	switch {
+	case a.less(&b):
+		return -1
+	case b.less(&a):
+		return 1
 	}
+	return 0
+}
+
+// Queue geometry: a timing wheel of wheelSize buckets of 2^bucketShift ns
+// (about 1 ms each, a horizon of about 268 ms: most one-way delays and the
+// next frame), with a heap for events beyond the horizon.
+const (
+	bucketShift = 20
+	wheelSize   = 256
+)
+
+// queue is the scheduler's priority queue of events ordered by (at, seq).
+//
+// It is a timing wheel (a calendar queue): an event due within the horizon
+// is appended, unsorted, to the bucket of its time; a bucket is sorted once
+// when the clock reaches it and then read in order. Events scheduled into
+// the bucket being read go to a small heap (side) merged with it; events
+// beyond the horizon wait in a heap (far) and move into the wheel as the
+// horizon passes them. Appends are sequential in memory and a sort of a
+// bucket of k events costs O(log k) per event, so this beats a binary heap
+// of all in-flight packets, whose every pop misses the cache.
+type queue struct {
+	buckets [wheelSize][]entry
+	base    int64   // bucket number (at >> bucketShift) of the current bucket
+	cur     []entry // the current bucket, sorted, while open
+	pos     int     // next unread entry of cur
+	open    bool
+	side    heap // events scheduled into the open bucket
+	far     heap // events at or beyond bucket base + wheelSize
+	inWheel int  // events in unopened buckets
+	n       int  // events queued
+	seq     uint64
+}
+
+func (q *queue) len() int { return q.n }
+
+// push queues an event at time at. Times before the current bucket are
+// treated as due in it (the simulator never schedules into the past).
+func (q *queue) push(at int64, e entry) {
 	q.seq++
-	k := key{at: at, seq: q.seq, slot: slot}
-	h := append(q.heap, k)
-	i := len(h) - 1
+	e.at, e.seq = at, q.seq
+	q.n++
+	b := max(at>>bucketShift, q.base)
+	switch {
+	case b == q.base && q.open:
+		q.side.push(e)
+	case b < q.base+wheelSize:
+		q.buckets[b%wheelSize] = append(q.buckets[b%wheelSize], e)
+		q.inWheel++
+	default:
+		q.far.push(e)
+	}
+}
+
+// next returns the earliest event without removing it, or nil if the
+// queue is empty. The pointer is valid until the next push or pop.
+func (q *queue) next() *entry {
+	for {
+		if q.open {
+			var c, s *entry
+			if q.pos < len(q.cur) {
+				c = &q.cur[q.pos]
+			}
+			if len(q.side) > 0 {
+				s = &q.side[0]
+			}
+			switch {
+			case c != nil && (s == nil || c.less(s)):
+				return c
+			case s != nil:
+				return s
+			}
+			// The bucket is exhausted: recycle it.
+			clear(q.cur) // drop payload references for the GC
+			q.buckets[q.base%wheelSize] = q.cur[:0]
+			q.cur, q.pos, q.open = nil, 0, false
+		}
+		if q.n == 0 {
+			return nil
+		}
+		// Advance to the next non-empty bucket, pulling far events into the
+		// wheel as the horizon moves over them.
+		if q.inWheel == 0 {
+			q.base = max(q.base+1, q.far[0].at>>bucketShift)
+		} else if len(q.buckets[q.base%wheelSize]) == 0 {
+			q.base++
+		}
+		for len(q.far) > 0 && q.far[0].at>>bucketShift < q.base+wheelSize {
+			e := q.far.pop()
+			b := max(e.at>>bucketShift, q.base)
+			q.buckets[b%wheelSize] = append(q.buckets[b%wheelSize], e)
+			q.inWheel++
+		}
+		if bk := q.buckets[q.base%wheelSize]; len(bk) > 0 {
+			slices.SortFunc(bk, cmpEntry)
+			q.cur, q.pos, q.open = bk, 0, true
+			q.inWheel -= len(bk)
+		}
+	}
+}
+
+// pop removes and returns the earliest event; the queue must not be empty.
+func (q *queue) pop() entry {
+	e := q.next()
+	if q.pos < len(q.cur) && e == &q.cur[q.pos] {
+		q.pos++
+		q.n--
+		return *e
+	}
+	q.n--
+	return q.side.pop()
+}
+
+// heap is a 4-ary min-heap of entries.
+type heap []entry
+
+func (h *heap) push(e entry) {
+	s := append(*h, e)
+	i := len(s) - 1
 	for i > 0 {
 		p := (i - 1) / 4
-		if !k.less(h[p]) {
+		if !e.less(&s[p]) {
 			break
 		}
-		h[i] = h[p]
+		s[i] = s[p]
 		i = p
 	}
-	h[i] = k
-	q.heap = h
+	s[i] = e
+	*h = s
 }
 
-// peek returns the time of the earliest event; the queue must not be empty.
-func (q *queue) peek() int64 { return q.heap[0].at }
-
-// pop removes the earliest event and returns its time and body. The body's
-// slot is recycled at once, so the caller must copy what it needs (it gets a
-// copy).
-func (q *queue) pop() (int64, event) {
-	h := q.heap
-	top := h[0]
-	n := len(h) - 1
-	last := h[n]
-	h = h[:n]
+func (h *heap) pop() entry {
+	s := *h
+	top := s[0]
+	n := len(s) - 1
+	last := s[n]
+	s[n] = entry{}
+	s = s[:n]
 	if n > 0 {
 		i := 0
 		for {
@@ -95,23 +181,19 @@ func (q *queue) pop() (int64, event) {
 				break
 			}
 			m := c
-			end := min(c+4, n)
-			for j := c + 1; j < end; j++ {
-				if h[j].less(h[m]) {
+			for j := c + 1; j < min(c+4, n); j++ {
+				if s[j].less(&s[m]) {
 					m = j
 				}
 			}
-			if !h[m].less(last) {
+			if !s[m].less(&last) {
 				break
 			}
-			h[i] = h[m]
+			s[i] = s[m]
 			i = m
 		}
-		h[i] = last
+		s[i] = last
 	}
-	q.heap = h
-	ev := q.bodies[top.slot]
-	q.bodies[top.slot] = event{} // drop references (payload, closure) for the GC
-	q.free = append(q.free, top.slot)
-	return top.at, ev
+	*h = s
+	return top
 }

@@ -181,6 +181,8 @@ type Sim struct {
 	parts    []partition
 	nextPart int
 
+	funcs    []func(now time.Duration) // scheduled scenario functions, by slot
+	freeFn   []int32
 	buf      []wire.Packet
 	running  bool
 	observer func(Event)
@@ -279,7 +281,7 @@ func (s *Sim) AddNode(id wire.NodeID, site string, core Core) error {
 		s.byID[id] = idx
 	}
 	phase := s.phaseRNG.Int64N(s.period)
-	s.q.push(s.now+phase, event{kind: evTick, node: idx})
+	s.q.push(s.now+phase, entry{kind: evTick, ref: idx})
 	return nil
 }
 
@@ -359,7 +361,15 @@ func (s *Sim) Schedule(at time.Duration, fn func(now time.Duration)) error {
 	if int64(at) < s.now {
 		return fmt.Errorf("%w: schedule at %v, before now (%v)", ErrTime, at, s.Now())
 	}
-	s.q.push(int64(at), event{kind: evFunc, fn: fn})
+	slot := len(s.funcs)
+	if n := len(s.freeFn); n > 0 {
+		slot = int(s.freeFn[n-1])
+		s.freeFn = s.freeFn[:n-1]
+		s.funcs[slot] = fn
+	} else {
+		s.funcs = append(s.funcs, fn)
+	}
+	s.q.push(int64(at), entry{kind: evFunc, ref: int32(slot)})
 	return nil
 }
 
@@ -400,7 +410,7 @@ func (s *Sim) Partition(heal time.Duration, sides ...[]wire.NodeID) (int, error)
 	id := s.nextPart
 	s.parts = append(s.parts, partition{id: id, side: side})
 	if heal != 0 {
-		s.q.push(int64(heal), event{kind: evHeal, id: id})
+		s.q.push(int64(heal), entry{kind: evHeal, ref: int32(id)})
 	}
 	return id, nil
 }
@@ -430,9 +440,12 @@ func (s *Sim) Run(until time.Duration) error {
 	s.running = true
 	defer func() { s.running = false }()
 	end := int64(until)
-	for s.q.len() > 0 && s.q.peek() <= end {
-		at, ev := s.q.pop()
-		s.now = at
+	for {
+		if e := s.q.next(); e == nil || e.at > end {
+			break
+		}
+		ev := s.q.pop()
+		s.now = ev.at
 		s.dispatch(&ev)
 	}
 	s.now = end
@@ -487,29 +500,32 @@ type Event struct {
 	Bytes int
 }
 
-func (s *Sim) dispatch(ev *event) {
+func (s *Sim) dispatch(ev *entry) {
 	switch ev.kind {
 	case evTick:
-		n := &s.nodes[ev.node]
+		n := &s.nodes[ev.ref]
 		if n.state != nodeUp {
 			return // the tick chain ends with the node
 		}
 		n.ticks++
 		n.core.Tick(time.Duration(s.now))
-		s.drain(ev.node)
-		s.q.push(s.now+s.period, event{kind: evTick, node: ev.node})
+		s.drain(ev.ref)
+		s.q.push(s.now+s.period, entry{kind: evTick, ref: ev.ref})
 		if s.observer != nil {
 			s.observer(Event{Kind: EventTick, At: time.Duration(s.now), Node: n.id})
 		}
 	case evDeliver:
-		s.deliver(ev.node, ev.pkt)
+		s.deliver(ev.ref, ev.pkt)
 	case evFunc:
-		ev.fn(time.Duration(s.now))
+		fn := s.funcs[ev.ref]
+		s.funcs[ev.ref] = nil
+		s.freeFn = append(s.freeFn, ev.ref)
+		fn(time.Duration(s.now))
 		if s.observer != nil {
 			s.observer(Event{Kind: EventFunc, At: time.Duration(s.now)})
 		}
 	case evHeal:
-		_ = s.Heal(ev.id) // already healed by hand: nothing to do
+		_ = s.Heal(int(ev.ref)) // already healed by hand: nothing to do
 		if s.observer != nil {
 			s.observer(Event{Kind: EventHeal, At: time.Duration(s.now)})
 		}
@@ -602,7 +618,7 @@ func (s *Sim) schedule(dst int32, base int64, p wire.Packet, size uint64) {
 		at += int64(s.netRNG.ExpFloat64() * s.jitter)
 	}
 	s.tr.inflight.add(size)
-	s.q.push(at, event{kind: evDeliver, node: dst, pkt: p})
+	s.q.push(at, entry{kind: evDeliver, ref: dst, pkt: p})
 }
 
 // bump adds size to the per-second bucket sec of a series, growing it.
