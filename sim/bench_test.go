@@ -20,22 +20,22 @@ type trafficCore struct {
 	msgs  int
 	size  int
 	out   []wire.Packet
-	free  [][]byte
+	free  *[][]byte // shared by all cores: what one receives another sends
 	recvd uint64
 }
 
 func (c *trafficCore) Step(now time.Duration, p wire.Packet) {
 	c.recvd++
-	c.free = append(c.free, p.Payload)
+	*c.free = append(*c.free, p.Payload)
 }
 
 func (c *trafficCore) Tick(now time.Duration) {
 	for _, to := range c.peers {
 		for range c.msgs {
 			var b []byte
-			if n := len(c.free); n > 0 {
-				b = c.free[n-1][:c.size]
-				c.free = c.free[:n-1]
+			if n := len(*c.free); n > 0 {
+				b = (*c.free)[n-1][:c.size]
+				*c.free = (*c.free)[:n-1]
 			} else {
 				b = make([]byte, c.size)
 			}
@@ -65,8 +65,9 @@ func trafficWorld(tb testing.TB, n, k, msgs int, jitter time.Duration) *Sim {
 		tb.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
+	free := new([][]byte)
 	for i := range n {
-		c := &trafficCore{id: wire.NodeID(i), msgs: msgs, size: 60}
+		c := &trafficCore{id: wire.NodeID(i), msgs: msgs, size: 60, free: free}
 		for len(c.peers) < min(k, n-1) {
 			p := wire.NodeID(rng.IntN(n))
 			if p != c.id {
@@ -97,7 +98,7 @@ func BenchmarkSim(b *testing.B) {
 	} {
 		b.Run(fmt.Sprintf("%s/n=%d/peers=%d/msgs=%d", c.name, c.n, c.peers, c.msg), func(b *testing.B) {
 			s := trafficWorld(b, c.n, c.peers, c.msg, 5*time.Millisecond)
-			if err := s.RunFor(2 * time.Second); err != nil { // warm up: queue, pools and series at steady size
+			if err := s.RunFor(3 * time.Second); err != nil { // warm up: queue, pools and series at steady size
 				b.Fatal(err)
 			}
 			events := func() uint64 {

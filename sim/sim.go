@@ -155,6 +155,13 @@ type node struct {
 	secOut   []uint32 // bytes sent per second since firstSec
 }
 
+// hot is the part of a node that send reads for the destination of every
+// packet, kept apart from node so that it stays in cache.
+type hot struct {
+	site  int32
+	state nodeState
+}
+
 // partition is an active network partition.
 type partition struct {
 	id   int
@@ -173,6 +180,7 @@ type Sim struct {
 	header uint64
 
 	nodes []node
+	hot   []hot // by node index: what send reads of the destination, packed to stay in cache
 	byID  map[wire.NodeID]int32
 	small []int32 // byID for IDs below len(small), -1 if absent: avoids the map on the hot path
 
@@ -272,6 +280,7 @@ func (s *Sim) AddNode(id wire.NodeID, site string, core Core) error {
 	}
 	idx := int32(len(s.nodes))
 	s.nodes = append(s.nodes, node{id: id, site: int32(si), core: core, added: s.now, firstSec: s.now / int64(time.Second)})
+	s.hot = append(s.hot, hot{site: int32(si)})
 	if id < 1<<16 {
 		for int(id) >= len(s.small) {
 			s.small = append(s.small, -1)
@@ -306,6 +315,7 @@ func (s *Sim) stop(id wire.NodeID, st nodeState) error {
 		return fmt.Errorf("%w: node %d is %s", ErrNodeDown, id, n.state)
 	}
 	n.state, n.down = st, s.now
+	s.hot[i].state = st
 	s.rec.forget(id)
 	return nil
 }
@@ -581,7 +591,8 @@ func (s *Sim) send(src int32, p wire.Packet) {
 		s.tr.dropped(DropUnknown, s.now, size)
 		return
 	}
-	if s.nodes[dst].state != nodeUp {
+	dh := s.hot[dst]
+	if dh.state != nodeUp {
 		s.tr.dropped(DropDown, s.now, size)
 		return
 	}
@@ -600,7 +611,7 @@ func (s *Sim) send(src int32, p wire.Packet) {
 		return
 	}
 	base := int64(s.cfg.SameSite)
-	if a, b := n.site, s.nodes[dst].site; a != b {
+	if a, b := n.site, dh.site; a != b {
 		base = s.sites.oneWay[int(a)*len(s.sites.names)+int(b)]
 	}
 	if s.cfg.Duplicate > 0 && s.netRNG.Float64() < s.cfg.Duplicate {
