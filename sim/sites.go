@@ -9,6 +9,11 @@ import (
 	"github.com/overworld/overworld/geo"
 )
 
+// MaxRTTMs is the largest RTT a Sites table accepts: one hour, far above any
+// real measurement (the embedded data's largest is 7.9 s), so delays in ns
+// never overflow.
+const MaxRTTMs = 3_600_000
+
 // ErrSites reports a latency table New cannot use: a bad shape, a bad entry,
 // a duplicate name or a pair that cannot be filled in.
 var ErrSites = errors.New("sim: bad site latency table")
@@ -55,7 +60,7 @@ func (f Fill) Filled() int { return f.Reverse + f.Detour }
 // the diagonal mean "not measured" and are filled in (see Fill); the
 // diagonal must be 0 or NaN (a site's own delay is the Config's same-site
 // delay). It rejects an empty table, ragged rows, empty or duplicate names,
-// negative or infinite entries, and pairs that cannot be filled, each with
+// negative or infinite entries or ones above MaxRTTMs, and pairs that cannot be filled, each with
 // an error naming the position. The data is copied.
 func NewSites(names []string, rttMs [][]float64) (*Sites, error) {
 	n := len(names)
@@ -82,8 +87,8 @@ func NewSites(names []string, rttMs [][]float64) (*Sites, error) {
 		}
 		for j, v := range row {
 			switch {
-			case math.IsInf(v, 0) || v < 0:
-				return nil, fmt.Errorf("%w: RTT from %q to %q is %g ms (want finite and ≥ 0, or NaN for not measured)", ErrSites, names[i], names[j], v)
+			case math.IsInf(v, 0) || v < 0 || v > MaxRTTMs:
+				return nil, fmt.Errorf("%w: RTT from %q to %q is %g ms (want 0 to %g ms, or NaN for not measured)", ErrSites, names[i], names[j], v, float64(MaxRTTMs))
 			case i == j:
 				if v != 0 && !math.IsNaN(v) {
 					return nil, fmt.Errorf("%w: diagonal entry %d (%q) is %g ms, want 0", ErrSites, i, names[i], v)

@@ -119,6 +119,7 @@ func TestSitesRejectsBadInput(t *testing.T) {
 		{"ragged", []string{"a", "b"}, [][]float64{{0, 1}, {1}}, `row 1 ("b") has 1 entries, want 2`},
 		{"negative", []string{"a", "b"}, [][]float64{{0, -1}, {1, 0}}, `RTT from "a" to "b" is -1 ms`},
 		{"infinite", []string{"a", "b"}, [][]float64{{0, 1}, {inf, 0}}, `RTT from "b" to "a" is +Inf ms`},
+		{"too large", []string{"a", "b"}, [][]float64{{0, 4e6}, {1, 0}}, `RTT from "a" to "b" is 4e+06 ms (want 0 to 3.6e+06 ms`},
 		{"diagonal", []string{"a", "b"}, [][]float64{{0, 1}, {1, 3}}, `diagonal entry 1 ("b") is 3 ms`},
 		{"duplicate", []string{"a", "a"}, [][]float64{{0, 1}, {1, 0}}, `site name "a" at 0 and 1`},
 		{"empty name", []string{"a", ""}, [][]float64{{0, 1}, {1, 0}}, "site 1 has an empty name"},
