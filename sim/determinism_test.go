@@ -90,6 +90,9 @@ func runWorld(t *testing.T, seed uint64, nodes int, until time.Duration) (summar
 			if err := s.Recorder().Staleness(time.Duration(rng.IntN(200)) * time.Millisecond); err != nil {
 				t.Fatal(err)
 			}
+			if err := s.Recorder().FrameTime(c.id, time.Duration(rng.IntN(5000))*time.Microsecond); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if err := s.Recorder().Add("reports", 1); err != nil {
 			t.Fatal(err)

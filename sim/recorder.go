@@ -51,9 +51,10 @@ type Recorder struct {
 	abandoned   uint64 // left the interest (or the node went down) before discovery
 	lost        uint64 // held, then not held while still in the interest
 
-	staleness []time.Duration
-	frameTime []time.Duration
-	counters  map[string]int64
+	staleness   []time.Duration
+	frameTime   []time.Duration
+	frameByNode map[wire.NodeID]frameStats
+	counters    map[string]int64
 
 	secs []viewSec
 }
@@ -100,7 +101,8 @@ func NewRecorder(grace []time.Duration) (*Recorder, error) {
 }
 
 func newRecorder(grace []time.Duration, s *Sim) *Recorder {
-	return &Recorder{grace: grace, sim: s, views: map[wire.NodeID]*view{}, counters: map[string]int64{}}
+	return &Recorder{grace: grace, sim: s, views: map[wire.NodeID]*view{}, counters: map[string]int64{},
+		frameByNode: map[wire.NodeID]frameStats{}}
 }
 
 // Grace returns the grace periods.
@@ -240,15 +242,27 @@ func (r *Recorder) Staleness(d time.Duration) error {
 	return nil
 }
 
-// FrameTime records one frame's compute time. Wall-clock samples make the
-// summary differ between runs; leave them out where byte-identical output
-// matters. It rejects a negative sample.
-func (r *Recorder) FrameTime(d time.Duration) error {
+// FrameTime records the compute time of one of node's frames (the
+// integrator measures it around its core's Tick). Wall-clock samples make
+// the summary differ between runs; leave them out where byte-identical
+// output matters. It rejects a negative sample.
+func (r *Recorder) FrameTime(node wire.NodeID, d time.Duration) error {
 	if d < 0 {
 		return fmt.Errorf("%w: negative frame time %v", ErrBadArgument, d)
 	}
 	r.frameTime = append(r.frameTime, d)
+	ft := r.frameByNode[node]
+	ft.n++
+	ft.sum += d
+	ft.max = max(ft.max, d)
+	r.frameByNode[node] = ft
 	return nil
+}
+
+// frameStats is one node's frame-time samples in brief.
+type frameStats struct {
+	n        int64
+	sum, max time.Duration
 }
 
 // Add adds delta to the named counter (created at 0). It rejects an empty

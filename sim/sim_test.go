@@ -310,7 +310,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{"view lengths", s.Recorder().View(1, s.Now(), []uint64{1}, nil), ErrBadArgument},
 		{"view duplicate", s.Recorder().View(1, s.Now(), []uint64{3, 1, 3}, []bool{true, false, false}), ErrBadArgument},
 		{"staleness negative", s.Recorder().Staleness(-1), ErrBadArgument},
-		{"frame time negative", s.Recorder().FrameTime(-1), ErrBadArgument},
+		{"frame time negative", s.Recorder().FrameTime(1, -1), ErrBadArgument},
 		{"counter empty name", s.Recorder().Add("", 1), ErrBadArgument},
 		{"traffic unknown", terr(s.Traffic(42)), ErrUnknownNode},
 		{"core unknown", cerr(s.Core(42)), ErrUnknownNode},

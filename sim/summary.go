@@ -131,9 +131,17 @@ type NodeSummary struct {
 	Mean        Rate              `json:"mean_Bps"`
 	P95         Rate              `json:"p95_Bps"`
 	UpdatesPerS float64           `json:"update_msgs_per_s"`
+	FrameTimeMs *FrameTime        `json:"frame_time_ms,omitempty"`
 	Reports     uint64            `json:"view_reports"`
 	Missing     []Missing         `json:"missing"`
 	Discovered  uint64            `json:"discovered"`
+}
+
+// FrameTime is a node's frame compute time, from Recorder.FrameTime.
+type FrameTime struct {
+	Frames int64   `json:"frames"`
+	Mean   float64 `json:"mean"`
+	Max    float64 `json:"max"`
 }
 
 // Summary returns the run's metrics so far.
@@ -249,6 +257,9 @@ func (s *Sim) nodeSummary(i int, classIn, classOut *[wire.NumClasses]float64) No
 		}
 	}
 	ns.P95 = s.burstP95(i, from, to)
+	if ft, ok := s.rec.frameByNode[n.id]; ok {
+		ns.FrameTimeMs = &FrameTime{Frames: ft.n, Mean: ms(ft.sum) / float64(ft.n), Max: ms(ft.max)}
+	}
 	if v := s.rec.views[n.id]; v != nil {
 		ns.Reports, ns.Discovered = v.frames, v.discovered
 		ns.Missing = s.rec.missingOf(v.frames, v.total, &v.missing, nil, 0)
