@@ -65,7 +65,8 @@ type queue struct {
 	side    heap // events scheduled into the open bucket
 	far     heap // events at or beyond bucket base + wheelSize
 	inWheel int  // events in unopened buckets
-	n       int  // events queued
+	scratch []entry
+	n       int // events queued
 	seq     uint64
 }
 
@@ -129,10 +130,63 @@ func (q *queue) next() *entry {
 			q.inWheel++
 		}
 		if bk := q.buckets[q.base%wheelSize]; len(bk) > 0 {
-			slices.SortFunc(bk, cmpEntry)
+			q.sortBucket(bk, q.base<<bucketShift)
 			q.cur, q.pos, q.open = bk, 0, true
 			q.inWheel -= len(bk)
 		}
+	}
+}
+
+// sortBucket sorts a bucket by (at, seq). A bucket is always in seq order
+// (events are appended as they are scheduled; far events move in, in heap
+// order, before anything else is scheduled into their bucket), so a stable
+// sort by at suffices: an LSD radix sort on the time within the bucket (two
+// 10-bit digits), or insertion sort for small buckets. A bucket holding an
+// event from before its start (Run's clock can pass a peeked bucket) falls
+// back to a comparison sort.
+func (q *queue) sortBucket(bk []entry, start int64) {
+	const digit = bucketShift / 2
+	for i := range bk {
+		if off := bk[i].at - start; off < 0 || off >= 1<<bucketShift {
+			slices.SortFunc(bk, cmpEntry)
+			return
+		}
+	}
+	if len(bk) <= 48 {
+		for i := 1; i < len(bk); i++ {
+			e := bk[i]
+			j := i
+			for ; j > 0 && bk[j-1].at > e.at; j-- {
+				bk[j] = bk[j-1]
+			}
+			bk[j] = e
+		}
+		return
+	}
+	if cap(q.scratch) < len(bk) {
+		q.scratch = make([]entry, len(bk), 2*len(bk))
+	}
+	tmp := q.scratch[:len(bk)]
+	radixPass(bk, tmp, start, 0)
+	radixPass(tmp, bk, start, digit)
+	clear(tmp) // drop payload references
+}
+
+// radixPass is one stable counting-sort pass of src into dst on the 10-bit
+// digit of (at - start) at the given shift.
+func radixPass(src, dst []entry, start int64, shift uint) {
+	const mask = 1<<(bucketShift/2) - 1
+	var count [mask + 2]int
+	for i := range src {
+		count[(src[i].at-start)>>shift&mask+1]++
+	}
+	for d := 1; d < len(count); d++ {
+		count[d] += count[d-1]
+	}
+	for i := range src {
+		d := (src[i].at - start) >> shift & mask
+		dst[count[d]] = src[i]
+		count[d]++
 	}
 }
 

@@ -57,7 +57,9 @@ func TestQueueOrder(t *testing.T) {
 // spread draws a delay: mostly within one bucket (many ties and pushes into
 // the open bucket), sometimes across the wheel, sometimes beyond its horizon.
 func spread(rng *rand.Rand) int64 {
-	switch rng.IntN(4) {
+	switch rng.IntN(5) {
+	case 4:
+		return rng.Int64N(4*wheelSize) << bucketShift // bucket starts: ties between wheel and far events
 	case 0:
 		return rng.Int64N(20) // few distinct times: many ties
 	case 1:
