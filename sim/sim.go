@@ -547,7 +547,7 @@ func (s *Sim) deliver(dst int32, p wire.Packet) {
 	size := uint64(len(p.Payload)) + s.header
 	s.tr.inflight.Msgs--
 	s.tr.inflight.Bytes -= size
-	if n.state != nodeUp {
+	if s.hot[dst].state != nodeUp {
 		s.tr.dropped(DropDown, s.now, size)
 		if s.observer != nil {
 			s.observer(Event{Kind: EventDrop, At: time.Duration(s.now), Node: n.id, From: p.From, Class: p.Class, Bytes: int(size)})
