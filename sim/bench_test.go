@@ -134,19 +134,38 @@ func BenchmarkSim(b *testing.B) {
 	}
 }
 
-// BenchmarkQueue measures one push and one pop on a queue holding n events.
+// BenchmarkQueue measures one pop and one push (the popped time plus a
+// delay uniform in [0.5, 150] ms, like a packet's flight) on a queue holding
+// n events: the timing wheel the simulator uses against a plain 4-ary heap
+// of all events (the queue's own overflow heap), in one run.
 func BenchmarkQueue(b *testing.B) {
+	delay := func(rng *rand.Rand) int64 { return int64(500*time.Microsecond) + rng.Int64N(int64(150*time.Millisecond)) }
 	for _, n := range []int{1_000, 100_000} {
-		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+		b.Run(fmt.Sprintf("kind=wheel/n=%d", n), func(b *testing.B) {
 			var q queue
 			rng := rand.New(rand.NewPCG(1, 1))
 			for range n {
-				q.push(rng.Int64N(1e8), entry{kind: evDeliver})
+				q.push(delay(rng), entry{kind: evDeliver})
 			}
 			b.ReportAllocs()
 			for b.Loop() {
 				e := q.pop()
-				q.push(e.at+rng.Int64N(1e8), entry{kind: evDeliver})
+				q.push(e.at+delay(rng), entry{kind: evDeliver})
+			}
+		})
+		b.Run(fmt.Sprintf("kind=heap/n=%d", n), func(b *testing.B) {
+			var h heap
+			rng := rand.New(rand.NewPCG(1, 1))
+			seq := uint64(0)
+			for range n {
+				seq++
+				h.push(entry{at: delay(rng), seq: seq, kind: evDeliver})
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				e := h.pop()
+				seq++
+				h.push(entry{at: e.at + delay(rng), seq: seq, kind: evDeliver})
 			}
 		})
 	}
