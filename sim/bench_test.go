@@ -139,7 +139,9 @@ func BenchmarkSim(b *testing.B) {
 // n events: the timing wheel the simulator uses against a plain 4-ary heap
 // of all events (the queue's own overflow heap), in one run.
 func BenchmarkQueue(b *testing.B) {
-	delay := func(rng *rand.Rand) int64 { return int64(500*time.Microsecond) + rng.Int64N(int64(150*time.Millisecond)) }
+	delay := func(rng *rand.Rand) int64 {
+		return int64(500*time.Microsecond) + rng.Int64N(int64(150*time.Millisecond))
+	}
 	for _, n := range []int{1_000, 100_000} {
 		b.Run(fmt.Sprintf("kind=wheel/n=%d", n), func(b *testing.B) {
 			var q queue

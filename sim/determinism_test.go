@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -186,6 +187,23 @@ func TestMetricsGolden(t *testing.T) {
 		}
 		if !bytes.Equal(f.got, want) {
 			t.Errorf("%s differs (run go test ./sim -run TestMetricsGolden -update to accept):\n%s", f.path, f.got)
+		}
+	}
+	// The summary reads back to the same document.
+	back, err := ReadSummary(bytes.NewReader(sum))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var again bytes.Buffer
+	if err := back.WriteJSON(&again); err != nil || !bytes.Equal(again.Bytes(), sum) {
+		t.Errorf("summary does not round-trip through ReadSummary: %v", err)
+	}
+	if back.Labels["arch"] != "gossip" || back.Nodes.Added != 5 || len(back.PerNode) != 5 {
+		t.Errorf("read back %+v", back.Nodes)
+	}
+	for _, bad := range []string{`{"schema":"other/1"}`, `{"schema":"overworld-sim/1"} x`, `[`} {
+		if _, err := ReadSummary(strings.NewReader(bad)); err == nil {
+			t.Errorf("ReadSummary accepted %q", bad)
 		}
 	}
 }

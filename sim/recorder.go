@@ -113,7 +113,8 @@ func (r *Recorder) Grace() []time.Duration { return slices.Clone(r.grace) }
 // and held[i] says whether the node holds a replica or the primary of
 // interest[i]. It rejects mismatched lengths, a duplicate ID, a negative
 // time or one before the node's previous report, and (for a simulator's
-// recorder) a node that is unknown or down, changing nothing. The slices
+// recorder) a node that is unknown or down or a time after the simulator's
+// clock, changing nothing. The slices
 // are not retained.
 func (r *Recorder) View(node wire.NodeID, now time.Duration, interest []uint64, held []bool) error {
 	if len(interest) != len(held) {
@@ -129,6 +130,9 @@ func (r *Recorder) View(node wire.NodeID, now time.Duration, interest []uint64, 
 		}
 		if st := r.sim.nodes[i].state; st != nodeUp {
 			return fmt.Errorf("view: %w: node %d is %s", ErrNodeDown, node, st)
+		}
+		if int64(now) > r.sim.now {
+			return fmt.Errorf("%w: view of node %d at %v, after the simulator's clock (%v)", ErrTime, node, now, r.sim.Now())
 		}
 	}
 	v := r.views[node]

@@ -307,6 +307,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{"heal unknown", s.Heal(7), ErrBadArgument},
 		{"view unknown node", s.Recorder().View(42, s.Now(), nil, nil), ErrUnknownNode},
 		{"view negative time", s.Recorder().View(1, -1, nil, nil), ErrTime},
+		{"view in the future", s.Recorder().View(1, time.Hour, nil, nil), ErrTime},
 		{"view lengths", s.Recorder().View(1, s.Now(), []uint64{1}, nil), ErrBadArgument},
 		{"view duplicate", s.Recorder().View(1, s.Now(), []uint64{3, 1, 3}, []bool{true, false, false}), ErrBadArgument},
 		{"staleness negative", s.Recorder().Staleness(-1), ErrBadArgument},

@@ -311,6 +311,24 @@ func (sum *Summary) WriteJSON(w io.Writer) error {
 	return err
 }
 
+// ReadSummary reads a summary written by WriteJSON, for the lab to compare
+// runs. It rejects malformed JSON, trailing data and a schema other than
+// SummarySchema; fields it does not know are ignored.
+func ReadSummary(r io.Reader) (*Summary, error) {
+	dec := json.NewDecoder(r)
+	var sum Summary
+	if err := dec.Decode(&sum); err != nil {
+		return nil, fmt.Errorf("sim: summary: %w", err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("sim: summary: trailing data after the JSON object")
+	}
+	if sum.Schema != SummarySchema {
+		return nil, fmt.Errorf("sim: summary: schema %q, want %q", sum.Schema, SummarySchema)
+	}
+	return &sum, nil
+}
+
 func f64(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 func u64(x uint64) string  { return strconv.FormatUint(x, 10) }
 
