@@ -5,9 +5,11 @@
 // bandwidth by class, frame rate, updates/s).
 //
 // sim owns three things, all written here because no library does them in
-// this shape: a discrete-event scheduler (a 4-ary heap of events ordered by
-// virtual time and then by scheduling order, over pooled event records, so
-// the steady state allocates nothing per packet); an emulated WAN (Sites:
+// this shape: a discrete-event scheduler (events ordered by virtual time and
+// then by scheduling order, in a timing wheel of 1 ms buckets that are
+// radix-sorted when the clock reaches them, with a heap beyond the wheel's
+// horizon; events are typed records in recycled slices, so the steady state
+// allocates nothing per packet); an emulated WAN (Sites:
 // one-way delay = half the measured RTT between the nodes' sites, with
 // missing measurements filled in and counted; a same-site delay; optional
 // exponential jitter, loss, duplication and partitions; header overhead);
