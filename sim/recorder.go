@@ -1,0 +1,389 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/overworld/overworld/internal/wire"
+)
+
+// Recorder computes the view-consistency measures of ARCHITECTURE.md from
+// what the integrator reports each frame, and keeps the integrator's other
+// samples and counters:
+//
+//   - missing replicas: View reports, for one node at one instant, the
+//     objects in its interest (ground truth) and whether it holds a replica
+//     or the primary of each. An object is missing with grace g at a report
+//     if the node does not hold it and it entered the node's interest at
+//     least g ago; objects inside their grace period count as present. The
+//     recorder gives the ratio of missing to interesting objects summed over
+//     all reports (Colyseus §6.3.2, Fig. 11) and the mean of the per-report
+//     fractions (ARCHITECTURE.md's "averaged over frames"), for every grace
+//     period of the Config.
+//   - discovery latency: for an object missing when it entered the
+//     interest, the time from entering to the first report in which the node
+//     holds it. Resolution is the reporting period (one frame). Objects
+//     already held on entry (prefetched, attached) are counted apart, as are
+//     objects that left the interest before they were discovered.
+//   - staleness and frame time: samples the integrator measures itself.
+//   - counters: any named totals the integrator adds.
+//
+// An object's interest entry time is the first report that lists it after a
+// report that did not (or the node's first report). A node's reports must
+// come in non-decreasing time.
+type Recorder struct {
+	grace []time.Duration
+	sim   *Sim // owner, when created by New: checks nodes are known and up
+
+	views   map[wire.NodeID]*view
+	scratch []uint64
+
+	frames     uint64 // reports
+	total      uint64 // sum of interest sizes
+	missing    [maxGrace]uint64
+	fracFrames uint64 // reports with a non-empty interest
+	fracSum    [maxGrace]float64
+
+	discovery   []time.Duration
+	heldOnEntry uint64
+	abandoned   uint64 // left the interest (or the node went down) before discovery
+	lost        uint64 // held, then not held while still in the interest
+
+	staleness   []time.Duration
+	frameTime   []time.Duration
+	frameByNode map[wire.NodeID]frameStats
+	counters    map[string]int64
+
+	secs []viewSec
+}
+
+// viewSec is the view measures of one second of virtual time, all nodes.
+type viewSec struct {
+	frames, total uint64
+	missing       [maxGrace]uint64
+	discoveries   uint64
+}
+
+// view is one node's interest state.
+type view struct {
+	last       int64
+	gen        uint32
+	pairs      map[uint64]pair
+	frames     uint64
+	total      uint64
+	missing    [maxGrace]uint64
+	discovered uint64
+}
+
+// pair is the state of one (node, object) pair while the object is in the
+// node's interest.
+type pair struct {
+	entered    int64
+	gen        uint32
+	held       bool
+	discovered bool
+}
+
+// NewRecorder returns a stand-alone recorder (for analysing traces outside
+// a simulator) with the given grace periods (ascending, distinct, ≥ 0, at
+// most 8; nil for the default 0, 100, 400 ms). A simulator's own recorder is
+// Sim.Recorder.
+func NewRecorder(grace []time.Duration) (*Recorder, error) {
+	c := DefaultConfig()
+	c.Grace = grace
+	c, err := c.validate()
+	if err != nil {
+		return nil, err
+	}
+	return newRecorder(c.Grace, nil), nil
+}
+
+func newRecorder(grace []time.Duration, s *Sim) *Recorder {
+	return &Recorder{grace: grace, sim: s, views: map[wire.NodeID]*view{}, counters: map[string]int64{},
+		frameByNode: map[wire.NodeID]frameStats{}}
+}
+
+// Grace returns the grace periods.
+func (r *Recorder) Grace() []time.Duration { return slices.Clone(r.grace) }
+
+// View reports node's view at virtual time now: interest lists the IDs of
+// the objects in its interest (ground truth, computed by the integrator),
+// and held[i] says whether the node holds a replica or the primary of
+// interest[i]. It rejects mismatched lengths, a duplicate ID, a negative
+// time or one before the node's previous report, and (for a simulator's
+// recorder) a node that is unknown or down or a time after the simulator's
+// clock, changing nothing. The slices
+// are not retained.
+func (r *Recorder) View(node wire.NodeID, now time.Duration, interest []uint64, held []bool) error {
+	if len(interest) != len(held) {
+		return fmt.Errorf("%w: view of node %d: %d interest IDs but %d held flags", ErrBadArgument, node, len(interest), len(held))
+	}
+	if now < 0 {
+		return fmt.Errorf("%w: view of node %d at %v", ErrTime, node, now)
+	}
+	if r.sim != nil {
+		i, err := r.sim.node(node)
+		if err != nil {
+			return fmt.Errorf("view: %w", err)
+		}
+		if st := r.sim.nodes[i].state; st != nodeUp {
+			return fmt.Errorf("view: %w: node %d is %s", ErrNodeDown, node, st)
+		}
+		if int64(now) > r.sim.now {
+			return fmt.Errorf("%w: view of node %d at %v, after the simulator's clock (%v)", ErrTime, node, now, r.sim.Now())
+		}
+	}
+	v := r.views[node]
+	if v != nil && int64(now) < v.last {
+		return fmt.Errorf("%w: view of node %d at %v, before its previous view at %v", ErrTime, node, now, time.Duration(v.last))
+	}
+	r.scratch = append(r.scratch[:0], interest...)
+	slices.Sort(r.scratch)
+	for i := 1; i < len(r.scratch); i++ {
+		if r.scratch[i] == r.scratch[i-1] {
+			return fmt.Errorf("%w: view of node %d lists object %d twice", ErrBadArgument, node, r.scratch[i])
+		}
+	}
+	if v == nil {
+		v = &view{pairs: make(map[uint64]pair, len(interest))}
+		r.views[node] = v
+	}
+	t := int64(now)
+	v.last = t
+	v.gen++
+	sec := r.sec(t)
+	var miss [maxGrace]uint64
+	for i, id := range interest {
+		h := held[i]
+		p, ok := v.pairs[id]
+		if !ok {
+			p = pair{entered: t, discovered: h}
+			if h {
+				r.heldOnEntry++
+			}
+		} else {
+			if !p.discovered && h {
+				p.discovered = true
+				r.discovery = append(r.discovery, time.Duration(t-p.entered))
+				v.discovered++
+				sec.discoveries++
+			} else if p.held && !h {
+				r.lost++
+			}
+		}
+		p.held, p.gen = h, v.gen
+		v.pairs[id] = p
+		if !h {
+			age := time.Duration(t - p.entered)
+			for g, grace := range r.grace {
+				if age >= grace {
+					miss[g]++
+				}
+			}
+		}
+	}
+	for id, p := range v.pairs {
+		if p.gen != v.gen {
+			if !p.discovered {
+				r.abandoned++
+			}
+			delete(v.pairs, id)
+		}
+	}
+	n := uint64(len(interest))
+	r.frames++
+	r.total += n
+	v.frames++
+	v.total += n
+	sec.frames++
+	sec.total += n
+	for g := range r.grace {
+		r.missing[g] += miss[g]
+		v.missing[g] += miss[g]
+		sec.missing[g] += miss[g]
+		if n > 0 {
+			r.fracSum[g] += float64(miss[g]) / float64(n)
+		}
+	}
+	if n > 0 {
+		r.fracFrames++
+	}
+	return nil
+}
+
+func (r *Recorder) sec(t int64) *viewSec {
+	s := int(t / int64(time.Second))
+	for len(r.secs) <= s {
+		r.secs = append(r.secs, viewSec{})
+	}
+	return &r.secs[s]
+}
+
+// forget drops a node's interest state when it goes down; objects it was
+// still waiting for count as abandoned.
+func (r *Recorder) forget(node wire.NodeID) {
+	v := r.views[node]
+	if v == nil {
+		return
+	}
+	for _, p := range v.pairs {
+		if !p.discovered {
+			r.abandoned++
+		}
+	}
+	v.pairs = nil
+}
+
+// Staleness records one replica-staleness sample: how old a replica's state
+// was relative to its primary's. It rejects a negative sample.
+func (r *Recorder) Staleness(d time.Duration) error {
+	if d < 0 {
+		return fmt.Errorf("%w: negative staleness %v", ErrBadArgument, d)
+	}
+	r.staleness = append(r.staleness, d)
+	return nil
+}
+
+// FrameTime records the compute time of one of node's frames (the
+// integrator measures it around its core's Tick). Wall-clock samples make
+// the summary differ between runs; leave them out where byte-identical
+// output matters. It rejects a negative sample.
+func (r *Recorder) FrameTime(node wire.NodeID, d time.Duration) error {
+	if d < 0 {
+		return fmt.Errorf("%w: negative frame time %v", ErrBadArgument, d)
+	}
+	r.frameTime = append(r.frameTime, d)
+	ft := r.frameByNode[node]
+	ft.n++
+	ft.sum += d
+	ft.max = max(ft.max, d)
+	r.frameByNode[node] = ft
+	return nil
+}
+
+// frameStats is one node's frame-time samples in brief.
+type frameStats struct {
+	n        int64
+	sum, max time.Duration
+}
+
+// Add adds delta to the named counter (created at 0). It rejects an empty
+// name.
+func (r *Recorder) Add(name string, delta int64) error {
+	if name == "" {
+		return fmt.Errorf("%w: empty counter name", ErrBadArgument)
+	}
+	r.counters[name] += delta
+	return nil
+}
+
+// Missing is the missing-replica measure for one grace period.
+type Missing struct {
+	GraceMs float64 `json:"grace_ms"`
+	// Fraction is missing over interesting objects, each summed over all
+	// reports (Colyseus Fig. 11).
+	Fraction float64 `json:"fraction"`
+	// FrameMean is the mean over reports with a non-empty interest of each
+	// report's missing fraction.
+	FrameMean float64 `json:"frame_mean"`
+	// Missing is the number of (report, object) pairs counted missing.
+	Missing uint64 `json:"missing"`
+}
+
+// Views summarises the view measures.
+type Views struct {
+	Reports     uint64    `json:"reports"`
+	Interesting uint64    `json:"interesting"` // (report, object) pairs in interest
+	Missing     []Missing `json:"missing"`
+	// Discovery is the discovery latency of objects missing on entry.
+	Discovery   Dist   `json:"discovery_ms"`
+	HeldOnEntry uint64 `json:"held_on_entry"`
+	Abandoned   uint64 `json:"abandoned"`
+	Lost        uint64 `json:"lost"`
+}
+
+func (r *Recorder) missingOf(frames, total uint64, missing *[maxGrace]uint64, fracSum *[maxGrace]float64, fracFrames uint64) []Missing {
+	out := make([]Missing, len(r.grace))
+	for g, grace := range r.grace {
+		m := Missing{GraceMs: ms(grace), Missing: missing[g]}
+		if total > 0 {
+			m.Fraction = float64(missing[g]) / float64(total)
+		}
+		if fracSum != nil && fracFrames > 0 {
+			m.FrameMean = fracSum[g] / float64(fracFrames)
+		}
+		out[g] = m
+	}
+	return out
+}
+
+// Views returns the view measures so far.
+func (r *Recorder) Views() Views {
+	return Views{
+		Reports:     r.frames,
+		Interesting: r.total,
+		Missing:     r.missingOf(r.frames, r.total, &r.missing, &r.fracSum, r.fracFrames),
+		Discovery:   NewDist(r.discovery),
+		HeldOnEntry: r.heldOnEntry,
+		Abandoned:   r.abandoned,
+		Lost:        r.lost,
+	}
+}
+
+// Dist summarises a distribution of durations in milliseconds. Quantiles
+// are nearest-rank over all samples. The histogram has 10 ms bins from 0
+// (bin k counts samples in [10k, 10k+10) ms), up to the last non-empty bin
+// below 2 s; Over counts samples of 2 s or more.
+type Dist struct {
+	Count     int      `json:"count"`
+	Mean      float64  `json:"mean"`
+	P50       float64  `json:"p50"`
+	P95       float64  `json:"p95"`
+	P99       float64  `json:"p99"`
+	Max       float64  `json:"max"`
+	BinMs     float64  `json:"bin_ms"`
+	Histogram []uint64 `json:"histogram"`
+	Over      uint64   `json:"over"`
+}
+
+const (
+	histBin  = 10 * time.Millisecond
+	histBins = 200
+)
+
+// NewDist summarises samples (which it does not modify).
+func NewDist(samples []time.Duration) Dist {
+	d := Dist{Count: len(samples), BinMs: ms(histBin), Histogram: []uint64{}}
+	if len(samples) == 0 {
+		return d
+	}
+	s := slices.Clone(samples)
+	slices.Sort(s)
+	var total float64
+	hist := make([]uint64, histBins)
+	last := -1
+	for _, x := range s {
+		total += ms(x)
+		if b := int(x / histBin); b < histBins {
+			hist[b]++
+			last = b
+		} else {
+			d.Over++
+		}
+	}
+	d.Mean = total / float64(len(s))
+	d.P50, d.P95, d.P99 = ms(rank(s, 0.50)), ms(rank(s, 0.95)), ms(rank(s, 0.99))
+	d.Max = ms(s[len(s)-1])
+	d.Histogram = hist[:last+1]
+	return d
+}
+
+// rank returns the nearest-rank q-quantile of sorted s.
+func rank[T any](s []T, q float64) T {
+	k := int(math.Ceil(q*float64(len(s)))) - 1
+	return s[max(k, 0)]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }

@@ -1,0 +1,209 @@
+package sim
+
+import (
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/overworld/overworld/internal/wire"
+)
+
+func mustView(t *testing.T, r *Recorder, node wire.NodeID, at time.Duration, ids []uint64, held []bool) {
+	t.Helper()
+	if err := r.View(node, at, ids, held); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMissingReplicasByHand walks one node through a hand-made sequence and
+// checks every number.
+func TestMissingReplicasByHand(t *testing.T) {
+	r, err := NewRecorder(nil) // 0, 100, 400 ms
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 1
+	// t=0: objects 1 (held on entry) and 2 (missing) enter.
+	mustView(t, r, n, 0, []uint64{1, 2}, []bool{true, false})
+	// t=100: 2 still missing (age 100: missing at grace 0 and 100); 3 enters missing.
+	mustView(t, r, n, 100*ms1, []uint64{3, 1, 2}, []bool{false, true, false})
+	// t=200: 2 discovered after 200 ms; 3 still missing (age 100).
+	mustView(t, r, n, 200*ms1, []uint64{1, 2, 3}, []bool{true, true, false})
+	// t=300: 3 leaves undiscovered (abandoned); 1 is lost (held, then not).
+	mustView(t, r, n, 300*ms1, []uint64{1, 2}, []bool{false, true})
+	// t=400: 3 re-enters (new entry time), missing at age 0; 1 still lost.
+	mustView(t, r, n, 400*ms1, []uint64{1, 2, 3}, []bool{false, true, false})
+	// t=900: 3 discovered after 500 ms; 1 back; an empty-interest report follows.
+	mustView(t, r, n, 900*ms1, []uint64{1, 2, 3}, []bool{true, true, true})
+	mustView(t, r, n, time.Second, nil, nil)
+
+	v := r.Views()
+	// Missing per report (grace 0 / 100 / 400):
+	//   t=0:   {2} age 0            → 1 / 0 / 0   of 2
+	//   t=100: {2 age 100, 3 age 0} → 2 / 1 / 0   of 3
+	//   t=200: {3 age 100}          → 1 / 1 / 0   of 3
+	//   t=300: {1 age 300}          → 1 / 1 / 0   of 2
+	//   t=400: {1 age 400, 3 age 0} → 2 / 1 / 1   of 3
+	//   t=900: none                 → 0           of 3
+	//   t=1000: empty               → 0           of 0
+	if v.Reports != 7 || v.Interesting != 16 {
+		t.Fatalf("reports %d interesting %d, want 7 and 16", v.Reports, v.Interesting)
+	}
+	wantMissing := []uint64{7, 4, 1}
+	wantFrame := []float64{
+		(1.0/2 + 2.0/3 + 1.0/3 + 1.0/2 + 2.0/3 + 0) / 6,
+		(0 + 1.0/3 + 1.0/3 + 1.0/2 + 1.0/3 + 0) / 6,
+		(0 + 0 + 0 + 0 + 1.0/3 + 0) / 6,
+	}
+	for g, m := range v.Missing {
+		if m.Missing != wantMissing[g] || !near(m.Fraction, float64(wantMissing[g])/16, 1e-12) || !near(m.FrameMean, wantFrame[g], 1e-12) {
+			t.Errorf("grace %g ms: %+v, want missing %d, fraction %g, frame mean %g", m.GraceMs, m, wantMissing[g], float64(wantMissing[g])/16, wantFrame[g])
+		}
+	}
+	if v.Discovery.Count != 2 || v.Discovery.P50 != 200 || v.Discovery.Max != 500 || v.Discovery.Mean != 350 {
+		t.Errorf("discovery %+v, want samples 200 and 500 ms", v.Discovery)
+	}
+	if v.HeldOnEntry != 1 || v.Abandoned != 1 || v.Lost != 1 {
+		t.Errorf("held on entry %d, abandoned %d, lost %d; want 1, 1, 1", v.HeldOnEntry, v.Abandoned, v.Lost)
+	}
+	if h := v.Discovery.Histogram; len(h) != 51 || h[20] != 1 || h[50] != 1 {
+		t.Errorf("histogram %v, want one sample in bin 20 and one in bin 50", h)
+	}
+}
+
+// TestRecorderAgainstReference replays seeded random interest sequences for
+// several nodes and compares with a direct recomputation from the whole
+// history.
+func TestRecorderAgainstReference(t *testing.T) {
+	grace := []time.Duration{0, 100 * ms1, 400 * ms1}
+	for seed := uint64(1); seed <= 50; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 3))
+		r, err := NewRecorder(grace)
+		if err != nil {
+			t.Fatal(err)
+		}
+		type state struct {
+			in        bool
+			entered   time.Duration
+			held      bool
+			found     bool
+			everFound bool
+		}
+		var (
+			missing     [3]uint64
+			total       uint64
+			discoveries []time.Duration
+			abandoned   uint64
+		)
+		const nodes, objs = 3, 12
+		st := make([][objs]state, nodes)
+		for frame := 0; frame < 60; frame++ {
+			now := time.Duration(frame) * 100 * ms1
+			for nd := 0; nd < nodes; nd++ {
+				var ids []uint64
+				var held []bool
+				for o := 0; o < objs; o++ {
+					s := &st[nd][o]
+					in := rng.Float64() < 0.5
+					if !in {
+						if s.in && !s.found {
+							abandoned++
+						}
+						s.in = false
+						continue
+					}
+					h := rng.Float64() < 0.6
+					if !s.in {
+						*s = state{in: true, entered: now, found: h}
+					} else if !s.found && h {
+						s.found = true
+						discoveries = append(discoveries, now-s.entered)
+					}
+					s.held = h
+					ids = append(ids, uint64(o)*7919)
+					held = append(held, h)
+					total++
+					if !h {
+						for g, gr := range grace {
+							if now-s.entered >= gr {
+								missing[g]++
+							}
+						}
+					}
+				}
+				// Report in a shuffled order: order must not matter.
+				perm := rng.Perm(len(ids))
+				pid, ph := make([]uint64, len(ids)), make([]bool, len(ids))
+				for i, p := range perm {
+					pid[i], ph[i] = ids[p], held[p]
+				}
+				mustView(t, r, wire.NodeID(nd), now, pid, ph)
+			}
+		}
+		v := r.Views()
+		if v.Interesting != total || v.Abandoned != abandoned {
+			t.Fatalf("seed %d: interesting %d abandoned %d, want %d %d", seed, v.Interesting, v.Abandoned, total, abandoned)
+		}
+		for g := range grace {
+			if v.Missing[g].Missing != missing[g] {
+				t.Fatalf("seed %d grace %v: missing %d, want %d", seed, grace[g], v.Missing[g].Missing, missing[g])
+			}
+		}
+		if want := NewDist(discoveries); v.Discovery.Count != want.Count || v.Discovery.Mean != want.Mean || v.Discovery.P99 != want.P99 {
+			t.Fatalf("seed %d: discovery %+v, want %+v", seed, v.Discovery, want)
+		}
+	}
+}
+
+func TestRecorderRejectsBadReportsUnchanged(t *testing.T) {
+	r, _ := NewRecorder(nil)
+	mustView(t, r, 1, 100*ms1, []uint64{1, 2}, []bool{false, false})
+	before := r.Views()
+	for _, err := range []error{
+		r.View(1, 50*ms1, []uint64{1}, []bool{true}),                     // time went back
+		r.View(1, 200*ms1, []uint64{1, 2, 1}, []bool{true, true, false}), // duplicate
+		r.View(1, 200*ms1, []uint64{1, 2}, []bool{true}),                 // lengths
+		r.View(1, -ms1, nil, nil),                                        // negative
+	} {
+		if err == nil {
+			t.Fatal("bad report accepted")
+		}
+	}
+	if after := r.Views(); after.Reports != before.Reports || after.Discovery.Count != 0 {
+		t.Errorf("bad reports changed the recorder: %+v", after)
+	}
+	// The pair state survived: 1 is discovered 100 ms after entry.
+	mustView(t, r, 1, 200*ms1, []uint64{1, 2}, []bool{true, false})
+	if d := r.Views().Discovery; d.Count != 1 || d.Max != 100 {
+		t.Errorf("discovery after rejected reports: %+v", d)
+	}
+	if _, err := NewRecorder([]time.Duration{5, 1}); !errors.Is(err, ErrConfig) {
+		t.Errorf("descending grace: %v", err)
+	}
+}
+
+func TestDist(t *testing.T) {
+	var s []time.Duration
+	for i := 1; i <= 100; i++ {
+		s = append(s, time.Duration(i)*ms1)
+	}
+	s = append(s, 3*time.Second)
+	orig := slices.Clone(s)
+	slices.Reverse(s)
+	d := NewDist(s)
+	if d.Count != 101 || d.P50 != 51 || d.P95 != 96 || d.P99 != 100 || d.Max != 3000 || d.Over != 1 {
+		t.Errorf("dist %+v", d)
+	}
+	if len(d.Histogram) != 11 || d.Histogram[0] != 9 || d.Histogram[10] != 1 {
+		t.Errorf("histogram %v: want 1..9 ms in bin 0, 100 ms in bin 10", d.Histogram)
+	}
+	slices.Reverse(s)
+	if !slices.Equal(s, orig) {
+		t.Error("NewDist modified its input")
+	}
+	if e := NewDist(nil); e.Count != 0 || e.Histogram == nil {
+		t.Errorf("empty dist %+v", e)
+	}
+}

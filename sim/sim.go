@@ -1,0 +1,641 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/overworld/overworld/internal/wire"
+)
+
+// Core is what the simulator drives: one node's deterministic protocol
+// core, seen through an adapter. The simulator calls Step with each packet
+// addressed to the node when it arrives and Tick once per frame, and after
+// every Step and Tick (and on Flush) it calls Drain and sends what the core
+// appended. Ownership of a drained packet's Payload passes to the
+// simulator, which hands it to the destination's Step; the receiving core
+// may keep it.
+type Core interface {
+	// Step delivers one packet addressed to this node at virtual time now.
+	Step(now time.Duration, p wire.Packet)
+	// Tick runs one frame (think functions, timers) at virtual time now.
+	Tick(now time.Duration)
+	// Drain appends the packets the core wants sent to dst and returns the
+	// extended slice; the core forgets them.
+	Drain(dst []wire.Packet) []wire.Packet
+}
+
+// Sentinel errors of the simulator's API; errors wrap them with details.
+var (
+	// ErrConfig reports an invalid Config.
+	ErrConfig = errors.New("sim: bad config")
+	// ErrUnknownNode reports a node ID that was never added.
+	ErrUnknownNode = errors.New("sim: unknown node")
+	// ErrDuplicateNode reports a node ID that was already added (IDs are
+	// never reused within one run, even after a crash).
+	ErrDuplicateNode = errors.New("sim: duplicate node")
+	// ErrNodeDown reports an operation on a node that crashed or left.
+	ErrNodeDown = errors.New("sim: node is down")
+	// ErrTime reports a time in the past or a negative duration.
+	ErrTime = errors.New("sim: bad time")
+	// ErrReentrant reports Run or RunFor called from inside an event.
+	ErrReentrant = errors.New("sim: Run called from inside an event")
+	// ErrBadArgument reports any other invalid argument (a nil core, an
+	// unknown site, a partition with fewer than two sides, ...).
+	ErrBadArgument = errors.New("sim: bad argument")
+)
+
+// Config configures a simulator. Start from DefaultConfig; New validates a
+// copy and fills the zero FramePeriod and nil Grace with their defaults.
+type Config struct {
+	// Seed seeds every random choice: tick phases, jitter, loss and
+	// duplication. Same seed, same inputs ⇒ the same run, event for event.
+	Seed uint64
+	// FramePeriod is the interval between a node's Ticks. Default 100 ms
+	// (10 Hz), the frame rate of Quake and of the Colyseus model workload.
+	FramePeriod time.Duration
+	// SameSite is the one-way delay between two nodes at one site (and from
+	// a node to itself). Default 0.5 ms: one LAN hop in a data centre.
+	SameSite time.Duration
+	// HeaderBytes is added to every packet's payload length in the traffic
+	// accounting. Default 28: an IPv4 header (20) plus a UDP header (8).
+	HeaderBytes int
+	// Jitter is the mean of an exponentially distributed extra delay drawn
+	// independently for every packet (so packets between a pair may be
+	// reordered, as UDP allows). Default 0: no jitter.
+	Jitter time.Duration
+	// Loss is the probability that a packet is lost, independently per
+	// packet, in [0, 1). Default 0.
+	Loss float64
+	// Duplicate is the probability that a packet that was not lost is
+	// delivered twice (the copy with its own jitter), in [0, 1). Default 0.
+	Duplicate float64
+	// Grace lists the grace periods after an object enters a node's interest
+	// during which its missing replica is not counted (ARCHITECTURE.md,
+	// "missing replicas"). Ascending, distinct, ≥ 0, at most 8. Default
+	// 0, 100 ms, 400 ms as in Colyseus Fig. 11.
+	Grace []time.Duration
+}
+
+// DefaultConfig returns a WAN configuration: 10 Hz frames, 0.5 ms same-site
+// delay, 28-byte IPv4+UDP headers, no jitter, loss or duplication, and
+// grace periods of 0, 100 and 400 ms; seed 1.
+func DefaultConfig() Config {
+	return Config{
+		Seed:        1,
+		FramePeriod: 100 * time.Millisecond,
+		SameSite:    500 * time.Microsecond,
+		HeaderBytes: 28,
+		Grace:       []time.Duration{0, 100 * time.Millisecond, 400 * time.Millisecond},
+	}
+}
+
+const maxGrace = 8
+
+// validate checks c and returns a copy with defaults filled in.
+func (c Config) validate() (Config, error) {
+	if c.FramePeriod == 0 {
+		c.FramePeriod = 100 * time.Millisecond
+	}
+	if c.Grace == nil {
+		c.Grace = DefaultConfig().Grace
+	}
+	c.Grace = slices.Clone(c.Grace)
+	switch {
+	case c.FramePeriod < 0:
+		return c, fmt.Errorf("%w: FramePeriod %v is negative", ErrConfig, c.FramePeriod)
+	case c.SameSite < 0:
+		return c, fmt.Errorf("%w: SameSite %v is negative", ErrConfig, c.SameSite)
+	case c.HeaderBytes < 0:
+		return c, fmt.Errorf("%w: HeaderBytes %d is negative", ErrConfig, c.HeaderBytes)
+	case c.Jitter < 0:
+		return c, fmt.Errorf("%w: Jitter %v is negative", ErrConfig, c.Jitter)
+	case !(c.Loss >= 0 && c.Loss < 1):
+		return c, fmt.Errorf("%w: Loss %g not in [0, 1)", ErrConfig, c.Loss)
+	case !(c.Duplicate >= 0 && c.Duplicate < 1):
+		return c, fmt.Errorf("%w: Duplicate %g not in [0, 1)", ErrConfig, c.Duplicate)
+	case len(c.Grace) > maxGrace:
+		return c, fmt.Errorf("%w: %d grace periods, at most %d", ErrConfig, len(c.Grace), maxGrace)
+	}
+	for i, g := range c.Grace {
+		if g < 0 || (i > 0 && g <= c.Grace[i-1]) {
+			return c, fmt.Errorf("%w: Grace %v: want distinct non-negative periods in ascending order", ErrConfig, c.Grace)
+		}
+	}
+	return c, nil
+}
+
+// nodeState is a node's life-cycle state.
+type nodeState uint8
+
+const (
+	nodeUp nodeState = iota
+	nodeCrashed
+	nodeLeft
+)
+
+func (s nodeState) String() string {
+	return [...]string{"up", "crashed", "left"}[s]
+}
+
+// node is one simulated node and its traffic accounting.
+type node struct {
+	id       wire.NodeID
+	site     int32
+	core     Core
+	state    nodeState
+	added    int64 // ns
+	down     int64 // ns, when state != nodeUp
+	ticks    uint64
+	in, out  [wire.NumClasses]Counts
+	firstSec int64    // second of added
+	secIn    []uint32 // bytes received per second of virtual time since firstSec
+	secOut   []uint32 // bytes sent per second since firstSec
+}
+
+// hot is the part of a node that send reads for the destination of every
+// packet, kept apart from node so that it stays in cache.
+type hot struct {
+	site  int32
+	state nodeState
+}
+
+// partition is an active network partition.
+type partition struct {
+	id   int
+	side []int32 // by node index; -1 (or past the end) means not in the partition
+}
+
+// Sim is a deterministic discrete-event simulator of nodes over an emulated
+// WAN. Create it with New; it is not safe for concurrent use.
+type Sim struct {
+	cfg    Config
+	sites  *Sites
+	q      queue
+	now    int64
+	period int64
+	jitter float64 // mean ns
+	header uint64
+
+	nodes []node
+	hot   []hot // by node index: what send reads of the destination, packed to stay in cache
+	byID  map[wire.NodeID]int32
+	small []int32 // byID for IDs below len(small), -1 if absent: avoids the map on the hot path
+
+	phaseRNG, netRNG *rand.Rand
+
+	parts    []partition
+	nextPart int
+
+	funcs    []func(now time.Duration) // scheduled scenario functions, by slot
+	freeFn   []int32
+	buf      []wire.Packet
+	running  bool
+	observer func(Event)
+
+	tr  traffic
+	rec *Recorder
+}
+
+// New returns a simulator at virtual time 0 with no nodes over the given
+// sites. It rejects an invalid config or nil sites.
+func New(cfg Config, sites *Sites) (*Sim, error) {
+	cfg, err := cfg.validate()
+	if err != nil {
+		return nil, err
+	}
+	if sites == nil {
+		return nil, fmt.Errorf("%w: nil sites", ErrBadArgument)
+	}
+	s := &Sim{
+		cfg:      cfg,
+		sites:    sites,
+		period:   int64(cfg.FramePeriod),
+		jitter:   float64(cfg.Jitter),
+		header:   uint64(cfg.HeaderBytes),
+		byID:     map[wire.NodeID]int32{},
+		phaseRNG: rand.New(rand.NewPCG(cfg.Seed, 0x7068617365)), // "phase"
+		netRNG:   rand.New(rand.NewPCG(cfg.Seed, 0x6e6574)),     // "net"
+	}
+	s.rec = newRecorder(cfg.Grace, s)
+	return s, nil
+}
+
+// Config returns the validated configuration (defaults filled in).
+func (s *Sim) Config() Config {
+	c := s.cfg
+	c.Grace = slices.Clone(c.Grace)
+	return c
+}
+
+// Sites returns the latency table.
+func (s *Sim) Sites() *Sites { return s.sites }
+
+// Now returns the current virtual time.
+func (s *Sim) Now() time.Duration { return time.Duration(s.now) }
+
+// Recorder returns the metrics recorder the integrator feeds.
+func (s *Sim) Recorder() *Recorder { return s.rec }
+
+// SetObserver sets a function called after every event the scheduler runs
+// (nil removes it). It may read the simulator and the cores (to check
+// invariants) but must not change them or call Run.
+func (s *Sim) SetObserver(f func(Event)) { s.observer = f }
+
+func (s *Sim) lookup(id wire.NodeID) (int32, bool) {
+	if int(id) < len(s.small) {
+		i := s.small[id]
+		return i, i >= 0
+	}
+	i, ok := s.byID[id]
+	return i, ok
+}
+
+// node returns the index of a known node or an ErrUnknownNode error.
+func (s *Sim) node(id wire.NodeID) (int32, error) {
+	i, ok := s.lookup(id)
+	if !ok {
+		return 0, fmt.Errorf("%w: %d", ErrUnknownNode, id)
+	}
+	return i, nil
+}
+
+// AddNode adds a node with the given ID at the named site, driven by core,
+// at the current virtual time. Its first Tick comes after a random phase in
+// [0, FramePeriod) drawn from the seed, then every FramePeriod. It rejects
+// a duplicate ID (also of a node that is down), an unknown site and a nil
+// core, changing nothing.
+func (s *Sim) AddNode(id wire.NodeID, site string, core Core) error {
+	if _, dup := s.lookup(id); dup {
+		return fmt.Errorf("%w: %d", ErrDuplicateNode, id)
+	}
+	si, ok := s.sites.Index(site)
+	if !ok {
+		return fmt.Errorf("%w: node %d: unknown site %q", ErrBadArgument, id, site)
+	}
+	if core == nil {
+		return fmt.Errorf("%w: node %d: nil core", ErrBadArgument, id)
+	}
+	idx := int32(len(s.nodes))
+	s.nodes = append(s.nodes, node{id: id, site: int32(si), core: core, added: s.now, firstSec: s.now / int64(time.Second)})
+	s.hot = append(s.hot, hot{site: int32(si)})
+	if id < 1<<16 {
+		for int(id) >= len(s.small) {
+			s.small = append(s.small, -1)
+		}
+		s.small[id] = idx
+	} else {
+		s.byID[id] = idx
+	}
+	phase := s.phaseRNG.Int64N(s.period)
+	s.q.push(s.now+phase, entry{kind: evTick, ref: idx})
+	return nil
+}
+
+// Crash stops a node at the current time: it is never stepped, ticked or
+// drained again, and packets in flight to it are dropped on arrival (counted
+// as DropDown). Its ID is not reused. Crashing a node that is down is an
+// error (ErrNodeDown).
+func (s *Sim) Crash(id wire.NodeID) error { return s.stop(id, nodeCrashed) }
+
+// Remove takes a node out as a graceful leave: to the network it is the same
+// as Crash (the core sends its goodbyes itself before the integrator removes
+// it; Flush sends them), but the summary lists the node as "left".
+func (s *Sim) Remove(id wire.NodeID) error { return s.stop(id, nodeLeft) }
+
+func (s *Sim) stop(id wire.NodeID, st nodeState) error {
+	i, err := s.node(id)
+	if err != nil {
+		return err
+	}
+	n := &s.nodes[i]
+	if n.state != nodeUp {
+		return fmt.Errorf("%w: node %d is %s", ErrNodeDown, id, n.state)
+	}
+	n.state, n.down = st, s.now
+	s.hot[i].state = st
+	s.rec.forget(id)
+	return nil
+}
+
+// Up reports whether the node exists and is up.
+func (s *Sim) Up(id wire.NodeID) bool {
+	i, ok := s.lookup(id)
+	return ok && s.nodes[i].state == nodeUp
+}
+
+// Core returns the core of a known node (up or down), for observers and
+// scenario functions.
+func (s *Sim) Core(id wire.NodeID) (Core, error) {
+	i, err := s.node(id)
+	if err != nil {
+		return nil, err
+	}
+	return s.nodes[i].core, nil
+}
+
+// Nodes returns the IDs of all nodes ever added, in the order they were
+// added.
+func (s *Sim) Nodes() []wire.NodeID {
+	out := make([]wire.NodeID, len(s.nodes))
+	for i := range s.nodes {
+		out[i] = s.nodes[i].id
+	}
+	return out
+}
+
+// Flush drains a node's core now and sends what it emitted. Scenario
+// functions call it after acting on a core directly (a player joins, a
+// command arrives) so its packets leave at once instead of at its next Tick.
+func (s *Sim) Flush(id wire.NodeID) error {
+	i, err := s.node(id)
+	if err != nil {
+		return err
+	}
+	if s.nodes[i].state != nodeUp {
+		return fmt.Errorf("%w: node %d is %s", ErrNodeDown, id, s.nodes[i].state)
+	}
+	s.drain(i)
+	return nil
+}
+
+// Schedule runs fn at virtual time at (at ≥ Now()), after the events
+// already scheduled for that instant. Scenario events (players joining,
+// churn, crashes, partitions) are scheduled this way.
+func (s *Sim) Schedule(at time.Duration, fn func(now time.Duration)) error {
+	if fn == nil {
+		return fmt.Errorf("%w: nil function", ErrBadArgument)
+	}
+	if int64(at) < s.now {
+		return fmt.Errorf("%w: schedule at %v, before now (%v)", ErrTime, at, s.Now())
+	}
+	slot := len(s.funcs)
+	if n := len(s.freeFn); n > 0 {
+		slot = int(s.freeFn[n-1])
+		s.freeFn = s.freeFn[:n-1]
+		s.funcs[slot] = fn
+	} else {
+		s.funcs = append(s.funcs, fn)
+	}
+	s.q.push(int64(at), entry{kind: evFunc, ref: int32(slot)})
+	return nil
+}
+
+// Partition cuts the network between the given sides from now until heal
+// (heal == 0: until Heal is called): a packet sent from a node of one side
+// to a node of another is dropped (DropPartition). Nodes not listed are
+// unaffected; packets already in flight are delivered. Partitions may
+// overlap; a packet is dropped if any active partition separates its ends.
+// It returns the partition's ID. It rejects fewer than two sides, an empty
+// side, an unknown node, a node on two sides, and a heal time not after now.
+func (s *Sim) Partition(heal time.Duration, sides ...[]wire.NodeID) (int, error) {
+	if len(sides) < 2 {
+		return 0, fmt.Errorf("%w: a partition needs at least two sides, have %d", ErrBadArgument, len(sides))
+	}
+	if heal != 0 && int64(heal) <= s.now {
+		return 0, fmt.Errorf("%w: heal at %v, not after now (%v)", ErrTime, heal, s.Now())
+	}
+	side := make([]int32, len(s.nodes))
+	for i := range side {
+		side[i] = -1
+	}
+	for k, ids := range sides {
+		if len(ids) == 0 {
+			return 0, fmt.Errorf("%w: partition side %d is empty", ErrBadArgument, k)
+		}
+		for _, id := range ids {
+			i, err := s.node(id)
+			if err != nil {
+				return 0, fmt.Errorf("partition side %d: %w", k, err)
+			}
+			if side[i] >= 0 {
+				return 0, fmt.Errorf("%w: node %d is on partition sides %d and %d", ErrBadArgument, id, side[i], k)
+			}
+			side[i] = int32(k)
+		}
+	}
+	s.nextPart++
+	id := s.nextPart
+	s.parts = append(s.parts, partition{id: id, side: side})
+	if heal != 0 {
+		s.q.push(int64(heal), entry{kind: evHeal, ref: int32(id)})
+	}
+	return id, nil
+}
+
+// Heal ends an active partition now. It is an error if the partition is
+// unknown or already healed.
+func (s *Sim) Heal(id int) error {
+	for k, p := range s.parts {
+		if p.id == id {
+			s.parts = slices.Delete(s.parts, k, k+1)
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: no active partition %d", ErrBadArgument, id)
+}
+
+// Run runs every event due at or before until, in (time, scheduling order),
+// and leaves the clock at until. It rejects a time before Now() and a call
+// from inside an event.
+func (s *Sim) Run(until time.Duration) error {
+	if s.running {
+		return ErrReentrant
+	}
+	if int64(until) < s.now {
+		return fmt.Errorf("%w: run until %v, before now (%v)", ErrTime, until, s.Now())
+	}
+	s.running = true
+	defer func() { s.running = false }()
+	end := int64(until)
+	for {
+		if e := s.q.next(); e == nil || e.at > end {
+			break
+		}
+		ev := s.q.pop()
+		s.now = ev.at
+		s.dispatch(&ev)
+	}
+	s.now = end
+	return nil
+}
+
+// RunFor runs for d of virtual time (d ≥ 0).
+func (s *Sim) RunFor(d time.Duration) error {
+	if d < 0 {
+		return fmt.Errorf("%w: run for %v", ErrTime, d)
+	}
+	return s.Run(s.Now() + d)
+}
+
+// EventKind says what an observed event was.
+type EventKind uint8
+
+// Event kinds.
+const (
+	EventTick    EventKind = iota // a node's frame ran
+	EventDeliver                  // a packet was delivered to its destination
+	EventDrop                     // a packet arrived at a node that is down and was dropped
+	EventFunc                     // a scheduled scenario function ran
+	EventHeal                     // a partition healed
+)
+
+func (k EventKind) String() string {
+	switch k {
+	case EventTick:
+		return "tick"
+	case EventDeliver:
+		return "deliver"
+	case EventDrop:
+		return "drop"
+	case EventFunc:
+		return "func"
+	case EventHeal:
+		return "heal"
+	}
+	return fmt.Sprintf("EventKind(%d)", uint8(k))
+}
+
+// Event describes one event to the observer. For ticks Node is the ticked
+// node; for deliveries and drops Node is the destination and From, Class and
+// Bytes (payload plus header) describe the packet.
+type Event struct {
+	Kind  EventKind
+	At    time.Duration
+	Node  wire.NodeID
+	From  wire.NodeID
+	Class wire.Class
+	Bytes int
+}
+
+func (s *Sim) dispatch(ev *entry) {
+	switch ev.kind {
+	case evTick:
+		n := &s.nodes[ev.ref]
+		if n.state != nodeUp {
+			return // the tick chain ends with the node
+		}
+		n.ticks++
+		n.core.Tick(time.Duration(s.now))
+		s.drain(ev.ref)
+		s.q.push(s.now+s.period, entry{kind: evTick, ref: ev.ref})
+		if s.observer != nil {
+			s.observer(Event{Kind: EventTick, At: time.Duration(s.now), Node: n.id})
+		}
+	case evDeliver:
+		s.deliver(ev.ref, ev.pkt)
+	case evFunc:
+		fn := s.funcs[ev.ref]
+		s.funcs[ev.ref] = nil
+		s.freeFn = append(s.freeFn, ev.ref)
+		fn(time.Duration(s.now))
+		if s.observer != nil {
+			s.observer(Event{Kind: EventFunc, At: time.Duration(s.now)})
+		}
+	case evHeal:
+		_ = s.Heal(int(ev.ref)) // already healed by hand: nothing to do
+		if s.observer != nil {
+			s.observer(Event{Kind: EventHeal, At: time.Duration(s.now)})
+		}
+	}
+}
+
+func (s *Sim) deliver(dst int32, p wire.Packet) {
+	n := &s.nodes[dst]
+	size := uint64(len(p.Payload)) + s.header
+	s.tr.inflight.Msgs--
+	s.tr.inflight.Bytes -= size
+	if s.hot[dst].state != nodeUp {
+		s.tr.dropped(DropDown, s.now, size)
+		if s.observer != nil {
+			s.observer(Event{Kind: EventDrop, At: time.Duration(s.now), Node: n.id, From: p.From, Class: p.Class, Bytes: int(size)})
+		}
+		return
+	}
+	n.in[p.Class].add(size)
+	bump(&n.secIn, s.now/int64(time.Second)-n.firstSec, size)
+	s.tr.received(s.now, size)
+	n.core.Step(time.Duration(s.now), p)
+	s.drain(dst)
+	if s.observer != nil {
+		s.observer(Event{Kind: EventDeliver, At: time.Duration(s.now), Node: n.id, From: p.From, Class: p.Class, Bytes: int(size)})
+	}
+}
+
+// drain collects a node's output and sends it.
+func (s *Sim) drain(src int32) {
+	buf := s.nodes[src].core.Drain(s.buf[:0])
+	for i := range buf {
+		s.send(src, buf[i])
+	}
+	clear(buf) // drop payload references
+	s.buf = buf[:0]
+}
+
+// send routes one packet from node src: validation, accounting, partition,
+// loss, duplication, delay.
+func (s *Sim) send(src int32, p wire.Packet) {
+	n := &s.nodes[src]
+	if p.From != n.id || !p.Class.Valid() {
+		s.tr.reject(n.id, p)
+		return
+	}
+	size := uint64(len(p.Payload)) + s.header
+	n.out[p.Class].add(size)
+	bump(&n.secOut, s.now/int64(time.Second)-n.firstSec, size)
+	s.tr.sent(s.now, p.Class, size)
+	dst, ok := s.lookup(p.To)
+	if !ok {
+		s.tr.dropped(DropUnknown, s.now, size)
+		return
+	}
+	dh := s.hot[dst]
+	if dh.state != nodeUp {
+		s.tr.dropped(DropDown, s.now, size)
+		return
+	}
+	for k := range s.parts {
+		side := s.parts[k].side
+		if int(src) < len(side) && int(dst) < len(side) {
+			a, b := side[src], side[dst]
+			if a >= 0 && b >= 0 && a != b {
+				s.tr.dropped(DropPartition, s.now, size)
+				return
+			}
+		}
+	}
+	if s.cfg.Loss > 0 && s.netRNG.Float64() < s.cfg.Loss {
+		s.tr.dropped(DropLoss, s.now, size)
+		return
+	}
+	base := int64(s.cfg.SameSite)
+	if a, b := n.site, dh.site; a != b {
+		base = s.sites.oneWay[int(a)*len(s.sites.names)+int(b)]
+	}
+	if s.cfg.Duplicate > 0 && s.netRNG.Float64() < s.cfg.Duplicate {
+		cp := p
+		cp.Payload = append([]byte(nil), p.Payload...)
+		s.tr.duplicated(s.now, size)
+		s.schedule(dst, base, cp, size)
+	}
+	s.schedule(dst, base, p, size)
+}
+
+func (s *Sim) schedule(dst int32, base int64, p wire.Packet, size uint64) {
+	at := s.now + base
+	if s.jitter > 0 {
+		at += int64(s.netRNG.ExpFloat64() * s.jitter)
+	}
+	s.tr.inflight.add(size)
+	s.q.push(at, entry{kind: evDeliver, ref: dst, pkt: p})
+}
+
+// bump adds size to the per-second bucket sec of a series, growing it.
+func bump(series *[]uint32, sec int64, size uint64) {
+	for int64(len(*series)) <= sec {
+		*series = append(*series, 0)
+	}
+	(*series)[sec] += uint32(size)
+}
