@@ -30,8 +30,8 @@ const (
 	// FireEvery is the rocket launcher's refire time: 800 ms.
 	FireEvery = 800 * time.Millisecond
 	// AimError is the standard deviation of a bot's aim (radians, about
-	// 6°): most rockets miss, as in Quake.
-	AimError = 0.1
+	// 14°): most rockets miss, as in Quake.
+	AimError = 0.25
 	// RespawnDelay is how long a fragged bot stays dead.
 	RespawnDelay = 2 * time.Second
 	// HealthBonus is what a health item gives (Quake III's 25 health).
@@ -420,26 +420,41 @@ func (b *Bot) walk(ctx world.Context, now int64, rng *rand.Rand) {
 		if budget <= 0 {
 			return
 		}
-		q := m.Waypoints[to]
-		x, y := st.Float(BotX), st.Float(BotY)
-		d := math.Hypot(q.X-x, q.Y-y)
-		if d > budget {
-			st.SetFloat(BotX, x+(q.X-x)*budget/d)
-			st.SetFloat(BotY, y+(q.Y-y)*budget/d)
+		rest, reached := b.advance(from, to, budget)
+		if !reached {
 			return
 		}
-		st.SetFloat(BotX, q.X)
-		st.SetFloat(BotY, q.Y)
 		st.SetInt(BotFrom, to)
-		budget -= d
+		budget = rest
 		b.pickUp(ctx)
 	}
+}
+
+// advance moves the bot step metres along the edge from→to, from the
+// projection of its position on the edge (so that rounding to the position
+// quantum never accumulates off the edge). It reports whether it reached
+// "to" and the distance left over.
+func (b *Bot) advance(from, to int64, step float64) (rest float64, reached bool) {
+	st, m := b.st, b.g.Map
+	p, q := m.Waypoints[from], m.Waypoints[to]
+	t, _ := closest(p.X, p.Y, q.X, q.Y, st.Float(BotX), st.Float(BotY))
+	length := math.Hypot(q.X-p.X, q.Y-p.Y)
+	left := (1 - t) * length
+	if left > step {
+		t += step / length
+		st.SetFloat(BotX, p.X+(q.X-p.X)*t)
+		st.SetFloat(BotY, p.Y+(q.Y-p.Y)*t)
+		return 0, false
+	}
+	st.SetFloat(BotX, q.X)
+	st.SetFloat(BotY, q.Y)
+	return step - left, true
 }
 
 // strafe moves the bot along its current edge, towards "to", reversing at
 // the edge's ends and when "until" passes.
 func (b *Bot) strafe(now int64, rng *rand.Rand) {
-	st, m := b.st, b.g.Map
+	st := b.st
 	from, to := st.Int(BotFrom), st.Int(BotTo)
 	if from == to { // on a waypoint: strafe along the edge to the next hop
 		to = b.nextHop(to, st.Int(BotGoal))
@@ -456,18 +471,10 @@ func (b *Bot) strafe(now int64, rng *rand.Rand) {
 		b.path = b.path[:0] // the path cache no longer starts at "to"
 	}
 	b.setHeading(from, to)
-	q := m.Waypoints[to]
-	x, y := st.Float(BotX), st.Float(BotY)
-	d := math.Hypot(q.X-x, q.Y-y)
-	step := RunSpeed * Frame.Seconds()
-	if d > step {
-		st.SetFloat(BotX, x+(q.X-x)*step/d)
-		st.SetFloat(BotY, y+(q.Y-y)*step/d)
+	if _, reached := b.advance(from, to, RunSpeed*Frame.Seconds()); !reached {
 		return
 	}
 	// Reached the end of the edge: turn back along it.
-	st.SetFloat(BotX, q.X)
-	st.SetFloat(BotY, q.Y)
 	st.SetInt(BotFrom, to)
 	st.SetInt(BotTo, from)
 	b.path = b.path[:0]
