@@ -41,7 +41,7 @@ type Local struct {
 	nodes  int
 	objs   map[world.ObjectID]*entry
 	order  []*entry // by ID; may hold deleted entries until the next Step
-	sorted bool
+	born   []*entry // created since the last Step began, in creation order
 	seq    []uint32
 	cells  map[[2]int32][]*entry
 	bufs   [][]*entry // scratch for nested Each calls
@@ -61,6 +61,7 @@ type entry struct {
 	born  int64 // frame of creation; thinks from born+1 (spawned: from the first frame)
 	dead  bool
 	cell  [2]int32
+	loc   world.Point // location at the last (re)index
 	slot  int
 	prev  *world.State // last frame's state, when measuring deltas
 	fresh bool         // created since the last measurement
@@ -107,7 +108,7 @@ func NewLocal(reg *world.Registry, nodes int, seed uint64) (*Local, error) {
 		return nil, fmt.Errorf("arena: NewLocal: %d nodes, want 1 to %d", nodes, uint32(math.MaxUint32))
 	}
 	l := &Local{reg: reg, dims: reg.Space().Dims(), rng: rand.New(rand.NewPCG(seed, 0x6c6f636c)), // "locl"
-		nodes: nodes, objs: map[world.ObjectID]*entry{}, sorted: true, seq: make([]uint32, nodes),
+		nodes: nodes, objs: map[world.ObjectID]*entry{}, seq: make([]uint32, nodes),
 		cells: map[[2]int32][]*entry{}, stats: make([]KindStats, reg.Len())}
 	for k := range l.stats {
 		l.stats[k].Kind = world.Kind(k + 1)
@@ -191,17 +192,14 @@ func (l *Local) create(node int, s *world.Schema, init func(*world.State)) (*ent
 	}
 	e := &entry{obj: obj, id: id, kind: kind, node: node, born: l.frame, fresh: true}
 	l.objs[id] = e
-	if n := len(l.order); n > 0 && l.order[n-1].id > id {
-		l.sorted = false
-	}
-	l.order = append(l.order, e)
-	e.cell = l.cellOf(st)
+	l.born = append(l.born, e)
+	e.loc = st.Location()
+	e.cell = cellOf(e.loc)
 	l.insert(e)
 	return e, nil
 }
 
-func (l *Local) cellOf(st *world.State) [2]int32 {
-	p := st.Location()
+func cellOf(p world.Point) [2]int32 {
 	return [2]int32{cellCoord(p[0]), cellCoord(p[1])}
 }
 
@@ -231,7 +229,8 @@ func (l *Local) remove(e *entry) {
 }
 
 func (l *Local) reindex(e *entry) {
-	if c := l.cellOf(e.obj.State()); c != e.cell {
+	e.loc = e.obj.State().Location()
+	if c := cellOf(e.loc); c != e.cell {
 		l.remove(e)
 		e.cell = c
 		l.insert(e)
@@ -242,13 +241,7 @@ func (l *Local) reindex(e *entry) {
 // in increasing ID order. With delta measurement on it then accounts each
 // object's change since the previous frame.
 func (l *Local) Step() {
-	if !l.sorted {
-		slices.SortFunc(l.order, func(a, b *entry) int { return cmpID(a.id, b.id) })
-		l.sorted = true
-	}
-	if len(l.order) > 2*len(l.objs)+16 { // drop deleted entries
-		l.order = slices.DeleteFunc(l.order, func(e *entry) bool { return e.dead })
-	}
+	l.merge()
 	n := len(l.order)
 	for i := 0; i < n; i++ {
 		e := l.order[i]
@@ -265,6 +258,30 @@ func (l *Local) Step() {
 		l.account()
 	}
 	l.frame++
+}
+
+// merge brings the objects created since the last merge into the ID order
+// and drops deleted ones: O(objects + new log new).
+func (l *Local) merge() {
+	if len(l.born) == 0 && len(l.order) <= 2*len(l.objs)+16 {
+		return
+	}
+	slices.SortFunc(l.born, func(a, b *entry) int { return cmpID(a.id, b.id) })
+	out := make([]*entry, 0, len(l.objs))
+	i, j := 0, 0
+	for i < len(l.order) || j < len(l.born) {
+		var e *entry
+		if j == len(l.born) || (i < len(l.order) && l.order[i].id < l.born[j].id) {
+			e, i = l.order[i], i+1
+		} else {
+			e, j = l.born[j], j+1
+		}
+		if !e.dead {
+			out = append(out, e)
+		}
+	}
+	clear(l.born)
+	l.order, l.born = out, l.born[:0]
 }
 
 func cmpID(a, b world.ObjectID) int {
@@ -317,10 +334,7 @@ func (l *Local) Lookup(id world.ObjectID) (obj world.Object, node int, ok bool) 
 // Range calls fn for every live object in increasing ID order, with its
 // node, until fn returns false. fn must not create or delete objects.
 func (l *Local) Range(fn func(obj world.Object, node int) bool) {
-	if !l.sorted {
-		slices.SortFunc(l.order, func(a, b *entry) int { return cmpID(a.id, b.id) })
-		l.sorted = true
-	}
+	l.merge()
 	for _, e := range l.order {
 		if !e.dead && !fn(e.obj, e.node) {
 			return
@@ -344,19 +358,19 @@ func (l *Local) each(box world.Box, fn func(e *entry) bool) {
 		cy0, cy1 = cellCoord(box.Min[1]), cellCoord(box.Max[1])
 	}
 	if cells := (float64(cx1) - float64(cx0) + 1) * (float64(cy1) - float64(cy0) + 1); cells > float64(len(l.cells)) {
-		for _, e := range l.order { // the box spans more cells than are occupied
-			if !e.dead && box.Contains(e.obj.State().Location(), l.dims) {
-				buf = append(buf, e)
+		for _, es := range [][]*entry{l.order, l.born} { // the box spans more cells than are occupied
+			for _, e := range es {
+				if !e.dead && box.Contains(e.loc, l.dims) {
+					buf = append(buf, e)
+				}
 			}
 		}
-		if !l.sorted {
-			slices.SortFunc(buf, func(a, b *entry) int { return cmpID(a.id, b.id) })
-		}
+		slices.SortFunc(buf, func(a, b *entry) int { return cmpID(a.id, b.id) })
 	} else {
 		for cy := int64(cy0); cy <= int64(cy1); cy++ {
 			for cx := int64(cx0); cx <= int64(cx1); cx++ {
 				for _, e := range l.cells[[2]int32{int32(cx), int32(cy)}] {
-					if box.Contains(e.obj.State().Location(), l.dims) {
+					if box.Contains(e.loc, l.dims) {
 						buf = append(buf, e)
 					}
 				}

@@ -23,7 +23,7 @@ const Window = 10 * time.Second
 
 // Summary describes a sample.
 type Summary struct {
-	N                         int
+	N                          int
 	Mean, SD, Median, P95, Max float64
 }
 
