@@ -34,19 +34,19 @@ import (
 // locations. Local is deterministic: the same spawns and seed give the same
 // states, frame after frame. It is not safe for concurrent use.
 type Local struct {
-	reg    *world.Registry
-	dims   int
-	rng    *rand.Rand
-	frame  int64
-	nodes  int
-	objs   map[world.ObjectID]*entry
-	order  []*entry // by ID; may hold deleted entries until the next Step
-	born   []*entry // created since the last Step began, in creation order
-	seq    []uint32
-	cells  map[[2]int32][]*entry
-	bufs   [][]*entry // scratch for nested Each calls
-	wbuf   []byte
-	wtmp   *world.State
+	reg   *world.Registry
+	dims  int
+	rng   *rand.Rand
+	frame int64
+	nodes int
+	objs  map[world.ObjectID]*entry
+	order []*entry // by ID; may hold deleted entries until the next Step
+	born  []*entry // created since the last Step began, in creation order
+	seq   []uint32
+	cells map[[2]int32][]*entry
+	bufs  [][]*entry // scratch for nested Each calls
+	wbuf  []byte
+	wtmp  *world.State
 
 	measure bool
 	stats   []KindStats // by Kind-1
