@@ -129,3 +129,29 @@ func TestLabBadUsage(t *testing.T) {
 		t.Errorf("bad usage wrote %d files", len(entries))
 	}
 }
+
+func TestLabArena(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errs := runCLI(t, "", "lab", "arena", "--duration", "30s", "--out", dir, "--quiet")
+	if code != 0 || errs != "" {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	for _, want := range []string{"path length in 10 s", "paper (Quake III)", "Fortnite", "arena.missile"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	for _, name := range []string{"arena-path.csv", "arena-popularity.csv", "arena-deltas.csv", "arena-popularity.png", "arena-path-cdf.png", "arena-distance-cdf.png"} {
+		if st, err := os.Stat(filepath.Join(dir, name)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	for _, args := range [][]string{
+		{"--map", "hex"}, {"--players", "0"}, {"--duration", "1s"}, {"--players", "x"},
+	} {
+		code, out, errs := runCLI(t, "", append([]string{"lab", "arena", "--out", dir, "--quiet"}, args...)...)
+		if code != 2 || out != "" || errs == "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2, nothing, an error", args, code, out, errs)
+		}
+	}
+}

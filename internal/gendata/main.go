@@ -6,6 +6,7 @@
 //
 //	go run ./internal/gendata -src ../shared/data -out geo/data
 //	go run ./internal/gendata -src ../shared/data -verify
+//	go run ./internal/gendata -src ../shared/data -fortnite -out arena/data
 //
 // The first command reads
 //
@@ -62,14 +63,18 @@ func main() {
 	src := flag.String("src", "../shared/data", "directory holding planetlab-490, wondernetwork-2018, geonames-cities-100k and topology-zoo")
 	out := flag.String("out", "geo/data", "output directory (geo/data of the repository)")
 	verify := flag.Bool("verify", false, "check package geo's embedded data against the source instead of writing")
+	fortnite := flag.Bool("fortnite", false, "write the Fortnite movement traces of package arena into -out (arena/data) instead")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("gendata: ")
 	g := &gen{src: *src, out: *out}
 	var err error
-	if *verify {
+	switch {
+	case *fortnite:
+		err = g.fortnite()
+	case *verify:
 		err = g.verify()
-	} else {
+	default:
 		err = g.generate()
 	}
 	if err != nil {
