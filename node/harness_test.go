@@ -39,6 +39,8 @@ type cluster struct {
 	traffic [][wire.NumClasses]int64 // bytes out per node and class
 	pkts    [][wire.NumClasses]int64
 	buf     []wire.Packet
+	// sendHook, when set, sees every packet sent (before loss).
+	sendHook func(wire.Packet)
 
 	// invariant bookkeeping
 	check   bool
@@ -46,6 +48,7 @@ type cluster struct {
 	live    map[world.ObjectID]bool
 	deleted map[world.ObjectID]time.Duration
 	events  int
+	seenRep int // replica observations (a check that the run replicated anything)
 }
 
 type delivery struct {
@@ -149,6 +152,9 @@ func (c *cluster) send(ps []wire.Packet) {
 	for _, p := range ps {
 		c.traffic[p.From-1][p.Class] += int64(len(p.Payload))
 		c.pkts[p.From-1][p.Class]++
+		if c.sendHook != nil {
+			c.sendHook(p)
+		}
 		if c.loss > 0 && c.rng.Float64() < c.loss {
 			continue
 		}
@@ -198,8 +204,8 @@ func (c *cluster) run(until time.Duration) {
 			c.send(c.buf)
 		}
 		c.events++
-		c.record()
 		if c.check {
+			c.record()
 			c.checkInvariants()
 		}
 	}
@@ -284,6 +290,7 @@ func (c *cluster) record() {
 	for _, n := range c.nodes {
 		for _, in := range n.Objects(nil) {
 			if !in.Primary {
+				c.seenRep++
 				continue
 			}
 			seen[in.ID] = true

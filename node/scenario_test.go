@@ -175,13 +175,10 @@ func runScript(t *testing.T, path string) string {
 			n := c.node(parseNode(fail, args[1]))
 			before := dumpNode(n)
 			m0 := n.Stats().Malformed
-			for _, p := range garbagePackets(n.ID()) {
-				n.Step(c.now, p)
-			}
-			for _, p := range garbagePackets(n.ID())[:0] {
-				n.Step(c.now, p)
-			}
 			ps := garbagePackets(n.ID())
+			for _, p := range ps {
+				n.Step(c.now, p)
+			}
 			fmt.Fprintf(&out, "malformed packets rejected: %d of %d; state unchanged: %v\n",
 				n.Stats().Malformed-m0, len(ps), dumpNode(n) == before)
 		default:

@@ -142,7 +142,13 @@ func byTo[T any](to func(T) wire.NodeID) func(a, b T) int {
 }
 
 func (s *Store) encodeUpdates(now time.Duration, o *wire.Outbox) {
-	slices.SortStableFunc(s.sends, byTo(func(x send) wire.NodeID { return x.to }))
+	// (to, id) is unique, so an unstable sort is deterministic.
+	slices.SortFunc(s.sends, func(a, b send) int {
+		if c := cmp.Compare(a.to, b.to); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.e.id, b.e.id)
+	})
 	var u wire.Update
 	for i := 0; i < len(s.sends); {
 		to := s.sends[i].to
@@ -183,7 +189,12 @@ func (s *Store) encodeUpdates(now time.Duration, o *wire.Outbox) {
 }
 
 func (s *Store) encodeAcks(o *wire.Outbox) {
-	slices.SortStableFunc(s.acks, byTo(func(x ackMsg) wire.NodeID { return x.to }))
+	slices.SortFunc(s.acks, func(a, b ackMsg) int {
+		if c := cmp.Compare(a.to, b.to); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.a.ID, b.a.ID)
+	})
 	for i := 0; i < len(s.acks); {
 		to := s.acks[i].to
 		s.ack.Entries = s.ack.Entries[:0]
@@ -228,11 +239,16 @@ func (s *Store) encodeWrites(o *wire.Outbox) {
 }
 
 func (s *Store) encodeIDs(o *wire.Outbox) {
-	slices.SortStableFunc(s.idq, func(a, b idMsg) int {
+	// Entries equal in (to, type, id) are identical, so an unstable sort is
+	// deterministic.
+	slices.SortFunc(s.idq, func(a, b idMsg) int {
 		if c := cmp.Compare(a.to, b.to); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.typ, b.typ)
+		if c := cmp.Compare(a.typ, b.typ); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.id, b.id)
 	})
 	for i := 0; i < len(s.idq); {
 		to, typ := s.idq[i].to, s.idq[i].typ

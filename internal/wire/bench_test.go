@@ -57,3 +57,37 @@ func TestEncodeDoesNotAllocate(t *testing.T) {
 		}
 	}
 }
+
+func TestDecodeDoesNotAllocate(t *testing.T) {
+	for _, c := range codecs {
+		m := c.gen(rand.New(rand.NewPCG(4, 4)))
+		b := c.encode(nil, m)
+		fr, err := OpenFrames(append(AppendHeader(nil), b...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, body, _ := fr.Next()
+		dst, _ := c.decode(body) // grows dst's slices once
+		redecode := func() {
+			switch d := dst.(type) {
+			case *Updates:
+				_ = d.Decode(body)
+			case *Acks:
+				_ = d.Decode(body)
+			case *Writes:
+				_ = d.Decode(body)
+			case *IDs:
+				_ = d.Decode(body)
+			case *Handoffs:
+				_ = d.Decode(body)
+			case *Pubs:
+				_ = d.Decode(body)
+			case *Subscribe:
+				_ = d.Decode(body)
+			}
+		}
+		if a := testing.AllocsPerRun(100, redecode); a != 0 {
+			t.Errorf("%v: %v allocations per decode into a reused message", c.typ, a)
+		}
+	}
+}

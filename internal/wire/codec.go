@@ -183,8 +183,10 @@ func (r *reader) u32(what string) uint32 {
 	return uint32(v)
 }
 
+// bytes reads a length-prefixed byte string. what names it in errors; it
+// must be a constant (concatenating here would allocate on every call).
 func (r *reader) bytes(what string) []byte {
-	n := r.uvarint(what + " length")
+	n := r.uvarint(what)
 	if r.err != nil {
 		return nil
 	}
