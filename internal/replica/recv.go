@@ -271,6 +271,12 @@ func (s *Store) ids1(now time.Duration, from wire.NodeID, t wire.Type, id world.
 		case e.from == from:
 			s.stats.Dropped++
 			s.remove(id)
+			if e.requested && now-e.lastNeeded <= s.cfg.ReplicaLinger {
+				// Our registrations were lost and the primary let us go,
+				// but we still need the replica: ask again.
+				s.want[id] = &request{from: from, until: now + s.cfg.RegistrationTTL}
+				return
+			}
 		}
 		if r, ok := s.want[id]; ok && r.from == from {
 			delete(s.want, id)
