@@ -2,10 +2,24 @@
 // binary codec, plus the few identifiers every layer shares: NodeID, traffic
 // Class and Packet (one datagram between two nodes).
 //
-// Encoders append to a caller's buffer (AppendX(b, ...) []byte) so the hot
-// path does not allocate; decoders never panic on arbitrary bytes and never
-// allocate more than the input can justify. Callers own the buffers they
-// pass in; a Packet's Payload belongs to whoever holds the Packet.
+// A payload is one version byte followed by frames; a frame is a type byte,
+// the uvarint length of its body, and the body. Object IDs travel as two
+// uvarints (origin, sequence), coordinates as the uvarint of their
+// byte-reversed float64 bits (exact, and 3 to 5 bytes for quantised
+// positions), durations as uvarint nanoseconds. The messages are Updates
+// (deltas against an acknowledged version, full states, keepalives), Acks,
+// Writes (tentative writes), IDs (Register, Drop, Delete), Handoffs
+// (client-server object creation), Pubs (Publish, Match) and Subscribe.
+// An Outbox batches the frames one step produces into one packet per
+// destination and class, up to an MTU-sized payload.
+//
+// Callers must: encode with the AppendX functions (they append to the
+// caller's buffer and do not allocate when it has room); open a received
+// payload with OpenFrames and decode each frame body with the matching
+// (*X).Decode, which reuses the message's slices, never panics on arbitrary
+// bytes, never allocates more than the body can justify, and returns errors
+// wrapping ErrMalformed. Decoded byte slices alias the payload. A Packet's
+// Payload belongs to whoever holds the Packet.
 package wire
 
 import "fmt"

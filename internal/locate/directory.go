@@ -1,0 +1,285 @@
+package locate
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/world"
+)
+
+// DirectoryConfig configures the directory architecture. Every node of the
+// cluster uses the same Rendezvous.
+type DirectoryConfig struct {
+	// Rendezvous is the node that stores publications and subscriptions.
+	Rendezvous wire.NodeID
+	// PublishPeriod: every primary's location is published this often (new
+	// objects at once). 500 ms keeps published locations within a few
+	// units of the truth at Quake speeds.
+	PublishPeriod time.Duration
+	// PublishTTL: how long the rendezvous keeps a publication (3 periods
+	// ride out two lost publications).
+	PublishTTL time.Duration
+	// SubscribePeriod: the subscription is refreshed this often, and at
+	// once whenever the view leaves the subscribed boxes.
+	SubscribePeriod time.Duration
+	// SubscribeTTL: how long the rendezvous keeps a subscription.
+	SubscribeTTL time.Duration
+	// Margin widens every subscribed box by this much on each side, per
+	// dimension (Colyseus' predicted subscription: PredTime × speed +
+	// PubTime × speed). A wider margin means fewer re-subscriptions and
+	// earlier discovery, at the cost of false matches. Zero subscribes to
+	// the exact view.
+	Margin world.Point
+	// MaxTTL caps the TTL the rendezvous accepts from any node.
+	MaxTTL time.Duration
+}
+
+// DefaultDirectoryConfig returns the defaults with the given rendezvous.
+func DefaultDirectoryConfig(rendezvous wire.NodeID) DirectoryConfig {
+	return DirectoryConfig{Rendezvous: rendezvous, PublishPeriod: 500 * time.Millisecond,
+		PublishTTL: 1500 * time.Millisecond, SubscribePeriod: time.Second, SubscribeTTL: 3 * time.Second,
+		MaxTTL: time.Minute}
+}
+
+// ErrLocateConfig reports an invalid locator configuration.
+var ErrLocateConfig = errors.New("locate: bad config")
+
+// Directory is the directory architecture: one rendezvous node stores
+// publications (object locations) and subscriptions (node views) as soft
+// state with TTLs; it matches each arriving subscription against the
+// stored publications at once, and each arriving publication against the
+// stored subscriptions, and sends the matches to the subscriber, which
+// requests replicas straight from the primaries' nodes. It is the
+// single-node form of Colyseus' distributed locator. Every node runs one
+// Directory; the rendezvous's also holds the store.
+type Directory struct {
+	cfg        DirectoryConfig
+	self       wire.NodeID
+	nextPub    time.Duration
+	nextSub    time.Duration
+	subscribed []world.Box
+
+	// rendezvous state
+	pubs    []storedPub // sorted by ID
+	subs    []storedSub // sorted by node
+	matches []matchOut
+
+	msg  wire.Pubs
+	sub  wire.Subscribe
+	want []world.Box
+}
+
+type storedPub struct {
+	id    world.ObjectID
+	node  wire.NodeID
+	loc   world.Point
+	until time.Duration
+}
+
+type storedSub struct {
+	node  wire.NodeID
+	boxes []world.Box
+	until time.Duration
+}
+
+type matchOut struct {
+	to    wire.NodeID
+	pub   wire.Pub
+	until time.Duration
+}
+
+// NewDirectory returns the directory locator of node self; zero fields of
+// cfg (except Rendezvous and Margin) take the defaults.
+func NewDirectory(self wire.NodeID, cfg DirectoryConfig) (*Directory, error) {
+	d := DefaultDirectoryConfig(cfg.Rendezvous)
+	for _, f := range []struct {
+		v   *time.Duration
+		def time.Duration
+		n   string
+	}{{&cfg.PublishPeriod, d.PublishPeriod, "PublishPeriod"}, {&cfg.PublishTTL, d.PublishTTL, "PublishTTL"},
+		{&cfg.SubscribePeriod, d.SubscribePeriod, "SubscribePeriod"}, {&cfg.SubscribeTTL, d.SubscribeTTL, "SubscribeTTL"},
+		{&cfg.MaxTTL, d.MaxTTL, "MaxTTL"}} {
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+		if *f.v < 0 {
+			return nil, fmt.Errorf("%w: directory %s is negative", ErrLocateConfig, f.n)
+		}
+	}
+	if cfg.PublishTTL <= cfg.PublishPeriod || cfg.SubscribeTTL <= cfg.SubscribePeriod {
+		return nil, fmt.Errorf("%w: directory TTLs must exceed their periods (publish %v/%v, subscribe %v/%v)",
+			ErrLocateConfig, cfg.PublishTTL, cfg.PublishPeriod, cfg.SubscribeTTL, cfg.SubscribePeriod)
+	}
+	for _, m := range cfg.Margin {
+		if !(m >= 0) || m > 1e300 {
+			return nil, fmt.Errorf("%w: directory margin %v (want finite, non-negative)", ErrLocateConfig, cfg.Margin)
+		}
+	}
+	return &Directory{cfg: cfg, self: self}, nil
+}
+
+// Config returns the directory's configuration.
+func (d *Directory) Config() DirectoryConfig { return d.cfg }
+
+// IsRendezvous reports whether this node is the rendezvous.
+func (d *Directory) IsRendezvous() bool { return d.self == d.cfg.Rendezvous }
+
+// Stored returns the number of publications and subscriptions the
+// rendezvous holds (0, 0 elsewhere).
+func (d *Directory) Stored() (pubs, subs int) { return len(d.pubs), len(d.subs) }
+
+// Tick publishes the node's primaries (all every PublishPeriod, new ones at
+// once), refreshes its subscription when due or when the view left it, and
+// expires soft state on the rendezvous.
+func (d *Directory) Tick(f *Frame, out *Out) {
+	now := f.Now
+	all := now >= d.nextPub
+	if all {
+		d.nextPub = now + d.cfg.PublishPeriod
+	}
+	d.msg = wire.Pubs{TTL: d.cfg.PublishTTL, Dims: f.Dims, Pubs: d.msg.Pubs[:0]}
+	for i := range f.Primaries {
+		p := &f.Primaries[i]
+		if all || p.New {
+			d.msg.Pubs = append(d.msg.Pubs, wire.Pub{ID: p.ID, Node: f.Self, Loc: p.Loc})
+			if len(d.msg.Pubs) == 40 {
+				d.flushPubs(out, wire.TypePublish, d.cfg.Rendezvous)
+			}
+		}
+	}
+	d.flushPubs(out, wire.TypePublish, d.cfg.Rendezvous)
+
+	d.want = d.want[:0]
+	for _, b := range f.View {
+		d.want = append(d.want, b.Expand(d.cfg.Margin, d.cfg.Margin))
+	}
+	if now >= d.nextSub && (len(d.want) > 0 || len(d.subscribed) > 0) || !covered(f.View, d.subscribed, f.Dims) {
+		d.subscribed = append(d.subscribed[:0], d.want...)
+		d.nextSub = now + d.cfg.SubscribePeriod
+		if len(d.want) == 0 {
+			d.nextSub = 1<<63 - 1 // withdrawn: nothing to refresh until the view is back
+		}
+		d.sub = wire.Subscribe{TTL: d.cfg.SubscribeTTL, Dims: f.Dims, Boxes: d.subscribed}
+		b := out.Outbox.Buf()
+		out.Outbox.Commit(d.cfg.Rendezvous, wire.ClassDiscovery, wire.AppendSubscribe(b, &d.sub))
+	}
+
+	if d.IsRendezvous() {
+		d.pubs = slices.DeleteFunc(d.pubs, func(p storedPub) bool { return p.until <= now })
+		d.subs = slices.DeleteFunc(d.subs, func(s storedSub) bool { return s.until <= now })
+	}
+}
+
+func (d *Directory) flushPubs(out *Out, t wire.Type, to wire.NodeID) {
+	if len(d.msg.Pubs) == 0 {
+		return
+	}
+	out.Outbox.Commit(to, t.Class(), wire.AppendPubs(out.Outbox.Buf(), t, &d.msg))
+	d.msg.Pubs = d.msg.Pubs[:0]
+}
+
+// covered reports whether every box of view lies inside a box of subs.
+func covered(view, subs []world.Box, dims int) bool {
+	for _, v := range view {
+		ok := false
+		for _, s := range subs {
+			if s.Covers(v, dims) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// Handles reports whether t is a directory message (publish, subscribe,
+// match).
+func (d *Directory) Handles(t wire.Type) bool { return Handles(t) }
+
+// Step handles a publish or subscribe frame (on the rendezvous) or a match
+// frame (on a subscriber). The frame must have passed Check.
+func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body []byte, out *Out) error {
+	switch t {
+	case wire.TypeMatch:
+		if err := d.msg.Decode(body); err != nil {
+			return err
+		}
+		for _, p := range d.msg.Pubs {
+			if p.Node != d.self {
+				out.Found = append(out.Found, Found{ID: p.ID, Node: p.Node, Loc: p.Loc, Until: now + min(d.msg.TTL, d.cfg.MaxTTL)})
+			}
+		}
+		return nil
+	case wire.TypePublish:
+		if err := d.msg.Decode(body); err != nil || !d.IsRendezvous() {
+			return err
+		}
+		until := now + min(d.msg.TTL, d.cfg.MaxTTL)
+		d.matches = d.matches[:0]
+		for _, p := range d.msg.Pubs {
+			p.Node = from // a node publishes only its own primaries
+			i, ok := slices.BinarySearchFunc(d.pubs, p.ID, func(s storedPub, id world.ObjectID) int { return cmp.Compare(s.id, id) })
+			sp := storedPub{id: p.ID, node: from, loc: p.Loc, until: until}
+			if ok {
+				d.pubs[i] = sp
+			} else {
+				d.pubs = slices.Insert(d.pubs, i, sp)
+			}
+			for _, s := range d.subs {
+				if s.node != from && s.until > now && inAny(p.Loc, s.boxes, d.msg.Dims) {
+					d.matches = append(d.matches, matchOut{to: s.node, pub: p, until: until})
+				}
+			}
+		}
+		d.sendMatches(now, d.msg.Dims, out)
+		return nil
+	case wire.TypeSubscribe:
+		if err := d.sub.Decode(body); err != nil || !d.IsRendezvous() {
+			return err
+		}
+		i, ok := slices.BinarySearchFunc(d.subs, from, func(s storedSub, n wire.NodeID) int { return cmp.Compare(s.node, n) })
+		if len(d.sub.Boxes) == 0 {
+			if ok {
+				d.subs = slices.Delete(d.subs, i, i+1)
+			}
+			return nil
+		}
+		if !ok {
+			d.subs = slices.Insert(d.subs, i, storedSub{node: from})
+		}
+		s := &d.subs[i]
+		s.boxes = append(s.boxes[:0], d.sub.Boxes...)
+		s.until = now + min(d.sub.TTL, d.cfg.MaxTTL)
+		d.matches = d.matches[:0]
+		for _, p := range d.pubs {
+			if p.node != from && p.until > now && inAny(p.loc, s.boxes, d.sub.Dims) {
+				d.matches = append(d.matches, matchOut{to: from, pub: wire.Pub{ID: p.id, Node: p.node, Loc: p.loc}, until: p.until})
+			}
+		}
+		d.sendMatches(now, d.sub.Dims, out)
+		return nil
+	}
+	return fmt.Errorf("%w: %v frame is not a directory message", wire.ErrMalformed, t)
+}
+
+// sendMatches sends the queued matches, grouped by subscriber; each frame's
+// TTL is the shortest remaining lifetime among its publications.
+func (d *Directory) sendMatches(now time.Duration, dims int, out *Out) {
+	slices.SortStableFunc(d.matches, func(a, b matchOut) int { return cmp.Compare(a.to, b.to) })
+	for i := 0; i < len(d.matches); {
+		to := d.matches[i].to
+		d.msg = wire.Pubs{Dims: dims, Pubs: d.msg.Pubs[:0], TTL: 1<<63 - 1}
+		for ; i < len(d.matches) && d.matches[i].to == to && len(d.msg.Pubs) < 40; i++ {
+			d.msg.Pubs = append(d.msg.Pubs, d.matches[i].pub)
+			d.msg.TTL = min(d.msg.TTL, d.matches[i].until-now)
+		}
+		d.flushPubs(out, wire.TypeMatch, to)
+	}
+}

@@ -1,0 +1,32 @@
+// Package locate owns object discovery: how a node learns which remote
+// objects its primaries' interests need, and which nodes need its own
+// primaries. It holds the three baseline architectures of Colyseus §7.1 —
+// Directory (one rendezvous node stores publications and subscriptions as
+// soft state and matches them), Broadcast (every node replicates every
+// object) and ClientServer (one server holds every primary and pushes each
+// player node what its interest covers) — and, in the next issue, the
+// distributed range-partitioned locator on the ring.
+//
+// Discovery sits below replica management (layer 5 under internal/replica's
+// 6) because it needs nothing from the object store: it sees a node's
+// primaries as (ID, location, interest) and its view as boxes, and answers
+// with facts — Found (object X, whose primary is on node N, was at L) for
+// the node to request a replica, and Push (node N must hold a replica of
+// local primary X) for architectures where the primary's side decides. The
+// node (layer 9) turns those facts into replica requests and holder
+// registrations.
+//
+// Locators are deterministic state machines (sans-IO). Their caller must:
+//
+//  1. Build one locator per node, all of the same architecture and with
+//     the same cluster parameters (rendezvous, server, member list).
+//  2. Once per frame, after the think functions ran, call Tick with a
+//     Frame describing the node's primaries (in ID order) and view, and an
+//     Out whose Outbox receives the frames to send. Then act on Out.Found
+//     and Out.Push and clear them.
+//  3. Deliver every received frame of a discovery type (wire.TypePublish,
+//     TypeSubscribe, TypeMatch) to Step, after validating the packet (every
+//     frame must decode) so that a malformed packet changes nothing.
+//     Frames a locator sends to its own node must be delivered too (the
+//     directory's rendezvous subscribes and publishes through itself).
+package locate

@@ -1,0 +1,84 @@
+package locate
+
+import (
+	"time"
+
+	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/world"
+)
+
+// Primary is one local primary as discovery sees it.
+type Primary struct {
+	ID         world.ObjectID
+	Loc        world.Point
+	Controller wire.NodeID // the node whose player controls it (client-server); else the node itself
+	Interest   []world.Box // its interest this frame (aliases the caller's buffer)
+	New        bool        // created since the previous frame
+}
+
+// Frame is what a node tells its locator once per frame.
+type Frame struct {
+	Now       time.Duration
+	Self      wire.NodeID
+	Dims      int         // dimensions of the world's space
+	Primaries []Primary   // in ID order
+	View      []world.Box // the union of the node's interests
+}
+
+// Found says that object ID, whose primary is on node Node, was at Loc; the
+// information is valid until Until.
+type Found struct {
+	ID    world.ObjectID
+	Node  wire.NodeID
+	Loc   world.Point
+	Until time.Duration
+}
+
+// Push says that node To must hold a replica of local primary ID.
+type Push struct {
+	ID world.ObjectID
+	To wire.NodeID
+}
+
+// Out collects a locator's outputs. Outbox must be set by the caller.
+type Out struct {
+	Outbox *wire.Outbox
+	Found  []Found
+	Push   []Push
+}
+
+// Reset empties Found and Push.
+func (o *Out) Reset() { o.Found, o.Push = o.Found[:0], o.Push[:0] }
+
+// inAny reports whether p lies in one of boxes.
+func inAny(p world.Point, boxes []world.Box, dims int) bool {
+	for i := range boxes {
+		if boxes[i].Contains(p, dims) {
+			return true
+		}
+	}
+	return false
+}
+
+// Check decodes a discovery frame without acting on it, so a node can
+// validate a whole packet before any of it changes state.
+func Check(t wire.Type, body []byte, scratch *Scratch) error {
+	switch t {
+	case wire.TypePublish, wire.TypeMatch:
+		return scratch.pubs.Decode(body)
+	case wire.TypeSubscribe:
+		return scratch.sub.Decode(body)
+	}
+	return nil
+}
+
+// Scratch holds decode buffers for Check.
+type Scratch struct {
+	pubs wire.Pubs
+	sub  wire.Subscribe
+}
+
+// Handles reports whether frames of type t belong to discovery.
+func Handles(t wire.Type) bool {
+	return t == wire.TypePublish || t == wire.TypeSubscribe || t == wire.TypeMatch
+}

@@ -1,0 +1,131 @@
+package replica
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/world"
+)
+
+// Config tunes a Store. Zero durations and counts take the defaults of
+// DefaultConfig; see Validate.
+type Config struct {
+	Self     wire.NodeID     // this node
+	Registry *world.Registry // the game's schemas, identical on every node
+
+	// HistoryLen is how many past states each primary keeps (and how many
+	// acknowledged states each replica keeps) for delta bases. 8 frames
+	// (800 ms at 10 Hz) covers a round trip and a few lost acks; a holder
+	// whose acknowledged state fell out of it gets a full state.
+	HistoryLen int
+	// RetransmitAfter: an update a holder has not acknowledged is sent again
+	// after this long, even if the primary did not change (recovers losses).
+	// 300 ms is about the 95th percentile WAN round trip.
+	RetransmitAfter time.Duration
+	// KeepalivePeriod: an idle primary tells each holder "you are up to date"
+	// this often, so holders can tell a quiet object from a dead one.
+	KeepalivePeriod time.Duration
+	// ReplicaTimeout: a replica that hears nothing about its object for this
+	// long is deleted. 3.5 keepalive periods survive three lost keepalives.
+	ReplicaTimeout time.Duration
+	// RegisterPeriod: a node re-registers interest in each replica it needs
+	// this often; RegistrationTTL: a primary drops a holder whose last
+	// registration is older than this (3 periods tolerate 2 losses).
+	RegisterPeriod  time.Duration
+	RegistrationTTL time.Duration
+	// PushTTL: how long a holder added by Keep (broadcast, client-server,
+	// attachment) stays after the last Keep. One second rides out an object
+	// wandering along the edge of a view without re-sending full states.
+	PushTTL time.Duration
+	// RequestRetry: a requested replica that has not arrived, or a handoff
+	// not yet confirmed, is requested again after this long.
+	RequestRetry time.Duration
+	// ReplicaLinger: a requested replica outside the node's view is kept
+	// this long before it is dropped (objects often come back at once).
+	ReplicaLinger time.Duration
+	// TombstoneTTL: how long a deleted object's ID is remembered, so late or
+	// reordered messages cannot bring it back.
+	TombstoneTTL time.Duration
+	// MaxFrame: an updates frame is closed and a new one started once its
+	// body exceeds this many bytes, so packets stay under the MTU.
+	MaxFrame int
+}
+
+// DefaultConfig returns the defaults (Self and Registry unset).
+func DefaultConfig() Config {
+	return Config{
+		HistoryLen:      8,
+		RetransmitAfter: 300 * time.Millisecond,
+		KeepalivePeriod: time.Second,
+		ReplicaTimeout:  3500 * time.Millisecond,
+		RegisterPeriod:  time.Second,
+		RegistrationTTL: 3 * time.Second,
+		PushTTL:         time.Second,
+		RequestRetry:    400 * time.Millisecond,
+		ReplicaLinger:   time.Second,
+		TombstoneTTL:    30 * time.Second,
+		MaxFrame:        1000,
+	}
+}
+
+// ErrConfig reports an invalid Config.
+var ErrConfig = errors.New("replica: bad config")
+
+// Validate returns c with defaults filled in, or an error naming the first
+// bad field. It works on a copy.
+func (c Config) Validate() (Config, error) {
+	d := DefaultConfig()
+	if c.Registry == nil {
+		return c, fmt.Errorf("%w: no Registry", ErrConfig)
+	}
+	fill := func(v *time.Duration, def time.Duration, name string) error {
+		if *v == 0 {
+			*v = def
+		}
+		if *v < 0 {
+			return fmt.Errorf("%w: %s is negative (%v)", ErrConfig, name, *v)
+		}
+		return nil
+	}
+	for _, f := range []struct {
+		v    *time.Duration
+		def  time.Duration
+		name string
+	}{
+		{&c.RetransmitAfter, d.RetransmitAfter, "RetransmitAfter"},
+		{&c.KeepalivePeriod, d.KeepalivePeriod, "KeepalivePeriod"},
+		{&c.ReplicaTimeout, d.ReplicaTimeout, "ReplicaTimeout"},
+		{&c.RegisterPeriod, d.RegisterPeriod, "RegisterPeriod"},
+		{&c.RegistrationTTL, d.RegistrationTTL, "RegistrationTTL"},
+		{&c.PushTTL, d.PushTTL, "PushTTL"},
+		{&c.RequestRetry, d.RequestRetry, "RequestRetry"},
+		{&c.ReplicaLinger, d.ReplicaLinger, "ReplicaLinger"},
+		{&c.TombstoneTTL, d.TombstoneTTL, "TombstoneTTL"},
+	} {
+		if err := fill(f.v, f.def, f.name); err != nil {
+			return c, err
+		}
+	}
+	if c.HistoryLen == 0 {
+		c.HistoryLen = d.HistoryLen
+	}
+	if c.HistoryLen < 1 || c.HistoryLen > 1024 {
+		return c, fmt.Errorf("%w: HistoryLen %d (want 1 to 1024)", ErrConfig, c.HistoryLen)
+	}
+	if c.MaxFrame == 0 {
+		c.MaxFrame = d.MaxFrame
+	}
+	if c.MaxFrame < 64 {
+		return c, fmt.Errorf("%w: MaxFrame %d (want at least 64)", ErrConfig, c.MaxFrame)
+	}
+	if c.ReplicaTimeout <= c.KeepalivePeriod {
+		return c, fmt.Errorf("%w: ReplicaTimeout %v must exceed KeepalivePeriod %v (replicas of idle objects would time out)",
+			ErrConfig, c.ReplicaTimeout, c.KeepalivePeriod)
+	}
+	if c.RegistrationTTL <= c.RegisterPeriod {
+		return c, fmt.Errorf("%w: RegistrationTTL %v must exceed RegisterPeriod %v", ErrConfig, c.RegistrationTTL, c.RegisterPeriod)
+	}
+	return c, nil
+}

@@ -1,0 +1,42 @@
+// Package replica owns a node's local object store — its primaries and its
+// replicas — and replica synchronisation, after Colyseus §5: each frame every
+// changed primary sends a field-wise delta to every node holding a replica,
+// against the state that replica last acknowledged; replicas apply the
+// deltas and acknowledge; writes made to a replica travel to the primary as
+// tentative updates; replicas are requested, kept by periodic registration,
+// dropped when no longer needed or no longer registered, and deleted when
+// their object is.
+//
+// A Store is a deterministic state machine (sans-IO): it reads no clock,
+// starts no goroutine and touches no network. It is not safe for concurrent
+// use. Its caller (package node) must:
+//
+//  1. Build it with NewStore and a Config whose Self and Registry are set
+//     (every node of a cluster uses the same Registry).
+//  2. Add the node's primaries with AddPrimary (and Handoff, on a client of
+//     the client-server architecture), delete them with Delete, and make
+//     writes with Write, which forwards writes to replicas to the primary.
+//  3. Once per frame, after the think functions ran: call Commit(now) so that
+//     changed primaries get a new version, tell the store which replicas the
+//     node's discovery wants (Want) or which holders its primaries must keep
+//     (Keep), and call Flush(now, view, outbox) to produce the frame's
+//     updates, acknowledgements, registrations, drops, deletions, handoffs
+//     and tentative writes. view is the union of the node's primaries'
+//     interests: requested replicas outside it for longer than
+//     Config.ReplicaLinger are dropped.
+//  4. Deliver every frame of a received packet of a replica message type
+//     (wire.TypeUpdates … wire.TypeHandoff) first to Check, for every frame
+//     of the packet, and only if all pass, to Apply. Check changes nothing;
+//     so a malformed packet is rejected whole, with no state changed.
+//  5. Send the packets the outbox makes, in any order: the protocol tolerates
+//     loss, duplication and reordering. Updates are idempotent (a version is
+//     applied once, older ones are ignored), a lost update is resent after
+//     Config.RetransmitAfter, an idle primary sends a keepalive every
+//     Config.KeepalivePeriod, and a replica that hears nothing from its
+//     primary for Config.ReplicaTimeout is deleted — which bounds how long a
+//     replica can outlive its object whatever the network loses.
+//
+// Attached objects (world.Attacher): a primary attached to another local
+// primary is replicated on every node that holds the other (its holders are
+// mirrored each Flush), without discovery.
+package replica

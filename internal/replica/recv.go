@@ -1,0 +1,325 @@
+package replica
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/world"
+)
+
+// Handles reports whether frames of type t belong to the store.
+func Handles(t wire.Type) bool {
+	switch t {
+	case wire.TypeUpdates, wire.TypeAcks, wire.TypeWrites, wire.TypeRegister, wire.TypeDrop,
+		wire.TypeDelete, wire.TypeHandoff:
+		return true
+	}
+	return false
+}
+
+// Check validates one frame of a received packet without changing anything:
+// the frame must decode, full states and handoffs must name a registered
+// kind and decode against its schema, and deltas and tentative writes about
+// objects this node holds must decode against them. It returns an error
+// wrapping wire.ErrMalformed or world.ErrCorrupt.
+func (s *Store) Check(from wire.NodeID, t wire.Type, body []byte) error {
+	return s.handle(0, from, t, body, false)
+}
+
+// Apply applies one frame of a received packet that passed Check. It
+// ignores (and counts) messages about objects it cannot act on.
+func (s *Store) Apply(now time.Duration, from wire.NodeID, t wire.Type, body []byte) error {
+	return s.handle(now, from, t, body, true)
+}
+
+func (s *Store) handle(now time.Duration, from wire.NodeID, t wire.Type, body []byte, apply bool) error {
+	switch t {
+	case wire.TypeUpdates:
+		if err := s.upd.Decode(body); err != nil {
+			return err
+		}
+		for i := range s.upd.Entries {
+			if err := s.update(now, from, &s.upd.Entries[i], s.upd.Time, apply); err != nil {
+				return err
+			}
+		}
+	case wire.TypeAcks:
+		if err := s.ack.Decode(body); err != nil || !apply {
+			return err
+		}
+		for _, a := range s.ack.Entries {
+			s.acked(from, a)
+		}
+	case wire.TypeWrites:
+		if err := s.wr.Decode(body); err != nil {
+			return err
+		}
+		for _, w := range s.wr.Entries {
+			if err := s.write(from, w, apply); err != nil {
+				return err
+			}
+		}
+	case wire.TypeRegister, wire.TypeDrop, wire.TypeDelete:
+		if err := s.idl.Decode(body); err != nil || !apply {
+			return err
+		}
+		for _, id := range s.idl.IDs {
+			s.ids1(now, from, t, id)
+		}
+	case wire.TypeHandoff:
+		if err := s.ho.Decode(body); err != nil {
+			return err
+		}
+		for _, h := range s.ho.Entries {
+			if err := s.handoffIn(now, from, h, apply); err != nil {
+				return err
+			}
+		}
+	default:
+		return fmt.Errorf("%w: %v frame is not a replica message", wire.ErrMalformed, t)
+	}
+	return nil
+}
+
+// decodeFull decodes a full state of kind k into dst (allocating one when
+// nil), checking it consumes the data exactly.
+func (s *Store) decodeFull(id world.ObjectID, k world.Kind, data []byte, dst *world.State) (*world.State, error) {
+	sc := s.cfg.Registry.Schema(k)
+	if sc == nil {
+		return nil, fmt.Errorf("%w: %v has unknown kind %d", wire.ErrMalformed, id, k)
+	}
+	if dst == nil {
+		dst = s.scratchFor(k)
+	}
+	n, err := world.ApplyDelta(dst, nil, data)
+	if err != nil {
+		return nil, fmt.Errorf("%v: %w", id, err)
+	}
+	if n != len(data) {
+		return nil, fmt.Errorf("%w: %v: %d bytes after the state", world.ErrCorrupt, id, len(data)-n)
+	}
+	return dst, nil
+}
+
+func (s *Store) update(now time.Duration, from wire.NodeID, u *wire.Update, at time.Duration, apply bool) error {
+	e := s.objs[u.ID]
+	if !apply {
+		if u.Base == 0 {
+			if e != nil && e.kind != u.Kind {
+				return fmt.Errorf("%w: full state of %v is kind %d, held as kind %d", wire.ErrMalformed, u.ID, u.Kind, e.kind)
+			}
+			_, err := s.decodeFull(u.ID, u.Kind, u.Data, nil)
+			return err
+		}
+		if e == nil || e.primary {
+			return nil
+		}
+		if base := e.hist.find(u.Base); base != nil {
+			n, err := world.ApplyDelta(s.scratchFor(e.kind), base, u.Data)
+			if err != nil {
+				return fmt.Errorf("%v: %w", u.ID, err)
+			}
+			if n != len(u.Data) {
+				return fmt.Errorf("%w: %v: %d bytes after the delta", world.ErrCorrupt, u.ID, len(u.Data)-n)
+			}
+		}
+		return nil
+	}
+	if e != nil && e.primary {
+		s.stats.Ignored++
+		return nil
+	}
+	if _, dead := s.tomb[u.ID]; dead {
+		s.stats.Ignored++
+		return nil
+	}
+	if e == nil {
+		if u.Base != 0 {
+			// The primary thinks this node holds a replica it no longer has:
+			// acknowledge version 0 so that it sends a full state (or let the
+			// registration lapse if nobody here wants it).
+			s.stats.Stale++
+			s.acks = append(s.acks, ackMsg{to: from, a: wire.Ack{ID: u.ID}})
+			return nil
+		}
+		sc := s.cfg.Registry.Schema(u.Kind)
+		st := sc.NewState(u.ID)
+		if _, err := s.decodeFull(u.ID, u.Kind, u.Data, st); err != nil {
+			return err
+		}
+		obj := sc.NewObject(st)
+		e, err := s.newEntry(obj, st)
+		if err != nil {
+			return err
+		}
+		e.from, e.lastHeard, e.lastNeeded, e.lastRegister = from, now, now, now
+		if _, ok := s.want[u.ID]; ok {
+			e.requested = true
+			delete(s.want, u.ID)
+		}
+		s.accept(e, u.Version, at, st)
+		s.insert(e)
+		return nil
+	}
+	e.from, e.lastHeard = from, now
+	e.ackDue = true
+	if u.Version <= e.version {
+		if u.Version == e.version {
+			e.produced = max(e.produced, at)
+		}
+		s.stats.Stale++
+		return nil
+	}
+	var base *world.State
+	if u.Base != 0 {
+		if base = e.hist.find(u.Base); base == nil {
+			s.stats.Stale++ // the acknowledged base fell out of our ring: re-ack ours
+			return nil
+		}
+	}
+	slot := e.hist.next()
+	if _, err := world.ApplyDelta(slot.st, base, u.Data); err != nil {
+		return fmt.Errorf("%v: %w", u.ID, err)
+	}
+	slot.v = u.Version
+	e.hist.advance()
+	e.st.CopyFrom(slot.st)
+	e.version, e.produced, e.handoff = u.Version, at, false
+	s.stats.Applied++
+	return nil
+}
+
+// accept records the first state of a new replica.
+func (s *Store) accept(e *entry, v uint64, at time.Duration, st *world.State) {
+	slot := e.hist.next()
+	slot.v = v
+	slot.st.CopyFrom(st)
+	e.hist.advance()
+	e.version, e.produced, e.ackDue = v, at, true
+	s.stats.Applied++
+}
+
+func (s *Store) acked(from wire.NodeID, a wire.Ack) {
+	e, ok := s.objs[a.ID]
+	if !ok || !e.primary {
+		s.stats.Ignored++
+		return
+	}
+	h := e.holder(from, false)
+	if h == nil || a.Version > e.version {
+		s.stats.Ignored++
+		return
+	}
+	h.acked = a.Version
+	if a.Version == 0 {
+		h.fresh = true // send a full state at the next Flush
+	}
+}
+
+func (s *Store) write(from wire.NodeID, w wire.Write, apply bool) error {
+	e, ok := s.objs[w.ID]
+	if !ok || !e.primary {
+		if apply {
+			s.stats.Ignored++
+		}
+		return nil
+	}
+	dst := e.st
+	if !apply {
+		dst = s.scratchFor(e.kind)
+		dst.CopyFrom(e.st)
+	}
+	n, err := world.ApplyWrite(dst, w.Data)
+	if err != nil {
+		return fmt.Errorf("%v: %w", w.ID, err)
+	}
+	if n != len(w.Data) {
+		return fmt.Errorf("%w: %v: %d bytes after the write", world.ErrCorrupt, w.ID, len(w.Data)-n)
+	}
+	if apply {
+		s.stats.WritesApplied++
+	}
+	return nil
+}
+
+func (s *Store) ids1(now time.Duration, from wire.NodeID, t wire.Type, id world.ObjectID) {
+	e := s.objs[id]
+	switch t {
+	case wire.TypeRegister:
+		if e == nil || !e.primary {
+			// Unknown or deleted here: tell the requester to forget it.
+			s.idq = append(s.idq, idMsg{to: from, typ: wire.TypeDelete, id: id})
+			return
+		}
+		if from == s.cfg.Self {
+			return
+		}
+		h := e.holder(from, true)
+		h.regUntil = now + s.cfg.RegistrationTTL
+	case wire.TypeDrop:
+		switch {
+		case e == nil:
+			s.stats.Ignored++
+		case e.primary:
+			if h := e.holder(from, false); h != nil {
+				h.regUntil = 0
+				if !h.alive(now) {
+					e.holders = deleteHolder(e.holders, from)
+				}
+			}
+		case e.from == from:
+			s.stats.Dropped++
+			s.remove(id)
+			if e.requested && now-e.lastNeeded <= s.cfg.ReplicaLinger {
+				// Our registrations were lost and the primary let us go,
+				// but we still need the replica: ask again.
+				s.want[id] = &request{from: from, until: now + s.cfg.RegistrationTTL}
+				return
+			}
+		}
+		if r, ok := s.want[id]; ok && r.from == from {
+			delete(s.want, id)
+		}
+	case wire.TypeDelete:
+		if e != nil && !e.primary && e.from == from {
+			s.remove(id)
+			s.tomb[id] = now
+		} else if e == nil {
+			if r, ok := s.want[id]; ok && r.from == from {
+				delete(s.want, id)
+			}
+		} else {
+			s.stats.Ignored++
+		}
+	}
+}
+
+func deleteHolder(hs []holder, node wire.NodeID) []holder {
+	for i := range hs {
+		if hs[i].node == node {
+			return append(hs[:i], hs[i+1:]...)
+		}
+	}
+	return hs
+}
+
+func (s *Store) handoffIn(now time.Duration, from wire.NodeID, h wire.Handoff, apply bool) error {
+	if !apply {
+		_, err := s.decodeFull(h.ID, h.Kind, h.Data, nil)
+		return err
+	}
+	if _, ok := s.objs[h.ID]; ok {
+		return nil // a retransmission: the server already has it
+	}
+	if _, dead := s.tomb[h.ID]; dead {
+		s.stats.Ignored++
+		return nil
+	}
+	sc := s.cfg.Registry.Schema(h.Kind)
+	st := sc.NewState(h.ID)
+	if _, err := s.decodeFull(h.ID, h.Kind, h.Data, st); err != nil {
+		return err
+	}
+	return s.AddPrimary(now, sc.NewObject(st), from)
+}

@@ -1,0 +1,509 @@
+package replica
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/world"
+)
+
+// Errors returned by Store methods.
+var (
+	ErrExists     = errors.New("replica: object already in the store")
+	ErrDeleted    = errors.New("replica: object was deleted")
+	ErrUnknown    = errors.New("replica: no such object in the store")
+	ErrNotPrimary = errors.New("replica: object is not a primary here")
+)
+
+// versioned is one slot of an object's state ring.
+type versioned struct {
+	v  uint64
+	st *world.State
+}
+
+// ring keeps the last len(slots) versions of an object: on a primary its
+// history (delta bases), on a replica the states it acknowledged.
+type ring struct {
+	slots []versioned
+	head  int // index of the newest
+	n     int // valid slots
+}
+
+func newRing(s *world.Schema, id world.ObjectID, n int) ring {
+	r := ring{slots: make([]versioned, n)}
+	for i := range r.slots {
+		r.slots[i].st = s.NewState(id)
+	}
+	r.head = n - 1
+	return r
+}
+
+// next returns the slot the next version goes to (the oldest).
+func (r *ring) next() *versioned { return &r.slots[(r.head+1)%len(r.slots)] }
+
+// advance makes next() the newest.
+func (r *ring) advance() {
+	r.head = (r.head + 1) % len(r.slots)
+	r.n = min(r.n+1, len(r.slots))
+}
+
+func (r *ring) newest() *versioned {
+	if r.n == 0 {
+		return nil
+	}
+	return &r.slots[r.head]
+}
+
+func (r *ring) find(v uint64) *world.State {
+	for i := range r.n {
+		s := &r.slots[(r.head-i+len(r.slots))%len(r.slots)]
+		if s.v == v {
+			return s.st
+		}
+	}
+	return nil
+}
+
+type holder struct {
+	node      wire.NodeID
+	acked     uint64        // newest version the holder acknowledged (0: none)
+	regUntil  time.Duration // registration expiry
+	pushUntil time.Duration // Keep / attachment expiry
+	sent      uint64        // newest version sent
+	sentAt    time.Duration // when anything was last sent
+	fresh     bool          // never sent anything yet
+}
+
+func (h *holder) alive(now time.Duration) bool { return h.regUntil > now || h.pushUntil > now }
+
+type entry struct {
+	id         world.ObjectID
+	kind       world.Kind
+	schema     *world.Schema
+	obj        world.Object
+	st         *world.State // obj.State(): what the game reads and writes
+	primary    bool
+	controller wire.NodeID // primary: the node whose player controls it
+	hist       ring
+	version    uint64        // newest version (0: a handed-off object not yet confirmed)
+	produced   time.Duration // primary time at which the newest version was current
+
+	// primary side
+	holders []holder // sorted by node
+
+	// replica side
+	from         wire.NodeID // the primary's node
+	requested    bool        // this node asked for it (else pushed or attached)
+	lastNeeded   time.Duration
+	lastHeard    time.Duration
+	lastRegister time.Duration
+	ackDue       bool
+	handoff      bool // client: handed off, no state from the server yet
+	lastHandoff  time.Duration
+	nextHandoff  time.Duration
+}
+
+func (e *entry) holder(node wire.NodeID, create bool) *holder {
+	i, ok := slices.BinarySearchFunc(e.holders, node, func(h holder, n wire.NodeID) int { return cmpNode(h.node, n) })
+	if ok {
+		return &e.holders[i]
+	}
+	if !create {
+		return nil
+	}
+	e.holders = slices.Insert(e.holders, i, holder{node: node, fresh: true})
+	return &e.holders[i]
+}
+
+func cmpNode(a, b wire.NodeID) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+type request struct {
+	from     wire.NodeID
+	until    time.Duration
+	lastSent time.Duration
+	sent     bool
+}
+
+// Stats counts what a Store did; all fields only grow.
+type Stats struct {
+	UpdatesSent    int64 // update entries sent (deltas, full states and keepalives)
+	FullSent       int64 // of which full states
+	KeepalivesSent int64 // of which keepalives (nothing changed)
+	UpdateFrames   int64 // updates frames sent
+	UpdateBytes    int64 // bytes of updates frames (type, length and body)
+	AcksSent       int64
+	WritesSent     int64
+	Applied        int64 // updates applied to replicas
+	Stale          int64 // updates ignored: old version, unknown base, or no replica
+	WritesApplied  int64 // tentative writes applied to primaries
+	Ignored        int64 // well-formed messages about objects this node cannot act on
+	Timeouts       int64 // replicas deleted because their primary fell silent
+	Dropped        int64 // replicas dropped (unneeded here, or dropped by the primary)
+}
+
+// Store is a node's local object store and replica manager.
+type Store struct {
+	cfg  Config
+	dims int
+	objs map[world.ObjectID]*entry
+	ids  []world.ObjectID // sorted keys of objs
+	tomb map[world.ObjectID]time.Duration
+	want map[world.ObjectID]*request
+
+	stats Stats
+
+	// queued outputs
+	idq    []idMsg
+	writes []pendingWrite
+	wbuf   []byte
+
+	// scratch, reused every call
+	sends   []send
+	acks    []ackMsg
+	wantIDs []world.ObjectID
+	dbuf    []byte
+	scratch []*world.State // per kind, for validation
+	upd     wire.Updates
+	ack     wire.Acks
+	wr      wire.Writes
+	idl     wire.IDs
+	ho      wire.Handoffs
+}
+
+type idMsg struct {
+	to  wire.NodeID
+	typ wire.Type
+	id  world.ObjectID
+}
+
+type pendingWrite struct {
+	to       wire.NodeID
+	id       world.ObjectID
+	off, end int
+}
+
+type send struct {
+	to   wire.NodeID
+	e    *entry
+	base uint64 // 0: full state
+}
+
+type ackMsg struct {
+	to wire.NodeID
+	a  wire.Ack
+}
+
+// NewStore returns an empty store.
+func NewStore(cfg Config) (*Store, error) {
+	cfg, err := cfg.Validate()
+	if err != nil {
+		return nil, err
+	}
+	return &Store{cfg: cfg, dims: cfg.Registry.Space().Dims(),
+		objs: map[world.ObjectID]*entry{}, tomb: map[world.ObjectID]time.Duration{},
+		want:    map[world.ObjectID]*request{},
+		scratch: make([]*world.State, cfg.Registry.Len()+1)}, nil
+}
+
+// Config returns the store's validated configuration.
+func (s *Store) Config() Config { return s.cfg }
+
+// Stats returns the counters.
+func (s *Store) Stats() Stats { return s.stats }
+
+func (s *Store) insert(e *entry) {
+	s.objs[e.id] = e
+	i, _ := slices.BinarySearch(s.ids, e.id)
+	s.ids = slices.Insert(s.ids, i, e.id)
+}
+
+func (s *Store) remove(id world.ObjectID) {
+	delete(s.objs, id)
+	if i, ok := slices.BinarySearch(s.ids, id); ok {
+		s.ids = slices.Delete(s.ids, i, i+1)
+	}
+}
+
+func (s *Store) newEntry(obj world.Object, st *world.State) (*entry, error) {
+	if obj == nil || st == nil || obj.State() != st {
+		return nil, fmt.Errorf("replica: object of %v does not return its State", st.ID())
+	}
+	k, ok := s.cfg.Registry.Kind(st.Schema())
+	if !ok {
+		return nil, fmt.Errorf("%w (%q)", world.ErrUnregistered, st.Schema().Name())
+	}
+	return &entry{id: st.ID(), kind: k, schema: st.Schema(), obj: obj, st: st,
+		hist: newRing(st.Schema(), st.ID(), s.cfg.HistoryLen)}, nil
+}
+
+// AddPrimary adds obj (whose State carries its ID) as a primary of this
+// node, controlled by the node controller (the node itself, or the client
+// that handed it off). Its current state becomes version 1.
+func (s *Store) AddPrimary(now time.Duration, obj world.Object, controller wire.NodeID) error {
+	st := obj.State()
+	if st == nil || st.ID() == 0 {
+		return fmt.Errorf("replica: primary has no state or the zero ID")
+	}
+	if _, ok := s.objs[st.ID()]; ok {
+		return fmt.Errorf("%w: %v", ErrExists, st.ID())
+	}
+	if _, ok := s.tomb[st.ID()]; ok {
+		return fmt.Errorf("%w: %v", ErrDeleted, st.ID())
+	}
+	e, err := s.newEntry(obj, st)
+	if err != nil {
+		return err
+	}
+	e.primary, e.controller = true, controller
+	s.commit(e, now, true)
+	s.insert(e)
+	return nil
+}
+
+// Handoff records obj, created on this client node, as handed off to the
+// server: the store keeps it as a replica of version 0 (readable at once)
+// and sends its state to server until the server's first update arrives.
+func (s *Store) Handoff(now time.Duration, obj world.Object, server wire.NodeID) error {
+	st := obj.State()
+	if st == nil || st.ID() == 0 {
+		return fmt.Errorf("replica: handed-off object has no state or the zero ID")
+	}
+	if _, ok := s.objs[st.ID()]; ok {
+		return fmt.Errorf("%w: %v", ErrExists, st.ID())
+	}
+	e, err := s.newEntry(obj, st)
+	if err != nil {
+		return err
+	}
+	e.from, e.handoff, e.lastHeard, e.lastNeeded = server, true, now, now
+	s.insert(e)
+	return nil
+}
+
+// Delete removes the local primary id and tells every holder.
+func (s *Store) Delete(now time.Duration, id world.ObjectID) error {
+	e, ok := s.objs[id]
+	if !ok {
+		return fmt.Errorf("%w: %v", ErrUnknown, id)
+	}
+	if !e.primary {
+		return fmt.Errorf("%w: %v", ErrNotPrimary, id)
+	}
+	for _, h := range e.holders {
+		s.idq = append(s.idq, idMsg{to: h.node, typ: wire.TypeDelete, id: id})
+	}
+	s.remove(id)
+	s.tomb[id] = now
+	return nil
+}
+
+// Lookup returns the local object id.
+func (s *Store) Lookup(id world.ObjectID) (obj world.Object, primary, ok bool) {
+	e, ok := s.objs[id]
+	if !ok {
+		return nil, false, false
+	}
+	return e.obj, e.primary, true
+}
+
+// Len returns the number of local objects (primaries and replicas).
+func (s *Store) Len() int { return len(s.ids) }
+
+// Range calls fn for every local object in increasing ID order until fn
+// returns false. fn must not add or remove objects.
+func (s *Store) Range(fn func(obj world.Object, primary bool) bool) {
+	for _, id := range s.ids {
+		e, ok := s.objs[id]
+		if ok && !fn(e.obj, e.primary) {
+			return
+		}
+	}
+}
+
+// IDs appends the IDs of local objects (primaries only if primaries) in
+// increasing order.
+func (s *Store) IDs(dst []world.ObjectID, primaries bool) []world.ObjectID {
+	for _, id := range s.ids {
+		if !primaries || s.objs[id].primary {
+			dst = append(dst, id)
+		}
+	}
+	return dst
+}
+
+// Controller returns the controlling node of local primary id.
+func (s *Store) Controller(id world.ObjectID) (wire.NodeID, bool) {
+	e, ok := s.objs[id]
+	if !ok || !e.primary {
+		return 0, false
+	}
+	return e.controller, true
+}
+
+// Write applies fn to local object id. On a replica the change is applied
+// at once and queued as a tentative write to the primary's node.
+func (s *Store) Write(id world.ObjectID, fn func(*world.State)) error {
+	e, ok := s.objs[id]
+	if !ok {
+		return fmt.Errorf("%w: %v", ErrUnknown, id)
+	}
+	if e.primary {
+		fn(e.st)
+		return nil
+	}
+	before := s.scratchFor(e.kind)
+	before.CopyFrom(e.st)
+	fn(e.st)
+	if !world.Changed(before, e.st) {
+		return nil
+	}
+	off := len(s.wbuf)
+	s.wbuf = world.AppendWrite(s.wbuf, before, e.st)
+	s.writes = append(s.writes, pendingWrite{to: e.from, id: id, off: off, end: len(s.wbuf)})
+	return nil
+}
+
+func (s *Store) scratchFor(k world.Kind) *world.State {
+	if s.scratch[k] == nil {
+		s.scratch[k] = s.cfg.Registry.Schema(k).NewState(0)
+	}
+	return s.scratch[k]
+}
+
+// commit gives e a new version if its state changed since the newest one
+// (always, when force).
+func (s *Store) commit(e *entry, now time.Duration, force bool) {
+	if nw := e.hist.newest(); !force && nw != nil && !world.Changed(nw.st, e.st) {
+		return
+	}
+	e.version++
+	slot := e.hist.next()
+	slot.v = e.version
+	slot.st.CopyFrom(e.st)
+	e.hist.advance()
+	e.produced = now
+}
+
+// Commit ends the think phase of a frame: every primary whose state changed
+// gets a new version, produced at now.
+func (s *Store) Commit(now time.Duration) {
+	for _, id := range s.ids {
+		if e := s.objs[id]; e.primary {
+			s.commit(e, now, false)
+		}
+	}
+}
+
+// Keep makes node to a holder of local primary id until now+PushTTL
+// (broadcast, client-server). It reports whether id is a local primary.
+func (s *Store) Keep(now time.Duration, id world.ObjectID, to wire.NodeID) bool {
+	e, ok := s.objs[id]
+	if !ok || !e.primary || to == s.cfg.Self {
+		return false
+	}
+	h := e.holder(to, true)
+	h.pushUntil = max(h.pushUntil, now+s.cfg.PushTTL)
+	return true
+}
+
+// Want records that this node wants a replica of id, whose primary is on
+// node from, until until (the discovery information's expiry). A replica
+// already held is marked as requested (so it is registered and dropped when
+// unneeded); otherwise a registration is sent at the next Flush and retried
+// every RequestRetry until the replica arrives or until passes.
+func (s *Store) Want(now time.Duration, id world.ObjectID, from wire.NodeID, until time.Duration) {
+	if from == s.cfg.Self {
+		return
+	}
+	if e, ok := s.objs[id]; ok {
+		if !e.primary && !e.requested {
+			e.requested, e.lastNeeded = true, now
+		}
+		return
+	}
+	if _, dead := s.tomb[id]; dead {
+		return
+	}
+	if r, ok := s.want[id]; ok {
+		r.until = max(r.until, until)
+		if r.from != from {
+			r.from, r.sent = from, false
+		}
+		return
+	}
+	s.want[id] = &request{from: from, until: until}
+}
+
+// Info describes one local object for observers (the simulator's metrics,
+// tests). Its States belong to the store: read them before the next call
+// that changes the store, and never modify them.
+type Info struct {
+	ID      world.ObjectID
+	Kind    world.Kind
+	Primary bool
+	// Version is the newest version: committed, on a primary; received, on
+	// a replica (0: a handed-off object the server has not confirmed yet).
+	Version uint64
+	// Produced is the primary's time at which Version was its current
+	// state (on a replica: the newest such time heard); staleness is the
+	// observer's now minus Produced, or rather minus the time the primary
+	// moved past Version.
+	Produced time.Duration
+	// From is the node holding the primary (this node, for a primary).
+	From wire.NodeID
+	// Controller is the node whose player controls a primary.
+	Controller wire.NodeID
+	// State is what the game reads: on a replica it includes tentative
+	// writes not yet confirmed by the primary.
+	State *world.State
+	// Synced is the state of Version exactly as the primary committed it
+	// (nil when Version is 0).
+	Synced *world.State
+	// Holders is the number of nodes a primary updates; Requested whether
+	// this node asked for a replica (else it was pushed or attached).
+	Holders   int
+	Requested bool
+}
+
+// Objects appends a description of every local object, in ID order.
+func (s *Store) Objects(dst []Info) []Info {
+	for _, id := range s.ids {
+		dst = append(dst, s.info(s.objs[id]))
+	}
+	return dst
+}
+
+// Object describes local object id.
+func (s *Store) Object(id world.ObjectID) (Info, bool) {
+	e, ok := s.objs[id]
+	if !ok {
+		return Info{}, false
+	}
+	return s.info(e), true
+}
+
+func (s *Store) info(e *entry) Info {
+	in := Info{ID: e.id, Kind: e.kind, Primary: e.primary, Version: e.version, Produced: e.produced,
+		From: e.from, Controller: e.controller, State: e.st, Holders: len(e.holders), Requested: e.requested}
+	if e.primary {
+		in.From = s.cfg.Self
+	}
+	if nw := e.hist.newest(); nw != nil {
+		in.Synced = nw.st
+	}
+	return in
+}
+
+// Pending returns the number of replicas requested but not yet received.
+func (s *Store) Pending() int { return len(s.want) }

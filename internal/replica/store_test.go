@@ -1,0 +1,261 @@
+package replica
+
+import (
+	"errors"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/world"
+)
+
+type obj struct{ st *world.State }
+
+func (o *obj) State() *world.State                  { return o.st }
+func (o *obj) Interest(dst []world.Box) []world.Box { return dst }
+func (o *obj) Think(world.Context)                  {}
+
+var (
+	schema = world.MustSchema("thing", world.MustSpace("x", "y"), []world.Field{
+		{Name: "x", Type: world.Float}, {Name: "y", Type: world.Float}, {Name: "hp", Type: world.Int},
+	}, func(st *world.State) world.Object { return &obj{st} })
+	registry, _ = world.NewRegistry(world.MustSpace("x", "y"), schema)
+)
+
+func newStore(t testing.TB, self wire.NodeID, mod func(*Config)) *Store {
+	cfg := Config{Self: self, Registry: registry}
+	if mod != nil {
+		mod(&cfg)
+	}
+	s, err := NewStore(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// deliver moves every packet in o from one store to the other (both ways
+// are the caller's business), validating each whole packet first.
+func deliver(t testing.TB, now time.Duration, o *wire.Outbox, from wire.NodeID, stores map[wire.NodeID]*Store, drop func(wire.Packet) bool) {
+	for _, p := range o.Packets(from, nil) {
+		if drop != nil && drop(p) {
+			continue
+		}
+		dst := stores[p.To]
+		for pass := range 2 {
+			fr, err := wire.OpenFrames(p.Payload)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for {
+				typ, body, ok := fr.Next()
+				if !ok {
+					break
+				}
+				if pass == 0 {
+					err = dst.Check(p.From, typ, body)
+				} else {
+					err = dst.Apply(now, p.From, typ, body)
+				}
+				if err != nil {
+					t.Fatalf("%v frame from %d: %v", typ, p.From, err)
+				}
+			}
+		}
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	bad := []Config{
+		{},
+		{Registry: registry, HistoryLen: -1},
+		{Registry: registry, MaxFrame: 10},
+		{Registry: registry, RetransmitAfter: -time.Second},
+		{Registry: registry, KeepalivePeriod: 5 * time.Second},
+		{Registry: registry, RegisterPeriod: 5 * time.Second},
+	}
+	for i, c := range bad {
+		if _, err := c.Validate(); !errors.Is(err, ErrConfig) {
+			t.Errorf("config %d: got %v, want ErrConfig", i, err)
+		}
+	}
+	c, err := Config{Registry: registry}.Validate()
+	if err != nil || c.HistoryLen != 8 || c.KeepalivePeriod != time.Second {
+		t.Fatalf("defaults: %+v %v", c, err)
+	}
+}
+
+// TestSyncAgainstAcked runs a primary on store 1 with a replica on store 2
+// over a lossy link with random delays of whole frames: after every frame
+// the replica's synced state must be a state the primary had, and after a
+// quiet period it must equal the primary's.
+func TestSyncAgainstAcked(t *testing.T) {
+	for seed := uint64(1); seed <= 50; seed++ {
+		r := rand.New(rand.NewPCG(seed, 1))
+		a, b := newStore(t, 1, nil), newStore(t, 2, nil)
+		stores := map[wire.NodeID]*Store{1: a, 2: b}
+		st := schema.NewState(world.MakeObjectID(1, 1))
+		p := &obj{st}
+		if err := a.AddPrimary(0, p, 1); err != nil {
+			t.Fatal(err)
+		}
+		past := map[uint64]*world.State{1: st.Clone()}
+		b.Want(0, st.ID(), 1, time.Hour)
+		type inflight struct {
+			at   int
+			from wire.NodeID
+			o    *wire.Outbox
+		}
+		var q []inflight
+		var oa, ob wire.Outbox
+		loss := 0.3
+		for f := 0; f < 300; f++ {
+			now := time.Duration(f) * 100 * time.Millisecond
+			if f < 200 && r.IntN(3) > 0 {
+				st.SetFloat(0, st.Float(0)+r.Float64())
+				if r.IntN(4) == 0 {
+					st.SetInt(2, r.Int64N(100))
+				}
+			}
+			if f == 200 {
+				loss = 0
+			}
+			a.Commit(now)
+			if in, _ := a.Object(st.ID()); past[in.Version] == nil {
+				past[in.Version] = in.Synced.Clone()
+			}
+			a.Flush(now, nil, &oa)
+			b.Flush(now, []world.Box{world.Unbounded()}, &ob)
+			for _, x := range []struct {
+				from wire.NodeID
+				o    *wire.Outbox
+			}{{1, &oa}, {2, &ob}} {
+				if x.o.Len() == 0 {
+					continue
+				}
+				cp := &wire.Outbox{}
+				for _, pk := range x.o.Packets(x.from, nil) {
+					if r.Float64() < loss {
+						continue
+					}
+					cp.Commit(pk.To, pk.Class, append(cp.Buf(), pk.Payload[1:]...))
+				}
+				q = append(q, inflight{at: f + r.IntN(3), from: x.from, o: cp})
+			}
+			rest := q[:0]
+			for _, x := range q {
+				if x.at <= f {
+					deliver(t, now, x.o, x.from, stores, nil)
+				} else {
+					rest = append(rest, x)
+				}
+			}
+			q = rest
+			if in, ok := b.Object(st.ID()); ok && in.Version > 0 && !past[in.Version].Equal(in.Synced) {
+				t.Fatalf("seed %d frame %d: replica version %d is not the primary's", seed, f, in.Version)
+			}
+		}
+		in, ok := b.Object(st.ID())
+		if !ok || !in.State.Equal(st) {
+			t.Fatalf("seed %d: replica did not converge (held %v)", seed, ok)
+		}
+		if s := a.Stats(); s.FullSent == 0 || s.UpdatesSent <= s.FullSent {
+			t.Fatalf("seed %d: stats %+v", seed, s)
+		}
+	}
+}
+
+// TestFlushDoesNotAllocate: in steady state, committing and encoding a
+// frame of updates, acks and registrations allocates nothing (the packet
+// arena, made by Outbox.Packets for the driver, is not part of it).
+func TestFlushDoesNotAllocate(t *testing.T) {
+	a, b := newStore(t, 1, nil), newStore(t, 2, nil)
+	stores := map[wire.NodeID]*Store{1: a, 2: b}
+	var sts []*world.State
+	for i := range 20 {
+		st := schema.NewState(world.MakeObjectID(1, uint32(i+1)))
+		sts = append(sts, st)
+		if err := a.AddPrimary(0, &obj{st}, 1); err != nil {
+			t.Fatal(err)
+		}
+		b.Want(0, st.ID(), 1, time.Hour)
+	}
+	var oa, ob wire.Outbox
+	now := time.Duration(0)
+	frame := func() {
+		now += 100 * time.Millisecond
+		for _, st := range sts {
+			st.SetFloat(0, st.Float(0)+0.5)
+		}
+		a.Commit(now)
+		a.Flush(now, nil, &oa)
+		b.Flush(now, []world.Box{world.Unbounded()}, &ob)
+	}
+	for range 20 {
+		frame()
+		deliver(t, now, &oa, 1, stores, nil)
+		deliver(t, now, &ob, 2, stores, nil)
+	}
+	allocs := testing.AllocsPerRun(50, func() {
+		frame()
+		oa.Reset()
+		ob.Reset()
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations per frame", allocs)
+	}
+	if s := a.Stats(); s.UpdatesSent < 20*20 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+func TestHandoffAndLifecycle(t *testing.T) {
+	client, server := newStore(t, 2, nil), newStore(t, 1, nil)
+	stores := map[wire.NodeID]*Store{1: server, 2: client}
+	st := schema.NewState(world.MakeObjectID(2, 1))
+	st.SetInt(2, 77)
+	if err := client.Handoff(0, &obj{st}, 1); err != nil {
+		t.Fatal(err)
+	}
+	var oc, os wire.Outbox
+	client.Flush(0, nil, &oc)
+	deliver(t, 0, &oc, 2, stores, nil)
+	in, ok := server.Object(st.ID())
+	if !ok || !in.Primary || in.Controller != 2 || in.State.Int(2) != 77 {
+		t.Fatalf("server after handoff: %+v %v", in, ok)
+	}
+	server.Keep(0, st.ID(), 2)
+	server.Flush(0, nil, &os)
+	deliver(t, 0, &os, 1, stores, nil)
+	if in, _ := client.Object(st.ID()); in.Version != 1 {
+		t.Fatalf("client replica version %d after the server's first update", in.Version)
+	}
+	// Pushes stop: after PushTTL the server drops the client, which deletes
+	// its replica.
+	now := 2 * time.Second
+	server.Flush(now, nil, &os)
+	deliver(t, now, &os, 1, stores, nil)
+	if _, ok := client.Object(st.ID()); ok {
+		t.Fatal("client kept a replica the server dropped")
+	}
+	// Deleting a primary with holders tells them; a late registration for a
+	// deleted object is answered with a deletion.
+	server.Keep(now, st.ID(), 2)
+	server.Flush(now, nil, &os)
+	deliver(t, now, &os, 1, stores, nil)
+	if err := server.Delete(now, st.ID()); err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Delete(now, st.ID()); !errors.Is(err, ErrUnknown) {
+		t.Fatalf("second delete: %v", err)
+	}
+	server.Flush(now, nil, &os)
+	deliver(t, now, &os, 1, stores, nil)
+	if _, ok := client.Object(st.ID()); ok {
+		t.Fatal("replica survived its object's deletion")
+	}
+	if err := server.AddPrimary(now, &obj{st}, 1); !errors.Is(err, ErrDeleted) {
+		t.Fatalf("re-adding a deleted object: %v", err)
+	}
+}

@@ -1,0 +1,262 @@
+package replica
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/world"
+)
+
+// Flush produces the frame's outgoing messages into o: updates from
+// primaries to their holders, then the replica side's acknowledgements,
+// registrations, drops, handoffs and tentative writes, and the deletions
+// and replies queued since the last Flush. view is the union of the node's
+// primaries' interests (boxes over the registry's space).
+func (s *Store) Flush(now time.Duration, view []world.Box, o *wire.Outbox) {
+	s.sends = s.sends[:0]
+	for _, id := range s.ids {
+		e := s.objs[id]
+		if e.primary {
+			s.flushPrimary(now, e)
+		}
+	}
+	// Replica side, in ID order; removal edits s.ids, so walk a snapshot.
+	ids := append(s.wantIDs[:0], s.ids...)
+	for _, id := range ids {
+		e := s.objs[id]
+		if !e.primary {
+			s.flushReplica(now, e, view)
+		}
+	}
+	s.wantIDs = ids[:0]
+	s.flushRequests(now)
+	s.encodeUpdates(now, o)
+	s.encodeAcks(o)
+	s.encodeHandoffs(now, o)
+	s.encodeWrites(o)
+	s.encodeIDs(o)
+	for id, t := range s.tomb {
+		if now-t > s.cfg.TombstoneTTL {
+			delete(s.tomb, id)
+		}
+	}
+}
+
+func (s *Store) flushPrimary(now time.Duration, e *entry) {
+	// Attachment: mirror the holders of the object e is attached to.
+	if a, ok := e.obj.(world.Attacher); ok {
+		if to := a.AttachTo(); to != 0 && to != e.id {
+			if t, ok := s.objs[to]; ok && t.primary {
+				for _, h := range t.holders {
+					if h.alive(now) {
+						eh := e.holder(h.node, true)
+						eh.pushUntil = max(eh.pushUntil, h.regUntil, h.pushUntil)
+					}
+				}
+			}
+		}
+	}
+	kept := e.holders[:0]
+	for _, h := range e.holders {
+		if !h.alive(now) {
+			s.idq = append(s.idq, idMsg{to: h.node, typ: wire.TypeDrop, id: e.id})
+			continue
+		}
+		due := h.fresh ||
+			h.acked < e.version && (h.sent < e.version || now-h.sentAt >= s.cfg.RetransmitAfter) ||
+			now-h.sentAt >= s.cfg.KeepalivePeriod
+		if due {
+			base := h.acked
+			if base != 0 && e.hist.find(base) == nil {
+				base = 0
+			}
+			s.sends = append(s.sends, send{to: h.node, e: e, base: base})
+			h.sent, h.sentAt, h.fresh = e.version, now, false
+		}
+		kept = append(kept, h)
+	}
+	clear(e.holders[len(kept):])
+	e.holders = kept
+}
+
+func (s *Store) inView(e *entry, view []world.Box) bool {
+	loc := e.st.Location()
+	for i := range view {
+		if view[i].Contains(loc, s.dims) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Store) flushReplica(now time.Duration, e *entry, view []world.Box) {
+	if now-e.lastHeard > s.cfg.ReplicaTimeout {
+		s.stats.Timeouts++
+		s.remove(e.id)
+		return
+	}
+	if e.requested {
+		if s.inView(e, view) {
+			e.lastNeeded = now
+		} else if now-e.lastNeeded > s.cfg.ReplicaLinger {
+			s.stats.Dropped++
+			s.idq = append(s.idq, idMsg{to: e.from, typ: wire.TypeDrop, id: e.id})
+			s.remove(e.id)
+			return
+		}
+		if now-e.lastRegister >= s.cfg.RegisterPeriod {
+			e.lastRegister = now
+			s.idq = append(s.idq, idMsg{to: e.from, typ: wire.TypeRegister, id: e.id})
+		}
+	}
+	if e.ackDue {
+		e.ackDue = false
+		s.acks = append(s.acks, ackMsg{to: e.from, a: wire.Ack{ID: e.id, Version: e.version}})
+	}
+}
+
+func (s *Store) flushRequests(now time.Duration) {
+	ids := s.wantIDs[:0]
+	for id := range s.want {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		r := s.want[id]
+		if _, held := s.objs[id]; held || r.until < now {
+			delete(s.want, id)
+			continue
+		}
+		if !r.sent || now-r.lastSent >= s.cfg.RequestRetry {
+			r.sent, r.lastSent = true, now
+			s.idq = append(s.idq, idMsg{to: r.from, typ: wire.TypeRegister, id: id})
+		}
+	}
+	s.wantIDs = ids[:0]
+}
+
+func byTo[T any](to func(T) wire.NodeID) func(a, b T) int {
+	return func(a, b T) int { return cmp.Compare(to(a), to(b)) }
+}
+
+func (s *Store) encodeUpdates(now time.Duration, o *wire.Outbox) {
+	// (to, id) is unique, so an unstable sort is deterministic.
+	slices.SortFunc(s.sends, func(a, b send) int {
+		if c := cmp.Compare(a.to, b.to); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.e.id, b.e.id)
+	})
+	var u wire.Update
+	for i := 0; i < len(s.sends); {
+		to := s.sends[i].to
+		b, mark := wire.BeginUpdates(o.Buf(), now)
+		start := mark
+		for ; i < len(s.sends) && s.sends[i].to == to; i++ {
+			x := s.sends[i]
+			e := x.e
+			cur := e.hist.newest().st
+			u = wire.Update{ID: e.id, Version: e.version, Base: x.base}
+			if x.base == 0 {
+				u.Kind = e.kind
+				s.dbuf = world.AppendDelta(s.dbuf[:0], nil, cur)
+				s.stats.FullSent++
+			} else {
+				s.dbuf = world.AppendDelta(s.dbuf[:0], e.hist.find(x.base), cur)
+				if x.base == e.version {
+					s.stats.KeepalivesSent++
+				}
+			}
+			u.Data = s.dbuf
+			b = wire.AppendUpdateEntry(b, &u)
+			s.stats.UpdatesSent++
+			if len(b)-mark > s.cfg.MaxFrame && i+1 < len(s.sends) && s.sends[i+1].to == to {
+				b = wire.EndUpdates(b, mark)
+				s.stats.UpdateFrames++
+				s.stats.UpdateBytes += int64(len(b) - start + 2)
+				o.Commit(to, wire.ClassUpdate, b)
+				b, mark = wire.BeginUpdates(o.Buf(), now)
+				start = mark
+			}
+		}
+		b = wire.EndUpdates(b, mark)
+		s.stats.UpdateFrames++
+		s.stats.UpdateBytes += int64(len(b) - start + 2)
+		o.Commit(to, wire.ClassUpdate, b)
+	}
+}
+
+func (s *Store) encodeAcks(o *wire.Outbox) {
+	slices.SortFunc(s.acks, func(a, b ackMsg) int {
+		if c := cmp.Compare(a.to, b.to); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.a.ID, b.a.ID)
+	})
+	for i := 0; i < len(s.acks); {
+		to := s.acks[i].to
+		s.ack.Entries = s.ack.Entries[:0]
+		for ; i < len(s.acks) && s.acks[i].to == to && len(s.ack.Entries) < 200; i++ {
+			s.ack.Entries = append(s.ack.Entries, s.acks[i].a)
+		}
+		s.stats.AcksSent += int64(len(s.ack.Entries))
+		o.Commit(to, wire.ClassUpdate, wire.AppendAcks(o.Buf(), &s.ack))
+	}
+	s.acks = s.acks[:0]
+}
+
+func (s *Store) encodeHandoffs(now time.Duration, o *wire.Outbox) {
+	for _, id := range s.ids {
+		e := s.objs[id]
+		if e.primary || !e.handoff || now < e.nextHandoff {
+			continue
+		}
+		e.lastHandoff, e.nextHandoff = now, now+s.cfg.RequestRetry
+		s.dbuf = world.AppendDelta(s.dbuf[:0], nil, e.st)
+		s.ho.Entries = append(s.ho.Entries[:0], wire.Handoff{ID: e.id, Kind: e.kind, Data: s.dbuf})
+		o.Commit(e.from, wire.ClassControl, wire.AppendHandoffs(o.Buf(), &s.ho))
+	}
+}
+
+func (s *Store) encodeWrites(o *wire.Outbox) {
+	slices.SortStableFunc(s.writes, byTo(func(x pendingWrite) wire.NodeID { return x.to }))
+	for i := 0; i < len(s.writes); {
+		to := s.writes[i].to
+		s.wr.Entries = s.wr.Entries[:0]
+		size := 0
+		for ; i < len(s.writes) && s.writes[i].to == to && size < s.cfg.MaxFrame; i++ {
+			w := s.writes[i]
+			s.wr.Entries = append(s.wr.Entries, wire.Write{ID: w.id, Data: s.wbuf[w.off:w.end]})
+			size += w.end - w.off + 4
+		}
+		s.stats.WritesSent += int64(len(s.wr.Entries))
+		o.Commit(to, wire.ClassUpdate, wire.AppendWrites(o.Buf(), &s.wr))
+	}
+	s.writes = s.writes[:0]
+	s.wbuf = s.wbuf[:0]
+}
+
+func (s *Store) encodeIDs(o *wire.Outbox) {
+	// Entries equal in (to, type, id) are identical, so an unstable sort is
+	// deterministic.
+	slices.SortFunc(s.idq, func(a, b idMsg) int {
+		if c := cmp.Compare(a.to, b.to); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.typ, b.typ); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+	for i := 0; i < len(s.idq); {
+		to, typ := s.idq[i].to, s.idq[i].typ
+		s.idl.IDs = s.idl.IDs[:0]
+		for ; i < len(s.idq) && s.idq[i].to == to && s.idq[i].typ == typ && len(s.idl.IDs) < 150; i++ {
+			s.idl.IDs = append(s.idl.IDs, s.idq[i].id)
+		}
+		o.Commit(to, typ.Class(), wire.AppendIDs(o.Buf(), typ, &s.idl))
+	}
+	s.idq = s.idq[:0]
+}

@@ -1,0 +1,341 @@
+package wire
+
+import (
+	"encoding/binary"
+	"math"
+	"time"
+
+	"github.com/overworld/overworld/world"
+)
+
+// Each message type below has an encoder AppendX(b, *X) that appends one
+// whole frame (type byte, length, body) to b, and a method (*X).Decode(body)
+// that decodes a frame body returned by Frames.Next into the message,
+// reusing the message's slices. Decoded byte slices (Update.Data,
+// Write.Data, Handoff.Data) alias the body; copy them to keep them. Every
+// list is encoded as entries until the end of the body, so a frame carries
+// no count and an empty list is a frame with an empty (or header-only) body.
+
+// Update is one object's new state at its primary: a delta against Base (a
+// version the receiver acknowledged) or, when Base is 0, the full state of
+// an object of kind Kind (Kind is sent only with full states). Base equal to
+// Version with an empty delta is a keepalive: "you are up to date".
+type Update struct {
+	ID      world.ObjectID
+	Kind    world.Kind // full states only; 0 otherwise
+	Version uint64     // the state's version at the primary (>= 1)
+	Base    uint64     // 0: full state; else the acknowledged version the delta applies to (<= Version)
+	Data    []byte     // world.AppendDelta(base, state)
+}
+
+// Updates carries a batch of object updates from one primary node to one
+// replica holder; Time is the primary's frame time the states were produced
+// at (replica staleness is measured against it).
+type Updates struct {
+	Time    time.Duration
+	Entries []Update
+}
+
+// AppendUpdates appends m as one frame. Entries must have Version >= 1 and
+// Base either 0 or at most Version.
+func AppendUpdates(b []byte, m *Updates) []byte {
+	b, start := beginFrame(b, TypeUpdates)
+	b = appendDuration(b, m.Time)
+	for i := range m.Entries {
+		b = AppendUpdateEntry(b, &m.Entries[i])
+	}
+	return endFrame(b, start)
+}
+
+// BeginUpdates starts an Updates frame whose entries the caller appends one
+// by one with AppendUpdateEntry (so a batch need not be built first); it
+// returns the buffer and the mark to pass to EndUpdates.
+func BeginUpdates(b []byte, now time.Duration) ([]byte, int) {
+	b, start := beginFrame(b, TypeUpdates)
+	return appendDuration(b, now), start
+}
+
+// EndUpdates finishes the frame BeginUpdates started.
+func EndUpdates(b []byte, mark int) []byte { return endFrame(b, mark) }
+
+// AppendUpdateEntry appends one update entry (inside an Updates frame).
+func AppendUpdateEntry(b []byte, u *Update) []byte {
+	b = appendID(b, u.ID)
+	b = binary.AppendUvarint(b, u.Version)
+	if u.Base == 0 {
+		b = append(b, 0)
+		b = binary.AppendUvarint(b, uint64(u.Kind))
+	} else {
+		b = binary.AppendUvarint(b, u.Version-u.Base+1)
+	}
+	return appendBytes(b, u.Data)
+}
+
+// Decode decodes an Updates frame body into m.
+func (m *Updates) Decode(body []byte) error {
+	r := reader{p: body}
+	m.Time = r.duration("update time")
+	m.Entries = m.Entries[:0]
+	for r.more() {
+		var u Update
+		u.ID = r.id()
+		u.Version = r.uvarint("version")
+		back := r.uvarint("base distance")
+		if r.err == nil && u.Version == 0 {
+			return malformed("update of %v has version 0", u.ID)
+		}
+		if back == 0 {
+			k := r.uvarint("kind")
+			if r.err == nil && (k == 0 || k > math.MaxUint16) {
+				return malformed("full state of %v has kind %d", u.ID, k)
+			}
+			u.Kind = world.Kind(k)
+		} else {
+			if r.err == nil && back-1 >= u.Version {
+				return malformed("update of %v: base distance %d from version %d", u.ID, back, u.Version)
+			}
+			u.Base = u.Version - (back - 1)
+		}
+		u.Data = r.bytes("update data")
+		if r.err != nil {
+			return r.err
+		}
+		m.Entries = append(m.Entries, u)
+	}
+	return r.err
+}
+
+// Ack acknowledges that a replica applied version Version of object ID.
+type Ack struct {
+	ID      world.ObjectID
+	Version uint64
+}
+
+// Acks is a batch of acknowledgements to one primary node.
+type Acks struct{ Entries []Ack }
+
+// AppendAcks appends m as one frame.
+func AppendAcks(b []byte, m *Acks) []byte {
+	b, start := beginFrame(b, TypeAcks)
+	for _, a := range m.Entries {
+		b = appendID(b, a.ID)
+		b = binary.AppendUvarint(b, a.Version)
+	}
+	return endFrame(b, start)
+}
+
+// Decode decodes an Acks frame body into m.
+func (m *Acks) Decode(body []byte) error {
+	r := reader{p: body}
+	m.Entries = m.Entries[:0]
+	for r.more() {
+		a := Ack{ID: r.id(), Version: r.uvarint("ack version")}
+		if r.err != nil {
+			return r.err
+		}
+		m.Entries = append(m.Entries, a)
+	}
+	return r.err
+}
+
+// Write is a tentative write to object ID, made on a replica and forwarded
+// to the primary: world.AppendWrite(before, after).
+type Write struct {
+	ID   world.ObjectID
+	Data []byte
+}
+
+// Writes is a batch of tentative writes to one primary node, in the order
+// they were made.
+type Writes struct{ Entries []Write }
+
+// AppendWrites appends m as one frame.
+func AppendWrites(b []byte, m *Writes) []byte {
+	b, start := beginFrame(b, TypeWrites)
+	for _, w := range m.Entries {
+		b = appendID(b, w.ID)
+		b = appendBytes(b, w.Data)
+	}
+	return endFrame(b, start)
+}
+
+// Decode decodes a Writes frame body into m.
+func (m *Writes) Decode(body []byte) error {
+	r := reader{p: body}
+	m.Entries = m.Entries[:0]
+	for r.more() {
+		w := Write{ID: r.id(), Data: r.bytes("write data")}
+		if r.err != nil {
+			return r.err
+		}
+		m.Entries = append(m.Entries, w)
+	}
+	return r.err
+}
+
+// IDs is a list of objects; it is the body of Register, Drop and Delete
+// frames, which differ only in their type.
+type IDs struct{ IDs []world.ObjectID }
+
+// AppendIDs appends m as one frame of type t (TypeRegister, TypeDrop or
+// TypeDelete).
+func AppendIDs(b []byte, t Type, m *IDs) []byte {
+	b, start := beginFrame(b, t)
+	for _, id := range m.IDs {
+		b = appendID(b, id)
+	}
+	return endFrame(b, start)
+}
+
+// Decode decodes a Register, Drop or Delete frame body into m.
+func (m *IDs) Decode(body []byte) error {
+	r := reader{p: body}
+	m.IDs = m.IDs[:0]
+	for r.more() {
+		id := r.id()
+		if r.err != nil {
+			return r.err
+		}
+		m.IDs = append(m.IDs, id)
+	}
+	return r.err
+}
+
+// Handoff hands the primaries of objects a client created to the server
+// (client-server architecture): each entry is a full state (world.AppendDelta
+// from nil) of an object of kind Kind. The sender becomes the objects'
+// controller.
+type Handoff struct {
+	ID   world.ObjectID
+	Kind world.Kind
+	Data []byte
+}
+
+// Handoffs is a batch of handoffs.
+type Handoffs struct{ Entries []Handoff }
+
+// AppendHandoffs appends m as one frame.
+func AppendHandoffs(b []byte, m *Handoffs) []byte {
+	b, start := beginFrame(b, TypeHandoff)
+	for _, h := range m.Entries {
+		b = appendID(b, h.ID)
+		b = binary.AppendUvarint(b, uint64(h.Kind))
+		b = appendBytes(b, h.Data)
+	}
+	return endFrame(b, start)
+}
+
+// Decode decodes a Handoff frame body into m.
+func (m *Handoffs) Decode(body []byte) error {
+	r := reader{p: body}
+	m.Entries = m.Entries[:0]
+	for r.more() {
+		h := Handoff{ID: r.id()}
+		k := r.uvarint("kind")
+		if r.err == nil && (k == 0 || k > math.MaxUint16) {
+			return malformed("handoff of %v has kind %d", h.ID, k)
+		}
+		h.Kind = world.Kind(k)
+		h.Data = r.bytes("handoff data")
+		if r.err != nil {
+			return r.err
+		}
+		m.Entries = append(m.Entries, h)
+	}
+	return r.err
+}
+
+// Pub is one publication: object ID, whose primary is on node Node, is at
+// Loc (the first Dims coordinates are sent; the rest are zero).
+type Pub struct {
+	ID   world.ObjectID
+	Node NodeID
+	Loc  world.Point
+}
+
+// Pubs is the body of Publish and Match frames: publications stored as soft
+// state for TTL, over a space of Dims dimensions.
+type Pubs struct {
+	TTL  time.Duration
+	Dims int
+	Pubs []Pub
+}
+
+// AppendPubs appends m as one frame of type t (TypePublish or TypeMatch).
+// Dims must be 1 to world.MaxDims.
+func AppendPubs(b []byte, t Type, m *Pubs) []byte {
+	b, start := beginFrame(b, t)
+	b = appendDuration(b, m.TTL)
+	b = append(b, byte(m.Dims))
+	for i := range m.Pubs {
+		p := &m.Pubs[i]
+		b = appendID(b, p.ID)
+		b = binary.AppendUvarint(b, uint64(p.Node))
+		for d := range m.Dims {
+			b = appendFloat(b, p.Loc[d])
+		}
+	}
+	return endFrame(b, start)
+}
+
+// Decode decodes a Publish or Match frame body into m.
+func (m *Pubs) Decode(body []byte) error {
+	r := reader{p: body}
+	m.TTL = r.duration("ttl")
+	m.Dims = r.dims()
+	m.Pubs = m.Pubs[:0]
+	for r.more() {
+		p := Pub{ID: r.id(), Node: NodeID(r.u32("node"))}
+		for d := range m.Dims {
+			p.Loc[d] = r.float()
+		}
+		if r.err != nil {
+			return r.err
+		}
+		m.Pubs = append(m.Pubs, p)
+	}
+	return r.err
+}
+
+// Subscribe registers the sender's interest (a union of boxes over a space
+// of Dims dimensions) as soft state for TTL, replacing the sender's previous
+// subscription. No boxes withdraws it.
+type Subscribe struct {
+	TTL   time.Duration
+	Dims  int
+	Boxes []world.Box
+}
+
+// AppendSubscribe appends m as one frame. Dims must be 1 to world.MaxDims.
+func AppendSubscribe(b []byte, m *Subscribe) []byte {
+	b, start := beginFrame(b, TypeSubscribe)
+	b = appendDuration(b, m.TTL)
+	b = append(b, byte(m.Dims))
+	for i := range m.Boxes {
+		for d := range m.Dims {
+			b = appendFloat(b, m.Boxes[i].Min[d])
+			b = appendFloat(b, m.Boxes[i].Max[d])
+		}
+	}
+	return endFrame(b, start)
+}
+
+// Decode decodes a Subscribe frame body into m.
+func (m *Subscribe) Decode(body []byte) error {
+	r := reader{p: body}
+	m.TTL = r.duration("ttl")
+	m.Dims = r.dims()
+	m.Boxes = m.Boxes[:0]
+	for r.more() {
+		var bx world.Box
+		for d := range m.Dims {
+			bx.Min[d] = r.float()
+			bx.Max[d] = r.float()
+		}
+		if r.err != nil {
+			return r.err
+		}
+		m.Boxes = append(m.Boxes, bx)
+	}
+	return r.err
+}

@@ -1,0 +1,398 @@
+package wire
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/overworld/overworld/world"
+)
+
+// The generators below build random valid messages; every test and fuzz
+// target checks decode(encode(m)) == m on them, and that decoding arbitrary
+// bytes never panics and, when it succeeds, re-encodes to the same message.
+
+func randID(r *rand.Rand) world.ObjectID {
+	switch r.IntN(3) {
+	case 0:
+		return world.MakeObjectID(r.Uint32N(8), r.Uint32N(300)+1)
+	case 1:
+		return world.ObjectID(r.Uint64())
+	}
+	return 0
+}
+
+func randBytes(r *rand.Rand) []byte {
+	b := make([]byte, r.IntN(40))
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}
+
+func randFloat(r *rand.Rand) float64 {
+	switch r.IntN(6) {
+	case 0:
+		return math.Float64frombits(r.Uint64()) // anything, NaNs included
+	case 1:
+		return math.Inf(1 - 2*r.IntN(2))
+	}
+	return math.Round((r.Float64()-0.5)*4000*64) / 64
+}
+
+func randDur(r *rand.Rand) time.Duration {
+	if r.IntN(4) == 0 {
+		return time.Duration(r.Int64())
+	}
+	return time.Duration(r.Int64N(int64(10 * time.Minute)))
+}
+
+func randN(r *rand.Rand) int {
+	if r.IntN(5) == 0 {
+		return 0
+	}
+	return 1 + r.IntN(12)
+}
+
+func randUpdates(r *rand.Rand) *Updates {
+	m := &Updates{Time: randDur(r)}
+	for range randN(r) {
+		u := Update{ID: randID(r), Version: 1 + r.Uint64N(1000), Data: randBytes(r)}
+		if r.IntN(3) == 0 {
+			u.Version = 1 + r.Uint64N(math.MaxUint64)
+		}
+		if r.IntN(3) == 0 {
+			u.Kind = world.Kind(1 + r.IntN(math.MaxUint16))
+		} else {
+			u.Base = 1 + r.Uint64N(u.Version)
+		}
+		m.Entries = append(m.Entries, u)
+	}
+	return m
+}
+
+func randAcks(r *rand.Rand) *Acks {
+	m := &Acks{}
+	for range randN(r) {
+		m.Entries = append(m.Entries, Ack{ID: randID(r), Version: r.Uint64() >> r.IntN(64)})
+	}
+	return m
+}
+
+func randWrites(r *rand.Rand) *Writes {
+	m := &Writes{}
+	for range randN(r) {
+		m.Entries = append(m.Entries, Write{ID: randID(r), Data: randBytes(r)})
+	}
+	return m
+}
+
+func randIDs(r *rand.Rand) *IDs {
+	m := &IDs{}
+	for range randN(r) {
+		m.IDs = append(m.IDs, randID(r))
+	}
+	return m
+}
+
+func randHandoffs(r *rand.Rand) *Handoffs {
+	m := &Handoffs{}
+	for range randN(r) {
+		m.Entries = append(m.Entries, Handoff{ID: randID(r), Kind: world.Kind(1 + r.IntN(math.MaxUint16)), Data: randBytes(r)})
+	}
+	return m
+}
+
+func randPubs(r *rand.Rand) *Pubs {
+	m := &Pubs{TTL: randDur(r), Dims: 1 + r.IntN(world.MaxDims)}
+	for range randN(r) {
+		p := Pub{ID: randID(r), Node: NodeID(r.Uint32())}
+		for d := range m.Dims {
+			p.Loc[d] = randFloat(r)
+		}
+		m.Pubs = append(m.Pubs, p)
+	}
+	return m
+}
+
+func randSubscribe(r *rand.Rand) *Subscribe {
+	m := &Subscribe{TTL: randDur(r), Dims: 1 + r.IntN(world.MaxDims)}
+	for range randN(r) {
+		var b world.Box
+		for d := range m.Dims {
+			b.Min[d], b.Max[d] = randFloat(r), randFloat(r)
+		}
+		m.Boxes = append(m.Boxes, b)
+	}
+	return m
+}
+
+// codec describes one message type to the generic checks.
+type codec struct {
+	typ    Type
+	gen    func(*rand.Rand) any
+	encode func([]byte, any) []byte
+	decode func([]byte) (any, error)
+}
+
+var codecs = []codec{
+	{TypeUpdates, func(r *rand.Rand) any { return randUpdates(r) },
+		func(b []byte, m any) []byte { return AppendUpdates(b, m.(*Updates)) },
+		func(p []byte) (any, error) { m := &Updates{}; return m, m.Decode(p) }},
+	{TypeAcks, func(r *rand.Rand) any { return randAcks(r) },
+		func(b []byte, m any) []byte { return AppendAcks(b, m.(*Acks)) },
+		func(p []byte) (any, error) { m := &Acks{}; return m, m.Decode(p) }},
+	{TypeWrites, func(r *rand.Rand) any { return randWrites(r) },
+		func(b []byte, m any) []byte { return AppendWrites(b, m.(*Writes)) },
+		func(p []byte) (any, error) { m := &Writes{}; return m, m.Decode(p) }},
+	{TypeRegister, func(r *rand.Rand) any { return randIDs(r) },
+		func(b []byte, m any) []byte { return AppendIDs(b, TypeRegister, m.(*IDs)) },
+		func(p []byte) (any, error) { m := &IDs{}; return m, m.Decode(p) }},
+	{TypeDrop, func(r *rand.Rand) any { return randIDs(r) },
+		func(b []byte, m any) []byte { return AppendIDs(b, TypeDrop, m.(*IDs)) },
+		func(p []byte) (any, error) { m := &IDs{}; return m, m.Decode(p) }},
+	{TypeDelete, func(r *rand.Rand) any { return randIDs(r) },
+		func(b []byte, m any) []byte { return AppendIDs(b, TypeDelete, m.(*IDs)) },
+		func(p []byte) (any, error) { m := &IDs{}; return m, m.Decode(p) }},
+	{TypeHandoff, func(r *rand.Rand) any { return randHandoffs(r) },
+		func(b []byte, m any) []byte { return AppendHandoffs(b, m.(*Handoffs)) },
+		func(p []byte) (any, error) { m := &Handoffs{}; return m, m.Decode(p) }},
+	{TypePublish, func(r *rand.Rand) any { return randPubs(r) },
+		func(b []byte, m any) []byte { return AppendPubs(b, TypePublish, m.(*Pubs)) },
+		func(p []byte) (any, error) { m := &Pubs{}; return m, m.Decode(p) }},
+	{TypeSubscribe, func(r *rand.Rand) any { return randSubscribe(r) },
+		func(b []byte, m any) []byte { return AppendSubscribe(b, m.(*Subscribe)) },
+		func(p []byte) (any, error) { m := &Subscribe{}; return m, m.Decode(p) }},
+	{TypeMatch, func(r *rand.Rand) any { return randPubs(r) },
+		func(b []byte, m any) []byte { return AppendPubs(b, TypeMatch, m.(*Pubs)) },
+		func(p []byte) (any, error) { m := &Pubs{}; return m, m.Decode(p) }},
+}
+
+func codecOf(t Type) codec {
+	for _, c := range codecs {
+		if c.typ == t {
+			return c
+		}
+	}
+	panic(t)
+}
+
+// same compares messages by their Go syntax, which distinguishes every
+// field, including -0 and the bits of NaN coordinates (printed as NaN, but
+// the byte-exact re-encoding check below covers their payloads).
+func same(a, b any) bool { return fmt.Sprintf("%#v", a) == fmt.Sprintf("%#v", b) }
+
+// roundTrip encodes m as a payload, decodes it with OpenFrames and the type's
+// decoder, and reports any difference.
+func roundTrip(c codec, m any) error {
+	p := c.encode(AppendHeader([]byte{0xEE})[1:], m)
+	f, err := OpenFrames(p)
+	if err != nil {
+		return err
+	}
+	typ, body, ok := f.Next()
+	if !ok || typ != c.typ {
+		return fmt.Errorf("frame: type %v ok %v err %v", typ, ok, f.Err())
+	}
+	if _, _, more := f.Next(); more || f.Err() != nil {
+		return fmt.Errorf("trailing frame or error %v", f.Err())
+	}
+	got, err := c.decode(body)
+	if err != nil {
+		return err
+	}
+	if !same(got, m) {
+		return fmt.Errorf("decoded\n%#v\nwant\n%#v", got, m)
+	}
+	if again := c.encode(AppendHeader(nil), got); string(again) != string(p) {
+		return fmt.Errorf("re-encoding differs")
+	}
+	return nil
+}
+
+func TestRoundTrip(t *testing.T) {
+	n := 3000
+	if testing.Short() {
+		n = 300
+	}
+	for _, c := range codecs {
+		for seed := range uint64(n) {
+			m := c.gen(rand.New(rand.NewPCG(seed, uint64(c.typ))))
+			if err := roundTrip(c, m); err != nil {
+				t.Fatalf("%v seed %d: %v", c.typ, seed, err)
+			}
+		}
+	}
+}
+
+// checkArbitrary decodes arbitrary bytes as a body of type c.typ: it must
+// not panic, must not keep more entries than the body can hold, and a
+// successful decode must survive a round trip.
+func checkArbitrary(t *testing.T, c codec, body []byte) {
+	m, err := c.decode(body)
+	if err != nil {
+		if !errors.Is(err, ErrMalformed) {
+			t.Fatalf("%v: error %v does not wrap ErrMalformed", c.typ, err)
+		}
+		return
+	}
+	if err := roundTrip(c, m); err != nil {
+		t.Fatalf("%v: decoded %x to %#v, which does not round-trip: %v", c.typ, body, m, err)
+	}
+}
+
+func fuzzType(f *testing.F, typ Type) {
+	c := codecOf(typ)
+	for seed := range uint64(8) {
+		m := c.gen(rand.New(rand.NewPCG(seed, 1)))
+		b := c.encode(nil, m)
+		f.Add(b[2:], seed) // approximately the body (length byte dropped)
+	}
+	f.Add([]byte{}, uint64(0))
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, uint64(9))
+	f.Fuzz(func(t *testing.T, body []byte, seed uint64) {
+		checkArbitrary(t, c, body)
+		m := c.gen(rand.New(rand.NewPCG(seed, binary.LittleEndian.Uint64(append(body, make([]byte, 8)...)))))
+		if err := roundTrip(c, m); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+	})
+}
+
+func FuzzUpdates(f *testing.F)   { fuzzType(f, TypeUpdates) }
+func FuzzAcks(f *testing.F)      { fuzzType(f, TypeAcks) }
+func FuzzWrites(f *testing.F)    { fuzzType(f, TypeWrites) }
+func FuzzRegister(f *testing.F)  { fuzzType(f, TypeRegister) }
+func FuzzDrop(f *testing.F)      { fuzzType(f, TypeDrop) }
+func FuzzDelete(f *testing.F)    { fuzzType(f, TypeDelete) }
+func FuzzHandoff(f *testing.F)   { fuzzType(f, TypeHandoff) }
+func FuzzPublish(f *testing.F)   { fuzzType(f, TypePublish) }
+func FuzzSubscribe(f *testing.F) { fuzzType(f, TypeSubscribe) }
+func FuzzMatch(f *testing.F)     { fuzzType(f, TypeMatch) }
+
+// FuzzPayload feeds arbitrary payloads through OpenFrames and every frame's
+// decoder, as a node's Step does.
+func FuzzPayload(f *testing.F) {
+	var o Outbox
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, c := range codecs {
+		o.Commit(3, c.typ.Class(), c.encode(o.Buf(), c.gen(r)))
+	}
+	for _, p := range o.Packets(1, nil) {
+		f.Add(p.Payload)
+	}
+	f.Add([]byte{Version})
+	f.Add([]byte{Version + 1, 1, 0})
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		fr, err := OpenFrames(payload)
+		if err != nil {
+			return
+		}
+		for {
+			typ, body, ok := fr.Next()
+			if !ok {
+				break
+			}
+			checkArbitrary(t, codecOf(typ), body)
+		}
+	})
+}
+
+func TestDecodeRejects(t *testing.T) {
+	cases := []struct {
+		name string
+		typ  Type
+		body []byte
+	}{
+		{"update version 0", TypeUpdates, []byte{0, 1, 1, 0, 0, 1, 0}},
+		{"update full state kind 0", TypeUpdates, []byte{0, 1, 1, 1, 0, 0, 0}},
+		{"update base beyond version", TypeUpdates, []byte{0, 1, 1, 2, 3, 0}},
+		{"update data truncated", TypeUpdates, []byte{0, 1, 1, 2, 1, 5, 1}},
+		{"ack truncated", TypeAcks, []byte{1, 1}},
+		{"origin beyond 32 bits", TypeRegister, []byte{0x80, 0x80, 0x80, 0x80, 0x10, 1}},
+		{"pubs dims 0", TypePublish, []byte{0, 0}},
+		{"pubs dims 5", TypeMatch, []byte{0, 5}},
+		{"subscribe half a box", TypeSubscribe, []byte{0, 2, 1, 1, 1}},
+		{"handoff kind 0", TypeHandoff, []byte{1, 1, 0, 0}},
+		{"ttl overflows", TypeSubscribe, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 1}},
+	}
+	for _, tc := range cases {
+		if _, err := codecOf(tc.typ).decode(tc.body); !errors.Is(err, ErrMalformed) {
+			t.Errorf("%s: got %v, want ErrMalformed", tc.name, err)
+		}
+	}
+	for _, p := range [][]byte{nil, {Version}, {9, 1, 0}, {Version, 0, 0}, {Version, 1, 5, 0}, {Version, 99, 0}} {
+		fr, err := OpenFrames(p)
+		if err == nil {
+			for {
+				if _, _, ok := fr.Next(); !ok {
+					break
+				}
+			}
+			err = fr.Err()
+		}
+		if err == nil {
+			t.Errorf("payload %x accepted", p)
+		}
+	}
+}
+
+func TestLongFrameLength(t *testing.T) {
+	// Bodies of 127, 128 and 20000 bytes need one, two and three length bytes.
+	for _, n := range []int{0, 1, 126, 127, 128, 300, 20000} {
+		m := &Writes{Entries: []Write{{ID: world.MakeObjectID(1, 1), Data: make([]byte, n)}}}
+		for i := range m.Entries[0].Data {
+			m.Entries[0].Data[i] = byte(i)
+		}
+		if err := roundTrip(codecOf(TypeWrites), m); err != nil {
+			t.Fatalf("data %d: %v", n, err)
+		}
+	}
+}
+
+func TestOutboxBatches(t *testing.T) {
+	var o Outbox
+	o.MaxPayload = 100
+	ids := &IDs{IDs: []world.ObjectID{world.MakeObjectID(1, 1)}}
+	for i := range 40 {
+		to := NodeID(i % 3)
+		o.Commit(to, ClassMaintenance, AppendIDs(o.Buf(), TypeRegister, ids))
+	}
+	o.Commit(1, ClassUpdate, AppendAcks(o.Buf(), &Acks{Entries: []Ack{{ids.IDs[0], 3}}}))
+	o.Commit(2, ClassUpdate, o.Buf()) // empty: nothing
+	ps := o.Packets(7, nil)
+	frames := 0
+	for i, p := range ps {
+		if p.From != 7 || len(p.Payload) > 100 {
+			t.Fatalf("packet %d: %+v", i, p)
+		}
+		if i > 0 && (ps[i-1].To > p.To || ps[i-1].To == p.To && ps[i-1].Class > p.Class) {
+			t.Fatalf("packets out of order")
+		}
+		fr, err := OpenFrames(p.Payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			typ, _, ok := fr.Next()
+			if !ok {
+				break
+			}
+			if typ.Class() != p.Class {
+				t.Fatalf("frame %v in a %v packet", typ, p.Class)
+			}
+			frames++
+		}
+	}
+	if frames != 41 || o.Len() != 0 {
+		t.Fatalf("%d frames in %d packets, %d left", frames, len(ps), o.Len())
+	}
+	// 40 five-byte frames to 3 nodes fit in 3 packets of <= 100 bytes each.
+	if len(ps) != 4 {
+		t.Fatalf("%d packets, want 4", len(ps))
+	}
+}

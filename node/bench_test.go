@@ -1,0 +1,146 @@
+package node
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/world"
+)
+
+// denseCluster is the benchmark workload: nodes × 8 walkers moving at up to
+// 15 units/s in a square sized so that each walker's 30-unit interest
+// covers most of the others (so each node holds about 8·(nodes-1)
+// replicas), 30–80 ms one-way latency, no loss.
+func denseCluster(tb testing.TB, arch string, nodes int) *cluster {
+	g := newGame(60)
+	c := newCluster(tb, g, clusterOpts{nodes: nodes, arch: arch, latency: 30 * time.Millisecond,
+		spread: 50 * time.Millisecond, seed: 11, margin: 5})
+	r := rand.New(rand.NewPCG(11, 11))
+	for _, n := range c.nodes {
+		for range 8 {
+			_, err := n.Spawn(0, g.walker, func(st *world.State) {
+				st.SetFloat(wX, r.Float64()*60)
+				st.SetFloat(wY, r.Float64()*60)
+				st.SetFloat(wVX, (r.Float64()-0.5)*30)
+				st.SetFloat(wVY, (r.Float64()-0.5)*30)
+				st.SetFloat(wRange, 30)
+				st.SetInt(wHP, 100)
+			})
+			if err != nil {
+				tb.Fatal(err)
+			}
+		}
+	}
+	c.run(3 * time.Second) // discovery settles
+	return c
+}
+
+// updateBytes parses update-class packets: it returns the number of object
+// updates, the bytes of their updates frames, and the packets' total bytes
+// and count (acks and writes share those packets).
+type updateBytes struct {
+	updates, frameBytes, packetBytes, packets int64
+}
+
+func (u *updateBytes) add(p wire.Packet) {
+	if p.Class != wire.ClassUpdate {
+		return
+	}
+	fr, err := wire.OpenFrames(p.Payload)
+	if err != nil {
+		return
+	}
+	has := false
+	for {
+		t, body, ok := fr.Next()
+		if !ok {
+			break
+		}
+		if t == wire.TypeUpdates {
+			var m wire.Updates
+			_ = m.Decode(body)
+			u.updates += int64(len(m.Entries))
+			u.frameBytes += int64(len(body)) + 1 + int64(lenLen(len(body)))
+			has = true
+		}
+	}
+	if has {
+		u.packets++
+		u.packetBytes += int64(len(p.Payload))
+	}
+}
+
+func lenLen(n int) int {
+	k := 1
+	for n >= 0x80 {
+		n >>= 7
+		k++
+	}
+	return k
+}
+
+// TestBytesPerUpdate measures the mean size of an object update on the
+// dense walker workload and holds it to the 30-byte target
+// (including the update's share of the payload and IP/UDP headers).
+func TestBytesPerUpdate(t *testing.T) {
+	nodes := 13
+	if testing.Short() {
+		nodes = 6
+	}
+	c := denseCluster(t, "directory", nodes)
+	var u updateBytes
+	c.sendHook = u.add
+	c.run(c.now + 5*time.Second)
+	c.sendHook = nil
+	if u.updates == 0 {
+		t.Fatal("no updates")
+	}
+	frame := float64(u.frameBytes) / float64(u.updates)
+	// The update frames' share of each packet's header: a packet's version
+	// byte and 28 bytes of IPv4+UDP header, split over its update entries
+	// (acks in the same packet ride for free: they would need their own
+	// packet otherwise).
+	withHdr := float64(u.frameBytes+u.packets) / float64(u.updates)
+	withIP := float64(u.frameBytes+u.packets*(1+28)) / float64(u.updates)
+	all := float64(u.packetBytes+u.packets*28) / float64(u.updates)
+	t.Logf("%d nodes: %d updates in %d packets: %.2f B per update in frames, %.2f with the payload header, %.2f with IP/UDP (28 B); %.1f updates per packet; %.2f B per update counting the acks that share the packets",
+		nodes, u.updates, u.packets, frame, withHdr, withIP, float64(u.updates)/float64(u.packets), all)
+	if withIP > 30 {
+		t.Errorf("mean update costs %.2f bytes with headers, want at most 30", withIP)
+	}
+}
+
+// BenchmarkNodeFrame measures one frame of a node with 8 primaries and
+// about 8·(nodes-1) replicas: its Tick and Drain and the Steps that deliver
+// the packets it receives in that frame (the whole cluster is run for one
+// frame period; the time is divided by the number of nodes).
+func BenchmarkNodeFrame(b *testing.B) {
+	for _, nodes := range []int{4, 13} {
+		b.Run(fmt.Sprintf("replicas=%d", 8*(nodes-1)), func(b *testing.B) {
+			c := denseCluster(b, "directory", nodes)
+			var u updateBytes
+			c.sendHook = u.add
+			reps := 0
+			for _, in := range c.node(1).Objects(nil) {
+				if !in.Primary {
+					reps++
+				}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			frames := 0
+			for b.Loop() {
+				c.run(c.now + c.period)
+				frames++
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(frames*nodes), "ns/node-frame")
+			b.ReportMetric(float64(reps), "replicas/node")
+			if u.updates > 0 {
+				b.ReportMetric(float64(u.frameBytes+u.packets*29)/float64(u.updates), "B/update")
+			}
+		})
+	}
+}

@@ -1,0 +1,81 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/overworld/overworld/internal/locate"
+	"github.com/overworld/overworld/internal/replica"
+	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/world"
+)
+
+// Discovery finds the replicas a node needs and the nodes its primaries
+// must update. internal/locate provides the implementations (Directory,
+// Broadcast, ClientServer); a Discovery serves one node.
+type Discovery interface {
+	// Tick is called once per frame after the think functions ran.
+	Tick(f *locate.Frame, out *locate.Out)
+	// Handles reports whether frames of type t are discovery messages this
+	// architecture accepts.
+	Handles(t wire.Type) bool
+	// Step handles one received discovery frame (already validated).
+	Step(now time.Duration, from wire.NodeID, t wire.Type, body []byte, out *locate.Out) error
+}
+
+// hoster is implemented by architectures in which some nodes may not hold
+// primaries (client-server): new objects are handed off to the host.
+type hoster interface {
+	Host() (host wire.NodeID, handoff bool)
+}
+
+// Config configures a Node.
+type Config struct {
+	ID        wire.NodeID     // this node
+	Registry  *world.Registry // the game's schemas, identical on every node
+	Discovery Discovery       // this node's locator (required)
+	// Rand is the node's random source, handed to think functions. Nil
+	// means a PCG seeded with the node ID (deterministic, but the same
+	// for every run: seed it from the run's seed).
+	Rand *rand.Rand
+	// Replica tunes replica management; Self and Registry are filled in.
+	Replica replica.Config
+	// MaxPayload is the largest packet payload the node makes (frames that
+	// are larger on their own travel alone). 0 means wire.DefaultMaxPayload.
+	MaxPayload int
+}
+
+// ErrConfig reports an invalid Config.
+var ErrConfig = errors.New("node: bad config")
+
+// Validate returns c with defaults filled in, or an error naming the
+// problem. It works on a copy.
+func (c Config) Validate() (Config, error) {
+	if c.Registry == nil {
+		return c, fmt.Errorf("%w: no Registry", ErrConfig)
+	}
+	if c.Discovery == nil {
+		return c, fmt.Errorf("%w: no Discovery (use locate.NewDirectory, NewBroadcast or NewClientServer)", ErrConfig)
+	}
+	if c.Rand == nil {
+		c.Rand = rand.New(rand.NewPCG(uint64(c.ID), 0x6f766572))
+	}
+	if c.MaxPayload == 0 {
+		c.MaxPayload = wire.DefaultMaxPayload
+	}
+	if c.MaxPayload < 64 {
+		return c, fmt.Errorf("%w: MaxPayload %d (want at least 64)", ErrConfig, c.MaxPayload)
+	}
+	c.Replica.Self, c.Replica.Registry = c.ID, c.Registry
+	if c.Replica.MaxFrame == 0 {
+		c.Replica.MaxFrame = c.MaxPayload - 40
+	}
+	r, err := c.Replica.Validate()
+	if err != nil {
+		return c, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	c.Replica = r
+	return c, nil
+}

@@ -1,0 +1,30 @@
+// Package node is one node of an overworld cluster: it composes the object
+// store and replica synchronisation (internal/replica) with a discovery
+// architecture (Discovery: internal/locate's Directory, Broadcast or
+// ClientServer) and runs game frames: each Tick runs the think functions of
+// the node's primaries in ID order, commits their changes as new versions,
+// publishes and subscribes, and produces the frame's updates,
+// acknowledgements, tentative writes and discovery messages.
+//
+// A Node is a deterministic state machine (sans-IO, ARCHITECTURE.md rule
+// 1), driven by the simulator (package sim) or the live daemon. It is not
+// safe for concurrent use. Its driver must:
+//
+//  1. Build every node of a cluster with New, the same world.Registry and
+//     the same discovery architecture (one locator per node), and a distinct
+//     wire.NodeID. Seed Config.Rand per node for reproducible games.
+//  2. Create the game's initial objects with Spawn (outside think
+//     functions); a think function creates more through its world.Context.
+//  3. Call Tick(now) once per frame (every 100 ms by default) with a
+//     non-decreasing virtual time.
+//  4. Deliver each packet addressed to the node with Step(now, p), in any
+//     order, possibly lost or duplicated: the protocol tolerates all three.
+//     A malformed packet changes nothing and is counted (Stats.Malformed).
+//  5. After every Tick and Step, call Drain and send the packets it returns
+//     (ownership of their payloads passes to the driver). Packets a node
+//     addresses to itself never leave it.
+//
+// Observers read the node through Objects (primaries and replicas, their
+// versions, states and the time the primary produced them), View (the
+// union of the node's interests), Stats and ReplicaStats.
+package node

@@ -1,0 +1,454 @@
+package node
+
+import (
+	"container/heap"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/overworld/overworld/internal/locate"
+	"github.com/overworld/overworld/internal/replica"
+	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/world"
+)
+
+// cluster is a small deterministic in-memory driver for tests (the real
+// simulator lives in package sim): nodes tick every period (node i offset by
+// i ms), packets are delivered from a heap ordered by (time, sequence) after
+// a fixed per-pair one-way latency plus uniform jitter, and lost with a
+// fixed probability, all drawn from one seeded source.
+type cluster struct {
+	tb      testing.TB
+	g       *game
+	arch    string
+	nodes   []*Node // index = NodeID - 1
+	now     time.Duration
+	period  time.Duration
+	latency [][]time.Duration
+	loss    float64
+	jitter  time.Duration
+	rng     *rand.Rand
+	q       deliveries
+	seq     int64
+	nextT   []time.Duration
+	trace   io.Writer
+	traffic [][wire.NumClasses]int64 // bytes out per node and class
+	pkts    [][wire.NumClasses]int64
+	buf     []wire.Packet
+	// sendHook, when set, sees every packet sent (before loss).
+	sendHook func(wire.Packet)
+
+	// invariant bookkeeping
+	check   bool
+	hist    map[world.ObjectID]map[uint64]*world.State
+	live    map[world.ObjectID]bool
+	deleted map[world.ObjectID]time.Duration
+	events  int
+	seenRep int // replica observations (a check that the run replicated anything)
+}
+
+type delivery struct {
+	at  time.Duration
+	seq int64
+	p   wire.Packet
+}
+
+type deliveries []delivery
+
+func (d deliveries) Len() int { return len(d) }
+func (d deliveries) Less(i, j int) bool {
+	return d[i].at < d[j].at || d[i].at == d[j].at && d[i].seq < d[j].seq
+}
+func (d deliveries) Swap(i, j int) { d[i], d[j] = d[j], d[i] }
+func (d *deliveries) Push(x any)   { *d = append(*d, x.(delivery)) }
+func (d *deliveries) Pop() any {
+	old := *d
+	x := old[len(old)-1]
+	*d = old[:len(old)-1]
+	return x
+}
+
+type clusterOpts struct {
+	nodes      int
+	arch       string // directory | broadcast | client-server
+	latency    time.Duration
+	spread     time.Duration // per-pair latency drawn in [latency, latency+spread)
+	loss       float64
+	jitter     time.Duration
+	seed       uint64
+	margin     float64
+	rendezvous wire.NodeID
+	replica    replica.Config
+}
+
+func newCluster(tb testing.TB, g *game, o clusterOpts) *cluster {
+	tb.Helper()
+	c := &cluster{tb: tb, g: g, arch: o.arch, period: 100 * time.Millisecond, loss: o.loss, jitter: o.jitter,
+		rng: rand.New(rand.NewPCG(o.seed, 99)), hist: map[world.ObjectID]map[uint64]*world.State{},
+		live: map[world.ObjectID]bool{}, deleted: map[world.ObjectID]time.Duration{}}
+	if o.rendezvous == 0 {
+		o.rendezvous = 1
+	}
+	members := make([]wire.NodeID, o.nodes)
+	for i := range members {
+		members[i] = wire.NodeID(i + 1)
+	}
+	c.latency = make([][]time.Duration, o.nodes)
+	for i := range c.latency {
+		c.latency[i] = make([]time.Duration, o.nodes)
+	}
+	for i := range o.nodes {
+		for j := i + 1; j < o.nodes; j++ {
+			l := o.latency
+			if o.spread > 0 {
+				l += time.Duration(c.rng.Int64N(int64(o.spread)))
+			}
+			c.latency[i][j], c.latency[j][i] = l, l
+		}
+	}
+	for _, id := range members {
+		var d Discovery
+		switch o.arch {
+		case "directory":
+			cfg := locate.DefaultDirectoryConfig(o.rendezvous)
+			cfg.Margin = world.Point{o.margin, o.margin}
+			dir, err := locate.NewDirectory(id, cfg)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			d = dir
+		case "broadcast":
+			b, err := locate.NewBroadcast(id, members)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			d = b
+		case "client-server":
+			d = locate.NewClientServer(id, o.rendezvous)
+		default:
+			tb.Fatalf("unknown architecture %q", o.arch)
+		}
+		n, err := New(Config{ID: id, Registry: g.registry, Discovery: d,
+			Rand: rand.New(rand.NewPCG(o.seed, uint64(id))), Replica: o.replica})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		c.nodes = append(c.nodes, n)
+		c.nextT = append(c.nextT, time.Duration(id-1)*time.Millisecond)
+	}
+	c.traffic = make([][wire.NumClasses]int64, o.nodes)
+	c.pkts = make([][wire.NumClasses]int64, o.nodes)
+	return c
+}
+
+func (c *cluster) node(id wire.NodeID) *Node { return c.nodes[id-1] }
+
+// send queues the packets a node drained.
+func (c *cluster) send(ps []wire.Packet) {
+	for _, p := range ps {
+		c.traffic[p.From-1][p.Class] += int64(len(p.Payload))
+		c.pkts[p.From-1][p.Class]++
+		if c.sendHook != nil {
+			c.sendHook(p)
+		}
+		if c.loss > 0 && c.rng.Float64() < c.loss {
+			continue
+		}
+		at := c.now + c.latency[p.From-1][p.To-1]
+		if c.jitter > 0 {
+			at += time.Duration(c.rng.Int64N(int64(c.jitter)))
+		}
+		c.seq++
+		heap.Push(&c.q, delivery{at: at, seq: c.seq, p: p})
+	}
+}
+
+// run advances virtual time to until, processing ticks and deliveries in
+// time order (ties: deliveries first, then nodes by ID).
+func (c *cluster) run(until time.Duration) {
+	for {
+		ni := -1
+		for i, t := range c.nextT {
+			if ni < 0 || t < c.nextT[ni] {
+				ni = i
+			}
+		}
+		tick := c.nextT[ni]
+		if len(c.q) > 0 && c.q[0].at <= tick {
+			d := heap.Pop(&c.q).(delivery)
+			if d.at > until {
+				heap.Push(&c.q, d)
+				break
+			}
+			c.now = d.at
+			n := c.node(d.p.To)
+			n.Step(c.now, d.p)
+			if c.trace != nil {
+				fmt.Fprintf(c.trace, "t=%v %d→%d %v %s\n", fmtDur(c.now), d.p.From, d.p.To, d.p.Class, describe(d.p.Payload))
+			}
+			c.buf = n.Drain(c.buf[:0])
+			c.send(c.buf)
+		} else {
+			if tick > until {
+				break
+			}
+			c.now = tick
+			n := c.nodes[ni]
+			n.Tick(c.now)
+			c.nextT[ni] += c.period
+			c.buf = n.Drain(c.buf[:0])
+			c.send(c.buf)
+		}
+		c.events++
+		if c.check {
+			c.record()
+			c.checkInvariants()
+		}
+	}
+	c.now = until
+}
+
+// describe summarises a payload's frames: type(entries) ....
+func describe(p []byte) string {
+	fr, err := wire.OpenFrames(p)
+	if err != nil {
+		return "malformed: " + err.Error()
+	}
+	var parts []string
+	for {
+		t, body, ok := fr.Next()
+		if !ok {
+			break
+		}
+		var ids []string
+		switch t {
+		case wire.TypeUpdates:
+			var m wire.Updates
+			_ = m.Decode(body)
+			for _, u := range m.Entries {
+				switch {
+				case u.Base == 0:
+					ids = append(ids, fmt.Sprintf("%v@%d full", u.ID, u.Version))
+				case u.Base == u.Version:
+					ids = append(ids, fmt.Sprintf("%v@%d keepalive", u.ID, u.Version))
+				default:
+					ids = append(ids, fmt.Sprintf("%v@%d/%d", u.ID, u.Version, u.Base))
+				}
+			}
+		case wire.TypeAcks:
+			var m wire.Acks
+			_ = m.Decode(body)
+			for _, a := range m.Entries {
+				ids = append(ids, fmt.Sprintf("%v@%d", a.ID, a.Version))
+			}
+		case wire.TypeWrites:
+			var m wire.Writes
+			_ = m.Decode(body)
+			for _, w := range m.Entries {
+				ids = append(ids, w.ID.String())
+			}
+		case wire.TypeRegister, wire.TypeDrop, wire.TypeDelete:
+			var m wire.IDs
+			_ = m.Decode(body)
+			for _, id := range m.IDs {
+				ids = append(ids, id.String())
+			}
+		case wire.TypeHandoff:
+			var m wire.Handoffs
+			_ = m.Decode(body)
+			for _, h := range m.Entries {
+				ids = append(ids, h.ID.String())
+			}
+		case wire.TypePublish, wire.TypeMatch:
+			var m wire.Pubs
+			_ = m.Decode(body)
+			for _, pb := range m.Pubs {
+				ids = append(ids, fmt.Sprintf("%v@%d(%g,%g)", pb.ID, pb.Node, pb.Loc[0], pb.Loc[1]))
+			}
+		case wire.TypeSubscribe:
+			var m wire.Subscribe
+			_ = m.Decode(body)
+			for _, b := range m.Boxes {
+				ids = append(ids, fmt.Sprintf("[%g,%g]x[%g,%g]", b.Min[0], b.Max[0], b.Min[1], b.Max[1]))
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%v[%s]", t, strings.Join(ids, " ")))
+	}
+	return fmt.Sprintf("%s %dB", strings.Join(parts, " "), len(p))
+}
+
+func fmtDur(d time.Duration) string { return fmt.Sprintf("%.3fs", d.Seconds()) }
+
+// record remembers every primary state by version, notes new objects and
+// detects deletions (a known object with no primary anywhere).
+func (c *cluster) record() {
+	seen := map[world.ObjectID]bool{}
+	for _, n := range c.nodes {
+		for _, in := range n.Objects(nil) {
+			if !in.Primary {
+				c.seenRep++
+				continue
+			}
+			seen[in.ID] = true
+			c.live[in.ID] = true
+			h := c.hist[in.ID]
+			if h == nil {
+				h = map[uint64]*world.State{}
+				c.hist[in.ID] = h
+			}
+			if _, ok := h[in.Version]; !ok {
+				h[in.Version] = in.Synced.Clone()
+			}
+		}
+	}
+	for id := range c.live {
+		if !seen[id] {
+			delete(c.live, id)
+			c.deleted[id] = c.now
+		}
+	}
+}
+
+// maxLatency is the longest a packet can take.
+func (c *cluster) maxLatency() time.Duration {
+	var m time.Duration
+	for _, r := range c.latency {
+		for _, l := range r {
+			m = max(m, l)
+		}
+	}
+	return m + c.jitter
+}
+
+// checkInvariants checks, at the current event: exactly one primary per
+// live object; every replica's synced state is a past state of its
+// primary; no replica outlives its object by more than the replica timeout
+// plus one frame and the longest delivery.
+func (c *cluster) checkInvariants() {
+	c.tb.Helper()
+	primaries := map[world.ObjectID]wire.NodeID{}
+	for _, n := range c.nodes {
+		for _, in := range n.Objects(nil) {
+			if in.Primary {
+				if other, dup := primaries[in.ID]; dup {
+					c.fail("object %v has primaries on nodes %d and %d", in.ID, other, n.ID())
+				}
+				primaries[in.ID] = n.ID()
+			}
+		}
+	}
+	for id := range c.live {
+		if _, ok := primaries[id]; !ok {
+			c.fail("live object %v has no primary", id)
+		}
+	}
+	for _, n := range c.nodes {
+		rc := n.Config().Replica
+		for _, in := range n.Objects(nil) {
+			if in.Primary || in.Version == 0 {
+				continue
+			}
+			st, ok := c.hist[in.ID][in.Version]
+			if !ok {
+				c.fail("node %d: replica %v at version %d, which its primary never had", n.ID(), in.ID, in.Version)
+			} else if !st.Equal(in.Synced) {
+				c.fail("node %d: replica %v version %d differs from the primary's state of that version", n.ID(), in.ID, in.Version)
+			}
+			if d, dead := c.deleted[in.ID]; dead && c.now > d+rc.ReplicaTimeout+c.period+c.maxLatency() {
+				c.fail("node %d: replica %v outlived its object (deleted at %v) until %v", n.ID(), in.ID, d, c.now)
+			}
+		}
+	}
+}
+
+func (c *cluster) fail(format string, args ...any) {
+	c.tb.Helper()
+	c.tb.Fatalf("t=%v event %d: %s", c.now, c.events, fmt.Sprintf(format, args...))
+}
+
+// checkConverged checks that every replica has its primary's newest
+// version and state.
+func (c *cluster) checkConverged() {
+	c.tb.Helper()
+	prim := map[world.ObjectID]replica.Info{}
+	for _, n := range c.nodes {
+		for _, in := range n.Objects(nil) {
+			if in.Primary {
+				prim[in.ID] = in
+			}
+		}
+	}
+	for _, n := range c.nodes {
+		for _, in := range n.Objects(nil) {
+			if in.Primary {
+				continue
+			}
+			p, ok := prim[in.ID]
+			if !ok {
+				c.fail("node %d holds replica %v of a deleted object after the quiet period", n.ID(), in.ID)
+			}
+			if in.Version != p.Version || !in.State.Equal(p.State) {
+				c.fail("node %d: replica %v at version %d, primary at %d (states equal: %v)", n.ID(), in.ID, in.Version, p.Version, in.State.Equal(p.State))
+			}
+		}
+	}
+}
+
+// dump writes every node's objects, sorted, one per line.
+func (c *cluster) dump(w io.Writer) {
+	for _, n := range c.nodes {
+		fmt.Fprintf(w, "node %d:", n.ID())
+		infos := n.Objects(nil)
+		if len(infos) == 0 {
+			fmt.Fprint(w, " (empty)")
+		}
+		fmt.Fprintln(w)
+		for _, in := range infos {
+			role := "primary"
+			if !in.Primary {
+				role = fmt.Sprintf("replica of node %d", in.From)
+			}
+			fmt.Fprintf(w, "  %v %s %s v%d produced %s: %s\n", in.ID, in.State.Schema().Name(), role, in.Version,
+				fmtDur(in.Produced), fmtState(in.State))
+		}
+	}
+}
+
+func fmtState(st *world.State) string {
+	s := st.Schema()
+	var parts []string
+	for i := range s.NumFields() {
+		f := s.FieldAt(i)
+		switch f.Type {
+		case world.Float:
+			parts = append(parts, fmt.Sprintf("%s=%g", f.Name, st.Float(i)))
+		case world.Ref:
+			parts = append(parts, fmt.Sprintf("%s=%v", f.Name, st.Ref(i)))
+		default:
+			parts = append(parts, fmt.Sprintf("%s=%d", f.Name, st.Int(i)))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func (c *cluster) stats(w io.Writer) {
+	names := make([]string, wire.NumClasses)
+	for i := range names {
+		names[i] = wire.Class(i).String()
+	}
+	for i, n := range c.nodes {
+		var parts []string
+		for cl := range wire.NumClasses {
+			if c.pkts[i][cl] > 0 {
+				parts = append(parts, fmt.Sprintf("%s %d pkts %d B", names[cl], c.pkts[i][cl], c.traffic[i][cl]))
+			}
+		}
+		sort.Strings(parts)
+		st := n.Stats()
+		fmt.Fprintf(w, "node %d out: %s; malformed in %d\n", n.ID(), strings.Join(parts, ", "), st.Malformed)
+	}
+}

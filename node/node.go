@@ -1,0 +1,403 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/overworld/overworld/internal/locate"
+	"github.com/overworld/overworld/internal/replica"
+	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/world"
+)
+
+// Stats counts what a node did; all fields only grow.
+type Stats struct {
+	Ticks        int64
+	PacketsIn    int64 // packets delivered by Step (including malformed)
+	Malformed    int64 // packets rejected whole: bad header, frame, kind or delta
+	Misaddressed int64 // packets whose To is another node (ignored)
+	Thinks       int64 // think calls
+	Created      int64
+	Deleted      int64
+}
+
+// Node is one node of a cluster. See the package documentation for the
+// driver's duties.
+type Node struct {
+	cfg     Config
+	store   *replica.Store
+	disc    Discovery
+	host    wire.NodeID
+	handoff bool
+	dims    int
+
+	now     time.Duration
+	seq     uint32
+	out     wire.Outbox
+	lout    locate.Out
+	created map[world.ObjectID]bool
+	cands   map[world.ObjectID]locate.Found
+	stats   Stats
+
+	// scratch, reused every frame
+	ids     []world.ObjectID
+	prims   []locate.Primary
+	offs    []int
+	ibuf    []world.Box
+	view    []world.Box
+	frame   locate.Frame
+	check   locate.Scratch
+	selfPs  []wire.Packet
+	each    []world.ObjectID
+	ctx     context
+	inThink bool
+}
+
+// New returns a node with no objects.
+func New(cfg Config) (*Node, error) {
+	cfg, err := cfg.Validate()
+	if err != nil {
+		return nil, err
+	}
+	st, err := replica.NewStore(cfg.Replica)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	n := &Node{cfg: cfg, store: st, disc: cfg.Discovery, host: cfg.ID, dims: cfg.Registry.Space().Dims(),
+		created: map[world.ObjectID]bool{}, cands: map[world.ObjectID]locate.Found{}}
+	if h, ok := cfg.Discovery.(hoster); ok {
+		n.host, n.handoff = h.Host()
+	}
+	n.out.MaxPayload = cfg.MaxPayload
+	n.lout.Outbox = &n.out
+	n.ctx.n = n
+	return n, nil
+}
+
+// ID returns the node's ID.
+func (n *Node) ID() wire.NodeID { return n.cfg.ID }
+
+// Config returns the validated configuration.
+func (n *Node) Config() Config { return n.cfg }
+
+// Now returns the time of the latest Tick or Step.
+func (n *Node) Now() time.Duration { return n.now }
+
+func (n *Node) advance(now time.Duration) {
+	if now > n.now {
+		n.now = now
+	}
+}
+
+// Tick runs one frame at virtual time now: the think functions of the
+// node's primaries in ID order (objects created during the frame think from
+// the next one), then version commits, discovery and replica sync.
+func (n *Node) Tick(now time.Duration) {
+	n.advance(now)
+	now = n.now
+	n.stats.Ticks++
+	n.ids = n.store.IDs(n.ids[:0], true)
+	n.inThink = true
+	for _, id := range n.ids {
+		if obj, primary, ok := n.store.Lookup(id); ok && primary {
+			n.stats.Thinks++
+			obj.Think(&n.ctx)
+		}
+	}
+	n.inThink = false
+	n.store.Commit(now)
+	n.buildFrame(now)
+	n.disc.Tick(&n.frame, &n.lout)
+	n.takeLocatorOutput(now)
+	for id, f := range n.cands {
+		switch {
+		case f.Until < now:
+			delete(n.cands, id)
+		case n.inView(f.Loc):
+			n.store.Want(now, id, f.Node, f.Until)
+		}
+	}
+	n.store.Flush(now, n.view, &n.out)
+	clear(n.created)
+}
+
+// buildFrame collects the primaries' locations and interests and the view.
+func (n *Node) buildFrame(now time.Duration) {
+	n.ids = n.store.IDs(n.ids[:0], true)
+	n.prims, n.offs, n.ibuf = n.prims[:0], n.offs[:0], n.ibuf[:0]
+	for _, id := range n.ids {
+		obj, _, _ := n.store.Lookup(id)
+		ctl, _ := n.store.Controller(id)
+		n.offs = append(n.offs, len(n.ibuf))
+		n.ibuf = n.appendInterest(n.ibuf, obj)
+		n.prims = append(n.prims, locate.Primary{ID: id, Loc: obj.State().Location(), Controller: ctl, New: n.created[id]})
+	}
+	n.offs = append(n.offs, len(n.ibuf))
+	for i := range n.prims {
+		n.prims[i].Interest = n.ibuf[n.offs[i]:n.offs[i+1]:n.offs[i+1]]
+	}
+	// The view: the node's primaries' interests; on a client, which holds
+	// no primaries, the interests of the objects it created (its players').
+	n.view = n.view[:0]
+	if !n.handoff {
+		n.view = append(n.view, n.ibuf...)
+	} else {
+		n.store.Range(func(obj world.Object, primary bool) bool {
+			if obj.State().ID().Origin() == uint32(n.cfg.ID) {
+				n.view = n.appendInterest(n.view, obj)
+			}
+			return true
+		})
+	}
+	n.frame = locate.Frame{Now: now, Self: n.cfg.ID, Dims: n.dims, Primaries: n.prims, View: n.view}
+}
+
+// appendInterest appends obj's valid, non-empty interest boxes.
+func (n *Node) appendInterest(dst []world.Box, obj world.Object) []world.Box {
+	start := len(dst)
+	dst = obj.Interest(dst)
+	kept := dst[:start]
+	for _, b := range dst[start:] {
+		if b.Validate(n.dims) == nil && !b.Empty(n.dims) {
+			kept = append(kept, b)
+		}
+	}
+	return kept
+}
+
+func (n *Node) inView(p world.Point) bool {
+	for i := range n.view {
+		if n.view[i].Contains(p, n.dims) {
+			return true
+		}
+	}
+	return false
+}
+
+func (n *Node) takeLocatorOutput(now time.Duration) {
+	for _, p := range n.lout.Push {
+		n.store.Keep(now, p.ID, p.To)
+	}
+	for _, f := range n.lout.Found {
+		if f.Node == n.cfg.ID {
+			continue
+		}
+		if old, ok := n.cands[f.ID]; !ok || f.Until >= old.Until {
+			n.cands[f.ID] = f
+		}
+	}
+	n.lout.Reset()
+}
+
+// Step delivers one packet addressed to this node. A packet that fails to
+// decode anywhere (header, a frame, a kind, a delta or write against the
+// schema) is rejected whole: nothing changes and Stats.Malformed counts it.
+func (n *Node) Step(now time.Duration, p wire.Packet) {
+	n.advance(now)
+	now = n.now
+	n.stats.PacketsIn++
+	if p.To != n.cfg.ID {
+		n.stats.Misaddressed++
+		return
+	}
+	if err := n.validate(p); err != nil {
+		n.stats.Malformed++
+		return
+	}
+	fr, _ := wire.OpenFrames(p.Payload)
+	for {
+		t, body, ok := fr.Next()
+		if !ok {
+			break
+		}
+		if replica.Handles(t) {
+			_ = n.store.Apply(now, p.From, t, body) // cannot fail after check
+		} else {
+			_ = n.disc.Step(now, p.From, t, body, &n.lout)
+		}
+	}
+	n.takeLocatorOutput(now)
+}
+
+// validate checks a whole packet without changing anything.
+func (n *Node) validate(p wire.Packet) error {
+	fr, err := wire.OpenFrames(p.Payload)
+	if err != nil {
+		return err
+	}
+	for {
+		t, body, ok := fr.Next()
+		if !ok {
+			break
+		}
+		switch {
+		case replica.Handles(t):
+			err = n.store.Check(p.From, t, body)
+		case n.disc.Handles(t):
+			err = locate.Check(t, body, &n.check)
+		default:
+			err = fmt.Errorf("%w: %v frame not used by this architecture", wire.ErrMalformed, t)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return fr.Err()
+}
+
+// Drain appends the packets to send to dst and forgets them; their payloads
+// now belong to the caller. Packets addressed to this node are delivered to
+// it at once instead.
+func (n *Node) Drain(dst []wire.Packet) []wire.Packet {
+	for n.out.Len() > 0 {
+		start := len(dst)
+		dst = n.out.Packets(n.cfg.ID, dst)
+		n.selfPs = n.selfPs[:0]
+		j := start
+		for _, p := range dst[start:] {
+			if p.To == n.cfg.ID {
+				n.selfPs = append(n.selfPs, p)
+			} else {
+				dst[j] = p
+				j++
+			}
+		}
+		clear(dst[j:])
+		dst = dst[:j]
+		for _, p := range n.selfPs {
+			n.Step(n.now, p)
+			n.stats.PacketsIn-- // loopback is not traffic
+		}
+	}
+	return dst
+}
+
+// Spawn creates a primary of kind s on this node at time now (outside think
+// functions: the driver's and the game's setup), calls init on its zero
+// State, and returns it. On a client of the client-server architecture the
+// object is handed off to the server, and the node keeps a replica.
+func (n *Node) Spawn(now time.Duration, s *world.Schema, init func(*world.State)) (world.Object, error) {
+	n.advance(now)
+	return n.create(s, init)
+}
+
+func (n *Node) create(s *world.Schema, init func(*world.State)) (world.Object, error) {
+	if s == nil {
+		return nil, fmt.Errorf("node: nil schema")
+	}
+	if _, ok := n.cfg.Registry.Kind(s); !ok {
+		return nil, fmt.Errorf("%w (%q)", world.ErrUnregistered, s.Name())
+	}
+	if n.seq == math.MaxUint32 {
+		return nil, errors.New("node: object IDs of this node are exhausted")
+	}
+	id := world.MakeObjectID(uint32(n.cfg.ID), n.seq+1)
+	st := s.NewState(id)
+	if init != nil {
+		init(st)
+	}
+	obj := s.NewObject(st)
+	var err error
+	if n.handoff {
+		err = n.store.Handoff(n.now, obj, n.host)
+	} else {
+		err = n.store.AddPrimary(n.now, obj, n.cfg.ID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	n.seq++
+	n.created[id] = true
+	n.stats.Created++
+	return obj, nil
+}
+
+// Delete deletes local primary id at time now; its replicas are deleted
+// everywhere.
+func (n *Node) Delete(now time.Duration, id world.ObjectID) error {
+	n.advance(now)
+	return n.delete(id)
+}
+
+func (n *Node) delete(id world.ObjectID) error {
+	err := n.store.Delete(n.now, id)
+	switch {
+	case errors.Is(err, replica.ErrUnknown):
+		return fmt.Errorf("%w: %v", world.ErrUnknownObject, id)
+	case errors.Is(err, replica.ErrNotPrimary):
+		return fmt.Errorf("%w: %v", world.ErrNotPrimary, id)
+	case err != nil:
+		return err
+	}
+	n.stats.Deleted++
+	delete(n.created, id)
+	return nil
+}
+
+// Write applies fn to local object id: directly on a primary; on a replica
+// at once and forwarded to the primary as a tentative write (how a client's
+// player input reaches the server under client-server).
+func (n *Node) Write(id world.ObjectID, fn func(*world.State)) error {
+	err := n.store.Write(id, fn)
+	if errors.Is(err, replica.ErrUnknown) {
+		return fmt.Errorf("%w: %v", world.ErrUnknownObject, id)
+	}
+	return err
+}
+
+// Lookup returns local object id.
+func (n *Node) Lookup(id world.ObjectID) (obj world.Object, primary, ok bool) {
+	return n.store.Lookup(id)
+}
+
+// Objects appends a description of every local primary and replica in ID
+// order (see replica.Info; its States must not be modified).
+func (n *Node) Objects(dst []replica.Info) []replica.Info { return n.store.Objects(dst) }
+
+// Object describes local object id.
+func (n *Node) Object(id world.ObjectID) (replica.Info, bool) { return n.store.Object(id) }
+
+// View appends the node's view as of the latest Tick: the valid, non-empty
+// interest boxes of its primaries (on a client: of its own objects).
+func (n *Node) View(dst []world.Box) []world.Box { return append(dst, n.view...) }
+
+// Stats returns the node's counters.
+func (n *Node) Stats() Stats { return n.stats }
+
+// ReplicaStats returns the replica manager's counters.
+func (n *Node) ReplicaStats() replica.Stats { return n.store.Stats() }
+
+// context is the world.Context think functions get.
+type context struct{ n *Node }
+
+func (c *context) Now() time.Duration { return c.n.now }
+func (c *context) Rand() *rand.Rand   { return c.n.cfg.Rand }
+func (c *context) Lookup(id world.ObjectID) (world.Object, bool, bool) {
+	return c.n.store.Lookup(id)
+}
+
+// Each walks a snapshot of the IDs (fn may create and delete objects, and
+// call Each again: nested calls stack their snapshots in one buffer).
+func (c *context) Each(box world.Box, fn func(world.Object, bool) bool) {
+	n := c.n
+	start := len(n.each)
+	n.each = n.store.IDs(n.each, false)
+	ids := n.each[start:]
+	defer func() { n.each = n.each[:start] }()
+	for _, id := range ids {
+		obj, primary, ok := n.store.Lookup(id)
+		if ok && box.Contains(obj.State().Location(), n.dims) && !fn(obj, primary) {
+			return
+		}
+	}
+}
+func (c *context) Create(s *world.Schema, init func(*world.State)) (world.Object, error) {
+	return c.n.create(s, init)
+}
+func (c *context) Delete(id world.ObjectID) error { return c.n.delete(id) }
+func (c *context) Write(id world.ObjectID, fn func(*world.State)) error {
+	return c.n.Write(id, fn)
+}
