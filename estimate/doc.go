@@ -1,0 +1,2 @@
+// Package estimate owns latency estimation.
+package estimate

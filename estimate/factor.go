@@ -1,0 +1,347 @@
+package estimate
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"gonum.org/v1/gonum/optimize"
+)
+
+// FactorConfig configures Factor. Start from DefaultFactorConfig.
+type FactorConfig struct {
+	// Rank is the number of latent factors per node. 10 fits the PlanetLab
+	// matrices best at 32 neighbours (5 underfits; 20 overfits the ~13% of
+	// pairs measured).
+	Rank int
+	// Lambda is the L2 penalty on the factors (not on the biases).
+	Lambda float64
+	// Huber is the width, in log-RTT units, of the quadratic zone of the
+	// Huber loss of the second stage: residuals beyond it (pairs that
+	// violate the low-rank structure, e.g. detour routes) pull linearly, not
+	// quadratically. 0.1 ≈ 10% relative error.
+	Huber float64
+	// WarmIters is the number of L-BFGS iterations of the first stage
+	// (squared log error) on a cold start; it finds a good basin that the
+	// non-smooth robust stage cannot find from random factors.
+	WarmIters int
+	// Iters is the number of iterations of the robust stage on a cold start.
+	Iters int
+	// RefitIters is the number of robust iterations when refitting a model
+	// already fitted (a new snapshot, more samples).
+	RefitIters int
+	// Window is the number of recent samples kept per pair; the pair's RTT
+	// is their minimum, since queueing only ever adds delay.
+	Window int
+}
+
+// DefaultFactorConfig returns the configuration measured best on PlanetLab
+// slice 1 with 32 neighbours (see the package tests and lab estimate).
+func DefaultFactorConfig() FactorConfig {
+	return FactorConfig{Rank: 10, Lambda: 0.3, Huber: 0.1, WarmIters: 400, Iters: 600, RefitIters: 200, Window: 4}
+}
+
+// Validate checks c.
+func (c FactorConfig) Validate() (FactorConfig, error) {
+	switch {
+	case c.Rank < 1 || c.Rank > 100:
+		return c, fmt.Errorf("%w: rank %d, want 1..100", ErrConfig, c.Rank)
+	case !(c.Lambda >= 0) || math.IsInf(c.Lambda, 0):
+		return c, fmt.Errorf("%w: lambda %g, want ≥ 0", ErrConfig, c.Lambda)
+	case !(c.Huber > 0) || math.IsInf(c.Huber, 0):
+		return c, fmt.Errorf("%w: huber width %g, want > 0", ErrConfig, c.Huber)
+	case c.WarmIters < 0 || c.Iters < 1 || c.RefitIters < 1:
+		return c, fmt.Errorf("%w: iterations warm %d, robust %d, refit %d; want ≥ 0, ≥ 1, ≥ 1", ErrConfig, c.WarmIters, c.Iters, c.RefitIters)
+	case c.Window < 1 || c.Window > 64:
+		return c, fmt.Errorf("%w: window %d, want 1..64", ErrConfig, c.Window)
+	}
+	return c, nil
+}
+
+// Factor is overworld's estimator beyond the paper: robust low-rank
+// matrix factorisation of the log-RTT matrix with per-node biases, fitted
+// centrally (like the paper's Netvigator repository) to the RTTs the nodes
+// measure to their neighbours:
+//
+//	log d(i, j) ≈ b_i + b_j + (u_i·v_j + u_j·v_i) / 2
+//
+// The log makes the loss a relative error, which is the paper's metric;
+// the symmetric bilinear term is not constrained to a metric space, so it
+// can represent the triangle-inequality violations (detour routes) that
+// make a Euclidean embedding (Vivaldi, GNP) err on about a quarter of the
+// PlanetLab pairs; the biases carry each node's access delay. The fit
+// minimises the Huber loss of the log residuals plus an L2 penalty on the
+// factors with L-BFGS (gonum/optimize), starting from the squared loss on a
+// cold start (graduated non-convexity). The source paper of the PlanetLab
+// data (Zhu et al. 2017) uses matrix completion on the same matrices.
+//
+// Observe only records samples (each pair keeps the minimum of its last
+// Window samples); Fit refits the model, warm-started from the previous
+// fit. Estimates come from the last fit.
+type Factor struct {
+	cfg    FactorConfig
+	n      int
+	rng    *rand.Rand
+	x      []float64 // b[n] | u[n·R] | v[n·R]
+	fitted bool
+	pairs  map[int]int // i*n+j (i<j) -> index into obs
+	obs    []pairObs
+	resid  []float64 // per node: median |log residual| on its pairs
+}
+
+type pairObs struct {
+	i, j    int
+	samples []float64 // ring of the last Window samples
+	next    int
+	live    bool
+}
+
+// NewFactor creates the estimator for n nodes, factors initialised small
+// and random from rng.
+func NewFactor(n int, cfg FactorConfig, rng *rand.Rand) (*Factor, error) {
+	if rng == nil {
+		return nil, ErrNilRand
+	}
+	if n < 2 {
+		return nil, fmt.Errorf("%w: %d nodes", ErrTooFew, n)
+	}
+	cfg, err := cfg.Validate()
+	if err != nil {
+		return nil, err
+	}
+	f := &Factor{cfg: cfg, n: n, rng: rng, x: make([]float64, n*(1+2*cfg.Rank)), pairs: map[int]int{}, resid: make([]float64, n)}
+	for i := range n {
+		f.initNode(i, math.Log(100))
+	}
+	return f, nil
+}
+
+// initNode sets node i's bias so that a fresh pair estimates exp(2·bias)
+// and draws its factors small and random.
+func (f *Factor) initNode(i int, logMean float64) {
+	R := f.cfg.Rank
+	f.x[i] = logMean / 2
+	u, v := f.x[f.n+i*R:f.n+(i+1)*R], f.x[f.n+f.n*R+i*R:f.n+f.n*R+(i+1)*R]
+	for k := range R {
+		u[k] = f.rng.NormFloat64() * 0.1
+		v[k] = f.rng.NormFloat64() * 0.1
+	}
+	f.resid[i] = 1
+}
+
+// Len returns the number of nodes.
+func (f *Factor) Len() int { return f.n }
+
+// Estimate returns the model's RTT for {i, j} in ms.
+func (f *Factor) Estimate(i, j int) float64 {
+	if i == j {
+		return 0
+	}
+	R, n := f.cfg.Rank, f.n
+	u, v := f.x[n:n+n*R], f.x[n+n*R:]
+	ui, uj, vi, vj := u[i*R:i*R+R], u[j*R:j*R+R], v[i*R:i*R+R], v[j*R:j*R+R]
+	s := 0.0
+	for k := range ui {
+		s += ui[k]*vj[k] + uj[k]*vi[k]
+	}
+	return math.Exp(f.x[i] + f.x[j] + s/2)
+}
+
+// Uncertainty is the mean of the two nodes' median absolute relative
+// residual on their measured pairs after the last fit (1 before any fit).
+func (f *Factor) Uncertainty(i, j int) float64 { return (f.resid[i] + f.resid[j]) / 2 }
+
+// Measurements returns the number of pairs with at least one live sample.
+func (f *Factor) Measurements() int {
+	c := 0
+	for k := range f.obs {
+		if f.obs[k].live {
+			c++
+		}
+	}
+	return c
+}
+
+// Observe records a round: a node that leaves has its pairs' samples
+// dropped; one that returns starts from fresh factors; samples are added
+// to their pair's window.
+func (f *Factor) Observe(samples []Sample, changes []Change) {
+	for _, c := range changes {
+		if c.Node < 0 || c.Node >= f.n {
+			continue
+		}
+		for k := range f.obs {
+			if o := &f.obs[k]; o.i == c.Node || o.j == c.Node {
+				o.live, o.samples, o.next = false, o.samples[:0], 0
+			}
+		}
+		if c.Join {
+			f.initNode(c.Node, 2*f.x[c.Node])
+		}
+	}
+	for _, s := range samples {
+		f.Add(s.From, s.To, s.RTT)
+	}
+}
+
+// Add records one RTT sample for the pair {i, j}; invalid samples (i == j,
+// out of range, NaN, ≤ 0) are ignored.
+func (f *Factor) Add(i, j int, rtt float64) {
+	if i == j || i < 0 || j < 0 || i >= f.n || j >= f.n || !(rtt > 0) || math.IsInf(rtt, 0) {
+		return
+	}
+	if i > j {
+		i, j = j, i
+	}
+	key := i*f.n + j
+	k, ok := f.pairs[key]
+	if !ok {
+		k = len(f.obs)
+		f.pairs[key] = k
+		f.obs = append(f.obs, pairObs{i: i, j: j, samples: make([]float64, 0, f.cfg.Window)})
+	}
+	o := &f.obs[k]
+	if len(o.samples) < f.cfg.Window {
+		o.samples = append(o.samples, rtt)
+	} else {
+		o.samples[o.next] = rtt
+		o.next = (o.next + 1) % f.cfg.Window
+	}
+	o.live = true
+}
+
+// factorPair is one training pair: endpoints and log RTT.
+type factorPair struct {
+	i, j int
+	y    float64
+}
+
+// Fit fits the model to the recorded pairs: the squared stage then the
+// robust stage on the first fit, the robust stage only (RefitIters) after.
+// It fails when no pair has been measured.
+func (f *Factor) Fit() error {
+	var tr []factorPair
+	for _, o := range f.obs {
+		if o.live && len(o.samples) > 0 {
+			tr = append(tr, factorPair{o.i, o.j, math.Log(slices.Min(o.samples))})
+		}
+	}
+	if len(tr) == 0 {
+		return fmt.Errorf("%w: no pair measured", ErrTooFew)
+	}
+	if !f.fitted {
+		mean := 0.0
+		for _, p := range tr {
+			mean += p.y
+		}
+		mean /= float64(len(tr))
+		for i := range f.n {
+			f.x[i] = mean / 2
+		}
+		if f.cfg.WarmIters > 0 {
+			f.minimise(tr, 0, f.cfg.WarmIters)
+		}
+		f.minimise(tr, f.cfg.Huber, f.cfg.Iters)
+	} else {
+		f.minimise(tr, f.cfg.Huber, f.cfg.RefitIters)
+	}
+	f.fitted = true
+	f.residuals(tr)
+	return nil
+}
+
+func (f *Factor) residuals(tr []factorPair) {
+	per := make([][]float64, f.n)
+	for _, p := range tr {
+		r := math.Abs(f.Estimate(p.i, p.j)/math.Exp(p.y) - 1)
+		per[p.i] = append(per[p.i], r)
+		per[p.j] = append(per[p.j], r)
+	}
+	for i, rs := range per {
+		if len(rs) == 0 {
+			f.resid[i] = 1
+			continue
+		}
+		slices.Sort(rs)
+		f.resid[i] = Quantile(rs, 0.5)
+	}
+}
+
+// minimise runs L-BFGS on the loss (huber 0: squared) from f.x.
+func (f *Factor) minimise(tr []factorPair, huber float64, iters int) {
+	prob := optimize.Problem{
+		Func: func(x []float64) float64 { return f.loss(x, nil, tr, huber) },
+		Grad: func(g, x []float64) { f.loss(x, g, tr, huber) },
+	}
+	settings := &optimize.Settings{
+		MajorIterations: iters,
+		Converger:       &optimize.FunctionConverge{Absolute: 1e-10, Relative: 1e-10, Iterations: 50},
+	}
+	res, err := optimize.Minimize(prob, slices.Clone(f.x), settings, &optimize.LBFGS{})
+	if res == nil || err != nil && !validVec(res.X) {
+		return // keep the previous model
+	}
+	if validVec(res.X) {
+		copy(f.x, res.X)
+	}
+}
+
+func validVec(x []float64) bool {
+	for _, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// loss returns the objective at x and, when g is not nil, its gradient.
+func (f *Factor) loss(x, g []float64, tr []factorPair, huber float64) float64 {
+	n, R := f.n, f.cfg.Rank
+	b, u, v := x[:n], x[n:n+n*R], x[n+n*R:]
+	var gb, gu, gv []float64
+	if g != nil {
+		clear(g)
+		gb, gu, gv = g[:n], g[n:n+n*R], g[n+n*R:]
+	}
+	sum := 0.0
+	for _, p := range tr {
+		i, j := p.i, p.j
+		ui, uj, vi, vj := u[i*R:i*R+R], u[j*R:j*R+R], v[i*R:i*R+R], v[j*R:j*R+R]
+		s := 0.0
+		for k := range ui {
+			s += ui[k]*vj[k] + uj[k]*vi[k]
+		}
+		r := b[i] + b[j] + s/2 - p.y
+		var d float64 // d loss / d r
+		if huber > 0 && math.Abs(r) > huber {
+			sum += huber * (2*math.Abs(r) - huber)
+			d = 2 * huber * math.Copysign(1, r)
+		} else {
+			sum += r * r
+			d = 2 * r
+		}
+		if g == nil {
+			continue
+		}
+		gb[i] += d
+		gb[j] += d
+		h := d / 2
+		gui, guj, gvi, gvj := gu[i*R:i*R+R], gu[j*R:j*R+R], gv[i*R:i*R+R], gv[j*R:j*R+R]
+		for k := range ui {
+			gui[k] += h * vj[k]
+			gvj[k] += h * ui[k]
+			guj[k] += h * vi[k]
+			gvi[k] += h * uj[k]
+		}
+	}
+	lam := f.cfg.Lambda
+	for k := n; k < len(x); k++ {
+		sum += lam * x[k] * x[k]
+		if g != nil {
+			g[k] += 2 * lam * x[k]
+		}
+	}
+	return sum
+}
