@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/overworld/overworld/estimate"
+
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -177,4 +179,28 @@ func addLine(p *plot.Plot, pts plotter.XYs, c color.Color, label string) {
 	if label != "" {
 		p.Legend.Add(label, l)
 	}
+}
+
+// PlotAccuracy writes one PNG with the CDF of the directed relative error
+// of each accuracy (labels in the same order), as Fig. 6 of the paper.
+func PlotAccuracy(path, title string, labels []string, accs []estimate.Accuracy) error {
+	if len(labels) != len(accs) {
+		return fmt.Errorf("lab: %d labels for %d accuracies", len(labels), len(accs))
+	}
+	p := newPlot(title, "(estimated − measured) / measured", "fraction of pairs ≤ x")
+	for i, a := range accs {
+		var pts plotter.XYs
+		for q := 0; q <= 400; q++ {
+			pts = append(pts, plotter.XY{X: errQuantile(a.Errors, float64(q)/400), Y: float64(q) / 400})
+		}
+		addLine(p, pts, estPalette[(len(estPalette)-1-i+len(estPalette))%len(estPalette)], fmt.Sprintf("%s: %s ≤15%%, %s ≤50%%", labels[i], pct(a.Within15), pct(a.Within50)))
+	}
+	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = -1, 1, 0, 1
+	p.Add(vline{-0.15}, vline{0.15})
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("lab: %w", err)
+		}
+	}
+	return savePanels(path, 8*vg.Inch, 5.5*vg.Inch, p)
 }

@@ -24,13 +24,15 @@ func newLabCmd(e *env) *cobra.Command {
 paper's, and write CSV files and PNG figures.
 
 Experiments:
-  cma   client-to-mirror assignment (Webb & Soh, MMCN 2008, §4: Figs. 4–8)`,
+  cma       client-to-mirror assignment (Webb & Soh, MMCN 2008, §4: Figs. 4–8)
+  estimate  latency estimation and core selection on estimates (region-migration paper, §6.3: Figs. 6–8)`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return badInputf("lab: name an experiment: cma")
+			return badInputf("lab: name an experiment: cma, estimate")
 		},
 	}
 	cmd.AddCommand(newLabCMACmd(e))
+	cmd.AddCommand(newLabEstimateCmd(e))
 	return cmd
 }
 

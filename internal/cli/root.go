@@ -89,6 +89,7 @@ func commands(e *env) []*cobra.Command {
 	return []*cobra.Command{
 		newAssignCmd(e),
 		newCoreCmd(e),
+		newEstimateCmd(e),
 		newLabCmd(e),
 		newDemoCmd(e),
 	}
