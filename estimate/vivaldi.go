@@ -31,7 +31,7 @@ func DefaultVivaldiConfig() VivaldiConfig { return VivaldiConfig{Serf: coordinat
 // serf draws a random direction from the global math/rand when two
 // coordinates coincide, which they all do at the origin where every node
 // starts. To stay deterministic, Vivaldi places each new node at a tiny
-// random offset (1 µs scale) drawn from its own *rand.Rand, so coordinates
+// random offset (tens of µs, beyond serf's 1 µs coincidence threshold) drawn from its own *rand.Rand, so coordinates
 // never coincide and serf never reaches for global randomness.
 type Vivaldi struct {
 	cfg     *coordinate.Config
@@ -75,7 +75,7 @@ func (v *Vivaldi) reset(i int) error {
 	}
 	c := cl.GetCoordinate()
 	for d := range c.Vec {
-		c.Vec[d] = (v.rng.Float64() - 0.5) * 1e-6
+		c.Vec[d] = (v.rng.Float64() - 0.5) * 1e-4
 	}
 	if err := cl.SetCoordinate(c); err != nil {
 		return fmt.Errorf("%w: %v", ErrConfig, err)
