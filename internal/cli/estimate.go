@@ -151,7 +151,7 @@ func runEstimate(e *env, cmd *cobra.Command, f *estimateFlags) error {
 	}
 	fmt.Fprintf(w, "time       %.2f s\n\n", elapsed.Seconds())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "pairs\tscored\tmissing\t≤15%%\t≤50%%\tmedian|e|\tp90|e|\tmedian e\t\n")
+	fmt.Fprintf(tw, "pairs:\tscored\tmissing\t≤15%%\t≤50%%\tmedian|e|\tp90|e|\tmedian e\t\n")
 	for _, r := range []struct {
 		name string
 		a    estimate.Accuracy
@@ -213,11 +213,15 @@ func loadTruth(e *env, f *estimateFlags) (*estimate.Truth, string, error) {
 		defer file.Close()
 		r = file
 	}
+	src := f.matrix
+	if src == "-" {
+		src = "standard input"
+	}
 	t, err := readHoleyMatrix(r)
 	if err != nil {
-		return nil, "", badInputf("%s: %w", f.matrix, err)
+		return nil, "", badInputf("%s: %w", src, err)
 	}
-	return t, f.matrix, nil
+	return t, src, nil
 }
 
 // readHoleyMatrix reads n lines of n numbers (blank- or comma-separated);
