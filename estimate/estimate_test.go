@@ -540,3 +540,57 @@ func BenchmarkFactorRefit(b *testing.B) {
 		}
 	}
 }
+
+// Reselect keeps Neighbours distinct peers per node, the first Near of them
+// the nearest by the estimator, and Measured is exactly the union of the
+// lists; Prune drops the samples of pairs no longer probed.
+func TestReselectNear(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	_, d := points(rng, 50, 2, 3)
+	tr, _ := NewTruth(names(50), d)
+	cfg := ProbeConfig{Neighbours: 6, Near: 3, Rate: 1, Duration: 20 * time.Second}
+	p, err := NewProcess(tr, cfg, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := NewFactor(50, DefaultFactorConfig(), rand.New(rand.NewPCG(3, 3)))
+	Run(p, f, 0, nil)
+	p.Reselect(truthEst{tr})
+	f.Prune(p.Measured)
+	in := make([]bool, 50*50)
+	for i := range 50 {
+		nb := p.Neighbours(i)
+		if len(nb) != 6 {
+			t.Fatalf("node %d has %d neighbours", i, len(nb))
+		}
+		seen := map[int]bool{}
+		for a, j := range nb {
+			if j == i || seen[j] {
+				t.Fatalf("node %d: neighbours %v", i, nb)
+			}
+			seen[j] = true
+			in[i*50+j], in[j*50+i] = true, true
+			if a < 3 { // among the 3 nearest
+				closer := 0
+				for k := range 50 {
+					if k != i && d[i][k] < d[i][j] {
+						closer++
+					}
+				}
+				if closer >= 3 {
+					t.Fatalf("node %d: near neighbour %d has %d nodes closer", i, j, closer)
+				}
+			}
+		}
+	}
+	for i := range 50 {
+		for j := range 50 {
+			if p.Measured(i, j) != in[i*50+j] {
+				t.Fatalf("Measured(%d,%d) = %v, lists say %v", i, j, p.Measured(i, j), in[i*50+j])
+			}
+			if i != j && !p.Measured(i, j) && f.meas[i*50+j] == f.meas[i*50+j] {
+				t.Fatalf("pair %d,%d is no longer probed but keeps its measurement", i, j)
+			}
+		}
+	}
+}

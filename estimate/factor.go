@@ -34,12 +34,16 @@ type FactorConfig struct {
 	// Window is the number of recent samples kept per pair; the pair's RTT
 	// is their minimum, since queueing only ever adds delay.
 	Window int
+	// Direct answers a measured pair with its measurement (the minimum of
+	// its window) instead of the model: the model smooths over pairs that
+	// violate the low-rank structure, the measurement does not.
+	Direct bool
 }
 
 // DefaultFactorConfig returns the configuration measured best on PlanetLab
 // slice 1 with 32 neighbours (see the package tests and lab estimate).
 func DefaultFactorConfig() FactorConfig {
-	return FactorConfig{Rank: 10, Lambda: 0.3, Huber: 0.1, WarmIters: 400, Iters: 600, RefitIters: 200, Window: 4}
+	return FactorConfig{Rank: 10, Lambda: 0.3, Huber: 0.1, WarmIters: 400, Iters: 600, RefitIters: 200, Window: 4, Direct: true}
 }
 
 // Validate checks c.
@@ -88,6 +92,7 @@ type Factor struct {
 	pairs  map[int]int // i*n+j (i<j) -> index into obs
 	obs    []pairObs
 	resid  []float64 // per node: median |log residual| on its pairs
+	meas   []float64 // n×n: the live window minimum of a measured pair, NaN otherwise
 }
 
 type pairObs struct {
@@ -110,7 +115,10 @@ func NewFactor(n int, cfg FactorConfig, rng *rand.Rand) (*Factor, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &Factor{cfg: cfg, n: n, rng: rng, x: make([]float64, n*(1+2*cfg.Rank)), pairs: map[int]int{}, resid: make([]float64, n)}
+	f := &Factor{cfg: cfg, n: n, rng: rng, x: make([]float64, n*(1+2*cfg.Rank)), pairs: map[int]int{}, resid: make([]float64, n), meas: make([]float64, n*n)}
+	for k := range f.meas {
+		f.meas[k] = math.NaN()
+	}
 	for i := range n {
 		f.initNode(i, math.Log(100))
 	}
@@ -138,6 +146,16 @@ func (f *Factor) Estimate(i, j int) float64 {
 	if i == j {
 		return 0
 	}
+	if f.cfg.Direct {
+		if m := f.meas[i*f.n+j]; m == m { // not NaN
+			return m
+		}
+	}
+	return f.model(i, j)
+}
+
+// model returns the fitted model's RTT for {i, j}, i ≠ j.
+func (f *Factor) model(i, j int) float64 {
 	R, n := f.cfg.Rank, f.n
 	u, v := f.x[n:n+n*R], f.x[n+n*R:]
 	ui, uj, vi, vj := u[i*R:i*R+R], u[j*R:j*R+R], v[i*R:i*R+R], v[j*R:j*R+R]
@@ -146,6 +164,17 @@ func (f *Factor) Estimate(i, j int) float64 {
 		s += ui[k]*vj[k] + uj[k]*vi[k]
 	}
 	return math.Exp(f.x[i] + f.x[j] + s/2)
+}
+
+// Prune drops the samples of every pair for which keep returns false (a
+// pair no node probes any more), so they are neither fitted nor returned.
+func (f *Factor) Prune(keep func(i, j int) bool) {
+	for k := range f.obs {
+		if o := &f.obs[k]; o.live && !keep(o.i, o.j) {
+			o.live, o.samples, o.next = false, o.samples[:0], 0
+			f.meas[o.i*f.n+o.j], f.meas[o.j*f.n+o.i] = math.NaN(), math.NaN()
+		}
+	}
 }
 
 // Uncertainty is the mean of the two nodes' median absolute relative
@@ -174,6 +203,7 @@ func (f *Factor) Observe(samples []Sample, changes []Change) {
 		for k := range f.obs {
 			if o := &f.obs[k]; o.i == c.Node || o.j == c.Node {
 				o.live, o.samples, o.next = false, o.samples[:0], 0
+				f.meas[o.i*f.n+o.j], f.meas[o.j*f.n+o.i] = math.NaN(), math.NaN()
 			}
 		}
 		if c.Join {
@@ -209,6 +239,8 @@ func (f *Factor) Add(i, j int, rtt float64) {
 		o.next = (o.next + 1) % f.cfg.Window
 	}
 	o.live = true
+	m := slices.Min(o.samples)
+	f.meas[i*f.n+j], f.meas[j*f.n+i] = m, m
 }
 
 // factorPair is one training pair: endpoints and log RTT.
@@ -254,7 +286,7 @@ func (f *Factor) Fit() error {
 func (f *Factor) residuals(tr []factorPair) {
 	per := make([][]float64, f.n)
 	for _, p := range tr {
-		r := math.Abs(f.Estimate(p.i, p.j)/math.Exp(p.y) - 1)
+		r := math.Abs(f.model(p.i, p.j)/math.Exp(p.y) - 1)
 		per[p.i] = append(per[p.i], r)
 		per[p.j] = append(per[p.j], r)
 	}

@@ -1,9 +1,11 @@
 package estimate
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 )
 
@@ -15,6 +17,12 @@ type ProbeConfig struct {
 	// Neighbours is the number of peers each node probes (the paper's
 	// group size, 4…32), chosen uniformly at random when the node joins.
 	Neighbours int
+	// Near is how many of the Neighbours a Session re-chooses, halfway
+	// through the first budget, as the node's nearest peers by the current
+	// estimates (the rest stay random): small RTTs are where relative
+	// errors and core selection are most sensitive, and nearest peers are
+	// what a node learns cheaply from its estimates. 0 keeps all random.
+	Near int
 	// Rate is the probe rate of one node in probes per second. A node
 	// cycles through its neighbours, one probe per 1/Rate seconds; one
 	// round (every live node sends one probe) lasts 1/Rate seconds.
@@ -64,6 +72,8 @@ func (c ProbeConfig) Validate() (ProbeConfig, error) {
 	switch {
 	case c.Neighbours < 1:
 		return c, fmt.Errorf("%w: %d neighbours, want at least 1", ErrConfig, c.Neighbours)
+	case c.Near < 0 || c.Near > c.Neighbours:
+		return c, fmt.Errorf("%w: %d near neighbours of %d, want 0..%d", ErrConfig, c.Near, c.Neighbours, c.Neighbours)
 	case !(c.Rate > 0) || math.IsInf(c.Rate, 0):
 		return c, fmt.Errorf("%w: probe rate %g/s, want > 0", ErrConfig, c.Rate)
 	case c.Duration <= 0:
@@ -115,7 +125,8 @@ type Process struct {
 	leaveProb float64
 	downtime  int // rounds
 	lost      int
-	measured  []bool // n×n: i probes j (either direction recorded)
+	measured  []bool // n×n: i probes j or j probes i now
+	building  bool   // defer rebuildMeasured while NewProcess chooses
 }
 
 // NewProcess starts a measurement process on t. Every node is live and has
@@ -140,10 +151,13 @@ func NewProcess(t *Truth, cfg ProbeConfig, rng *rand.Rand) (*Process, error) {
 	roundSec := 1 / cfg.Rate
 	p.leaveProb = cfg.Churn * roundSec / 60
 	p.downtime = max(1, int(math.Round(cfg.Downtime.Seconds()*cfg.Rate)))
+	p.building = true
 	for i := range n {
 		p.alive[i] = true
 		p.choose(i)
 	}
+	p.building = false
+	p.rebuildMeasured()
 	return p, nil
 }
 
@@ -163,11 +177,64 @@ func (p *Process) choose(i int) {
 		b := a + p.rng.IntN(len(perm)-a)
 		perm[a], perm[b] = perm[b], perm[a]
 		nb = append(nb, perm[a])
-		p.measured[i*n+perm[a]] = true
-		p.measured[perm[a]*n+i] = true
 	}
 	p.nbr[i] = nb
 	p.next[i] = 0
+	p.rebuildMeasured()
+}
+
+// rebuildMeasured marks the pairs in some node's current neighbour list.
+func (p *Process) rebuildMeasured() {
+	if p.building {
+		return
+	}
+	n := p.t.Len()
+	clear(p.measured)
+	for i, nb := range p.nbr {
+		for _, j := range nb {
+			p.measured[i*n+j], p.measured[j*n+i] = true, true
+		}
+	}
+}
+
+// Reselect re-chooses every live node's neighbours: its Near nearest peers
+// by e's estimates, then as many of its current other neighbours as fit,
+// in order. Pairs that no node probes any more stop being Measured.
+func (p *Process) Reselect(e Estimator) {
+	n := p.t.Len()
+	k, near := p.cfg.Neighbours, p.cfg.Near
+	idx := make([]int, 0, n-1)
+	for i := range n {
+		if !p.alive[i] || near == 0 {
+			continue
+		}
+		idx = idx[:0]
+		for j := range n {
+			if j != i {
+				idx = append(idx, j)
+			}
+		}
+		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(e.Estimate(i, a), e.Estimate(i, b)) })
+		nb := append([]int(nil), idx[:near]...)
+		for _, j := range p.nbr[i] {
+			if len(nb) == k {
+				break
+			}
+			if !slices.Contains(nb, j) {
+				nb = append(nb, j)
+			}
+		}
+		for _, j := range idx[near:] { // only when old neighbours were all near
+			if len(nb) == k {
+				break
+			}
+			if !slices.Contains(nb, j) {
+				nb = append(nb, j)
+			}
+		}
+		p.nbr[i], p.next[i] = nb, 0
+	}
+	p.rebuildMeasured()
 }
 
 // Config returns the validated configuration.

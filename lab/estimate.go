@@ -33,6 +33,10 @@ type EstimateConfig struct {
 	CoreNodes, MaxK, CoreTrials int
 	// ScatterPoints is the number of pairs drawn for the Fig. 6 scatter.
 	ScatterPoints int
+	// NoiseRefs are calibration estimators for core selection: the
+	// measured matrix itself with each pair multiplied by e^N(0, σ²), one
+	// per σ. They show how much estimation error core selection tolerates.
+	NoiseRefs []float64
 }
 
 // EstimateRun is one estimator configuration of the experiment.
@@ -53,6 +57,8 @@ func DefaultEstimateConfig() EstimateConfig {
 		return EstimateRun{label, s}
 	}
 	hi, lo := estimate.HighRateConfig(), estimate.LowRateConfig()
+	mfRandom := estimate.DefaultSpec(estimate.MethodFactor)
+	mfRandom.Probe.Near = 0
 	return EstimateConfig{
 		Seed: 1,
 		Configs: []EstimateRun{
@@ -63,10 +69,12 @@ func DefaultEstimateConfig() EstimateConfig {
 			viv("vivaldi-32", 32, 1, 2000*time.Second),
 			{"gnp-15", estimate.DefaultSpec(estimate.MethodGNP)},
 			{"landmark-32", estimate.DefaultSpec(estimate.MethodLandmark)},
+			{"mf-32-random", mfRandom},
 			{"mf-32", estimate.DefaultSpec(estimate.MethodFactor)},
 		},
 		Slices:        18,
-		Tracked:       []string{"vivaldi-32", "gnp-15", "landmark-32", "mf-32"},
+		Tracked:       []string{"vivaldi-32", "gnp-15", "landmark-32", "mf-32-random", "mf-32"},
+		NoiseRefs:     []float64{0.01, 0.03, 0.1},
 		CoreNodes:     100,
 		MaxK:          25,
 		CoreTrials:    10,
@@ -99,6 +107,8 @@ func (c EstimateConfig) Validate() (EstimateConfig, error) {
 		return c, fmt.Errorf("%w: %d core nodes, want 2..490", ErrConfig, c.CoreNodes)
 	case c.CoreTrials > 0 && (c.MaxK < 1 || c.MaxK > c.CoreNodes):
 		return c, fmt.Errorf("%w: max k %d, want 1..%d", ErrConfig, c.MaxK, c.CoreNodes)
+	case slices.ContainsFunc(c.NoiseRefs, func(s float64) bool { return !(s > 0 && s < 10) }):
+		return c, fmt.Errorf("%w: noise references %v, want each in (0, 10)", ErrConfig, c.NoiseRefs)
 	case c.ScatterPoints < 0:
 		return c, fmt.Errorf("%w: %d scatter points", ErrConfig, c.ScatterPoints)
 	}
@@ -161,6 +171,9 @@ type SliceRow struct {
 // CoreResult is core selection on one configuration's estimates.
 type CoreResult struct {
 	Label string
+	// Noise is σ for a calibration row (the truth with e^N(0, σ²) noise),
+	// 0 for an estimator.
+	Noise float64
 	// Hit[k-1] is the mean over trials of |cores on estimates ∩ cores on
 	// measurements| / k (the paper's hit ratio, Fig. 7a).
 	Hit []float64
@@ -249,8 +262,44 @@ func Estimate(cfg EstimateConfig, progress func(done, total int)) (*EstimateRepo
 		}
 		rep.Core = append(rep.Core, cr)
 	}
+	for ni, sigma := range cfg.NoiseRefs {
+		cr := CoreResult{Label: fmt.Sprintf("truth±%g%%", 100*sigma), Noise: sigma, Hit: make([]float64, cfg.MaxK)}
+		for t := range cfg.CoreTrials {
+			e := newNoisy(truths[t+1], sigma, rand.New(rand.NewPCG(cfg.Seed, 0x6e6f697365+uint64(ni*100+t))))
+			if err := coreTrial(&cr, e, truths[t+1], groups[t], optimal[t], cfg); err != nil {
+				return nil, err
+			}
+		}
+		for k := range cr.Hit {
+			cr.Hit[k] /= float64(max(1, cfg.CoreTrials))
+		}
+		rep.Core = append(rep.Core, cr)
+	}
 	return rep, nil
 }
+
+// noisy is the measured matrix with every pair multiplied by e^N(0, σ²):
+// a calibration estimator with a known, unstructured error.
+type noisy struct {
+	t     *estimate.Truth
+	noise []float64 // n×n, symmetric
+}
+
+func newNoisy(t *estimate.Truth, sigma float64, rng *rand.Rand) noisy {
+	n := t.Len()
+	e := noisy{t, make([]float64, n*n)}
+	for i := range n {
+		for j := i + 1; j < n; j++ {
+			v, _ := t.Value(i, j)
+			x := v * math.Exp(sigma*rng.NormFloat64())
+			e.noise[i*n+j], e.noise[j*n+i] = x, x
+		}
+	}
+	return e
+}
+
+func (e noisy) Len() int                  { return e.t.Len() }
+func (e noisy) Estimate(i, j int) float64 { return e.noise[i*e.t.Len()+j] }
 
 func mustGeo(t *estimate.Truth) *geo.Matrix {
 	m, err := estimate.Matrix(truthEstimator{t}, t.Names(), estimate.All(t.Len()), estimate.All(t.Len()))

@@ -25,6 +25,7 @@ var estPalette = []color.Color{
 	color.RGBA{R: 240, G: 90, B: 160, A: 255},
 	color.RGBA{R: 130, G: 60, B: 170, A: 255},
 	color.RGBA{R: 20, G: 150, B: 60, A: 255},
+	color.RGBA{R: 0, G: 170, B: 190, A: 255},
 	color.RGBA{R: 30, G: 90, B: 200, A: 255},
 }
 
@@ -32,6 +33,11 @@ func (r *EstimateReport) color(label string) color.Color {
 	for i, a := range r.Config.Configs {
 		if a.Label == label {
 			return estPalette[i%len(estPalette)]
+		}
+	}
+	for i, c := range r.Core { // calibration rows: greys, darker for less noise
+		if c.Label == label {
+			return color.Gray{Y: uint8(min(200, 40+40*i/max(1, len(r.Core))*2))}
 		}
 	}
 	return color.Black
