@@ -23,6 +23,11 @@ type ProbeConfig struct {
 	// errors and core selection are most sensitive, and nearest peers are
 	// what a node learns cheaply from its estimates. 0 keeps all random.
 	Near int
+	// NearPasses is how many times the near neighbours are re-chosen during
+	// the first budget (each pass: fit, re-choose, drop the samples of
+	// pairs no longer probed, probe on); later passes find near peers the
+	// first estimates missed. 0 means 1 when Near > 0.
+	NearPasses int
 	// Rate is the probe rate of one node in probes per second. A node
 	// cycles through its neighbours, one probe per 1/Rate seconds; one
 	// round (every live node sends one probe) lasts 1/Rate seconds.
@@ -74,6 +79,8 @@ func (c ProbeConfig) Validate() (ProbeConfig, error) {
 		return c, fmt.Errorf("%w: %d neighbours, want at least 1", ErrConfig, c.Neighbours)
 	case c.Near < 0 || c.Near > c.Neighbours:
 		return c, fmt.Errorf("%w: %d near neighbours of %d, want 0..%d", ErrConfig, c.Near, c.Neighbours, c.Neighbours)
+	case c.NearPasses < 0 || c.NearPasses > 10:
+		return c, fmt.Errorf("%w: %d near passes, want 0..10", ErrConfig, c.NearPasses)
 	case !(c.Rate > 0) || math.IsInf(c.Rate, 0):
 		return c, fmt.Errorf("%w: probe rate %g/s, want > 0", ErrConfig, c.Rate)
 	case c.Duration <= 0:
@@ -84,6 +91,9 @@ func (c ProbeConfig) Validate() (ProbeConfig, error) {
 		return c, fmt.Errorf("%w: churn %g per minute, want in [0, 1]", ErrConfig, c.Churn)
 	case c.Downtime < 0:
 		return c, fmt.Errorf("%w: downtime %v, want ≥ 0", ErrConfig, c.Downtime)
+	}
+	if c.Near > 0 && c.NearPasses == 0 {
+		c.NearPasses = 1
 	}
 	if c.Churn > 0 && c.Downtime == 0 {
 		c.Downtime = time.Minute

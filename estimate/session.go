@@ -134,17 +134,19 @@ func (s *Session) Advance(t *Truth, rounds int) error {
 		s.round += rounds
 	case MethodFactor:
 		f := s.est.(*Factor)
-		if s.round == 0 && s.spec.Probe.Near > 0 {
-			// Random neighbours first, then the nearest by the first fit.
-			half := rounds / 2
-			Run(s.proc, f, half, nil)
-			if err = f.Fit(); err != nil {
-				return err
+		if pc := s.proc.Config(); s.round == 0 && pc.Near > 0 {
+			// Random neighbours first, then the nearest by each fit.
+			part := rounds / (pc.NearPasses + 1)
+			for range pc.NearPasses {
+				Run(s.proc, f, part, nil)
+				if err = f.Fit(); err != nil {
+					return err
+				}
+				s.proc.Reselect(f)
+				f.Prune(s.proc.Measured)
+				rounds -= part
+				s.round += part
 			}
-			s.proc.Reselect(f)
-			f.Prune(s.proc.Measured)
-			rounds -= half
-			s.round += half
 		}
 		Run(s.proc, f, rounds, nil)
 		s.round += rounds
