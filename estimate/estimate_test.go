@@ -495,30 +495,30 @@ func BenchmarkEstimate(b *testing.B) {
 	}
 }
 
-// BenchmarkRound is one probe round of all 490 nodes: the process draws the
-// samples and the learner takes them (for mf: recorded; the refit is
+// BenchmarkRound is one probe round of all 490 nodes after a first fit:
+// the process draws the samples and the learner takes them (Vivaldi: one
+// serf update per sample; mf: the sample recorded, the pair's direct
+// answer updated and one online gradient step; the batch refit is
 // BenchmarkFactorRefit).
 func BenchmarkRound(b *testing.B) {
 	tr, _ := PlanetLab(1)
 	for _, m := range []Method{MethodVivaldi, MethodFactor} {
-		for _, n := range []int{490} {
-			b.Run(fmt.Sprintf("method=%s/n=%d", m, n), func(b *testing.B) {
-				p, _ := NewProcess(tr, DefaultProbeConfig(), rand.New(rand.NewPCG(1, 1)))
-				var l Learner
-				if m == MethodVivaldi {
-					l, _ = NewVivaldi(n, DefaultVivaldiConfig(), rand.New(rand.NewPCG(2, 2)))
-				} else {
-					l, _ = NewFactor(n, DefaultFactorConfig(), rand.New(rand.NewPCG(2, 2)))
-				}
-				var s []Sample
-				var c []Change
-				b.ReportAllocs()
-				for b.Loop() {
-					s, c = p.Step(s[:0], c[:0])
-					l.Observe(s, c)
-				}
-			})
-		}
+		b.Run(fmt.Sprintf("method=%s/n=%d", m, tr.Len()), func(b *testing.B) {
+			spec := DefaultSpec(m)
+			spec.Probe.Duration = 100 * time.Second
+			s, err := NewSession(spec, tr, rand.New(rand.NewPCG(1, 1)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			p, l := s.Process(), s.Estimator().(Learner)
+			var smp []Sample
+			var c []Change
+			b.ReportAllocs()
+			for b.Loop() {
+				smp, c = p.Step(smp[:0], c[:0])
+				l.Observe(smp, c)
+			}
+		})
 	}
 }
 

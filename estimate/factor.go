@@ -38,12 +38,17 @@ type FactorConfig struct {
 	// its window) instead of the model: the model smooths over pairs that
 	// violate the low-rank structure, the measurement does not.
 	Direct bool
+	// Step is the learning rate of the online update: once the model has
+	// been fitted, every sample also takes one stochastic gradient step of
+	// the robust loss on its pair's six parameter vectors (O(Rank) work),
+	// so estimates track the network between refits. 0 disables it.
+	Step float64
 }
 
 // DefaultFactorConfig returns the configuration measured best on PlanetLab
 // slice 1 with 32 neighbours (see the package tests and lab estimate).
 func DefaultFactorConfig() FactorConfig {
-	return FactorConfig{Rank: 10, Lambda: 0.3, Huber: 0.1, WarmIters: 400, Iters: 600, RefitIters: 200, Window: 4, Direct: true}
+	return FactorConfig{Rank: 10, Lambda: 0.3, Huber: 0.1, WarmIters: 400, Iters: 600, RefitIters: 200, Window: 4, Direct: true, Step: 0.0005}
 }
 
 // Validate checks c.
@@ -57,6 +62,8 @@ func (c FactorConfig) Validate() (FactorConfig, error) {
 		return c, fmt.Errorf("%w: huber width %g, want > 0", ErrConfig, c.Huber)
 	case c.WarmIters < 0 || c.Iters < 1 || c.RefitIters < 1:
 		return c, fmt.Errorf("%w: iterations warm %d, robust %d, refit %d; want ≥ 0, ≥ 1, ≥ 1", ErrConfig, c.WarmIters, c.Iters, c.RefitIters)
+	case !(c.Step >= 0) || c.Step > 1:
+		return c, fmt.Errorf("%w: online step %g, want in [0, 1]", ErrConfig, c.Step)
 	case c.Window < 1 || c.Window > 64:
 		return c, fmt.Errorf("%w: window %d, want 1..64", ErrConfig, c.Window)
 	}
@@ -241,6 +248,34 @@ func (f *Factor) Add(i, j int, rtt float64) {
 	o.live = true
 	m := slices.Min(o.samples)
 	f.meas[i*f.n+j], f.meas[j*f.n+i] = m, m
+	if f.fitted && f.cfg.Step > 0 {
+		f.sgd(i, j, math.Log(m))
+	}
+}
+
+// sgd takes one stochastic gradient step of the robust loss (and the
+// factors' share of the L2 penalty) on the pair {i, j} towards log RTT y.
+func (f *Factor) sgd(i, j int, y float64) {
+	n, R := f.n, f.cfg.Rank
+	u, v := f.x[n:n+n*R], f.x[n+n*R:]
+	ui, uj, vi, vj := u[i*R:i*R+R], u[j*R:j*R+R], v[i*R:i*R+R], v[j*R:j*R+R]
+	s := 0.0
+	for k := range ui {
+		s += ui[k]*vj[k] + uj[k]*vi[k]
+	}
+	r := f.x[i] + f.x[j] + s/2 - y
+	d := 2 * max(-f.cfg.Huber, min(f.cfg.Huber, r)) // Huber derivative
+	lr := f.cfg.Step
+	f.x[i] -= lr * d
+	f.x[j] -= lr * d
+	h, lam := d/2, 2*f.cfg.Lambda/float64(2*f.cfg.Rank+1)
+	for k := range ui {
+		a, b, c, e := ui[k], uj[k], vi[k], vj[k]
+		ui[k] -= lr * (h*e + lam*a)
+		vj[k] -= lr * (h*a + lam*e)
+		uj[k] -= lr * (h*c + lam*b)
+		vi[k] -= lr * (h*b + lam*c)
+	}
 }
 
 // factorPair is one training pair: endpoints and log RTT.
