@@ -321,6 +321,9 @@ func TestFactorCompletesLowRank(t *testing.T) {
 		spec := DefaultSpec(MethodFactor)
 		spec.Probe = cfg
 		spec.Factor.Rank = 4
+		// The model alone: random neighbours and no two-hop answers (an
+		// exp-low-rank matrix is not metric, so two-hop paths undercut it).
+		spec.Probe.Near, spec.Factor.Detour = 0, 0
 		s, err := NewSession(spec, tr, rand.New(rand.NewPCG(seed, 12)))
 		if err != nil {
 			t.Fatal(err)
@@ -590,6 +593,56 @@ func TestReselectNear(t *testing.T) {
 			}
 			if i != j && !p.Measured(i, j) && f.meas[i*50+j] == f.meas[i*50+j] {
 				t.Fatalf("pair %d,%d is no longer probed but keeps its measurement", i, j)
+			}
+		}
+	}
+}
+
+// The two-hop bound equals the brute-force minimum over common measured
+// peers and, on metric data, never undercuts the truth; Profile is
+// symmetric with a zero diagonal.
+func TestFactorDetourBound(t *testing.T) {
+	for seed := uint64(1); seed <= 5; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 21))
+		_, d := points(rng, 40, 2, 5)
+		tr, _ := NewTruth(names(40), d)
+		spec := DefaultSpec(MethodFactor)
+		spec.Probe = ProbeConfig{Neighbours: 6, Rate: 1, Duration: 30 * time.Second}
+		spec.Factor.Rank = 3
+		s, err := NewSession(spec, tr, rand.New(rand.NewPCG(seed, 22)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := s.Estimator().(*Factor)
+		for a := range 40 {
+			for b := range 40 {
+				if a == b {
+					continue
+				}
+				want := math.Inf(1)
+				for c := range 40 {
+					x, y := f.meas[a*40+c], f.meas[c*40+b]
+					if c != a && c != b && x == x && y == y {
+						want = min(want, x+y)
+					}
+				}
+				if got := f.ub[a*40+b]; got != want {
+					t.Fatalf("seed %d: ub(%d,%d) = %v, brute force %v", seed, a, b, got, want)
+				}
+				if want < d[a][b]-1e-9 {
+					t.Fatalf("seed %d: two-hop path %v shorter than the metric distance %v", seed, want, d[a][b])
+				}
+			}
+		}
+		p := f.Profile()
+		for a := range 40 {
+			if p.Estimate(a, a) != 0 {
+				t.Fatal("profile diagonal")
+			}
+			for b := range 40 {
+				if p.Estimate(a, b) != p.Estimate(b, a) || p.Estimate(a, b) < 0 {
+					t.Fatalf("profile(%d,%d) = %v, (%d,%d) = %v", a, b, p.Estimate(a, b), b, a, p.Estimate(b, a))
+				}
 			}
 		}
 	}

@@ -43,12 +43,18 @@ type FactorConfig struct {
 	// the robust loss on its pair's six parameter vectors (O(Rank) work),
 	// so estimates track the network between refits. 0 disables it.
 	Step float64
+	// Detour, when > 0, answers an unmeasured pair with the best two-hop
+	// path through a common measured peer, min_c meas(a,c) + meas(c,b),
+	// when that path is shorter than Detour × the model: it catches the
+	// small RTTs (nodes at one site) that a low-rank model overestimates.
+	// The paths are recomputed at each Fit.
+	Detour float64
 }
 
 // DefaultFactorConfig returns the configuration measured best on PlanetLab
 // slice 1 with 32 neighbours (see the package tests and lab estimate).
 func DefaultFactorConfig() FactorConfig {
-	return FactorConfig{Rank: 10, Lambda: 0.3, Huber: 0.1, WarmIters: 400, Iters: 600, RefitIters: 200, Window: 4, Direct: true, Step: 0.0005}
+	return FactorConfig{Rank: 10, Lambda: 0.3, Huber: 0.1, WarmIters: 400, Iters: 600, RefitIters: 200, Window: 4, Direct: true, Step: 0.0005, Detour: 1}
 }
 
 // Validate checks c.
@@ -62,6 +68,8 @@ func (c FactorConfig) Validate() (FactorConfig, error) {
 		return c, fmt.Errorf("%w: huber width %g, want > 0", ErrConfig, c.Huber)
 	case c.WarmIters < 0 || c.Iters < 1 || c.RefitIters < 1:
 		return c, fmt.Errorf("%w: iterations warm %d, robust %d, refit %d; want ≥ 0, ≥ 1, ≥ 1", ErrConfig, c.WarmIters, c.Iters, c.RefitIters)
+	case !(c.Detour >= 0) || math.IsInf(c.Detour, 0):
+		return c, fmt.Errorf("%w: detour factor %g, want ≥ 0", ErrConfig, c.Detour)
 	case !(c.Step >= 0) || c.Step > 1:
 		return c, fmt.Errorf("%w: online step %g, want in [0, 1]", ErrConfig, c.Step)
 	case c.Window < 1 || c.Window > 64:
@@ -100,6 +108,7 @@ type Factor struct {
 	obs    []pairObs
 	resid  []float64 // per node: median |log residual| on its pairs
 	meas   []float64 // n×n: the live window minimum of a measured pair, NaN otherwise
+	ub     []float64 // n×n: best two-hop path through a measured peer (Detour > 0)
 }
 
 type pairObs struct {
@@ -158,7 +167,13 @@ func (f *Factor) Estimate(i, j int) float64 {
 			return m
 		}
 	}
-	return f.model(i, j)
+	m := f.model(i, j)
+	if f.ub != nil {
+		if u := f.ub[i*f.n+j]; u < f.cfg.Detour*m {
+			return u
+		}
+	}
+	return m
 }
 
 // model returns the fitted model's RTT for {i, j}, i ≠ j.
@@ -315,8 +330,82 @@ func (f *Factor) Fit() error {
 	}
 	f.fitted = true
 	f.residuals(tr)
+	f.bounds()
 	return nil
 }
+
+// bounds precomputes, for every pair, the best two-hop path through a
+// common measured peer: ub(a, b) = min_c meas(a, c) + meas(c, b).
+func (f *Factor) bounds() {
+	if !(f.cfg.Detour > 0) {
+		f.ub = nil
+		return
+	}
+	n := f.n
+	if f.ub == nil {
+		f.ub = make([]float64, n*n)
+	}
+	for k := range f.ub {
+		f.ub[k] = math.Inf(1)
+	}
+	adj := make([][]int, n)
+	for _, o := range f.obs {
+		if o.live {
+			adj[o.i] = append(adj[o.i], o.j)
+			adj[o.j] = append(adj[o.j], o.i)
+		}
+	}
+	for c, nb := range adj {
+		for x, a := range nb {
+			da := f.meas[a*n+c]
+			for _, b := range nb[x+1:] {
+				if v := da + f.meas[c*n+b]; v < f.ub[a*n+b] {
+					f.ub[a*n+b], f.ub[b*n+a] = v, v
+				}
+			}
+		}
+	}
+}
+
+// Profile returns, as an Estimator, the profile distance of the fitted
+// model: the mean over third nodes c of |d̂(a, c) − d̂(b, c)|, in ms. By the
+// triangle inequality it is a lower bound on d(a, b) on average; nodes at
+// one site have nearly equal rows, so it finds them even where the model's
+// own estimate of their RTT is poor. Cost O(n³); the result is a snapshot.
+func (f *Factor) Profile() Estimator {
+	n := f.n
+	rows := make([]float64, n*n)
+	for a := range n {
+		for c := range n {
+			if a != c {
+				rows[a*n+c] = f.model(a, c)
+			}
+		}
+	}
+	p := make([]float64, n*n)
+	for a := range n {
+		ra := rows[a*n : a*n+n]
+		for b := a + 1; b < n; b++ {
+			rb := rows[b*n : b*n+n]
+			s := 0.0
+			for c := range n {
+				s += math.Abs(ra[c] - rb[c])
+			}
+			s -= ra[b] + rb[a] // c = a and c = b compare a row's 0 with an RTT
+			v := s / float64(max(1, n-2))
+			p[a*n+b], p[b*n+a] = v, v
+		}
+	}
+	return matrixEst{n, p}
+}
+
+type matrixEst struct {
+	n int
+	v []float64
+}
+
+func (m matrixEst) Len() int                  { return m.n }
+func (m matrixEst) Estimate(i, j int) float64 { return m.v[i*m.n+j] }
 
 func (f *Factor) residuals(tr []factorPair) {
 	per := make([][]float64, f.n)

@@ -28,6 +28,9 @@ type ProbeConfig struct {
 	// pairs no longer probed, probe on); later passes find near peers the
 	// first estimates missed. 0 means 1 when Near > 0.
 	NearPasses int
+	// NearProfile ranks near peers by the profile distance of mf's model
+	// (Factor.Profile) instead of by its estimated RTT.
+	NearProfile bool
 	// Rate is the probe rate of one node in probes per second. A node
 	// cycles through its neighbours, one probe per 1/Rate seconds; one
 	// round (every live node sends one probe) lasts 1/Rate seconds.

@@ -47,8 +47,9 @@ type Spec struct {
 
 // DefaultSpec returns the defaults of a method: the 32-neighbour,
 // 2,000-round budget for vivaldi and mf (mf re-chooses 8 of its 32
-// neighbours as the nearest by its first fit, which costs a little overall
-// accuracy and buys better core selection: see lab estimate), 15 landmarks
+// neighbours as the nearest by the profile distance of its first fit,
+// which costs a little overall accuracy and buys better core selection:
+// see lab estimate), 15 landmarks
 // in 7 dimensions for gnp (GNP's published setting) and 32 landmarks for
 // landmark (the same per-node budget as 32 neighbours).
 func DefaultSpec(m Method) Spec {
@@ -58,7 +59,7 @@ func DefaultSpec(m Method) Spec {
 	case MethodLandmark:
 		s.Landmark.Landmarks = 32
 	case MethodFactor:
-		s.Probe.Near = 8
+		s.Probe.Near, s.Probe.NearProfile = 8, true
 	}
 	return s
 }
@@ -142,7 +143,11 @@ func (s *Session) Advance(t *Truth, rounds int) error {
 				if err = f.Fit(); err != nil {
 					return err
 				}
-				s.proc.Reselect(f)
+				if pc.NearProfile {
+					s.proc.Reselect(f.Profile())
+				} else {
+					s.proc.Reselect(f)
+				}
 				f.Prune(s.proc.Measured)
 				rounds -= part
 				s.round += part
