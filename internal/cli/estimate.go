@@ -22,11 +22,11 @@ import (
 
 // estimateFlags holds the flags of "overworld estimate".
 type estimateFlags struct {
-	method, data, matrix, outMatrix, plot string
-	neighbours, landmarks, dim, rank      int
-	rate, jitter, churn                   float64
-	duration                              time.Duration
-	seed                                  uint64
+	method, data, matrix, outMatrix, plot  string
+	neighbours, near, landmarks, dim, rank int
+	rate, jitter, churn                    float64
+	duration                               time.Duration
+	seed                                   uint64
 }
 
 func newEstimateCmd(e *env) *cobra.Command {
@@ -67,6 +67,7 @@ and their number is reported.`,
 	fl.StringVar(&f.data, "data", "", "embedded data set: planetlab[:SLICE] (slice 1..18, default 1)")
 	fl.StringVar(&f.matrix, "matrix", "", "RTT matrix file (\"-\" for stdin); missing entries: NaN, -, negative or 0")
 	fl.IntVar(&f.neighbours, "neighbours", d.Neighbours, "peers each node probes (vivaldi, mf)")
+	fl.IntVar(&f.near, "near", -1, "mf: neighbours re-chosen as the nearest by the first fit (default a quarter of --neighbours; 0 keeps all random)")
 	fl.Float64Var(&f.rate, "rate", d.Rate, "probes per second per node (vivaldi, mf)")
 	fl.DurationVar(&f.duration, "duration", d.Duration, "simulated probing time (vivaldi, mf); rounds = rate × duration")
 	fl.Float64Var(&f.jitter, "jitter", d.Jitter, "mean queueing delay of a sample relative to its RTT")
@@ -95,6 +96,17 @@ func runEstimate(e *env, cmd *cobra.Command, f *estimateFlags) error {
 	spec := estimate.DefaultSpec(m)
 	spec.Probe.Neighbours, spec.Probe.Rate, spec.Probe.Duration = f.neighbours, f.rate, f.duration
 	spec.Probe.Jitter, spec.Probe.Churn = f.jitter, f.churn
+	if cmd.Flags().Changed("near") {
+		if m != estimate.MethodFactor {
+			return badInputf("--near applies to --method mf")
+		}
+		spec.Probe.Near = f.near
+	}
+	if m != estimate.MethodFactor {
+		spec.Probe.Near = 0
+	} else if !cmd.Flags().Changed("near") {
+		spec.Probe.Near = spec.Probe.Neighbours / 4
+	}
 	if cmd.Flags().Changed("landmarks") {
 		spec.Landmark.Landmarks = f.landmarks
 	}
@@ -139,8 +151,12 @@ func runEstimate(e *env, cmd *cobra.Command, f *estimateFlags) error {
 	fmt.Fprintf(w, "source     %s, %d nodes\n", source, truth.Len())
 	switch m {
 	case estimate.MethodVivaldi, estimate.MethodFactor:
-		fmt.Fprintf(w, "method     %s: %d neighbours/node, %g probes/s for %v (%d rounds), jitter %g, churn %g/min\n",
-			m, spec.Probe.Neighbours, spec.Probe.Rate, spec.Probe.Duration, spec.Probe.Rounds(), spec.Probe.Jitter, spec.Probe.Churn)
+		near := ""
+		if spec.Probe.Near > 0 {
+			near = fmt.Sprintf(" (%d re-chosen as nearest halfway)", spec.Probe.Near)
+		}
+		fmt.Fprintf(w, "method     %s: %d neighbours/node%s, %g probes/s for %v (%d rounds), jitter %g, churn %g/min\n",
+			m, spec.Probe.Neighbours, near, spec.Probe.Rate, spec.Probe.Duration, spec.Probe.Rounds(), spec.Probe.Jitter, spec.Probe.Churn)
 	case estimate.MethodGNP:
 		fmt.Fprintf(w, "method     gnp: %d landmarks, %d dimensions, %d probes/pair\n", spec.Landmark.Landmarks, spec.Landmark.Dim, spec.Landmark.Samples)
 	case estimate.MethodLandmark:

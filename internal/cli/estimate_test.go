@@ -75,6 +75,8 @@ func TestEstimateBadInput(t *testing.T) {
 		{[]string{"estimate", "--method", "gnp", "--data", "planetlab", "--landmarks", "1"}, "--landmarks 1"},
 		{[]string{"estimate", "--method", "gnp", "--data", "planetlab", "--landmarks", "5", "--dim", "5"}, "--dim 5"},
 		{[]string{"estimate", "--method", "mf", "--data", "planetlab", "--rank", "0"}, "rank"},
+		{[]string{"estimate", "--method", "mf", "--data", "planetlab", "--near", "33"}, "near neighbours"},
+		{[]string{"estimate", "--method", "vivaldi", "--data", "planetlab", "--near", "3"}, "--near applies to --method mf"},
 		{[]string{"estimate", "--method", "mf", "--matrix", "/nonexistent/x"}, "no such file"},
 		{[]string{"lab", "estimate", "--slices", "19"}, "slices"},
 	} {
