@@ -185,7 +185,7 @@ type CoreResult struct {
 	// eccentricity the estimates report for their cores against the
 	// measured eccentricity of the same cores (Fig. 8).
 	EccErr []float64
-	// CostGap holds, per (trial, k), the relative excess of the measured
+	// CostGap holds, per trial and k (MaxK values per trial), the relative excess of the measured
 	// k-median cost of the cores chosen on estimates over the optimum's.
 	CostGap []float64
 }
