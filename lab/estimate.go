@@ -33,6 +33,10 @@ type EstimateConfig struct {
 	CoreNodes, MaxK, CoreTrials int
 	// ScatterPoints is the number of pairs drawn for the Fig. 6 scatter.
 	ScatterPoints int
+	// Verified are the labels of tracked configurations whose core
+	// selection is also run with verification (measure the chosen cores'
+	// RTTs, re-select, until the chosen cores are all measured).
+	Verified []string
 	// NoiseRefs are calibration estimators for core selection: the
 	// measured matrix itself with each pair multiplied by e^N(0, σ²), one
 	// per σ. They show how much estimation error core selection tolerates.
@@ -75,6 +79,7 @@ func DefaultEstimateConfig() EstimateConfig {
 		Slices:        18,
 		Tracked:       []string{"vivaldi-32", "gnp-15", "landmark-32", "mf-32-random", "mf-32"},
 		NoiseRefs:     []float64{0.01, 0.03, 0.1},
+		Verified:      []string{"landmark-32", "mf-32"},
 		CoreNodes:     100,
 		MaxK:          25,
 		CoreTrials:    10,
@@ -131,6 +136,11 @@ func (c EstimateConfig) Validate() (EstimateConfig, error) {
 			return c, fmt.Errorf("%w: tracked %q is not a configuration", ErrConfig, l)
 		}
 	}
+	for _, l := range c.Verified {
+		if !slices.Contains(c.Tracked, l) {
+			return c, fmt.Errorf("%w: verified %q is not a tracked configuration", ErrConfig, l)
+		}
+	}
 	return c, nil
 }
 
@@ -174,6 +184,11 @@ type CoreResult struct {
 	// Noise is σ for a calibration row (the truth with e^N(0, σ²) noise),
 	// 0 for an estimator.
 	Noise float64
+	// Verify marks selection with verification (selectVerified); Probed
+	// then holds, per trial and k, the number of candidates whose RTT to
+	// every player was measured.
+	Verify bool
+	Probed []int
 	// Hit[k-1] is the mean over trials of |cores on estimates ∩ cores on
 	// measurements| / k (the paper's hit ratio, Fig. 7a).
 	Hit []float64
@@ -243,6 +258,10 @@ func Estimate(cfg EstimateConfig, progress func(done, total int)) (*EstimateRepo
 			continue
 		}
 		cr := CoreResult{Label: run.Label, Hit: make([]float64, cfg.MaxK)}
+		var vr *CoreResult
+		if slices.Contains(cfg.Verified, run.Label) {
+			vr = &CoreResult{Label: run.Label + "+verify", Verify: true, Hit: make([]float64, cfg.MaxK)}
+		}
 		for s := 1; s <= cfg.Slices; s++ {
 			if s > 1 {
 				if err := sess.Advance(truths[s], 0); err != nil {
@@ -255,12 +274,23 @@ func Estimate(cfg EstimateConfig, progress func(done, total int)) (*EstimateRepo
 				if err := coreTrial(&cr, sess.Estimator(), truths[s], groups[t], optimal[t], cfg); err != nil {
 					return nil, fmt.Errorf("lab: %s slice %d: %w", run.Label, s, err)
 				}
+				if vr != nil {
+					if err := coreTrial(vr, sess.Estimator(), truths[s], groups[t], optimal[t], cfg); err != nil {
+						return nil, fmt.Errorf("lab: %s slice %d: %w", run.Label, s, err)
+					}
+				}
 			}
 		}
 		for k := range cr.Hit {
 			cr.Hit[k] /= float64(max(1, cfg.CoreTrials))
 		}
 		rep.Core = append(rep.Core, cr)
+		if vr != nil {
+			for k := range vr.Hit {
+				vr.Hit[k] /= float64(max(1, cfg.CoreTrials))
+			}
+			rep.Core = append(rep.Core, *vr)
+		}
 	}
 	for ni, sigma := range cfg.NoiseRefs {
 		cr := CoreResult{Label: fmt.Sprintf("truth±%g%%", 100*sigma), Noise: sigma, Hit: make([]float64, cfg.MaxK)}
@@ -335,10 +365,79 @@ func selectAll(e estimate.Estimator, t *estimate.Truth, group []int, cfg Estimat
 	return out, nil
 }
 
+// selectVerified is core selection on estimates with verification: select
+// on the estimates, measure the RTT from every player to each chosen core
+// that is not yet measured (its column, and by symmetry its row), select
+// again on the corrected matrix, and stop when every chosen core is
+// measured. It removes the winner's curse of selecting on estimates (the
+// cores chosen are those whose distances happen to be underestimated) at a
+// cost of a few candidates' columns instead of all of them; the number of
+// columns measured goes to cr.Probed.
+func selectVerified(e estimate.Estimator, t *estimate.Truth, group []int, cfg EstimateConfig, cr *CoreResult) ([]core.Solution, error) {
+	n := len(group)
+	names := make([]string, n)
+	base := make([][]float64, n)
+	for a, i := range group {
+		names[a] = t.Name(i)
+		base[a] = make([]float64, n)
+		for b, j := range group {
+			if i != j {
+				base[a][b] = e.Estimate(i, j)
+			}
+		}
+	}
+	var out []core.Solution
+	for k := 1; k <= cfg.MaxK; k++ {
+		data := make([][]float64, n)
+		for a := range data {
+			data[a] = slices.Clone(base[a])
+		}
+		measured := make([]bool, n)
+		probed := 0
+		for {
+			m, err := geo.NewMatrix(names, names, data)
+			if err != nil {
+				return nil, err
+			}
+			sol, err := core.Select(core.Problem{PlayerCore: m, CoreCore: m, K: k, Objective: core.KMedian}, rand.New(rand.NewPCG(cfg.Seed, uint64(k))))
+			if err != nil {
+				return nil, err
+			}
+			fresh := false
+			for _, c := range sol.Cores {
+				if measured[c] {
+					continue
+				}
+				measured[c], fresh = true, true
+				probed++
+				for a := range n {
+					v, _ := t.Value(group[a], group[c])
+					if a == c {
+						v = 0
+					}
+					data[a][c], data[c][a] = v, v
+				}
+			}
+			if !fresh {
+				out = append(out, sol)
+				break
+			}
+		}
+		cr.Probed = append(cr.Probed, probed)
+	}
+	return out, nil
+}
+
 // coreTrial scores core selection on e's estimates against the optimum on
 // the measurements, for every k, and accumulates into cr.
 func coreTrial(cr *CoreResult, e estimate.Estimator, t *estimate.Truth, group []int, opt []core.Solution, cfg EstimateConfig) error {
-	est, err := selectAll(e, t, group, cfg, nil)
+	var est []core.Solution
+	var err error
+	if cr.Verify {
+		est, err = selectVerified(e, t, group, cfg, cr)
+	} else {
+		est, err = selectAll(e, t, group, cfg, nil)
+	}
 	if err != nil {
 		return err
 	}
