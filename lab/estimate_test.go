@@ -38,10 +38,12 @@ func TestEstimateSmall(t *testing.T) {
 			t.Errorf("%s: %v", filepath.Base(f), err)
 		}
 	}
-	// Invariants: the optimum on measurements beats every estimate's cores.
+	// Invariants: the reference on measurements (core.Select: exhaustive
+	// when cheap, local search otherwise, within a fraction of a percent)
+	// is not beaten by more than local search's slack.
 	for _, c := range rep.Core {
 		for _, g := range c.CostGap {
-			if g < -1e-9 {
+			if g < -0.02 {
 				t.Errorf("%s: cores on estimates beat the optimum by %g", c.Label, -g)
 			}
 		}
