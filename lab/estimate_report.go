@@ -131,8 +131,8 @@ func (r *EstimateReport) WriteTable(w io.Writer) error {
 		fmt.Fprintf(w, "hit: share of the cores chosen on estimates that are also chosen on measurements (mean over trials);\n"+
 			"cores ≤10 ms: cores chosen on estimates within 10 ms (measured) of an optimal core (Fig. 7b);\n"+
 			"ecc err: reported eccentricity within 15%% of the cores' measured eccentricity (Fig. 8);\n"+
-			"cost gap: measured k-median cost of the cores chosen on estimates above that of the cores chosen on
-measurements (place/core.Select: exhaustive when cheap, else local search, so slightly negative is possible);\n"+
+			"cost gap: measured k-median cost of the cores chosen on estimates above that of the cores chosen on\n"+
+			"measurements (place/core.Select: exhaustive when cheap, else local search, so slightly negative is possible);\n"+
 			"+verify: select on estimates, measure every player's RTT to the chosen cores, re-select until the chosen\n"+
 			"cores are all measured; probed: mean number of candidates measured that way per (trial, k), of %d;\n"+
 			"truth±σ: the measured matrix times e^N(0,σ²) per pair, a calibration of how much error core selection tolerates\n", c.CoreNodes)
