@@ -1,6 +1,7 @@
 package estimate
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -644,6 +645,51 @@ func TestFactorDetourBound(t *testing.T) {
 					t.Fatalf("profile(%d,%d) = %v, (%d,%d) = %v", a, b, p.Estimate(a, b), b, a, p.Estimate(b, a))
 				}
 			}
+		}
+	}
+}
+
+// Every method's Uncertainty ranks pairs by error: on PlanetLab the quarter
+// of pairs it is least sure of has a larger median error than the quarter
+// it is surest of.
+func TestUncertaintyPredictsError(t *testing.T) {
+	if testing.Short() {
+		t.Skip("PlanetLab run (about 3 s)")
+	}
+	tr, _ := PlanetLab(1)
+	for _, m := range Methods() {
+		spec := DefaultSpec(m)
+		spec.Probe.Duration = 500 * time.Second
+		s, err := NewSession(spec, tr, rand.New(rand.NewPCG(1, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, ok := s.Estimator().(Uncertain)
+		if !ok {
+			t.Fatalf("%s does not report uncertainty", m)
+		}
+		type pe struct{ u, e float64 }
+		var ps []pe
+		for i := 0; i < tr.Len(); i += 2 {
+			for j := i + 1; j < tr.Len(); j += 3 {
+				v, _ := tr.Value(i, j)
+				ps = append(ps, pe{u.Uncertainty(i, j), math.Abs(u.Estimate(i, j)-v) / v})
+			}
+		}
+		slices.SortStableFunc(ps, func(a, b pe) int { return cmp.Compare(a.u, b.u) })
+		med := func(x []pe) float64 {
+			e := make([]float64, len(x))
+			for k := range x {
+				e[k] = x[k].e
+			}
+			slices.Sort(e)
+			return Quantile(e, 0.5)
+		}
+		q := len(ps) / 4
+		lo, hi := med(ps[:q]), med(ps[len(ps)-q:])
+		t.Logf("%s: median |error| %.3f where surest, %.3f where least sure", m, lo, hi)
+		if hi <= lo {
+			t.Errorf("%s: uncertainty does not rank errors (%.3f vs %.3f)", m, lo, hi)
 		}
 	}
 }
