@@ -168,7 +168,6 @@ type AccuracyRow struct {
 	Rounds     int // probe rounds (0 for landmark methods)
 	All        estimate.Accuracy
 	Unmeasured estimate.Accuracy
-	// Drift: how far estimates moved since the previous... unused on slice 1.
 }
 
 // SliceRow is the accuracy of a tracked configuration on one slice.
@@ -235,7 +234,7 @@ func Estimate(cfg EstimateConfig, progress func(done, total int)) (*EstimateRepo
 	}
 	optimal := make([][]core.Solution, cfg.CoreTrials) // per trial, per k
 	for t := range groups {
-		if optimal[t], err = selectAll(estimate.Exact{M: mustGeo(truths[t+1])}, truths[t+1], groups[t], cfg, nil); err != nil {
+		if optimal[t], err = selectAll(truthEstimator{truths[t+1]}, truths[t+1], groups[t], cfg, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -331,15 +330,8 @@ func newNoisy(t *estimate.Truth, sigma float64, rng *rand.Rand) noisy {
 func (e noisy) Len() int                  { return e.t.Len() }
 func (e noisy) Estimate(i, j int) float64 { return e.noise[i*e.t.Len()+j] }
 
-func mustGeo(t *estimate.Truth) *geo.Matrix {
-	m, err := estimate.Matrix(truthEstimator{t}, t.Names(), estimate.All(t.Len()), estimate.All(t.Len()))
-	if err != nil {
-		panic(err) // PlanetLab truths have no holes
-	}
-	return m
-}
-
-// truthEstimator reads a Truth's values (for the measured matrix).
+// truthEstimator reads a Truth's values (the measured matrix; the
+// embedded PlanetLab slices have no holes).
 type truthEstimator struct{ t *estimate.Truth }
 
 func (e truthEstimator) Len() int { return e.t.Len() }
