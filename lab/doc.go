@@ -11,6 +11,13 @@
 // players drawn from real cities (geo.Population); Demo is the short
 // real-data comparison behind "overworld demo".
 //
+// It also reproduces §6.3 of the region-migration paper (latency
+// estimation, Figs. 6–8), whose estimators live in package estimate:
+// Estimate compares them on the PlanetLab matrices, carries them across
+// the 18 time slices, and runs k-median core selection (place/core) on
+// their estimates (start from DefaultEstimateConfig or
+// SmallEstimateConfig).
+//
 // Everything but timing is deterministic for a seed: randomness comes from
 // math/rand/v2 generators seeded from the configuration, never from global
 // state, and maps are never iterated into an output. Run times are measured

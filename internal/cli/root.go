@@ -90,6 +90,7 @@ func commands(e *env) []*cobra.Command {
 		newAssignCmd(e),
 		newCoreCmd(e),
 		newSelectCmd(e),
+		newEstimateCmd(e),
 		newLabCmd(e),
 		newDemoCmd(e),
 	}

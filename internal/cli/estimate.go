@@ -1,0 +1,288 @@
+package cli
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/overworld/overworld/estimate"
+	"github.com/overworld/overworld/geo"
+	"github.com/overworld/overworld/lab"
+)
+
+// estimateFlags holds the flags of "overworld estimate".
+type estimateFlags struct {
+	method, data, matrix, outMatrix, plot  string
+	neighbours, near, landmarks, dim, rank int
+	rate, jitter, churn                    float64
+	duration                               time.Duration
+	seed                                   uint64
+}
+
+func newEstimateCmd(e *env) *cobra.Command {
+	var f estimateFlags
+	cmd := &cobra.Command{
+		Use:   "estimate --method vivaldi|gnp|landmark|mf (--data planetlab[:SLICE] | --matrix FILE) [flags]",
+		Short: "Estimate all-pairs latency from a few measurements and score it against the truth",
+		Long: `Estimate every pair's RTT from a small measurement budget, then score the estimates
+against the full matrix with the paper's metric, the directed relative error
+(estimated − measured) / measured: the share of pairs within 15% and 50%, the median and
+90th percentile of |error|, over all pairs and over the pairs not measured directly.
+
+Methods:
+  vivaldi   serf's Vivaldi (hashicorp/serf/coordinate); each node probes --neighbours
+            random peers at --rate probes/s for --duration, RTT samples from the matrix
+            with --jitter, nodes leaving and returning at --churn per minute
+  gnp       GNP: --landmarks random landmarks embedded in --dim dimensions, every host
+            placed from its RTTs to them (gonum/optimize)
+  landmark  Netvigator-style: α·(best path through a landmark) + (1−α)·(triangle lower
+            bound) from landmark distance vectors, α fitted on the landmark RTTs
+  mf        overworld's robust low-rank factorisation of the log-RTT matrix with
+            per-node biases, fitted to the neighbours' RTTs (same probing as vivaldi)
+
+The matrix comes from the embedded PlanetLab data (--data planetlab[:SLICE], 490 hosts)
+or from a file (--matrix, "-" for stdin): n lines of n numbers separated by blanks or
+commas. Entries that are NaN, "-", negative or 0 off the diagonal are missing: they are
+never used as measurements (a probe to them is lost), they are left out of the scores,
+and their number is reported.`,
+		Example: `  overworld estimate --method mf --data planetlab:1
+  overworld estimate --method vivaldi --data planetlab --neighbours 12 --rate 10 --duration 4m
+  overworld estimate --method landmark --landmarks 32 --data planetlab:7 --plot cdf.png --out-matrix est.csv`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runEstimate(e, cmd, &f) },
+	}
+	fl := cmd.Flags()
+	d := estimate.DefaultProbeConfig()
+	fl.StringVar(&f.method, "method", "", "vivaldi, gnp, landmark or mf (required)")
+	fl.StringVar(&f.data, "data", "", "embedded data set: planetlab[:SLICE] (slice 1..18, default 1)")
+	fl.StringVar(&f.matrix, "matrix", "", "RTT matrix file (\"-\" for stdin); missing entries: NaN, -, negative or 0")
+	fl.IntVar(&f.neighbours, "neighbours", d.Neighbours, "peers each node probes (vivaldi, mf)")
+	fl.IntVar(&f.near, "near", -1, "mf: neighbours re-chosen as the nearest by the first fit (default a quarter of --neighbours; 0 keeps all random)")
+	fl.Float64Var(&f.rate, "rate", d.Rate, "probes per second per node (vivaldi, mf)")
+	fl.DurationVar(&f.duration, "duration", d.Duration, "simulated probing time (vivaldi, mf); rounds = rate × duration")
+	fl.Float64Var(&f.jitter, "jitter", d.Jitter, "mean queueing delay of a sample relative to its RTT")
+	fl.Float64Var(&f.churn, "churn", 0, "share of nodes leaving per minute, each back after a minute (vivaldi, mf)")
+	fl.IntVar(&f.landmarks, "landmarks", 0, "landmarks (gnp default 15, landmark default 32)")
+	fl.IntVar(&f.dim, "dim", 7, "GNP dimensions")
+	fl.IntVar(&f.rank, "rank", estimate.DefaultFactorConfig().Rank, "mf rank")
+	fl.Uint64Var(&f.seed, "seed", 1, "seed for neighbours, landmarks, jitter and churn")
+	fl.StringVar(&f.outMatrix, "out-matrix", "", "write the estimated matrix as CSV to this file")
+	fl.StringVar(&f.plot, "plot", "", "write the CDF of the directed relative error as PNG to this file")
+	return cmd
+}
+
+func runEstimate(e *env, cmd *cobra.Command, f *estimateFlags) error {
+	if f.method == "" {
+		return badInputf("--method is required: vivaldi, gnp, landmark or mf")
+	}
+	m, err := estimate.ParseMethod(f.method)
+	if err != nil {
+		return badInput(err)
+	}
+	truth, source, err := loadTruth(e, f)
+	if err != nil {
+		return err
+	}
+	spec := estimate.DefaultSpec(m)
+	spec.Probe.Neighbours, spec.Probe.Rate, spec.Probe.Duration = f.neighbours, f.rate, f.duration
+	spec.Probe.Jitter, spec.Probe.Churn = f.jitter, f.churn
+	if cmd.Flags().Changed("near") {
+		if m != estimate.MethodFactor {
+			return badInputf("--near applies to --method mf")
+		}
+		spec.Probe.Near = f.near
+	}
+	if m != estimate.MethodFactor {
+		spec.Probe.Near = 0
+	} else if !cmd.Flags().Changed("near") {
+		spec.Probe.Near = spec.Probe.Neighbours / 4
+	}
+	if cmd.Flags().Changed("landmarks") {
+		spec.Landmark.Landmarks = f.landmarks
+	}
+	spec.Landmark.Dim = f.dim
+	spec.Factor.Rank = f.rank
+	if _, err := spec.Probe.Validate(); err != nil {
+		return badInput(err)
+	}
+	if _, err := spec.Factor.Validate(); err != nil {
+		return badInput(err)
+	}
+	if m == estimate.MethodVivaldi || m == estimate.MethodFactor {
+		if spec.Probe.Neighbours > truth.Len()-1 {
+			return badInputf("--neighbours %d: only %d other nodes", spec.Probe.Neighbours, truth.Len()-1)
+		}
+	} else if spec.Landmark.Landmarks < 2 || spec.Landmark.Landmarks >= truth.Len() || (m == estimate.MethodGNP && (spec.Landmark.Dim < 1 || spec.Landmark.Dim >= spec.Landmark.Landmarks)) {
+		return badInputf("--landmarks %d, --dim %d: want 2 ≤ landmarks < %d nodes and 1 ≤ dim < landmarks", spec.Landmark.Landmarks, spec.Landmark.Dim, truth.Len())
+	}
+	start := time.Now()
+	sess, err := estimate.NewSession(spec, truth, rand.New(rand.NewPCG(f.seed, 0x657374)))
+	if errors.Is(err, estimate.ErrConfig) {
+		return badInput(err)
+	}
+	if err != nil {
+		return err
+	}
+	elapsed := time.Since(start)
+	est := sess.Estimator()
+	all := estimate.Evaluate(est, truth, nil)
+	un := estimate.Evaluate(est, truth, sess.Measured)
+	if f.outMatrix != "" {
+		if err := writeEstimated(est, truth, f.outMatrix); err != nil {
+			return err
+		}
+	}
+	if f.plot != "" {
+		if err := lab.PlotAccuracy(f.plot, fmt.Sprintf("%s on %s", m, source), []string{"all pairs", "unmeasured pairs"}, []estimate.Accuracy{all, un}); err != nil {
+			return err
+		}
+	}
+	w := e.stdout
+	fmt.Fprintf(w, "source     %s, %d nodes\n", source, truth.Len())
+	switch m {
+	case estimate.MethodVivaldi, estimate.MethodFactor:
+		near := ""
+		if spec.Probe.Near > 0 {
+			near = fmt.Sprintf(" (%d re-chosen as nearest halfway)", spec.Probe.Near)
+		}
+		fmt.Fprintf(w, "method     %s: %d neighbours/node%s, %g probes/s for %v (%d rounds), jitter %g, churn %g/min\n",
+			m, spec.Probe.Neighbours, near, spec.Probe.Rate, spec.Probe.Duration, spec.Probe.Rounds(), spec.Probe.Jitter, spec.Probe.Churn)
+	case estimate.MethodGNP:
+		fmt.Fprintf(w, "method     gnp: %d landmarks, %d dimensions, %d probes/pair\n", spec.Landmark.Landmarks, spec.Landmark.Dim, spec.Landmark.Samples)
+	case estimate.MethodLandmark:
+		fmt.Fprintf(w, "method     landmark: %d landmarks, %d probes/pair, α = %.2f\n", spec.Landmark.Landmarks, spec.Landmark.Samples, est.(*estimate.Landmark).Alpha())
+	}
+	if miss := len(truth.Missing()); miss > 0 || sess.Process().Lost() > 0 {
+		fmt.Fprintf(w, "missing    %d directed pairs have no value in the matrix: not used as measurements (%d probes lost), not scored\n", miss, sess.Process().Lost())
+	}
+	fmt.Fprintf(w, "time       %.2f s\n\n", elapsed.Seconds())
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "pairs:\tscored\tmissing\t≤15%%\t≤50%%\tmedian|e|\tp90|e|\tmedian e\t\n")
+	for _, r := range []struct {
+		name string
+		a    estimate.Accuracy
+	}{{"all", all}, {"unmeasured", un}} {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f%%\t%.1f%%\t%.3f\t%.3f\t%+.3f\t\n", r.name, r.a.Pairs, r.a.Missing, 100*r.a.Within15, 100*r.a.Within50, r.a.MedianAbs, r.a.P90Abs, r.a.MedianDir)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\ne = (estimated − measured) / measured per pair; unmeasured: pairs the method did not probe directly\n")
+	return nil
+}
+
+func writeEstimated(est estimate.Estimator, t *estimate.Truth, path string) error {
+	m, err := estimate.Matrix(est, t.Names(), estimate.All(t.Len()), estimate.All(t.Len()))
+	if err != nil {
+		return err
+	}
+	file, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := m.WriteCSV(file); err != nil {
+		file.Close()
+		return err
+	}
+	return file.Close()
+}
+
+// loadTruth reads --data or --matrix.
+func loadTruth(e *env, f *estimateFlags) (*estimate.Truth, string, error) {
+	switch {
+	case f.matrix != "" && f.data != "":
+		return nil, "", badInputf("--matrix and --data are exclusive")
+	case f.matrix == "" && f.data == "":
+		return nil, "", badInputf("give a latency matrix: --matrix FILE or --data planetlab[:SLICE]")
+	case f.data != "":
+		name, arg, hasSlice := strings.Cut(f.data, ":")
+		if name != "planetlab" {
+			return nil, "", badInputf("--data %q: the embedded data sets are: planetlab[:SLICE]", f.data)
+		}
+		slice := 1
+		if hasSlice {
+			s, err := strconv.Atoi(arg)
+			if err != nil || s < 1 || s > geo.PlanetLabSlices {
+				return nil, "", badInputf("--data %q: slice must be 1..%d", f.data, geo.PlanetLabSlices)
+			}
+			slice = s
+		}
+		t, err := estimate.PlanetLab(slice)
+		return t, fmt.Sprintf("planetlab slice %d", slice), err
+	}
+	r := e.stdin
+	if f.matrix != "-" {
+		file, err := os.Open(f.matrix)
+		if err != nil {
+			return nil, "", badInput(err)
+		}
+		defer file.Close()
+		r = file
+	}
+	src := f.matrix
+	if src == "-" {
+		src = "standard input"
+	}
+	t, err := readHoleyMatrix(r)
+	if err != nil {
+		return nil, "", badInputf("%s: %w", src, err)
+	}
+	return t, src, nil
+}
+
+// readHoleyMatrix reads n lines of n numbers (blank- or comma-separated);
+// NaN, "-" and empty fields, negatives and off-diagonal zeros are missing.
+func readHoleyMatrix(r io.Reader) (*estimate.Truth, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
+	var rows [][]float64
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		fields := strings.FieldsFunc(text, func(c rune) bool { return c == ',' || c == ' ' || c == '\t' })
+		row := make([]float64, len(fields))
+		for j, s := range fields {
+			if s == "-" || strings.EqualFold(s, "nan") {
+				row[j] = math.NaN()
+				continue
+			}
+			v, err := strconv.ParseFloat(s, 64)
+			if err != nil {
+				return nil, fmt.Errorf("line %d, column %d: %q is not a number", line, j+1, s)
+			}
+			row[j] = v
+		}
+		if len(rows) > 0 && len(row) != len(rows[0]) {
+			return nil, fmt.Errorf("line %d: %d entries, the first row has %d", line, len(row), len(rows[0]))
+		}
+		rows = append(rows, row)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 {
+		return nil, errors.New("no rows")
+	}
+	if len(rows) != len(rows[0]) {
+		return nil, fmt.Errorf("%d rows of %d entries: not square", len(rows), len(rows[0]))
+	}
+	names := make([]string, len(rows))
+	for i := range names {
+		names[i] = geo.PlanetLabName(i)
+	}
+	return estimate.NewTruth(names, rows)
+}

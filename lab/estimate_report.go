@@ -1,0 +1,253 @@
+package lab
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"github.com/overworld/overworld/estimate"
+)
+
+// The region-migration paper's printed numbers for §6.3 (Figs. 6–8 are
+// otherwise curves; Table 3's Vivaldi rates are not in the text).
+const (
+	paperNetvigatorWithin15 = 0.80 // "80% of the estimations within a 15% relative error"
+	paperVivaldiWithin50    = 0.80 // high packet rate, 4-min log time
+	paperNetvigatorHit      = 0.80 // "stabilizes around 80% core-node selection hit ratio"
+	paperNetvigatorWithin10 = 0.95 // "95% of the core-nodes within 10 ms of an optimal core-node"
+	paperVivaldiWithin10    = 0.85
+)
+
+// paperFor returns the paper's figure closest to a configuration: which of
+// its estimators it stands for and that estimator's numbers.
+func paperFor(m estimate.Method) (name string, w15, w50, hit, within10 string) {
+	switch m {
+	case estimate.MethodVivaldi:
+		return "Vivaldi", "–", pct(paperVivaldiWithin50), "< 80% for k < 10", pct(paperVivaldiWithin10)
+	case estimate.MethodLandmark, estimate.MethodGNP:
+		return "Netvigator", pct(paperNetvigatorWithin15), "–", "≈" + pct(paperNetvigatorHit), pct(paperNetvigatorWithin10)
+	}
+	return "–", "–", "–", "–", "–"
+}
+
+func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
+
+// WriteTable prints the experiment's figures beside the paper's.
+func (r *EstimateReport) WriteTable(w io.Writer) error {
+	c := r.Config
+	var rows [][]string
+	add := func(cells ...string) { rows = append(rows, cells) }
+	fmt.Fprintf(w, "Latency estimation (region-migration paper §6.3, Figs. 6–8): paper vs overworld\n")
+	fmt.Fprintf(w, "data   PlanetLab, 490 hosts (Zhu et al.), slice 1 for Fig. 6; seed %d; probes carry 5%% mean exponential jitter\n", c.Seed)
+	fmt.Fprintf(w, "paper  215 PlanetLab hosts, Netvigator (PlanetLab's service, a black box) and Vivaldi (group size ≤ 12)\n\n")
+	fmt.Fprintf(w, "Fig. 6  accuracy on slice 1: directed relative error (est − meas)/meas over all %d pairs\n", r.Accuracy[0].All.Pairs+r.Accuracy[0].All.Missing)
+	add("config", "budget/node", "rounds", "≤15%", "≤50%", "median|e|", "p90|e|", "unmeasured ≤15%", "median|e|", "paper", "≤15%", "≤50%")
+	for _, a := range r.Accuracy {
+		p, p15, p50, _, _ := paperFor(a.Method)
+		rounds := "–"
+		if a.Rounds > 0 {
+			rounds = strconv.Itoa(a.Rounds)
+		}
+		add(a.Label, strconv.Itoa(a.PerNode), rounds, pct(a.All.Within15), pct(a.All.Within50), fmtNum(a.All.MedianAbs, 3), fmtNum(a.All.P90Abs, 3),
+			pct(a.Unmeasured.Within15), fmtNum(a.Unmeasured.MedianAbs, 3), p, p15, p50)
+	}
+	if err := writeTrimmed(w, []byte(alignTable(rows, 1))); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "budget: neighbours probed (vivaldi, mf) or landmarks measured (gnp, landmark) per node; unmeasured: pairs\nneither end measured directly (for landmark methods, pairs without a landmark)\n\n")
+	if len(r.Slices) > 0 {
+		rows = rows[:0]
+		fmt.Fprintf(w, "Time variation: the same estimator carried over slices 1..%d, the same budget spent again per slice\n", c.Slices)
+		add("config", "slice 1 ≤15%", "median|e|", "worst slice ≤15%", "median|e|", "mean ≤15%", "mean median|e|")
+		for _, l := range c.Tracked {
+			var first, worst estimate.Accuracy
+			sum15, sumMed, cnt := 0.0, 0.0, 0
+			for _, s := range r.Slices {
+				if s.Label != l {
+					continue
+				}
+				if s.Slice == 1 {
+					first, worst = s.Acc, s.Acc
+				}
+				if s.Acc.Within15 < worst.Within15 {
+					worst = s.Acc
+				}
+				sum15 += s.Acc.Within15
+				sumMed += s.Acc.MedianAbs
+				cnt++
+			}
+			add(l, pct(first.Within15), fmtNum(first.MedianAbs, 3), pct(worst.Within15), fmtNum(worst.MedianAbs, 3), pct(sum15/float64(cnt)), fmtNum(sumMed/float64(cnt), 3))
+		}
+		if err := writeTrimmed(w, []byte(alignTable(rows, 1))); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+	}
+	if len(r.Core) > 0 && c.CoreTrials > 0 {
+		rows = rows[:0]
+		fmt.Fprintf(w, "Figs. 7–8  k-median core selection on %d random nodes (players = candidates), k = 1..%d, %d trials (slices 1..%d)\n", c.CoreNodes, c.MaxK, c.CoreTrials, c.CoreTrials)
+		ks := []int{1, 2, 5, 10, 15, 20, 25}
+		head := []string{"config"}
+		for _, k := range ks {
+			if k <= c.MaxK {
+				head = append(head, fmt.Sprintf("hit k=%d", k))
+			}
+		}
+		head = append(head, "min hit k≥5", "cores ≤10 ms", "≤20 ms", "ecc err ≤15%", fmt.Sprintf("cost gap k=%d", min(5, c.MaxK)), fmt.Sprintf("k=%d", c.MaxK), "probed", "paper", "hit", "≤10 ms")
+		add(head...)
+		for _, cr := range r.Core {
+			cells := []string{cr.Label}
+			for _, k := range ks {
+				if k <= c.MaxK {
+					cells = append(cells, pct(cr.Hit[k-1]))
+				}
+			}
+			minHit := 1.0
+			for k := 5; k <= c.MaxK; k++ {
+				minHit = min(minHit, cr.Hit[k-1])
+			}
+			method := estimate.Method("")
+			for _, a := range r.Accuracy {
+				if a.Label == cr.Label {
+					method = a.Method
+				}
+			}
+			p, _, _, ph, p10 := paperFor(method)
+			probed := "–"
+			if cr.Verify && len(cr.Probed) > 0 {
+				probed = fmt.Sprintf("%.1f", meanInts(cr.Probed))
+			}
+			cells = append(cells, pct(minHit), pct(Within(cr.MinErr, 10)), pct(Within(cr.MinErr, 20)), pct(Within(cr.EccErr, 0.15)),
+				fmtNum(100*cr.GapAt(min(5, c.MaxK), c.MaxK), 1)+"%", fmtNum(100*cr.GapAt(c.MaxK, c.MaxK), 1)+"%", probed, p, ph, p10)
+			add(cells...)
+		}
+		if err := writeTrimmed(w, []byte(alignTable(rows, 1))); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "hit: share of the cores chosen on estimates that are also chosen on measurements (mean over trials);\n"+
+			"cores ≤10 ms: cores chosen on estimates within 10 ms (measured) of an optimal core (Fig. 7b);\n"+
+			"ecc err: reported eccentricity within 15%% of the cores' measured eccentricity (Fig. 8);\n"+
+			"cost gap: measured k-median cost of the cores chosen on estimates above that of the cores chosen on\n"+
+			"measurements (place/core.Select: exhaustive when cheap, else local search, so slightly negative is possible);\n"+
+			"+verify: select on estimates, measure every player's RTT to the chosen cores, re-select until the chosen\n"+
+			"cores are all measured; probed: mean number of candidates measured that way per (trial, k), of %d;\n"+
+			"truth±σ: the measured matrix times e^N(0,σ²) per pair, a calibration of how much error core selection tolerates\n", c.CoreNodes)
+	}
+	return nil
+}
+
+func meanInts(xs []int) float64 {
+	s := 0
+	for _, x := range xs {
+		s += x
+	}
+	return float64(s) / float64(max(1, len(xs)))
+}
+
+// GapAt returns the median over trials of the cost gap at k (CostGap holds
+// maxK values per trial, k ascending).
+func (c CoreResult) GapAt(k, maxK int) float64 {
+	var g []float64
+	for i := k - 1; i < len(c.CostGap); i += maxK {
+		g = append(g, c.CostGap[i])
+	}
+	slices.Sort(g)
+	return estimate.Quantile(g, 0.5)
+}
+
+// WriteCSV writes the experiment's data into dir and returns the paths:
+// fig6-accuracy.csv (one row per configuration), fig6-cdf.csv (label,
+// quantile, directed relative error at 201 quantiles), fig6-scatter.csv
+// (label, measured ms, directed error), slices.csv (label, slice, figures),
+// fig7-hit.csv (label, k, hit ratio, median cost gap), fig7-error.csv (label, kind
+// min|ecc, value ms), fig8-ecc.csv (label, directed relative error).
+func (r *EstimateReport) WriteCSV(dir string) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("lab: %w", err)
+	}
+	var files []string
+	write := func(name string, rows [][]string) error {
+		path := filepath.Join(dir, name)
+		f, err := os.Create(path)
+		if err != nil {
+			return fmt.Errorf("lab: %w", err)
+		}
+		cw := csv.NewWriter(f)
+		if err := cw.WriteAll(rows); err != nil {
+			f.Close()
+			return fmt.Errorf("lab: %s: %w", path, err)
+		}
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("lab: %w", err)
+		}
+		files = append(files, path)
+		return nil
+	}
+	accRow := func(a estimate.Accuracy) []string {
+		return []string{strconv.Itoa(a.Pairs), strconv.Itoa(a.Missing), fmtFloat(a.Within15), fmtFloat(a.Within50), fmtFloat(a.MedianAbs), fmtFloat(a.P90Abs), fmtFloat(a.MedianDir)}
+	}
+	rows := [][]string{{"label", "method", "per_node", "rounds", "pairs", "missing", "within15", "within50", "median_abs", "p90_abs", "median_dir",
+		"unmeasured_pairs", "unmeasured_missing", "unmeasured_within15", "unmeasured_within50", "unmeasured_median_abs", "unmeasured_p90_abs", "unmeasured_median_dir"}}
+	cdf := [][]string{{"label", "quantile", "directed_error"}}
+	for _, a := range r.Accuracy {
+		rows = append(rows, append(append([]string{a.Label, string(a.Method), strconv.Itoa(a.PerNode), strconv.Itoa(a.Rounds)}, accRow(a.All)...), accRow(a.Unmeasured)...))
+		for q := 0; q <= 200; q++ {
+			cdf = append(cdf, []string{a.Label, fmtFloat(float64(q) / 200), fmtFloat(estimate.Quantile(a.All.Errors, float64(q)/200))})
+		}
+	}
+	if err := write("fig6-accuracy.csv", rows); err != nil {
+		return files, err
+	}
+	if err := write("fig6-cdf.csv", cdf); err != nil {
+		return files, err
+	}
+	sc := [][]string{{"label", "measured_ms", "directed_error"}}
+	for _, a := range r.Accuracy {
+		for _, p := range r.Scatter[a.Label] {
+			sc = append(sc, []string{a.Label, fmtFloat(p[0]), fmtFloat(p[1])})
+		}
+	}
+	if err := write("fig6-scatter.csv", sc); err != nil {
+		return files, err
+	}
+	sl := [][]string{{"label", "slice", "pairs", "missing", "within15", "within50", "median_abs", "p90_abs", "median_dir"}}
+	for _, s := range r.Slices {
+		sl = append(sl, append([]string{s.Label, strconv.Itoa(s.Slice)}, accRow(s.Acc)...))
+	}
+	if err := write("slices.csv", sl); err != nil {
+		return files, err
+	}
+	if len(r.Core) == 0 || r.Config.CoreTrials == 0 {
+		return files, nil
+	}
+	hit := [][]string{{"label", "k", "hit_ratio", "median_cost_gap"}}
+	er := [][]string{{"label", "kind", "ms"}}
+	ecc := [][]string{{"label", "directed_error"}}
+	for _, c := range r.Core {
+		for k, h := range c.Hit {
+			hit = append(hit, []string{c.Label, strconv.Itoa(k + 1), fmtFloat(h), fmtFloat(c.GapAt(k+1, r.Config.MaxK))})
+		}
+		for _, v := range c.MinErr {
+			er = append(er, []string{c.Label, "min", fmtFloat(v)})
+		}
+		for _, v := range c.MaxErr {
+			er = append(er, []string{c.Label, "ecc", fmtFloat(v)})
+		}
+		for _, v := range c.EccErr {
+			ecc = append(ecc, []string{c.Label, fmtFloat(v)})
+		}
+	}
+	for _, f := range []struct {
+		name string
+		rows [][]string
+	}{{"fig7-hit.csv", hit}, {"fig7-error.csv", er}, {"fig8-ecc.csv", ecc}} {
+		if err := write(f.name, f.rows); err != nil {
+			return files, err
+		}
+	}
+	return files, nil
+}

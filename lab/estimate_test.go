@@ -1,0 +1,101 @@
+package lab
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestEstimateSmall(t *testing.T) {
+	cfg := SmallEstimateConfig()
+	rep, err := Estimate(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := rep.WriteTable(&buf); err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + buf.String())
+	for _, want := range []string{"Fig. 6", "Figs. 7–8", "Time variation", "mf-32", "Netvigator"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("table lacks %q", want)
+		}
+	}
+	dir := t.TempDir()
+	files, err := rep.WriteCSV(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pngs, err := rep.WritePlots(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range append(files, pngs...) {
+		if st, err := os.Stat(f); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", filepath.Base(f), err)
+		}
+	}
+	// Invariants: the reference on measurements (core.Select: exhaustive
+	// when cheap, local search otherwise, within a fraction of a percent)
+	// is not beaten by more than local search's slack.
+	for _, c := range rep.Core {
+		for _, g := range c.CostGap {
+			if g < -0.02 {
+				t.Errorf("%s: cores on estimates beat the optimum by %g", c.Label, -g)
+			}
+		}
+		for k, h := range c.Hit {
+			if h < 0 || h > 1 {
+				t.Errorf("%s: hit ratio %g at k=%d", c.Label, h, k+1)
+			}
+		}
+	}
+}
+
+func TestEstimateDeterministic(t *testing.T) {
+	cfg := SmallEstimateConfig()
+	cfg.Configs = cfg.Configs[2:4] // landmark-32, mf-32-random
+	cfg.Tracked = []string{cfg.Configs[0].Label, cfg.Configs[1].Label}
+	cfg.Verified = []string{cfg.Configs[1].Label}
+	cfg.Slices, cfg.CoreTrials, cfg.MaxK, cfg.NoiseRefs, cfg.ScatterPoints = 2, 1, 4, []float64{0.05}, 50
+	a, err := Estimate(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Estimate(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Error("two runs with one configuration differ")
+	}
+}
+
+func TestEstimateConfigErrors(t *testing.T) {
+	for name, mut := range map[string]func(*EstimateConfig){
+		"no configs":     func(c *EstimateConfig) { c.Configs = nil },
+		"slices":         func(c *EstimateConfig) { c.Slices = 19 },
+		"trials":         func(c *EstimateConfig) { c.CoreTrials = c.Slices + 1 },
+		"core nodes":     func(c *EstimateConfig) { c.CoreNodes = 1 },
+		"max k":          func(c *EstimateConfig) { c.MaxK = c.CoreNodes + 1 },
+		"duplicate":      func(c *EstimateConfig) { c.Configs = append(c.Configs, c.Configs[0]) },
+		"tracked":        func(c *EstimateConfig) { c.Tracked = []string{"nope"} },
+		"verified":       func(c *EstimateConfig) { c.Verified = []string{"vivaldi-4"} },
+		"noise":          func(c *EstimateConfig) { c.NoiseRefs = []float64{0} },
+		"bad probe":      func(c *EstimateConfig) { c.Configs[0].Spec.Probe.Rate = 0 },
+		"unknown method": func(c *EstimateConfig) { c.Configs[0].Spec.Method = "ping" },
+	} {
+		cfg := DefaultEstimateConfig()
+		cfg.Configs = slices.Clone(cfg.Configs)
+		mut(&cfg)
+		if _, err := Estimate(cfg, nil); !errors.Is(err, ErrConfig) {
+			t.Errorf("%s: %v, want ErrConfig", name, err)
+		}
+	}
+}
