@@ -25,14 +25,17 @@ paper's, and write CSV files and PNG figures.
 
 Experiments:
   cma   client-to-mirror assignment (Webb & Soh, MMCN 2008, §4: Figs. 4–8)
-  spd   server network selection with delay variation (Chen et al. 2011, §IV: Figs. 7–14)`,
+  spd   server network selection with delay variation (Chen et al. 2011, §IV: Figs. 7–14)
+  balance  instances balanced over a cluster, overflow to player hosts (hybrid
+        cluster/P2P paper, §5: scenarios A and B, Figs. 9–12, Tables 4–5)`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return badInputf("lab: name an experiment: cma or spd")
+			return badInputf("lab: name an experiment: cma, spd or balance")
 		},
 	}
 	cmd.AddCommand(newLabCMACmd(e))
 	cmd.AddCommand(newLabSPDCmd(e))
+	cmd.AddCommand(newLabBalanceCmd(e))
 	return cmd
 }
 

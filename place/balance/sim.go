@@ -251,13 +251,15 @@ type SimResult struct {
 	HostedEnded int // hosted instances that finished
 	Returned    int // players back from player hosts to the main world
 	// CSMessages counts messages the cluster exchanges because of
-	// balancing (Table 2): 2 per player moved or distributed, 1 per
-	// returning player, and Algorithm 3's one report per hosted instance
-	// per period T.
+	// balancing (Tables 1 and 2): 2 per player moved or distributed and 1
+	// per returning player.
 	CSMessages float64
-	Latency    []LatencyStat // per size, when Net is set
-	Snapshot   *Cluster      // the final cluster state (instances on servers)
-	Grid       *Grid         // the final main-world map (classic baseline)
+	// Reports counts Algorithm 3's state reports from hosted instances'
+	// servers to the cluster: one per instance per period T.
+	Reports  float64
+	Latency  []LatencyStat // per size, when Net is set
+	Snapshot *Cluster      // the final cluster state (instances on servers)
+	Grid     *Grid         // the final main-world map (classic baseline)
 }
 
 type event struct {
@@ -722,7 +724,7 @@ func (s *sim) checkHosted(id int32) error {
 
 func (s *sim) reportMaint(in *inst) {
 	if in.host != nil {
-		s.res.CSMessages += (s.t - in.host.lastT) * 3600 / s.cfg.PeriodS
+		s.res.Reports += (s.t - in.host.lastT) * 3600 / s.cfg.PeriodS
 		in.host.lastT = s.t
 	}
 }
@@ -1018,4 +1020,27 @@ func (s *sim) finalize() {
 		}
 	}
 	s.res.Grid = g
+}
+
+// SamplePlayer draws a player as the simulation does: its own mean session
+// length and a history of 1 to HistoryLen past sessions, written into h
+// (which is reset first). It returns the player's own mean, hours.
+func (c *SimConfig) SamplePlayer(rng *rand.Rand, h *History) (float64, error) {
+	shape, means, err := c.personal()
+	if err != nil {
+		return 0, err
+	}
+	if err := c.Sessions.validate(); err != nil {
+		return 0, err
+	}
+	mean := c.Sessions.Mean()
+	if c.Heterogeneity > 0 {
+		mean = means.Sample(rng)
+	}
+	*h = History{}
+	g := Gamma{K: shape, Theta: mean / shape}
+	for range 1 + rng.IntN(HistoryLen) {
+		h.Add(g.Sample(rng))
+	}
+	return mean, nil
 }
