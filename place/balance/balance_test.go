@@ -156,7 +156,10 @@ func TestMinCoverExact(t *testing.T) {
 			sum += sizes[q]
 		}
 		need := rng.IntN(sum + 2)
-		pick, got := minCover(sizes, need)
+		pick, got, err := minCover(sizes, need)
+		if err != nil {
+			t.Fatal(err)
+		}
 		s := 0
 		for _, q := range pick {
 			s += sizes[q]

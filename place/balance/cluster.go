@@ -7,6 +7,12 @@ import (
 	"slices"
 )
 
+// Bounds that keep sums far from overflow.
+const (
+	maxPlayers = 1 << 40 // per server
+	maxSize    = 1 << 20 // per instance
+)
+
 // Hosted is the Server of an instance that runs on player hosts (the
 // paper's Distributed Area), and the To of a Move that overflows there.
 const Hosted = -1
@@ -30,6 +36,9 @@ type Cluster struct {
 var (
 	ErrCluster = errors.New("balance: bad cluster")
 	ErrConfig  = errors.New("balance: bad config")
+	// ErrTooLarge reports a Pack whose exact subset sum would need more
+	// than 64 million table cells on one server.
+	ErrTooLarge = errors.New("balance: cluster too large for the exact packing")
 )
 
 // Validate reports the first problem with c: no server, a capacity below 1,
@@ -39,17 +48,17 @@ func (c *Cluster) Validate() error {
 	if len(c.Main) == 0 {
 		return fmt.Errorf("%w: no servers", ErrCluster)
 	}
-	if c.MaxLoad < 1 {
-		return fmt.Errorf("%w: max load %d (want ≥ 1)", ErrCluster, c.MaxLoad)
+	if c.MaxLoad < 1 || c.MaxLoad > maxPlayers {
+		return fmt.Errorf("%w: max load %d (want 1..%d)", ErrCluster, c.MaxLoad, maxPlayers)
 	}
 	for i, m := range c.Main {
-		if m < 0 {
-			return fmt.Errorf("%w: server %d has %d main-world players (want ≥ 0)", ErrCluster, i, m)
+		if m < 0 || m > maxPlayers {
+			return fmt.Errorf("%w: server %d has %d main-world players (want 0..%d)", ErrCluster, i, m, maxPlayers)
 		}
 	}
 	for k, in := range c.Instances {
-		if in.Size < 1 {
-			return fmt.Errorf("%w: instance %d has size %d (want ≥ 1)", ErrCluster, k, in.Size)
+		if in.Size < 1 || in.Size > maxSize {
+			return fmt.Errorf("%w: instance %d has size %d (want 1..%d)", ErrCluster, k, in.Size, maxSize)
 		}
 		if in.Server != Hosted && (in.Server < 0 || in.Server >= len(c.Main)) {
 			return fmt.Errorf("%w: instance %d is on server %d (want 0..%d or Hosted)", ErrCluster, k, in.Server, len(c.Main)-1)

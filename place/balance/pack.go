@@ -1,6 +1,7 @@
 package balance
 
 import (
+	"fmt"
 	"slices"
 )
 
@@ -56,7 +57,10 @@ func Pack(c *Cluster, cfg Config) (PackRound, error) {
 		for q, k := range lists[i] {
 			sizes[q] = c.Instances[k].Size
 		}
-		pick, total := minCover(sizes, loads[i]-target)
+		pick, total, err := minCover(sizes, loads[i]-target)
+		if err != nil {
+			return PackRound{}, fmt.Errorf("%w: server %d", err, i)
+		}
 		pr.LowerBound += total
 		for _, q := range pick {
 			out = append(out, shed{int(lists[i][q]), i})
@@ -110,10 +114,23 @@ func Pack(c *Cluster, cfg Config) (PackRound, error) {
 // minCover returns the indices of a subset of sizes whose sum is at least
 // need and as small as possible (fewest items on ties, then the lowest
 // indices), and that sum. When even all of sizes fall short it returns
-// all of them.
-func minCover(sizes []int, need int) ([]int, int) {
+// all of them. Sizes are divided by their greatest common divisor first
+// (the paper's are all multiples of 5).
+func minCover(sizes []int, need int) ([]int, int, error) {
 	if need <= 0 {
-		return nil, 0
+		return nil, 0, nil
+	}
+	g := 0
+	for _, s := range sizes {
+		g = gcd(g, s)
+	}
+	if g > 1 {
+		red := make([]int, len(sizes))
+		for q, s := range sizes {
+			red[q] = s / g
+		}
+		pick, total, err := minCover(red, (need+g-1)/g)
+		return pick, total * g, err
 	}
 	all := 0
 	big := 0
@@ -126,11 +143,14 @@ func minCover(sizes []int, need int) ([]int, int) {
 		for q := range idx {
 			idx[q] = q
 		}
-		return idx, all
+		return idx, all, nil
 	}
 	// Sums above need+big−1 are never minimal: dropping an item from such a
 	// cover still covers need. cnt[s] = fewest items summing to exactly s.
 	limit := need + big - 1
+	if len(sizes)*(limit+1) > 1<<26 {
+		return nil, 0, ErrTooLarge
+	}
 	const inf = int32(1 << 30)
 	cnt := make([]int32, limit+1)
 	for s := 1; s <= limit; s++ {
@@ -162,5 +182,12 @@ func minCover(sizes []int, need int) ([]int, int) {
 		}
 	}
 	slices.Sort(pick)
-	return pick, best
+	return pick, best, nil
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }
