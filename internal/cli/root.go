@@ -90,6 +90,7 @@ func commands(e *env) []*cobra.Command {
 		newAssignCmd(e),
 		newCoreCmd(e),
 		newSelectCmd(e),
+		newBalanceCmd(e),
 		newLabCmd(e),
 		newDemoCmd(e),
 	}
