@@ -95,8 +95,9 @@ type ARun struct {
 	Overloaded int
 	Extra      int // Σ over servers of the load above MaxLoad
 	// per method: players moved (to servers and hosts), loads after
-	Moved map[string]int
-	Final map[string][]int
+	Moved  map[string]int
+	Hosted map[string]int // of Moved, players sent to player hosts
+	Final  map[string][]int
 }
 
 // BRun is one run of scenario B.
@@ -269,7 +270,7 @@ func runA(seed uint64) (ARun, error) {
 		return ARun{}, err
 	}
 	c := res.Snapshot
-	a := ARun{Initial: c.Loads(), Moved: map[string]int{}, Final: map[string][]int{}}
+	a := ARun{Initial: c.Loads(), Moved: map[string]int{}, Hosted: map[string]int{}, Final: map[string][]int{}}
 	for _, l := range a.Initial {
 		if l > c.MaxLoad {
 			a.Overloaded++
@@ -296,7 +297,7 @@ func runA(seed uint64) (ARun, error) {
 		} else if r, err = balance.Balance(c, m.cfg); err != nil {
 			return ARun{}, err
 		}
-		a.Moved[m.name], a.Final[m.name] = r.Moved+r.Overflowed, r.Loads
+		a.Moved[m.name], a.Hosted[m.name], a.Final[m.name] = r.Moved+r.Overflowed, r.Overflowed, r.Loads
 	}
 	return a, nil
 }

@@ -29,17 +29,23 @@ type AMean struct {
 	Moved             map[string]float64
 	NearMax           map[string]float64 // servers at ≥ 95 % of MaxLoad after the round
 	Over              map[string]float64 // servers above MaxLoad after the round
+	Hosted            map[string]float64 // players sent to player hosts
+	PackBetter        int                // runs where Pack moved fewer players than Hybrid
 }
 
 // AMeans averages scenario A.
 func (r *BalanceReport) AMeans() AMean {
-	m := AMean{Moved: map[string]float64{}, NearMax: map[string]float64{}, Over: map[string]float64{}}
+	m := AMean{Moved: map[string]float64{}, NearMax: map[string]float64{}, Over: map[string]float64{}, Hosted: map[string]float64{}}
 	maxLoad := balance.ScenarioA().MaxLoad
 	for _, a := range r.A {
 		m.Overloaded += float64(a.Overloaded)
 		m.Extra += float64(a.Extra)
+		if a.Moved["pack"] < a.Moved["hybrid"] {
+			m.PackBetter++
+		}
 		for _, k := range aMethods {
 			m.Moved[k] += float64(a.Moved[k])
+			m.Hosted[k] += float64(a.Hosted[k])
 			for _, l := range a.Final[k] {
 				if float64(l) >= 0.95*float64(maxLoad) {
 					m.NearMax[k]++
@@ -55,6 +61,7 @@ func (r *BalanceReport) AMeans() AMean {
 	m.Extra /= n
 	for _, k := range aMethods {
 		m.Moved[k] /= n
+		m.Hosted[k] /= n
 		m.NearMax[k] /= n
 		m.Over[k] /= n
 	}
@@ -139,7 +146,9 @@ func (r *BalanceReport) WriteTable(w io.Writer) error {
 		{"  players moved", "Classic", fmt.Sprint(paperClassicMoved), fmtNum(am.Moved["classic"], 0)},
 		{"", "Hybrid", fmt.Sprint(paperHybridMoved), fmtNum(am.Moved["hybrid"], 0)},
 		{"", "Hybrid, receivers to target", "–", fmtNum(am.Moved["hybrid-target"], 0)},
+		{"    of which to player hosts", "Hybrid, receivers to target", "–", fmtNum(am.Hosted["hybrid-target"], 0)},
 		{"", "Pack (exact)", "–", fmtNum(am.Moved["pack"], 0)},
+		{"  runs where Pack moved fewer than Hybrid", "", "–", fmt.Sprintf("%d of %d", am.PackBetter, len(r.A))},
 		{"  Hybrid ÷ (extra + 10% per overloaded server)", "", fmtNum(paperHybridMoved/(paperClassicMoved+5*margin), 3), fmtNum(am.Moved["hybrid"]/(am.Extra+am.Overloaded*margin), 3)},
 		{"  servers ≥ 95% of max after", "Classic", "more", fmtNum(am.NearMax["classic"], 2)},
 		{"", "Hybrid", "fewer", fmtNum(am.NearMax["hybrid"], 2)},
@@ -179,7 +188,6 @@ func (r *BalanceReport) WriteTable(w io.Writer) error {
 		{"  instances sent to player hosts / run", "–", fmtNum(bm.HostedMade, 1)},
 		{"  failovers (replica promoted) / run", "–", fmtNum(bm.Failovers, 1)},
 		{"  instances lost / run", "only when no player can host", fmtNum(bm.Lost, 3)},
-		{"  Algorithm 3 reports to the cluster / s", "negligible", fmtNum(bm.Reports/(sb.Hours*3600), 0)},
 		{"  Algorithm 3 reports to the cluster / s", "negligible", fmtNum(bm.Reports/(sb.Hours*3600), 0)},
 	}
 	b.WriteString(alignTable(rows, 1))
