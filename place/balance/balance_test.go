@@ -573,3 +573,32 @@ func TestSimulateInvariantsAndDeterminism(t *testing.T) {
 		}
 	}
 }
+
+// TestSimulateFullScaleInvariants checks the invariants at the paper's
+// scale (10 × 5,500, scenario B) for both methods.
+func TestSimulateFullScaleInvariants(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full scale")
+	}
+	rng := rand.New(rand.NewPCG(2, 2))
+	net, err := NewPlaneNet(2000, 1000, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, m := range []Method{Hybrid, HybridPack} {
+		cfg := ScenarioB()
+		cfg.Hours, cfg.Seed, cfg.Method, cfg.Criterion, cfg.Net, cfg.Check = 1, uint64(10+k), m, Criteria()[2*k], net, true
+		res, err := Simulate(cfg)
+		if err != nil {
+			t.Fatalf("%v: %v", m, err)
+		}
+		if res.HostedMade == 0 {
+			t.Errorf("%v: nothing overflowed", m)
+		}
+		for _, s := range res.Series {
+			if s.Cluster+s.Hosted != s.Online {
+				t.Fatalf("%v: at %.2f h, %d + %d ≠ %d online", m, s.Hours, s.Cluster, s.Hosted, s.Online)
+			}
+		}
+	}
+}

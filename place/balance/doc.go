@@ -73,6 +73,12 @@
 //     passed along the chain of servers when the chosen one is not a direct
 //     neighbour. Its communication cost is Table 1's formula with the
 //     paper's Interaction and F parameters.
+//   - Table 5's failure probability ("the product of the likelihood of
+//     AGx.S, AGx.RS and the rest of players, excluding the player with the
+//     worst reliability") is PaperFailure. The event it stands for, fewer
+//     than two players left, has the exact probability ExactFailure; it
+//     depends on the players, not on who hosts, so Score prices what the
+//     host choice does change: latency, and failovers (q_s, q_s·q_r).
 //   - The simulation: Table 3's size mix and the instance durations are
 //     not in the text; the defaults (40/30/12/10/8 % of sizes 5/10/20/25/40,
 //     30–90 minutes) are ours. Arrivals are a Poisson process at

@@ -26,7 +26,9 @@ type Net interface {
 // where R is the measured RTT between the anchors (IntraCityMs when they
 // share one) and access the model's access term: the population model
 // with the second player standing in as a server at its anchor city,
-// reached over its own access path. HomeMs is the home access network's
+// reached over its own access path, both directions averaged. For the few
+// anchor pairs WonderNetwork never measured, R is the population model's
+// stand-in seen from the first anchor's city. HomeMs is the home access network's
 // RTT (the population model is fitted on data-centre hosts): a player
 // hosting an instance pays it once more than a cluster server does.
 type GeoNet struct {
@@ -102,6 +104,9 @@ func (g *GeoNet) Locations() int { return len(g.anchor) }
 func (g *GeoNet) RTT(a, b int) float64 {
 	if a == b {
 		return 0
+	}
+	if a > b { // one order of additions, so RTT(a, b) == RTT(b, a) exactly
+		a, b = b, a
 	}
 	return g.base[int(g.anchor[a])*g.k+int(g.anchor[b])] + g.access[a] + g.access[b] + 2*g.home
 }
