@@ -263,8 +263,19 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("margin %g: err %v", m, err)
 		}
 	}
-	if err := good.Apply(Round{Moves: []Move{{Instance: 0, From: 0, To: 1}}}); err == nil || good.Instances[0].Server != 1 {
-		t.Errorf("mismatched move applied: %v", err)
+	for _, moves := range [][]Move{{{Instance: 0, From: 0, To: 1}}, {{Instance: 1, From: 1, To: 0}},
+		{{Instance: 0, From: 1, To: 0}, {Instance: 0, From: 1, To: Hosted}}, {{Instance: 0, From: 1, To: 5}}} {
+		if err := good.Apply(Round{Moves: moves}); err == nil || good.Instances[0].Server != 1 {
+			t.Errorf("mismatched moves %v applied: %v", moves, err)
+		}
+	}
+	r, err := Balance(&Cluster{MaxLoad: 10, Main: []int{8, 0}, Instances: []Instance{{Size: 5, Server: 0}}}, DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Cluster{MaxLoad: 10, Main: []int{8, 0}, Instances: []Instance{{Size: 5, Server: 0}}}
+	if err := c.Apply(r); err != nil || c.Instances[0].Server != 1 || !slices.Equal(c.Loads(), r.Loads) {
+		t.Errorf("apply: %v, %+v, loads %v vs %v", err, c.Instances, c.Loads(), r.Loads)
 	}
 	for _, cfg := range []SimConfig{{}, func() SimConfig { c := ScenarioB(); c.PeriodS = 1; return c }(),
 		func() SimConfig { c := ScenarioB(); c.Heterogeneity = 0.9; return c }(),

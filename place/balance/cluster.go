@@ -239,13 +239,22 @@ func byServer(c *Cluster) [][]int32 {
 // Apply carries out r's moves on c (instances change server; nothing
 // else changes). It fails, changing nothing, when a move does not match c.
 func (c *Cluster) Apply(r Round) error {
+	where := map[int]int{} // instance -> server after the moves so far
 	for _, m := range r.Moves {
-		if m.Instance < 0 || m.Instance >= len(c.Instances) || c.Instances[m.Instance].Server != m.From {
+		if m.Instance < 0 || m.Instance >= len(c.Instances) {
+			return fmt.Errorf("%w: move %+v: no instance %d", ErrCluster, m, m.Instance)
+		}
+		at, ok := where[m.Instance]
+		if !ok {
+			at = c.Instances[m.Instance].Server
+		}
+		if at != m.From || (m.To != Hosted && (m.To < 0 || m.To >= len(c.Main))) {
 			return fmt.Errorf("%w: move %+v does not match the cluster", ErrCluster, m)
 		}
+		where[m.Instance] = m.To
 	}
-	for _, m := range r.Moves {
-		c.Instances[m.Instance].Server = m.To
+	for k, s := range where {
+		c.Instances[k].Server = s
 	}
 	return nil
 }
