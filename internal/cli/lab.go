@@ -27,16 +27,19 @@ Experiments:
   cma       client-to-mirror assignment (Webb & Soh, MMCN 2008, §4: Figs. 4–8)
   spd       server network selection with delay variation (Chen et al. 2011, §IV: Figs. 7–14)
   arena     the model game's mobility vs Quake III (Colyseus, NSDI 2006, Figs. 2, 6) and Fortnite
-  estimate  latency estimation and core selection on estimates (region-migration paper, §6.3: Figs. 6–8)`,
+  estimate  latency estimation and core selection on estimates (region-migration paper, §6.3: Figs. 6–8)
+  balance   instances balanced over a cluster, overflow to player hosts (hybrid
+            cluster/P2P paper, §5: scenarios A and B, Figs. 9–12, Tables 4–5)`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return badInputf("lab: name an experiment: cma, spd, arena or estimate")
+			return badInputf("lab: name an experiment: cma, spd, arena, estimate or balance")
 		},
 	}
 	cmd.AddCommand(newLabCMACmd(e))
 	cmd.AddCommand(newLabSPDCmd(e))
 	cmd.AddCommand(newLabArenaCmd(e))
 	cmd.AddCommand(newLabEstimateCmd(e))
+	cmd.AddCommand(newLabBalanceCmd(e))
 	return cmd
 }
 

@@ -91,6 +91,7 @@ func commands(e *env) []*cobra.Command {
 		newCoreCmd(e),
 		newSelectCmd(e),
 		newEstimateCmd(e),
+		newBalanceCmd(e),
 		newLabCmd(e),
 		newDemoCmd(e),
 	}

@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/overworld/overworld/lab"
+)
+
+type labBalanceFlags struct {
+	out, cluster          string
+	seed                  uint64
+	runs, sweep, samples  int
+	noPlots, small, quiet bool
+}
+
+func newLabBalanceCmd(e *env) *cobra.Command {
+	var f labBalanceFlags
+	cmd := &cobra.Command{
+		Use:   "balance [flags]",
+		Short: "Reproduce §5 of the hybrid cluster/P2P instances paper (scenarios A and B, Tables 4 and 5)",
+		Long: `Reproduce §5 of the hybrid client-server/P2P MMORPG paper with place/balance, and print
+the results beside the paper's.
+
+  scenario A  the cluster (10 servers × 5,500) starts full, departures 10% above arrivals;
+              the snapshot is balanced by Classic (Bezerra's microcells), Hybrid
+              (Algorithm 1) and Pack (exact): loads, players moved, Figs. 9–10
+  scenario B  arrivals 20% above departures; Algorithm 1 overflows instances to player
+              hosts (LL); players in the cluster and on hosts per server (Fig. 11),
+              cluster messages vs return rate (Fig. 12), failovers and losses
+  Table 4     players' RTT to the LL host vs to the cluster (GeoNames players with
+              WonderNetwork RTTs, and the paper's synthetic plane)
+  Table 5     disconnection and failure probabilities under PD, the paper's product
+              beside the exact probability
+  beyond      host criteria LL, PD and score; Pack in scenario B
+
+Writes balance-a.csv, balance-b.csv, balance-table4.csv, balance-table5.csv,
+fig9-loads.png, fig10-11.png and fig12-b.png into --out; prints the tables on stdout.
+Everything but run times is the same for the same flags.`,
+		Example: `  overworld lab balance
+  overworld lab balance --small --no-plots`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runLabBalance(e, &f) },
+	}
+	fl := cmd.Flags()
+	fl.Uint64Var(&f.seed, "seed", 1, "seed of the runs")
+	fl.IntVar(&f.runs, "runs", 0, "runs of scenarios A and B (default 1000, as the paper)")
+	fl.IntVar(&f.sweep, "sweep", -1, "runs (the first ones) that also sweep return rates and host criteria (default 20)")
+	fl.IntVar(&f.samples, "samples", 0, "sampled instances per size for Tables 4 and 5 (default 20000)")
+	fl.StringVar(&f.cluster, "cluster", "", "WonderNetwork city of the cluster (default Frankfurt)")
+	fl.StringVar(&f.out, "out", "out/lab-balance", "directory for the CSV and PNG files")
+	fl.BoolVar(&f.noPlots, "no-plots", false, "write the CSV files only")
+	fl.BoolVar(&f.small, "small", false, "a quick look: 10 runs, 3 in the sweeps, 2000 samples")
+	fl.BoolVar(&f.quiet, "quiet", false, "no progress bar and no list of files on stderr")
+	return cmd
+}
+
+func runLabBalance(e *env, f *labBalanceFlags) error {
+	cfg := lab.DefaultBalanceConfig()
+	if f.small {
+		cfg = lab.SmallBalanceConfig()
+	}
+	cfg.Seed = f.seed
+	if f.runs < 0 {
+		return badInputf("--runs %d: want at least 1", f.runs)
+	}
+	if f.runs > 0 {
+		cfg.Runs = f.runs
+	}
+	if f.sweep < -1 {
+		return badInputf("--sweep %d: want 0 or more", f.sweep)
+	}
+	if f.sweep >= 0 {
+		cfg.SweepRuns = f.sweep
+	}
+	if f.samples < 0 {
+		return badInputf("--samples %d: want at least 1", f.samples)
+	}
+	if f.samples > 0 {
+		cfg.Samples = f.samples
+	}
+	if f.cluster != "" {
+		cfg.Cluster = strings.TrimSpace(f.cluster)
+	}
+	cfg, err := cfg.Validate()
+	if err != nil {
+		return badInput(err)
+	}
+	bar := newProgress(e.stderr, f.quiet, "lab balance")
+	start := time.Now()
+	rep, err := lab.Balance(cfg, bar.update)
+	bar.done()
+	if errors.Is(err, lab.ErrConfig) {
+		return badInput(err)
+	}
+	if err != nil {
+		return err
+	}
+	rep.Seconds = time.Since(start).Seconds()
+	files, err := rep.WriteCSV(f.out)
+	if err != nil {
+		return err
+	}
+	if !f.noPlots {
+		pngs, err := rep.WritePlots(f.out)
+		if err != nil {
+			return err
+		}
+		files = append(files, pngs...)
+	}
+	if err := rep.WriteTable(e.stdout); err != nil {
+		return err
+	}
+	if !f.quiet {
+		names := make([]string, len(files))
+		for i, p := range files {
+			names[i] = filepath.Base(p)
+		}
+		fmt.Fprintf(e.stderr, "ran in %.1f s; wrote %s: %s\n", rep.Seconds, f.out, strings.Join(names, ", "))
+	}
+	return nil
+}
