@@ -41,6 +41,13 @@ type EstimateConfig struct {
 	// measured matrix itself with each pair multiplied by e^N(0, σ²), one
 	// per σ. They show how much estimation error core selection tolerates.
 	NoiseRefs []float64
+	// Pooled are the labels of tracked configurations whose core
+	// selection is also run with a verify pool per multiplier in Pools:
+	// measure every player's RTT to the M = Pool·k most promising
+	// candidates on the estimates, then solve on those measurements
+	// (selectPool).
+	Pooled []string
+	Pools  []int
 }
 
 // EstimateRun is one estimator configuration of the experiment.
@@ -80,6 +87,8 @@ func DefaultEstimateConfig() EstimateConfig {
 		Tracked:       []string{"vivaldi-32", "gnp-15", "landmark-32", "mf-32-random", "mf-32"},
 		NoiseRefs:     []float64{0.01, 0.03, 0.1},
 		Verified:      []string{"landmark-32", "mf-32"},
+		Pooled:        []string{"landmark-32", "mf-32"},
+		Pools:         []int{2, 3, 4},
 		CoreNodes:     100,
 		MaxK:          25,
 		CoreTrials:    10,
@@ -96,6 +105,7 @@ func SmallEstimateConfig() EstimateConfig {
 	}
 	c.Configs = slices.DeleteFunc(c.Configs, func(r EstimateRun) bool { return !slices.Contains(c.Tracked, r.Label) })
 	c.Slices, c.CoreTrials, c.MaxK, c.CoreNodes = 3, 2, 8, 40
+	c.Pooled, c.Pools = []string{"mf-32"}, []int{3}
 	return c
 }
 
@@ -141,6 +151,14 @@ func (c EstimateConfig) Validate() (EstimateConfig, error) {
 			return c, fmt.Errorf("%w: verified %q is not a tracked configuration", ErrConfig, l)
 		}
 	}
+	for _, l := range c.Pooled {
+		if !slices.Contains(c.Tracked, l) {
+			return c, fmt.Errorf("%w: pooled %q is not a tracked configuration", ErrConfig, l)
+		}
+	}
+	if slices.ContainsFunc(c.Pools, func(m int) bool { return m < 1 || m > 100 }) {
+		return c, fmt.Errorf("%w: pool multipliers %v, want each in 1..100", ErrConfig, c.Pools)
+	}
 	return c, nil
 }
 
@@ -155,6 +173,9 @@ type EstimateReport struct {
 	Slices []SliceRow
 	// Core: core selection on estimates per tracked configuration.
 	Core []CoreResult
+	// Refs describes the reference (the proven optimum on measurements)
+	// per trial and k.
+	Refs []RefRow
 	// Scatter: measured RTT and directed relative error of random pairs,
 	// per configuration (Fig. 6's scatter).
 	Scatter map[string][][2]float64
@@ -188,9 +209,17 @@ type CoreResult struct {
 	// every player was measured.
 	Verify bool
 	Probed []int
+	// Pool is the verify-pool multiplier of a pooled row (selectPool), 0
+	// otherwise; Probed then holds the pool sizes.
+	Pool int
 	// Hit[k-1] is the mean over trials of |cores on estimates ∩ cores on
 	// measurements| / k (the paper's hit ratio, Fig. 7a).
 	Hit []float64
+	// HitTie[k-1] is the hit ratio when a chosen core that can replace an
+	// optimal one within 0.1% of the measured optimum (an interchangeable
+	// node) counts as a hit: the size of a largest matching of chosen to
+	// optimal cores over "equal or interchangeable", over k.
+	HitTie []float64
 	// MinErr holds, for every core chosen on estimates (all trials and k),
 	// the measured RTT to the nearest optimal core (0 = a hit), ms
 	// (Fig. 7b "min"); MaxErr the largest of those per (trial, k) ("ecc").
@@ -232,11 +261,13 @@ func Estimate(cfg EstimateConfig, progress func(done, total int)) (*EstimateRepo
 		groups[t] = grng.Perm(truths[1].Len())[:cfg.CoreNodes]
 		slices.Sort(groups[t])
 	}
-	optimal := make([][]core.Solution, cfg.CoreTrials) // per trial, per k
+	optimal := make([][]coreRef, cfg.CoreTrials) // per trial, per k
 	for t := range groups {
-		if optimal[t], err = selectAll(truthEstimator{truths[t+1]}, truths[t+1], groups[t], cfg, nil); err != nil {
+		var rows []RefRow
+		if optimal[t], rows, err = references(truths[t+1], groups[t], t+1, cfg); err != nil {
 			return nil, err
 		}
+		rep.Refs = append(rep.Refs, rows...)
 	}
 	for ci, run := range cfg.Configs {
 		rng := rand.New(rand.NewPCG(cfg.Seed, uint64(ci)+1))
@@ -256,10 +287,15 @@ func Estimate(cfg EstimateConfig, progress func(done, total int)) (*EstimateRepo
 		if !slices.Contains(cfg.Tracked, run.Label) {
 			continue
 		}
-		cr := CoreResult{Label: run.Label, Hit: make([]float64, cfg.MaxK)}
-		var vr *CoreResult
+		cr := CoreResult{Label: run.Label, Hit: make([]float64, cfg.MaxK), HitTie: make([]float64, cfg.MaxK)}
+		var extra []*CoreResult // verified and pooled rows
 		if slices.Contains(cfg.Verified, run.Label) {
-			vr = &CoreResult{Label: run.Label + "+verify", Verify: true, Hit: make([]float64, cfg.MaxK)}
+			extra = append(extra, &CoreResult{Label: run.Label + "+verify", Verify: true, Hit: make([]float64, cfg.MaxK), HitTie: make([]float64, cfg.MaxK)})
+		}
+		if slices.Contains(cfg.Pooled, run.Label) {
+			for _, m := range cfg.Pools {
+				extra = append(extra, &CoreResult{Label: fmt.Sprintf("%s+pool%dk", run.Label, m), Pool: m, Hit: make([]float64, cfg.MaxK), HitTie: make([]float64, cfg.MaxK)})
+			}
 		}
 		for s := 1; s <= cfg.Slices; s++ {
 			if s > 1 {
@@ -273,38 +309,40 @@ func Estimate(cfg EstimateConfig, progress func(done, total int)) (*EstimateRepo
 				if err := coreTrial(&cr, sess.Estimator(), truths[s], groups[t], optimal[t], cfg); err != nil {
 					return nil, fmt.Errorf("lab: %s slice %d: %w", run.Label, s, err)
 				}
-				if vr != nil {
+				for _, vr := range extra {
 					if err := coreTrial(vr, sess.Estimator(), truths[s], groups[t], optimal[t], cfg); err != nil {
 						return nil, fmt.Errorf("lab: %s slice %d: %w", run.Label, s, err)
 					}
 				}
 			}
 		}
-		for k := range cr.Hit {
-			cr.Hit[k] /= float64(max(1, cfg.CoreTrials))
-		}
+		cr.average(cfg.CoreTrials)
 		rep.Core = append(rep.Core, cr)
-		if vr != nil {
-			for k := range vr.Hit {
-				vr.Hit[k] /= float64(max(1, cfg.CoreTrials))
-			}
+		for _, vr := range extra {
+			vr.average(cfg.CoreTrials)
 			rep.Core = append(rep.Core, *vr)
 		}
 	}
 	for ni, sigma := range cfg.NoiseRefs {
-		cr := CoreResult{Label: fmt.Sprintf("truth±%g%%", 100*sigma), Noise: sigma, Hit: make([]float64, cfg.MaxK)}
+		cr := CoreResult{Label: fmt.Sprintf("truth±%g%%", 100*sigma), Noise: sigma, Hit: make([]float64, cfg.MaxK), HitTie: make([]float64, cfg.MaxK)}
 		for t := range cfg.CoreTrials {
 			e := newNoisy(truths[t+1], sigma, rand.New(rand.NewPCG(cfg.Seed, 0x6e6f697365+uint64(ni*100+t))))
 			if err := coreTrial(&cr, e, truths[t+1], groups[t], optimal[t], cfg); err != nil {
 				return nil, err
 			}
 		}
-		for k := range cr.Hit {
-			cr.Hit[k] /= float64(max(1, cfg.CoreTrials))
-		}
+		cr.average(cfg.CoreTrials)
 		rep.Core = append(rep.Core, cr)
 	}
 	return rep, nil
+}
+
+// average turns the hit sums over trials into means.
+func (cr *CoreResult) average(trials int) {
+	for k := range cr.Hit {
+		cr.Hit[k] /= float64(max(1, trials))
+		cr.HitTie[k] /= float64(max(1, trials))
+	}
 }
 
 // noisy is the measured matrix with every pair multiplied by e^N(0, σ²):
@@ -422,12 +460,15 @@ func selectVerified(e estimate.Estimator, t *estimate.Truth, group []int, cfg Es
 
 // coreTrial scores core selection on e's estimates against the optimum on
 // the measurements, for every k, and accumulates into cr.
-func coreTrial(cr *CoreResult, e estimate.Estimator, t *estimate.Truth, group []int, opt []core.Solution, cfg EstimateConfig) error {
+func coreTrial(cr *CoreResult, e estimate.Estimator, t *estimate.Truth, group []int, refs []coreRef, cfg EstimateConfig) error {
 	var est []core.Solution
 	var err error
-	if cr.Verify {
+	switch {
+	case cr.Verify:
 		est, err = selectVerified(e, t, group, cfg, cr)
-	} else {
+	case cr.Pool > 0:
+		est, err = selectPool(e, t, group, cfg, cr)
+	default:
 		est, err = selectAll(e, t, group, cfg, nil)
 	}
 	if err != nil {
@@ -438,7 +479,7 @@ func coreTrial(cr *CoreResult, e estimate.Estimator, t *estimate.Truth, group []
 		return err
 	}
 	for k := 1; k <= cfg.MaxK; k++ {
-		o, s := opt[k-1], est[k-1]
+		o, s := refs[k-1].opt, est[k-1]
 		hits := 0
 		worst := 0.0
 		for _, c := range s.Cores {
@@ -454,6 +495,7 @@ func coreTrial(cr *CoreResult, e estimate.Estimator, t *estimate.Truth, group []
 		}
 		cr.MaxErr = append(cr.MaxErr, worst)
 		cr.Hit[k-1] += float64(hits) / float64(k)
+		cr.HitTie[k-1] += float64(tieHits(refs[k-1], s.Cores)) / float64(k)
 		real, err := core.Evaluate(core.Problem{PlayerCore: meas, K: k}, s.Cores)
 		if err != nil {
 			return err

@@ -63,6 +63,7 @@ func TestEstimateDeterministic(t *testing.T) {
 	cfg.Configs = cfg.Configs[2:4] // landmark-32, mf-32-random
 	cfg.Tracked = []string{cfg.Configs[0].Label, cfg.Configs[1].Label}
 	cfg.Verified = []string{cfg.Configs[1].Label}
+	cfg.Pooled, cfg.Pools = []string{cfg.Configs[0].Label}, []int{2}
 	cfg.Slices, cfg.CoreTrials, cfg.MaxK, cfg.NoiseRefs, cfg.ScatterPoints = 2, 1, 4, []float64{0.05}, 50
 	a, err := Estimate(cfg, nil)
 	if err != nil {
@@ -88,6 +89,8 @@ func TestEstimateConfigErrors(t *testing.T) {
 		"tracked":        func(c *EstimateConfig) { c.Tracked = []string{"nope"} },
 		"verified":       func(c *EstimateConfig) { c.Verified = []string{"vivaldi-4"} },
 		"noise":          func(c *EstimateConfig) { c.NoiseRefs = []float64{0} },
+		"pooled":         func(c *EstimateConfig) { c.Pooled = []string{"vivaldi-4"} },
+		"pool size":      func(c *EstimateConfig) { c.Pools = []int{0} },
 		"bad probe":      func(c *EstimateConfig) { c.Configs[0].Spec.Probe.Rate = 0 },
 		"unknown method": func(c *EstimateConfig) { c.Configs[0].Spec.Method = "ping" },
 	} {
