@@ -187,13 +187,84 @@ func tieHits(ref coreRef, chosen []int) int {
 	return hits
 }
 
-// selectPool is core selection with a verify pool: solve on the
-// estimates, rank every candidate by how little the estimated cost rises
-// when it replaces its best core of that solution (the solution's cores
-// first), measure every player's RTT to the top M = cr.Pool·k candidates
-// (capped at the group size), and solve on those measurements restricted
-// to the pool, to proven optimality. M goes to cr.Probed.
-func selectPool(e estimate.Estimator, t *estimate.Truth, group []int, cfg EstimateConfig, cr *CoreResult) ([]core.Solution, error) {
+// poolPerturb is the number of perturbed re-solves that rank candidates
+// for a verify pool.
+const poolPerturb = 12
+
+// poolRanks ranks, for k = 1..MaxK, the group's candidates (indices into
+// group) by how promising they are on e's estimates: the cores of the
+// solution on the estimates first; then by how many of poolPerturb
+// re-solves on perturbed estimates (each pair times e^N(0, u²), u the
+// estimator's own uncertainty for the pair when it has one, else 5%)
+// choose them, a sample of the near-optimal solutions the estimates cannot
+// tell apart; then by how little the estimated cost rises when they replace
+// their best core. rng draws the perturbations.
+func poolRanks(e estimate.Estimator, t *estimate.Truth, group []int, cfg EstimateConfig, rng *rand.Rand) ([][]int, error) {
+	em, err := estimate.Matrix(e, t.Names(), group, group)
+	if err != nil {
+		return nil, err
+	}
+	n := len(group)
+	unc := make([]float64, n*n)
+	u, hasU := e.(estimate.Uncertain)
+	for a, i := range group {
+		for b, j := range group {
+			unc[a*n+b] = 0.05
+			if hasU {
+				unc[a*n+b] = max(0, u.Uncertainty(i, j))
+			}
+		}
+	}
+	pert := make([]*geo.Matrix, poolPerturb)
+	for r := range pert {
+		data := make([][]float64, n)
+		for a := range data {
+			data[a] = make([]float64, n)
+		}
+		for a := range n {
+			for b := a + 1; b < n; b++ {
+				v := em.At(a, b) * math.Exp(unc[a*n+b]*rng.NormFloat64())
+				data[a][b], data[b][a] = v, v
+			}
+		}
+		names := em.RowNames()
+		if pert[r], err = geo.NewMatrix(names, names, data); err != nil {
+			return nil, err
+		}
+	}
+	ranks := make([][]int, cfg.MaxK)
+	for k := 1; k <= cfg.MaxK; k++ {
+		sol, err := core.Select(core.Problem{PlayerCore: em, CoreCore: em, K: k, Objective: core.KMedian}, rand.New(rand.NewPCG(cfg.Seed, uint64(k))))
+		if err != nil {
+			return nil, err
+		}
+		count := make([]int, n)
+		for _, c := range sol.Cores {
+			count[c] += poolPerturb + 1
+		}
+		for _, pm := range pert {
+			ps, err := core.LocalSearch(core.Problem{PlayerCore: pm, K: k, Objective: core.KMedian}, rng, core.Options{})
+			if err != nil {
+				return nil, err
+			}
+			for _, c := range ps.Cores {
+				count[c]++
+			}
+		}
+		rise := swapRise(em, sol.Cores)
+		order := rowsAll(n)
+		slices.SortStableFunc(order, func(a, b int) int { return cmp.Or(cmp.Compare(count[b], count[a]), cmp.Compare(rise[a], rise[b])) })
+		ranks[k-1] = order
+	}
+	return ranks, nil
+}
+
+// selectPool is core selection with a verify pool: measure every
+// player's RTT to the top M = cr.Pool·k candidates of ranks (capped at the
+// group size) and solve on those measurements restricted to the pool, to
+// proven optimality. M goes to cr.Probed. The solutions carry e's
+// estimated figures for the chosen cores, as the other rows do.
+func selectPool(e estimate.Estimator, t *estimate.Truth, group []int, cfg EstimateConfig, ranks [][]int, cr *CoreResult) ([]core.Solution, error) {
 	em, err := estimate.Matrix(e, t.Names(), group, group)
 	if err != nil {
 		return nil, err
@@ -205,19 +276,7 @@ func selectPool(e estimate.Estimator, t *estimate.Truth, group []int, cfg Estima
 	n := len(group)
 	var out []core.Solution
 	for k := 1; k <= cfg.MaxK; k++ {
-		p := core.Problem{PlayerCore: em, CoreCore: em, K: k, Objective: core.KMedian}
-		pr, err := core.Prove(p, rand.New(rand.NewPCG(cfg.Seed, uint64(k))), core.ProveOptions{})
-		if err != nil {
-			return nil, err
-		}
-		cores := pr.Solution.Cores
-		rise := swapRise(em, cores)
-		order := make([]int, n)
-		for c := range order {
-			order[c] = c
-		}
-		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(rise[a], rise[b]) })
-		pool := slices.Clone(order[:min(n, cr.Pool*k)])
+		pool := slices.Clone(ranks[k-1][:min(n, cr.Pool*k)])
 		slices.Sort(pool)
 		sub, err := meas.Sub(rowsAll(n), pool)
 		if err != nil {
@@ -232,9 +291,7 @@ func selectPool(e estimate.Estimator, t *estimate.Truth, group []int, cfg Estima
 			chosen[i] = pool[c]
 		}
 		slices.Sort(chosen)
-		// Report the estimated figures of the chosen set, as the other
-		// rows do (Fig. 8 compares them with the measured ones).
-		sol, err := core.Evaluate(p, chosen)
+		sol, err := core.Evaluate(core.Problem{PlayerCore: em, CoreCore: em, K: k}, chosen)
 		if err != nil {
 			return nil, err
 		}

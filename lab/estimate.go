@@ -48,6 +48,9 @@ type EstimateConfig struct {
 	// (selectPool).
 	Pooled []string
 	Pools  []int
+	// VerifyPools are pool multipliers for rows that measure the pool and
+	// then verify (selectVerified starting with the pool measured).
+	VerifyPools []int
 }
 
 // EstimateRun is one estimator configuration of the experiment.
@@ -87,8 +90,9 @@ func DefaultEstimateConfig() EstimateConfig {
 		Tracked:       []string{"vivaldi-32", "gnp-15", "landmark-32", "mf-32-random", "mf-32"},
 		NoiseRefs:     []float64{0.01, 0.03, 0.1},
 		Verified:      []string{"landmark-32", "mf-32"},
-		Pooled:        []string{"landmark-32", "mf-32"},
-		Pools:         []int{2, 3, 4},
+		Pooled:        []string{"mf-32"},
+		Pools:         []int{2, 4, 6},
+		VerifyPools:   []int{2, 3, 4},
 		CoreNodes:     100,
 		MaxK:          25,
 		CoreTrials:    10,
@@ -105,7 +109,7 @@ func SmallEstimateConfig() EstimateConfig {
 	}
 	c.Configs = slices.DeleteFunc(c.Configs, func(r EstimateRun) bool { return !slices.Contains(c.Tracked, r.Label) })
 	c.Slices, c.CoreTrials, c.MaxK, c.CoreNodes = 3, 2, 8, 40
-	c.Pooled, c.Pools = []string{"mf-32"}, []int{3}
+	c.Pooled, c.Pools, c.VerifyPools = []string{"mf-32"}, []int{3}, []int{2}
 	return c
 }
 
@@ -156,8 +160,8 @@ func (c EstimateConfig) Validate() (EstimateConfig, error) {
 			return c, fmt.Errorf("%w: pooled %q is not a tracked configuration", ErrConfig, l)
 		}
 	}
-	if slices.ContainsFunc(c.Pools, func(m int) bool { return m < 1 || m > 100 }) {
-		return c, fmt.Errorf("%w: pool multipliers %v, want each in 1..100", ErrConfig, c.Pools)
+	if slices.ContainsFunc(append(slices.Clone(c.Pools), c.VerifyPools...), func(m int) bool { return m < 1 || m > 100 }) {
+		return c, fmt.Errorf("%w: pool multipliers %v and %v, want each in 1..100", ErrConfig, c.Pools, c.VerifyPools)
 	}
 	return c, nil
 }
@@ -211,7 +215,8 @@ type CoreResult struct {
 	Probed []int
 	// Pool is the verify-pool multiplier of a pooled row (selectPool), 0
 	// otherwise; Probed then holds the pool sizes.
-	Pool int
+	Pool  int
+	ranks [][]int // the current trial's candidate ranking (poolRanks)
 	// Hit[k-1] is the mean over trials of |cores on estimates ∩ cores on
 	// measurements| / k (the paper's hit ratio, Fig. 7a).
 	Hit []float64
@@ -296,6 +301,9 @@ func Estimate(cfg EstimateConfig, progress func(done, total int)) (*EstimateRepo
 			for _, m := range cfg.Pools {
 				extra = append(extra, &CoreResult{Label: fmt.Sprintf("%s+pool%dk", run.Label, m), Pool: m, Hit: make([]float64, cfg.MaxK), HitTie: make([]float64, cfg.MaxK)})
 			}
+			for _, m := range cfg.VerifyPools {
+				extra = append(extra, &CoreResult{Label: fmt.Sprintf("%s+pool%dk+verify", run.Label, m), Pool: m, Verify: true, Hit: make([]float64, cfg.MaxK), HitTie: make([]float64, cfg.MaxK)})
+			}
 		}
 		for s := 1; s <= cfg.Slices; s++ {
 			if s > 1 {
@@ -309,7 +317,15 @@ func Estimate(cfg EstimateConfig, progress func(done, total int)) (*EstimateRepo
 				if err := coreTrial(&cr, sess.Estimator(), truths[s], groups[t], optimal[t], cfg); err != nil {
 					return nil, fmt.Errorf("lab: %s slice %d: %w", run.Label, s, err)
 				}
+				var ranks [][]int
+				if slices.Contains(cfg.Pooled, run.Label) {
+					prng := rand.New(rand.NewPCG(cfg.Seed, 0x706f6f6c+uint64(ci*100+t)))
+					if ranks, err = poolRanks(sess.Estimator(), truths[s], groups[t], cfg, prng); err != nil {
+						return nil, fmt.Errorf("lab: %s slice %d: %w", run.Label, s, err)
+					}
+				}
 				for _, vr := range extra {
+					vr.ranks = ranks
 					if err := coreTrial(vr, sess.Estimator(), truths[s], groups[t], optimal[t], cfg); err != nil {
 						return nil, fmt.Errorf("lab: %s slice %d: %w", run.Label, s, err)
 					}
@@ -320,6 +336,7 @@ func Estimate(cfg EstimateConfig, progress func(done, total int)) (*EstimateRepo
 		rep.Core = append(rep.Core, cr)
 		for _, vr := range extra {
 			vr.average(cfg.CoreTrials)
+			vr.ranks = nil
 			rep.Core = append(rep.Core, *vr)
 		}
 	}
@@ -402,7 +419,10 @@ func selectAll(e estimate.Estimator, t *estimate.Truth, group []int, cfg Estimat
 // measured. It removes the winner's curse of selecting on estimates (the
 // cores chosen are those whose distances happen to be underestimated) at a
 // cost of a few candidates' columns instead of all of them; the number of
-// columns measured goes to cr.Probed.
+// columns measured goes to cr.Probed. With cr.Pool > 0 (a pool+verify row)
+// the top cr.Pool·k candidates of cr.ranks are measured first, and a
+// selection with no unmeasured core is confirmed by core.Prove (local
+// search can stop short of the optimum) before it is accepted.
 func selectVerified(e estimate.Estimator, t *estimate.Truth, group []int, cfg EstimateConfig, cr *CoreResult) ([]core.Solution, error) {
 	n := len(group)
 	names := make([]string, n)
@@ -424,6 +444,22 @@ func selectVerified(e estimate.Estimator, t *estimate.Truth, group []int, cfg Es
 		}
 		measured := make([]bool, n)
 		probed := 0
+		measure := func(c int) {
+			measured[c] = true
+			probed++
+			for a := range n {
+				v, _ := t.Value(group[a], group[c])
+				if a == c {
+					v = 0
+				}
+				data[a][c], data[c][a] = v, v
+			}
+		}
+		if cr.Pool > 0 { // a verify pool first (selectPool's ranking)
+			for _, c := range cr.ranks[k-1][:min(n, cr.Pool*k)] {
+				measure(c)
+			}
+		}
 		for {
 			m, err := geo.NewMatrix(names, names, data)
 			if err != nil {
@@ -438,14 +474,25 @@ func selectVerified(e estimate.Estimator, t *estimate.Truth, group []int, cfg Es
 				if measured[c] {
 					continue
 				}
-				measured[c], fresh = true, true
-				probed++
-				for a := range n {
-					v, _ := t.Value(group[a], group[c])
-					if a == c {
-						v = 0
+				measure(c)
+				fresh = true
+			}
+			if !fresh && cr.Pool > 0 {
+				// Local search may stop short of the optimum on the
+				// corrected matrix: confirm with a proven optimum, and
+				// go on verifying if it names unmeasured cores.
+				pr, err := core.Prove(core.Problem{PlayerCore: m, CoreCore: m, K: k, Objective: core.KMedian}, rand.New(rand.NewPCG(cfg.Seed, uint64(k))), core.ProveOptions{})
+				if err != nil {
+					return nil, err
+				}
+				if pr.Solution.Sum < sol.Sum {
+					sol = pr.Solution
+				}
+				for _, c := range sol.Cores {
+					if !measured[c] {
+						measure(c)
+						fresh = true
 					}
-					data[a][c], data[c][a] = v, v
 				}
 			}
 			if !fresh {
@@ -467,7 +514,7 @@ func coreTrial(cr *CoreResult, e estimate.Estimator, t *estimate.Truth, group []
 	case cr.Verify:
 		est, err = selectVerified(e, t, group, cfg, cr)
 	case cr.Pool > 0:
-		est, err = selectPool(e, t, group, cfg, cr)
+		est, err = selectPool(e, t, group, cfg, cr.ranks, cr)
 	default:
 		est, err = selectAll(e, t, group, cfg, nil)
 	}
