@@ -135,9 +135,11 @@ func (r *EstimateReport) WriteTable(w io.Writer) error {
 			"measurements;\n"+
 			"+verify: select on estimates, measure every player's RTT to the chosen cores, re-select until the chosen\n"+
 			"cores are all measured; probed: mean number of candidates measured that way per (trial, k), of %d;\n"+
-			"+poolMk: solve on estimates, rank candidates by how little the estimated cost rises when each replaces its best\n"+
-			"core, measure every player's RTT to the top M·k (probed), solve on those measurements (core.Prove);\n"+
-			"truth±σ: the measured matrix times e^N(0,σ²) per pair, a calibration of how much error core selection tolerates\n", c.CoreNodes)
+			"+poolMk: rank candidates on the estimates (the estimated optimum's cores, then how often %d re-solves on\n"+
+			"estimates perturbed by their own uncertainty choose them), measure every player's RTT to the top M·k (probed),\n"+
+			"solve on those measurements alone (core.Prove); +poolMk+verify: measure that pool, then verify as above, the\n"+
+			"final set confirmed by core.Prove on the corrected matrix;\n"+
+			"truth±σ: the measured matrix times e^N(0,σ²) per pair, a calibration of how much error core selection tolerates\n", c.CoreNodes, poolPerturb)
 		if err := r.writeRefs(w); err != nil {
 			return err
 		}
