@@ -41,6 +41,16 @@ type EstimateConfig struct {
 	// measured matrix itself with each pair multiplied by e^N(0, σ²), one
 	// per σ. They show how much estimation error core selection tolerates.
 	NoiseRefs []float64
+	// Pooled are the labels of tracked configurations whose core
+	// selection is also run with a verify pool per multiplier in Pools:
+	// measure every player's RTT to the M = Pool·k most promising
+	// candidates on the estimates, then solve on those measurements
+	// (selectPool).
+	Pooled []string
+	Pools  []int
+	// VerifyPools are pool multipliers for rows that measure the pool and
+	// then verify (selectVerified starting with the pool measured).
+	VerifyPools []int
 }
 
 // EstimateRun is one estimator configuration of the experiment.
@@ -80,6 +90,9 @@ func DefaultEstimateConfig() EstimateConfig {
 		Tracked:       []string{"vivaldi-32", "gnp-15", "landmark-32", "mf-32-random", "mf-32"},
 		NoiseRefs:     []float64{0.01, 0.03, 0.1},
 		Verified:      []string{"landmark-32", "mf-32"},
+		Pooled:        []string{"mf-32"},
+		Pools:         []int{2, 4, 6},
+		VerifyPools:   []int{2, 3, 4},
 		CoreNodes:     100,
 		MaxK:          25,
 		CoreTrials:    10,
@@ -96,6 +109,7 @@ func SmallEstimateConfig() EstimateConfig {
 	}
 	c.Configs = slices.DeleteFunc(c.Configs, func(r EstimateRun) bool { return !slices.Contains(c.Tracked, r.Label) })
 	c.Slices, c.CoreTrials, c.MaxK, c.CoreNodes = 3, 2, 8, 40
+	c.Pooled, c.Pools, c.VerifyPools = []string{"mf-32"}, []int{3}, []int{2}
 	return c
 }
 
@@ -141,6 +155,14 @@ func (c EstimateConfig) Validate() (EstimateConfig, error) {
 			return c, fmt.Errorf("%w: verified %q is not a tracked configuration", ErrConfig, l)
 		}
 	}
+	for _, l := range c.Pooled {
+		if !slices.Contains(c.Tracked, l) {
+			return c, fmt.Errorf("%w: pooled %q is not a tracked configuration", ErrConfig, l)
+		}
+	}
+	if slices.ContainsFunc(append(slices.Clone(c.Pools), c.VerifyPools...), func(m int) bool { return m < 1 || m > 100 }) {
+		return c, fmt.Errorf("%w: pool multipliers %v and %v, want each in 1..100", ErrConfig, c.Pools, c.VerifyPools)
+	}
 	return c, nil
 }
 
@@ -155,6 +177,9 @@ type EstimateReport struct {
 	Slices []SliceRow
 	// Core: core selection on estimates per tracked configuration.
 	Core []CoreResult
+	// Refs describes the reference (the proven optimum on measurements)
+	// per trial and k.
+	Refs []RefRow
 	// Scatter: measured RTT and directed relative error of random pairs,
 	// per configuration (Fig. 6's scatter).
 	Scatter map[string][][2]float64
@@ -188,9 +213,18 @@ type CoreResult struct {
 	// every player was measured.
 	Verify bool
 	Probed []int
+	// Pool is the verify-pool multiplier of a pooled row (selectPool), 0
+	// otherwise; Probed then holds the pool sizes.
+	Pool  int
+	ranks [][]int // the current trial's candidate ranking (poolRanks)
 	// Hit[k-1] is the mean over trials of |cores on estimates ∩ cores on
 	// measurements| / k (the paper's hit ratio, Fig. 7a).
 	Hit []float64
+	// HitTie[k-1] is the hit ratio when a chosen core that can replace an
+	// optimal one within 0.1% of the measured optimum (an interchangeable
+	// node) counts as a hit: the size of a largest matching of chosen to
+	// optimal cores over "equal or interchangeable", over k.
+	HitTie []float64
 	// MinErr holds, for every core chosen on estimates (all trials and k),
 	// the measured RTT to the nearest optimal core (0 = a hit), ms
 	// (Fig. 7b "min"); MaxErr the largest of those per (trial, k) ("ecc").
@@ -232,11 +266,13 @@ func Estimate(cfg EstimateConfig, progress func(done, total int)) (*EstimateRepo
 		groups[t] = grng.Perm(truths[1].Len())[:cfg.CoreNodes]
 		slices.Sort(groups[t])
 	}
-	optimal := make([][]core.Solution, cfg.CoreTrials) // per trial, per k
+	optimal := make([][]coreRef, cfg.CoreTrials) // per trial, per k
 	for t := range groups {
-		if optimal[t], err = selectAll(truthEstimator{truths[t+1]}, truths[t+1], groups[t], cfg, nil); err != nil {
+		var rows []RefRow
+		if optimal[t], rows, err = references(truths[t+1], groups[t], t+1, cfg); err != nil {
 			return nil, err
 		}
+		rep.Refs = append(rep.Refs, rows...)
 	}
 	for ci, run := range cfg.Configs {
 		rng := rand.New(rand.NewPCG(cfg.Seed, uint64(ci)+1))
@@ -256,10 +292,18 @@ func Estimate(cfg EstimateConfig, progress func(done, total int)) (*EstimateRepo
 		if !slices.Contains(cfg.Tracked, run.Label) {
 			continue
 		}
-		cr := CoreResult{Label: run.Label, Hit: make([]float64, cfg.MaxK)}
-		var vr *CoreResult
+		cr := CoreResult{Label: run.Label, Hit: make([]float64, cfg.MaxK), HitTie: make([]float64, cfg.MaxK)}
+		var extra []*CoreResult // verified and pooled rows
 		if slices.Contains(cfg.Verified, run.Label) {
-			vr = &CoreResult{Label: run.Label + "+verify", Verify: true, Hit: make([]float64, cfg.MaxK)}
+			extra = append(extra, &CoreResult{Label: run.Label + "+verify", Verify: true, Hit: make([]float64, cfg.MaxK), HitTie: make([]float64, cfg.MaxK)})
+		}
+		if slices.Contains(cfg.Pooled, run.Label) {
+			for _, m := range cfg.Pools {
+				extra = append(extra, &CoreResult{Label: fmt.Sprintf("%s+pool%dk", run.Label, m), Pool: m, Hit: make([]float64, cfg.MaxK), HitTie: make([]float64, cfg.MaxK)})
+			}
+			for _, m := range cfg.VerifyPools {
+				extra = append(extra, &CoreResult{Label: fmt.Sprintf("%s+pool%dk+verify", run.Label, m), Pool: m, Verify: true, Hit: make([]float64, cfg.MaxK), HitTie: make([]float64, cfg.MaxK)})
+			}
 		}
 		for s := 1; s <= cfg.Slices; s++ {
 			if s > 1 {
@@ -273,38 +317,49 @@ func Estimate(cfg EstimateConfig, progress func(done, total int)) (*EstimateRepo
 				if err := coreTrial(&cr, sess.Estimator(), truths[s], groups[t], optimal[t], cfg); err != nil {
 					return nil, fmt.Errorf("lab: %s slice %d: %w", run.Label, s, err)
 				}
-				if vr != nil {
+				var ranks [][]int
+				if slices.Contains(cfg.Pooled, run.Label) {
+					prng := rand.New(rand.NewPCG(cfg.Seed, 0x706f6f6c+uint64(ci*100+t)))
+					if ranks, err = poolRanks(sess.Estimator(), truths[s], groups[t], cfg, prng); err != nil {
+						return nil, fmt.Errorf("lab: %s slice %d: %w", run.Label, s, err)
+					}
+				}
+				for _, vr := range extra {
+					vr.ranks = ranks
 					if err := coreTrial(vr, sess.Estimator(), truths[s], groups[t], optimal[t], cfg); err != nil {
 						return nil, fmt.Errorf("lab: %s slice %d: %w", run.Label, s, err)
 					}
 				}
 			}
 		}
-		for k := range cr.Hit {
-			cr.Hit[k] /= float64(max(1, cfg.CoreTrials))
-		}
+		cr.average(cfg.CoreTrials)
 		rep.Core = append(rep.Core, cr)
-		if vr != nil {
-			for k := range vr.Hit {
-				vr.Hit[k] /= float64(max(1, cfg.CoreTrials))
-			}
+		for _, vr := range extra {
+			vr.average(cfg.CoreTrials)
+			vr.ranks = nil
 			rep.Core = append(rep.Core, *vr)
 		}
 	}
 	for ni, sigma := range cfg.NoiseRefs {
-		cr := CoreResult{Label: fmt.Sprintf("truth±%g%%", 100*sigma), Noise: sigma, Hit: make([]float64, cfg.MaxK)}
+		cr := CoreResult{Label: fmt.Sprintf("truth±%g%%", 100*sigma), Noise: sigma, Hit: make([]float64, cfg.MaxK), HitTie: make([]float64, cfg.MaxK)}
 		for t := range cfg.CoreTrials {
 			e := newNoisy(truths[t+1], sigma, rand.New(rand.NewPCG(cfg.Seed, 0x6e6f697365+uint64(ni*100+t))))
 			if err := coreTrial(&cr, e, truths[t+1], groups[t], optimal[t], cfg); err != nil {
 				return nil, err
 			}
 		}
-		for k := range cr.Hit {
-			cr.Hit[k] /= float64(max(1, cfg.CoreTrials))
-		}
+		cr.average(cfg.CoreTrials)
 		rep.Core = append(rep.Core, cr)
 	}
 	return rep, nil
+}
+
+// average turns the hit sums over trials into means.
+func (cr *CoreResult) average(trials int) {
+	for k := range cr.Hit {
+		cr.Hit[k] /= float64(max(1, trials))
+		cr.HitTie[k] /= float64(max(1, trials))
+	}
 }
 
 // noisy is the measured matrix with every pair multiplied by e^N(0, σ²):
@@ -364,7 +419,10 @@ func selectAll(e estimate.Estimator, t *estimate.Truth, group []int, cfg Estimat
 // measured. It removes the winner's curse of selecting on estimates (the
 // cores chosen are those whose distances happen to be underestimated) at a
 // cost of a few candidates' columns instead of all of them; the number of
-// columns measured goes to cr.Probed.
+// columns measured goes to cr.Probed. With cr.Pool > 0 (a pool+verify row)
+// the top cr.Pool·k candidates of cr.ranks are measured first, and a
+// selection with no unmeasured core is confirmed by core.Prove (local
+// search can stop short of the optimum) before it is accepted.
 func selectVerified(e estimate.Estimator, t *estimate.Truth, group []int, cfg EstimateConfig, cr *CoreResult) ([]core.Solution, error) {
 	n := len(group)
 	names := make([]string, n)
@@ -386,6 +444,22 @@ func selectVerified(e estimate.Estimator, t *estimate.Truth, group []int, cfg Es
 		}
 		measured := make([]bool, n)
 		probed := 0
+		measure := func(c int) {
+			measured[c] = true
+			probed++
+			for a := range n {
+				v, _ := t.Value(group[a], group[c])
+				if a == c {
+					v = 0
+				}
+				data[a][c], data[c][a] = v, v
+			}
+		}
+		if cr.Pool > 0 { // a verify pool first (selectPool's ranking)
+			for _, c := range cr.ranks[k-1][:min(n, cr.Pool*k)] {
+				measure(c)
+			}
+		}
 		for {
 			m, err := geo.NewMatrix(names, names, data)
 			if err != nil {
@@ -400,14 +474,25 @@ func selectVerified(e estimate.Estimator, t *estimate.Truth, group []int, cfg Es
 				if measured[c] {
 					continue
 				}
-				measured[c], fresh = true, true
-				probed++
-				for a := range n {
-					v, _ := t.Value(group[a], group[c])
-					if a == c {
-						v = 0
+				measure(c)
+				fresh = true
+			}
+			if !fresh && cr.Pool > 0 {
+				// Local search may stop short of the optimum on the
+				// corrected matrix: confirm with a proven optimum, and
+				// go on verifying if it names unmeasured cores.
+				pr, err := core.Prove(core.Problem{PlayerCore: m, CoreCore: m, K: k, Objective: core.KMedian}, rand.New(rand.NewPCG(cfg.Seed, uint64(k))), core.ProveOptions{})
+				if err != nil {
+					return nil, err
+				}
+				if pr.Solution.Sum < sol.Sum {
+					sol = pr.Solution
+				}
+				for _, c := range sol.Cores {
+					if !measured[c] {
+						measure(c)
+						fresh = true
 					}
-					data[a][c], data[c][a] = v, v
 				}
 			}
 			if !fresh {
@@ -422,12 +507,15 @@ func selectVerified(e estimate.Estimator, t *estimate.Truth, group []int, cfg Es
 
 // coreTrial scores core selection on e's estimates against the optimum on
 // the measurements, for every k, and accumulates into cr.
-func coreTrial(cr *CoreResult, e estimate.Estimator, t *estimate.Truth, group []int, opt []core.Solution, cfg EstimateConfig) error {
+func coreTrial(cr *CoreResult, e estimate.Estimator, t *estimate.Truth, group []int, refs []coreRef, cfg EstimateConfig) error {
 	var est []core.Solution
 	var err error
-	if cr.Verify {
+	switch {
+	case cr.Verify:
 		est, err = selectVerified(e, t, group, cfg, cr)
-	} else {
+	case cr.Pool > 0:
+		est, err = selectPool(e, t, group, cfg, cr.ranks, cr)
+	default:
 		est, err = selectAll(e, t, group, cfg, nil)
 	}
 	if err != nil {
@@ -438,7 +526,7 @@ func coreTrial(cr *CoreResult, e estimate.Estimator, t *estimate.Truth, group []
 		return err
 	}
 	for k := 1; k <= cfg.MaxK; k++ {
-		o, s := opt[k-1], est[k-1]
+		o, s := refs[k-1].opt, est[k-1]
 		hits := 0
 		worst := 0.0
 		for _, c := range s.Cores {
@@ -454,6 +542,7 @@ func coreTrial(cr *CoreResult, e estimate.Estimator, t *estimate.Truth, group []
 		}
 		cr.MaxErr = append(cr.MaxErr, worst)
 		cr.Hit[k-1] += float64(hits) / float64(k)
+		cr.HitTie[k-1] += float64(tieHits(refs[k-1], s.Cores)) / float64(k)
 		real, err := core.Evaluate(core.Problem{PlayerCore: meas, K: k}, s.Cores)
 		if err != nil {
 			return err

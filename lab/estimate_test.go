@@ -41,18 +41,23 @@ func TestEstimateSmall(t *testing.T) {
 			t.Errorf("%s: %v", filepath.Base(f), err)
 		}
 	}
-	// Invariants: the reference on measurements (core.Select: exhaustive
-	// when cheap, local search otherwise, within a fraction of a percent)
-	// is not beaten by more than local search's slack.
+	// Invariants: the reference on measurements is proven optimal, so no
+	// core set chosen on estimates beats it; tie-aware hits are at least
+	// the strict ones.
+	for _, f := range rep.Refs {
+		if !f.Optimal || f.Bound > f.Sum || f.SelectSum < f.Sum*(1-1e-9) {
+			t.Errorf("reference trial %d k=%d: %+v", f.Trial, f.K, f)
+		}
+	}
 	for _, c := range rep.Core {
 		for _, g := range c.CostGap {
-			if g < -0.02 {
+			if g < -1e-9 {
 				t.Errorf("%s: cores on estimates beat the optimum by %g", c.Label, -g)
 			}
 		}
 		for k, h := range c.Hit {
-			if h < 0 || h > 1 {
-				t.Errorf("%s: hit ratio %g at k=%d", c.Label, h, k+1)
+			if h < 0 || h > 1 || c.HitTie[k] < h || c.HitTie[k] > 1 {
+				t.Errorf("%s: hit ratio %g, tie-aware %g at k=%d", c.Label, h, c.HitTie[k], k+1)
 			}
 		}
 	}
@@ -63,6 +68,7 @@ func TestEstimateDeterministic(t *testing.T) {
 	cfg.Configs = cfg.Configs[2:4] // landmark-32, mf-32-random
 	cfg.Tracked = []string{cfg.Configs[0].Label, cfg.Configs[1].Label}
 	cfg.Verified = []string{cfg.Configs[1].Label}
+	cfg.Pooled, cfg.Pools = []string{cfg.Configs[0].Label}, []int{2}
 	cfg.Slices, cfg.CoreTrials, cfg.MaxK, cfg.NoiseRefs, cfg.ScatterPoints = 2, 1, 4, []float64{0.05}, 50
 	a, err := Estimate(cfg, nil)
 	if err != nil {
@@ -88,6 +94,8 @@ func TestEstimateConfigErrors(t *testing.T) {
 		"tracked":        func(c *EstimateConfig) { c.Tracked = []string{"nope"} },
 		"verified":       func(c *EstimateConfig) { c.Verified = []string{"vivaldi-4"} },
 		"noise":          func(c *EstimateConfig) { c.NoiseRefs = []float64{0} },
+		"pooled":         func(c *EstimateConfig) { c.Pooled = []string{"vivaldi-4"} },
+		"pool size":      func(c *EstimateConfig) { c.Pools = []int{0} },
 		"bad probe":      func(c *EstimateConfig) { c.Configs[0].Spec.Probe.Rate = 0 },
 		"unknown method": func(c *EstimateConfig) { c.Configs[0].Spec.Method = "ping" },
 	} {

@@ -17,6 +17,9 @@
 //     latencies a local optimum costs at most 5× the optimum; in practice
 //     it is within a fraction of a percent (see the package tests).
 //   - Select runs Exact when it is cheap and LocalSearch otherwise.
+//   - Prove (k-median only) proves the optimum of instances too large for
+//     Exact: branch and bound on the Lagrangian relaxation of LowerBound,
+//     started from LocalSearch; with a node cap it returns a certified gap.
 //
 // LowerBound gives a certified lower bound on the optimum (a Lagrangian
 // bound for k-median, a disjoint-balls packing bound for k-center), so a
