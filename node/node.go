@@ -54,6 +54,17 @@ type Node struct {
 	each    []world.ObjectID
 	ctx     context
 	inThink bool
+
+	// The location index Context.Each queries (see index.go).
+	idx     *locate.Points[uint64]
+	epoch   uint64           // of the latest full resync
+	touched []world.ObjectID // objects the current think may have moved
+	tsort   []world.ObjectID
+	qsum    float64 // widths of this frame's Each boxes, for the cell size
+	qn      int
+	// linear makes Each scan every local object: the reference the index
+	// is tested and benchmarked against.
+	linear bool
 }
 
 // New returns a node with no objects.
@@ -71,6 +82,7 @@ func New(cfg Config) (*Node, error) {
 	if h, ok := cfg.Discovery.(hoster); ok {
 		n.host, n.handoff = h.Host()
 	}
+	n.idx = locate.NewPoints[uint64](n.dims, locate.DefaultCell)
 	n.out.MaxPayload = cfg.MaxPayload
 	n.lout.Outbox = &n.out
 	n.ctx.n = n
@@ -100,11 +112,14 @@ func (n *Node) Tick(now time.Duration) {
 	now = n.now
 	n.stats.Ticks++
 	n.ids = n.store.IDs(n.ids[:0], true)
+	n.syncIndex()
 	n.inThink = true
 	for _, id := range n.ids {
 		if obj, primary, ok := n.store.Lookup(id); ok && primary {
 			n.stats.Thinks++
+			n.touch(id)
 			obj.Think(&n.ctx)
+			n.settle()
 		}
 	}
 	n.inThink = false
@@ -309,6 +324,7 @@ func (n *Node) create(s *world.Schema, init func(*world.State)) (world.Object, e
 	if err != nil {
 		return nil, err
 	}
+	n.touch(id) // the creator may still move it
 	n.seq++
 	n.created[id] = true
 	n.stats.Created++
@@ -334,6 +350,7 @@ func (n *Node) delete(id world.ObjectID) error {
 	}
 	n.stats.Deleted++
 	delete(n.created, id)
+	n.touch(id)
 	return nil
 }
 
@@ -341,6 +358,7 @@ func (n *Node) delete(id world.ObjectID) error {
 // at once and forwarded to the primary as a tentative write (how a client's
 // player input reaches the server under client-server).
 func (n *Node) Write(id world.ObjectID, fn func(*world.State)) error {
+	n.touch(id)
 	err := n.store.Write(id, fn)
 	if errors.Is(err, replica.ErrUnknown) {
 		return fmt.Errorf("%w: %v", world.ErrUnknownObject, id)
@@ -379,10 +397,15 @@ func (c *context) Lookup(id world.ObjectID) (world.Object, bool, bool) {
 	return c.n.store.Lookup(id)
 }
 
-// Each walks a snapshot of the IDs (fn may create and delete objects, and
-// call Each again: nested calls stack their snapshots in one buffer).
+// Each walks a snapshot of the IDs of the objects in box, from the location
+// index (fn may create and delete objects, and call Each again: nested
+// calls stack their snapshots in one buffer).
 func (c *context) Each(box world.Box, fn func(world.Object, bool) bool) {
 	n := c.n
+	if !n.linear {
+		n.eachIndexed(box, fn)
+		return
+	}
 	start := len(n.each)
 	n.each = n.store.IDs(n.each, false)
 	ids := n.each[start:]

@@ -1,0 +1,129 @@
+package node
+
+import (
+	"github.com/overworld/overworld/internal/locate"
+	"slices"
+
+	"github.com/overworld/overworld/world"
+)
+
+// The location index. Context.Each must visit the local objects whose
+// location lies in a box, in ID order; scanning every object made a frame
+// of n thinking objects O(n²). The node keeps every local object in a grid
+// (locate.Points) keyed by its location, kept exact as follows:
+//
+//   - at the start of each Tick's think phase, every object is re-indexed
+//     at its current location (O(objects): this catches what Step, Spawn,
+//     Write and the replica store changed between frames);
+//   - during a think, the objects it changes — the thinking object, the
+//     objects it creates and deletes and those it changes with Write — are
+//     "touched": Each checks them at their live location instead of their
+//     indexed one, and they are re-indexed when the think returns.
+//
+// So Each answers exactly what a scan of every object would, as long as a
+// think function changes other objects only through Context.Write (as the
+// world.Context contract asks, and as arena.Local, the reference Context,
+// also assumes). An object changed directly through its State by another
+// object's think is found at its new location from the next frame on.
+
+// syncIndex re-indexes every local object at its location and drops the
+// objects that are gone; it also adapts the cell size to the width of the
+// previous frame's Each boxes.
+func (n *Node) syncIndex() {
+	if n.linear {
+		return
+	}
+	if n.qn > 0 {
+		n.idx.SetCell(locate.AutoCell(n.qsum/float64(n.qn), n.idx.Cell()))
+		n.qsum, n.qn = 0, 0
+	}
+	n.epoch++
+	n.store.Range(func(obj world.Object, _ bool) bool {
+		st := obj.State()
+		n.idx.Set(st.ID(), st.Location(), n.epoch)
+		return true
+	})
+	for i := n.idx.Len() - 1; i >= 0; i-- {
+		if id, _, e := n.idx.At(i); e != n.epoch {
+			n.idx.Delete(id) // the last entry moves to i: already seen
+		}
+	}
+	n.touched = n.touched[:0]
+}
+
+// touch records that the current think may change object id.
+func (n *Node) touch(id world.ObjectID) {
+	if n.inThink && !n.linear {
+		n.touched = append(n.touched, id)
+	}
+}
+
+// settle re-indexes the objects the finished think touched.
+func (n *Node) settle() {
+	for _, id := range n.touched {
+		if obj, _, ok := n.store.Lookup(id); ok {
+			n.idx.Set(id, obj.State().Location(), n.epoch)
+		} else {
+			n.idx.Delete(id)
+		}
+	}
+	n.touched = n.touched[:0]
+}
+
+// eachIndexed is Context.Each over the index: the indexed objects in box
+// that the current think has not touched, and the touched ones whose live
+// location is in box, visited in ID order if they still exist when their
+// turn comes (the objects in box when Each is called: what fn changes does
+// not change the walk, as in arena.Local, the reference Context).
+func (n *Node) eachIndexed(box world.Box, fn func(world.Object, bool) bool) {
+	if w, ok := boxWidth(&box, n.dims); ok {
+		n.qsum += w
+		n.qn++
+	}
+	start := len(n.each)
+	defer func() { n.each = n.each[:start] }()
+	n.each = n.idx.Query(box, n.each)
+	if len(n.touched) > 0 {
+		t := append(n.tsort[:0], n.touched...)
+		slices.Sort(t)
+		t = slices.Compact(t)
+		n.tsort = t
+		kept := n.each[:start]
+		j := 0
+		for _, id := range n.each[start:] {
+			for j < len(t) && t[j] < id {
+				j++
+			}
+			if j == len(t) || t[j] != id {
+				kept = append(kept, id)
+			}
+		}
+		n.each = kept
+		for _, id := range t {
+			if obj, _, ok := n.store.Lookup(id); ok && box.Contains(obj.State().Location(), n.dims) {
+				n.each = append(n.each, id)
+			}
+		}
+		slices.Sort(n.each[start:])
+	}
+	ids := n.each[start:]
+	for _, id := range ids {
+		obj, primary, ok := n.store.Lookup(id)
+		if !ok {
+			continue
+		}
+		if !fn(obj, primary) {
+			return
+		}
+	}
+}
+
+// boxWidth returns b's larger extent over the first two dimensions, when
+// finite.
+func boxWidth(b *world.Box, dims int) (float64, bool) {
+	w := b.Max[0] - b.Min[0]
+	if dims > 1 {
+		w = max(w, b.Max[1]-b.Min[1])
+	}
+	return w, w >= 0 && w < 1e300
+}
