@@ -234,6 +234,7 @@ func (n *Node) Step(now time.Duration, p wire.Packet) {
 			_ = n.disc.Step(now, p.From, t, body, &n.lout)
 		}
 	}
+	n.store.Answer(now, &n.out)
 	n.takeLocatorOutput(now)
 }
 

@@ -165,6 +165,7 @@ type Store struct {
 
 	// queued outputs
 	idq    []idMsg
+	answer []idMsg // registrations of new holders, answered by Answer
 	writes []pendingWrite
 	wbuf   []byte
 

@@ -16,6 +16,7 @@ import (
 // primaries' interests (boxes over the registry's space).
 func (s *Store) Flush(now time.Duration, view []world.Box, o *wire.Outbox) {
 	s.sends = s.sends[:0]
+	s.answer = s.answer[:0] // fresh holders get their full state below
 	for _, id := range s.ids {
 		e := s.objs[id]
 		if e.primary {
@@ -42,6 +43,31 @@ func (s *Store) Flush(now time.Duration, view []world.Box, o *wire.Outbox) {
 			delete(s.tomb, id)
 		}
 	}
+}
+
+// Answer sends, at once, the full state of every local primary to each
+// new holder that registered since the last Answer or Flush, instead of
+// at the next Flush: a replica request is answered within the Step that
+// delivered it, not up to a frame later. The caller (package node) calls
+// it after applying a received packet.
+func (s *Store) Answer(now time.Duration, o *wire.Outbox) {
+	if len(s.answer) == 0 {
+		return
+	}
+	s.sends = s.sends[:0]
+	for _, a := range s.answer {
+		e, ok := s.objs[a.id]
+		if !ok || !e.primary {
+			continue
+		}
+		if h := e.holder(a.to, false); h != nil && h.fresh && h.alive(now) {
+			s.sends = append(s.sends, send{to: a.to, e: e})
+			h.sent, h.sentAt, h.fresh = e.version, now, false
+		}
+	}
+	s.answer = s.answer[:0]
+	s.encodeUpdates(now, o)
+	s.sends = s.sends[:0]
 }
 
 func (s *Store) flushPrimary(now time.Duration, e *entry) {
