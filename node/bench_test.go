@@ -153,7 +153,8 @@ func BenchmarkNodeFrame(b *testing.B) {
 // arena bots' fight-range scan), among 1.5 static items per walker (the
 // arena's 24 items per 16-player map).
 type scanWorld struct {
-	side     float64
+	side     float64 // width (x)
+	height   float64 // y; 0: side
 	scanner  *world.Schema
 	registry *world.Registry
 	found    int64 // objects the scans visited
@@ -185,12 +186,12 @@ func (s *scanner) Think(ctx world.Context) {
 	if st.Bool(sStatic) {
 		return
 	}
-	for _, a := range [2][2]int{{sX, sVX}, {sY, sVY}} {
+	for d, a := range [2][2]int{{sX, sVX}, {sY, sVY}} {
 		p, v := st.Float(a[0]), st.Float(a[1])
 		p += v * 0.1
-		if p < 0 || p > s.w.side {
+		if hi := s.w.extent(d); p < 0 || p > hi {
 			v = -v
-			p = max(0, min(s.w.side, p))
+			p = max(0, min(hi, p))
 		}
 		st.SetFloat(a[0], p)
 		st.SetFloat(a[1], v)
@@ -199,6 +200,13 @@ func (s *scanner) Think(ctx world.Context) {
 		s.w.found++
 		return true
 	})
+}
+
+func (w *scanWorld) extent(d int) float64 {
+	if d == 1 && w.height > 0 {
+		return w.height
+	}
+	return w.side
 }
 
 func newScanWorld(walkers int) *scanWorld {
@@ -278,5 +286,54 @@ func BenchmarkEach(b *testing.B) {
 				b.ReportMetric(float64(w.found)/float64(frames*walkers), "found/scan")
 			})
 		}
+	}
+}
+
+// BenchmarkCluster768 runs the first target workload on the test
+// harness: 96 nodes × 8 walkers (768 players) on a rect map 128 m high at
+// the model game's density (6,144 m × 128 m), directory architecture
+// (node 1 is the rendezvous) with a 5 m subscription margin, 30–80 ms
+// latency, each walker scanning 40 m around itself every frame. One
+// iteration is one second of game time on every node (the harness's own
+// delivery heap included); x-realtime is game time over CPU time.
+func BenchmarkCluster768(b *testing.B) {
+	for _, linear := range []bool{true, false} {
+		name := "index"
+		if linear {
+			name = "linear"
+		}
+		b.Run(name, func(b *testing.B) {
+			const nodes, per = 96, 8
+			w := newScanWorld(nodes * per)
+			w.side, w.height = nodes*per*1024/128, 128
+			c := newCluster(b, &game{registry: w.registry}, clusterOpts{nodes: nodes, arch: "directory",
+				latency: 30 * time.Millisecond, spread: 50 * time.Millisecond, seed: 3, margin: 5})
+			r := rand.New(rand.NewPCG(3, 3))
+			for _, n := range c.nodes {
+				n.linear = linear
+				for range per {
+					_, err := n.Spawn(0, w.scanner, func(st *world.State) {
+						st.SetFloat(sX, r.Float64()*w.side)
+						st.SetFloat(sY, r.Float64()*w.height)
+						a := r.Float64() * 2 * math.Pi
+						st.SetFloat(sVX, 10*math.Cos(a))
+						st.SetFloat(sVY, 10*math.Sin(a))
+					})
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				if d, ok := n.cfg.Discovery.(*locate.Directory); ok {
+					d.SetLinear(linear)
+				}
+			}
+			c.run(2 * time.Second)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				c.run(c.now + time.Second)
+			}
+			b.ReportMetric(float64(b.N)*1e9/float64(b.Elapsed().Nanoseconds()), "x-realtime")
+		})
 	}
 }

@@ -12,9 +12,11 @@ import (
 // of n thinking objects O(n²). The node keeps every local object in a grid
 // (locate.Points) keyed by its location, kept exact as follows:
 //
-//   - at the start of each Tick's think phase, every object is re-indexed
-//     at its current location (O(objects): this catches what Step, Spawn,
-//     Write and the replica store changed between frames);
+//   - at the start of each Tick's think phase, the objects the store added
+//     or removed since the last Tick are inserted or dropped, and every
+//     object is re-indexed at its current location (one pass over the
+//     index's dense array: this catches what Step, Spawn, Write and the
+//     replica store changed between frames);
 //   - during a think, the objects it changes — the thinking object, the
 //     objects it creates and deletes and those it changes with Write — are
 //     "touched": Each checks them at their live location instead of their
@@ -26,29 +28,42 @@ import (
 // also assumes). An object changed directly through its State by another
 // object's think is found at its new location from the next frame on.
 
-// syncIndex re-indexes every local object at its location and drops the
-// objects that are gone; it also adapts the cell size to the width of the
-// previous frame's Each boxes.
+// syncIndex brings the index up to date with the store: the objects it
+// added or removed since the last sync (replicas that arrived or left,
+// spawns, handoffs, deletions) are inserted or dropped, and every indexed
+// object is moved to its current location (one pass over a dense array).
+// It also adapts the cell size to the width of the previous frame's Each
+// boxes.
 func (n *Node) syncIndex() {
 	if n.linear {
+		n.store.Members(nil)
 		return
 	}
 	if n.qn > 0 {
 		n.idx.SetCell(locate.AutoCell(n.qsum/float64(n.qn), n.idx.Cell()))
 		n.qsum, n.qn = 0, 0
 	}
-	n.epoch++
-	n.store.Range(func(obj world.Object, _ bool) bool {
-		st := obj.State()
-		n.idx.Set(st.ID(), st.Location(), n.epoch)
-		return true
-	})
-	for i := n.idx.Len() - 1; i >= 0; i-- {
-		if id, _, e := n.idx.At(i); e != n.epoch {
-			n.idx.Delete(id) // the last entry moves to i: already seen
+	n.members = n.store.Members(n.members[:0])
+	for _, id := range n.members {
+		n.reindex(id)
+	}
+	for i := range n.idx.Len() {
+		_, loc, obj := n.idx.At(i)
+		if l := obj.State().Location(); l != loc {
+			n.idx.MoveAt(i, l)
 		}
 	}
 	n.touched = n.touched[:0]
+}
+
+// reindex puts local object id at its current location, or drops it from
+// the index if it is gone.
+func (n *Node) reindex(id world.ObjectID) {
+	if obj, _, ok := n.store.Lookup(id); ok {
+		n.idx.Set(id, obj.State().Location(), obj)
+	} else {
+		n.idx.Delete(id)
+	}
 }
 
 // touch records that the current think may change object id.
@@ -61,13 +76,12 @@ func (n *Node) touch(id world.ObjectID) {
 // settle re-indexes the objects the finished think touched.
 func (n *Node) settle() {
 	for _, id := range n.touched {
-		if obj, _, ok := n.store.Lookup(id); ok {
-			n.idx.Set(id, obj.State().Location(), n.epoch)
-		} else {
-			n.idx.Delete(id)
-		}
+		n.reindex(id)
 	}
 	n.touched = n.touched[:0]
+	// What the think created or deleted is indexed now; the members list
+	// repeats it for the next sync, which is harmless.
+
 }
 
 // eachIndexed is Context.Each over the index: the indexed objects in box

@@ -56,8 +56,8 @@ type Node struct {
 	inThink bool
 
 	// The location index Context.Each queries (see index.go).
-	idx     *locate.Points[uint64]
-	epoch   uint64           // of the latest full resync
+	idx     *locate.Points[world.Object]
+	members []world.ObjectID
 	touched []world.ObjectID // objects the current think may have moved
 	tsort   []world.ObjectID
 	qsum    float64 // widths of this frame's Each boxes, for the cell size
@@ -82,7 +82,8 @@ func New(cfg Config) (*Node, error) {
 	if h, ok := cfg.Discovery.(hoster); ok {
 		n.host, n.handoff = h.Host()
 	}
-	n.idx = locate.NewPoints[uint64](n.dims, locate.DefaultCell)
+	n.idx = locate.NewPoints[world.Object](n.dims, locate.DefaultCell)
+	st.TrackMembers()
 	n.out.MaxPayload = cfg.MaxPayload
 	n.lout.Outbox = &n.out
 	n.ctx.n = n

@@ -133,3 +133,8 @@ func (c *ClientServer) tickIndexed(f *Frame, out *Out) {
 func (c *ClientServer) Step(now time.Duration, from wire.NodeID, t wire.Type, body []byte, out *Out) error {
 	return fmt.Errorf("%w: client-server expects no %v frames", wire.ErrMalformed, t)
 }
+
+// SetLinear makes the server test every object against every client's
+// view instead of using its index (same results; for tests and
+// benchmarks).
+func (c *ClientServer) SetLinear(on bool) { c.linear = on }

@@ -369,3 +369,8 @@ func (d *Directory) sendMatches(now time.Duration, dims int, out *Out) {
 		d.flushPubs(out, wire.TypeMatch, to)
 	}
 }
+
+// SetLinear makes the rendezvous match by scanning every publication and
+// subscription instead of using its indexes (same results; for tests and
+// benchmarks that measure the indexes against the scan).
+func (d *Directory) SetLinear(on bool) { d.linear = on }

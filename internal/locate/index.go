@@ -195,6 +195,10 @@ func (x *Points[V]) move(i int32, loc world.Point) {
 	}
 }
 
+// MoveAt moves the i-th point of the internal order (0 <= i < Len) to
+// loc; it does not change the internal order.
+func (x *Points[V]) MoveAt(i int, loc world.Point) { x.move(int32(i), loc) }
+
 // Delete removes id and reports whether it was indexed. The last point of
 // the internal order takes its place.
 func (x *Points[V]) Delete(id world.ObjectID) bool {
