@@ -289,51 +289,62 @@ func BenchmarkEach(b *testing.B) {
 	}
 }
 
-// BenchmarkCluster768 runs the first target workload on the test
-// harness: 96 nodes × 8 walkers (768 players) on a rect map 128 m high at
-// the model game's density (6,144 m × 128 m), directory architecture
-// (node 1 is the rendezvous) with a 5 m subscription margin, 30–80 ms
-// latency, each walker scanning 40 m around itself every frame. One
-// iteration is one second of game time on every node (the harness's own
-// delivery heap included); x-realtime is game time over CPU time.
-func BenchmarkCluster768(b *testing.B) {
-	for _, linear := range []bool{true, false} {
-		name := "index"
-		if linear {
-			name = "linear"
+// BenchmarkCluster runs the target workloads on the test harness:
+// 96 nodes × 8 walkers (768 players) and 96 nodes × 104 walkers (9,984
+// players), on a rect map 128 m high at the model game's density (1,024 m²
+// per walker, so 6,144 m or 79,872 m wide), directory architecture (node 1
+// is the rendezvous) with a 5 m subscription margin, 30–80 ms latency,
+// each walker scanning 40 m around itself every frame. One iteration is
+// one second of game time on every node (the harness's own delivery heap
+// included); x-realtime is game time over elapsed time.
+func BenchmarkCluster(b *testing.B) {
+	for _, per := range []int{8, 104} {
+		for _, linear := range []bool{true, false} {
+			name := "index"
+			if linear {
+				name = "linear"
+			}
+			b.Run(fmt.Sprintf("players=%d/%s", 96*per, name), func(b *testing.B) {
+				benchCluster(b, 96, per, linear)
+			})
 		}
-		b.Run(name, func(b *testing.B) {
-			const nodes, per = 96, 8
-			w := newScanWorld(nodes * per)
-			w.side, w.height = nodes*per*1024/128, 128
-			c := newCluster(b, &game{registry: w.registry}, clusterOpts{nodes: nodes, arch: "directory",
-				latency: 30 * time.Millisecond, spread: 50 * time.Millisecond, seed: 3, margin: 5})
-			r := rand.New(rand.NewPCG(3, 3))
-			for _, n := range c.nodes {
-				n.linear = linear
-				for range per {
-					_, err := n.Spawn(0, w.scanner, func(st *world.State) {
-						st.SetFloat(sX, r.Float64()*w.side)
-						st.SetFloat(sY, r.Float64()*w.height)
-						a := r.Float64() * 2 * math.Pi
-						st.SetFloat(sVX, 10*math.Cos(a))
-						st.SetFloat(sVY, 10*math.Sin(a))
-					})
-					if err != nil {
-						b.Fatal(err)
-					}
-				}
-				if d, ok := n.cfg.Discovery.(*locate.Directory); ok {
-					d.SetLinear(linear)
-				}
-			}
-			c.run(2 * time.Second)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for b.Loop() {
-				c.run(c.now + time.Second)
-			}
-			b.ReportMetric(float64(b.N)*1e9/float64(b.Elapsed().Nanoseconds()), "x-realtime")
-		})
 	}
+}
+
+func benchCluster(b *testing.B, nodes, per int, linear bool) {
+	w := newScanWorld(nodes * per)
+	w.side, w.height = float64(nodes*per)*1024/128, 128
+	c := newCluster(b, &game{registry: w.registry}, clusterOpts{nodes: nodes, arch: "directory",
+		latency: 30 * time.Millisecond, spread: 50 * time.Millisecond, seed: 3, margin: 5})
+	r := rand.New(rand.NewPCG(3, 3))
+	for _, n := range c.nodes {
+		n.linear = linear
+		if d, ok := n.cfg.Discovery.(*locate.Directory); ok {
+			d.SetLinear(linear)
+		}
+		for range per {
+			_, err := n.Spawn(0, w.scanner, func(st *world.State) {
+				st.SetFloat(sX, r.Float64()*w.side)
+				st.SetFloat(sY, r.Float64()*w.height)
+				a := r.Float64() * 2 * math.Pi
+				st.SetFloat(sVX, 10*math.Cos(a))
+				st.SetFloat(sVY, 10*math.Sin(a))
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	c.run(2 * time.Second)
+	reps := 0
+	for _, n := range c.nodes {
+		reps += n.store.Len() - per
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		c.run(c.now + time.Second)
+	}
+	b.ReportMetric(float64(b.N)*1e9/float64(b.Elapsed().Nanoseconds()), "x-realtime")
+	b.ReportMetric(float64(reps)/float64(nodes), "replicas/node")
 }

@@ -141,3 +141,27 @@ func boxWidth(b *world.Box, dims int) (float64, bool) {
 	}
 	return w, w >= 0 && w < 1e300
 }
+
+// viewIndex holds the frame's view in a grid, so that "is this location
+// in the view" (for every discovered object and every replica, each
+// frame) costs a cell lookup instead of a scan of the view's boxes: a
+// node with many primaries has as many view boxes.
+type viewIndex struct {
+	boxes *locate.Boxes
+}
+
+func (v *viewIndex) build(view []world.Box, linear bool) {
+	v.boxes.Reset()
+	if linear {
+		return
+	}
+	for _, b := range view {
+		v.boxes.Add(0, b)
+	}
+	if c := locate.AutoCell(v.boxes.MeanWidth(), v.boxes.Cell()); c != v.boxes.Cell() {
+		v.boxes.SetCell(c)
+	}
+}
+
+// Contains reports whether p lies in the view (replica.View).
+func (v *viewIndex) Contains(p world.Point) bool { return v.boxes.Any(p) }

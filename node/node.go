@@ -57,6 +57,7 @@ type Node struct {
 
 	// The location index Context.Each queries (see index.go).
 	idx     *locate.Points[world.Object]
+	vidx    viewIndex
 	members []world.ObjectID
 	touched []world.ObjectID // objects the current think may have moved
 	tsort   []world.ObjectID
@@ -84,6 +85,7 @@ func New(cfg Config) (*Node, error) {
 	}
 	n.idx = locate.NewPoints[world.Object](n.dims, locate.DefaultCell)
 	st.TrackMembers()
+	n.vidx.boxes = locate.NewBoxes(n.dims, locate.DefaultCell)
 	n.out.MaxPayload = cfg.MaxPayload
 	n.lout.Outbox = &n.out
 	n.ctx.n = n
@@ -136,7 +138,11 @@ func (n *Node) Tick(now time.Duration) {
 			n.store.Want(now, id, f.Node, f.Until)
 		}
 	}
-	n.store.Flush(now, n.view, &n.out)
+	if n.linear {
+		n.store.Flush(now, n.view, &n.out)
+	} else {
+		n.store.FlushView(now, &n.vidx, &n.out)
+	}
 	clear(n.created)
 }
 
@@ -169,6 +175,7 @@ func (n *Node) buildFrame(now time.Duration) {
 		})
 	}
 	n.frame = locate.Frame{Now: now, Self: n.cfg.ID, Dims: n.dims, Primaries: n.prims, View: n.view}
+	n.vidx.build(n.view, n.linear)
 }
 
 // appendInterest appends obj's valid, non-empty interest boxes.
@@ -185,6 +192,9 @@ func (n *Node) appendInterest(dst []world.Box, obj world.Object) []world.Box {
 }
 
 func (n *Node) inView(p world.Point) bool {
+	if !n.linear {
+		return n.vidx.Contains(p)
+	}
 	for i := range n.view {
 		if n.view[i].Contains(p, n.dims) {
 			return true

@@ -493,6 +493,21 @@ func (x *Boxes) SetCell(cell float64) {
 	}
 }
 
+// Any reports whether a box contains p (in the index's dimensions).
+func (x *Boxes) Any(p world.Point) bool {
+	for _, i := range x.cells[pointCell(&p, x.dims, x.cell)] {
+		if x.ents[i].box.Contains(p, x.dims) {
+			return true
+		}
+	}
+	for _, i := range x.wide {
+		if x.ents[i].box.Contains(p, x.dims) {
+			return true
+		}
+	}
+	return false
+}
+
 // Owners appends to dst, in increasing order and once each, the owners
 // with a box containing p (in the index's dimensions).
 func (x *Boxes) Owners(p world.Point, dst []wire.NodeID) []wire.NodeID {

@@ -179,6 +179,9 @@ func TestBoxesMatchScan(t *testing.T) {
 				if !slices.Equal(got, want) {
 					t.Fatalf("seed %d step %d (dims %d, cell %g): owners at %v: %v, scan %v", seed, step, dims, x.Cell(), p, got, want)
 				}
+				if x.Any(p) != (len(want) > 0) {
+					t.Fatalf("seed %d step %d: Any(%v) = %v, scan found %v", seed, step, p, x.Any(p), want)
+				}
 			}
 		}
 	}
