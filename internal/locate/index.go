@@ -315,7 +315,7 @@ type Boxes struct {
 	ents   []boxEnt
 	free   []int32
 	owners map[wire.NodeID][]int32 // box slots of each owner (may be empty)
-	cells  map[cellKey][]int32
+	cells  map[cellKey][]int32 // may hold empty lists after Reset
 	wide   []int32
 	spare  [][]int32
 	hits   []wire.NodeID
@@ -457,11 +457,16 @@ func (x *Boxes) Remove(owner wire.NodeID) {
 	}
 }
 
-// Reset removes every box, keeping the memory.
+// Reset removes every box, keeping the memory: a cell keeps its list
+// (empty) for the next boxes, unless it was already empty.
 func (x *Boxes) Reset() {
 	for k, l := range x.cells {
-		x.spare = append(x.spare, l[:0])
-		delete(x.cells, k)
+		if len(l) == 0 {
+			delete(x.cells, k)
+			x.spare = append(x.spare, l)
+		} else {
+			x.cells[k] = l[:0]
+		}
 	}
 	for o, l := range x.owners {
 		if len(l) == 0 {
