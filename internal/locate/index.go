@@ -315,7 +315,7 @@ type Boxes struct {
 	ents   []boxEnt
 	free   []int32
 	owners map[wire.NodeID][]int32 // box slots of each owner (may be empty)
-	cells  map[cellKey][]int32 // may hold empty lists after Reset
+	cells  map[cellKey][]int32     // may hold empty lists after Reset
 	wide   []int32
 	spare  [][]int32
 	hits   []wire.NodeID
