@@ -62,6 +62,7 @@ type Directory struct {
 	nextPub    time.Duration
 	nextSub    time.Duration
 	subscribed []world.Box
+	subBoxes   *Boxes // subscribed, indexed (for covered)
 
 	// rendezvous state: publications in a point index, subscriptions
 	// sorted by node and their boxes in a box index, both over the space
@@ -205,8 +206,9 @@ func (d *Directory) Tick(f *Frame, out *Out) {
 	for _, b := range f.View {
 		d.want = append(d.want, b.Expand(d.cfg.Margin, d.cfg.Margin))
 	}
-	if now >= d.nextSub && (len(d.want) > 0 || len(d.subscribed) > 0) || !covered(f.View, d.subscribed, f.Dims) {
+	if now >= d.nextSub && (len(d.want) > 0 || len(d.subscribed) > 0) || !d.covered(f.View, f.Dims) {
 		d.subscribed = append(d.subscribed[:0], d.want...)
+		d.indexSubscribed(f.Dims)
 		d.nextSub = now + d.cfg.SubscribePeriod
 		if len(d.want) == 0 {
 			d.nextSub = 1<<63 - 1 // withdrawn: nothing to refresh until the view is back
@@ -227,6 +229,34 @@ func (d *Directory) flushPubs(out *Out, t wire.Type, to wire.NodeID) {
 	}
 	out.Outbox.Commit(to, t.Class(), wire.AppendPubs(out.Outbox.Buf(), t, &d.msg))
 	d.msg.Pubs = d.msg.Pubs[:0]
+}
+
+// indexSubscribed puts the subscribed boxes in a grid: a node with many
+// primaries has as many view boxes, checked every frame.
+func (d *Directory) indexSubscribed(dims int) {
+	if d.subBoxes == nil || d.subBoxes.Dims() != dims {
+		d.subBoxes = NewBoxes(dims, DefaultCell)
+	}
+	d.subBoxes.Reset()
+	for _, b := range d.subscribed {
+		d.subBoxes.Add(0, b)
+	}
+	if c := AutoCell(d.subBoxes.MeanWidth(), d.subBoxes.Cell()); c != d.subBoxes.Cell() {
+		d.subBoxes.SetCell(c)
+	}
+}
+
+// covered reports whether every box of view lies inside a subscribed box.
+func (d *Directory) covered(view []world.Box, dims int) bool {
+	if d.linear || d.subBoxes == nil || d.subBoxes.Dims() != dims {
+		return covered(view, d.subscribed, dims)
+	}
+	for _, v := range view {
+		if !d.subBoxes.Covers(v) {
+			return false
+		}
+	}
+	return true
 }
 
 // covered reports whether every box of view lies inside a box of subs.

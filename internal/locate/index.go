@@ -513,6 +513,32 @@ func (x *Boxes) Any(p world.Point) bool {
 	return false
 }
 
+// Covers reports whether a box covers b (world.Box.Covers, in the index's
+// dimensions). A box that covers b contains b.Min, so only the boxes of
+// b.Min's cell and the wide ones are candidates (an empty or NaN b is
+// checked against every box: Covers compares bounds, not points).
+func (x *Boxes) Covers(b world.Box) bool {
+	if b.Validate(x.dims) != nil || b.Empty(x.dims) {
+		for i := range x.ents {
+			if x.ents[i].live && x.ents[i].box.Covers(b, x.dims) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, i := range x.cells[pointCell(&b.Min, x.dims, x.cell)] {
+		if x.ents[i].box.Covers(b, x.dims) {
+			return true
+		}
+	}
+	for _, i := range x.wide {
+		if x.ents[i].box.Covers(b, x.dims) {
+			return true
+		}
+	}
+	return false
+}
+
 // Owners appends to dst, in increasing order and once each, the owners
 // with a box containing p (in the index's dimensions).
 func (x *Boxes) Owners(p world.Point, dst []wire.NodeID) []wire.NodeID {

@@ -182,6 +182,14 @@ func TestBoxesMatchScan(t *testing.T) {
 				if x.Any(p) != (len(want) > 0) {
 					t.Fatalf("seed %d step %d: Any(%v) = %v, scan found %v", seed, step, p, x.Any(p), want)
 				}
+				q := randBox(r, cell)
+				cov := false
+				for _, o := range ref {
+					cov = cov || o.b.Covers(q, dims)
+				}
+				if x.Covers(q) != cov {
+					t.Fatalf("seed %d step %d (dims %d): Covers(%+v) = %v, scan %v", seed, step, dims, q, !cov, cov)
+				}
 			}
 		}
 	}
