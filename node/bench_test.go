@@ -2,6 +2,8 @@ package node
 
 import (
 	"fmt"
+	"github.com/overworld/overworld/internal/locate"
+	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -143,4 +145,206 @@ func BenchmarkNodeFrame(b *testing.B) {
 			}
 		})
 	}
+}
+
+// scanWorld is the workload of BenchmarkEach: walkers at the model game's
+// density (1,024 m² of map per walker, 10 m/s, bouncing off the edges),
+// each looking around itself every frame with a 40 m × 40 m Each (the
+// arena bots' fight-range scan), among 1.5 static items per walker (the
+// arena's 24 items per 16-player map).
+type scanWorld struct {
+	side     float64 // width (x)
+	height   float64 // y; 0: side
+	scanner  *world.Schema
+	registry *world.Registry
+	found    int64 // objects the scans visited
+}
+
+const (
+	sX = iota
+	sY
+	sVX
+	sVY
+	sStatic
+)
+
+type scanner struct {
+	w  *scanWorld
+	st *world.State
+}
+
+func (s *scanner) State() *world.State { return s.st }
+func (s *scanner) Interest(dst []world.Box) []world.Box {
+	if s.st.Bool(sStatic) {
+		return dst
+	}
+	return append(dst, world.BoxAround(s.st.Location(), world.Point{20, 20}))
+}
+
+func (s *scanner) Think(ctx world.Context) {
+	st := s.st
+	if st.Bool(sStatic) {
+		return
+	}
+	for d, a := range [2][2]int{{sX, sVX}, {sY, sVY}} {
+		p, v := st.Float(a[0]), st.Float(a[1])
+		p += v * 0.1
+		if hi := s.w.extent(d); p < 0 || p > hi {
+			v = -v
+			p = max(0, min(hi, p))
+		}
+		st.SetFloat(a[0], p)
+		st.SetFloat(a[1], v)
+	}
+	ctx.Each(world.BoxAround(st.Location(), world.Point{20, 20, math.Inf(1)}), func(world.Object, bool) bool {
+		s.w.found++
+		return true
+	})
+}
+
+func (w *scanWorld) extent(d int) float64 {
+	if d == 1 && w.height > 0 {
+		return w.height
+	}
+	return w.side
+}
+
+func newScanWorld(walkers int) *scanWorld {
+	w := &scanWorld{side: math.Sqrt(float64(walkers) * 1024)}
+	w.scanner = world.MustSchema("scanner", world.MustSpace("x", "y"), []world.Field{
+		{Name: "x", Type: world.Float, Quantum: 1.0 / 16}, {Name: "y", Type: world.Float, Quantum: 1.0 / 16},
+		{Name: "vx", Type: world.Float, Quantum: 1.0 / 8}, {Name: "vy", Type: world.Float, Quantum: 1.0 / 8},
+		{Name: "static", Type: world.Bool},
+	}, func(st *world.State) world.Object { return &scanner{w: w, st: st} })
+	var err error
+	w.registry, err = world.NewRegistry(world.MustSpace("x", "y"), w.scanner)
+	if err != nil {
+		panic(err)
+	}
+	return w
+}
+
+// scanNode returns a client-server server holding the scan workload's
+// walkers and items as its own primaries (no clients: the frame is all
+// think functions, commits and discovery bookkeeping).
+func scanNode(tb testing.TB, walkers int, seed uint64) (*Node, *scanWorld) {
+	w := newScanWorld(walkers)
+	n, err := New(Config{ID: 1, Registry: w.registry, Discovery: locate.NewClientServer(1, 1),
+		Rand: rand.New(rand.NewPCG(seed, 1))})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(seed, 2))
+	for i := range walkers + walkers*3/2 {
+		_, err := n.Spawn(0, w.scanner, func(st *world.State) {
+			st.SetFloat(sX, r.Float64()*w.side)
+			st.SetFloat(sY, r.Float64()*w.side)
+			if i >= walkers {
+				st.SetBool(sStatic, true)
+				return
+			}
+			a := r.Float64() * 2 * math.Pi
+			st.SetFloat(sVX, 10*math.Cos(a))
+			st.SetFloat(sVY, 10*math.Sin(a))
+		})
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return n, w
+}
+
+// BenchmarkEach measures one frame (Tick) of a node holding n walkers (and
+// 1.5·n items) as primaries, every walker calling Context.Each over a
+// 40 m box: the client-server server's think phase.
+func BenchmarkEach(b *testing.B) {
+	for _, walkers := range []int{768, 10000} {
+		for _, linear := range []bool{true, false} {
+			name := "index"
+			if linear {
+				name = "linear"
+			}
+			b.Run(fmt.Sprintf("n=%d/%s", walkers, name), func(b *testing.B) {
+				n, w := scanNode(b, walkers, 1)
+				n.linear = linear
+				now := time.Duration(0)
+				for range 3 {
+					now += 100 * time.Millisecond
+					n.Tick(now)
+					n.Drain(nil)
+				}
+				w.found = 0
+				b.ReportAllocs()
+				b.ResetTimer()
+				frames := 0
+				for b.Loop() {
+					now += 100 * time.Millisecond
+					n.Tick(now)
+					n.Drain(nil)
+					frames++
+				}
+				b.ReportMetric(float64(w.found)/float64(frames*walkers), "found/scan")
+			})
+		}
+	}
+}
+
+// BenchmarkCluster runs the target workloads on the test harness:
+// 96 nodes × 8 walkers (768 players) and 96 nodes × 104 walkers (9,984
+// players), on a rect map 128 m high at the model game's density (1,024 m²
+// per walker, so 6,144 m or 79,872 m wide), directory architecture (node 1
+// is the rendezvous) with a 5 m subscription margin, 30–80 ms latency,
+// each walker scanning 40 m around itself every frame. One iteration is
+// one second of game time on every node (the harness's own delivery heap
+// included); x-realtime is game time over elapsed time.
+func BenchmarkCluster(b *testing.B) {
+	for _, per := range []int{8, 104} {
+		for _, linear := range []bool{true, false} {
+			name := "index"
+			if linear {
+				name = "linear"
+			}
+			b.Run(fmt.Sprintf("players=%d/%s", 96*per, name), func(b *testing.B) {
+				benchCluster(b, 96, per, linear)
+			})
+		}
+	}
+}
+
+func benchCluster(b *testing.B, nodes, per int, linear bool) {
+	w := newScanWorld(nodes * per)
+	w.side, w.height = float64(nodes*per)*1024/128, 128
+	c := newCluster(b, &game{registry: w.registry}, clusterOpts{nodes: nodes, arch: "directory",
+		latency: 30 * time.Millisecond, spread: 50 * time.Millisecond, seed: 3, margin: 5})
+	r := rand.New(rand.NewPCG(3, 3))
+	for _, n := range c.nodes {
+		n.linear = linear
+		if d, ok := n.cfg.Discovery.(*locate.Directory); ok {
+			d.SetLinear(linear)
+		}
+		for range per {
+			_, err := n.Spawn(0, w.scanner, func(st *world.State) {
+				st.SetFloat(sX, r.Float64()*w.side)
+				st.SetFloat(sY, r.Float64()*w.height)
+				a := r.Float64() * 2 * math.Pi
+				st.SetFloat(sVX, 10*math.Cos(a))
+				st.SetFloat(sVY, 10*math.Sin(a))
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	c.run(2 * time.Second)
+	reps := 0
+	for _, n := range c.nodes {
+		reps += n.store.Len() - per
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		c.run(c.now + time.Second)
+	}
+	b.ReportMetric(float64(b.N)*1e9/float64(b.Elapsed().Nanoseconds()), "x-realtime")
+	b.ReportMetric(float64(reps)/float64(nodes), "replicas/node")
 }

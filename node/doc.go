@@ -24,6 +24,15 @@
 //     (ownership of their payloads passes to the driver). Packets a node
 //     addresses to itself never leave it.
 //
+// Context.Each is answered from a grid of the local objects' locations
+// (see index.go), re-synchronised at every Tick and kept exact during the
+// think phase as long as a think function changes other objects only
+// through Context.Write (world.Context's contract); a change made directly
+// through another object's State is seen by Each from the next Tick. Each
+// visits the objects in the box when it is called, in ID
+// order, skipping those deleted before their turn. A replica request is
+// answered with the object's full state within the Step that delivers it.
+//
 // Observers read the node through Objects (primaries and replicas, their
 // versions, states and the time the primary produced them), View (the
 // union of the node's interests), Stats and ReplicaStats.

@@ -54,6 +54,18 @@ type Node struct {
 	each    []world.ObjectID
 	ctx     context
 	inThink bool
+
+	// The location index Context.Each queries (see index.go).
+	idx     *locate.Points[world.Object]
+	vidx    viewIndex
+	members []world.ObjectID
+	touched []world.ObjectID // objects the current think may have moved
+	tsort   []world.ObjectID
+	qsum    float64 // widths of this frame's Each boxes, for the cell size
+	qn      int
+	// linear makes Each scan every local object: the reference the index
+	// is tested and benchmarked against.
+	linear bool
 }
 
 // New returns a node with no objects.
@@ -71,6 +83,9 @@ func New(cfg Config) (*Node, error) {
 	if h, ok := cfg.Discovery.(hoster); ok {
 		n.host, n.handoff = h.Host()
 	}
+	n.idx = locate.NewPoints[world.Object](n.dims, locate.DefaultCell)
+	st.TrackMembers()
+	n.vidx.boxes = locate.NewBoxes(n.dims, locate.DefaultCell)
 	n.out.MaxPayload = cfg.MaxPayload
 	n.lout.Outbox = &n.out
 	n.ctx.n = n
@@ -100,11 +115,14 @@ func (n *Node) Tick(now time.Duration) {
 	now = n.now
 	n.stats.Ticks++
 	n.ids = n.store.IDs(n.ids[:0], true)
+	n.syncIndex()
 	n.inThink = true
 	for _, id := range n.ids {
 		if obj, primary, ok := n.store.Lookup(id); ok && primary {
 			n.stats.Thinks++
+			n.touch(id)
 			obj.Think(&n.ctx)
+			n.settle()
 		}
 	}
 	n.inThink = false
@@ -120,7 +138,11 @@ func (n *Node) Tick(now time.Duration) {
 			n.store.Want(now, id, f.Node, f.Until)
 		}
 	}
-	n.store.Flush(now, n.view, &n.out)
+	if n.linear {
+		n.store.Flush(now, n.view, &n.out)
+	} else {
+		n.store.FlushView(now, &n.vidx, &n.out)
+	}
 	clear(n.created)
 }
 
@@ -153,6 +175,7 @@ func (n *Node) buildFrame(now time.Duration) {
 		})
 	}
 	n.frame = locate.Frame{Now: now, Self: n.cfg.ID, Dims: n.dims, Primaries: n.prims, View: n.view}
+	n.vidx.build(n.view, n.linear)
 }
 
 // appendInterest appends obj's valid, non-empty interest boxes.
@@ -169,6 +192,9 @@ func (n *Node) appendInterest(dst []world.Box, obj world.Object) []world.Box {
 }
 
 func (n *Node) inView(p world.Point) bool {
+	if !n.linear {
+		return n.vidx.Contains(p)
+	}
 	for i := range n.view {
 		if n.view[i].Contains(p, n.dims) {
 			return true
@@ -219,6 +245,7 @@ func (n *Node) Step(now time.Duration, p wire.Packet) {
 			_ = n.disc.Step(now, p.From, t, body, &n.lout)
 		}
 	}
+	n.store.Answer(now, &n.out)
 	n.takeLocatorOutput(now)
 }
 
@@ -309,6 +336,7 @@ func (n *Node) create(s *world.Schema, init func(*world.State)) (world.Object, e
 	if err != nil {
 		return nil, err
 	}
+	n.touch(id) // the creator may still move it
 	n.seq++
 	n.created[id] = true
 	n.stats.Created++
@@ -334,6 +362,7 @@ func (n *Node) delete(id world.ObjectID) error {
 	}
 	n.stats.Deleted++
 	delete(n.created, id)
+	n.touch(id)
 	return nil
 }
 
@@ -341,6 +370,7 @@ func (n *Node) delete(id world.ObjectID) error {
 // at once and forwarded to the primary as a tentative write (how a client's
 // player input reaches the server under client-server).
 func (n *Node) Write(id world.ObjectID, fn func(*world.State)) error {
+	n.touch(id)
 	err := n.store.Write(id, fn)
 	if errors.Is(err, replica.ErrUnknown) {
 		return fmt.Errorf("%w: %v", world.ErrUnknownObject, id)
@@ -379,10 +409,15 @@ func (c *context) Lookup(id world.ObjectID) (world.Object, bool, bool) {
 	return c.n.store.Lookup(id)
 }
 
-// Each walks a snapshot of the IDs (fn may create and delete objects, and
-// call Each again: nested calls stack their snapshots in one buffer).
+// Each walks a snapshot of the IDs of the objects in box, from the location
+// index (fn may create and delete objects, and call Each again: nested
+// calls stack their snapshots in one buffer).
 func (c *context) Each(box world.Box, fn func(world.Object, bool) bool) {
 	n := c.n
+	if !n.linear {
+		n.eachIndexed(box, fn)
+		return
+	}
 	start := len(n.each)
 	n.each = n.store.IDs(n.each, false)
 	ids := n.each[start:]

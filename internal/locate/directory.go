@@ -62,21 +62,30 @@ type Directory struct {
 	nextPub    time.Duration
 	nextSub    time.Duration
 	subscribed []world.Box
+	subBoxes   *Boxes // subscribed, indexed (for covered)
 
-	// rendezvous state
-	pubs    []storedPub // sorted by ID
+	// rendezvous state: publications in a point index, subscriptions
+	// sorted by node and their boxes in a box index, both over the space
+	// of the first message (messages of other dimensions are matched by
+	// scanning)
+	pubs    *Points[pubVal]
 	subs    []storedSub // sorted by node
+	subIdx  *Boxes
 	matches []matchOut
+	ids     []world.ObjectID
+	owners  []wire.NodeID
+	// linear makes the rendezvous match by scanning every publication or
+	// subscription: the reference the indexes are tested and benchmarked
+	// against.
+	linear bool
 
 	msg  wire.Pubs
 	sub  wire.Subscribe
 	want []world.Box
 }
 
-type storedPub struct {
-	id    world.ObjectID
+type pubVal struct {
 	node  wire.NodeID
-	loc   world.Point
 	until time.Duration
 }
 
@@ -130,7 +139,47 @@ func (d *Directory) IsRendezvous() bool { return d.self == d.cfg.Rendezvous }
 
 // Stored returns the number of publications and subscriptions the
 // rendezvous holds (0, 0 elsewhere).
-func (d *Directory) Stored() (pubs, subs int) { return len(d.pubs), len(d.subs) }
+func (d *Directory) Stored() (pubs, subs int) {
+	if d.pubs == nil {
+		return 0, len(d.subs)
+	}
+	return d.pubs.Len(), len(d.subs)
+}
+
+// indexed makes the indexes (over dims dimensions, at the first message)
+// and reports whether they answer queries over dims dimensions.
+func (d *Directory) indexed(dims int) bool {
+	if d.pubs == nil {
+		d.pubs = NewPoints[pubVal](dims, DefaultCell)
+		d.subIdx = NewBoxes(dims, DefaultCell)
+	}
+	return !d.linear && d.pubs.Dims() == dims
+}
+
+// expire drops the soft state whose TTL ran out, and re-buckets the
+// indexes when the subscribed boxes' typical width drifted away from the
+// cell size.
+func (d *Directory) expire(now time.Duration) {
+	if d.pubs == nil {
+		return
+	}
+	for i := d.pubs.Len() - 1; i >= 0; i-- {
+		if id, _, v := d.pubs.At(i); v.until <= now {
+			d.pubs.Delete(id) // the last point moves to i: already seen
+		}
+	}
+	d.subs = slices.DeleteFunc(d.subs, func(s storedSub) bool {
+		if s.until <= now {
+			d.subIdx.Remove(s.node)
+			return true
+		}
+		return false
+	})
+	if c := AutoCell(d.subIdx.MeanWidth(), d.subIdx.Cell()); c != d.subIdx.Cell() {
+		d.subIdx.SetCell(c)
+		d.pubs.SetCell(c)
+	}
+}
 
 // Tick publishes the node's primaries (all every PublishPeriod, new ones at
 // once), refreshes its subscription when due or when the view left it, and
@@ -157,8 +206,9 @@ func (d *Directory) Tick(f *Frame, out *Out) {
 	for _, b := range f.View {
 		d.want = append(d.want, b.Expand(d.cfg.Margin, d.cfg.Margin))
 	}
-	if now >= d.nextSub && (len(d.want) > 0 || len(d.subscribed) > 0) || !covered(f.View, d.subscribed, f.Dims) {
+	if now >= d.nextSub && (len(d.want) > 0 || len(d.subscribed) > 0) || !d.covered(f.View, f.Dims) {
 		d.subscribed = append(d.subscribed[:0], d.want...)
+		d.indexSubscribed(f.Dims)
 		d.nextSub = now + d.cfg.SubscribePeriod
 		if len(d.want) == 0 {
 			d.nextSub = 1<<63 - 1 // withdrawn: nothing to refresh until the view is back
@@ -169,8 +219,7 @@ func (d *Directory) Tick(f *Frame, out *Out) {
 	}
 
 	if d.IsRendezvous() {
-		d.pubs = slices.DeleteFunc(d.pubs, func(p storedPub) bool { return p.until <= now })
-		d.subs = slices.DeleteFunc(d.subs, func(s storedSub) bool { return s.until <= now })
+		d.expire(now)
 	}
 }
 
@@ -180,6 +229,34 @@ func (d *Directory) flushPubs(out *Out, t wire.Type, to wire.NodeID) {
 	}
 	out.Outbox.Commit(to, t.Class(), wire.AppendPubs(out.Outbox.Buf(), t, &d.msg))
 	d.msg.Pubs = d.msg.Pubs[:0]
+}
+
+// indexSubscribed puts the subscribed boxes in a grid: a node with many
+// primaries has as many view boxes, checked every frame.
+func (d *Directory) indexSubscribed(dims int) {
+	if d.subBoxes == nil || d.subBoxes.Dims() != dims {
+		d.subBoxes = NewBoxes(dims, DefaultCell)
+	}
+	d.subBoxes.Reset()
+	for _, b := range d.subscribed {
+		d.subBoxes.Add(0, b)
+	}
+	if c := AutoCell(d.subBoxes.MeanWidth(), d.subBoxes.Cell()); c != d.subBoxes.Cell() {
+		d.subBoxes.SetCell(c)
+	}
+}
+
+// covered reports whether every box of view lies inside a subscribed box.
+func (d *Directory) covered(view []world.Box, dims int) bool {
+	if d.linear || d.subBoxes == nil || d.subBoxes.Dims() != dims {
+		return covered(view, d.subscribed, dims)
+	}
+	for _, v := range view {
+		if !d.subBoxes.Covers(v) {
+			return false
+		}
+	}
+	return true
 }
 
 // covered reports whether every box of view lies inside a box of subs.
@@ -223,18 +300,23 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 		}
 		until := now + min(d.msg.TTL, d.cfg.MaxTTL)
 		d.matches = d.matches[:0]
+		idx := d.indexed(d.msg.Dims)
 		for _, p := range d.msg.Pubs {
 			p.Node = from // a node publishes only its own primaries
-			i, ok := slices.BinarySearchFunc(d.pubs, p.ID, func(s storedPub, id world.ObjectID) int { return cmp.Compare(s.id, id) })
-			sp := storedPub{id: p.ID, node: from, loc: p.Loc, until: until}
-			if ok {
-				d.pubs[i] = sp
-			} else {
-				d.pubs = slices.Insert(d.pubs, i, sp)
+			d.pubs.Set(p.ID, p.Loc, pubVal{node: from, until: until})
+			if !idx {
+				for _, s := range d.subs {
+					if s.node != from && s.until > now && inAny(p.Loc, s.boxes, d.msg.Dims) {
+						d.matches = append(d.matches, matchOut{to: s.node, pub: p, until: until})
+					}
+				}
+				continue
 			}
-			for _, s := range d.subs {
-				if s.node != from && s.until > now && inAny(p.Loc, s.boxes, d.msg.Dims) {
-					d.matches = append(d.matches, matchOut{to: s.node, pub: p, until: until})
+			// Only the subscriptions with a box around p: O(nearby boxes).
+			d.owners = d.subIdx.Owners(p.Loc, d.owners[:0])
+			for _, n := range d.owners {
+				if i, ok := d.findSub(n); ok && n != from && d.subs[i].until > now {
+					d.matches = append(d.matches, matchOut{to: n, pub: p, until: until})
 				}
 			}
 		}
@@ -244,29 +326,63 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 		if err := d.sub.Decode(body); err != nil || !d.IsRendezvous() {
 			return err
 		}
-		i, ok := slices.BinarySearchFunc(d.subs, from, func(s storedSub, n wire.NodeID) int { return cmp.Compare(s.node, n) })
+		idx := d.indexed(d.sub.Dims)
+		i, ok := d.findSub(from)
 		if len(d.sub.Boxes) == 0 {
 			if ok {
 				d.subs = slices.Delete(d.subs, i, i+1)
+				d.subIdx.Remove(from)
 			}
 			return nil
 		}
+		// A refresh of a live subscription with the same boxes only extends
+		// it: the subscriber already received every stored publication in
+		// them, when it subscribed or when the publication arrived.
+		same := ok && d.subs[i].until > now && slices.Equal(d.subs[i].boxes, d.sub.Boxes)
 		if !ok {
 			d.subs = slices.Insert(d.subs, i, storedSub{node: from})
 		}
 		s := &d.subs[i]
-		s.boxes = append(s.boxes[:0], d.sub.Boxes...)
 		s.until = now + min(d.sub.TTL, d.cfg.MaxTTL)
+		if same {
+			return nil
+		}
+		s.boxes = append(s.boxes[:0], d.sub.Boxes...)
+		d.subIdx.Remove(from)
+		for _, b := range s.boxes {
+			d.subIdx.Add(from, b)
+		}
+		d.ids = d.ids[:0]
+		if idx {
+			for _, b := range s.boxes {
+				d.ids = d.pubs.Query(b, d.ids)
+			}
+			if len(s.boxes) > 1 {
+				slices.Sort(d.ids)
+				d.ids = slices.Compact(d.ids)
+			}
+		} else {
+			for j := range d.pubs.Len() {
+				if id, loc, _ := d.pubs.At(j); inAny(loc, s.boxes, d.sub.Dims) {
+					d.ids = append(d.ids, id)
+				}
+			}
+			slices.Sort(d.ids)
+		}
 		d.matches = d.matches[:0]
-		for _, p := range d.pubs {
-			if p.node != from && p.until > now && inAny(p.loc, s.boxes, d.sub.Dims) {
-				d.matches = append(d.matches, matchOut{to: from, pub: wire.Pub{ID: p.id, Node: p.node, Loc: p.loc}, until: p.until})
+		for _, id := range d.ids {
+			if loc, p, _ := d.pubs.Get(id); p.node != from && p.until > now {
+				d.matches = append(d.matches, matchOut{to: from, pub: wire.Pub{ID: id, Node: p.node, Loc: loc}, until: p.until})
 			}
 		}
 		d.sendMatches(now, d.sub.Dims, out)
 		return nil
 	}
 	return fmt.Errorf("%w: %v frame is not a directory message", wire.ErrMalformed, t)
+}
+
+func (d *Directory) findSub(node wire.NodeID) (int, bool) {
+	return slices.BinarySearchFunc(d.subs, node, func(s storedSub, n wire.NodeID) int { return cmp.Compare(s.node, n) })
 }
 
 // sendMatches sends the queued matches, grouped by subscriber; each frame's
@@ -283,3 +399,8 @@ func (d *Directory) sendMatches(now time.Duration, dims int, out *Out) {
 		d.flushPubs(out, wire.TypeMatch, to)
 	}
 }
+
+// SetLinear makes the rendezvous match by scanning every publication and
+// subscription instead of using its indexes (same results; for tests and
+// benchmarks that measure the indexes against the scan).
+func (d *Directory) SetLinear(on bool) { d.linear = on }

@@ -16,6 +16,20 @@
 // node (layer 9) turns those facts into replica requests and holder
 // registrations.
 //
+// Matching is indexed so that it scales to tens of thousands of objects:
+// Points (object locations by ID) and Boxes (boxes by owner node) are
+// uniform grids over the first two dimensions, with cells sized from the
+// typical box width (AutoCell), updated incrementally, and exact (every
+// candidate is checked with world.Box.Contains; unbounded, degenerate and
+// NaN boxes behave as under a scan; results come in ID or node order). The
+// directory's rendezvous matches a publication only against the
+// subscriptions with a box in its cell, and a new or changed subscription
+// only against the publications in its boxes; an unchanged refresh of a
+// live subscription is not matched again (the subscriber already has
+// every publication in it). The client-server server finds the clients
+// whose view holds each object from a grid of the views. Node uses the
+// same grids for Context.Each and for its view.
+//
 // Locators are deterministic state machines (sans-IO). Their caller must:
 //
 //  1. Build one locator per node, all of the same architecture and with

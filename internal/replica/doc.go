@@ -27,7 +27,10 @@
 //  4. Deliver every frame of a received packet of a replica message type
 //     (wire.TypeUpdates … wire.TypeHandoff) first to Check, for every frame
 //     of the packet, and only if all pass, to Apply. Check changes nothing;
-//     so a malformed packet is rejected whole, with no state changed.
+//     so a malformed packet is rejected whole, with no state changed. Then
+//     call Answer(now, outbox): a replica request (registration) from a
+//     new holder is answered with the full state at once, not at the next
+//     Flush (which would add up to a frame of discovery latency).
 //  5. Send the packets the outbox makes, in any order: the protocol tolerates
 //     loss, duplication and reordering. Updates are idempotent (a version is
 //     applied once, older ones are ignored), a lost update is resent after

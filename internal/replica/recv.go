@@ -257,6 +257,9 @@ func (s *Store) ids1(now time.Duration, from wire.NodeID, t wire.Type, id world.
 		}
 		h := e.holder(from, true)
 		h.regUntil = now + s.cfg.RegistrationTTL
+		if h.fresh {
+			s.answer = append(s.answer, idMsg{to: from, id: id})
+		}
 	case wire.TypeDrop:
 		switch {
 		case e == nil:

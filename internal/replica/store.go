@@ -165,6 +165,10 @@ type Store struct {
 
 	// queued outputs
 	idq    []idMsg
+	answer []idMsg // registrations of new holders, answered by Answer
+
+	track  bool             // record insertions and removals in members
+	member []world.ObjectID // objects inserted or removed since Members
 	writes []pendingWrite
 	wbuf   []byte
 
@@ -222,13 +226,32 @@ func (s *Store) Config() Config { return s.cfg }
 // Stats returns the counters.
 func (s *Store) Stats() Stats { return s.stats }
 
+// TrackMembers makes the store record the IDs of the objects it adds and
+// removes (primaries and replicas, for any reason), for Members.
+func (s *Store) TrackMembers() { s.track = true }
+
+// Members appends the IDs of the objects added or removed since the last
+// call (in the order it happened; an ID may repeat) and forgets them. It
+// records nothing unless TrackMembers was called.
+func (s *Store) Members(dst []world.ObjectID) []world.ObjectID {
+	dst = append(dst, s.member...)
+	s.member = s.member[:0]
+	return dst
+}
+
 func (s *Store) insert(e *entry) {
+	if s.track {
+		s.member = append(s.member, e.id)
+	}
 	s.objs[e.id] = e
 	i, _ := slices.BinarySearch(s.ids, e.id)
 	s.ids = slices.Insert(s.ids, i, e.id)
 }
 
 func (s *Store) remove(id world.ObjectID) {
+	if s.track {
+		s.member = append(s.member, id)
+	}
 	delete(s.objs, id)
 	if i, ok := slices.BinarySearch(s.ids, id); ok {
 		s.ids = slices.Delete(s.ids, i, i+1)

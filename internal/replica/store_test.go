@@ -259,3 +259,50 @@ func TestHandoffAndLifecycle(t *testing.T) {
 		t.Fatalf("re-adding a deleted object: %v", err)
 	}
 }
+
+// TestAnswerAtOnce checks that a registration from a new holder is answered
+// with a full state by Answer, within the step that delivered it, once;
+// the next Flush does not send it again unless the holder falls behind.
+func TestAnswerAtOnce(t *testing.T) {
+	a, b := newStore(t, 1, nil), newStore(t, 2, nil)
+	stores := map[wire.NodeID]*Store{1: a, 2: b}
+	st := schema.NewState(world.MakeObjectID(1, 1))
+	if err := a.AddPrimary(0, &obj{st}, 1); err != nil {
+		t.Fatal(err)
+	}
+	var oa, ob wire.Outbox
+	b.Want(0, st.ID(), 1, time.Hour)
+	b.Flush(0, []world.Box{world.Unbounded()}, &ob) // the registration
+	deliver(t, 10*time.Millisecond, &ob, 2, stores, nil)
+	a.Answer(10*time.Millisecond, &oa)
+	if s := a.Stats(); s.FullSent != 1 || oa.Len() != 1 {
+		t.Fatalf("after the registration: %d full states sent, %d frames queued; want 1 and 1", s.FullSent, oa.Len())
+	}
+	deliver(t, 20*time.Millisecond, &oa, 1, stores, nil)
+	if in, ok := b.Object(st.ID()); !ok || in.Version != 1 || in.Produced != 10*time.Millisecond {
+		t.Fatalf("replica after the answer: %+v %v", in, ok)
+	}
+	// A repeated registration (a refresh) is not answered again.
+	b.Flush(2*time.Second, []world.Box{world.Unbounded()}, &ob)
+	deliver(t, 2*time.Second, &ob, 2, stores, nil)
+	a.Answer(2*time.Second, &oa)
+	if oa.Len() != 0 {
+		t.Fatalf("a refreshed registration was answered (%d frames)", oa.Len())
+	}
+	// Registrations of deleted objects and from self are not answered.
+	if err := a.Delete(3*time.Second, st.ID()); err != nil {
+		t.Fatal(err)
+	}
+	oa.Reset()
+	m := wire.IDs{IDs: []world.ObjectID{st.ID()}}
+	body := wire.AppendIDs(nil, wire.TypeRegister, &m)
+	fr, _ := wire.OpenFrames(append(wire.AppendHeader(nil), body...))
+	_, fb, _ := fr.Next()
+	if err := a.Apply(3*time.Second, 2, wire.TypeRegister, fb); err != nil {
+		t.Fatal(err)
+	}
+	a.Answer(3*time.Second, &oa)
+	if s := a.Stats(); s.FullSent != 1 {
+		t.Fatalf("answered a registration of a deleted object: %+v", s)
+	}
+}

@@ -15,7 +15,24 @@ import (
 // and replies queued since the last Flush. view is the union of the node's
 // primaries' interests (boxes over the registry's space).
 func (s *Store) Flush(now time.Duration, view []world.Box, o *wire.Outbox) {
+	s.flush(now, view, nil, o)
+}
+
+// A View tells whether a point lies in the node's view (the union of its
+// primaries' interests); the node may answer from a spatial index.
+type View interface {
+	Contains(p world.Point) bool
+}
+
+// FlushView is Flush with the view given as a View.
+func (s *Store) FlushView(now time.Duration, view View, o *wire.Outbox) {
+	s.flush(now, nil, view, o)
+}
+
+// flush is Flush; the view is vf if not nil, else boxes.
+func (s *Store) flush(now time.Duration, boxes []world.Box, vf View, o *wire.Outbox) {
 	s.sends = s.sends[:0]
+	s.answer = s.answer[:0] // fresh holders get their full state below
 	for _, id := range s.ids {
 		e := s.objs[id]
 		if e.primary {
@@ -27,7 +44,7 @@ func (s *Store) Flush(now time.Duration, view []world.Box, o *wire.Outbox) {
 	for _, id := range ids {
 		e := s.objs[id]
 		if !e.primary {
-			s.flushReplica(now, e, view)
+			s.flushReplica(now, e, boxes, vf)
 		}
 	}
 	s.wantIDs = ids[:0]
@@ -42,6 +59,31 @@ func (s *Store) Flush(now time.Duration, view []world.Box, o *wire.Outbox) {
 			delete(s.tomb, id)
 		}
 	}
+}
+
+// Answer sends, at once, the full state of every local primary to each
+// new holder that registered since the last Answer or Flush, instead of
+// at the next Flush: a replica request is answered within the Step that
+// delivered it, not up to a frame later. The caller (package node) calls
+// it after applying a received packet.
+func (s *Store) Answer(now time.Duration, o *wire.Outbox) {
+	if len(s.answer) == 0 {
+		return
+	}
+	s.sends = s.sends[:0]
+	for _, a := range s.answer {
+		e, ok := s.objs[a.id]
+		if !ok || !e.primary {
+			continue
+		}
+		if h := e.holder(a.to, false); h != nil && h.fresh && h.alive(now) {
+			s.sends = append(s.sends, send{to: a.to, e: e})
+			h.sent, h.sentAt, h.fresh = e.version, now, false
+		}
+	}
+	s.answer = s.answer[:0]
+	s.encodeUpdates(now, o)
+	s.sends = s.sends[:0]
 }
 
 func (s *Store) flushPrimary(now time.Duration, e *entry) {
@@ -81,24 +123,26 @@ func (s *Store) flushPrimary(now time.Duration, e *entry) {
 	e.holders = kept
 }
 
-func (s *Store) inView(e *entry, view []world.Box) bool {
-	loc := e.st.Location()
-	for i := range view {
-		if view[i].Contains(loc, s.dims) {
+func (s *Store) inView(p world.Point, boxes []world.Box, vf View) bool {
+	if vf != nil {
+		return vf.Contains(p)
+	}
+	for i := range boxes {
+		if boxes[i].Contains(p, s.dims) {
 			return true
 		}
 	}
 	return false
 }
 
-func (s *Store) flushReplica(now time.Duration, e *entry, view []world.Box) {
+func (s *Store) flushReplica(now time.Duration, e *entry, boxes []world.Box, vf View) {
 	if now-e.lastHeard > s.cfg.ReplicaTimeout {
 		s.stats.Timeouts++
 		s.remove(e.id)
 		return
 	}
 	if e.requested {
-		if s.inView(e, view) {
+		if s.inView(e.st.Location(), boxes, vf) {
 			e.lastNeeded = now
 		} else if now-e.lastNeeded > s.cfg.ReplicaLinger {
 			s.stats.Dropped++

@@ -1,0 +1,561 @@
+package locate
+
+import (
+	"math"
+	"slices"
+
+	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/world"
+)
+
+// Spatial indexes: uniform grids (bucket hashes) over the first two
+// dimensions of a space, so that "which points lie in this box" and "which
+// boxes contain this point" cost the size of the neighbourhood instead of
+// the size of the world. They answer exactly what a linear scan with
+// world.Box.Contains answers, in a deterministic order (by ID, by owner);
+// the grid only narrows the candidates, every candidate is checked with
+// Contains over all the index's dimensions.
+//
+// Cells are square, of side Cell; a coordinate v lies in cell
+// floor(v/Cell), clamped to the int32 range (so infinite bounds and huge
+// coordinates still map to a cell, and the mapping stays monotone). NaN
+// coordinates lie in cell 0: no box contains them. AutoCell chooses a side
+// from the typical box width, and SetCell re-buckets an index.
+
+// DefaultCell is the cell side an index starts with until its owner
+// chooses one (16 units: 16 m in the model game, half its interest box).
+const DefaultCell = 16.0
+
+// maxBoxCells: a box spanning more cells than this is kept in a list of
+// wide boxes that every point query checks, instead of in every cell.
+const maxBoxCells = 64
+
+type cellKey struct{ x, y int32 }
+
+func cellCoord(v, cell float64) int32 {
+	c := math.Floor(v / cell)
+	switch {
+	case c != c: // NaN
+		return 0
+	case c <= math.MinInt32:
+		return math.MinInt32
+	case c >= math.MaxInt32:
+		return math.MaxInt32
+	}
+	return int32(c)
+}
+
+// cellRange returns the cells box b spans in the first dims dimensions
+// (row 0 only, for a one-dimensional space), the number
+// of cells, and false when b can contain no point (empty, or a NaN bound).
+func cellRange(b *world.Box, dims int, cell float64) (lo, hi cellKey, n float64, ok bool) {
+	if b.Validate(dims) != nil || b.Empty(dims) {
+		return lo, hi, 0, false
+	}
+	lo.x, hi.x = cellCoord(b.Min[0], cell), cellCoord(b.Max[0], cell)
+	if dims > 1 { // else every point lies in cell row 0
+		lo.y, hi.y = cellCoord(b.Min[1], cell), cellCoord(b.Max[1], cell)
+	}
+	n = (float64(hi.x) - float64(lo.x) + 1) * (float64(hi.y) - float64(lo.y) + 1)
+	return lo, hi, n, true
+}
+
+func pointCell(p *world.Point, dims int, cell float64) cellKey {
+	k := cellKey{x: cellCoord(p[0], cell)}
+	if dims > 1 {
+		k.y = cellCoord(p[1], cell)
+	}
+	return k
+}
+
+// AutoCell returns the cell side for boxes of mean width mean (the mean,
+// over boxes with finite bounds, of their larger extent in the first two
+// dimensions) given the current side cur: cur while mean is within a
+// factor of two of it, else mean (at least 1e-6). A side close to the
+// typical box makes a box span about 2 × 2 cells.
+func AutoCell(mean, cur float64) float64 {
+	if !(mean > 0) || math.IsInf(mean, 0) {
+		return cur
+	}
+	mean = max(mean, 1e-6)
+	if cur > 0 && mean <= 2*cur && mean >= cur/2 {
+		return cur
+	}
+	return mean
+}
+
+// boxWidth returns b's larger extent in the first two of dims dimensions,
+// or false when it is not finite and positive-or-zero.
+func boxWidth(b *world.Box, dims int) (float64, bool) {
+	w := b.Max[0] - b.Min[0]
+	if dims > 1 {
+		w = max(w, b.Max[1]-b.Min[1])
+	}
+	return w, w >= 0 && !math.IsInf(w, 0)
+}
+
+type pointEnt[V any] struct {
+	id  world.ObjectID
+	loc world.Point
+	key cellKey
+	pos int32 // position in its cell's list
+	val V
+}
+
+// cellEnt is a point as its cell lists it: the location is copied here so
+// that a query reads each cell's points from one contiguous list.
+type cellEnt struct {
+	loc world.Point
+	id  world.ObjectID
+	ent int32 // index into ents
+}
+
+// Points indexes points keyed by object ID, each with a value V. The zero
+// value is not usable; build it with NewPoints. It is not safe for
+// concurrent use.
+type Points[V any] struct {
+	dims  int
+	cell  float64
+	ents  []pointEnt[V] // dense; order changes on Delete
+	byID  map[world.ObjectID]int32
+	cells map[cellKey][]cellEnt // no empty lists
+	spare [][]cellEnt
+}
+
+// NewPoints returns an empty index of points of a dims-dimensional space
+// (1 to world.MaxDims) with cells of side cell (> 0; DefaultCell if not).
+func NewPoints[V any](dims int, cell float64) *Points[V] {
+	if !(cell > 0) || math.IsInf(cell, 0) {
+		cell = DefaultCell
+	}
+	return &Points[V]{dims: min(max(dims, 1), world.MaxDims), cell: cell,
+		byID: map[world.ObjectID]int32{}, cells: map[cellKey][]cellEnt{}}
+}
+
+// Dims returns the dimensions the index compares.
+func (x *Points[V]) Dims() int { return x.dims }
+
+// Cell returns the side of the cells.
+func (x *Points[V]) Cell() float64 { return x.cell }
+
+// Len returns the number of points.
+func (x *Points[V]) Len() int { return len(x.ents) }
+
+// At returns the i-th point (0 <= i < Len) in the index's internal order,
+// which Set of a new ID and Delete change.
+func (x *Points[V]) At(i int) (id world.ObjectID, loc world.Point, v V) {
+	e := &x.ents[i]
+	return e.id, e.loc, e.val
+}
+
+// Get returns the location and value of id.
+func (x *Points[V]) Get(id world.ObjectID) (loc world.Point, v V, ok bool) {
+	i, ok := x.byID[id]
+	if !ok {
+		return loc, v, false
+	}
+	return x.ents[i].loc, x.ents[i].val, true
+}
+
+// Set inserts id at loc with value v, or moves it there and replaces its
+// value.
+func (x *Points[V]) Set(id world.ObjectID, loc world.Point, v V) {
+	if i, ok := x.byID[id]; ok {
+		x.ents[i].val = v
+		x.move(i, loc)
+		return
+	}
+	i := int32(len(x.ents))
+	x.ents = append(x.ents, pointEnt[V]{id: id, loc: loc, val: v})
+	x.byID[id] = i
+	x.link(i, pointCell(&loc, x.dims, x.cell))
+}
+
+// Move moves id to loc (keeping its value) and reports whether id is
+// indexed.
+func (x *Points[V]) Move(id world.ObjectID, loc world.Point) bool {
+	i, ok := x.byID[id]
+	if ok {
+		x.move(i, loc)
+	}
+	return ok
+}
+
+func (x *Points[V]) move(i int32, loc world.Point) {
+	e := &x.ents[i]
+	if e.loc == loc {
+		return
+	}
+	e.loc = loc
+	if k := pointCell(&loc, x.dims, x.cell); k != e.key {
+		x.unlink(i)
+		x.link(i, k)
+	} else {
+		x.cells[k][e.pos].loc = loc
+	}
+}
+
+// MoveAt moves the i-th point of the internal order (0 <= i < Len) to
+// loc; it does not change the internal order.
+func (x *Points[V]) MoveAt(i int, loc world.Point) { x.move(int32(i), loc) }
+
+// Delete removes id and reports whether it was indexed. The last point of
+// the internal order takes its place.
+func (x *Points[V]) Delete(id world.ObjectID) bool {
+	i, ok := x.byID[id]
+	if !ok {
+		return false
+	}
+	x.unlink(i)
+	delete(x.byID, id)
+	last := int32(len(x.ents) - 1)
+	if i != last {
+		x.ents[i] = x.ents[last]
+		e := &x.ents[i]
+		x.byID[e.id] = i
+		x.cells[e.key][e.pos].ent = i
+	}
+	x.ents[last] = pointEnt[V]{}
+	x.ents = x.ents[:last]
+	return true
+}
+
+func (x *Points[V]) link(i int32, k cellKey) {
+	l, ok := x.cells[k]
+	if !ok {
+		if n := len(x.spare); n > 0 {
+			l, x.spare = x.spare[n-1], x.spare[:n-1]
+		}
+	}
+	e := &x.ents[i]
+	e.key, e.pos = k, int32(len(l))
+	x.cells[k] = append(l, cellEnt{loc: e.loc, id: e.id, ent: i})
+}
+
+func (x *Points[V]) unlink(i int32) {
+	e := &x.ents[i]
+	l := x.cells[e.key]
+	last := l[len(l)-1]
+	l[e.pos] = last
+	x.ents[last.ent].pos = e.pos
+	l = l[:len(l)-1]
+	if len(l) == 0 {
+		delete(x.cells, e.key)
+		x.spare = append(x.spare, l)
+	} else {
+		x.cells[e.key] = l
+	}
+}
+
+// SetCell re-buckets the index with cells of side cell (ignored unless
+// finite and positive).
+func (x *Points[V]) SetCell(cell float64) {
+	if !(cell > 0) || math.IsInf(cell, 0) || cell == x.cell {
+		return
+	}
+	x.cell = cell
+	for k, l := range x.cells {
+		x.spare = append(x.spare, l[:0])
+		delete(x.cells, k)
+	}
+	for i := range x.ents {
+		x.link(int32(i), pointCell(&x.ents[i].loc, x.dims, cell))
+	}
+}
+
+// Query appends to dst the IDs of the points that box contains (in the
+// index's dimensions), in increasing order.
+func (x *Points[V]) Query(box world.Box, dst []world.ObjectID) []world.ObjectID {
+	start := len(dst)
+	lo, hi, n, ok := cellRange(&box, x.dims, x.cell)
+	if !ok {
+		return dst
+	}
+	if n > float64(len(x.cells)) {
+		// The box spans more cells than are occupied: scan the points.
+		for i := range x.ents {
+			if box.Contains(x.ents[i].loc, x.dims) {
+				dst = append(dst, x.ents[i].id)
+			}
+		}
+	} else {
+		for cy := int64(lo.y); cy <= int64(hi.y); cy++ {
+			for cx := int64(lo.x); cx <= int64(hi.x); cx++ {
+				l := x.cells[cellKey{int32(cx), int32(cy)}]
+				for j := range l {
+					if box.Contains(l[j].loc, x.dims) {
+						dst = append(dst, l[j].id)
+					}
+				}
+			}
+		}
+	}
+	slices.Sort(dst[start:])
+	return dst
+}
+
+// boxEnt is one indexed box; free slots have owner 0 and live false.
+type boxEnt struct {
+	owner wire.NodeID
+	box   world.Box
+	lo    cellKey
+	hi    cellKey
+	live  bool
+	wide  bool
+	cells bool // listed in cells (else: contains nothing, or wide)
+}
+
+// Boxes indexes boxes, each belonging to an owner node (an owner may have
+// many), to answer which owners have a box containing a point. The zero
+// value is not usable; build it with NewBoxes. It is not safe for
+// concurrent use.
+type Boxes struct {
+	dims   int
+	cell   float64
+	ents   []boxEnt
+	free   []int32
+	owners map[wire.NodeID][]int32 // box slots of each owner (may be empty)
+	cells  map[cellKey][]int32     // may hold empty lists after Reset
+	wide   []int32
+	spare  [][]int32
+	hits   []wire.NodeID
+	sum    float64 // of finite widths, for MeanWidth
+	nsum   int
+}
+
+// NewBoxes returns an empty index of boxes over a dims-dimensional space
+// (1 to world.MaxDims) with cells of side cell (> 0; DefaultCell if not).
+func NewBoxes(dims int, cell float64) *Boxes {
+	if !(cell > 0) || math.IsInf(cell, 0) {
+		cell = DefaultCell
+	}
+	return &Boxes{dims: min(max(dims, 1), world.MaxDims), cell: cell,
+		owners: map[wire.NodeID][]int32{}, cells: map[cellKey][]int32{}}
+}
+
+// Dims returns the dimensions the index compares.
+func (x *Boxes) Dims() int { return x.dims }
+
+// Cell returns the side of the cells.
+func (x *Boxes) Cell() float64 { return x.cell }
+
+// Len returns the number of boxes.
+func (x *Boxes) Len() int { return len(x.ents) - len(x.free) }
+
+// MeanWidth returns the mean larger extent (first two dimensions) of the
+// boxes with finite bounds, or 0 when there are none.
+func (x *Boxes) MeanWidth() float64 {
+	if x.nsum == 0 {
+		return 0
+	}
+	return x.sum / float64(x.nsum)
+}
+
+// Add indexes box b of owner.
+func (x *Boxes) Add(owner wire.NodeID, b world.Box) {
+	var i int32
+	if n := len(x.free); n > 0 {
+		i, x.free = x.free[n-1], x.free[:n-1]
+	} else {
+		i = int32(len(x.ents))
+		x.ents = append(x.ents, boxEnt{})
+	}
+	x.ents[i] = boxEnt{owner: owner, box: b, live: true}
+	x.owners[owner] = append(x.owners[owner], i)
+	if w, ok := boxWidth(&b, x.dims); ok {
+		x.sum += w
+		x.nsum++
+	}
+	x.place(i)
+}
+
+func (x *Boxes) place(i int32) {
+	e := &x.ents[i]
+	lo, hi, n, ok := cellRange(&e.box, x.dims, x.cell)
+	e.wide, e.cells = false, false
+	switch {
+	case !ok:
+	case n > maxBoxCells:
+		e.wide = true
+		x.wide = append(x.wide, i)
+	default:
+		e.cells, e.lo, e.hi = true, lo, hi
+		for cy := lo.y; ; cy++ {
+			for cx := lo.x; ; cx++ {
+				k := cellKey{cx, cy}
+				l, ok := x.cells[k]
+				if !ok {
+					if m := len(x.spare); m > 0 {
+						l, x.spare = x.spare[m-1], x.spare[:m-1]
+					}
+				}
+				x.cells[k] = append(l, i)
+				if cx == hi.x {
+					break
+				}
+			}
+			if cy == hi.y {
+				break
+			}
+		}
+	}
+}
+
+func (x *Boxes) unplace(i int32) {
+	e := &x.ents[i]
+	if e.wide {
+		x.wide = deleteSlot(x.wide, i)
+	}
+	if !e.cells {
+		return
+	}
+	for cy := e.lo.y; ; cy++ {
+		for cx := e.lo.x; ; cx++ {
+			k := cellKey{cx, cy}
+			l := deleteSlot(x.cells[k], i)
+			if len(l) == 0 {
+				delete(x.cells, k)
+				x.spare = append(x.spare, l)
+			} else {
+				x.cells[k] = l
+			}
+			if cx == e.hi.x {
+				break
+			}
+		}
+		if cy == e.hi.y {
+			break
+		}
+	}
+}
+
+func deleteSlot(l []int32, i int32) []int32 {
+	for j, v := range l {
+		if v == i {
+			l[j] = l[len(l)-1]
+			return l[:len(l)-1]
+		}
+	}
+	return l
+}
+
+// Remove removes every box of owner.
+func (x *Boxes) Remove(owner wire.NodeID) {
+	slots := x.owners[owner]
+	for _, i := range slots {
+		x.unplace(i)
+		if w, ok := boxWidth(&x.ents[i].box, x.dims); ok {
+			x.sum -= w
+			x.nsum--
+		}
+		x.ents[i] = boxEnt{}
+		x.free = append(x.free, i)
+	}
+	x.owners[owner] = slots[:0] // kept for the owner's next boxes
+	if x.nsum == 0 {
+		x.sum = 0 // no drift
+	}
+}
+
+// Reset removes every box, keeping the memory: a cell keeps its list
+// (empty) for the next boxes, unless it was already empty.
+func (x *Boxes) Reset() {
+	for k, l := range x.cells {
+		if len(l) == 0 {
+			delete(x.cells, k)
+			x.spare = append(x.spare, l)
+		} else {
+			x.cells[k] = l[:0]
+		}
+	}
+	for o, l := range x.owners {
+		if len(l) == 0 {
+			delete(x.owners, o) // idle since the last Reset
+		} else {
+			x.owners[o] = l[:0]
+		}
+	}
+	x.ents, x.free, x.wide = x.ents[:0], x.free[:0], x.wide[:0]
+	x.sum, x.nsum = 0, 0
+}
+
+// SetCell re-buckets the index with cells of side cell (ignored unless
+// finite and positive).
+func (x *Boxes) SetCell(cell float64) {
+	if !(cell > 0) || math.IsInf(cell, 0) || cell == x.cell {
+		return
+	}
+	x.cell = cell
+	for k, l := range x.cells {
+		x.spare = append(x.spare, l[:0])
+		delete(x.cells, k)
+	}
+	x.wide = x.wide[:0]
+	for i := range x.ents {
+		if x.ents[i].live {
+			x.place(int32(i))
+		}
+	}
+}
+
+// Any reports whether a box contains p (in the index's dimensions).
+func (x *Boxes) Any(p world.Point) bool {
+	for _, i := range x.cells[pointCell(&p, x.dims, x.cell)] {
+		if x.ents[i].box.Contains(p, x.dims) {
+			return true
+		}
+	}
+	for _, i := range x.wide {
+		if x.ents[i].box.Contains(p, x.dims) {
+			return true
+		}
+	}
+	return false
+}
+
+// Covers reports whether a box covers b (world.Box.Covers, in the index's
+// dimensions). A box that covers b contains b.Min, so only the boxes of
+// b.Min's cell and the wide ones are candidates (an empty or NaN b is
+// checked against every box: Covers compares bounds, not points).
+func (x *Boxes) Covers(b world.Box) bool {
+	if b.Validate(x.dims) != nil || b.Empty(x.dims) {
+		for i := range x.ents {
+			if x.ents[i].live && x.ents[i].box.Covers(b, x.dims) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, i := range x.cells[pointCell(&b.Min, x.dims, x.cell)] {
+		if x.ents[i].box.Covers(b, x.dims) {
+			return true
+		}
+	}
+	for _, i := range x.wide {
+		if x.ents[i].box.Covers(b, x.dims) {
+			return true
+		}
+	}
+	return false
+}
+
+// Owners appends to dst, in increasing order and once each, the owners
+// with a box containing p (in the index's dimensions).
+func (x *Boxes) Owners(p world.Point, dst []wire.NodeID) []wire.NodeID {
+	start := len(dst)
+	for _, i := range x.cells[pointCell(&p, x.dims, x.cell)] {
+		if e := &x.ents[i]; e.box.Contains(p, x.dims) {
+			dst = append(dst, e.owner)
+		}
+	}
+	for _, i := range x.wide {
+		if e := &x.ents[i]; e.box.Contains(p, x.dims) {
+			dst = append(dst, e.owner)
+		}
+	}
+	if len(dst)-start > 1 {
+		slices.Sort(dst[start:])
+		dst = dst[:start+len(slices.Compact(dst[start:]))]
+	}
+	return dst
+}

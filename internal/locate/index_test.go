@@ -1,0 +1,218 @@
+package locate
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/world"
+)
+
+// randCoord returns a coordinate that is often on a cell border (a
+// multiple of cell), sometimes far away, infinite or NaN.
+func randCoord(r *rand.Rand, cell float64, wild bool) float64 {
+	switch k := r.IntN(20); {
+	case k < 6:
+		return float64(r.IntN(21)-10) * cell // on a border
+	case k < 8:
+		return float64(r.IntN(21)-10)*cell + cell*0.5
+	case wild && k == 8:
+		return math.Inf(2*r.IntN(2) - 1)
+	case wild && k == 9:
+		return math.NaN()
+	case k == 10:
+		return (r.Float64() - 0.5) * 1e12
+	}
+	return (r.Float64() - 0.5) * 20 * cell
+}
+
+func randPoint(r *rand.Rand, cell float64, wild bool) world.Point {
+	var p world.Point
+	for d := range world.MaxDims {
+		p[d] = randCoord(r, cell, wild)
+	}
+	return p
+}
+
+// randBox returns boxes of every shape: small, degenerate (a point or a
+// line), empty, huge, unbounded in some dimensions, with NaN bounds.
+func randBox(r *rand.Rand, cell float64) world.Box {
+	var b world.Box
+	for d := range world.MaxDims {
+		lo := randCoord(r, cell, false)
+		switch k := r.IntN(12); {
+		case k < 5:
+			b.Min[d], b.Max[d] = lo, lo+float64(r.IntN(4))*cell*0.5
+		case k == 5:
+			b.Min[d], b.Max[d] = lo, lo // degenerate
+		case k == 6:
+			b.Min[d], b.Max[d] = math.Inf(-1), math.Inf(1)
+		case k == 7:
+			b.Min[d], b.Max[d] = math.Inf(-1), lo
+		case k == 8:
+			b.Min[d], b.Max[d] = lo, lo-cell // empty
+		case k == 9:
+			b.Min[d], b.Max[d] = -1e15, 1e15
+		case k == 10 && r.IntN(4) == 0:
+			b.Min[d], b.Max[d] = math.NaN(), lo
+		default:
+			b.Min[d], b.Max[d] = lo, lo+r.Float64()*5*cell
+		}
+	}
+	return b
+}
+
+// TestPointsMatchScan applies random inserts, moves, deletes and cell
+// changes to a Points index and checks every query against a scan.
+func TestPointsMatchScan(t *testing.T) {
+	seeds := 300
+	if testing.Short() {
+		seeds = 60
+	}
+	for seed := range uint64(seeds) {
+		r := rand.New(rand.NewPCG(seed, 7))
+		dims := 1 + r.IntN(world.MaxDims)
+		cell := []float64{1, 4, 0.25, 16}[r.IntN(4)]
+		x := NewPoints[int](dims, cell)
+		ref := map[world.ObjectID]world.Point{}
+		for step := range 400 {
+			id := world.ObjectID(1 + r.IntN(60))
+			switch k := r.IntN(10); {
+			case k < 4:
+				p := randPoint(r, cell, true)
+				x.Set(id, p, step)
+				ref[id] = p
+			case k < 6:
+				p := randPoint(r, cell, true)
+				_, had := ref[id]
+				if x.Move(id, p) != had {
+					t.Fatalf("seed %d step %d: Move(%v) reported %v, indexed %v", seed, step, id, !had, had)
+				}
+				if had {
+					ref[id] = p
+				}
+			case k < 8:
+				_, had := ref[id]
+				if x.Delete(id) != had {
+					t.Fatalf("seed %d step %d: Delete(%v) disagrees with the reference", seed, step, id)
+				}
+				delete(ref, id)
+			case k == 8:
+				x.SetCell([]float64{1, 4, 0.25, 16, 3}[r.IntN(5)])
+			}
+			if x.Len() != len(ref) {
+				t.Fatalf("seed %d step %d: Len %d, reference %d", seed, step, x.Len(), len(ref))
+			}
+			for range 3 {
+				b := randBox(r, cell)
+				got := x.Query(b, nil)
+				var want []world.ObjectID
+				for id, p := range ref {
+					if b.Contains(p, dims) {
+						want = append(want, id)
+					}
+				}
+				slices.Sort(want)
+				if !slices.Equal(got, want) {
+					t.Fatalf("seed %d step %d (dims %d, cell %g): query %+v gave %v, scan %v", seed, step, dims, x.Cell(), b, got, want)
+				}
+			}
+			for id, p := range ref {
+				got, _, ok := x.Get(id)
+				if !ok || !samePoint(got, p) {
+					t.Fatalf("seed %d step %d: Get(%v) = %v %v, want %v", seed, step, id, got, ok, p)
+				}
+			}
+		}
+	}
+}
+
+// TestBoxesMatchScan applies random adds, removals, resets and cell
+// changes to a Boxes index and checks every point query against a scan.
+func TestBoxesMatchScan(t *testing.T) {
+	seeds := 300
+	if testing.Short() {
+		seeds = 60
+	}
+	type ownedBox struct {
+		owner wire.NodeID
+		b     world.Box
+	}
+	for seed := range uint64(seeds) {
+		r := rand.New(rand.NewPCG(seed, 8))
+		dims := 1 + r.IntN(world.MaxDims)
+		cell := []float64{1, 4, 0.25, 16}[r.IntN(4)]
+		x := NewBoxes(dims, cell)
+		var ref []ownedBox
+		for step := range 300 {
+			owner := wire.NodeID(1 + r.IntN(12))
+			switch k := r.IntN(20); {
+			case k < 10:
+				b := randBox(r, cell)
+				x.Add(owner, b)
+				ref = append(ref, ownedBox{owner, b})
+			case k < 15:
+				x.Remove(owner)
+				ref = slices.DeleteFunc(ref, func(o ownedBox) bool { return o.owner == owner })
+			case k == 15:
+				x.SetCell([]float64{1, 4, 0.25, 16, 3}[r.IntN(5)])
+			case k == 16 && r.IntN(4) == 0:
+				x.Reset()
+				ref = ref[:0]
+			}
+			if x.Len() != len(ref) {
+				t.Fatalf("seed %d step %d: Len %d, reference %d", seed, step, x.Len(), len(ref))
+			}
+			for range 4 {
+				p := randPoint(r, cell, true)
+				got := x.Owners(p, nil)
+				var want []wire.NodeID
+				for _, o := range ref {
+					if o.b.Contains(p, dims) {
+						want = append(want, o.owner)
+					}
+				}
+				slices.Sort(want)
+				want = slices.Compact(want)
+				if !slices.Equal(got, want) {
+					t.Fatalf("seed %d step %d (dims %d, cell %g): owners at %v: %v, scan %v", seed, step, dims, x.Cell(), p, got, want)
+				}
+				if x.Any(p) != (len(want) > 0) {
+					t.Fatalf("seed %d step %d: Any(%v) = %v, scan found %v", seed, step, p, x.Any(p), want)
+				}
+				q := randBox(r, cell)
+				cov := false
+				for _, o := range ref {
+					cov = cov || o.b.Covers(q, dims)
+				}
+				if x.Covers(q) != cov {
+					t.Fatalf("seed %d step %d (dims %d): Covers(%+v) = %v, scan %v", seed, step, dims, q, !cov, cov)
+				}
+			}
+		}
+	}
+}
+
+// TestAutoCell checks the cell-size rule.
+func TestAutoCell(t *testing.T) {
+	for _, c := range []struct{ mean, cur, want float64 }{
+		{40, 16, 40}, {20, 16, 16}, {8, 16, 16}, {7, 16, 7}, {33, 16, 33}, {0, 16, 16}, {math.NaN(), 16, 16},
+		{math.Inf(1), 16, 16}, {-3, 16, 16}, {1e-12, 16, 1e-6}, {5, 0, 5},
+	} {
+		if got := AutoCell(c.mean, c.cur); got != c.want {
+			t.Errorf("AutoCell(%g, %g) = %g, want %g", c.mean, c.cur, got, c.want)
+		}
+	}
+}
+
+// samePoint compares points bit for bit (NaN equals NaN).
+func samePoint(a, b world.Point) bool {
+	for d := range a {
+		if math.Float64bits(a[d]) != math.Float64bits(b[d]) {
+			return false
+		}
+	}
+	return true
+}

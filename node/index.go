@@ -1,0 +1,167 @@
+package node
+
+import (
+	"github.com/overworld/overworld/internal/locate"
+	"slices"
+
+	"github.com/overworld/overworld/world"
+)
+
+// The location index. Context.Each must visit the local objects whose
+// location lies in a box, in ID order; scanning every object made a frame
+// of n thinking objects O(n²). The node keeps every local object in a grid
+// (locate.Points) keyed by its location, kept exact as follows:
+//
+//   - at the start of each Tick's think phase, the objects the store added
+//     or removed since the last Tick are inserted or dropped, and every
+//     object is re-indexed at its current location (one pass over the
+//     index's dense array: this catches what Step, Spawn, Write and the
+//     replica store changed between frames);
+//   - during a think, the objects it changes — the thinking object, the
+//     objects it creates and deletes and those it changes with Write — are
+//     "touched": Each checks them at their live location instead of their
+//     indexed one, and they are re-indexed when the think returns.
+//
+// So Each answers exactly what a scan of every object would, as long as a
+// think function changes other objects only through Context.Write (as the
+// world.Context contract asks, and as arena.Local, the reference Context,
+// also assumes). An object changed directly through its State by another
+// object's think is found at its new location from the next frame on.
+
+// syncIndex brings the index up to date with the store: the objects it
+// added or removed since the last sync (replicas that arrived or left,
+// spawns, handoffs, deletions) are inserted or dropped, and every indexed
+// object is moved to its current location (one pass over a dense array).
+// It also adapts the cell size to the width of the previous frame's Each
+// boxes.
+func (n *Node) syncIndex() {
+	if n.linear {
+		n.store.Members(nil)
+		return
+	}
+	if n.qn > 0 {
+		n.idx.SetCell(locate.AutoCell(n.qsum/float64(n.qn), n.idx.Cell()))
+		n.qsum, n.qn = 0, 0
+	}
+	n.members = n.store.Members(n.members[:0])
+	for _, id := range n.members {
+		n.reindex(id)
+	}
+	for i := range n.idx.Len() {
+		_, loc, obj := n.idx.At(i)
+		if l := obj.State().Location(); l != loc {
+			n.idx.MoveAt(i, l)
+		}
+	}
+	n.touched = n.touched[:0]
+}
+
+// reindex puts local object id at its current location, or drops it from
+// the index if it is gone.
+func (n *Node) reindex(id world.ObjectID) {
+	if obj, _, ok := n.store.Lookup(id); ok {
+		n.idx.Set(id, obj.State().Location(), obj)
+	} else {
+		n.idx.Delete(id)
+	}
+}
+
+// touch records that the current think may change object id.
+func (n *Node) touch(id world.ObjectID) {
+	if n.inThink && !n.linear {
+		n.touched = append(n.touched, id)
+	}
+}
+
+// settle re-indexes the objects the finished think touched.
+func (n *Node) settle() {
+	for _, id := range n.touched {
+		n.reindex(id)
+	}
+	n.touched = n.touched[:0]
+	// What the think created or deleted is indexed now; the members list
+	// repeats it for the next sync, which is harmless.
+
+}
+
+// eachIndexed is Context.Each over the index: the indexed objects in box
+// that the current think has not touched, and the touched ones whose live
+// location is in box, visited in ID order if they still exist when their
+// turn comes (the objects in box when Each is called: what fn changes does
+// not change the walk, as in arena.Local, the reference Context).
+func (n *Node) eachIndexed(box world.Box, fn func(world.Object, bool) bool) {
+	if w, ok := boxWidth(&box, n.dims); ok {
+		n.qsum += w
+		n.qn++
+	}
+	start := len(n.each)
+	defer func() { n.each = n.each[:start] }()
+	n.each = n.idx.Query(box, n.each)
+	if len(n.touched) > 0 {
+		t := append(n.tsort[:0], n.touched...)
+		slices.Sort(t)
+		t = slices.Compact(t)
+		n.tsort = t
+		kept := n.each[:start]
+		j := 0
+		for _, id := range n.each[start:] {
+			for j < len(t) && t[j] < id {
+				j++
+			}
+			if j == len(t) || t[j] != id {
+				kept = append(kept, id)
+			}
+		}
+		n.each = kept
+		for _, id := range t {
+			if obj, _, ok := n.store.Lookup(id); ok && box.Contains(obj.State().Location(), n.dims) {
+				n.each = append(n.each, id)
+			}
+		}
+		slices.Sort(n.each[start:])
+	}
+	ids := n.each[start:]
+	for _, id := range ids {
+		obj, primary, ok := n.store.Lookup(id)
+		if !ok {
+			continue
+		}
+		if !fn(obj, primary) {
+			return
+		}
+	}
+}
+
+// boxWidth returns b's larger extent over the first two dimensions, when
+// finite.
+func boxWidth(b *world.Box, dims int) (float64, bool) {
+	w := b.Max[0] - b.Min[0]
+	if dims > 1 {
+		w = max(w, b.Max[1]-b.Min[1])
+	}
+	return w, w >= 0 && w < 1e300
+}
+
+// viewIndex holds the frame's view in a grid, so that "is this location
+// in the view" (for every discovered object and every replica, each
+// frame) costs a cell lookup instead of a scan of the view's boxes: a
+// node with many primaries has as many view boxes.
+type viewIndex struct {
+	boxes *locate.Boxes
+}
+
+func (v *viewIndex) build(view []world.Box, linear bool) {
+	v.boxes.Reset()
+	if linear {
+		return
+	}
+	for _, b := range view {
+		v.boxes.Add(0, b)
+	}
+	if c := locate.AutoCell(v.boxes.MeanWidth(), v.boxes.Cell()); c != v.boxes.Cell() {
+		v.boxes.SetCell(c)
+	}
+}
+
+// Contains reports whether p lies in the view (replica.View).
+func (v *viewIndex) Contains(p world.Point) bool { return v.boxes.Any(p) }

@@ -1,0 +1,164 @@
+package node
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/overworld/overworld/world"
+)
+
+// probers is a test game for the location index: probers jump and step
+// around a small square, look around with Each over boxes of every shape
+// (small, degenerate, empty, huge, unbounded, NaN), nest Each calls,
+// write to the objects they find (tentative writes on replicas), create
+// probers and delete themselves. Every Each call's visits go to a log.
+type probers struct {
+	schema *world.Schema
+	g      *game
+	log    strings.Builder
+}
+
+const (
+	pX = iota
+	pY
+	pAge
+)
+
+type prober struct {
+	w  *probers
+	st *world.State
+}
+
+func newProbers() *probers {
+	w := &probers{}
+	w.schema = world.MustSchema("prober", world.MustSpace("x", "y"), []world.Field{
+		{Name: "x", Type: world.Float, Quantum: 0.5}, {Name: "y", Type: world.Float, Quantum: 0.5},
+		{Name: "age", Type: world.Int},
+	}, func(st *world.State) world.Object { return &prober{w: w, st: st} })
+	reg, err := world.NewRegistry(world.MustSpace("x", "y"), w.schema)
+	if err != nil {
+		panic(err)
+	}
+	w.g = &game{registry: reg}
+	return w
+}
+
+func (p *prober) State() *world.State { return p.st }
+func (p *prober) Interest(dst []world.Box) []world.Box {
+	return append(dst, world.BoxAround(p.st.Location(), world.Point{12, 12}))
+}
+
+// probeBox draws a query box around c.
+func probeBox(r *rand.Rand, c world.Point) world.Box {
+	half := float64(r.IntN(5)) * 2 // 0 (a point), 2, 4, 6, 8
+	b := world.BoxAround(c, world.Point{half, half})
+	switch r.IntN(12) {
+	case 0:
+		b.Min[0], b.Max[0] = math.Inf(-1), math.Inf(1)
+	case 1:
+		b = world.Unbounded()
+	case 2:
+		b.Min[1], b.Max[1] = b.Max[1]+1, b.Min[1] // empty
+	case 3:
+		b.Min[0], b.Max[0] = -1e18, 1e18
+	case 4:
+		b.Max[1] = math.NaN()
+	case 5:
+		b.Min[0] = math.Floor(b.Min[0]) // on a coordinate of the grid of positions
+	}
+	return b
+}
+
+func (p *prober) Think(ctx world.Context) {
+	st, r := p.st, ctx.Rand()
+	st.SetInt(pAge, st.Int(pAge)+1)
+	switch r.IntN(4) {
+	case 0:
+		st.SetFloat(pX, float64(r.IntN(129))*0.5)
+		st.SetFloat(pY, float64(r.IntN(129))*0.5)
+	case 1, 2:
+		st.SetFloat(pX, st.Float(pX)+float64(r.IntN(9)-4)*0.5)
+		st.SetFloat(pY, st.Float(pY)+float64(r.IntN(9)-4)*0.5)
+	}
+	var seen []world.ObjectID
+	fmt.Fprintf(&p.w.log, "%v %v:", ctx.Now(), st.ID())
+	ctx.Each(probeBox(r, st.Location()), func(o world.Object, primary bool) bool {
+		fmt.Fprintf(&p.w.log, " %v/%v", o.State().ID(), primary)
+		seen = append(seen, o.State().ID())
+		if r.IntN(20) == 0 {
+			p.w.log.WriteString(" [")
+			ctx.Each(probeBox(r, o.State().Location()), func(o world.Object, _ bool) bool {
+				fmt.Fprintf(&p.w.log, " %v", o.State().ID())
+				return true
+			})
+			p.w.log.WriteString(" ]")
+		}
+		return r.IntN(30) != 0
+	})
+	p.w.log.WriteString("\n")
+	if len(seen) > 0 && r.IntN(4) == 0 {
+		id := seen[r.IntN(len(seen))]
+		x, y := float64(r.IntN(129))*0.5, float64(r.IntN(129))*0.5
+		_ = ctx.Write(id, func(s *world.State) { s.SetFloat(pX, x); s.SetFloat(pY, y) })
+	}
+	if r.IntN(60) == 0 {
+		loc := st.Location()
+		_, _ = ctx.Create(p.w.schema, func(s *world.State) { s.SetFloat(pX, loc[0]); s.SetFloat(pY, loc[1]+0.5) })
+	}
+	if r.IntN(150) == 0 {
+		_ = ctx.Delete(st.ID())
+	}
+}
+
+// runProbers runs a 3-node directory cluster of probers and returns its
+// Each log and final objects.
+func runProbers(t *testing.T, seed uint64, linear bool, d time.Duration) (string, string) {
+	w := newProbers()
+	c := newCluster(t, w.g, clusterOpts{nodes: 3, arch: "directory", latency: 20 * time.Millisecond,
+		spread: 30 * time.Millisecond, seed: seed, margin: 2, loss: 0.05})
+	r := rand.New(rand.NewPCG(seed, 5))
+	for _, n := range c.nodes {
+		n.linear = linear
+		for range 8 {
+			x, y := float64(r.IntN(129))*0.5, float64(r.IntN(129))*0.5
+			if _, err := n.Spawn(0, w.schema, func(s *world.State) { s.SetFloat(pX, x); s.SetFloat(pY, y) }); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	c.run(d)
+	var objs strings.Builder
+	c.dump(&objs)
+	return w.log.String(), objs.String()
+}
+
+// TestEachIndexMatchesScan runs the same random prober games with
+// Context.Each answered by the location index and by scanning every
+// object, and requires identical Each visits, in the same order, and
+// identical final states on every node.
+func TestEachIndexMatchesScan(t *testing.T) {
+	seeds, d := 8, 8*time.Second
+	if testing.Short() {
+		seeds, d = 3, 4*time.Second
+	}
+	for seed := range uint64(seeds) {
+		logA, objsA := runProbers(t, seed, true, d)
+		logB, objsB := runProbers(t, seed, false, d)
+		if strings.Count(logA, "/") < 1000 {
+			t.Fatalf("seed %d: only %d visits: the workload does not exercise Each", seed, strings.Count(logA, "/"))
+		}
+		if strings.Count(logA, "/false") < 100 {
+			t.Fatalf("seed %d: only %d replica visits", seed, strings.Count(logA, "/false"))
+		}
+		if logA != logB {
+			t.Fatalf("seed %d: Each visits differ:\n%s", seed, firstDiff(logB, logA))
+		}
+		if objsA != objsB {
+			t.Fatalf("seed %d: final objects differ:\n%s", seed, firstDiff(objsB, objsA))
+		}
+	}
+}
