@@ -93,7 +93,7 @@ func TestInvariants(t *testing.T) {
 				if arch != "client-server" {
 					c.checkNoneMissing()
 				}
-				if c.events < 1000 || c.seenRep == 0 || len(c.deleted) == 0 {
+				if minEvents := int(50 * dur.Seconds()); c.events < minEvents || c.seenRep == 0 || len(c.deleted) == 0 {
 					t.Fatalf("a weak run: %d events, %d replica observations, %d deletions", c.events, c.seenRep, len(c.deleted))
 				}
 			})
