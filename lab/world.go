@@ -575,7 +575,9 @@ func groupBandwidth(nodes []osim.NodeSummary) NodeGroupBandwidth {
 	return g
 }
 
-func addRate(a, b osim.Rate) osim.Rate { return osim.Rate{In: a.In + b.In, Out: a.Out + b.Out, Total: a.Total + b.Total} }
+func addRate(a, b osim.Rate) osim.Rate {
+	return osim.Rate{In: a.In + b.In, Out: a.Out + b.Out, Total: a.Total + b.Total}
+}
 func scaleRate(a osim.Rate, f float64) osim.Rate {
 	return osim.Rate{In: a.In * f, Out: a.Out * f, Total: a.Total * f}
 }

@@ -39,10 +39,10 @@ type truth struct {
 	cols, rows int
 	grid       [][]int32
 
-	owned [][]ownedRef // per node: its primaries at its previous frame
-	ticks []int        // per node: frames observed
-	serial uint32      // frame observations so far
-	stamp  uint32      // view queries so far (dedup marks)
+	owned  [][]ownedRef // per node: its primaries at its previous frame
+	ticks  []int        // per node: frames observed
+	serial uint32       // frame observations so far
+	stamp  uint32       // view queries so far (dedup marks)
 
 	infos    []replica.Info
 	newOwned []ownedRef
