@@ -449,12 +449,17 @@ type WorldResult struct {
 	// IPv4/UDP headers and the acknowledgements that travel in the update
 	// class) per object update entry sent.
 	BytesPerUpdate float64
+	// FrameBytesPerUpdate is the bytes of updates frames (entries and
+	// their share of the frame header, no packet header) per update entry.
+	FrameBytesPerUpdate float64
 	// UpdatesPerS is object update entries sent per second, all nodes.
 	UpdatesPerS float64
 	// Events is the number of simulated events; Wall the wall-clock time
 	// of Run (not part of the summary).
 	Events uint64
 	Wall   time.Duration
+
+	sim *osim.Sim // for WriteFiles
 }
 
 // NodeGroupBandwidth is the bandwidth of a group of nodes (B/s).
@@ -526,7 +531,7 @@ func (w *World) Result() *WorldResult {
 		"players": strconv.Itoa(c.Players()), "map": c.Map.String(), "sites": w.sitesLabel(),
 		"infra_node": strconv.Itoa(int(w.infra)),
 	}
-	res := &WorldResult{Config: c, Summary: sum, Events: w.events, Wall: w.wallRun}
+	res := &WorldResult{Config: c, Summary: sum, Events: w.events, Wall: w.wallRun, sim: w.sim}
 	res.Players = groupBandwidth(sum.PerNode[:c.Nodes])
 	if w.infra != 0 {
 		res.Infra = groupBandwidth(sum.PerNode[c.Nodes:])
@@ -537,6 +542,7 @@ func (w *World) Result() *WorldResult {
 	}
 	if rs.updates > 0 {
 		res.BytesPerUpdate = float64(sum.Traffic.ByClass[wire.ClassUpdate].Bytes) / float64(rs.updates)
+		res.FrameBytesPerUpdate = float64(rs.bytes) / float64(rs.updates)
 	}
 	return res
 }
