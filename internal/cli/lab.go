@@ -26,15 +26,17 @@ paper's, and write CSV files and PNG figures.
 Experiments:
   cma     client-to-mirror assignment (Webb & Soh, MMCN 2008, §4: Figs. 4–8)
   spd     server network selection with delay variation (Chen et al. 2011, §IV: Figs. 7–14)
-  arena   the model game's mobility vs Quake III (Colyseus, NSDI 2006, Figs. 2, 6) and Fortnite`,
+  arena   the model game's mobility vs Quake III (Colyseus, NSDI 2006, Figs. 2, 6) and Fortnite
+  world   per-node bandwidth vs node count: client-server, broadcast, directory (Colyseus Fig. 12(a))`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return badInputf("lab: name an experiment: cma, spd or arena")
+			return badInputf("lab: name an experiment: cma, spd, arena or world")
 		},
 	}
 	cmd.AddCommand(newLabCMACmd(e))
 	cmd.AddCommand(newLabSPDCmd(e))
 	cmd.AddCommand(newLabArenaCmd(e))
+	cmd.AddCommand(newLabWorldCmd(e))
 	return cmd
 }
 
