@@ -224,7 +224,11 @@ type World struct {
 // the game (one arena.Game shared by every node: it is immutable), one
 // node core per player node plus the infrastructure node, the spawned
 // objects on their nodes, and the ground-truth observer.
-func NewWorld(cfg WorldConfig) (*World, error) {
+func NewWorld(cfg WorldConfig) (*World, error) { return newWorld(cfg, nil) }
+
+// newWorld is NewWorld with an optional adapter around every node core
+// (tests wrap cores to lose and duplicate packets they can later stop).
+func newWorld(cfg WorldConfig, wrap func(*node.Node) osim.Core) (*World, error) {
 	cfg, err := cfg.Validate()
 	if err != nil {
 		return nil, err
@@ -281,7 +285,9 @@ func NewWorld(cfg WorldConfig) (*World, error) {
 		}
 		w.nodes = append(w.nodes, n)
 		var core osim.Core = n
-		if cfg.WallFrameTimes {
+		if wrap != nil {
+			core = wrap(n)
+		} else if cfg.WallFrameTimes {
 			core = &timedCore{Node: n, rec: s.Recorder()}
 		}
 		if err := s.AddNode(id, where[i], core); err != nil {

@@ -89,6 +89,10 @@ func newTruth(w *World) *truth {
 	t.cols = max(1, int(math.Ceil(mw/t.cell)))
 	t.rows = max(1, int(math.Ceil(mh/t.cell)))
 	t.grid = make([][]int32, t.cols*t.rows)
+	// The spawned primaries, before any frame.
+	for _, n := range w.nodes {
+		t.observe(n.ID())
+	}
 	return t
 }
 
@@ -120,8 +124,18 @@ func (t *truth) gridRemove(s int32) {
 	t.grid[o.cell] = c[:len(c)-1]
 }
 
-// tick observes node id right after its frame at now.
+// tick observes node id right after its frame at now and reports its view.
 func (t *truth) tick(id wire.NodeID, now time.Duration) {
+	t.observe(id)
+	if id == t.w.infra {
+		return
+	}
+	t.report(int(id)-1, id, now)
+}
+
+// observe records node id's primaries: new ones, moves, and the ones it no
+// longer has.
+func (t *truth) observe(id wire.NodeID) {
 	i := int(id) - 1
 	n := t.w.nodes[i]
 	t.serial++
@@ -177,10 +191,6 @@ func (t *truth) tick(id wire.NodeID, now time.Duration) {
 		}
 	}
 	t.owned[i] = append(t.owned[i][:0], t.newOwned...)
-	if id == t.w.infra {
-		return
-	}
-	t.report(i, id, now)
 }
 
 // report gives the recorder node id's view and samples staleness.
