@@ -64,6 +64,16 @@ func (c LabWorldConfig) Validate() (LabWorldConfig, error) {
 	if len(c.Archs) == 0 {
 		return c, fmt.Errorf("%w: no architectures", ErrConfig)
 	}
+	switch {
+	case c.PlayersPerNode < 1 || c.PlayersPerNode > 1000:
+		return c, fmt.Errorf("%w: players per node %d: want 1 to 1000", ErrConfig, c.PlayersPerNode)
+	case c.Slice < 1 || c.Slice > 18:
+		return c, fmt.Errorf("%w: PlanetLab slice %d: want 1 to 18", ErrConfig, c.Slice)
+	case c.Duration < time.Second || c.Duration > time.Hour:
+		return c, fmt.Errorf("%w: duration %v: want 1s to 1h", ErrConfig, c.Duration)
+	case c.Map != arena.Sqr && c.Map != arena.Rect:
+		return c, fmt.Errorf("%w: map %v: want sqr or rect", ErrConfig, c.Map)
+	}
 	slices.Sort(c.Nodes)
 	for i, n := range c.Nodes {
 		if i > 0 && n == c.Nodes[i-1] {
