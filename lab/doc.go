@@ -9,7 +9,15 @@
 // algorithms live in place/cma: CMA runs the paper's join, leave, dynamic and
 // speed scenarios (Figs. 4–8) on a BRITE-style topology (geo/topo) or on
 // players drawn from real cities (geo.Population); Demo is the short
-// real-data comparison behind "overworld demo".
+// real-data comparison behind "overworld demo placement".
+//
+// World composes the runtime for issue 3: the model game (arena) on node
+// cores (node) driven by the simulator (sim), with a ground-truth observer
+// that reports every node's view to the sim Recorder each frame. NewWorld
+// and RunWorld take a WorldConfig (DefaultWorldConfig,
+// DefaultWorldDemoConfig); WorldDemo is "overworld demo" and LabWorld is
+// "overworld lab world" (Colyseus Fig. 12(a)). A world's summary is
+// byte-identical for a seed unless WallFrameTimes is set.
 //
 // It also reproduces §6.3 of the region-migration paper (latency
 // estimation, Figs. 6–8), whose estimators live in package estimate:

@@ -18,10 +18,10 @@ type demoFlags struct {
 	load                     float64
 }
 
-func newDemoCmd(e *env) *cobra.Command {
+func newDemoPlacementCmd(e *env) *cobra.Command {
 	var f demoFlags
 	cmd := &cobra.Command{
-		Use:   "demo [flags]",
+		Use:   "placement [flags]",
 		Short: "Assign real-world players to servers as they join and leave, four ways, and compare",
 		Long: `Players from real cities (GeoNames, drawn by population) join game servers in
 WonderNetwork cities, then join and leave at random. Each event is handled by three
@@ -39,9 +39,9 @@ in list order (deliberately uneven: capacity rarely sits where the players are).
 The table shows mean, 95th-percentile and maximum delay, the share of players within
 100 ms, players moved per event, and the time per event. Everything but the times is
 the same for the same flags.`,
-		Example: `  overworld demo
-  overworld demo --players 5000 --servers-n 20 --load 0.95
-  overworld demo --servers "London,Frankfurt,Tokyo,New York" --seed 7`,
+		Example: `  overworld demo placement
+  overworld demo placement --players 5000 --servers-n 20 --load 0.95
+  overworld demo placement --servers "London,Frankfurt,Tokyo,New York" --seed 7`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runDemo(e, cmd, &f) },
 	}

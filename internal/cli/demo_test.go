@@ -6,7 +6,7 @@ import (
 )
 
 func TestDemoSmall(t *testing.T) {
-	code, out, errs := runCLI(t, "", "demo", "--players", "200", "--seed", "3")
+	code, out, errs := runCLI(t, "", "demo", "placement", "--players", "200", "--seed", "3")
 	if code != 0 || errs != "" {
 		t.Fatalf("exit %d, stderr %q", code, errs)
 	}
@@ -16,7 +16,7 @@ func TestDemoSmall(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	code, out, _ = runCLI(t, "", "demo", "--players", "150", "--servers", "London, Tokyo,Sao Paulo", "--load", "0.5", "--churn", "30")
+	code, out, _ = runCLI(t, "", "demo", "placement", "--players", "150", "--servers", "London, Tokyo,Sao Paulo", "--load", "0.5", "--churn", "30")
 	if code != 0 || !strings.Contains(out, "London") || !strings.Contains(out, "3 servers") || !strings.Contains(out, "300 seats") {
 		t.Errorf("exit %d:\n%s", code, out)
 	}
@@ -24,17 +24,17 @@ func TestDemoSmall(t *testing.T) {
 
 func TestDemoBadUsage(t *testing.T) {
 	for _, args := range [][]string{
-		{"demo", "--players", "0"},
-		{"demo", "--load", "0"},
-		{"demo", "--load", "1.2"},
-		{"demo", "--servers-n", "0"},
-		{"demo", "--servers-n", "21"},
-		{"demo", "--servers", "London", "--servers-n", "3"},
-		{"demo", "--servers", "Atlantis"},
-		{"demo", "--servers", "London,,Paris"},
-		{"demo", "--churn", "-1"},
-		{"demo", "--players", "2", "--servers-n", "5", "--load", "1"},
-		{"demo", "stray"},
+		{"demo", "placement", "--players", "0"},
+		{"demo", "placement", "--load", "0"},
+		{"demo", "placement", "--load", "1.2"},
+		{"demo", "placement", "--servers-n", "0"},
+		{"demo", "placement", "--servers-n", "21"},
+		{"demo", "placement", "--servers", "London", "--servers-n", "3"},
+		{"demo", "placement", "--servers", "Atlantis"},
+		{"demo", "placement", "--servers", "London,,Paris"},
+		{"demo", "placement", "--churn", "-1"},
+		{"demo", "placement", "--players", "2", "--servers-n", "5", "--load", "1"},
+		{"demo", "placement", "stray"},
 	} {
 		code, out, errs := runCLI(t, "", args...)
 		if code != 2 || out != "" || errs == "" {

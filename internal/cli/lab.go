@@ -27,12 +27,13 @@ Experiments:
   cma       client-to-mirror assignment (Webb & Soh, MMCN 2008, §4: Figs. 4–8)
   spd       server network selection with delay variation (Chen et al. 2011, §IV: Figs. 7–14)
   arena     the model game's mobility vs Quake III (Colyseus, NSDI 2006, Figs. 2, 6) and Fortnite
+  world     per-node bandwidth vs node count: client-server, broadcast, directory (Colyseus Fig. 12(a))
   estimate  latency estimation and core selection on estimates (region-migration paper, §6.3: Figs. 6–8)
   balance   instances balanced over a cluster, overflow to player hosts (hybrid
             cluster/P2P paper, §5: scenarios A and B, Figs. 9–12, Tables 4–5)`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return badInputf("lab: name an experiment: cma, spd, arena, estimate or balance")
+			return badInputf("lab: name an experiment: cma, spd, arena, world, estimate or balance")
 		},
 	}
 	cmd.AddCommand(newLabCMACmd(e))
@@ -40,6 +41,7 @@ Experiments:
 	cmd.AddCommand(newLabArenaCmd(e))
 	cmd.AddCommand(newLabEstimateCmd(e))
 	cmd.AddCommand(newLabBalanceCmd(e))
+	cmd.AddCommand(newLabWorldCmd(e))
 	return cmd
 }
 

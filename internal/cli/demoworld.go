@@ -1,0 +1,135 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/overworld/overworld/arena"
+	"github.com/overworld/overworld/lab"
+)
+
+// demoWorldFlags holds the flags of "overworld demo".
+type demoWorldFlags struct {
+	arch, mapType, out string
+	nodes, perNode     int
+	duration           time.Duration
+	seed               uint64
+	quiet              bool
+}
+
+func newDemoCmd(e *env) *cobra.Command {
+	var f demoWorldFlags
+	def := lab.DefaultWorldDemoConfig()
+	cmd := &cobra.Command{
+		Use:   "demo [flags]",
+		Short: "Run one game world over many servers in real cities, in the simulator, and measure it",
+		Long: `Run the model game (package arena: bots that roam a map, fight with rockets and pick
+up items) on N nodes in WonderNetwork cities, each node hosting P bots, with the node
+cores of package node driven by the deterministic simulator (package sim) over the
+measured city-to-city latencies. The players of each node are drawn from GeoNames
+cities by population and assigned to the nodes with place/cma (exact, capacity P per
+node); their mean modelled RTT to their node is reported.
+
+--arch chooses how nodes find the replicas they need:
+  directory      one rendezvous node (an extra node, at the city with the least mean
+                 delay to the others) matches publications with subscriptions
+  broadcast      every node sends every update to every other node
+  client-server  one central server (an extra node) holds every primary
+
+The final table gives per-node bandwidth (mean and 95th percentile of 1 s bursts, by
+traffic class), missing replicas with 0, 100 and 400 ms of grace, discovery latency,
+replica staleness, updates/s, bytes per update and the simulator's speed. A progress
+line is drawn on stderr when it is a terminal. --out writes summary.json (the same
+bytes for the same flags), series.csv and nodes.csv.
+
+The placement-only demo (players joining and leaving servers) is "overworld demo placement".`,
+		Example: `  overworld demo
+  overworld demo --arch broadcast --nodes 8 --players-per-node 1
+  overworld demo --nodes 20 --duration 2m --out out/demo`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runDemoWorld(e, &f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.arch, "arch", string(def.Arch), "architecture: directory, broadcast or client-server")
+	fl.IntVar(&f.nodes, "nodes", def.Nodes, "number of nodes (WonderNetwork cities: "+strings.Join(lab.DefaultServers()[:4], ", ")+", ...)")
+	fl.IntVar(&f.perNode, "players-per-node", def.PlayersPerNode, "bots per node (1: peer-to-peer, 8: federated servers)")
+	fl.DurationVar(&f.duration, "duration", def.Duration, "game time to simulate (1s to 1h)")
+	fl.Uint64Var(&f.seed, "seed", def.Seed, "seed of the map, players, bots and network")
+	fl.StringVar(&f.mapType, "map", def.Map.String(), "map type: sqr or rect")
+	fl.StringVar(&f.out, "out", "", "directory for summary.json, series.csv and nodes.csv (default: none)")
+	fl.BoolVar(&f.quiet, "quiet", false, "no progress line on stderr")
+	cmd.AddCommand(newDemoPlacementCmd(e))
+	return cmd
+}
+
+func runDemoWorld(e *env, f *demoWorldFlags) error {
+	cfg := lab.DefaultWorldDemoConfig()
+	arch, err := lab.ParseArch(f.arch)
+	if err != nil {
+		return badInputf("--arch %q: want directory, broadcast or client-server", f.arch)
+	}
+	m, err := arena.ParseMapType(f.mapType)
+	if err != nil {
+		return badInputf("--map %q: want sqr or rect", f.mapType)
+	}
+	cities := lab.DemoCities(f.nodes)
+	switch {
+	case f.nodes < 1 || len(cities) < f.nodes:
+		return badInputf("--nodes %d: want 1 to %d (one WonderNetwork city per node)", f.nodes, len(lab.DemoCities(1<<20)))
+	case f.perNode < 1 || f.perNode > 1000:
+		return badInputf("--players-per-node %d: want 1 to 1000", f.perNode)
+	case f.duration < time.Second || f.duration > time.Hour:
+		return badInputf("--duration %v: want 1s to 1h", f.duration)
+	}
+	cfg.Arch, cfg.Map, cfg.Nodes, cfg.PlayersPerNode, cfg.Duration, cfg.Seed = arch, m, f.nodes, f.perNode, f.duration, f.seed
+	cfg.Cities = cities
+	show := false
+	if fh, ok := e.stderr.(*os.File); ok && !f.quiet {
+		show = term.IsTerminal(int(fh.Fd()))
+	}
+	var progress func(lab.WorldProgress)
+	if show {
+		progress = func(p lab.WorldProgress) { drawWorldProgress(e.stderr, p) }
+	}
+	rep, err := lab.WorldDemo(cfg, progress)
+	if show {
+		fmt.Fprint(e.stderr, "\r\033[K")
+	}
+	if errors.Is(err, lab.ErrConfig) {
+		return badInput(err)
+	}
+	if err != nil {
+		return err
+	}
+	if f.out != "" {
+		files, err := rep.WriteFiles(f.out)
+		if err != nil {
+			return err
+		}
+		if !f.quiet {
+			names := make([]string, len(files))
+			for i, p := range files {
+				names[i] = filepath.Base(p)
+			}
+			fmt.Fprintf(e.stderr, "wrote %s: %s\n", f.out, strings.Join(names, ", "))
+		}
+	}
+	return rep.WriteTable(e.stdout)
+}
+
+// drawWorldProgress redraws the progress line of a world run.
+func drawWorldProgress(w io.Writer, p lab.WorldProgress) {
+	speed := 0.0
+	if p.Wall > 0 {
+		speed = p.Virtual.Seconds() / p.Wall.Seconds()
+	}
+	fmt.Fprintf(w, "\r\033[Kgame time %v / %v  %d events  %.0f× real time", p.Virtual.Round(time.Second), p.Total, p.Events, speed)
+}

@@ -1,0 +1,52 @@
+package lab
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// BenchmarkWorld simulates the model game on node cores in the simulator:
+// one op is one second of game time, after a 2 s warm-up (the initial
+// full-state transfers). It reports simulated events per wall second and
+// the speed factor (game time ÷ wall time, and ÷ CPU time of the process,
+// which load from other work on a shared machine disturbs less).
+func BenchmarkWorld(b *testing.B) {
+	for _, sz := range []struct {
+		arch           Arch
+		nodes, perNode int
+	}{
+		{ArchDirectory, 16, 8},
+		{ArchDirectory, 96, 8},
+		{ArchBroadcast, 96, 1},
+		{ArchDirectory, 1250, 8},
+	} {
+		b.Run(fmt.Sprintf("%s/nodes=%d/players=%d", sz.arch, sz.nodes, sz.nodes*sz.perNode), func(b *testing.B) {
+			cfg := DefaultWorldConfig()
+			cfg.Arch, cfg.Nodes, cfg.PlayersPerNode, cfg.Duration = sz.arch, sz.nodes, sz.perNode, time.Hour
+			w, err := NewWorld(cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := w.sim.RunFor(2 * time.Second); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			ev0, start, ops := w.events, time.Now(), 0
+			cpu0, cpuOK := cpuTime()
+			for b.Loop() {
+				if err := w.sim.RunFor(time.Second); err != nil {
+					b.Fatal(err)
+				}
+				ops++
+			}
+			el := time.Since(start).Seconds()
+			b.ReportMetric(float64(w.events-ev0)/el, "events/s")
+			b.ReportMetric(float64(ops)/el, "x_realtime")
+			b.ReportMetric(float64(w.events-ev0)/float64(ops), "events/op")
+			if cpu1, ok := cpuTime(); ok && cpuOK {
+				b.ReportMetric(float64(ops)/(cpu1-cpu0).Seconds(), "x_realtime_cpu")
+			}
+		})
+	}
+}

@@ -1,0 +1,279 @@
+package lab
+
+import (
+	"math"
+	"time"
+
+	"github.com/overworld/overworld/arena"
+	"github.com/overworld/overworld/internal/replica"
+	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/world"
+)
+
+// truth is the ground-truth observer of a world run. It keeps every live
+// primary of the cluster (as of its node's latest frame: primaries change
+// only in their node's Tick, so this is exact) in a uniform grid, and after
+// each node's frame reports that node's view to the simulator's Recorder:
+// the live objects, wherever their primary is, inside the union of its
+// primaries' interests (node.View), and whether it holds each. A node's own
+// objects (its primaries, and under client-server the objects it created
+// and handed off) are left out: they can never be missing. The infrastructure
+// node (rendezvous, central server) has no view of its own and reports
+// nothing.
+//
+// It also samples replica staleness: the time since the primary moved past
+// the replica's version (0 while the replica has the primary's newest
+// version), from the commit times of each primary's last histLen versions.
+//
+// Cost per frame of a node: its Objects, its primaries' grid moves, and the
+// grid cells its view covers; nothing is proportional to the cluster size.
+type truth struct {
+	w    *World
+	dims int
+
+	objs []tobj
+	free []int32
+	byID map[world.ObjectID]int32
+
+	cell       float64
+	cols, rows int
+	grid       [][]int32
+
+	owned  [][]ownedRef // per node: its primaries at its previous frame
+	ticks  []int        // per node: frames observed
+	serial uint32       // frame observations so far
+	stamp  uint32       // view queries so far (dedup marks)
+
+	infos    []replica.Info
+	newOwned []ownedRef
+	view     []world.Box
+	interest []uint64
+	held     []bool
+
+	beyond int64            // staleness samples older than the history (lower bounds)
+	added  map[string]int64 // counters already given to the recorder
+}
+
+type ownedRef struct {
+	slot int32
+	id   world.ObjectID
+}
+
+// histLen is how many versions of each primary the observer remembers for
+// staleness (1.6 s of changes at one version per frame).
+const histLen = 16
+
+type tobj struct {
+	id    world.ObjectID
+	owner wire.NodeID
+	loc   world.Point
+	cell  int32
+	pos   int32 // index in grid[cell]
+	mark  uint32
+	seen  uint32
+
+	version uint64 // newest version seen
+	head    uint8
+	n       uint8
+	vers    [histLen]uint64
+	at      [histLen]time.Duration // commit time of vers[k]
+}
+
+func newTruth(w *World) *truth {
+	t := &truth{w: w, dims: w.game.Registry().Space().Dims(), byID: map[world.ObjectID]int32{},
+		owned: make([][]ownedRef, len(w.nodes)), ticks: make([]int, len(w.nodes)), added: map[string]int64{}}
+	// Cells as wide as a bot's interest box: a view box covers at most
+	// 2 × 2 cells.
+	t.cell = 2 * w.game.Config().Interest
+	mw, mh := arena.Size(w.cfg.Map, w.cfg.Players())
+	t.cols = max(1, int(math.Ceil(mw/t.cell)))
+	t.rows = max(1, int(math.Ceil(mh/t.cell)))
+	t.grid = make([][]int32, t.cols*t.rows)
+	// The spawned primaries, before any frame.
+	for _, n := range w.nodes {
+		t.observe(n.ID())
+	}
+	return t
+}
+
+func (t *truth) col(x float64) int {
+	c := int(math.Floor(x / t.cell))
+	return min(max(c, 0), t.cols-1)
+}
+
+func (t *truth) row(y float64) int {
+	r := int(math.Floor(y / t.cell))
+	return min(max(r, 0), t.rows-1)
+}
+
+func (t *truth) cellOf(p world.Point) int32 { return int32(t.row(p[1])*t.cols + t.col(p[0])) }
+
+func (t *truth) gridAdd(s int32) {
+	o := &t.objs[s]
+	c := &t.grid[o.cell]
+	o.pos = int32(len(*c))
+	*c = append(*c, s)
+}
+
+func (t *truth) gridRemove(s int32) {
+	o := &t.objs[s]
+	c := t.grid[o.cell]
+	last := c[len(c)-1]
+	c[o.pos] = last
+	t.objs[last].pos = o.pos
+	t.grid[o.cell] = c[:len(c)-1]
+}
+
+// tick observes node id right after its frame at now and reports its view.
+func (t *truth) tick(id wire.NodeID, now time.Duration) {
+	t.observe(id)
+	if id == t.w.infra {
+		return
+	}
+	t.report(int(id)-1, id, now)
+}
+
+// observe records node id's primaries: new ones, moves, and the ones it no
+// longer has.
+func (t *truth) observe(id wire.NodeID) {
+	i := int(id) - 1
+	n := t.w.nodes[i]
+	t.serial++
+	t.infos = n.Objects(t.infos[:0])
+	t.newOwned = t.newOwned[:0]
+	for k := range t.infos {
+		in := &t.infos[k]
+		if !in.Primary {
+			continue
+		}
+		s, ok := t.byID[in.ID]
+		loc := in.State.Location()
+		if !ok {
+			if f := len(t.free); f > 0 {
+				s = t.free[f-1]
+				t.free = t.free[:f-1]
+			} else {
+				s = int32(len(t.objs))
+				t.objs = append(t.objs, tobj{})
+			}
+			t.objs[s] = tobj{id: in.ID, owner: id, loc: loc, cell: t.cellOf(loc)}
+			t.byID[in.ID] = s
+			t.gridAdd(s)
+		} else {
+			o := &t.objs[s]
+			o.owner = id
+			o.loc = loc
+			if c := t.cellOf(loc); c != o.cell {
+				t.gridRemove(s)
+				o.cell = c
+				t.gridAdd(s)
+			}
+		}
+		o := &t.objs[s]
+		o.seen = t.serial
+		if in.Version > o.version {
+			o.version = in.Version
+			o.head = (o.head + 1) % histLen
+			o.vers[o.head], o.at[o.head] = in.Version, in.Produced
+			o.n = min(o.n+1, histLen)
+		}
+		t.newOwned = append(t.newOwned, ownedRef{s, in.ID})
+	}
+	// Primaries this node had at its previous frame and no longer has were
+	// deleted (or, under client-server, are now another node's).
+	for _, r := range t.owned[i] {
+		o := &t.objs[r.slot]
+		if o.id == r.id && o.owner == id && o.seen != t.serial {
+			t.gridRemove(r.slot)
+			delete(t.byID, r.id)
+			*o = tobj{}
+			t.free = append(t.free, r.slot)
+		}
+	}
+	t.owned[i] = append(t.owned[i][:0], t.newOwned...)
+}
+
+// report gives the recorder node id's view and samples staleness.
+func (t *truth) report(i int, id wire.NodeID, now time.Duration) {
+	n := t.w.nodes[i]
+	t.view = n.View(t.view[:0])
+	t.interest, t.held = t.interest[:0], t.held[:0]
+	t.stamp++
+	for _, b := range t.view {
+		c0, c1 := t.col(b.Min[0]), t.col(b.Max[0])
+		r0, r1 := t.row(b.Min[1]), t.row(b.Max[1])
+		for r := r0; r <= r1; r++ {
+			for c := c0; c <= c1; c++ {
+				for _, s := range t.grid[r*t.cols+c] {
+					o := &t.objs[s]
+					if o.mark == t.stamp || !b.Contains(o.loc, t.dims) {
+						continue
+					}
+					o.mark = t.stamp
+					if o.owner == id || o.id.Origin() == uint32(id) {
+						continue
+					}
+					_, _, ok := n.Lookup(o.id)
+					t.interest = append(t.interest, uint64(o.id))
+					t.held = append(t.held, ok)
+				}
+			}
+		}
+	}
+	rec := t.w.sim.Recorder()
+	_ = rec.View(id, now, t.interest, t.held) // the node is up and time is the sim's: cannot fail
+	t.ticks[i]++
+	if t.ticks[i]%t.w.cfg.StalenessEvery != 0 {
+		return
+	}
+	held := 0
+	for _, h := range t.held {
+		if h {
+			held++
+		}
+	}
+	step := max(1, (held+t.w.cfg.StalenessCap-1)/t.w.cfg.StalenessCap)
+	k := 0
+	for j, oid := range t.interest {
+		if !t.held[j] {
+			continue
+		}
+		k++
+		if (k-1)%step != 0 {
+			continue
+		}
+		in, ok := n.Object(world.ObjectID(oid))
+		if !ok || in.Primary || in.Version == 0 {
+			continue
+		}
+		if d, ok := t.staleness(world.ObjectID(oid), in.Version, now); ok {
+			_ = rec.Staleness(d)
+		}
+	}
+}
+
+// staleness returns how long ago the primary of id moved past version v
+// (0 if v is its newest version). When v is older than the remembered
+// history, the oldest remembered commit gives a lower bound (counted in
+// beyond).
+func (t *truth) staleness(id world.ObjectID, v uint64, now time.Duration) (time.Duration, bool) {
+	s, ok := t.byID[id]
+	if !ok {
+		return 0, false // deleted since: not a replica of a live object
+	}
+	o := &t.objs[s]
+	if v >= o.version || o.n == 0 {
+		return 0, true
+	}
+	// Walk from the newest back to the first version after v.
+	at := o.at[o.head]
+	for k := 0; k < int(o.n); k++ {
+		j := (int(o.head) - k + histLen) % histLen
+		if o.vers[j] <= v {
+			return max(0, now-at), true
+		}
+		at = o.at[j]
+	}
+	t.beyond++
+	return max(0, now-at), true
+}
