@@ -151,12 +151,26 @@ func runLabCMA(e *env, cmd *cobra.Command, f *labCMAFlags) error {
 		return err
 	}
 	elapsed := time.Since(start)
-	files, err := rep.WriteCSV(out)
+	return writeLabReport(e, rep, out, f.noPlots, f.quiet, elapsed)
+}
+
+// labReport is what every lab experiment's report does.
+type labReport interface {
+	WriteCSV(dir string) ([]string, error)
+	WritePlots(dir string) ([]string, error)
+	WriteTable(w io.Writer) error
+}
+
+// writeLabReport writes rep's CSV files and, unless noPlots, its PNG figures
+// into dir, prints its table on stdout and, unless quiet, names the files
+// and the run time on stderr.
+func writeLabReport(e *env, rep labReport, dir string, noPlots, quiet bool, elapsed time.Duration) error {
+	files, err := rep.WriteCSV(dir)
 	if err != nil {
 		return err
 	}
-	if !f.noPlots {
-		pngs, err := rep.WritePlots(out)
+	if !noPlots {
+		pngs, err := rep.WritePlots(dir)
 		if err != nil {
 			return err
 		}
@@ -165,12 +179,12 @@ func runLabCMA(e *env, cmd *cobra.Command, f *labCMAFlags) error {
 	if err := rep.WriteTable(e.stdout); err != nil {
 		return err
 	}
-	if !f.quiet {
+	if !quiet {
 		names := make([]string, len(files))
 		for i, p := range files {
 			names[i] = filepath.Base(p)
 		}
-		fmt.Fprintf(e.stderr, "ran in %.1f s; wrote %s: %s\n", elapsed.Seconds(), out, strings.Join(names, ", "))
+		fmt.Fprintf(e.stderr, "ran in %.1f s; wrote %s: %s\n", elapsed.Seconds(), dir, strings.Join(names, ", "))
 	}
 	return nil
 }

@@ -2,8 +2,6 @@ package cli
 
 import (
 	"errors"
-	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -102,26 +100,5 @@ func runLabBalance(e *env, f *labBalanceFlags) error {
 		return err
 	}
 	rep.Seconds = time.Since(start).Seconds()
-	files, err := rep.WriteCSV(f.out)
-	if err != nil {
-		return err
-	}
-	if !f.noPlots {
-		pngs, err := rep.WritePlots(f.out)
-		if err != nil {
-			return err
-		}
-		files = append(files, pngs...)
-	}
-	if err := rep.WriteTable(e.stdout); err != nil {
-		return err
-	}
-	if !f.quiet {
-		names := make([]string, len(files))
-		for i, p := range files {
-			names[i] = filepath.Base(p)
-		}
-		fmt.Fprintf(e.stderr, "ran in %.1f s; wrote %s: %s\n", rep.Seconds, f.out, strings.Join(names, ", "))
-	}
-	return nil
+	return writeLabReport(e, rep, f.out, f.noPlots, f.quiet, time.Duration(rep.Seconds*float64(time.Second)))
 }

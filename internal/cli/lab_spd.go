@@ -2,9 +2,6 @@ package cli
 
 import (
 	"errors"
-	"fmt"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -99,26 +96,5 @@ func runLabSPD(e *env, f *labSPDFlags) error {
 		return err
 	}
 	elapsed := time.Since(start)
-	files, err := rep.WriteCSV(f.out)
-	if err != nil {
-		return err
-	}
-	if !f.noPlots {
-		pngs, err := rep.WritePlots(f.out)
-		if err != nil {
-			return err
-		}
-		files = append(files, pngs...)
-	}
-	if err := rep.WriteTable(e.stdout); err != nil {
-		return err
-	}
-	if !f.quiet {
-		names := make([]string, len(files))
-		for i, p := range files {
-			names[i] = filepath.Base(p)
-		}
-		fmt.Fprintf(e.stderr, "ran in %.1f s; wrote %s: %s\n", elapsed.Seconds(), f.out, strings.Join(names, ", "))
-	}
-	return nil
+	return writeLabReport(e, rep, f.out, f.noPlots, f.quiet, elapsed)
 }

@@ -2,8 +2,6 @@ package cli
 
 import (
 	"errors"
-	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -132,26 +130,5 @@ func runLabWorld(e *env, cmd *cobra.Command, f *labWorldFlags) error {
 	if err != nil {
 		return err
 	}
-	files, err := rep.WriteCSV(f.out)
-	if err != nil {
-		return err
-	}
-	if !f.noPlots {
-		pngs, err := rep.WritePlots(f.out)
-		if err != nil {
-			return err
-		}
-		files = append(files, pngs...)
-	}
-	if err := rep.WriteTable(e.stdout); err != nil {
-		return err
-	}
-	if !f.quiet {
-		names := make([]string, len(files))
-		for i, p := range files {
-			names[i] = filepath.Base(p)
-		}
-		fmt.Fprintf(e.stderr, "ran in %.1f s; wrote %s: %s\n", rep.Elapsed.Seconds(), f.out, strings.Join(names, ", "))
-	}
-	return nil
+	return writeLabReport(e, rep, f.out, f.noPlots, f.quiet, rep.Elapsed)
 }
