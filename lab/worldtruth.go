@@ -25,7 +25,7 @@ import (
 // the replica's version (0 while the replica has the primary's newest
 // version), from the commit times of each primary's last histLen versions.
 //
-// Cost per frame of a node: its Objects, its primaries' grid moves, and the
+// Cost per frame of a node: its Primaries, its primaries' grid moves, and the
 // grid cells its view covers; nothing is proportional to the cluster size.
 type truth struct {
 	w    *World
@@ -139,7 +139,7 @@ func (t *truth) observe(id wire.NodeID) {
 	i := int(id) - 1
 	n := t.w.nodes[i]
 	t.serial++
-	t.infos = n.Objects(t.infos[:0])
+	t.infos = n.Primaries(t.infos[:0])
 	t.newOwned = t.newOwned[:0]
 	for k := range t.infos {
 		in := &t.infos[k]

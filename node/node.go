@@ -387,6 +387,10 @@ func (n *Node) Lookup(id world.ObjectID) (obj world.Object, primary, ok bool) {
 // order (see replica.Info; its States must not be modified).
 func (n *Node) Objects(dst []replica.Info) []replica.Info { return n.store.Objects(dst) }
 
+// Primaries appends a description of every local primary in ID order
+// (Objects without the replicas).
+func (n *Node) Primaries(dst []replica.Info) []replica.Info { return n.store.Primaries(dst) }
+
 // Object describes local object id.
 func (n *Node) Object(id world.ObjectID) (replica.Info, bool) { return n.store.Object(id) }
 

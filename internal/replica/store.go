@@ -157,7 +157,7 @@ type Store struct {
 	cfg  Config
 	dims int
 	objs map[world.ObjectID]*entry
-	ids  []world.ObjectID // sorted keys of objs
+	ents []*entry // the values of objs, sorted by ID (dense, for walks)
 	tomb map[world.ObjectID]time.Duration
 	want map[world.ObjectID]*request
 
@@ -176,6 +176,7 @@ type Store struct {
 	sends   []send
 	acks    []ackMsg
 	wantIDs []world.ObjectID
+	entSnap []*entry
 	dbuf    []byte
 	scratch []*world.State // per kind, for validation
 	upd     wire.Updates
@@ -244,8 +245,8 @@ func (s *Store) insert(e *entry) {
 		s.member = append(s.member, e.id)
 	}
 	s.objs[e.id] = e
-	i, _ := slices.BinarySearch(s.ids, e.id)
-	s.ids = slices.Insert(s.ids, i, e.id)
+	i, _ := slices.BinarySearchFunc(s.ents, e.id, cmpEntry)
+	s.ents = slices.Insert(s.ents, i, e)
 }
 
 func (s *Store) remove(id world.ObjectID) {
@@ -253,8 +254,8 @@ func (s *Store) remove(id world.ObjectID) {
 		s.member = append(s.member, id)
 	}
 	delete(s.objs, id)
-	if i, ok := slices.BinarySearch(s.ids, id); ok {
-		s.ids = slices.Delete(s.ids, i, i+1)
+	if i, ok := slices.BinarySearchFunc(s.ents, id, cmpEntry); ok {
+		s.ents = slices.Delete(s.ents, i, i+1)
 	}
 }
 
@@ -341,14 +342,23 @@ func (s *Store) Lookup(id world.ObjectID) (obj world.Object, primary, ok bool) {
 }
 
 // Len returns the number of local objects (primaries and replicas).
-func (s *Store) Len() int { return len(s.ids) }
+func (s *Store) Len() int { return len(s.ents) }
+
+func cmpEntry(e *entry, id world.ObjectID) int {
+	switch {
+	case e.id < id:
+		return -1
+	case e.id > id:
+		return 1
+	}
+	return 0
+}
 
 // Range calls fn for every local object in increasing ID order until fn
 // returns false. fn must not add or remove objects.
 func (s *Store) Range(fn func(obj world.Object, primary bool) bool) {
-	for _, id := range s.ids {
-		e, ok := s.objs[id]
-		if ok && !fn(e.obj, e.primary) {
+	for _, e := range s.ents {
+		if !fn(e.obj, e.primary) {
 			return
 		}
 	}
@@ -357,9 +367,9 @@ func (s *Store) Range(fn func(obj world.Object, primary bool) bool) {
 // IDs appends the IDs of local objects (primaries only if primaries) in
 // increasing order.
 func (s *Store) IDs(dst []world.ObjectID, primaries bool) []world.ObjectID {
-	for _, id := range s.ids {
-		if !primaries || s.objs[id].primary {
-			dst = append(dst, id)
+	for _, e := range s.ents {
+		if !primaries || e.primary {
+			dst = append(dst, e.id)
 		}
 	}
 	return dst
@@ -421,8 +431,8 @@ func (s *Store) commit(e *entry, now time.Duration, force bool) {
 // Commit ends the think phase of a frame: every primary whose state changed
 // gets a new version, produced at now.
 func (s *Store) Commit(now time.Duration) {
-	for _, id := range s.ids {
-		if e := s.objs[id]; e.primary {
+	for _, e := range s.ents {
+		if e.primary {
 			s.commit(e, now, false)
 		}
 	}
@@ -501,8 +511,20 @@ type Info struct {
 
 // Objects appends a description of every local object, in ID order.
 func (s *Store) Objects(dst []Info) []Info {
-	for _, id := range s.ids {
-		dst = append(dst, s.info(s.objs[id]))
+	for _, e := range s.ents {
+		dst = append(dst, s.info(e))
+	}
+	return dst
+}
+
+// Primaries appends a description of every local primary, in ID order
+// (Objects without the replicas: cheaper for observers that only need the
+// primaries).
+func (s *Store) Primaries(dst []Info) []Info {
+	for _, e := range s.ents {
+		if e.primary {
+			dst = append(dst, s.info(e))
+		}
 	}
 	return dst
 }

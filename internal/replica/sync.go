@@ -33,21 +33,20 @@ func (s *Store) FlushView(now time.Duration, view View, o *wire.Outbox) {
 func (s *Store) flush(now time.Duration, boxes []world.Box, vf View, o *wire.Outbox) {
 	s.sends = s.sends[:0]
 	s.answer = s.answer[:0] // fresh holders get their full state below
-	for _, id := range s.ids {
-		e := s.objs[id]
+	for _, e := range s.ents {
 		if e.primary {
 			s.flushPrimary(now, e)
 		}
 	}
-	// Replica side, in ID order; removal edits s.ids, so walk a snapshot.
-	ids := append(s.wantIDs[:0], s.ids...)
-	for _, id := range ids {
-		e := s.objs[id]
+	// Replica side, in ID order; removal edits s.ents, so walk a snapshot.
+	ents := append(s.entSnap[:0], s.ents...)
+	for _, e := range ents {
 		if !e.primary {
 			s.flushReplica(now, e, boxes, vf)
 		}
 	}
-	s.wantIDs = ids[:0]
+	clear(ents)
+	s.entSnap = ents[:0]
 	s.flushRequests(now)
 	s.encodeUpdates(now, o)
 	s.encodeAcks(o)
@@ -252,8 +251,7 @@ func (s *Store) encodeAcks(o *wire.Outbox) {
 }
 
 func (s *Store) encodeHandoffs(now time.Duration, o *wire.Outbox) {
-	for _, id := range s.ids {
-		e := s.objs[id]
+	for _, e := range s.ents {
 		if e.primary || !e.handoff || now < e.nextHandoff {
 			continue
 		}
