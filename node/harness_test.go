@@ -206,6 +206,11 @@ func (c *cluster) run(until time.Duration) {
 		}
 		c.events++
 		if c.check {
+			for _, n := range c.nodes {
+				if err := checkIndex(n); err != nil {
+					c.fail("%v", err)
+				}
+			}
 			c.record()
 			c.checkInvariants()
 		}
