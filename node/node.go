@@ -63,6 +63,7 @@ type Node struct {
 	tsort   []world.ObjectID
 	qsum    float64 // widths of this frame's Each boxes, for the cell size
 	qn      int
+	qavg    float64 // moving average of the frames' mean Each box width
 	// linear makes Each scan every local object: the reference the index
 	// is tested and benchmarked against.
 	linear bool

@@ -58,10 +58,14 @@ func (r *ring) newest() *versioned {
 }
 
 func (r *ring) find(v uint64) *world.State {
-	for i := range r.n {
-		s := &r.slots[(r.head-i+len(r.slots))%len(r.slots)]
-		if s.v == v {
+	// From the newest back, without a division per slot.
+	j := r.head
+	for range r.n {
+		if s := &r.slots[j]; s.v == v {
 			return s.st
+		}
+		if j--; j < 0 {
+			j = len(r.slots) - 1
 		}
 	}
 	return nil
@@ -107,8 +111,18 @@ type entry struct {
 }
 
 func (e *entry) holder(node wire.NodeID, create bool) *holder {
-	i, ok := slices.BinarySearchFunc(e.holders, node, func(h holder, n wire.NodeID) int { return cmpNode(h.node, n) })
-	if ok {
+	// Binary search for the first holder with node >= node (inlined: this
+	// runs for every acknowledgement received).
+	i, j := 0, len(e.holders)
+	for i < j {
+		m := int(uint(i+j) >> 1)
+		if e.holders[m].node < node {
+			i = m + 1
+		} else {
+			j = m
+		}
+	}
+	if i < len(e.holders) && e.holders[i].node == node {
 		return &e.holders[i]
 	}
 	if !create {
@@ -116,16 +130,6 @@ func (e *entry) holder(node wire.NodeID, create bool) *holder {
 	}
 	e.holders = slices.Insert(e.holders, i, holder{node: node, fresh: true})
 	return &e.holders[i]
-}
-
-func cmpNode(a, b wire.NodeID) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 type request struct {
