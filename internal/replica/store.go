@@ -160,7 +160,7 @@ type Stats struct {
 type Store struct {
 	cfg  Config
 	dims int
-	objs map[world.ObjectID]*entry
+	objs table    // ID -> entry
 	ents []*entry // the values of objs, sorted by ID (dense, for walks)
 	tomb map[world.ObjectID]time.Duration
 	want map[world.ObjectID]*request
@@ -220,7 +220,7 @@ func NewStore(cfg Config) (*Store, error) {
 		return nil, err
 	}
 	return &Store{cfg: cfg, dims: cfg.Registry.Space().Dims(),
-		objs: map[world.ObjectID]*entry{}, tomb: map[world.ObjectID]time.Duration{},
+		tomb:    map[world.ObjectID]time.Duration{},
 		want:    map[world.ObjectID]*request{},
 		scratch: make([]*world.State, cfg.Registry.Len()+1)}, nil
 }
@@ -248,7 +248,7 @@ func (s *Store) insert(e *entry) {
 	if s.track {
 		s.member = append(s.member, e.id)
 	}
-	s.objs[e.id] = e
+	s.objs.put(e.id, e)
 	i, _ := slices.BinarySearchFunc(s.ents, e.id, cmpEntry)
 	s.ents = slices.Insert(s.ents, i, e)
 }
@@ -257,7 +257,7 @@ func (s *Store) remove(id world.ObjectID) {
 	if s.track {
 		s.member = append(s.member, id)
 	}
-	delete(s.objs, id)
+	s.objs.del(id)
 	if i, ok := slices.BinarySearchFunc(s.ents, id, cmpEntry); ok {
 		s.ents = slices.Delete(s.ents, i, i+1)
 	}
@@ -283,7 +283,7 @@ func (s *Store) AddPrimary(now time.Duration, obj world.Object, controller wire.
 	if st == nil || st.ID() == 0 {
 		return fmt.Errorf("replica: primary has no state or the zero ID")
 	}
-	if _, ok := s.objs[st.ID()]; ok {
+	if s.objs.get(st.ID()) != nil {
 		return fmt.Errorf("%w: %v", ErrExists, st.ID())
 	}
 	if _, ok := s.tomb[st.ID()]; ok {
@@ -307,7 +307,7 @@ func (s *Store) Handoff(now time.Duration, obj world.Object, server wire.NodeID)
 	if st == nil || st.ID() == 0 {
 		return fmt.Errorf("replica: handed-off object has no state or the zero ID")
 	}
-	if _, ok := s.objs[st.ID()]; ok {
+	if s.objs.get(st.ID()) != nil {
 		return fmt.Errorf("%w: %v", ErrExists, st.ID())
 	}
 	e, err := s.newEntry(obj, st)
@@ -321,7 +321,8 @@ func (s *Store) Handoff(now time.Duration, obj world.Object, server wire.NodeID)
 
 // Delete removes the local primary id and tells every holder.
 func (s *Store) Delete(now time.Duration, id world.ObjectID) error {
-	e, ok := s.objs[id]
+	e := s.objs.get(id)
+	ok := e != nil
 	if !ok {
 		return fmt.Errorf("%w: %v", ErrUnknown, id)
 	}
@@ -338,8 +339,8 @@ func (s *Store) Delete(now time.Duration, id world.ObjectID) error {
 
 // Lookup returns the local object id.
 func (s *Store) Lookup(id world.ObjectID) (obj world.Object, primary, ok bool) {
-	e, ok := s.objs[id]
-	if !ok {
+	e := s.objs.get(id)
+	if e == nil {
 		return nil, false, false
 	}
 	return e.obj, e.primary, true
@@ -381,7 +382,8 @@ func (s *Store) IDs(dst []world.ObjectID, primaries bool) []world.ObjectID {
 
 // Controller returns the controlling node of local primary id.
 func (s *Store) Controller(id world.ObjectID) (wire.NodeID, bool) {
-	e, ok := s.objs[id]
+	e := s.objs.get(id)
+	ok := e != nil
 	if !ok || !e.primary {
 		return 0, false
 	}
@@ -391,7 +393,8 @@ func (s *Store) Controller(id world.ObjectID) (wire.NodeID, bool) {
 // Write applies fn to local object id. On a replica the change is applied
 // at once and queued as a tentative write to the primary's node.
 func (s *Store) Write(id world.ObjectID, fn func(*world.State)) error {
-	e, ok := s.objs[id]
+	e := s.objs.get(id)
+	ok := e != nil
 	if !ok {
 		return fmt.Errorf("%w: %v", ErrUnknown, id)
 	}
@@ -445,7 +448,8 @@ func (s *Store) Commit(now time.Duration) {
 // Keep makes node to a holder of local primary id until now+PushTTL
 // (broadcast, client-server). It reports whether id is a local primary.
 func (s *Store) Keep(now time.Duration, id world.ObjectID, to wire.NodeID) bool {
-	e, ok := s.objs[id]
+	e := s.objs.get(id)
+	ok := e != nil
 	if !ok || !e.primary || to == s.cfg.Self {
 		return false
 	}
@@ -463,7 +467,7 @@ func (s *Store) Want(now time.Duration, id world.ObjectID, from wire.NodeID, unt
 	if from == s.cfg.Self {
 		return
 	}
-	if e, ok := s.objs[id]; ok {
+	if e := s.objs.get(id); e != nil {
 		if !e.primary && !e.requested {
 			e.requested, e.lastNeeded = true, now
 		}
@@ -535,7 +539,8 @@ func (s *Store) Primaries(dst []Info) []Info {
 
 // Object describes local object id.
 func (s *Store) Object(id world.ObjectID) (Info, bool) {
-	e, ok := s.objs[id]
+	e := s.objs.get(id)
+	ok := e != nil
 	if !ok {
 		return Info{}, false
 	}

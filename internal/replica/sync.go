@@ -71,7 +71,8 @@ func (s *Store) Answer(now time.Duration, o *wire.Outbox) {
 	}
 	s.sends = s.sends[:0]
 	for _, a := range s.answer {
-		e, ok := s.objs[a.id]
+		e := s.objs.get(a.id)
+		ok := e != nil
 		if !ok || !e.primary {
 			continue
 		}
@@ -89,7 +90,7 @@ func (s *Store) flushPrimary(now time.Duration, e *entry) {
 	// Attachment: mirror the holders of the object e is attached to.
 	if a, ok := e.obj.(world.Attacher); ok {
 		if to := a.AttachTo(); to != 0 && to != e.id {
-			if t, ok := s.objs[to]; ok && t.primary {
+			if t := s.objs.get(to); t != nil && t.primary {
 				for _, h := range t.holders {
 					if h.alive(now) {
 						eh := e.holder(h.node, true)
@@ -168,7 +169,7 @@ func (s *Store) flushRequests(now time.Duration) {
 	slices.Sort(ids)
 	for _, id := range ids {
 		r := s.want[id]
-		if _, held := s.objs[id]; held || r.until < now {
+		if s.objs.get(id) != nil || r.until < now {
 			delete(s.want, id)
 			continue
 		}
