@@ -130,11 +130,13 @@ func (s *Store) update(now time.Duration, from wire.NodeID, u *wire.Update, at t
 		s.stats.Ignored++
 		return nil
 	}
-	if _, dead := s.tomb[u.ID]; dead {
-		s.stats.Ignored++
-		return nil
-	}
 	if e == nil {
+		// Only an absent object can be tombstoned: tombs are set when an
+		// entry is removed, and no entry is added for a tombstoned ID.
+		if _, dead := s.tomb[u.ID]; dead {
+			s.stats.Ignored++
+			return nil
+		}
 		if u.Base != 0 {
 			// The primary thinks this node holds a replica it no longer has:
 			// acknowledge version 0 so that it sends a full state (or let the

@@ -302,6 +302,7 @@ func (s *Store) AddPrimary(now time.Duration, obj world.Object, controller wire.
 // Handoff records obj, created on this client node, as handed off to the
 // server: the store keeps it as a replica of version 0 (readable at once)
 // and sends its state to server until the server's first update arrives.
+// Like AddPrimary, it refuses the ID of an object deleted here recently.
 func (s *Store) Handoff(now time.Duration, obj world.Object, server wire.NodeID) error {
 	st := obj.State()
 	if st == nil || st.ID() == 0 {
@@ -309,6 +310,9 @@ func (s *Store) Handoff(now time.Duration, obj world.Object, server wire.NodeID)
 	}
 	if s.objs.get(st.ID()) != nil {
 		return fmt.Errorf("%w: %v", ErrExists, st.ID())
+	}
+	if _, ok := s.tomb[st.ID()]; ok {
+		return fmt.Errorf("%w: %v", ErrDeleted, st.ID())
 	}
 	e, err := s.newEntry(obj, st)
 	if err != nil {
