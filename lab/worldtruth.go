@@ -25,13 +25,14 @@ import (
 // the replica's version (0 while the replica has the primary's newest
 // version), from the commit times of each primary's last histLen versions.
 //
-// Cost per frame of a node: its Objects, its primaries' grid moves, and the
+// Cost per frame of a node: its Primaries, its primaries' grid moves, and the
 // grid cells its view covers; nothing is proportional to the cluster size.
 type truth struct {
 	w    *World
 	dims int
 
-	objs []tobj
+	objs []tobj  // the grid's hot data, scanned by every view query
+	hist []thist // per slot of objs: the version history
 	free []int32
 	byID map[world.ObjectID]int32
 
@@ -63,6 +64,8 @@ type ownedRef struct {
 // staleness (1.6 s of changes at one version per frame).
 const histLen = 16
 
+// tobj is what a view query reads of an object (64 bytes: one cache line);
+// its history is apart, in thist.
 type tobj struct {
 	id    world.ObjectID
 	owner wire.NodeID
@@ -71,7 +74,10 @@ type tobj struct {
 	pos   int32 // index in grid[cell]
 	mark  uint32
 	seen  uint32
+}
 
+// thist is an object's recent versions and their commit times.
+type thist struct {
 	version uint64 // newest version seen
 	head    uint8
 	n       uint8
@@ -139,7 +145,7 @@ func (t *truth) observe(id wire.NodeID) {
 	i := int(id) - 1
 	n := t.w.nodes[i]
 	t.serial++
-	t.infos = n.Objects(t.infos[:0])
+	t.infos = n.Primaries(t.infos[:0])
 	t.newOwned = t.newOwned[:0]
 	for k := range t.infos {
 		in := &t.infos[k]
@@ -155,8 +161,10 @@ func (t *truth) observe(id wire.NodeID) {
 			} else {
 				s = int32(len(t.objs))
 				t.objs = append(t.objs, tobj{})
+				t.hist = append(t.hist, thist{})
 			}
 			t.objs[s] = tobj{id: in.ID, owner: id, loc: loc, cell: t.cellOf(loc)}
+			t.hist[s] = thist{}
 			t.byID[in.ID] = s
 			t.gridAdd(s)
 		} else {
@@ -171,11 +179,11 @@ func (t *truth) observe(id wire.NodeID) {
 		}
 		o := &t.objs[s]
 		o.seen = t.serial
-		if in.Version > o.version {
-			o.version = in.Version
-			o.head = (o.head + 1) % histLen
-			o.vers[o.head], o.at[o.head] = in.Version, in.Produced
-			o.n = min(o.n+1, histLen)
+		if h := &t.hist[s]; in.Version > h.version {
+			h.version = in.Version
+			h.head = (h.head + 1) % histLen
+			h.vers[h.head], h.at[h.head] = in.Version, in.Produced
+			h.n = min(h.n+1, histLen)
 		}
 		t.newOwned = append(t.newOwned, ownedRef{s, in.ID})
 	}
@@ -187,6 +195,7 @@ func (t *truth) observe(id wire.NodeID) {
 			t.gridRemove(r.slot)
 			delete(t.byID, r.id)
 			*o = tobj{}
+			t.hist[r.slot] = thist{}
 			t.free = append(t.free, r.slot)
 		}
 	}
@@ -261,7 +270,7 @@ func (t *truth) staleness(id world.ObjectID, v uint64, now time.Duration) (time.
 	if !ok {
 		return 0, false // deleted since: not a replica of a live object
 	}
-	o := &t.objs[s]
+	o := &t.hist[s]
 	if v >= o.version || o.n == 0 {
 		return 0, true
 	}

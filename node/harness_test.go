@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -205,6 +206,11 @@ func (c *cluster) run(until time.Duration) {
 		}
 		c.events++
 		if c.check {
+			for _, n := range c.nodes {
+				if err := checkIndex(n); err != nil {
+					c.fail("%v", err)
+				}
+			}
 			c.record()
 			c.checkInvariants()
 		}
@@ -288,7 +294,17 @@ func fmtDur(d time.Duration) string { return fmt.Sprintf("%.3fs", d.Seconds()) }
 func (c *cluster) record() {
 	seen := map[world.ObjectID]bool{}
 	for _, n := range c.nodes {
-		for _, in := range n.Objects(nil) {
+		infos := n.Objects(nil)
+		var prims []replica.Info
+		for _, in := range infos {
+			if in.Primary {
+				prims = append(prims, in)
+			}
+		}
+		if got := n.Primaries(nil); !slices.Equal(got, prims) {
+			c.fail("node %d: Primaries %v, Objects' primaries %v", n.ID(), got, prims)
+		}
+		for _, in := range infos {
 			if !in.Primary {
 				c.seenRep++
 				continue

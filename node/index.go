@@ -32,15 +32,23 @@ import (
 // added or removed since the last sync (replicas that arrived or left,
 // spawns, handoffs, deletions) are inserted or dropped, and every indexed
 // object is moved to its current location (one pass over a dense array).
-// It also adapts the cell size to the width of the previous frame's Each
-// boxes.
+// It also adapts the cell size to the width of recent frames' Each boxes.
 func (n *Node) syncIndex() {
 	if n.linear {
 		n.store.Members(nil)
 		return
 	}
 	if n.qn > 0 {
-		n.idx.SetCell(locate.AutoCell(n.qsum/float64(n.qn), n.idx.Cell()))
+		// A moving average over frames: the mix of Each boxes differs from
+		// frame to frame (a bot scans every few frames), and a per-frame
+		// mean flipped the cell size, re-bucketing the whole index.
+		m := n.qsum / float64(n.qn)
+		if n.qavg == 0 {
+			n.qavg = m
+		} else {
+			n.qavg += (m - n.qavg) / 16
+		}
+		n.idx.SetCell(locate.AutoCell(n.qavg, n.idx.Cell()))
 		n.qsum, n.qn = 0, 0
 	}
 	n.members = n.store.Members(n.members[:0])

@@ -162,3 +162,33 @@ func TestEachIndexMatchesScan(t *testing.T) {
 		}
 	}
 }
+
+// checkIndex brings n's location index up to date (as the next Tick would)
+// and requires it to hold exactly the store's objects at their current
+// locations: the store reports every change the index must follow.
+func checkIndex(n *Node) error {
+	if n.linear {
+		return nil
+	}
+	n.syncIndex()
+	count := 0
+	var err error
+	n.store.Range(func(obj world.Object, _ bool) bool {
+		count++
+		id := obj.State().ID()
+		loc, v, ok := n.idx.Get(id)
+		switch {
+		case !ok:
+			err = fmt.Errorf("node %d: %v is not in the location index", n.ID(), id)
+		case v != obj:
+			err = fmt.Errorf("node %d: %v is indexed with another object", n.ID(), id)
+		case loc != obj.State().Location():
+			err = fmt.Errorf("node %d: %v indexed at %v, located at %v", n.ID(), id, loc, obj.State().Location())
+		}
+		return err == nil
+	})
+	if err == nil && count != n.idx.Len() {
+		err = fmt.Errorf("node %d: %d objects indexed, %d in the store", n.ID(), n.idx.Len(), count)
+	}
+	return err
+}

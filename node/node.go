@@ -1,10 +1,12 @@
 package node
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/overworld/overworld/internal/locate"
@@ -39,7 +41,9 @@ type Node struct {
 	out     wire.Outbox
 	lout    locate.Out
 	created map[world.ObjectID]bool
-	cands   map[world.ObjectID]locate.Found
+	cands   []locate.Found // discovered objects, by ID: the latest-expiring news of each
+	pend    []locate.Found // discoveries since the last Tick, in arrival order
+	cbuf    []locate.Found
 	stats   Stats
 
 	// scratch, reused every frame
@@ -63,6 +67,7 @@ type Node struct {
 	tsort   []world.ObjectID
 	qsum    float64 // widths of this frame's Each boxes, for the cell size
 	qn      int
+	qavg    float64 // moving average of the frames' mean Each box width
 	// linear makes Each scan every local object: the reference the index
 	// is tested and benchmarked against.
 	linear bool
@@ -79,7 +84,7 @@ func New(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	n := &Node{cfg: cfg, store: st, disc: cfg.Discovery, host: cfg.ID, dims: cfg.Registry.Space().Dims(),
-		created: map[world.ObjectID]bool{}, cands: map[world.ObjectID]locate.Found{}}
+		created: map[world.ObjectID]bool{}}
 	if h, ok := cfg.Discovery.(hoster); ok {
 		n.host, n.handoff = h.Host()
 	}
@@ -130,14 +135,18 @@ func (n *Node) Tick(now time.Duration) {
 	n.buildFrame(now)
 	n.disc.Tick(&n.frame, &n.lout)
 	n.takeLocatorOutput(now)
-	for id, f := range n.cands {
-		switch {
-		case f.Until < now:
-			delete(n.cands, id)
-		case n.inView(f.Loc):
-			n.store.Want(now, id, f.Node, f.Until)
+	n.mergeCandidates()
+	kept := n.cands[:0]
+	for _, f := range n.cands {
+		if f.Until < now {
+			continue
+		}
+		kept = append(kept, f)
+		if n.inView(f.Loc) {
+			n.store.Want(now, f.ID, f.Node, f.Until)
 		}
 	}
+	n.cands = kept
 	if n.linear {
 		n.store.Flush(now, n.view, &n.out)
 	} else {
@@ -211,11 +220,45 @@ func (n *Node) takeLocatorOutput(now time.Duration) {
 		if f.Node == n.cfg.ID {
 			continue
 		}
-		if old, ok := n.cands[f.ID]; !ok || f.Until >= old.Until {
-			n.cands[f.ID] = f
-		}
+		n.pend = append(n.pend, f)
 	}
 	n.lout.Reset()
+}
+
+// mergeCandidates folds the discoveries since the last Tick into the
+// candidates: per ID, news replaces what is known unless it expires
+// earlier (in arrival order, so of equal expiries the latest wins).
+func (n *Node) mergeCandidates() {
+	if len(n.pend) == 0 {
+		return
+	}
+	slices.SortStableFunc(n.pend, func(a, b locate.Found) int { return cmp.Compare(a.ID, b.ID) })
+	out := n.cbuf[:0]
+	i := 0
+	for _, p := range n.pend {
+		for i < len(n.cands) && n.cands[i].ID < p.ID {
+			out = append(out, n.cands[i])
+			i++
+		}
+		switch {
+		case len(out) > 0 && out[len(out)-1].ID == p.ID:
+			if p.Until >= out[len(out)-1].Until {
+				out[len(out)-1] = p
+			}
+		case i < len(n.cands) && n.cands[i].ID == p.ID:
+			if p.Until >= n.cands[i].Until {
+				out = append(out, p)
+			} else {
+				out = append(out, n.cands[i])
+			}
+			i++
+		default:
+			out = append(out, p)
+		}
+	}
+	out = append(out, n.cands[i:]...)
+	n.cbuf, n.cands = n.cands[:0], out
+	n.pend = n.pend[:0]
 }
 
 // Step delivers one packet addressed to this node. A packet that fails to
@@ -386,6 +429,10 @@ func (n *Node) Lookup(id world.ObjectID) (obj world.Object, primary, ok bool) {
 // Objects appends a description of every local primary and replica in ID
 // order (see replica.Info; its States must not be modified).
 func (n *Node) Objects(dst []replica.Info) []replica.Info { return n.store.Objects(dst) }
+
+// Primaries appends a description of every local primary in ID order
+// (Objects without the replicas).
+func (n *Node) Primaries(dst []replica.Info) []replica.Info { return n.store.Primaries(dst) }
 
 // Object describes local object id.
 func (n *Node) Object(id world.ObjectID) (replica.Info, bool) { return n.store.Object(id) }

@@ -103,7 +103,7 @@ func (s *Store) decodeFull(id world.ObjectID, k world.Kind, data []byte, dst *wo
 }
 
 func (s *Store) update(now time.Duration, from wire.NodeID, u *wire.Update, at time.Duration, apply bool) error {
-	e := s.objs[u.ID]
+	e := s.objs.get(u.ID)
 	if !apply {
 		if u.Base == 0 {
 			if e != nil && e.kind != u.Kind {
@@ -130,11 +130,13 @@ func (s *Store) update(now time.Duration, from wire.NodeID, u *wire.Update, at t
 		s.stats.Ignored++
 		return nil
 	}
-	if _, dead := s.tomb[u.ID]; dead {
-		s.stats.Ignored++
-		return nil
-	}
 	if e == nil {
+		// Only an absent object can be tombstoned: tombs are set when an
+		// entry is removed, and no entry is added for a tombstoned ID.
+		if _, dead := s.tomb[u.ID]; dead {
+			s.stats.Ignored++
+			return nil
+		}
 		if u.Base != 0 {
 			// The primary thinks this node holds a replica it no longer has:
 			// acknowledge version 0 so that it sends a full state (or let the
@@ -201,7 +203,8 @@ func (s *Store) accept(e *entry, v uint64, at time.Duration, st *world.State) {
 }
 
 func (s *Store) acked(from wire.NodeID, a wire.Ack) {
-	e, ok := s.objs[a.ID]
+	e := s.objs.get(a.ID)
+	ok := e != nil
 	if !ok || !e.primary {
 		s.stats.Ignored++
 		return
@@ -218,7 +221,8 @@ func (s *Store) acked(from wire.NodeID, a wire.Ack) {
 }
 
 func (s *Store) write(from wire.NodeID, w wire.Write, apply bool) error {
-	e, ok := s.objs[w.ID]
+	e := s.objs.get(w.ID)
+	ok := e != nil
 	if !ok || !e.primary {
 		if apply {
 			s.stats.Ignored++
@@ -244,7 +248,7 @@ func (s *Store) write(from wire.NodeID, w wire.Write, apply bool) error {
 }
 
 func (s *Store) ids1(now time.Duration, from wire.NodeID, t wire.Type, id world.ObjectID) {
-	e := s.objs[id]
+	e := s.objs.get(id)
 	switch t {
 	case wire.TypeRegister:
 		if e == nil || !e.primary {
@@ -312,7 +316,7 @@ func (s *Store) handoffIn(now time.Duration, from wire.NodeID, h wire.Handoff, a
 		_, err := s.decodeFull(h.ID, h.Kind, h.Data, nil)
 		return err
 	}
-	if _, ok := s.objs[h.ID]; ok {
+	if s.objs.get(h.ID) != nil {
 		return nil // a retransmission: the server already has it
 	}
 	if _, dead := s.tomb[h.ID]; dead {

@@ -58,10 +58,14 @@ func (r *ring) newest() *versioned {
 }
 
 func (r *ring) find(v uint64) *world.State {
-	for i := range r.n {
-		s := &r.slots[(r.head-i+len(r.slots))%len(r.slots)]
-		if s.v == v {
+	// From the newest back, without a division per slot.
+	j := r.head
+	for range r.n {
+		if s := &r.slots[j]; s.v == v {
 			return s.st
+		}
+		if j--; j < 0 {
+			j = len(r.slots) - 1
 		}
 	}
 	return nil
@@ -107,8 +111,18 @@ type entry struct {
 }
 
 func (e *entry) holder(node wire.NodeID, create bool) *holder {
-	i, ok := slices.BinarySearchFunc(e.holders, node, func(h holder, n wire.NodeID) int { return cmpNode(h.node, n) })
-	if ok {
+	// Binary search for the first holder with node >= node (inlined: this
+	// runs for every acknowledgement received).
+	i, j := 0, len(e.holders)
+	for i < j {
+		m := int(uint(i+j) >> 1)
+		if e.holders[m].node < node {
+			i = m + 1
+		} else {
+			j = m
+		}
+	}
+	if i < len(e.holders) && e.holders[i].node == node {
 		return &e.holders[i]
 	}
 	if !create {
@@ -116,16 +130,6 @@ func (e *entry) holder(node wire.NodeID, create bool) *holder {
 	}
 	e.holders = slices.Insert(e.holders, i, holder{node: node, fresh: true})
 	return &e.holders[i]
-}
-
-func cmpNode(a, b wire.NodeID) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 type request struct {
@@ -156,8 +160,8 @@ type Stats struct {
 type Store struct {
 	cfg  Config
 	dims int
-	objs map[world.ObjectID]*entry
-	ids  []world.ObjectID // sorted keys of objs
+	objs table    // ID -> entry
+	ents []*entry // the values of objs, sorted by ID (dense, for walks)
 	tomb map[world.ObjectID]time.Duration
 	want map[world.ObjectID]*request
 
@@ -176,6 +180,7 @@ type Store struct {
 	sends   []send
 	acks    []ackMsg
 	wantIDs []world.ObjectID
+	entSnap []*entry
 	dbuf    []byte
 	scratch []*world.State // per kind, for validation
 	upd     wire.Updates
@@ -215,7 +220,7 @@ func NewStore(cfg Config) (*Store, error) {
 		return nil, err
 	}
 	return &Store{cfg: cfg, dims: cfg.Registry.Space().Dims(),
-		objs: map[world.ObjectID]*entry{}, tomb: map[world.ObjectID]time.Duration{},
+		tomb:    map[world.ObjectID]time.Duration{},
 		want:    map[world.ObjectID]*request{},
 		scratch: make([]*world.State, cfg.Registry.Len()+1)}, nil
 }
@@ -243,18 +248,18 @@ func (s *Store) insert(e *entry) {
 	if s.track {
 		s.member = append(s.member, e.id)
 	}
-	s.objs[e.id] = e
-	i, _ := slices.BinarySearch(s.ids, e.id)
-	s.ids = slices.Insert(s.ids, i, e.id)
+	s.objs.put(e.id, e)
+	i, _ := slices.BinarySearchFunc(s.ents, e.id, cmpEntry)
+	s.ents = slices.Insert(s.ents, i, e)
 }
 
 func (s *Store) remove(id world.ObjectID) {
 	if s.track {
 		s.member = append(s.member, id)
 	}
-	delete(s.objs, id)
-	if i, ok := slices.BinarySearch(s.ids, id); ok {
-		s.ids = slices.Delete(s.ids, i, i+1)
+	s.objs.del(id)
+	if i, ok := slices.BinarySearchFunc(s.ents, id, cmpEntry); ok {
+		s.ents = slices.Delete(s.ents, i, i+1)
 	}
 }
 
@@ -278,7 +283,7 @@ func (s *Store) AddPrimary(now time.Duration, obj world.Object, controller wire.
 	if st == nil || st.ID() == 0 {
 		return fmt.Errorf("replica: primary has no state or the zero ID")
 	}
-	if _, ok := s.objs[st.ID()]; ok {
+	if s.objs.get(st.ID()) != nil {
 		return fmt.Errorf("%w: %v", ErrExists, st.ID())
 	}
 	if _, ok := s.tomb[st.ID()]; ok {
@@ -297,13 +302,17 @@ func (s *Store) AddPrimary(now time.Duration, obj world.Object, controller wire.
 // Handoff records obj, created on this client node, as handed off to the
 // server: the store keeps it as a replica of version 0 (readable at once)
 // and sends its state to server until the server's first update arrives.
+// Like AddPrimary, it refuses the ID of an object deleted here recently.
 func (s *Store) Handoff(now time.Duration, obj world.Object, server wire.NodeID) error {
 	st := obj.State()
 	if st == nil || st.ID() == 0 {
 		return fmt.Errorf("replica: handed-off object has no state or the zero ID")
 	}
-	if _, ok := s.objs[st.ID()]; ok {
+	if s.objs.get(st.ID()) != nil {
 		return fmt.Errorf("%w: %v", ErrExists, st.ID())
+	}
+	if _, ok := s.tomb[st.ID()]; ok {
+		return fmt.Errorf("%w: %v", ErrDeleted, st.ID())
 	}
 	e, err := s.newEntry(obj, st)
 	if err != nil {
@@ -316,7 +325,8 @@ func (s *Store) Handoff(now time.Duration, obj world.Object, server wire.NodeID)
 
 // Delete removes the local primary id and tells every holder.
 func (s *Store) Delete(now time.Duration, id world.ObjectID) error {
-	e, ok := s.objs[id]
+	e := s.objs.get(id)
+	ok := e != nil
 	if !ok {
 		return fmt.Errorf("%w: %v", ErrUnknown, id)
 	}
@@ -333,22 +343,31 @@ func (s *Store) Delete(now time.Duration, id world.ObjectID) error {
 
 // Lookup returns the local object id.
 func (s *Store) Lookup(id world.ObjectID) (obj world.Object, primary, ok bool) {
-	e, ok := s.objs[id]
-	if !ok {
+	e := s.objs.get(id)
+	if e == nil {
 		return nil, false, false
 	}
 	return e.obj, e.primary, true
 }
 
 // Len returns the number of local objects (primaries and replicas).
-func (s *Store) Len() int { return len(s.ids) }
+func (s *Store) Len() int { return len(s.ents) }
+
+func cmpEntry(e *entry, id world.ObjectID) int {
+	switch {
+	case e.id < id:
+		return -1
+	case e.id > id:
+		return 1
+	}
+	return 0
+}
 
 // Range calls fn for every local object in increasing ID order until fn
 // returns false. fn must not add or remove objects.
 func (s *Store) Range(fn func(obj world.Object, primary bool) bool) {
-	for _, id := range s.ids {
-		e, ok := s.objs[id]
-		if ok && !fn(e.obj, e.primary) {
+	for _, e := range s.ents {
+		if !fn(e.obj, e.primary) {
 			return
 		}
 	}
@@ -357,9 +376,9 @@ func (s *Store) Range(fn func(obj world.Object, primary bool) bool) {
 // IDs appends the IDs of local objects (primaries only if primaries) in
 // increasing order.
 func (s *Store) IDs(dst []world.ObjectID, primaries bool) []world.ObjectID {
-	for _, id := range s.ids {
-		if !primaries || s.objs[id].primary {
-			dst = append(dst, id)
+	for _, e := range s.ents {
+		if !primaries || e.primary {
+			dst = append(dst, e.id)
 		}
 	}
 	return dst
@@ -367,7 +386,8 @@ func (s *Store) IDs(dst []world.ObjectID, primaries bool) []world.ObjectID {
 
 // Controller returns the controlling node of local primary id.
 func (s *Store) Controller(id world.ObjectID) (wire.NodeID, bool) {
-	e, ok := s.objs[id]
+	e := s.objs.get(id)
+	ok := e != nil
 	if !ok || !e.primary {
 		return 0, false
 	}
@@ -377,7 +397,8 @@ func (s *Store) Controller(id world.ObjectID) (wire.NodeID, bool) {
 // Write applies fn to local object id. On a replica the change is applied
 // at once and queued as a tentative write to the primary's node.
 func (s *Store) Write(id world.ObjectID, fn func(*world.State)) error {
-	e, ok := s.objs[id]
+	e := s.objs.get(id)
+	ok := e != nil
 	if !ok {
 		return fmt.Errorf("%w: %v", ErrUnknown, id)
 	}
@@ -421,8 +442,8 @@ func (s *Store) commit(e *entry, now time.Duration, force bool) {
 // Commit ends the think phase of a frame: every primary whose state changed
 // gets a new version, produced at now.
 func (s *Store) Commit(now time.Duration) {
-	for _, id := range s.ids {
-		if e := s.objs[id]; e.primary {
+	for _, e := range s.ents {
+		if e.primary {
 			s.commit(e, now, false)
 		}
 	}
@@ -431,7 +452,8 @@ func (s *Store) Commit(now time.Duration) {
 // Keep makes node to a holder of local primary id until now+PushTTL
 // (broadcast, client-server). It reports whether id is a local primary.
 func (s *Store) Keep(now time.Duration, id world.ObjectID, to wire.NodeID) bool {
-	e, ok := s.objs[id]
+	e := s.objs.get(id)
+	ok := e != nil
 	if !ok || !e.primary || to == s.cfg.Self {
 		return false
 	}
@@ -449,7 +471,7 @@ func (s *Store) Want(now time.Duration, id world.ObjectID, from wire.NodeID, unt
 	if from == s.cfg.Self {
 		return
 	}
-	if e, ok := s.objs[id]; ok {
+	if e := s.objs.get(id); e != nil {
 		if !e.primary && !e.requested {
 			e.requested, e.lastNeeded = true, now
 		}
@@ -501,15 +523,28 @@ type Info struct {
 
 // Objects appends a description of every local object, in ID order.
 func (s *Store) Objects(dst []Info) []Info {
-	for _, id := range s.ids {
-		dst = append(dst, s.info(s.objs[id]))
+	for _, e := range s.ents {
+		dst = append(dst, s.info(e))
+	}
+	return dst
+}
+
+// Primaries appends a description of every local primary, in ID order
+// (Objects without the replicas: cheaper for observers that only need the
+// primaries).
+func (s *Store) Primaries(dst []Info) []Info {
+	for _, e := range s.ents {
+		if e.primary {
+			dst = append(dst, s.info(e))
+		}
 	}
 	return dst
 }
 
 // Object describes local object id.
 func (s *Store) Object(id world.ObjectID) (Info, bool) {
-	e, ok := s.objs[id]
+	e := s.objs.get(id)
+	ok := e != nil
 	if !ok {
 		return Info{}, false
 	}

@@ -306,3 +306,25 @@ func TestAnswerAtOnce(t *testing.T) {
 		t.Fatalf("answered a registration of a deleted object: %+v", s)
 	}
 }
+
+// TestDeletedIDsStayDeleted: no object can be added again under the ID of
+// one deleted here (the tombstone check on received updates relies on it).
+func TestDeletedIDsStayDeleted(t *testing.T) {
+	s := newStore(t, 1, nil)
+	id := world.MakeObjectID(1, 1)
+	if err := s.AddPrimary(0, &obj{schema.NewState(id)}, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(time.Millisecond, id); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddPrimary(2*time.Millisecond, &obj{schema.NewState(id)}, 1); !errors.Is(err, ErrDeleted) {
+		t.Fatalf("AddPrimary of a deleted ID: %v, want ErrDeleted", err)
+	}
+	if err := s.Handoff(2*time.Millisecond, &obj{schema.NewState(id)}, 2); !errors.Is(err, ErrDeleted) {
+		t.Fatalf("Handoff of a deleted ID: %v, want ErrDeleted", err)
+	}
+	if s.Len() != 0 {
+		t.Fatalf("%d objects after refused additions", s.Len())
+	}
+}

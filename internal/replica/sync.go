@@ -33,21 +33,20 @@ func (s *Store) FlushView(now time.Duration, view View, o *wire.Outbox) {
 func (s *Store) flush(now time.Duration, boxes []world.Box, vf View, o *wire.Outbox) {
 	s.sends = s.sends[:0]
 	s.answer = s.answer[:0] // fresh holders get their full state below
-	for _, id := range s.ids {
-		e := s.objs[id]
+	for _, e := range s.ents {
 		if e.primary {
 			s.flushPrimary(now, e)
 		}
 	}
-	// Replica side, in ID order; removal edits s.ids, so walk a snapshot.
-	ids := append(s.wantIDs[:0], s.ids...)
-	for _, id := range ids {
-		e := s.objs[id]
+	// Replica side, in ID order; removal edits s.ents, so walk a snapshot.
+	ents := append(s.entSnap[:0], s.ents...)
+	for _, e := range ents {
 		if !e.primary {
 			s.flushReplica(now, e, boxes, vf)
 		}
 	}
-	s.wantIDs = ids[:0]
+	clear(ents)
+	s.entSnap = ents[:0]
 	s.flushRequests(now)
 	s.encodeUpdates(now, o)
 	s.encodeAcks(o)
@@ -72,7 +71,8 @@ func (s *Store) Answer(now time.Duration, o *wire.Outbox) {
 	}
 	s.sends = s.sends[:0]
 	for _, a := range s.answer {
-		e, ok := s.objs[a.id]
+		e := s.objs.get(a.id)
+		ok := e != nil
 		if !ok || !e.primary {
 			continue
 		}
@@ -90,7 +90,7 @@ func (s *Store) flushPrimary(now time.Duration, e *entry) {
 	// Attachment: mirror the holders of the object e is attached to.
 	if a, ok := e.obj.(world.Attacher); ok {
 		if to := a.AttachTo(); to != 0 && to != e.id {
-			if t, ok := s.objs[to]; ok && t.primary {
+			if t := s.objs.get(to); t != nil && t.primary {
 				for _, h := range t.holders {
 					if h.alive(now) {
 						eh := e.holder(h.node, true)
@@ -169,7 +169,7 @@ func (s *Store) flushRequests(now time.Duration) {
 	slices.Sort(ids)
 	for _, id := range ids {
 		r := s.want[id]
-		if _, held := s.objs[id]; held || r.until < now {
+		if s.objs.get(id) != nil || r.until < now {
 			delete(s.want, id)
 			continue
 		}
@@ -252,8 +252,7 @@ func (s *Store) encodeAcks(o *wire.Outbox) {
 }
 
 func (s *Store) encodeHandoffs(now time.Duration, o *wire.Outbox) {
-	for _, id := range s.ids {
-		e := s.objs[id]
+	for _, e := range s.ents {
 		if e.primary || !e.handoff || now < e.nextHandoff {
 			continue
 		}
