@@ -1,7 +1,6 @@
 package lab
 
 import (
-	"encoding/csv"
 	"fmt"
 	"image/color"
 	"io"
@@ -152,16 +151,8 @@ func (r *ArenaReport) WriteCSV(dir string) ([]string, error) {
 	var files []string
 	write := func(name string, rows [][]string) error {
 		path := filepath.Join(dir, name)
-		f, err := os.Create(path)
-		if err != nil {
-			return fmt.Errorf("lab: %w", err)
-		}
-		if err := csv.NewWriter(f).WriteAll(rows); err != nil {
-			f.Close()
-			return fmt.Errorf("lab: %s: %w", path, err)
-		}
-		if err := f.Close(); err != nil {
-			return fmt.Errorf("lab: %w", err)
+		if err := writeCSVFile(path, rows); err != nil {
+			return err
 		}
 		files = append(files, path)
 		return nil

@@ -40,17 +40,8 @@ func (r *CMAReport) WriteCSV(dir string) ([]string, error) {
 	var files []string
 	write := func(name string, rows [][]string) error {
 		path := filepath.Join(dir, name)
-		f, err := os.Create(path)
-		if err != nil {
-			return fmt.Errorf("lab: %w", err)
-		}
-		cw := csv.NewWriter(f)
-		if err := cw.WriteAll(rows); err != nil {
-			f.Close()
-			return fmt.Errorf("lab: %s: %w", path, err)
-		}
-		if err := f.Close(); err != nil {
-			return fmt.Errorf("lab: %w", err)
+		if err := writeCSVFile(path, rows); err != nil {
+			return err
 		}
 		files = append(files, path)
 		return nil
@@ -150,6 +141,23 @@ func (r *ScenarioResult) allTraces() []Trace {
 		ts = append(ts[:len(ts):len(ts)], *r.Optimum)
 	}
 	return ts
+}
+
+// writeCSVFile writes rows to path as CSV (RFC 4180: fields holding commas,
+// quotes or newlines are quoted).
+func writeCSVFile(path string, rows [][]string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("lab: %w", err)
+	}
+	if err := csv.NewWriter(f).WriteAll(rows); err != nil {
+		f.Close()
+		return fmt.Errorf("lab: %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("lab: %w", err)
+	}
+	return nil
 }
 
 func fmtFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }

@@ -1,7 +1,6 @@
 package lab
 
 import (
-	"encoding/csv"
 	"fmt"
 	"io"
 	"os"
@@ -252,17 +251,8 @@ func (r *EstimateReport) WriteCSV(dir string) ([]string, error) {
 	var files []string
 	write := func(name string, rows [][]string) error {
 		path := filepath.Join(dir, name)
-		f, err := os.Create(path)
-		if err != nil {
-			return fmt.Errorf("lab: %w", err)
-		}
-		cw := csv.NewWriter(f)
-		if err := cw.WriteAll(rows); err != nil {
-			f.Close()
-			return fmt.Errorf("lab: %s: %w", path, err)
-		}
-		if err := f.Close(); err != nil {
-			return fmt.Errorf("lab: %w", err)
+		if err := writeCSVFile(path, rows); err != nil {
+			return err
 		}
 		files = append(files, path)
 		return nil

@@ -142,18 +142,6 @@ func (r *SPDReport) WriteCSV(dir string) ([]string, error) {
 	return files, nil
 }
 
-func writeCSVFile(path string, rows [][]string) error {
-	var b strings.Builder
-	for _, row := range rows {
-		b.WriteString(strings.Join(row, ","))
-		b.WriteByte('\n')
-	}
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		return fmt.Errorf("lab: %w", err)
-	}
-	return nil
-}
-
 // figServers and figFactor pick the configuration the paper plots: 25
 // servers (or the middle size), f = 1.3 (or the nearest factor).
 func (r *SPDReport) figServers() int {
