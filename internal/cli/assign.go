@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -97,19 +96,9 @@ status is 2.`,
 			if err != nil {
 				return badInputf("--method: %v", err)
 			}
-			in := e.stdin
-			name := "standard input"
-			if len(args) == 1 && args[0] != "-" {
-				f, err := os.Open(args[0])
-				if err != nil {
-					return badInput(err)
-				}
-				defer f.Close()
-				in, name = f, args[0]
-			}
-			data, err := io.ReadAll(in)
+			data, name, err := readInput(e, args)
 			if err != nil {
-				return fmt.Errorf("reading %s: %w", name, err)
+				return err
 			}
 			out, err := runAssign(data, m)
 			if err != nil {

@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -122,19 +120,9 @@ standard output and the exit status is 2.`,
 			if !(failover >= 0) || math.IsInf(failover, 0) {
 				return badInputf("--failover-ms %g: want finite, ≥ 0", failover)
 			}
-			in := e.stdin
-			name := "standard input"
-			if len(args) == 1 && args[0] != "-" {
-				f, err := os.Open(args[0])
-				if err != nil {
-					return badInput(err)
-				}
-				defer f.Close()
-				in, name = f, args[0]
-			}
-			data, err := io.ReadAll(in)
+			data, name, err := readInput(e, args)
 			if err != nil {
-				return fmt.Errorf("reading %s: %w", name, err)
+				return err
 			}
 			out, err := runBalance(data, method, crit, !paper, failover)
 			if err != nil {

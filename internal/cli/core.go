@@ -199,17 +199,9 @@ func loadCoreMatrix(e *env, f *coreFlags) (*geo.Matrix, string, error) {
 		if f.format != "" {
 			return nil, "", badInputf("--format applies to --matrix, not --data")
 		}
-		name, arg, hasSlice := strings.Cut(f.data, ":")
-		if name != "planetlab" {
-			return nil, "", badInputf("--data %q: the embedded data sets are: planetlab[:SLICE]", f.data)
-		}
-		slice := 1
-		if hasSlice {
-			s, err := strconv.Atoi(arg)
-			if err != nil || s < 1 || s > geo.PlanetLabSlices {
-				return nil, "", badInputf("--data %q: slice must be 1..%d", f.data, geo.PlanetLabSlices)
-			}
-			slice = s
+		slice, err := parsePlanetLab(f.data)
+		if err != nil {
+			return nil, "", err
 		}
 		m, err := geo.PlanetLab(slice)
 		if err != nil {
@@ -427,4 +419,20 @@ func (r *coreReport) writeTable(w io.Writer) error {
 	}
 	fmt.Fprintf(tw, "diameter\t%.1f ms%s\n", r.Diameter, note)
 	return tw.Flush()
+}
+
+// parsePlanetLab parses --data planetlab[:SLICE] (slice 1 by default).
+func parsePlanetLab(data string) (int, error) {
+	name, arg, hasSlice := strings.Cut(data, ":")
+	if name != "planetlab" {
+		return 0, badInputf("--data %q: the embedded data sets are: planetlab[:SLICE]", data)
+	}
+	if !hasSlice {
+		return 1, nil
+	}
+	s, err := strconv.Atoi(arg)
+	if err != nil || s < 1 || s > geo.PlanetLabSlices {
+		return 0, badInputf("--data %q: slice must be 1..%d", data, geo.PlanetLabSlices)
+	}
+	return s, nil
 }

@@ -205,17 +205,9 @@ func loadTruth(e *env, f *estimateFlags) (*estimate.Truth, string, error) {
 	case f.matrix == "" && f.data == "":
 		return nil, "", badInputf("give a latency matrix: --matrix FILE or --data planetlab[:SLICE]")
 	case f.data != "":
-		name, arg, hasSlice := strings.Cut(f.data, ":")
-		if name != "planetlab" {
-			return nil, "", badInputf("--data %q: the embedded data sets are: planetlab[:SLICE]", f.data)
-		}
-		slice := 1
-		if hasSlice {
-			s, err := strconv.Atoi(arg)
-			if err != nil || s < 1 || s > geo.PlanetLabSlices {
-				return nil, "", badInputf("--data %q: slice must be 1..%d", f.data, geo.PlanetLabSlices)
-			}
-			slice = s
+		slice, err := parsePlanetLab(f.data)
+		if err != nil {
+			return nil, "", err
 		}
 		t, err := estimate.PlanetLab(slice)
 		return t, fmt.Sprintf("planetlab slice %d", slice), err

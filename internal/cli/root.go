@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -82,6 +83,25 @@ func isCobraUsage(err error) bool {
 		}
 	}
 	return false
+}
+
+// readInput reads the whole input of a command that takes an optional FILE
+// argument: the file, or standard input when there is none or it is "-". It
+// returns the data and a name for messages.
+func readInput(e *env, args []string) (data []byte, name string, err error) {
+	in, name := e.stdin, "standard input"
+	if len(args) == 1 && args[0] != "-" {
+		f, err := os.Open(args[0])
+		if err != nil {
+			return nil, "", badInput(err)
+		}
+		defer f.Close()
+		in, name = f, args[0]
+	}
+	if data, err = io.ReadAll(in); err != nil {
+		return nil, "", fmt.Errorf("reading %s: %w", name, err)
+	}
+	return data, name, nil
 }
 
 // commands lists the subcommands in the order help shows them.

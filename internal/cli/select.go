@@ -4,9 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -104,22 +102,12 @@ states Γ); nothing is written to standard output and the exit status is 2.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.boundSet, o.fset = cmd.Flags().Changed("bound"), cmd.Flags().Changed("factor")
-			in := e.stdin
-			name := "standard input"
-			if len(args) == 1 && args[0] != "-" {
-				f, err := os.Open(args[0])
-				if err != nil {
-					return badInput(err)
-				}
-				defer f.Close()
-				in, name = f, args[0]
-			}
 			if err := o.check(); err != nil {
 				return badInput(err)
 			}
-			data, err := io.ReadAll(in)
+			data, name, err := readInput(e, args)
 			if err != nil {
-				return fmt.Errorf("reading %s: %w", name, err)
+				return err
 			}
 			inst, err := decodeSession(data)
 			if err != nil {
