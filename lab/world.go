@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -102,6 +103,10 @@ type WorldConfig struct {
 	// summary's frame times. Off by default: wall-clock samples differ
 	// between runs, and the summary is otherwise byte-identical for a seed.
 	WallFrameTimes bool
+	// Workers is how many goroutines run the simulation (osim.Config
+	// Workers); 0 means one per CPU (GOMAXPROCS). The result is the same,
+	// byte for byte, for any value.
+	Workers int
 }
 
 // DefaultWorldConfig returns 16 nodes × 8 bots on a rect map for 60 s of
@@ -214,6 +219,7 @@ type World struct {
 	nodes []*node.Node // index = NodeID - 1; the infra node last
 	infra wire.NodeID  // 0 for broadcast
 	truth *truth
+	snaps []frameSnap // per node: as of its latest frame
 	check func(ev osim.Event)
 
 	events  uint64
@@ -243,6 +249,10 @@ func newWorld(cfg WorldConfig, wrap func(*node.Node) osim.Core) (*World, error) 
 	}
 	sc := osim.DefaultConfig()
 	sc.Seed, sc.Jitter, sc.Loss, sc.Duplicate = cfg.Seed, cfg.Jitter, cfg.Loss, cfg.Duplicate
+	sc.Workers = cfg.Workers
+	if sc.Workers == 0 {
+		sc.Workers = min(runtime.GOMAXPROCS(0), 64)
+	}
 	s, err := osim.New(sc, sites)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
@@ -253,6 +263,7 @@ func newWorld(cfg WorldConfig, wrap func(*node.Node) osim.Core) (*World, error) 
 		total++
 		w.infra = wire.NodeID(total)
 	}
+	w.snaps = make([]frameSnap, total)
 	members := make([]wire.NodeID, cfg.Nodes)
 	for i := range members {
 		members[i] = wire.NodeID(i + 1)
@@ -287,9 +298,8 @@ func newWorld(cfg WorldConfig, wrap func(*node.Node) osim.Core) (*World, error) 
 		var core osim.Core = n
 		if wrap != nil {
 			core = wrap(n)
-		} else if cfg.WallFrameTimes {
-			core = &timedCore{Node: n, rec: s.Recorder()}
 		}
+		core = &snapCore{Core: core, n: n, snap: &w.snaps[i], timed: cfg.WallFrameTimes}
 		if err := s.AddNode(id, where[i], core); err != nil {
 			return nil, err
 		}
@@ -303,6 +313,9 @@ func newWorld(cfg WorldConfig, wrap func(*node.Node) osim.Core) (*World, error) 
 			return nil, err
 		}
 	}
+	for i, n := range w.nodes {
+		w.snaps[i].take(n)
+	}
 	w.truth = newTruth(w)
 	s.SetObserver(w.observe)
 	return w, nil
@@ -314,18 +327,6 @@ const (
 	streamWorldNode  = 0x6e6f6465 // "node"
 	streamWorldSites = 0x73697465 // "site"
 )
-
-// timedCore measures a node's Tick in wall-clock time for the recorder.
-type timedCore struct {
-	*node.Node
-	rec *osim.Recorder
-}
-
-func (t *timedCore) Tick(now time.Duration) {
-	start := time.Now()
-	t.Node.Tick(now)
-	_ = t.rec.FrameTime(t.ID(), time.Since(start))
-}
 
 // buildSites returns the latency table and the site of every node (the
 // player nodes, then the infrastructure node). PlanetLab: the player nodes
@@ -395,8 +396,12 @@ func (w *World) Infra() wire.NodeID { return w.infra }
 func (w *World) Game() *arena.Game { return w.game }
 
 // SetCheck sets a function run after every simulated event, after the
-// ground-truth observer (tests check invariants with it).
-func (w *World) SetCheck(f func(ev osim.Event)) { w.check = f }
+// ground-truth observer (tests check invariants with it). It makes the
+// simulation serial, so that f sees the cores right after each event.
+func (w *World) SetCheck(f func(ev osim.Event)) {
+	w.check = f
+	_ = w.sim.SetWorkers(1) // only fails inside Run, where the World is not reachable
+}
 
 // Events returns the number of simulated events so far.
 func (w *World) Events() uint64 { return w.events }
@@ -404,6 +409,11 @@ func (w *World) Events() uint64 { return w.events }
 func (w *World) observe(ev osim.Event) {
 	w.events++
 	if ev.Kind == osim.EventTick {
+		snap := &w.snaps[ev.Node-1]
+		if snap.timed {
+			_ = w.sim.Recorder().FrameTime(ev.Node, snap.frame) // the node is up: cannot fail
+			snap.timed = false
+		}
 		w.truth.tick(ev.Node, ev.At)
 	}
 	if w.check != nil {

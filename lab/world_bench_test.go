@@ -21,32 +21,36 @@ func BenchmarkWorld(b *testing.B) {
 		{ArchBroadcast, 96, 1},
 		{ArchDirectory, 1250, 8},
 	} {
-		b.Run(fmt.Sprintf("%s/nodes=%d/players=%d", sz.arch, sz.nodes, sz.nodes*sz.perNode), func(b *testing.B) {
-			cfg := DefaultWorldConfig()
-			cfg.Arch, cfg.Nodes, cfg.PlayersPerNode, cfg.Duration = sz.arch, sz.nodes, sz.perNode, time.Hour
-			w, err := NewWorld(cfg)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := w.sim.RunFor(2 * time.Second); err != nil {
-				b.Fatal(err)
-			}
-			b.ReportAllocs()
-			ev0, start, ops := w.events, time.Now(), 0
-			cpu0, cpuOK := cpuTime()
-			for b.Loop() {
-				if err := w.sim.RunFor(time.Second); err != nil {
+		for _, workers := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/nodes=%d/players=%d/workers=%d", sz.arch, sz.nodes, sz.nodes*sz.perNode, workers), func(b *testing.B) {
+				cfg := DefaultWorldConfig()
+				cfg.Arch, cfg.Nodes, cfg.PlayersPerNode, cfg.Duration = sz.arch, sz.nodes, sz.perNode, time.Hour
+				cfg.Workers = workers
+				w, err := NewWorld(cfg)
+				if err != nil {
 					b.Fatal(err)
 				}
-				ops++
-			}
-			el := time.Since(start).Seconds()
-			b.ReportMetric(float64(w.events-ev0)/el, "events/s")
-			b.ReportMetric(float64(ops)/el, "x_realtime")
-			b.ReportMetric(float64(w.events-ev0)/float64(ops), "events/op")
-			if cpu1, ok := cpuTime(); ok && cpuOK {
-				b.ReportMetric(float64(ops)/(cpu1-cpu0).Seconds(), "x_realtime_cpu")
-			}
-		})
+				if err := w.sim.RunFor(2 * time.Second); err != nil {
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				ev0, start, ops := w.events, time.Now(), 0
+				cpu0, cpuOK := cpuTime()
+				for b.Loop() {
+					if err := w.sim.RunFor(time.Second); err != nil {
+						b.Fatal(err)
+					}
+					ops++
+				}
+				el := time.Since(start).Seconds()
+				b.ReportMetric(float64(w.events-ev0)/el, "events/s")
+				b.ReportMetric(float64(ops)/el, "x_realtime")
+				b.ReportMetric(float64(w.events-ev0)/float64(ops), "events/op")
+				if cpu1, ok := cpuTime(); ok && cpuOK {
+					b.ReportMetric(float64(ops)/(cpu1-cpu0).Seconds(), "x_realtime_cpu")
+				}
+				b.ReportMetric(float64(w.sim.ParallelWindows())/float64(ops+2), "windows/op")
+			})
+		}
 	}
 }

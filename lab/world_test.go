@@ -353,6 +353,40 @@ func TestWorldDeterminism(t *testing.T) {
 	}
 }
 
+// TestWorldParallelIsSerial: the simulation on parallel workers gives the
+// serial run's summary, byte for byte, under every architecture.
+func TestWorldParallelIsSerial(t *testing.T) {
+	for _, arch := range Archs() {
+		cfg := DefaultWorldConfig()
+		cfg.Arch, cfg.Nodes, cfg.PlayersPerNode, cfg.Duration, cfg.Seed = arch, 40, 4, 3*time.Second, 5
+		cfg.Jitter, cfg.Loss, cfg.Duplicate = 5*time.Millisecond, 0.02, 0.01
+		if testing.Short() {
+			cfg.Nodes, cfg.Duration = 24, 2*time.Second
+		}
+		cfg.Workers = 1
+		want := summaryJSON(t, cfg)
+		for _, w := range []int{2, 4} {
+			cfg.Workers = w
+			res, err := RunWorld(cfg, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Client-server has too few events per window at this size
+			// (about one packet per client per frame) to wake workers.
+			if res.sim.ParallelWindows() == 0 && arch != ArchClientServer {
+				t.Fatalf("%s: no parallel window with %d workers (lookahead %v)", arch, w, res.sim.Lookahead())
+			}
+			var b bytes.Buffer
+			if err := res.Summary.WriteJSON(&b); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(b.Bytes(), want) {
+				t.Fatalf("%s: %d workers give another summary than 1", arch, w)
+			}
+		}
+	}
+}
+
 // TestWorldGolden compares a tiny run's summary with the checked-in one
 // (go test ./lab -run TestWorldGolden -update rewrites it).
 func TestWorldGolden(t *testing.T) {

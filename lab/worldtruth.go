@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/overworld/overworld/arena"
-	"github.com/overworld/overworld/internal/replica"
 	"github.com/overworld/overworld/internal/wire"
 	"github.com/overworld/overworld/world"
 )
@@ -45,7 +44,6 @@ type truth struct {
 	serial uint32       // frame observations so far
 	stamp  uint32       // view queries so far (dedup marks)
 
-	infos    []replica.Info
 	newOwned []ownedRef
 	view     []world.Box
 	interest []uint64
@@ -130,7 +128,8 @@ func (t *truth) gridRemove(s int32) {
 	t.grid[o.cell] = c[:len(c)-1]
 }
 
-// tick observes node id right after its frame at now and reports its view.
+// tick observes node id right after its frame at now and reports its view,
+// from the snapshot the node's adapter took at the end of that frame.
 func (t *truth) tick(id wire.NodeID, now time.Duration) {
 	t.observe(id)
 	if id == t.w.infra {
@@ -143,17 +142,13 @@ func (t *truth) tick(id wire.NodeID, now time.Duration) {
 // longer has.
 func (t *truth) observe(id wire.NodeID) {
 	i := int(id) - 1
-	n := t.w.nodes[i]
+	snap := &t.w.snaps[i]
 	t.serial++
-	t.infos = n.Primaries(t.infos[:0])
 	t.newOwned = t.newOwned[:0]
-	for k := range t.infos {
-		in := &t.infos[k]
-		if !in.Primary {
-			continue
-		}
-		s, ok := t.byID[in.ID]
-		loc := in.State.Location()
+	for k := range snap.prims {
+		in := &snap.prims[k]
+		s, ok := t.byID[in.id]
+		loc := in.loc
 		if !ok {
 			if f := len(t.free); f > 0 {
 				s = t.free[f-1]
@@ -163,9 +158,9 @@ func (t *truth) observe(id wire.NodeID) {
 				t.objs = append(t.objs, tobj{})
 				t.hist = append(t.hist, thist{})
 			}
-			t.objs[s] = tobj{id: in.ID, owner: id, loc: loc, cell: t.cellOf(loc)}
+			t.objs[s] = tobj{id: in.id, owner: id, loc: loc, cell: t.cellOf(loc)}
 			t.hist[s] = thist{}
-			t.byID[in.ID] = s
+			t.byID[in.id] = s
 			t.gridAdd(s)
 		} else {
 			o := &t.objs[s]
@@ -179,13 +174,13 @@ func (t *truth) observe(id wire.NodeID) {
 		}
 		o := &t.objs[s]
 		o.seen = t.serial
-		if h := &t.hist[s]; in.Version > h.version {
-			h.version = in.Version
+		if h := &t.hist[s]; in.version > h.version {
+			h.version = in.version
 			h.head = (h.head + 1) % histLen
-			h.vers[h.head], h.at[h.head] = in.Version, in.Produced
+			h.vers[h.head], h.at[h.head] = in.version, in.produced
 			h.n = min(h.n+1, histLen)
 		}
-		t.newOwned = append(t.newOwned, ownedRef{s, in.ID})
+		t.newOwned = append(t.newOwned, ownedRef{s, in.id})
 	}
 	// Primaries this node had at its previous frame and no longer has were
 	// deleted (or, under client-server, are now another node's).
@@ -204,8 +199,8 @@ func (t *truth) observe(id wire.NodeID) {
 
 // report gives the recorder node id's view and samples staleness.
 func (t *truth) report(i int, id wire.NodeID, now time.Duration) {
-	n := t.w.nodes[i]
-	t.view = n.View(t.view[:0])
+	snap := &t.w.snaps[i]
+	t.view = append(t.view[:0], snap.view...)
 	t.interest, t.held = t.interest[:0], t.held[:0]
 	t.stamp++
 	for _, b := range t.view {
@@ -222,7 +217,7 @@ func (t *truth) report(i int, id wire.NodeID, now time.Duration) {
 					if o.owner == id || o.id.Origin() == uint32(id) {
 						continue
 					}
-					_, _, ok := n.Lookup(o.id)
+					_, ok := snap.object(o.id)
 					t.interest = append(t.interest, uint64(o.id))
 					t.held = append(t.held, ok)
 				}
@@ -251,11 +246,11 @@ func (t *truth) report(i int, id wire.NodeID, now time.Duration) {
 		if (k-1)%step != 0 {
 			continue
 		}
-		in, ok := n.Object(world.ObjectID(oid))
-		if !ok || in.Primary || in.Version == 0 {
+		in, ok := snap.object(world.ObjectID(oid))
+		if !ok || in.primary || in.version == 0 {
 			continue
 		}
-		if d, ok := t.staleness(world.ObjectID(oid), in.Version, now); ok {
+		if d, ok := t.staleness(world.ObjectID(oid), in.version, now); ok {
 			_ = rec.Staleness(d)
 		}
 	}

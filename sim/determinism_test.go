@@ -53,6 +53,13 @@ func (c *gossipCore) Drain(dst []wire.Packet) []wire.Packet {
 // and counters, and returns its three metrics files.
 func runWorld(t *testing.T, seed uint64, nodes int, until time.Duration) (summary, series, perNode []byte) {
 	t.Helper()
+	return runWorldW(t, seed, nodes, until, 1, false)
+}
+
+// runWorldW is runWorld on the given number of workers (always: every
+// window goes to the workers, however small).
+func runWorldW(t *testing.T, seed uint64, nodes int, until time.Duration, workers int, always bool) (summary, series, perNode []byte) {
+	t.Helper()
 	sites, err := PlanetLabSites(1)
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +69,9 @@ func runWorld(t *testing.T, seed uint64, nodes int, until time.Duration) (summar
 	cfg.Jitter = 5 * time.Millisecond
 	cfg.Loss = 0.02
 	cfg.Duplicate = 0.01
+	cfg.Workers = workers
 	s := newSim(t, cfg, sites)
+	s.par.always = always
 	rng := rand.New(rand.NewPCG(seed, 42)) // the scenario's own randomness
 	cores := make([]*gossipCore, nodes)
 	for i := range cores {
@@ -120,6 +129,9 @@ func runWorld(t *testing.T, seed uint64, nodes int, until time.Duration) (summar
 	if err := s.Run(until); err != nil {
 		t.Fatal(err)
 	}
+	if always && workers > 1 && s.par.ran == 0 {
+		t.Fatalf("seed %d: no window ran on the workers (lookahead %v)", seed, s.Lookahead())
+	}
 	checkConservation(t, s, seed)
 	var a, b, c bytes.Buffer
 	sum := s.Summary()
@@ -160,6 +172,26 @@ func TestSameSeedSameFiles(t *testing.T) {
 	a3, b3, _ := runWorld(t, 4, 12, 5*time.Second)
 	if bytes.Equal(a1, a3) || bytes.Equal(b1, b3) {
 		t.Fatal("different seeds, identical metrics files")
+	}
+}
+
+// TestParallelIsSerial: the run on parallel workers is the serial run,
+// event for event: byte-identical metrics files for any worker count.
+func TestParallelIsSerial(t *testing.T) {
+	for _, seed := range []uint64{1, 2, 3} {
+		nodes := 60
+		if testing.Short() {
+			nodes = 20
+		}
+		a1, b1, c1 := runWorldW(t, seed, nodes, 3*time.Second, 1, false)
+		for _, w := range []int{2, 3, 8} {
+			for _, always := range []bool{false, true} {
+				a, b, c := runWorldW(t, seed, nodes, 3*time.Second, w, always)
+				if !bytes.Equal(a, a1) || !bytes.Equal(b, b1) || !bytes.Equal(c, c1) {
+					t.Fatalf("seed %d: %d workers (always %v) give other metrics files than 1", seed, w, always)
+				}
+			}
+		}
 	}
 }
 

@@ -67,16 +67,16 @@ type queue struct {
 	inWheel int  // events in unopened buckets
 	scratch []entry
 	n       int // events queued
-	seq     uint64
 }
 
 func (q *queue) len() int { return q.n }
 
-// push queues an event at time at. Times before the current bucket are
-// treated as due in it (the simulator never schedules into the past).
+// push queues an event at time at, with its sequence number e.seq already
+// set (the simulator's eventSeq: unique, and independent of the order
+// events are pushed in). Times before the current bucket are treated as
+// due in it (the simulator never schedules into the past).
 func (q *queue) push(at int64, e entry) {
-	q.seq++
-	e.at, e.seq = at, q.seq
+	e.at = at
 	q.n++
 	b := max(at>>bucketShift, q.base)
 	switch {
@@ -137,13 +137,13 @@ func (q *queue) next() *entry {
 	}
 }
 
-// sortBucket sorts a bucket by (at, seq). A bucket is always in seq order
-// (events are appended as they are scheduled; far events move in, in heap
-// order, before anything else is scheduled into their bucket), so a stable
-// sort by at suffices: an LSD radix sort on the time within the bucket (two
-// 10-bit digits), or insertion sort for small buckets. A bucket holding an
-// event from before its start (Run's clock can pass a peeked bucket) falls
-// back to a comparison sort.
+// sortBucket sorts a bucket by (at, seq). Events are appended in any
+// order (a parallel window pushes its workers' events together), so it
+// sorts by at with an LSD radix sort on the time within the bucket (two
+// 10-bit digits), or insertion sort for small buckets, and then puts the
+// rare runs of equal times in seq order with an insertion pass (linear on
+// input sorted by at). A bucket holding an event from before its start
+// (Run's clock can pass a peeked bucket) falls back to a comparison sort.
 func (q *queue) sortBucket(bk []entry, start int64) {
 	const digit = bucketShift / 2
 	for i := range bk {
@@ -152,24 +152,26 @@ func (q *queue) sortBucket(bk []entry, start int64) {
 			return
 		}
 	}
-	if len(bk) <= 48 {
-		for i := 1; i < len(bk); i++ {
-			e := bk[i]
-			j := i
-			for ; j > 0 && bk[j-1].at > e.at; j-- {
-				bk[j] = bk[j-1]
-			}
-			bk[j] = e
+	if len(bk) > 48 {
+		if cap(q.scratch) < len(bk) {
+			q.scratch = make([]entry, len(bk), 2*len(bk))
 		}
-		return
+		tmp := q.scratch[:len(bk)]
+		radixPass(bk, tmp, start, 0)
+		radixPass(tmp, bk, start, digit)
+		clear(tmp) // drop payload references
 	}
-	if cap(q.scratch) < len(bk) {
-		q.scratch = make([]entry, len(bk), 2*len(bk))
+	for i := 1; i < len(bk); i++ {
+		if !bk[i].less(&bk[i-1]) {
+			continue
+		}
+		e := bk[i]
+		j := i
+		for ; j > 0 && e.less(&bk[j-1]); j-- {
+			bk[j] = bk[j-1]
+		}
+		bk[j] = e
 	}
-	tmp := q.scratch[:len(bk)]
-	radixPass(bk, tmp, start, 0)
-	radixPass(tmp, bk, start, digit)
-	clear(tmp) // drop payload references
 }
 
 // radixPass is one stable counting-sort pass of src into dst on the 10-bit

@@ -20,6 +20,7 @@ func TestQueueOrder(t *testing.T) {
 		var q queue
 		type ref struct {
 			at  int64
+			seq uint64
 			tag int
 		}
 		var want []ref
@@ -32,11 +33,19 @@ func TestQueueOrder(t *testing.T) {
 			if q.len() == 0 || rng.IntN(3) > 0 {
 				at := now + spread(rng)
 				tag++
-				q.push(at, entry{kind: evFunc, ref: int32(tag)})
-				want = append(want, ref{at, tag})
+				// Sequence numbers unrelated to push order (a parallel
+				// window pushes its workers' events together).
+				seq := uint64(rng.Uint32())<<20 | uint64(tag)
+				q.push(at, entry{kind: evFunc, ref: int32(tag), seq: seq})
+				want = append(want, ref{at, seq, tag})
 				continue
 			}
-			slices.SortStableFunc(want, func(a, b ref) int { return cmp.Compare(a.at, b.at) })
+			slices.SortFunc(want, func(a, b ref) int {
+				if c := cmp.Compare(a.at, b.at); c != 0 {
+					return c
+				}
+				return cmp.Compare(a.seq, b.seq)
+			})
 			ev := q.pop()
 			at := ev.at
 			if at != want[0].at || int(ev.ref) != want[0].tag {

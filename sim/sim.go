@@ -72,6 +72,16 @@ type Config struct {
 	// Duplicate is the probability that a packet that was not lost is
 	// delivered twice (the copy with its own jitter), in [0, 1). Default 0.
 	Duplicate float64
+	// Workers is how many goroutines run events in parallel (0 or 1: one,
+	// serially). Events less than the lookahead apart — the least one-way
+	// delay between the sites of any two nodes, the same-site delay
+	// included — cannot affect each other unless they are at one node, so
+	// a window of that length runs node by node on the workers, and the
+	// run is identical, event for event, to a serial one (see runParallel).
+	// It needs cores that share no mutable state, and observers that read
+	// cores only in scenario functions or through snapshots the cores take
+	// themselves: the observer sees a window's events after the window.
+	Workers int
 	// Grace lists the grace periods after an object enters a node's interest
 	// during which its missing replica is not counted (ARCHITECTURE.md,
 	// "missing replicas"). Ascending, distinct, ≥ 0, at most 8. Default
@@ -94,6 +104,9 @@ func DefaultConfig() Config {
 
 const maxGrace = 8
 
+// maxWorkers bounds Config.Workers.
+const maxWorkers = 256
+
 // validate checks c and returns a copy with defaults filled in.
 func (c Config) validate() (Config, error) {
 	if c.FramePeriod == 0 {
@@ -108,6 +121,8 @@ func (c Config) validate() (Config, error) {
 		return c, fmt.Errorf("%w: FramePeriod %v is negative", ErrConfig, c.FramePeriod)
 	case c.SameSite < 0:
 		return c, fmt.Errorf("%w: SameSite %v is negative", ErrConfig, c.SameSite)
+	case c.Workers < 0 || c.Workers > maxWorkers:
+		return c, fmt.Errorf("%w: Workers %d: want 0 to %d", ErrConfig, c.Workers, maxWorkers)
 	case c.HeaderBytes < 0:
 		return c, fmt.Errorf("%w: HeaderBytes %d is negative", ErrConfig, c.HeaderBytes)
 	case c.Jitter < 0:
@@ -150,9 +165,11 @@ type node struct {
 	down     int64 // ns, when state != nodeUp
 	ticks    uint64
 	in, out  [wire.NumClasses]Counts
-	firstSec int64    // second of added
-	secIn    []uint32 // bytes received per second of virtual time since firstSec
-	secOut   []uint32 // bytes sent per second since firstSec
+	firstSec int64      // second of added
+	secIn    []uint32   // bytes received per second of virtual time since firstSec
+	secOut   []uint32   // bytes sent per second since firstSec
+	seq      uint64     // events this node's processing scheduled (see eventSeq)
+	rng      *rand.Rand // the node's network randomness: jitter, loss, duplication of what it sends
 }
 
 // hot is the part of a node that send reads for the destination of every
@@ -184,16 +201,21 @@ type Sim struct {
 	byID  map[wire.NodeID]int32
 	small []int32 // byID for IDs below len(small), -1 if absent: avoids the map on the hot path
 
-	phaseRNG, netRNG *rand.Rand
+	phaseRNG *rand.Rand
 
 	parts    []partition
 	nextPart int
 
 	funcs    []func(now time.Duration) // scheduled scenario functions, by slot
 	freeFn   []int32
-	buf      []wire.Packet
+	gseq     uint64 // events scheduled outside any node's processing (see eventSeq)
 	running  bool
 	observer func(Event)
+
+	serial  lane   // runs events one at a time, pushing and observing at once
+	workers int    // lanes of a parallel window (Config.Workers, at least 1)
+	planned int    // nodes when the clusters were last planned (see plan)
+	par     parallel
 
 	tr  traffic
 	rec *Recorder
@@ -217,8 +239,9 @@ func New(cfg Config, sites *Sites) (*Sim, error) {
 		header:   uint64(cfg.HeaderBytes),
 		byID:     map[wire.NodeID]int32{},
 		phaseRNG: rand.New(rand.NewPCG(cfg.Seed, 0x7068617365)), // "phase"
-		netRNG:   rand.New(rand.NewPCG(cfg.Seed, 0x6e6574)),     // "net"
+		workers:  max(1, cfg.Workers),
 	}
+	s.serial = lane{s: s, tr: &s.tr, direct: true}
 	s.rec = newRecorder(cfg.Grace, s)
 	return s, nil
 }
@@ -279,7 +302,11 @@ func (s *Sim) AddNode(id wire.NodeID, site string, core Core) error {
 		return fmt.Errorf("%w: node %d: nil core", ErrBadArgument, id)
 	}
 	idx := int32(len(s.nodes))
-	s.nodes = append(s.nodes, node{id: id, site: int32(si), core: core, added: s.now, firstSec: s.now / int64(time.Second)})
+	if idx >= maxNodes {
+		return fmt.Errorf("%w: node %d: at most %d nodes", ErrBadArgument, id, maxNodes)
+	}
+	s.nodes = append(s.nodes, node{id: id, site: int32(si), core: core, added: s.now, firstSec: s.now / int64(time.Second),
+		rng: rand.New(rand.NewPCG(s.cfg.Seed, 0x6e6574^uint64(id)<<24))}) // "net", per sender
 	s.hot = append(s.hot, hot{site: int32(si)})
 	if id < 1<<16 {
 		for int(id) >= len(s.small) {
@@ -290,7 +317,7 @@ func (s *Sim) AddNode(id wire.NodeID, site string, core Core) error {
 		s.byID[id] = idx
 	}
 	phase := s.phaseRNG.Int64N(s.period)
-	s.q.push(s.now+phase, entry{kind: evTick, ref: idx})
+	s.q.push(s.now+phase, entry{kind: evTick, ref: idx, seq: s.nodeSeq(idx)})
 	return nil
 }
 
@@ -357,12 +384,14 @@ func (s *Sim) Flush(id wire.NodeID) error {
 	if s.nodes[i].state != nodeUp {
 		return fmt.Errorf("%w: node %d is %s", ErrNodeDown, id, s.nodes[i].state)
 	}
-	s.drain(i)
+	s.serial.now = s.now
+	s.serial.drain(i)
 	return nil
 }
 
-// Schedule runs fn at virtual time at (at ≥ Now()), after the events
-// already scheduled for that instant. Scenario events (players joining,
+// Schedule runs fn at virtual time at (at ≥ Now()), after every tick and
+// delivery due at that instant and after the functions already scheduled
+// for it. Scenario events (players joining,
 // churn, crashes, partitions) are scheduled this way.
 func (s *Sim) Schedule(at time.Duration, fn func(now time.Duration)) error {
 	if fn == nil {
@@ -379,7 +408,7 @@ func (s *Sim) Schedule(at time.Duration, fn func(now time.Duration)) error {
 	} else {
 		s.funcs = append(s.funcs, fn)
 	}
-	s.q.push(int64(at), entry{kind: evFunc, ref: int32(slot)})
+	s.q.push(int64(at), entry{kind: evFunc, ref: int32(slot), seq: s.globalSeq()})
 	return nil
 }
 
@@ -420,7 +449,7 @@ func (s *Sim) Partition(heal time.Duration, sides ...[]wire.NodeID) (int, error)
 	id := s.nextPart
 	s.parts = append(s.parts, partition{id: id, side: side})
 	if heal != 0 {
-		s.q.push(int64(heal), entry{kind: evHeal, ref: int32(id)})
+		s.q.push(int64(heal), entry{kind: evHeal, ref: int32(id), seq: s.globalSeq()})
 	}
 	return id, nil
 }
@@ -450,15 +479,32 @@ func (s *Sim) Run(until time.Duration) error {
 	s.running = true
 	defer func() { s.running = false }()
 	end := int64(until)
-	for {
-		if e := s.q.next(); e == nil || e.at > end {
-			break
+	if s.workers > 1 && s.plan() {
+		s.runParallel(end)
+	} else {
+		for {
+			if e := s.q.next(); e == nil || e.at > end {
+				break
+			}
+			ev := s.q.pop()
+			s.now = ev.at
+			s.serial.now = ev.at
+			s.serial.dispatch(&ev)
 		}
-		ev := s.q.pop()
-		s.now = ev.at
-		s.dispatch(&ev)
 	}
 	s.now = end
+	return nil
+}
+
+// SetWorkers changes Config.Workers between runs (not from inside one).
+func (s *Sim) SetWorkers(n int) error {
+	if s.running {
+		return ErrReentrant
+	}
+	if n < 0 || n > maxWorkers {
+		return fmt.Errorf("%w: Workers %d: want 0 to %d", ErrBadArgument, n, maxWorkers)
+	}
+	s.cfg.Workers, s.workers = n, max(1, n)
 	return nil
 }
 
@@ -508,134 +554,4 @@ type Event struct {
 	From  wire.NodeID
 	Class wire.Class
 	Bytes int
-}
-
-func (s *Sim) dispatch(ev *entry) {
-	switch ev.kind {
-	case evTick:
-		n := &s.nodes[ev.ref]
-		if n.state != nodeUp {
-			return // the tick chain ends with the node
-		}
-		n.ticks++
-		n.core.Tick(time.Duration(s.now))
-		s.drain(ev.ref)
-		s.q.push(s.now+s.period, entry{kind: evTick, ref: ev.ref})
-		if s.observer != nil {
-			s.observer(Event{Kind: EventTick, At: time.Duration(s.now), Node: n.id})
-		}
-	case evDeliver:
-		s.deliver(ev.ref, ev.pkt)
-	case evFunc:
-		fn := s.funcs[ev.ref]
-		s.funcs[ev.ref] = nil
-		s.freeFn = append(s.freeFn, ev.ref)
-		fn(time.Duration(s.now))
-		if s.observer != nil {
-			s.observer(Event{Kind: EventFunc, At: time.Duration(s.now)})
-		}
-	case evHeal:
-		_ = s.Heal(int(ev.ref)) // already healed by hand: nothing to do
-		if s.observer != nil {
-			s.observer(Event{Kind: EventHeal, At: time.Duration(s.now)})
-		}
-	}
-}
-
-func (s *Sim) deliver(dst int32, p wire.Packet) {
-	n := &s.nodes[dst]
-	size := uint64(len(p.Payload)) + s.header
-	s.tr.inflight.Msgs--
-	s.tr.inflight.Bytes -= size
-	if s.hot[dst].state != nodeUp {
-		s.tr.dropped(DropDown, s.now, size)
-		if s.observer != nil {
-			s.observer(Event{Kind: EventDrop, At: time.Duration(s.now), Node: n.id, From: p.From, Class: p.Class, Bytes: int(size)})
-		}
-		return
-	}
-	n.in[p.Class].add(size)
-	bump(&n.secIn, s.now/int64(time.Second)-n.firstSec, size)
-	s.tr.received(s.now, size)
-	n.core.Step(time.Duration(s.now), p)
-	s.drain(dst)
-	if s.observer != nil {
-		s.observer(Event{Kind: EventDeliver, At: time.Duration(s.now), Node: n.id, From: p.From, Class: p.Class, Bytes: int(size)})
-	}
-}
-
-// drain collects a node's output and sends it.
-func (s *Sim) drain(src int32) {
-	buf := s.nodes[src].core.Drain(s.buf[:0])
-	for i := range buf {
-		s.send(src, buf[i])
-	}
-	clear(buf) // drop payload references
-	s.buf = buf[:0]
-}
-
-// send routes one packet from node src: validation, accounting, partition,
-// loss, duplication, delay.
-func (s *Sim) send(src int32, p wire.Packet) {
-	n := &s.nodes[src]
-	if p.From != n.id || !p.Class.Valid() {
-		s.tr.reject(n.id, p)
-		return
-	}
-	size := uint64(len(p.Payload)) + s.header
-	n.out[p.Class].add(size)
-	bump(&n.secOut, s.now/int64(time.Second)-n.firstSec, size)
-	s.tr.sent(s.now, p.Class, size)
-	dst, ok := s.lookup(p.To)
-	if !ok {
-		s.tr.dropped(DropUnknown, s.now, size)
-		return
-	}
-	dh := s.hot[dst]
-	if dh.state != nodeUp {
-		s.tr.dropped(DropDown, s.now, size)
-		return
-	}
-	for k := range s.parts {
-		side := s.parts[k].side
-		if int(src) < len(side) && int(dst) < len(side) {
-			a, b := side[src], side[dst]
-			if a >= 0 && b >= 0 && a != b {
-				s.tr.dropped(DropPartition, s.now, size)
-				return
-			}
-		}
-	}
-	if s.cfg.Loss > 0 && s.netRNG.Float64() < s.cfg.Loss {
-		s.tr.dropped(DropLoss, s.now, size)
-		return
-	}
-	base := int64(s.cfg.SameSite)
-	if a, b := n.site, dh.site; a != b {
-		base = s.sites.oneWay[int(a)*len(s.sites.names)+int(b)]
-	}
-	if s.cfg.Duplicate > 0 && s.netRNG.Float64() < s.cfg.Duplicate {
-		cp := p
-		cp.Payload = append([]byte(nil), p.Payload...)
-		s.tr.duplicated(s.now, size)
-		s.schedule(dst, base, cp, size)
-	}
-	s.schedule(dst, base, p, size)
-}
-
-func (s *Sim) schedule(dst int32, base int64, p wire.Packet, size uint64) {
-	at := s.now + base
-	if s.jitter > 0 {
-		at += int64(s.netRNG.ExpFloat64() * s.jitter)
-	}
-	s.tr.inflight.add(size)
-	s.q.push(at, entry{kind: evDeliver, ref: dst, pkt: p})
-}
-
-// bump adds size to the per-second bucket sec of a series, growing it.
-func bump(series *[]uint32, sec int64, size uint64) {
-	for int64(len(*series)) <= sec {
-		*series = append(*series, 0)
-	}
-	(*series)[sec] += uint32(size)
 }

@@ -58,13 +58,16 @@ type traffic struct {
 	rejected Counts // packets a core emitted with a wrong From or an invalid Class
 	firstBad string // the first rejected packet, described
 	secs     []secRow
+	lo       int // a worker lane's: the first row changed since its last merge
 }
 
-func (t *traffic) row(now int64) *secRow {
-	sec := int(now / int64(time.Second))
+func (t *traffic) row(now int64) *secRow { return t.rowSec(int(now / int64(time.Second))) }
+
+func (t *traffic) rowSec(sec int) *secRow {
 	for len(t.secs) <= sec {
 		t.secs = append(t.secs, secRow{})
 	}
+	t.lo = min(t.lo, sec)
 	return &t.secs[sec]
 }
 
