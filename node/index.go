@@ -12,11 +12,10 @@ import (
 // of n thinking objects O(n²). The node keeps every local object in a grid
 // (locate.Points) keyed by its location, kept exact as follows:
 //
-//   - at the start of each Tick's think phase, the objects the store added
-//     or removed since the last Tick are inserted or dropped, and every
-//     object is re-indexed at its current location (one pass over the
-//     index's dense array: this catches what Step, Spawn, Write and the
-//     replica store changed between frames);
+//   - at the start of each Tick's think phase, the objects the store added,
+//     removed or changed since the last Tick (received updates and writes,
+//     Spawn, Node.Write: replica.Store.Members) are inserted, dropped or
+//     re-indexed at their current location;
 //   - during a think, the objects it changes — the thinking object, the
 //     objects it creates and deletes and those it changes with Write — are
 //     "touched": Each checks them at their live location instead of their
@@ -26,7 +25,10 @@ import (
 // think function changes other objects only through Context.Write (as the
 // world.Context contract asks, and as arena.Local, the reference Context,
 // also assumes). An object changed directly through its State by another
-// object's think is found at its new location from the next frame on.
+// object's think, or by the driver outside the Node's API, is found at its
+// new location after its own next think (a primary) or within fullEvery
+// frames (a replica): every fullEvery-th sync also re-indexes every object
+// (one pass over the index's dense array).
 
 // syncIndex brings the index up to date with the store: the objects it
 // added or removed since the last sync (replicas that arrived or left,
@@ -55,14 +57,21 @@ func (n *Node) syncIndex() {
 	for _, id := range n.members {
 		n.reindex(id)
 	}
-	for i := range n.idx.Len() {
-		_, loc, obj := n.idx.At(i)
-		if l := obj.State().Location(); l != loc {
-			n.idx.MoveAt(i, l)
+	if n.stats.Ticks%fullEvery == 0 {
+		for i := range n.idx.Len() {
+			_, loc, obj := n.idx.At(i)
+			if l := obj.State().Location(); l != loc {
+				n.idx.MoveAt(i, l)
+			}
 		}
 	}
 	n.touched = n.touched[:0]
 }
+
+// fullEvery is how often (in frames) syncIndex re-indexes every object,
+// not only those the store reports changed: a safety net for game code
+// that changes a State outside the API.
+const fullEvery = 16
 
 // reindex puts local object id at its current location, or drops it from
 // the index if it is gone.

@@ -294,6 +294,7 @@ func (n *Node) Step(now time.Duration, p wire.Packet) {
 
 // validate checks a whole packet without changing anything.
 func (n *Node) validate(p wire.Packet) error {
+	n.store.BeginPacket()
 	fr, err := wire.OpenFrames(p.Payload)
 	if err != nil {
 		return err

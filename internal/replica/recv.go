@@ -18,6 +18,15 @@ func Handles(t wire.Type) bool {
 	return false
 }
 
+// BeginPacket starts the validation of a received packet: Check may keep
+// what it decoded for the Apply calls of the same packet, until the next
+// BeginPacket. (Without it, Apply decodes everything again.)
+func (s *Store) BeginPacket() {
+	if s.stamp++; s.stamp == 0 {
+		s.stamp = 1
+	}
+}
+
 // Check validates one frame of a received packet without changing anything:
 // the frame must decode, full states and handoffs must name a registered
 // kind and decode against its schema, and deltas and tentative writes about
@@ -116,12 +125,27 @@ func (s *Store) update(now time.Duration, from wire.NodeID, u *wire.Update, at t
 			return nil
 		}
 		if base := e.hist.find(u.Base); base != nil {
-			n, err := world.ApplyDelta(s.scratchFor(e.kind), base, u.Data)
+			// The first delta of a packet for e is decoded into e's spare
+			// state, which Apply swaps into the version ring instead of
+			// decoding again; a second one (rare) goes to scratch and makes
+			// both decode again in Apply.
+			dst, keep := s.scratchFor(e.kind), e.stage != s.stamp && s.stamp != 0
+			if keep {
+				if e.spare == nil {
+					e.spare = e.schema.NewState(e.id)
+				}
+				dst = e.spare
+			}
+			n, err := world.ApplyDelta(dst, base, u.Data)
 			if err != nil {
 				return fmt.Errorf("%v: %w", u.ID, err)
 			}
 			if n != len(u.Data) {
 				return fmt.Errorf("%w: %v: %d bytes after the delta", world.ErrCorrupt, u.ID, len(u.Data)-n)
+			}
+			e.stage, e.stageVer, e.stageBase = s.stamp, u.Version, u.Base
+			if !keep {
+				e.stageVer = 0 // two deltas in one packet: decode both again
 			}
 		}
 		return nil
@@ -181,12 +205,16 @@ func (s *Store) update(now time.Duration, from wire.NodeID, u *wire.Update, at t
 		}
 	}
 	slot := e.hist.next()
-	if _, err := world.ApplyDelta(slot.st, base, u.Data); err != nil {
+	if e.stage == s.stamp && s.stamp != 0 && e.stageVer == u.Version && e.stageBase == u.Base && e.spare != nil {
+		slot.st, e.spare = e.spare, slot.st // Check decoded it
+		e.stageVer = 0
+	} else if _, err := world.ApplyDelta(slot.st, base, u.Data); err != nil {
 		return fmt.Errorf("%v: %w", u.ID, err)
 	}
 	slot.v = u.Version
 	e.hist.advance()
 	e.st.CopyFrom(slot.st)
+	s.changed(e.id)
 	e.version, e.produced, e.handoff = u.Version, at, false
 	s.stats.Applied++
 	return nil
@@ -242,6 +270,7 @@ func (s *Store) write(from wire.NodeID, w wire.Write, apply bool) error {
 		return fmt.Errorf("%w: %v: %d bytes after the write", world.ErrCorrupt, w.ID, len(w.Data)-n)
 	}
 	if apply {
+		s.changed(w.ID)
 		s.stats.WritesApplied++
 	}
 	return nil

@@ -106,6 +106,13 @@ type entry struct {
 	lastRegister time.Duration
 	ackDue       bool
 	handoff      bool // client: handed off, no state from the server yet
+
+	// A delta validated by Check, kept for Apply (see Store.BeginPacket):
+	// spare holds the new state when stage is the packet's stamp and the
+	// update is (stageVer, stageBase).
+	spare               *world.State
+	stage               uint32
+	stageVer, stageBase uint64
 	lastHandoff  time.Duration
 	nextHandoff  time.Duration
 }
@@ -183,6 +190,7 @@ type Store struct {
 	entSnap []*entry
 	dbuf    []byte
 	scratch []*world.State // per kind, for validation
+	stamp   uint32         // packets begun (BeginPacket)
 	upd     wire.Updates
 	ack     wire.Acks
 	wr      wire.Writes
@@ -231,17 +239,27 @@ func (s *Store) Config() Config { return s.cfg }
 // Stats returns the counters.
 func (s *Store) Stats() Stats { return s.stats }
 
-// TrackMembers makes the store record the IDs of the objects it adds and
-// removes (primaries and replicas, for any reason), for Members.
+// TrackMembers makes the store record, for Members, the IDs of the objects
+// it adds and removes (primaries and replicas, for any reason) and of those
+// whose state it changes (a received update, a tentative write applied to
+// a primary, Write).
 func (s *Store) TrackMembers() { s.track = true }
 
-// Members appends the IDs of the objects added or removed since the last
-// call (in the order it happened; an ID may repeat) and forgets them. It
-// records nothing unless TrackMembers was called.
+// Members appends the IDs of the objects added, removed or changed since
+// the last call (in the order it happened; an ID may repeat) and forgets
+// them. It records nothing unless TrackMembers was called. Changes made
+// through an object's State directly, outside the store, are not seen.
 func (s *Store) Members(dst []world.ObjectID) []world.ObjectID {
 	dst = append(dst, s.member...)
 	s.member = s.member[:0]
 	return dst
+}
+
+// changed records that the store changed local object id's state.
+func (s *Store) changed(id world.ObjectID) {
+	if s.track {
+		s.member = append(s.member, id)
+	}
 }
 
 func (s *Store) insert(e *entry) {
@@ -402,6 +420,7 @@ func (s *Store) Write(id world.ObjectID, fn func(*world.State)) error {
 	if !ok {
 		return fmt.Errorf("%w: %v", ErrUnknown, id)
 	}
+	s.changed(id)
 	if e.primary {
 		fn(e.st)
 		return nil
