@@ -175,6 +175,8 @@ func (c WorldConfig) Validate() (WorldConfig, error) {
 		return bad("duplicate %v: want a probability in [0, 1)", c.Duplicate)
 	case c.StalenessEvery < 1 || c.StalenessCap < 1:
 		return bad("staleness sampling every %d frames, at most %d: want both ≥ 1", c.StalenessEvery, c.StalenessCap)
+	case c.Workers < 0 || c.Workers > 256:
+		return bad("workers %d: want 0 (one per CPU) to 256", c.Workers)
 	}
 	switch c.Data {
 	case SitesPlanetLab:

@@ -177,8 +177,13 @@ func (r *WorldDemoReport) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "\nobject updates: %.0f/s in all (%.0f per node); bytes per update: %.1f in updates frames (entry + frame header),\n",
 		r.UpdatesPerS, r.UpdatesPerS/float64(c.Nodes), r.FrameBytesPerUpdate)
 	fmt.Fprintf(w, "                %.1f on the wire (all update-class bytes: payloads, IPv4/UDP headers, acknowledgements)\n", r.BytesPerUpdate)
-	fmt.Fprintf(w, "simulation: %d events in %.2f s wall: %.2g events/s, %.0f× real time\n",
+	fmt.Fprintf(w, "simulation: %d events in %.2f s wall: %.2g events/s, %.1f× real time\n",
 		r.Events, r.Wall.Seconds(), r.EventsPerS(), r.SpeedFactor())
+	if r.sim != nil {
+		nc, big := r.sim.Clusters()
+		fmt.Fprintf(w, "            on %d workers: %d clusters of nearby nodes (largest %d), %v windows, %d of them in parallel\n",
+			r.sim.Config().Workers, nc, big, r.sim.Lookahead(), r.sim.ParallelWindows())
+	}
 	return nil
 }
 

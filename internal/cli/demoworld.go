@@ -20,6 +20,7 @@ import (
 type demoWorldFlags struct {
 	arch, mapType, out string
 	nodes, perNode     int
+	workers            int
 	duration           time.Duration
 	seed               uint64
 	quiet              bool
@@ -46,7 +47,8 @@ node); their mean modelled RTT to their node is reported.
 
 The final table gives per-node bandwidth (mean and 95th percentile of 1 s bursts, by
 traffic class), missing replicas with 0, 100 and 400 ms of grace, discovery latency,
-replica staleness, updates/s, bytes per update and the simulator's speed. A progress
+replica staleness, updates/s, bytes per update and the simulator's speed (it runs
+windows of events on --workers goroutines, with the same result for any count). A progress
 line is drawn on stderr when it is a terminal. --out writes summary.json (the same
 bytes for the same flags), series.csv and nodes.csv.
 
@@ -66,6 +68,7 @@ The placement-only demo (players joining and leaving servers) is "overworld demo
 	fl.StringVar(&f.mapType, "map", def.Map.String(), "map type: sqr or rect")
 	fl.StringVar(&f.out, "out", "", "directory for summary.json, series.csv and nodes.csv (default: none)")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress line on stderr")
+	fl.IntVar(&f.workers, "workers", 0, "goroutines the simulator runs on (0: one per CPU; the result is the same for any value)")
 	cmd.AddCommand(newDemoPlacementCmd(e))
 	return cmd
 }
@@ -88,7 +91,10 @@ func runDemoWorld(e *env, f *demoWorldFlags) error {
 		return badInputf("--players-per-node %d: want 1 to 1000", f.perNode)
 	case f.duration < time.Second || f.duration > time.Hour:
 		return badInputf("--duration %v: want 1s to 1h", f.duration)
+	case f.workers < 0 || f.workers > 256:
+		return badInputf("--workers %d: want 0 (one per CPU) to 256", f.workers)
 	}
+	cfg.Workers = f.workers
 	cfg.Arch, cfg.Map, cfg.Nodes, cfg.PlayersPerNode, cfg.Duration, cfg.Seed = arch, m, f.nodes, f.perNode, f.duration, f.seed
 	cfg.Cities = cities
 	show := false

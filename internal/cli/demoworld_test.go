@@ -40,6 +40,7 @@ func TestDemoWorldBadUsage(t *testing.T) {
 		{"demo", "--nodes", "100000"},
 		{"demo", "--players-per-node", "0"},
 		{"demo", "--duration", "0s"},
+		{"demo", "--workers", "-1"},
 		{"demo", "--duration", "2h"},
 		{"demo", "--map", "round"},
 		{"demo", "--seed", "x"},
