@@ -17,9 +17,9 @@ import (
 // the snapshot is the node as it was at its frame, so the observer sees
 // exactly what it would in a serial run.
 type frameSnap struct {
-	prims []snapPrim   // the node's primaries, in ID order
-	objs  []snapObj    // every local object, in ID order
-	view  []world.Box  // node.View
+	prims []snapPrim     // the node's primaries, in ID order
+	objs  []snapObj      // every local object, in ID order
+	view  []world.Box    // node.View
 	infos []replica.Info // scratch
 	frame time.Duration
 	timed bool

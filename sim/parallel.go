@@ -50,7 +50,7 @@ var tauCandidates = []time.Duration{20e6, 10e6, 5e6, 3e6, 2e6, 1e6, 5e5, 2e5, 1e
 
 // parallel holds the state of parallel windows.
 type parallel struct {
-	look    int64   // the lookahead L, ns (0: no parallel windows)
+	look    int64 // the lookahead L, ns (0: no parallel windows)
 	tau     time.Duration
 	cluster []int32 // per node index: its cluster
 	nclust  int

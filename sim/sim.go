@@ -212,9 +212,9 @@ type Sim struct {
 	running  bool
 	observer func(Event)
 
-	serial  lane   // runs events one at a time, pushing and observing at once
-	workers int    // lanes of a parallel window (Config.Workers, at least 1)
-	planned int    // nodes when the clusters were last planned (see plan)
+	serial  lane // runs events one at a time, pushing and observing at once
+	workers int  // lanes of a parallel window (Config.Workers, at least 1)
+	planned int  // nodes when the clusters were last planned (see plan)
 	par     parallel
 
 	tr  traffic

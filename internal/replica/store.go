@@ -113,8 +113,8 @@ type entry struct {
 	spare               *world.State
 	stage               uint32
 	stageVer, stageBase uint64
-	lastHandoff  time.Duration
-	nextHandoff  time.Duration
+	lastHandoff         time.Duration
+	nextHandoff         time.Duration
 }
 
 func (e *entry) holder(node wire.NodeID, create bool) *holder {
