@@ -53,10 +53,7 @@ func (n *Node) syncIndex() {
 		n.idx.SetCell(locate.AutoCell(n.qavg, n.idx.Cell()))
 		n.qsum, n.qn = 0, 0
 	}
-	n.members = n.store.Members(n.members[:0])
-	for _, id := range n.members {
-		n.reindex(id)
-	}
+	n.applyMembers()
 	if n.stats.Ticks%fullEvery == 0 {
 		for i := range n.idx.Len() {
 			_, loc, obj := n.idx.At(i)
@@ -72,6 +69,26 @@ func (n *Node) syncIndex() {
 // not only those the store reports changed: a safety net for game code
 // that changes a State outside the API.
 const fullEvery = 16
+
+// applyMembers applies the store's record of the objects it added,
+// removed and changed, in order, each at the location it had then. It runs
+// before the node re-indexes what a think touched, so that a record never
+// overrides a newer location.
+func (n *Node) applyMembers() {
+	n.members = n.store.Members(n.members[:0])
+	if n.linear {
+		clear(n.members)
+		return
+	}
+	for i := range n.members {
+		if c := &n.members[i]; c.Obj != nil {
+			n.idx.Set(c.ID, c.Loc, c.Obj)
+		} else {
+			n.idx.Delete(c.ID)
+		}
+	}
+	clear(n.members)
+}
 
 // reindex puts local object id at its current location, or drops it from
 // the index if it is gone.
@@ -92,12 +109,11 @@ func (n *Node) touch(id world.ObjectID) {
 
 // settle re-indexes the objects the finished think touched.
 func (n *Node) settle() {
+	n.applyMembers()
 	for _, id := range n.touched {
 		n.reindex(id)
 	}
 	n.touched = n.touched[:0]
-	// What the think created or deleted is indexed now; the members list
-	// repeats it for the next sync, which is harmless.
 
 }
 

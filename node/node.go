@@ -62,7 +62,7 @@ type Node struct {
 	// The location index Context.Each queries (see index.go).
 	idx     *locate.Points[world.Object]
 	vidx    viewIndex
-	members []world.ObjectID
+	members []replica.Change
 	touched []world.ObjectID // objects the current think may have moved
 	tsort   []world.ObjectID
 	qsum    float64 // widths of this frame's Each boxes, for the cell size

@@ -214,7 +214,7 @@ func (s *Store) update(now time.Duration, from wire.NodeID, u *wire.Update, at t
 	slot.v = u.Version
 	e.hist.advance()
 	e.st.CopyFrom(slot.st)
-	s.changed(e.id)
+	s.changed(e)
 	e.version, e.produced, e.handoff = u.Version, at, false
 	s.stats.Applied++
 	return nil
@@ -270,7 +270,7 @@ func (s *Store) write(from wire.NodeID, w wire.Write, apply bool) error {
 		return fmt.Errorf("%w: %v: %d bytes after the write", world.ErrCorrupt, w.ID, len(w.Data)-n)
 	}
 	if apply {
-		s.changed(w.ID)
+		s.changed(e)
 		s.stats.WritesApplied++
 	}
 	return nil

@@ -178,8 +178,8 @@ type Store struct {
 	idq    []idMsg
 	answer []idMsg // registrations of new holders, answered by Answer
 
-	track  bool             // record insertions and removals in members
-	member []world.ObjectID // objects inserted or removed since Members
+	track  bool     // record insertions, removals and changes in member
+	member []Change // since Members
 	writes []pendingWrite
 	wbuf   []byte
 
@@ -245,27 +245,35 @@ func (s *Store) Stats() Stats { return s.stats }
 // a primary, Write).
 func (s *Store) TrackMembers() { s.track = true }
 
-// Members appends the IDs of the objects added, removed or changed since
-// the last call (in the order it happened; an ID may repeat) and forgets
-// them. It records nothing unless TrackMembers was called. Changes made
-// through an object's State directly, outside the store, are not seen.
-func (s *Store) Members(dst []world.ObjectID) []world.ObjectID {
+// A Change is one object added or changed (Obj set, Loc its location
+// then), or removed (Obj nil).
+type Change struct {
+	ID  world.ObjectID
+	Obj world.Object
+	Loc world.Point
+}
+
+// Members appends the objects added, removed or changed since the last
+// call (in the order it happened; an ID may repeat) and forgets them. It
+// records nothing unless TrackMembers was called. Changes made through an
+// object's State directly, outside the store, are not seen.
+func (s *Store) Members(dst []Change) []Change {
 	dst = append(dst, s.member...)
+	clear(s.member)
 	s.member = s.member[:0]
 	return dst
 }
 
-// changed records that the store changed local object id's state.
-func (s *Store) changed(id world.ObjectID) {
+// changed records that the store changed e's state (its location is read
+// now, while the state is in cache).
+func (s *Store) changed(e *entry) {
 	if s.track {
-		s.member = append(s.member, id)
+		s.member = append(s.member, Change{ID: e.id, Obj: e.obj, Loc: e.st.Location()})
 	}
 }
 
 func (s *Store) insert(e *entry) {
-	if s.track {
-		s.member = append(s.member, e.id)
-	}
+	s.changed(e)
 	s.objs.put(e.id, e)
 	i, _ := slices.BinarySearchFunc(s.ents, e.id, cmpEntry)
 	s.ents = slices.Insert(s.ents, i, e)
@@ -273,7 +281,7 @@ func (s *Store) insert(e *entry) {
 
 func (s *Store) remove(id world.ObjectID) {
 	if s.track {
-		s.member = append(s.member, id)
+		s.member = append(s.member, Change{ID: id})
 	}
 	s.objs.del(id)
 	if i, ok := slices.BinarySearchFunc(s.ents, id, cmpEntry); ok {
@@ -420,14 +428,15 @@ func (s *Store) Write(id world.ObjectID, fn func(*world.State)) error {
 	if !ok {
 		return fmt.Errorf("%w: %v", ErrUnknown, id)
 	}
-	s.changed(id)
 	if e.primary {
 		fn(e.st)
+		s.changed(e)
 		return nil
 	}
 	before := s.scratchFor(e.kind)
 	before.CopyFrom(e.st)
 	fn(e.st)
+	s.changed(e)
 	if !world.Changed(before, e.st) {
 		return nil
 	}
