@@ -4,7 +4,7 @@
 // reports (missing replicas, discovery latency, staleness, per-node
 // bandwidth by class, frame rate, updates/s).
 //
-// sim owns three things, all written here because no library does them in
+// sim owns four things, all written here because no library does them in
 // this shape: a discrete-event scheduler (events ordered by virtual time and
 // then by scheduling order, in a timing wheel of 1 ms buckets that are
 // radix-sorted when the clock reaches them, with a heap beyond the wheel's
@@ -13,8 +13,11 @@
 // one-way delay = half the measured RTT between the nodes' sites, with
 // missing measurements filled in and counted; a same-site delay; optional
 // exponential jitter, loss, duplication and partitions; header overhead);
-// and a metrics recorder (Recorder, Summary) written out as deterministic
-// JSON and CSV.
+// a metrics recorder (Recorder, Summary) written out as deterministic
+// JSON and CSV; and parallel windows (Config.Workers, parallel.go): a
+// conservative parallel simulation that clusters nearby nodes and runs the
+// events of different clusters within one lookahead concurrently, with a
+// result identical, event for event, to the serial run.
 //
 // The caller (an integrator: the lab, the demo, a test) must:
 //
@@ -32,14 +35,21 @@
 //  5. Report ground truth to Recorder every frame: for each node, the
 //     objects in its interest and which it holds (View); staleness samples
 //     and named counters as the core exposes them. A SetObserver hook runs
-//     after every event, for checking invariants.
+//     after every event, for checking invariants. With Workers > 1 cores
+//     run concurrently, so they must share no mutable state, and the
+//     observer sees a window's events after the window: it must read cores
+//     through snapshots they take themselves (as package lab does) or run
+//     with Workers ≤ 1.
 //  6. Advance virtual time with Run or RunFor, then read Summary (write it
 //     with WriteJSON), WriteSeriesCSV and WriteNodeSeriesCSV.
 //
 // Determinism: the simulator reads no wall clock and no global randomness.
 // Every random choice (tick phases, jitter, loss, duplication) comes from
-// PCG streams seeded by Config.Seed, and events at one instant run in the
-// order they were scheduled. So the same seed, sites, cores and scenario
+// PCG streams seeded by Config.Seed (the network's per sending node), and
+// events at one instant run in an order fixed by who scheduled them (the
+// node whose event sent the packet or ticked, in order of the nodes' being
+// added, then scenario functions in the order they were scheduled), not by
+// the order a parallel run happens to schedule them in. So the same seed, sites, cores and scenario
 // give the same run, event for event, and byte-identical metrics files
 // (as long as the integrator's own samples are deterministic: wall-clock
 // FrameTime samples are not).
