@@ -6,7 +6,7 @@
 //
 // sim owns four things, all written here because no library does them in
 // this shape: a discrete-event scheduler (events ordered by virtual time and
-// then by scheduling order, in a timing wheel of 1 ms buckets that are
+// then by who scheduled them, in a timing wheel of 1 ms buckets that are
 // radix-sorted when the clock reaches them, with a heap beyond the wheel's
 // horizon; events are typed records in recycled slices, so the steady state
 // allocates nothing per packet); an emulated WAN (Sites:

@@ -72,7 +72,7 @@ type queue struct {
 func (q *queue) len() int { return q.n }
 
 // push queues an event at time at, with its sequence number e.seq already
-// set (the simulator's eventSeq: unique, and independent of the order
+// set (the simulator's nodeSeq or globalSeq: unique, and independent of the order
 // events are pushed in). Times before the current bucket are treated as
 // due in it (the simulator never schedules into the past).
 func (q *queue) push(at int64, e entry) {

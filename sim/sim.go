@@ -168,7 +168,7 @@ type node struct {
 	firstSec int64      // second of added
 	secIn    []uint32   // bytes received per second of virtual time since firstSec
 	secOut   []uint32   // bytes sent per second since firstSec
-	seq      uint64     // events this node's processing scheduled (see eventSeq)
+	seq      uint64     // events this node's processing scheduled (see nodeSeq)
 	rng      *rand.Rand // the node's network randomness: jitter, loss, duplication of what it sends
 }
 
@@ -208,7 +208,7 @@ type Sim struct {
 
 	funcs    []func(now time.Duration) // scheduled scenario functions, by slot
 	freeFn   []int32
-	gseq     uint64 // events scheduled outside any node's processing (see eventSeq)
+	gseq     uint64 // events scheduled outside any node's processing (see nodeSeq)
 	running  bool
 	observer func(Event)
 
