@@ -254,6 +254,22 @@ func (p *Predictor) Predict(id world.ObjectID, over world.Point, ok bool, intere
 	return dst
 }
 
+// Need appends to dst what must be subscribed at once for interest to
+// discover in time the objects that enter it: every box widened by the
+// publication pad alone ((PubTime + PubTTL) × PubSpeed, no motion term).
+// Predict's boxes cover these; the Aggregator re-sends a prediction only
+// when a need is no longer covered by a live one.
+func (p *Predictor) Need(interest []world.Box, dst []world.Box) []world.Box {
+	lo, hi := p.Margins(world.Point{})
+	for _, b := range interest {
+		if b.Validate(world.MaxDims) != nil || b.Empty(world.MaxDims) {
+			continue
+		}
+		dst = append(dst, b.Expand(lo, hi))
+	}
+	return dst
+}
+
 // MoverVelocity returns o's own velocity prediction when it implements
 // world.Mover.
 func MoverVelocity(o world.Object) (world.Point, bool) {
