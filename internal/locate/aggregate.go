@@ -134,8 +134,38 @@ func (c *SubCache) Filter(now time.Duration, boxes []world.Box, ttl time.Duratio
 // dst[start:] of the merged box holding each input box (-1 for empty
 // ones, which are left out). Merged boxes are in the order of their first
 // input box. eps must be finite and >= 0; a box with a NaN bound is an
-// error, with dst unchanged.
+// error, with dst unchanged. It allocates its work space; a Merger reuses
+// it.
 func Merge(boxes []world.Box, dims int, eps float64, dst []world.Box, group []int) ([]world.Box, []int, error) {
+	var m Merger
+	return m.Merge(boxes, dims, eps, dst, group)
+}
+
+// Merger runs Merge with reused work space. The zero value is ready; it
+// is not safe for concurrent use.
+type Merger struct {
+	dims   int
+	eps    float64
+	groups []mergeGroup
+	cost   []float64 // n×n, symmetric; +Inf: may not merge
+	best   []int32   // per group: its cheapest partner, or -1
+	old    []float64 // costs before a merge
+	at     []int
+}
+
+// mergeGroup is a group of boxes: its bounding box, and the summed
+// volumes of its boxes over each subset of dimensions (bit d of the index
+// set: dimension d is measured).
+type mergeGroup struct {
+	box  world.Box
+	sums [1 << world.MaxDims]float64
+	into int32 // -1 while alive, else the group it merged into
+}
+
+func (g *mergeGroup) alive() bool { return g.into < 0 }
+
+// Merge is the function Merge, reusing m's work space.
+func (m *Merger) Merge(boxes []world.Box, dims int, eps float64, dst []world.Box, group []int) ([]world.Box, []int, error) {
 	group = group[:0]
 	if !(eps >= 0) || math.IsInf(eps, 0) || dims < 1 || dims > world.MaxDims {
 		return dst, group, fmt.Errorf("%w: merge with ε %v over %d dimensions (want finite ε >= 0, 1 to %d dimensions)",
@@ -146,158 +176,172 @@ func Merge(boxes []world.Box, dims int, eps float64, dst []world.Box, group []in
 			return dst, group, fmt.Errorf("%w: merge box %d: %w", ErrRendezvous, i, err)
 		}
 	}
-	m := merger{dims: dims, eps: eps, boxes: boxes}
+	m.dims, m.eps, m.groups = dims, eps, m.groups[:0]
 	for i := range boxes {
-		if boxes[i].Empty(dims) {
+		b := &boxes[i]
+		if b.Empty(dims) {
 			group = append(group, -1)
 			continue
 		}
 		group = append(group, len(m.groups))
-		m.groups = append(m.groups, mergeGroup{box: boxes[i], members: []int{i}})
+		g := mergeGroup{box: *b, into: -1}
+		for mask := range 1 << dims {
+			g.sums[mask] = volumeOver(b, dims, mask)
+		}
+		m.groups = append(m.groups, g)
 	}
 	m.run()
 	// Number the surviving groups in order of their first box.
 	start := len(dst)
-	at := make([]int, len(m.groups))
+	m.at = slices.Grow(m.at[:0], len(m.groups))[:len(m.groups)]
 	for g := range m.groups {
 		if m.groups[g].alive() {
-			at[g] = len(dst) - start
+			m.at[g] = len(dst) - start
 			dst = append(dst, m.groups[g].box)
 		}
 	}
 	for i, g := range group {
 		if g >= 0 {
-			group[i] = at[m.find(g)]
+			group[i] = m.at[m.find(g)]
 		}
 	}
 	return dst, group, nil
 }
 
-type mergeGroup struct {
-	box     world.Box
-	members []int // its input boxes
-	into    int   // 0 while alive, else 1 + the group it merged into
-}
-
-func (g *mergeGroup) alive() bool { return g.into == 0 }
-
-type merger struct {
-	dims   int
-	eps    float64
-	boxes  []world.Box
-	groups []mergeGroup
-}
-
-// measure returns the dimensions over which a merge into u is measured:
-// those where u has a finite, positive extent; and false when u is
-// unbounded in a dimension where a and b differ.
-func (m *merger) measure(u, a, b *world.Box) (mask [world.MaxDims]bool, ok bool) {
-	for d := range m.dims {
-		switch ext := u.Max[d] - u.Min[d]; {
-		case math.IsInf(ext, 0):
-			if a.Min[d] != b.Min[d] || a.Max[d] != b.Max[d] {
-				return mask, false
-			}
-		case ext > 0:
-			mask[d] = true
-		}
-	}
-	return mask, true
-}
-
-// volume returns b's volume over the dimensions of mask.
-func (m *merger) volume(b *world.Box, mask *[world.MaxDims]bool) float64 {
+// volumeOver returns b's volume over the dimensions of mask.
+func volumeOver(b *world.Box, dims, mask int) float64 {
 	v := 1.0
-	for d := range m.dims {
-		if mask[d] {
+	for d := range dims {
+		if mask&(1<<d) != 0 {
 			v *= b.Max[d] - b.Min[d]
 		}
 	}
 	return v
 }
 
-// cost returns the waste ratio of merging groups a and b, or false when
-// they may not merge.
-func (m *merger) cost(a, b *mergeGroup) (float64, bool) {
+// pairCost returns the waste ratio of merging groups i and j, or +Inf
+// when they may not merge. The volumes are measured over the dimensions
+// where the union has a finite, positive extent; where it is unbounded,
+// the groups must have the same bounds.
+func (m *Merger) pairCost(i, j int) float64 {
+	a, b := &m.groups[i], &m.groups[j]
 	if a.box.Covers(b.box, m.dims) || b.box.Covers(a.box, m.dims) {
-		return 0, true
+		return 0
 	}
-	u := a.box.Union(b.box)
-	mask, ok := m.measure(&u, &a.box, &b.box)
-	if !ok {
-		return 0, false
-	}
-	var sum float64
-	for _, g := range [2]*mergeGroup{a, b} {
-		for _, i := range g.members {
-			sum += m.volume(&m.boxes[i], &mask)
+	mask, vol := 0, 1.0
+	for d := range m.dims {
+		lo, hi := min(a.box.Min[d], b.box.Min[d]), max(a.box.Max[d], b.box.Max[d])
+		switch ext := hi - lo; {
+		case math.IsInf(ext, 0):
+			if a.box.Min[d] != b.box.Min[d] || a.box.Max[d] != b.box.Max[d] {
+				return math.Inf(1)
+			}
+		case ext > 0:
+			mask |= 1 << d
+			vol *= ext
 		}
 	}
-	vol := m.volume(&u, &mask)
+	sum := a.sums[mask] + b.sums[mask]
 	if math.IsInf(vol, 0) || vol > (1+m.eps)*sum {
-		return 0, false
+		return math.Inf(1)
 	}
 	if sum == 0 {
-		return 0, true
+		return 0 // degenerate boxes whose union is degenerate too
 	}
-	return vol / sum, true
+	return vol / sum
+}
+
+// better reports whether pair (i, j) is cheaper than (k, l) at costs c
+// and e: lower cost, then the lower pair of indexes.
+func better(c float64, i, j int, e float64, k, l int) bool {
+	if c != e {
+		return c < e
+	}
+	i, j = min(i, j), max(i, j)
+	k, l = min(k, l), max(k, l)
+	return i < k || i == k && j < l
+}
+
+// rescan finds group i's cheapest live partner.
+func (m *Merger) rescan(i int) {
+	n := len(m.groups)
+	m.best[i] = -1
+	for j := range n {
+		if j == i || !m.groups[j].alive() {
+			continue
+		}
+		if b := int(m.best[i]); b < 0 || better(m.cost[i*n+j], i, j, m.cost[i*n+b], i, b) {
+			m.best[i] = int32(j)
+		}
+	}
 }
 
 // run merges the cheapest mergeable pair (ties: the lowest pair of
-// indexes) until none is left.
-func (m *merger) run() {
+// indexes) until none is left. Each group remembers its cheapest partner,
+// so a round costs O(n) plus the rows whose partner changed.
+func (m *Merger) run() {
 	n := len(m.groups)
-	// cost[i*n+j] for i < j; NaN: may not merge.
-	cost := make([]float64, n*n)
+	m.cost = slices.Grow(m.cost[:0], n*n)[:n*n]
+	m.best = slices.Grow(m.best[:0], n)[:n]
 	for i := range n {
+		m.cost[i*n+i] = math.Inf(1)
 		for j := i + 1; j < n; j++ {
-			cost[i*n+j] = m.pairCost(i, j)
+			c := m.pairCost(i, j)
+			m.cost[i*n+j], m.cost[j*n+i] = c, c
 		}
+	}
+	for i := range n {
+		m.rescan(i)
 	}
 	for {
 		bi, bj, best := -1, -1, math.Inf(1)
 		for i := range n {
-			if !m.groups[i].alive() {
-				continue
-			}
-			for j := i + 1; j < n; j++ {
-				if c := cost[i*n+j]; m.groups[j].alive() && c < best {
-					bi, bj, best = i, j, c
-				}
+			if j := int(m.best[i]); m.groups[i].alive() && j >= 0 && m.cost[i*n+j] < math.Inf(1) &&
+				(bi < 0 || better(m.cost[i*n+j], i, j, best, bi, bj)) {
+				bi, bj, best = i, j, m.cost[i*n+j]
 			}
 		}
 		if bi < 0 {
 			return
 		}
+		bi, bj = min(bi, bj), max(bi, bj) // the lower index survives
 		a, b := &m.groups[bi], &m.groups[bj]
-		if b.box.Covers(a.box, m.dims) {
-			a.box = b.box
-		} else if !a.box.Covers(b.box, m.dims) {
-			a.box = a.box.Union(b.box)
+		a.box = a.box.Union(b.box)
+		for k := range a.sums {
+			a.sums[k] += b.sums[k]
 		}
-		a.members = append(a.members, b.members...)
-		b.into = 1 + bi
+		b.into = int32(bi)
+		m.old = slices.Grow(m.old[:0], n)[:n]
 		for k := range n {
 			if k != bi && m.groups[k].alive() {
-				lo, hi := min(k, bi), max(k, bi)
-				cost[lo*n+hi] = m.pairCost(lo, hi)
+				c := m.pairCost(bi, k)
+				m.old[k] = m.cost[k*n+bi]
+				m.cost[bi*n+k], m.cost[k*n+bi] = c, c
+			}
+		}
+		m.rescan(bi)
+		for k := range n {
+			if k == bi || !m.groups[k].alive() {
+				continue
+			}
+			switch p := int(m.best[k]); {
+			case p == bj || p < 0:
+				m.rescan(k)
+			case p == bi: // still the cheapest unless its cost rose
+				if m.cost[k*n+bi] > m.old[k] {
+					m.rescan(k)
+				}
+			case better(m.cost[k*n+bi], k, bi, m.cost[k*n+p], k, p):
+				m.best[k] = int32(bi)
 			}
 		}
 	}
 }
 
-func (m *merger) pairCost(i, j int) float64 {
-	c, ok := m.cost(&m.groups[i], &m.groups[j])
-	if !ok {
-		return math.NaN()
-	}
-	return c
-}
-
 // find returns the surviving group g merged into.
-func (m *merger) find(g int) int {
+func (m *Merger) find(g int) int {
 	for !m.groups[g].alive() {
-		g = m.groups[g].into - 1
+		g = int(m.groups[g].into)
 	}
 	return g
 }
@@ -310,6 +354,7 @@ type Aggregator struct {
 
 	pending []world.Box
 	group   []int
+	merger  Merger
 }
 
 // NewAggregator returns an aggregator over dims dimensions with the given
@@ -356,7 +401,7 @@ func (a *Aggregator) Plan(now time.Duration, need, pred []world.Box, ttl time.Du
 		}
 	}
 	start := len(dst)
-	dst, a.group, _ = Merge(a.pending, dims, a.Eps, dst, a.group) // validated above
+	dst, a.group, _ = a.merger.Merge(a.pending, dims, a.Eps, dst, a.group) // validated above
 	for _, b := range dst[start:] {
 		a.Cache.Sent(now, b, ttl)
 	}

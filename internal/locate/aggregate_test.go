@@ -376,3 +376,89 @@ func TestAggregatorPlan(t *testing.T) {
 		t.Errorf("NewAggregator(ε NaN): %v", err)
 	}
 }
+
+// naiveMerge is the greedy grouping written plainly: every round, scan
+// all pairs of groups for the cheapest mergeable one (ties: lowest
+// indexes), recomputing volumes from the members.
+func naiveMerge(boxes []world.Box, dims int, eps float64) []world.Box {
+	type grp struct {
+		box     world.Box
+		members []world.Box
+	}
+	var gs []*grp
+	for _, b := range boxes {
+		if !b.Empty(dims) {
+			gs = append(gs, &grp{box: b, members: []world.Box{b}})
+		}
+	}
+	for {
+		bi, bj, best := -1, -1, math.Inf(1)
+		for i := range gs {
+			for j := i + 1; j < len(gs); j++ {
+				a, b := gs[i], gs[j]
+				var c float64
+				if a.box.Covers(b.box, dims) || b.box.Covers(a.box, dims) {
+					c = 0
+				} else {
+					u := a.box.Union(b.box)
+					ok := true
+					for d := range dims {
+						if math.IsInf(u.Max[d]-u.Min[d], 0) && (a.box.Min[d] != b.box.Min[d] || a.box.Max[d] != b.box.Max[d]) {
+							ok = false
+						}
+					}
+					var sum float64
+					for _, mb := range append(append([]world.Box(nil), a.members...), b.members...) {
+						sum += maskedVolume(mb, u, dims)
+					}
+					v := maskedVolume(u, u, dims)
+					switch {
+					case !ok || math.IsInf(v, 0) || v > (1+eps)*sum:
+						continue
+					case sum == 0:
+						c = 0
+					default:
+						c = v / sum
+					}
+				}
+				if c < best {
+					bi, bj, best = i, j, c
+				}
+			}
+		}
+		if bi < 0 {
+			break
+		}
+		gs[bi].box = gs[bi].box.Union(gs[bj].box)
+		gs[bi].members = append(gs[bi].members, gs[bj].members...)
+		gs = append(gs[:bj], gs[bj+1:]...)
+	}
+	var out []world.Box
+	for _, g := range gs {
+		out = append(out, g.box)
+	}
+	return out
+}
+
+// TestMergeMatchesNaive checks the incremental bookkeeping of Merge (each
+// group's cheapest partner, per-mask sums) against naiveMerge.
+func TestMergeMatchesNaive(t *testing.T) {
+	seeds := 400
+	if testing.Short() {
+		seeds = 80
+	}
+	var m Merger
+	for seed := range uint64(seeds) {
+		r := rand.New(rand.NewPCG(seed, 44))
+		dims := 1 + r.IntN(3)
+		eps := []float64{0, 0.1, 0.5, 1, 3}[r.IntN(5)]
+		boxes := randAggBoxes(r, r.IntN(40), dims)
+		got, _, err := m.Merge(boxes, dims, eps, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := naiveMerge(boxes, dims, eps); !equalish(got, want) {
+			t.Fatalf("seed %d (ε %v, %d dims, %d boxes): Merge\n %v\nnaive\n %v", seed, eps, dims, len(boxes), got, want)
+		}
+	}
+}

@@ -325,78 +325,91 @@ func (m *HilbertMap) CellRanges(b world.Box, dst []KeyRange) []KeyRange {
 		return dst
 	}
 	start := len(dst)
-	q := hilbertQuery{m: m, x0: m.e.cell(b.Min[0], 0, m.n), x1: m.e.cell(b.Max[0], 0, m.n),
-		y0: m.e.cell(b.Min[1], 1, m.n), y1: m.e.cell(b.Max[1], 1, m.n), dst: dst, start: start}
-	q.visit(0, m.order)
+	q := hilbertQuery{dst: dst, start: start}
+	q.visit(0, m.n, cellRect2{m.e.cell(b.Min[0], 0, m.n), m.e.cell(b.Max[0], 0, m.n),
+		m.e.cell(b.Min[1], 1, m.n), m.e.cell(b.Max[1], 1, m.n)})
 	return capRanges(q.dst, start, m.maxRanges)
 }
 
+// cellRect2 is the rectangle of cells [x0, x1] × [y0, y1].
+type cellRect2 struct{ x0, x1, y0, y1 uint64 }
+
 type hilbertQuery struct {
-	m              *HilbertMap
-	x0, x1, y0, y1 uint64
-	dst            []KeyRange
-	start          int
+	dst   []KeyRange
+	start int
 }
 
-// visit handles the quadtree node holding indexes [q·4^l, (q+1)·4^l): an
-// aligned square of side 2^l.
-func (h *hilbertQuery) visit(q uint64, l int) {
-	lo := q << (2 * l)
-	side := uint64(1) << l
-	cx, cy := HilbertCell(h.m.order, lo)
-	cx, cy = cx&^(side-1), cy&^(side-1)
-	if cx > h.x1 || cx+side-1 < h.x0 || cy > h.y1 || cy+side-1 < h.y0 {
-		return // disjoint
-	}
-	if cx >= h.x0 && cx+side-1 <= h.x1 && cy >= h.y0 && cy+side-1 <= h.y1 {
-		hi := lo + (side*side - 1)
-		if n := len(h.dst); n > h.start && h.dst[n-1].Hi+1 == lo {
+// hilbertQuad lists a node's quadrants in curve order, as (rx, ry) in the
+// node's canonical frame (HilbertIndex adds s²·((3·rx) ^ ry)).
+var hilbertQuad = [4][2]uint64{{0, 0}, {0, 1}, {1, 1}, {1, 0}}
+
+// visit handles the quadtree node of side size whose indexes start at
+// base, with the query rectangle r clipped to the node and expressed in
+// the node's canonical frame (the frame in which HilbertIndex reads the
+// remaining bits): each quadrant holds a contiguous run of size²/4
+// indexes, and descending into quadrant (rx, ry) translates the frame and,
+// when ry = 0, reflects (rx = 1) and transposes it, as HilbertIndex's
+// rotation does. O(1) per node: O(order × perimeter) for a box.
+func (h *hilbertQuery) visit(base, size uint64, r cellRect2) {
+	if r.x0 == 0 && r.y0 == 0 && r.x1 == size-1 && r.y1 == size-1 {
+		hi := base + (size*size - 1)
+		if n := len(h.dst); n > h.start && h.dst[n-1].Hi+1 == base {
 			h.dst[n-1].Hi = hi // adjacent run: merge
 		} else {
-			h.dst = append(h.dst, KeyRange{lo, hi})
+			h.dst = append(h.dst, KeyRange{base, hi})
 		}
 		return
 	}
-	for c := range uint64(4) { // children in curve order
-		h.visit(q*4+c, l-1)
+	s := size / 2
+	for q, quad := range hilbertQuad {
+		ox, oy := quad[0]*s, quad[1]*s
+		if r.x1 < ox || r.x0 > ox+s-1 || r.y1 < oy || r.y0 > oy+s-1 {
+			continue
+		}
+		c := cellRect2{max(r.x0, ox) - ox, min(r.x1, ox+s-1) - ox, max(r.y0, oy) - oy, min(r.y1, oy+s-1) - oy}
+		if quad[1] == 0 {
+			if quad[0] == 1 {
+				c = cellRect2{s - 1 - c.x1, s - 1 - c.x0, s - 1 - c.y1, s - 1 - c.y0}
+			}
+			c = cellRect2{c.y0, c.y1, c.x0, c.x1}
+		}
+		h.visit(base+uint64(q)*s*s, s, c)
 	}
 }
 
 // capRanges bridges the smallest gaps between the sorted, disjoint ranges
-// dst[start:] until at most max remain (ties: leftmost gap first).
+// dst[start:] until at most max remain (ties: leftmost gap first). It
+// sorts the gaps in dst's spare capacity (growing it once if short).
 func capRanges(dst []KeyRange, start, max int) []KeyRange {
-	r := dst[start:]
-	if len(r) <= max {
+	m := len(dst) - start
+	if m <= max {
 		return dst
 	}
-	type gap struct {
-		size uint64
-		at   int
+	end := len(dst)
+	for i := start + 1; i < end; i++ { // gap {size, index} after the ranges
+		dst = append(dst, KeyRange{dst[i].Lo - dst[i-1].Hi, uint64(i)})
 	}
-	gaps := make([]gap, len(r)-1)
-	for i := range gaps {
-		gaps[i] = gap{r[i+1].Lo - r[i].Hi, i}
-	}
-	slices.SortFunc(gaps, func(a, b gap) int {
-		if c := cmp.Compare(a.size, b.size); c != 0 {
+	gaps := dst[end:]
+	slices.SortFunc(gaps, func(a, b KeyRange) int {
+		if c := cmp.Compare(a.Lo, b.Lo); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.at, b.at)
+		return cmp.Compare(a.Hi, b.Hi)
 	})
-	bridge := make([]bool, len(r)-1)
-	for _, g := range gaps[:len(r)-max] {
-		bridge[g.at] = true
-	}
-	out := 0
-	for i := 1; i < len(r); i++ {
-		if bridge[i-1] {
-			r[out].Hi = r[i].Hi
+	// The m-max smallest gaps are bridged: walk them in index order.
+	bridged := gaps[:m-max]
+	slices.SortFunc(bridged, func(a, b KeyRange) int { return cmp.Compare(a.Hi, b.Hi) })
+	out, g := start, 0
+	for i := start + 1; i < end; i++ {
+		if g < len(bridged) && bridged[g].Hi == uint64(i) {
+			dst[out].Hi = dst[i].Hi
+			g++
 		} else {
 			out++
-			r[out] = r[i]
+			dst[out] = dst[i]
 		}
 	}
-	return dst[:start+out+1]
+	return dst[:out+1]
 }
 
 // RegionMap is the dht mapping: the extent is cut into a grid of Cols ×
