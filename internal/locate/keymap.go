@@ -210,7 +210,7 @@ func (m *LinearMap) BoxRanges(b world.Box, dst []KeyRange) []KeyRange {
 // index h in [0, 4^Order), and its keys are the h-th of 4^Order equal
 // slices of the circle; a point's key is its cell's first key. A box maps
 // to the cells its bounds span; the cells' indexes form runs, each a key
-// range. At most MaxRanges ranges are returned: beyond that, the ranges
+// range (the minimal set of runs, for boxes up to 256 cells wide). At most MaxRanges ranges are returned: beyond that, the ranges
 // separated by the smallest gaps are bridged (ties: the leftmost gap
 // first), which covers more keys but never fewer.
 type HilbertMap struct {
@@ -307,8 +307,9 @@ func (m *HilbertMap) PointKey(p world.Point) uint64 {
 
 // BoxRanges appends the ranges of b's cells: exact runs of Hilbert indexes
 // (found by descending the curve's quadtree, whose every node is an
-// aligned square holding a contiguous run of indexes), then at most
-// MaxRanges of them by bridging the smallest gaps.
+// aligned square holding a contiguous run of indexes; exact for boxes up
+// to 256 cells wide, coarser by at most 1/256 of the box beyond), then at
+// most MaxRanges of them by bridging the smallest gaps.
 func (m *HilbertMap) BoxRanges(b world.Box, dst []KeyRange) []KeyRange {
 	start := len(dst)
 	dst = m.CellRanges(b, dst)
@@ -325,11 +326,23 @@ func (m *HilbertMap) CellRanges(b world.Box, dst []KeyRange) []KeyRange {
 		return dst
 	}
 	start := len(dst)
-	q := hilbertQuery{dst: dst, start: start}
-	q.visit(0, m.n, cellRect2{m.e.cell(b.Min[0], 0, m.n), m.e.cell(b.Max[0], 0, m.n),
-		m.e.cell(b.Min[1], 1, m.n), m.e.cell(b.Max[1], 1, m.n)})
+	r := cellRect2{m.e.cell(b.Min[0], 0, m.n), m.e.cell(b.Max[0], 0, m.n),
+		m.e.cell(b.Min[1], 1, m.n), m.e.cell(b.Max[1], 1, m.n)}
+	q := hilbertQuery{dst: dst, start: start, leaf: 1}
+	for w := max(r.x1-r.x0, r.y1-r.y0) + 1; q.leaf*hilbertDetail < w; {
+		q.leaf *= 2
+	}
+	q.visit(0, m.n, r)
 	return capRanges(q.dst, start, m.maxRanges)
 }
+
+// hilbertDetail bounds the work of a box's ranges: the descent stops at
+// nodes of about 1/hilbertDetail of the box's larger side (whole cells up
+// to boxes of hilbertDetail cells), taking a node the box only partly
+// covers whole. Finer detail would only add gaps smaller than such a node,
+// which the range cap bridges first; without the bound a box at order 31
+// would cost billions of nodes.
+const hilbertDetail = 256
 
 // cellRect2 is the rectangle of cells [x0, x1] × [y0, y1].
 type cellRect2 struct{ x0, x1, y0, y1 uint64 }
@@ -337,6 +350,7 @@ type cellRect2 struct{ x0, x1, y0, y1 uint64 }
 type hilbertQuery struct {
 	dst   []KeyRange
 	start int
+	leaf  uint64 // nodes of this side are taken whole
 }
 
 // hilbertQuad lists a node's quadrants in curve order, as (rx, ry) in the
@@ -349,9 +363,10 @@ var hilbertQuad = [4][2]uint64{{0, 0}, {0, 1}, {1, 1}, {1, 0}}
 // remaining bits): each quadrant holds a contiguous run of size²/4
 // indexes, and descending into quadrant (rx, ry) translates the frame and,
 // when ry = 0, reflects (rx = 1) and transposes it, as HilbertIndex's
-// rotation does. O(1) per node: O(order × perimeter) for a box.
+// rotation does. O(1) per node: O(order × perimeter) for a box, the
+// perimeter counted in leaf nodes (at most 4·hilbertDetail).
 func (h *hilbertQuery) visit(base, size uint64, r cellRect2) {
-	if r.x0 == 0 && r.y0 == 0 && r.x1 == size-1 && r.y1 == size-1 {
+	if size <= h.leaf || r.x0 == 0 && r.y0 == 0 && r.x1 == size-1 && r.y1 == size-1 {
 		hi := base + (size*size - 1)
 		if n := len(h.dst); n > h.start && h.dst[n-1].Hi+1 == base {
 			h.dst[n-1].Hi = hi // adjacent run: merge

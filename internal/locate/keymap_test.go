@@ -334,6 +334,20 @@ func TestKeyMapEdges(t *testing.T) {
 	if rs := hil.BoxRanges(world.Unbounded(), nil); len(rs) != 1 || rs[0] != (KeyRange{0, math.MaxUint64}) {
 		t.Errorf("Hilbert map at order %d: unbounded box %v", MaxHilbertOrder, rs)
 	}
+	// A large unaligned box at order 31 (2^31 cells a side): bounded work,
+	// still sound.
+	exact, _ := NewHilbertMap(extentBox(100, 50), MaxHilbertOrder, 1<<30)
+	big := world.Box{Min: world.Point{0.123, 0.456}, Max: world.Point{99.87, 49.9}}
+	rs := exact.CellRanges(big, nil)
+	if len(rs) > 16*hilbertDetail*MaxHilbertOrder {
+		t.Errorf("order %d, large box: %d ranges", MaxHilbertOrder, len(rs))
+	}
+	krs := exact.BoxRanges(big, nil)
+	for range 1000 {
+		if p := pointIn(r, big); !inRanges(exact.PointKey(p), krs) {
+			t.Fatalf("order %d, large box: point %v outside its ranges", MaxHilbertOrder, p)
+		}
+	}
 }
 
 // TestKeyMapConfig rejects bad configurations with an error naming them.

@@ -62,6 +62,24 @@ type Store struct {
 	owners []wire.NodeID
 	ids    []world.ObjectID
 	nodes  []wire.NodeID
+	stats  StoreStats
+}
+
+// StoreStats counts what a Store did; all fields only grow. Published
+// plus Subscribed is the rendezvous's share of the ring's load measure
+// (publications and subscriptions routed here).
+type StoreStats struct {
+	Published   uint64 // publications stored (new or refreshed)
+	Subscribed  uint64 // subscriptions stored, changed or refreshed
+	Refreshed   uint64 // of those, unchanged refreshes (not matched again)
+	Withdrawn   uint64 // subscriptions and publications removed on request
+	Matches     uint64 // matches returned
+	ExpiredPubs uint64 // publications forgotten when their TTL ran out
+	ExpiredSubs uint64 // subscriptions forgotten when their TTL ran out
+	Rejected    uint64 // calls rejected as bad input
+	Exported    uint64 // publications and subscriptions exported
+	Imported    uint64 // publications and subscriptions imported
+	Dropped     uint64 // publications and subscriptions dropped after a hand-off
 }
 
 // StoreConfig configures a Store.
@@ -151,8 +169,8 @@ func NewStore(cfg StoreConfig) (*Store, error) {
 	if cfg.MaxBoxes == 0 {
 		cfg.MaxBoxes = 256
 	}
-	if cfg.MaxTTL < 0 || cfg.MaxBoxes < 0 {
-		return nil, fmt.Errorf("%w: store MaxTTL %v, MaxBoxes %d (want positive)", ErrLocateConfig, cfg.MaxTTL, cfg.MaxBoxes)
+	if cfg.MaxTTL < 0 || cfg.MaxTTL > time.Hour || cfg.MaxBoxes < 0 {
+		return nil, fmt.Errorf("%w: store MaxTTL %v, MaxBoxes %d (want positive, MaxTTL at most an hour)", ErrLocateConfig, cfg.MaxTTL, cfg.MaxBoxes)
 	}
 	return &Store{cfg: cfg, pubs: NewPoints[pubEnt](cfg.Dims, DefaultCell), names: map[subName]int32{},
 		boxes: NewBoxes(cfg.Dims, DefaultCell)}, nil
@@ -161,15 +179,34 @@ func NewStore(cfg StoreConfig) (*Store, error) {
 // Config returns the store's configuration (defaults filled in).
 func (s *Store) Config() StoreConfig { return s.cfg }
 
+// Stats returns the counters.
+func (s *Store) Stats() StoreStats { return s.stats }
+
 // Len returns the number of stored publications and subscriptions.
 func (s *Store) Len() (pubs, subs int) { return s.pubs.Len(), len(s.names) }
 
 // advance checks that time does not go backwards, then expires.
 func (s *Store) advance(now time.Duration) error {
-	if now < s.now {
-		return fmt.Errorf("%w: time %v is before the store's %v", ErrRendezvous, now, s.now)
+	if err := s.checkTime(now); err != nil {
+		return err
 	}
 	s.expire(now)
+	return nil
+}
+
+// maxStoreTime keeps now + MaxTTL from overflowing (292 years minus an
+// hour: a virtual clock never gets there).
+const maxStoreTime = time.Duration(math.MaxInt64) - time.Hour
+
+func (s *Store) checkTime(now time.Duration) error {
+	switch {
+	case now < s.now:
+		s.stats.Rejected++
+		return fmt.Errorf("%w: time %v is before the store's %v", ErrRendezvous, now, s.now)
+	case now > maxStoreTime-s.cfg.MaxTTL:
+		s.stats.Rejected++
+		return fmt.Errorf("%w: time %v is too large", ErrRendezvous, now)
+	}
 	return nil
 }
 
@@ -194,9 +231,11 @@ func (s *Store) expire(now time.Duration) {
 		if e.slot < 0 {
 			if _, p, ok := s.pubs.Get(e.id); ok && p.until == e.until {
 				s.pubs.Delete(e.id)
+				s.stats.ExpiredPubs++
 			}
 		} else if sub := &s.subs[e.slot]; sub.live && sub.gen == e.gen && sub.until == e.until {
 			s.removeSub(e.slot)
+			s.stats.ExpiredSubs++
 		}
 	}
 	// Refreshes leave stale entries behind: rebuild when they dominate.
@@ -261,6 +300,7 @@ func (s *Store) down(i int) {
 
 func (s *Store) ttl(ttl time.Duration) (time.Duration, error) {
 	if ttl <= 0 {
+		s.stats.Rejected++
 		return 0, fmt.Errorf("%w: TTL %v (want positive)", ErrRendezvous, ttl)
 	}
 	return s.now + min(ttl, s.cfg.MaxTTL), nil
@@ -269,6 +309,7 @@ func (s *Store) ttl(ttl time.Duration) (time.Duration, error) {
 func (s *Store) checkLoc(id world.ObjectID, loc *world.Point) error {
 	for d := range s.cfg.Dims {
 		if math.IsNaN(loc[d]) {
+			s.stats.Rejected++
 			return fmt.Errorf("%w: publication of %v has a NaN location (dimension %d)", ErrRendezvous, id, d)
 		}
 	}
@@ -277,10 +318,12 @@ func (s *Store) checkLoc(id world.ObjectID, loc *world.Point) error {
 
 func (s *Store) checkBoxes(node wire.NodeID, boxes []world.Box) error {
 	if len(boxes) > s.cfg.MaxBoxes {
+		s.stats.Rejected++
 		return fmt.Errorf("%w: subscription of node %d has %d boxes (at most %d)", ErrRendezvous, node, len(boxes), s.cfg.MaxBoxes)
 	}
 	for i := range boxes {
 		if err := boxes[i].Validate(s.cfg.Dims); err != nil {
+			s.stats.Rejected++
 			return fmt.Errorf("%w: subscription of node %d, box %d: %w", ErrRendezvous, node, i, err)
 		}
 	}
@@ -293,8 +336,8 @@ func (s *Store) checkBoxes(node wire.NodeID, boxes []world.Box) error {
 // in node order. A NaN location, a non-positive TTL or a time before the
 // store's is rejected with nothing changed.
 func (s *Store) Publish(now time.Duration, id world.ObjectID, node wire.NodeID, loc world.Point, ttl time.Duration, dst []Match) ([]Match, error) {
-	if now < s.now {
-		return dst, s.advance(now)
+	if err := s.checkTime(now); err != nil {
+		return dst, err
 	}
 	if err := s.checkLoc(id, &loc); err != nil {
 		return dst, err
@@ -308,6 +351,7 @@ func (s *Store) Publish(now time.Duration, id world.ObjectID, node wire.NodeID, 
 	key := s.cfg.Keys.PointKey(loc)
 	s.pubs.Set(id, loc, pubEnt{node: node, key: key, until: until})
 	s.heapPush(expiry{until: until, id: id, slot: -1})
+	s.stats.Published++
 	pub := Publication{ID: id, Node: node, Loc: loc, Key: key, Until: until}
 	s.owners = s.boxes.Owners(loc, s.owners[:0])
 	s.nodes = s.nodes[:0]
@@ -320,6 +364,7 @@ func (s *Store) Publish(now time.Duration, id world.ObjectID, node wire.NodeID, 
 	for i, n := range s.nodes {
 		if i == 0 || n != s.nodes[i-1] {
 			dst = append(dst, Match{To: n, Pub: pub})
+			s.stats.Matches++
 		}
 	}
 	return dst, nil
@@ -330,7 +375,9 @@ func (s *Store) Unpublish(now time.Duration, id world.ObjectID) error {
 	if err := s.advance(now); err != nil {
 		return err
 	}
-	s.pubs.Delete(id) // its heap entry goes stale
+	if s.pubs.Delete(id) { // its heap entry goes stale
+		s.stats.Withdrawn++
+	}
 	return nil
 }
 
@@ -342,8 +389,8 @@ func (s *Store) Unpublish(now time.Duration, id world.ObjectID) error {
 // removes the subscription. NaN bounds, too many boxes, a non-positive
 // TTL or a time before the store's are rejected with nothing changed.
 func (s *Store) Subscribe(now time.Duration, node wire.NodeID, seq uint64, boxes []world.Box, ttl time.Duration, dst []Match) ([]Match, error) {
-	if now < s.now {
-		return dst, s.advance(now)
+	if err := s.checkTime(now); err != nil {
+		return dst, err
 	}
 	if err := s.checkBoxes(node, boxes); err != nil {
 		return dst, err
@@ -358,11 +405,14 @@ func (s *Store) Subscribe(now time.Duration, node wire.NodeID, seq uint64, boxes
 	if len(boxes) == 0 {
 		if ok {
 			s.removeSub(slot)
+			s.stats.Withdrawn++
 		}
 		return dst, nil
 	}
 	until, _ := s.ttl(ttl)
+	s.stats.Subscribed++
 	if ok && slices.Equal(s.subs[slot].boxes, boxes) {
+		s.stats.Refreshed++
 		s.subs[slot].until = until
 		s.heapPush(expiry{until: until, slot: slot, gen: s.subs[slot].gen})
 		return dst, nil
@@ -391,6 +441,7 @@ func (s *Store) Subscribe(now time.Duration, node wire.NodeID, seq uint64, boxes
 	for _, id := range s.ids {
 		if loc, p, _ := s.pubs.Get(id); p.node != node {
 			dst = append(dst, Match{To: node, Pub: Publication{ID: id, Node: p.node, Loc: loc, Key: p.key, Until: p.until}})
+			s.stats.Matches++
 		}
 	}
 	return dst, nil
@@ -450,6 +501,7 @@ func (s *Store) Unsubscribe(now time.Duration, node wire.NodeID, seq uint64) err
 	}
 	if slot, ok := s.names[subName{node, seq}]; ok {
 		s.removeSub(slot)
+		s.stats.Withdrawn++
 	}
 	return nil
 }
@@ -479,8 +531,11 @@ func (s *Store) Subscriptions(dst []Subscription) []Subscription {
 }
 
 func (sub *subEnt) export() Subscription {
-	return Subscription{Node: sub.name.node, Seq: sub.name.seq, Boxes: slices.Clone(sub.boxes),
-		Ranges: slices.Clone(sub.ranges), Until: sub.until}
+	x := Subscription{Node: sub.name.node, Seq: sub.name.seq, Boxes: slices.Clone(sub.boxes), Until: sub.until}
+	if len(sub.ranges) > 0 {
+		x.Ranges = slices.Clone(sub.ranges)
+	}
+	return x
 }
 
 func compareSubs(a, b Subscription) int {
@@ -533,6 +588,7 @@ func (s *Store) Export(lo, hi uint64, h *Handoff) {
 		}
 	}
 	slices.SortFunc(h.Subs, compareSubs)
+	s.stats.Exported += uint64(len(h.Pubs) + len(h.Subs))
 }
 
 // Drop forgets the state this node no longer owns after handing off the
@@ -549,10 +605,12 @@ func (s *Store) Drop(lo, hi uint64) {
 	for _, id := range s.ids {
 		s.pubs.Delete(id)
 	}
+	s.stats.Dropped += uint64(len(s.ids))
 	for i := range s.subs {
 		sub := &s.subs[i]
 		if sub.live && !slices.ContainsFunc(sub.ranges, func(r KeyRange) bool { return !arcCovers(r, lo, hi) }) {
 			s.removeSub(int32(i))
+			s.stats.Dropped++
 		}
 	}
 }
@@ -565,8 +623,8 @@ func (s *Store) Drop(lo, hi uint64) {
 // state it held. Bad entries (NaN, too many boxes) or a time before the
 // store's reject the whole hand-off with nothing changed.
 func (s *Store) Import(now time.Duration, h *Handoff) error {
-	if now < s.now {
-		return s.advance(now)
+	if err := s.checkTime(now); err != nil {
+		return err
 	}
 	for i := range h.Pubs {
 		if err := s.checkLoc(h.Pubs[i].ID, &h.Pubs[i].Loc); err != nil {
@@ -591,6 +649,7 @@ func (s *Store) Import(now time.Duration, h *Handoff) error {
 		key := s.cfg.Keys.PointKey(p.Loc)
 		s.pubs.Set(p.ID, p.Loc, pubEnt{node: p.Node, key: key, until: until})
 		s.heapPush(expiry{until: until, id: p.ID, slot: -1})
+		s.stats.Imported++
 	}
 	for _, in := range h.Subs {
 		if in.Until <= now || len(in.Boxes) == 0 {
@@ -613,6 +672,7 @@ func (s *Store) Import(now time.Duration, h *Handoff) error {
 			s.boxes.Add(wire.NodeID(slot+1), b)
 		}
 		s.heapPush(expiry{until: sub.until, slot: slot, gen: sub.gen})
+		s.stats.Imported++
 	}
 	return nil
 }

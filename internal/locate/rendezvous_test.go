@@ -269,6 +269,8 @@ func TestStoreMatchesScan(t *testing.T) {
 		}
 		now := time.Duration(0)
 		var h Handoff
+		var matched [2]uint64
+		var rejected uint64
 		for step := range steps {
 			if r.IntN(3) == 0 {
 				now += time.Duration(r.IntN(400)) * time.Millisecond
@@ -367,13 +369,23 @@ func TestStoreMatchesScan(t *testing.T) {
 				t.Fatalf("seed %d step %d: error %v is not ErrRendezvous", seed, step, err)
 			}
 			nMatches += len(got)
+			matched[i] += uint64(len(got))
 			if err != nil {
 				nRejected++
+				rejected++
 			}
 			if !equalish(got, want) {
 				t.Fatalf("seed %d step %d: matches\n %+v\nwant\n %+v", seed, step, got, want)
 			}
 			checkStore(t, seed, step, s, rf)
+		}
+		for i := range st {
+			if got := st[i].Stats(); got.Matches != matched[i] {
+				t.Fatalf("seed %d: store %d counted %d matches, returned %d", seed, i, got.Matches, matched[i])
+			}
+		}
+		if got := st[0].Stats().Rejected + st[1].Stats().Rejected; got != rejected {
+			t.Fatalf("seed %d: the stores counted %d rejections, returned %d errors", seed, got, rejected)
 		}
 	}
 }
