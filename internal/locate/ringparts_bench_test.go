@@ -276,3 +276,48 @@ func BenchmarkAggregatorPlan(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStoreScan is BenchmarkStore on the test's linear-scan
+// reference (refStore: maps, every operation scans everything and expires
+// by a full pass), for the speed-up of the indexes and the expiry heap.
+func BenchmarkStoreScan(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		for _, op := range []string{"publish", "subscribe"} {
+			b.Run(fmt.Sprintf("%s/n=%d", op, n), func(b *testing.B) {
+				km := benchKeyMaps(b, n)["x"]
+				s := newRefStore(2, km, time.Minute)
+				w := newWalkers(n, 6)
+				box := make([]world.Box, 1)
+				for i := range n {
+					s.publish(world.ObjectID(i+1), wire.NodeID(i/8+1), w.pos[i], 1500*time.Millisecond)
+					box[0] = w.interest(i)
+					s.subscribe(wire.NodeID(i/8+1), uint64(i), box, time.Second)
+				}
+				i, matches := 0, 0
+				now := time.Duration(0)
+				b.ReportAllocs()
+				for b.Loop() {
+					k := i % n
+					if k == 0 {
+						w.step()
+						now += 100 * time.Millisecond
+					}
+					node := wire.NodeID(k/8 + 1)
+					s.expire(now)
+					box[0] = w.interest(k)
+					if op == "publish" {
+						matches += len(s.publish(world.ObjectID(k+1), node, w.pos[k], 1500*time.Millisecond))
+						s.expire(now)
+						s.subscribe(node, uint64(k), box, time.Second)
+					} else {
+						matches += len(s.subscribe(node, uint64(k), box, time.Second))
+						s.expire(now)
+						s.publish(world.ObjectID(k+1), node, w.pos[k], 1500*time.Millisecond)
+					}
+					i++
+				}
+				b.ReportMetric(float64(matches)/float64(i), "matches/op")
+			})
+		}
+	}
+}
