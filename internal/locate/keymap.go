@@ -244,6 +244,23 @@ func NewHilbertMap(ext world.Box, order, maxRanges int) (*HilbertMap, error) {
 	return &HilbertMap{e: e, order: order, n: 1 << order, shift: uint(64 - 2*order), maxRanges: maxRanges}, nil
 }
 
+// HilbertOrderFor returns the smallest order (1 to MaxHilbertOrder) whose
+// cells are at most cell wide on extent's larger side of x and y: with
+// cell about a quarter of the interest box's width, a box spans about
+// 4 × 4 cells and a handful of exact ranges. It returns
+// DefaultHilbertOrder when extent or cell is not finite and positive.
+func HilbertOrderFor(extent world.Box, cell float64) int {
+	side := max(extent.Max[0]-extent.Min[0], extent.Max[1]-extent.Min[1])
+	if !(side > 0) || math.IsInf(side, 0) || !(cell > 0) || math.IsInf(cell, 0) {
+		return DefaultHilbertOrder
+	}
+	order := 1
+	for order < MaxHilbertOrder && side/float64(uint64(1)<<order) > cell {
+		order++
+	}
+	return order
+}
+
 // Order returns the curve's order.
 func (m *HilbertMap) Order() int { return m.order }
 

@@ -414,3 +414,16 @@ func TestKeyMapRangeCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestHilbertOrderFor checks the order chosen for a cell size.
+func TestHilbertOrderFor(t *testing.T) {
+	for _, c := range []struct {
+		side, cell float64
+		want       int
+	}{{1024, 10, 7}, {1024, 8, 7}, {1024, 7.9, 8}, {1000, 1000, 1}, {1000, 1e-300, MaxHilbertOrder},
+		{1000, 0, DefaultHilbertOrder}, {1000, math.NaN(), DefaultHilbertOrder}, {math.Inf(1), 1, DefaultHilbertOrder}} {
+		if got := HilbertOrderFor(extentBox(c.side, c.side/2), c.cell); got != c.want {
+			t.Errorf("HilbertOrderFor(side %v, cell %v) = %d, want %d", c.side, c.cell, got, c.want)
+		}
+	}
+}
