@@ -3,6 +3,7 @@ package locate
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/overworld/overworld/world"
@@ -29,7 +30,8 @@ import (
 //     time-weighted mean of the last Window steps), clamped to ±MaxSpeed;
 //     an object implementing world.Mover overrides it with its own
 //     prediction (missiles fly straight).
-//   - PubTime here is a distance: (PubTime + PubTTL) × PubSpeed[d]. An
+//   - PubTime here is a distance: (PubTime + PubTTL) × PubSpeed[d] (the
+//     largest such over the kinds of publishing objects, Kinds). An
 //     object entering the interest is discovered only after its
 //     publication is routed and matched (PubTime, a duration) and may have
 //     been published up to PubTTL (its publication interval) earlier; at
@@ -64,6 +66,11 @@ type PredictConfig struct {
 	// PubSpeed bounds the speed of publishing objects along each
 	// dimension (units/s).
 	PubSpeed world.Point
+	// Kinds lists further kinds of publishing objects, each with its own
+	// publication interval and speed bound (items that publish rarely and
+	// never move, vehicles that publish often and move fast); the pad is
+	// the largest over PubTTL/PubSpeed and every kind.
+	Kinds []PubKind
 	// Window is the number of steps the velocity is averaged over (the
 	// last Window+1 observed positions).
 	Window int
@@ -71,6 +78,12 @@ type PredictConfig struct {
 	// velocity to ±MaxSpeed (units/s), so that a teleport (respawn) does
 	// not blow up the next predictions; 0 means no clamp.
 	MaxSpeed float64
+}
+
+// PubKind is a kind of publishing object for PredictConfig.Kinds.
+type PubKind struct {
+	TTL   time.Duration // its publication interval
+	Speed world.Point   // its speed bound per dimension (units/s)
 }
 
 // DefaultPredictConfig returns the model game's settings: PredTime 1 s
@@ -97,6 +110,17 @@ func (c PredictConfig) Validate() (PredictConfig, error) {
 			return c, fmt.Errorf("%w: prediction PubSpeed %v in dimension %d (want finite, non-negative)", ErrLocateConfig, s, d)
 		}
 	}
+	for k, kind := range c.Kinds {
+		if kind.TTL < 0 {
+			return c, fmt.Errorf("%w: prediction kind %d TTL %v (want non-negative)", ErrLocateConfig, k, kind.TTL)
+		}
+		for d, s := range kind.Speed {
+			if !(s >= 0) || math.IsInf(s, 0) {
+				return c, fmt.Errorf("%w: prediction kind %d speed %v in dimension %d (want finite, non-negative)", ErrLocateConfig, k, s, d)
+			}
+		}
+	}
+	c.Kinds = slices.Clone(c.Kinds)
 	if !(c.MaxSpeed >= 0) || math.IsInf(c.MaxSpeed, 0) {
 		return c, fmt.Errorf("%w: prediction MaxSpeed %v (want finite, non-negative; 0 for no clamp)", ErrLocateConfig, c.MaxSpeed)
 	}
@@ -219,7 +243,8 @@ func (p *Predictor) clamp(v world.Point) world.Point {
 // Margins returns how far the prediction widens a box below (lo) and
 // above (hi) in each dimension for an object of velocity v:
 // lo = PredTime × PredMoveUpLeft + pad, hi = PredTime × PredMoveDownRight
-// + pad, with pad = (PubTime + PubTTL) × PubSpeed. A velocity with a NaN
+// + pad, with pad = (PubTime + PubTTL) × PubSpeed, or the largest
+// (PubTime + TTL) × Speed over Kinds if larger. A velocity with a NaN
 // or infinite component counts as zero.
 func (p *Predictor) Margins(v world.Point) (lo, hi world.Point) {
 	if !finitePoint(&v) {
@@ -228,6 +253,9 @@ func (p *Predictor) Margins(v world.Point) (lo, hi world.Point) {
 	h, stale := p.cfg.PredTime.Seconds(), (p.cfg.PubTime + p.cfg.PubTTL).Seconds()
 	for d := range v {
 		pad := stale * p.cfg.PubSpeed[d]
+		for _, k := range p.cfg.Kinds {
+			pad = max(pad, (p.cfg.PubTime+k.TTL).Seconds()*k.Speed[d])
+		}
 		lo[d] = h*max(0, -v[d]) + pad
 		hi[d] = h*max(0, v[d]) + pad
 	}
@@ -256,7 +284,7 @@ func (p *Predictor) Predict(id world.ObjectID, over world.Point, ok bool, intere
 
 // Need appends to dst what must be subscribed at once for interest to
 // discover in time the objects that enter it: every box widened by the
-// publication pad alone ((PubTime + PubTTL) × PubSpeed, no motion term).
+// publication pad alone (Margins of a zero velocity: no motion term).
 // Predict's boxes cover these; the Aggregator re-sends a prediction only
 // when a need is no longer covered by a live one.
 func (p *Predictor) Need(interest []world.Box, dst []world.Box) []world.Box {

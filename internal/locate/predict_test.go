@@ -36,6 +36,14 @@ func randPredictConfig(r *rand.Rand) PredictConfig {
 	}
 	if r.IntN(2) == 0 {
 		c.PubTime, c.PubTTL, c.PubSpeed = 0, 0, world.Point{} // no pad: the velocity term alone
+	} else {
+		for range r.IntN(3) {
+			k := PubKind{TTL: time.Duration(r.IntN(5000)) * time.Millisecond}
+			for d := range world.MaxDims {
+				k.Speed[d] = r.Float64() * 30 * float64(r.IntN(2))
+			}
+			c.Kinds = append(c.Kinds, k)
+		}
 	}
 	return c
 }
@@ -121,15 +129,19 @@ func TestPredictContainsFuture(t *testing.T) {
 			// Another object inside the true interest: its publication,
 			// up to PubTime+PubTTL old, is in the predicted box.
 			var q, pub world.Point
+			kstale, kspeed := stale, cfg.PubSpeed // the object's kind
+			if k := r.IntN(len(cfg.Kinds) + 1); k < len(cfg.Kinds) {
+				kstale, kspeed = (cfg.PubTime + cfg.Kinds[k].TTL).Seconds(), cfg.Kinds[k].Speed
+			}
 			for d := range dims {
 				q[d] = truth.Min[d] + r.Float64()*(truth.Max[d]-truth.Min[d])
-				u, age := (2*r.Float64()-1)*cfg.PubSpeed[d], stale*r.Float64()
+				u, age := (2*r.Float64()-1)*kspeed[d], kstale*r.Float64()
 				if r.IntN(2) == 0 { // the worst case: on the edge, as old and fast as allowed, moving inwards
-					age = stale
+					age = kstale
 					if r.IntN(2) == 0 {
-						q[d], u = truth.Min[d], cfg.PubSpeed[d]
+						q[d], u = truth.Min[d], kspeed[d]
 					} else {
-						q[d], u = truth.Max[d], -cfg.PubSpeed[d]
+						q[d], u = truth.Max[d], -kspeed[d]
 					}
 				}
 				pub[d] = q[d] - u*age
@@ -260,6 +272,16 @@ func TestPredictBoxes(t *testing.T) {
 	if want := (world.Box{Min: world.Point{-5, -2}, Max: world.Point{15, 12}}); got[0] != want {
 		t.Errorf("zero velocity: %v, want %v", got[0], want)
 	}
+	if need := p.Need([]world.Box{box}, nil); len(need) != 1 || need[0] != got[0] {
+		t.Errorf("Need = %v, want the zero-velocity prediction %v", need, got[0])
+	}
+	// A kind that publishes every 2.9 s at 1 unit/s in y: pad 3 s × 1 = 3 > 0.5 s × 4.
+	kc := cfg
+	kc.Kinds = []PubKind{{TTL: 2900 * time.Millisecond, Speed: world.Point{0, 1}}, {TTL: time.Hour}}
+	pk, _ := NewPredictor(kc)
+	if g := pk.Predict(9, world.Point{}, false, []world.Box{box}, nil); g[0] != (world.Box{Min: world.Point{-5, -3}, Max: world.Point{15, 13}}) {
+		t.Errorf("with kinds: %v, want y widened by 3", g[0])
+	}
 	// A NaN or infinite override falls back to the average (zero here).
 	for _, over := range []world.Point{{math.NaN(), 1}, {math.Inf(1), 0}} {
 		if g := p.Predict(9, over, true, []world.Box{box}, nil); g[0] != got[0] {
@@ -286,7 +308,8 @@ func TestPredictBoxes(t *testing.T) {
 	}
 	for _, c := range []PredictConfig{{PredTime: -1}, {PubTime: -1}, {PubTTL: -1}, {PubSpeed: world.Point{-1}},
 		{PubSpeed: world.Point{0, math.NaN()}}, {PubSpeed: world.Point{math.Inf(1)}}, {MaxSpeed: -1},
-		{MaxSpeed: math.NaN()}, {Window: -1}, {Window: 5000}} {
+		{MaxSpeed: math.NaN()}, {Window: -1}, {Window: 5000}, {Kinds: []PubKind{{TTL: -1}}},
+		{Kinds: []PubKind{{Speed: world.Point{math.NaN()}}}}, {Kinds: []PubKind{{Speed: world.Point{0, -2}}}}} {
 		if _, err := NewPredictor(c); !errors.Is(err, ErrLocateConfig) {
 			t.Errorf("%+v: %v, want ErrLocateConfig", c, err)
 		}
