@@ -1,6 +1,7 @@
 package locate
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -401,9 +402,27 @@ func (a *Aggregator) Plan(now time.Duration, need, pred []world.Box, ttl time.Du
 		}
 	}
 	start := len(dst)
-	dst, a.group, _ = a.merger.Merge(a.pending, dims, a.Eps, dst, a.group) // validated above
+	if len(a.pending) > MaxMergeBatch {
+		// Merge is quadratic in time and memory: merge spatial neighbours
+		// in batches, ordered by the boxes' lower x bound (then y).
+		slices.SortStableFunc(a.pending, func(p, q world.Box) int {
+			if c := cmp.Compare(p.Min[0], q.Min[0]); c != 0 {
+				return c
+			}
+			return cmp.Compare(p.Min[1], q.Min[1])
+		})
+	}
+	for lo := 0; lo < len(a.pending); lo += MaxMergeBatch {
+		batch := a.pending[lo:min(lo+MaxMergeBatch, len(a.pending))]
+		dst, a.group, _ = a.merger.Merge(batch, dims, a.Eps, dst, a.group) // validated above
+	}
 	for _, b := range dst[start:] {
 		a.Cache.Sent(now, b, ttl)
 	}
 	return dst, nil
 }
+
+// MaxMergeBatch is the most boxes Aggregator.Plan merges together (more
+// are merged in batches of spatial neighbours): Merge's work space is
+// n² costs, 0.5 MB at 256.
+const MaxMergeBatch = 256
