@@ -26,8 +26,10 @@ import (
 //     extent onto [0, 2^64); a box is one contiguous range.
 //   - HilbertMap (rangedht, Hilbert curve over x and y): the extent is cut
 //     into 2^order × 2^order cells numbered along a Hilbert curve; a box is
-//     the minimal set of contiguous cell ranges covering its cells, merged,
-//     then coarsened to at most MaxRanges by bridging the smallest gaps.
+//     the minimal set of contiguous cell ranges covering its cells, merged
+//     (exact up to 256 cells wide; wider boxes stop at 1/256 of their
+//     width, which bounds the work), then coarsened to at most MaxRanges
+//     by bridging the smallest gaps.
 //   - RegionMap (dht): the extent is cut into a grid of about as many
 //     regions as players, each region hashed (a fixed bijective 64-bit
 //     mixer, no randomness) to a pseudo-random key; a box is one
