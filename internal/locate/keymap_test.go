@@ -383,7 +383,8 @@ func TestKeyMapConfig(t *testing.T) {
 
 // TestKeyMapRangeCounts reports how many ranges (ring lookups or range
 // forwards) a 40 m × 40 m interest box costs at the model game's density
-// (1,024 m² per player), and how much key span the Hilbert cap adds.
+// (1,024 m² per player), and how much key span the Hilbert cap adds, at
+// the default order and at the order HilbertOrderFor fits to 10 m cells.
 func TestKeyMapRangeCounts(t *testing.T) {
 	for _, players := range []int{64, 1000, 8000} {
 		side := math.Sqrt(float64(players) * benchArea)
@@ -395,7 +396,10 @@ func TestKeyMapRangeCounts(t *testing.T) {
 			maps[fmt.Sprintf("hilbert-cap%d", c)], _ = NewHilbertMap(extentBox(side, side), DefaultHilbertOrder, c)
 		}
 		maps["hilbert-exact"], _ = NewHilbertMap(extentBox(side, side), DefaultHilbertOrder, 1<<30)
-		for _, name := range []string{"x", "dht", "hilbert-cap1", "hilbert-cap4", "hilbert-cap8", "hilbert-exact"} {
+		fit := HilbertOrderFor(extentBox(side, side), 2*benchInterest/4)
+		maps["fit-cap8"], _ = NewHilbertMap(extentBox(side, side), fit, 8)
+		maps["fit-exact"], _ = NewHilbertMap(extentBox(side, side), fit, 1<<30)
+		for _, name := range []string{"x", "dht", "hilbert-cap1", "hilbert-cap4", "hilbert-cap8", "hilbert-exact", "fit-cap8", "fit-exact"} {
 			m := maps[name]
 			var sum, most int
 			var span float64

@@ -25,20 +25,26 @@ func benchKeyMaps(b *testing.B, n int) map[string]KeyMap {
 	if err != nil {
 		b.Fatal(err)
 	}
+	fit, err := NewHilbertMap(ext, HilbertOrderFor(ext, 2*benchInterest/4), DefaultMaxRanges)
+	if err != nil {
+		b.Fatal(err)
+	}
 	reg, err := NewRegionMap(ext, n)
 	if err != nil {
 		b.Fatal(err)
 	}
-	return map[string]KeyMap{"x": lin, "hilbert": hil, "dht": reg}
+	return map[string]KeyMap{"x": lin, "hilbert": hil, "hilbert-fit": fit, "dht": reg}
 }
 
 // BenchmarkKeyMap measures one publication's key (point) and one
-// subscription's ranges (box) under each mapping.
+// subscription's ranges (box) under each mapping; hilbert is the default
+// order 10, hilbert-fit the order HilbertOrderFor gives for 10 m cells (a
+// quarter of the interest box).
 func BenchmarkKeyMap(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		maps := benchKeyMaps(b, n)
 		w := newWalkers(n, 5)
-		for _, name := range []string{"x", "hilbert", "dht"} {
+		for _, name := range []string{"x", "hilbert", "hilbert-fit", "dht"} {
 			m := maps[name]
 			b.Run(fmt.Sprintf("%s/point/n=%d", name, n), func(b *testing.B) {
 				b.ReportAllocs()
