@@ -71,9 +71,13 @@ const (
 type KeyMapConfig struct {
 	Kind   string    // KeyMapLinear, KeyMapHilbert or KeyMapRegions
 	Extent world.Box // the world's map, in x (dimension 0) and y (dimension 1)
-	// Order is the Hilbert curve's order (1 to MaxHilbertOrder; 0 means
-	// DefaultHilbertOrder): 2^Order cells per side.
+	// Order is the Hilbert curve's order (1 to MaxHilbertOrder): 2^Order
+	// cells per side. 0 fits it to Cell (HilbertOrderFor), or means
+	// DefaultHilbertOrder when Cell is 0 too.
 	Order int
+	// Cell, when Order is 0, is the widest cell wanted: a quarter of the
+	// interest box's width is a good choice (BENCHMARKS.md).
+	Cell float64
 	// MaxRanges caps the ranges of one box under the Hilbert mapping (0
 	// means DefaultMaxRanges).
 	MaxRanges int
@@ -105,7 +109,14 @@ func NewKeyMap(cfg KeyMapConfig) (KeyMap, error) {
 	case KeyMapLinear:
 		m, err = NewLinearMap(cfg.Extent)
 	case KeyMapHilbert:
-		m, err = NewHilbertMap(cfg.Extent, cfg.Order, cfg.MaxRanges)
+		order := cfg.Order
+		if order == 0 && cfg.Cell != 0 {
+			if !(cfg.Cell > 0) || math.IsInf(cfg.Cell, 0) {
+				return nil, fmt.Errorf("%w: Hilbert cell width %v (want finite, positive)", ErrLocateConfig, cfg.Cell)
+			}
+			order = HilbertOrderFor(cfg.Extent, cfg.Cell)
+		}
+		m, err = NewHilbertMap(cfg.Extent, order, cfg.MaxRanges)
 	case KeyMapRegions:
 		m, err = NewRegionMap(cfg.Extent, cfg.Regions)
 	default:

@@ -364,6 +364,8 @@ func TestKeyMapConfig(t *testing.T) {
 		{Kind: KeyMapRegions, Extent: good},
 		{Kind: KeyMapRegions, Extent: good, Regions: 1 << 25},
 		{Kind: KeyMapLinear, Extent: world.Box{Min: world.Point{-1e308}, Max: world.Point{1e308, 1}}},
+		{Kind: KeyMapHilbert, Extent: good, Cell: -1},
+		{Kind: KeyMapHilbert, Extent: good, Cell: math.NaN()},
 	} {
 		if m, err := NewKeyMap(c); err == nil || !errors.Is(err, ErrLocateConfig) || m != nil {
 			t.Errorf("%+v: got %v, %v; want ErrLocateConfig", c, m, err)
@@ -374,6 +376,9 @@ func TestKeyMapConfig(t *testing.T) {
 		if _, err := NewKeyMap(c); err != nil {
 			t.Errorf("%+v: %v", c, err)
 		}
+	}
+	if m, err := NewKeyMap(KeyMapConfig{Kind: KeyMapHilbert, Extent: extentBox(1024, 512), Cell: 10}); err != nil || m.(*HilbertMap).Order() != 7 {
+		t.Errorf("Hilbert map fitted to 10-unit cells on 1024 units: %v, %v; want order 7", m, err)
 	}
 	reg, _ := NewRegionMap(extentBox(400, 100), 64)
 	if c, r := reg.Grid(); c*r < 64 || c != 16 || r != 4 {
