@@ -16,8 +16,10 @@ import (
 // not sent again; and an aggregation filter merges overlapping
 // subscriptions into fewer boxes before they are sent.
 //
-// The filter is greedy box grouping as in spatial databases' R-tree node
-// splitting (the paper's [15]): every box starts as its own group; while
+// The filter is greedy box grouping in the manner of R-tree node splitting
+// (Guttman's R-trees, the paper's [15], whose quadratic split measures a
+// pair of boxes by the area their bounding box wastes; here the pair that
+// wastes least is joined): every box starts as its own group; while
 // two groups may merge, the pair whose bounding box wastes the least
 // (the smallest ratio of its volume to the summed volumes of the boxes it
 // holds) merges; two groups may merge when that ratio is at most 1+ε. So
