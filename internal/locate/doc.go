@@ -43,4 +43,17 @@
 //     frame must decode) so that a malformed packet changes nothing.
 //     Frames a locator sends to its own node must be delivered too (the
 //     directory's rendezvous subscribes and publishes through itself).
+//
+// The parts of the distributed locator on the ring (Colyseus §6) are
+// written here, not taken from a library: no Go library does range
+// publish/subscribe with soft state over a ring (DHT libraries store
+// exact keys; Mercury's range routing was never released as Go). They are
+// pure and deterministic, each with its caller's duties in its own doc:
+// key mappings from points and boxes to ring keys and key ranges
+// (keymap.go: LinearMap and HilbertMap for rangedht, RegionMap for dht);
+// the soft state of a rendezvous node, matched in both directions and
+// handed off by key range (rendezvous.go: Store); interest prediction
+// (predict.go: Predictor, §6.2's formula); and subscription aggregation
+// (aggregate.go: SubCache, Merge, Aggregator). internal/ring routes
+// between them; a node.Discovery built on both joins them up.
 package locate
