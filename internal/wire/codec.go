@@ -30,11 +30,22 @@ const (
 	TypePublish                   // publisher → rendezvous: object locations (soft state)
 	TypeSubscribe                 // subscriber → rendezvous: interest boxes (soft state)
 	TypeMatch                     // rendezvous → subscriber: matched publications
+	TypeRingRoute                 // ring: a message routed toward a key (RingRoute)
+	TypeRingJoinReply             // ring: owner → joiner: accepted (with neighbours) or refused
+	TypeRingStabilize             // ring: node → successor: "I may be your predecessor"
+	TypeRingStabilizeReply        // ring: successor → node: its predecessor and successors
+	TypeRingLeave                 // ring: leaver → predecessor and successor (RingNeighbours)
+	TypeRingPing                  // ring: failure-detector probe (RingProbe)
+	TypeRingPong                  // ring: probe answer (RingProbe)
+	TypeRingOwner                 // ring: owner → origin: who owns a key (route cache, long links)
+	TypeRingSplit                 // ring: light node → heavy node: offer to split your range
+	TypeRingSplitReply            // ring: heavy node → light node: the key to join at, or no
 	numTypes
 )
 
 var typeNames = [...]string{"", "updates", "acks", "writes", "register", "drop", "delete",
-	"handoff", "publish", "subscribe", "match"}
+	"handoff", "publish", "subscribe", "match", "ring-route", "ring-join-reply", "ring-stabilize",
+	"ring-stabilize-reply", "ring-leave", "ring-ping", "ring-pong", "ring-owner", "ring-split", "ring-split-reply"}
 
 // String returns the type's lower-case name.
 func (t Type) String() string {
@@ -58,6 +69,11 @@ func (t Type) Class() Class {
 		return ClassMatching
 	case TypeHandoff:
 		return ClassControl
+	case TypeRingRoute:
+		return ClassDiscovery // the ring commits a routed frame under its payload's class
+	}
+	if t >= TypeRingJoinReply && t < numTypes {
+		return ClassMaintenance
 	}
 	return ClassUpdate
 }
