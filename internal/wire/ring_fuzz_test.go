@@ -56,7 +56,9 @@ func randKey(r *rand.Rand) uint64 {
 	return r.Uint64()
 }
 
-func randPeer(r *rand.Rand) RingPeer { return RingPeer{ID: NodeID(r.Uint32() >> r.IntN(32)), Key: randKey(r)} }
+func randPeer(r *rand.Rand) RingPeer {
+	return RingPeer{ID: NodeID(r.Uint32() >> r.IntN(32)), Key: randKey(r)}
+}
 
 func randPeers(r *rand.Rand) []RingPeer {
 	var ps []RingPeer
