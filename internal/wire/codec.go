@@ -20,26 +20,28 @@ type Type uint8
 
 // Message types. The numbering is the wire format; append only.
 const (
-	TypeUpdates            Type = iota + 1 // primary → replica holder: deltas or full states
-	TypeAcks                               // replica holder → primary: versions applied
-	TypeWrites                             // replica holder → primary: tentative writes
-	TypeRegister                           // replica holder → primary: request or keep a replica
-	TypeDrop                               // either way: this replica is no longer kept
-	TypeDelete                             // primary → replica holder: the object is gone
-	TypeHandoff                            // client → server: become the primary of these objects
-	TypePublish                            // publisher → rendezvous: object locations (soft state)
-	TypeSubscribe                          // subscriber → rendezvous: interest boxes (soft state)
-	TypeMatch                              // rendezvous → subscriber: matched publications
-	TypeRingRoute                          // ring: a message routed toward a key (RingRoute)
-	TypeRingJoinReply                      // ring: owner → joiner: accepted (with neighbours) or refused
-	TypeRingStabilize                      // ring: node → successor: "I may be your predecessor"
-	TypeRingStabilizeReply                 // ring: successor → node: its predecessor and successors
-	TypeRingLeave                          // ring: leaver → predecessor and successor (RingNeighbours)
-	TypeRingPing                           // ring: failure-detector probe (RingProbe)
-	TypeRingPong                           // ring: probe answer (RingProbe)
-	TypeRingOwner                          // ring: owner → origin: who owns a key (route cache, long links)
-	TypeRingSplit                          // ring: light node → heavy node: offer to split your range
-	TypeRingSplitReply                     // ring: heavy node → light node: the key to join at, or no
+	TypeUpdates   Type = iota + 1 // primary → replica holder: deltas or full states
+	TypeAcks                      // replica holder → primary: versions applied
+	TypeWrites                    // replica holder → primary: tentative writes
+	TypeRegister                  // replica holder → primary: request or keep a replica
+	TypeDrop                      // either way: this replica is no longer kept
+	TypeDelete                    // primary → replica holder: the object is gone
+	TypeHandoff                   // client → server: become the primary of these objects
+	TypePublish                   // publisher → rendezvous: object locations (soft state)
+	TypeSubscribe                 // subscriber → rendezvous: interest boxes (soft state)
+	TypeMatch                     // rendezvous → subscriber: matched publications
+
+	// Ring messages (internal/ring; bodies in ring.go).
+	TypeRingRoute          // a message routed toward a key (RingRoute)
+	TypeRingJoinReply      // owner → joiner: accepted (with neighbours) or refused
+	TypeRingStabilize      // node → successor: "I may be your predecessor"
+	TypeRingStabilizeReply // successor → node: its predecessor and successors
+	TypeRingLeave          // leaver → predecessor and successor (RingNeighbours)
+	TypeRingPing           // failure-detector probe (RingProbe)
+	TypeRingPong           // probe answer (RingProbe)
+	TypeRingOwner          // owner → origin: who owns a key (route cache, long links)
+	TypeRingSplit          // light node → heavy node: offer to split your range
+	TypeRingSplitReply     // heavy node → light node: the key to join at, or no
 	numTypes
 )
 
