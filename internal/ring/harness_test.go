@@ -1,0 +1,348 @@
+package ring_test
+
+import (
+	"container/heap"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/overworld/overworld/internal/ring"
+	"github.com/overworld/overworld/internal/wire"
+)
+
+// cluster is a small deterministic discrete-event network for ring nodes:
+// packets wait in a priority queue for a per-pair latency drawn from the
+// seed, every live node ticks every tickEvery, and crashed nodes neither
+// tick nor receive. Everything is a function of the seed.
+type cluster struct {
+	t         testing.TB
+	seed      uint64
+	rng       *rand.Rand
+	now       time.Duration
+	tickEvery time.Duration
+	nextTick  time.Duration
+	cfg       func(id wire.NodeID, r *rand.Rand) ring.Config
+
+	nodes []*ring.Node
+	alive []bool
+	lat   map[[2]wire.NodeID]time.Duration
+
+	q   pq
+	seq uint64
+
+	pkts   []wire.Packet
+	events []ring.Event
+
+	// delivered[msg] lists the nodes a routed payload (8-byte id) reached.
+	delivered map[uint64][]deliv
+	onDeliver func(n *ring.Node, e ring.Event)
+	sent      uint64 // packets sent
+	bytes     [wire.NumClasses]uint64
+	malformed int
+}
+
+type deliv struct {
+	node wire.NodeID
+	hops int
+	walk bool
+	at   time.Duration
+}
+
+type item struct {
+	at  time.Duration
+	seq uint64
+	p   wire.Packet
+}
+
+type pq []item
+
+func (q pq) Len() int { return len(q) }
+func (q pq) Less(i, j int) bool {
+	if q[i].at != q[j].at {
+		return q[i].at < q[j].at
+	}
+	return q[i].seq < q[j].seq
+}
+func (q pq) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *pq) Push(x any)   { *q = append(*q, x.(item)) }
+func (q *pq) Pop() any {
+	old := *q
+	x := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return x
+}
+
+func testConfig(id wire.NodeID, r *rand.Rand) ring.Config { return ring.DefaultConfig(id, r) }
+
+func newCluster(t testing.TB, seed uint64, cfg func(wire.NodeID, *rand.Rand) ring.Config) *cluster {
+	if cfg == nil {
+		cfg = testConfig
+	}
+	return &cluster{t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, 0x72696e67)), tickEvery: 50 * time.Millisecond,
+		cfg: cfg, lat: map[[2]wire.NodeID]time.Duration{}, delivered: map[uint64][]deliv{}}
+}
+
+// add creates a node (not yet in the ring) and returns its ID.
+func (c *cluster) add() wire.NodeID {
+	id := wire.NodeID(len(c.nodes))
+	n, err := ring.New(c.cfg(id, rand.New(rand.NewPCG(c.seed, uint64(id)+1))))
+	if err != nil {
+		c.t.Fatalf("seed %d: %v", c.seed, err)
+	}
+	c.nodes = append(c.nodes, n)
+	c.alive = append(c.alive, true)
+	return id
+}
+
+func (c *cluster) latency(a, b wire.NodeID) time.Duration {
+	if a > b {
+		a, b = b, a
+	}
+	k := [2]wire.NodeID{a, b}
+	d, ok := c.lat[k]
+	if !ok {
+		d = time.Duration(5+c.rng.IntN(145)) * time.Millisecond
+		c.lat[k] = d
+	}
+	return d
+}
+
+// flush takes node id's packets and events.
+func (c *cluster) flush(id wire.NodeID) {
+	n := c.nodes[id]
+	c.pkts = n.Drain(c.pkts[:0])
+	for _, p := range c.pkts {
+		c.sent++
+		c.bytes[p.Class] += uint64(len(p.Payload))
+		c.seq++
+		heap.Push(&c.q, item{at: c.now + c.latency(p.From, p.To), seq: c.seq, p: p})
+	}
+	c.events = n.Events(c.events[:0])
+	for _, e := range c.events {
+		if e.Kind == ring.EventDelivered && len(e.Data) == 8 {
+			id := binary.BigEndian.Uint64(e.Data)
+			c.delivered[id] = append(c.delivered[id], deliv{node: n.ID(), hops: e.Hops, walk: e.Walk, at: c.now})
+		}
+		if c.onDeliver != nil && e.Kind == ring.EventDelivered {
+			c.onDeliver(n, e)
+		}
+	}
+}
+
+// run advances the simulation to time until.
+func (c *cluster) run(until time.Duration) {
+	for {
+		next := c.nextTick
+		if c.q.Len() > 0 && c.q[0].at < next {
+			next = c.q[0].at
+		}
+		if next > until {
+			c.now = until
+			return
+		}
+		c.now = next
+		if c.q.Len() > 0 && c.q[0].at == next {
+			it := heap.Pop(&c.q).(item)
+			to := it.p.To
+			if int(to) >= len(c.nodes) || !c.alive[to] {
+				continue
+			}
+			fr, err := wire.OpenFrames(it.p.Payload)
+			if err != nil {
+				c.t.Fatalf("seed %d: bad payload: %v", c.seed, err)
+			}
+			for {
+				typ, body, ok := fr.Next()
+				if !ok {
+					break
+				}
+				if err := c.nodes[to].Step(c.now, it.p.From, typ, body); err != nil {
+					c.malformed++
+				}
+			}
+			c.flush(to)
+			continue
+		}
+		for i, n := range c.nodes {
+			if c.alive[i] {
+				n.Tick(c.now)
+				c.flush(wire.NodeID(i))
+			}
+		}
+		c.nextTick += c.tickEvery
+	}
+}
+
+func (c *cluster) members() []*ring.Node {
+	var ms []*ring.Node
+	for i, n := range c.nodes {
+		if c.alive[i] && n.Member() {
+			ms = append(ms, n)
+		}
+	}
+	return ms
+}
+
+// grow creates the ring with node 0 and joins n-1 more, one every gap,
+// each through a random member, then runs settle more.
+func (c *cluster) grow(n int, gap, settle time.Duration) {
+	first := c.add()
+	if err := c.nodes[first].Create(c.now, c.rng.Uint64()); err != nil {
+		c.t.Fatal(err)
+	}
+	c.flush(first)
+	for range n - 1 {
+		c.joinOne()
+		c.run(c.now + gap)
+	}
+	c.run(c.now + settle)
+}
+
+func (c *cluster) joinOne() wire.NodeID {
+	ms := c.members()
+	seed := ms[c.rng.IntN(len(ms))].ID()
+	id := c.add()
+	if err := c.nodes[id].Join(c.now, seed, c.rng.Uint64()); err != nil {
+		c.t.Fatalf("seed %d: %v", c.seed, err)
+	}
+	c.flush(id)
+	return id
+}
+
+// truth is the sorted list of live members' keys, and the owner of a key.
+type truth struct {
+	keys []uint64
+	ids  []wire.NodeID
+}
+
+func (c *cluster) truth() truth {
+	ms := c.members()
+	slices.SortFunc(ms, func(a, b *ring.Node) int {
+		if a.Key() < b.Key() {
+			return -1
+		}
+		if a.Key() > b.Key() {
+			return 1
+		}
+		return 0
+	})
+	var tr truth
+	for _, m := range ms {
+		tr.keys = append(tr.keys, m.Key())
+		tr.ids = append(tr.ids, m.ID())
+	}
+	return tr
+}
+
+// owner returns the index of the member owning k: the first key >= k,
+// wrapping to the smallest.
+func (tr truth) owner(k uint64) int {
+	i, _ := slices.BinarySearch(tr.keys, k)
+	if i == len(tr.keys) {
+		i = 0
+	}
+	return i
+}
+
+// checkRing verifies that every live member knows its true predecessor
+// (so the ranges partition the key space: every key owned by exactly one
+// live node) and its true successor list.
+func (c *cluster) checkRing(r int) error {
+	tr := c.truth()
+	m := len(tr.keys)
+	for i := range m {
+		n := c.nodes[tr.ids[i]]
+		p, ok := n.Pred()
+		want := tr.ids[(i-1+m)%m]
+		if !ok || p.ID != want || p.Key != tr.keys[(i-1+m)%m] {
+			return fmt.Errorf("node %d (key %#x): predecessor %+v known %v, want %d", n.ID(), n.Key(), p, ok, want)
+		}
+		succs := n.Succs(nil)
+		wantLen := min(r, m-1)
+		if len(succs) != wantLen {
+			return fmt.Errorf("node %d: %d successors %v, want %d", n.ID(), len(succs), succs, wantLen)
+		}
+		for j, s := range succs {
+			w := (i + 1 + j) % m
+			if s.ID != tr.ids[w] || s.Key != tr.keys[w] {
+				return fmt.Errorf("node %d: successor %d is %+v, want %d", n.ID(), j, s, tr.ids[w])
+			}
+		}
+	}
+	// Ranges partition the ring: each key owned by exactly one member.
+	for range 200 {
+		k := c.rng.Uint64()
+		owners := 0
+		for _, id := range tr.ids {
+			if c.nodes[id].Owns(k) {
+				owners++
+				if id != tr.ids[tr.owner(k)] {
+					return fmt.Errorf("key %#x owned by %d, want %d", k, id, tr.ids[tr.owner(k)])
+				}
+			}
+		}
+		if owners != 1 {
+			return fmt.Errorf("key %#x has %d owners", k, owners)
+		}
+	}
+	return nil
+}
+
+// routeCheck routes count payloads from random members to keys drawn by
+// key, runs until they arrive, and checks each reached exactly its true
+// owner. It returns the hop counts.
+func (c *cluster) routeCheck(count int, key func(from int) uint64, spread time.Duration) ([]int, error) {
+	tr := c.truth()
+	type want struct {
+		owner wire.NodeID
+		key   uint64
+		from  wire.NodeID
+	}
+	wants := map[uint64]want{}
+	base := uint64(len(c.delivered)) + 1<<40
+	step := spread / time.Duration(max(count, 1))
+	for i := range count {
+		o := c.rng.IntN(len(tr.ids))
+		k := key(o)
+		id := base + uint64(i)
+		var b [8]byte
+		binary.BigEndian.PutUint64(b[:], id)
+		from := tr.ids[o]
+		if err := c.nodes[from].Route(k, wire.ClassDiscovery, b[:]); err != nil {
+			return nil, err
+		}
+		c.flush(from)
+		wants[id] = want{tr.ids[tr.owner(k)], k, from}
+		if step > 0 {
+			c.run(c.now + step)
+		}
+	}
+	c.run(c.now + 5*time.Second)
+	hops := make([]int, 0, count)
+	for i := range count {
+		id := base + uint64(i)
+		w := wants[id]
+		d := c.delivered[id]
+		if len(d) != 1 || d[0].node != w.owner {
+			return nil, fmt.Errorf("message %d from %d to key %#x: delivered %+v, want once at %d", i, w.from, w.key, d, w.owner)
+		}
+		hops = append(hops, d[0].hops)
+	}
+	return hops, nil
+}
+
+func hopStats(h []int) (mean float64, p99 int) {
+	if len(h) == 0 {
+		return 0, 0
+	}
+	s := slices.Clone(h)
+	slices.Sort(s)
+	sum := 0
+	for _, x := range s {
+		sum += x
+	}
+	return float64(sum) / float64(len(s)), s[min(len(s)-1, len(s)*99/100)]
+}

@@ -1,0 +1,366 @@
+package ring
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/overworld/overworld/internal/wire"
+)
+
+// Route sends payload, of traffic class c, to the owner of key; the owner
+// gets an EventDelivered with the hop count (0 when this node owns key:
+// the event is then this node's own). The payload is copied.
+func (n *Node) Route(key uint64, c wire.Class, payload []byte) error {
+	if err := n.checkRoute(c, payload); err != nil {
+		return err
+	}
+	n.stats.Routed++
+	m := wire.RingRoute{Kind: wire.RouteData, Origin: n.cfg.ID, Key: key, Class: c, Data: payload}
+	n.onRoute(n.cfg.ID, &m)
+	return nil
+}
+
+// RouteRange sends payload, of traffic class c, to every node whose range
+// intersects the clockwise key range [lo, hi]: it is routed to the owner of
+// lo, which forwards it along its successors until the owner of hi. Each
+// gets an EventDelivered whose Range is [lo, hi].
+func (n *Node) RouteRange(lo, hi uint64, c wire.Class, payload []byte) error {
+	if err := n.checkRoute(c, payload); err != nil {
+		return err
+	}
+	n.stats.Routed++
+	m := wire.RingRoute{Kind: wire.RouteRange, Origin: n.cfg.ID, Key: lo, Hi: hi, Class: c, Data: payload}
+	n.onRoute(n.cfg.ID, &m)
+	return nil
+}
+
+func (n *Node) checkRoute(c wire.Class, payload []byte) error {
+	if n.st != stateMember {
+		return ErrNotMember
+	}
+	if !c.Valid() {
+		return fmt.Errorf("%w: traffic class %d", ErrPayload, c)
+	}
+	if len(payload) > n.cfg.MaxPayload {
+		return fmt.Errorf("%w: %d bytes (at most %d)", ErrPayload, len(payload), n.cfg.MaxPayload)
+	}
+	return nil
+}
+
+// onRoute handles a routed message here (from == this node when it
+// originates here). m.Hops counts the hops taken to reach this node.
+func (n *Node) onRoute(from wire.NodeID, m *wire.RingRoute) {
+	if m.Kind == wire.RouteJoin && m.Tag == 1 && from != n.cfg.ID {
+		// The joiner asks this node to pick the key in its own range.
+		k, ok := n.splitKey()
+		if !ok || !n.hasPred {
+			r := wire.RingJoinReply{}
+			n.out.Commit(m.Origin, wire.ClassMaintenance, wire.AppendRingJoinReply(n.out.Buf(), &r))
+			return
+		}
+		n.accept(m.Origin, k)
+		return
+	}
+	if m.Walk {
+		if m.Kind != wire.RouteRange {
+			n.stats.Unexpected++
+			return
+		}
+		n.deliver(m, true)
+		n.walk(m)
+		return
+	}
+	owned := n.Owns(m.Key)
+	if !owned && m.Final && m.Hint == n.self.Key && !n.hasPred {
+		owned = true // the predecessor failed: its range is this node's until a new one stabilises
+	}
+	if owned {
+		switch m.Kind {
+		case wire.RouteData:
+			n.deliver(m, false)
+			n.ackRoute(m)
+		case wire.RouteRange:
+			n.deliver(m, false)
+			n.ackRoute(m)
+			n.walk(m)
+		case wire.RouteJoin:
+			n.accept(m.Origin, m.Key)
+		case wire.RouteLookup:
+			n.answerLookup(m)
+		}
+		return
+	}
+	if int(m.Hops) >= n.cfg.MaxHops {
+		n.stats.Dropped++
+		return
+	}
+	if m.Final && m.Hint == n.self.Key && n.hasPred && n.pred.ID != n.cfg.ID && after(m.Key-1, n.pred.Key, n.self.Key) {
+		// The sender thought this node owned the key, but a node joined
+		// in between: the key is behind, in a predecessor's range.
+		n.forward(n.pred, m, true, m.Cached)
+		return
+	}
+	n.greedy(m)
+}
+
+// greedy forwards m one hop toward the owner of m.Key: to the successor
+// that owns it, else a cached owner, else the known node closest before the
+// key (successors, long links, cached owners).
+func (n *Node) greedy(m *wire.RingRoute) {
+	k := m.Key
+	prev := n.self.Key
+	for _, s := range n.succs {
+		if after(prev, k, s.Key) {
+			n.forward(s, m, true, m.Cached)
+			return
+		}
+		prev = s.Key
+	}
+	if !m.Cached && n.cacheCap() > 0 {
+		if e, ok := n.cache.find(k); ok && e.owner.ID != n.cfg.ID {
+			n.stats.CacheHits++
+			n.forward(e.owner, m, true, true)
+			return
+		}
+	}
+	best, ok := Peer{}, false
+	consider := func(p Peer) {
+		if p.ID == n.cfg.ID || !strictly(n.self.Key, p.Key, k) {
+			return
+		}
+		if !ok || k-p.Key < k-best.Key {
+			best, ok = p, true
+		}
+	}
+	for _, s := range n.succs {
+		consider(s)
+	}
+	for _, l := range n.links {
+		if l.has {
+			consider(l.peer)
+		}
+	}
+	for _, e := range n.cache.e {
+		consider(e.owner)
+	}
+	if ok {
+		n.forward(best, m, false, m.Cached)
+		return
+	}
+	if len(n.succs) > 0 {
+		n.forward(n.succs[0], m, true, m.Cached)
+		return
+	}
+	n.stats.Dropped++
+}
+
+func (n *Node) forward(to Peer, m *wire.RingRoute, final, cached bool) {
+	if to.ID == n.cfg.ID {
+		n.stats.Dropped++
+		return
+	}
+	f := *m
+	f.Hops++
+	f.Final, f.Cached = final, cached
+	f.Hint = 0
+	if final {
+		f.Hint = to.Key
+	}
+	c := f.Class
+	if f.Kind == wire.RouteJoin || f.Kind == wire.RouteLookup {
+		c = wire.ClassMaintenance
+	}
+	n.stats.Forwarded++
+	n.out.Commit(to.ID, c, wire.AppendRingRoute(n.out.Buf(), &f))
+}
+
+func (n *Node) deliver(m *wire.RingRoute, walk bool) {
+	n.stats.Delivered++
+	s := len(n.arena)
+	n.arena = append(n.arena, m.Data...)
+	rg := Range{m.Key, m.Key}
+	if m.Kind == wire.RouteRange {
+		rg.Hi = m.Hi
+	}
+	n.emit(Event{Kind: EventDelivered, Range: rg, Peer: Peer{ID: m.Origin}, Class: m.Class,
+		Data: n.arena[s:len(n.arena):len(n.arena)], Hops: int(m.Hops), Walk: walk})
+}
+
+// walk forwards a range message from this node (which holds part of the
+// range) to its successor, unless this node's range reaches the range's end.
+func (n *Node) walk(m *wire.RingRoute) {
+	lo, hi := m.Key, m.Hi
+	if hi-lo <= n.self.Key-lo || len(n.succs) == 0 {
+		return // this node owns hi
+	}
+	s := n.succs[0]
+	if s.Key-lo <= n.self.Key-lo {
+		return // the successor is past the start again: the whole ring was covered
+	}
+	if int(m.Hops) >= n.cfg.MaxHops+n.cfg.MaxWalk {
+		n.stats.Dropped++
+		return
+	}
+	m.Walk = true
+	n.forward(s, m, true, m.Cached)
+}
+
+// ackRoute tells the origin of a message that took more than one hop who
+// owns its key, so the origin caches the route.
+func (n *Node) ackRoute(m *wire.RingRoute) {
+	if m.Origin == n.cfg.ID || m.Hops < 2 || n.cfg.CacheSize < 0 || !n.hasPred {
+		return
+	}
+	o := wire.RingOwner{Key: m.Key, Owner: n.self, Lo: n.pred.Key, Hops: m.Hops}
+	n.out.Commit(m.Origin, wire.ClassMaintenance, wire.AppendRingOwner(n.out.Buf(), &o))
+}
+
+func (n *Node) answerLookup(m *wire.RingRoute) {
+	if !n.hasPred {
+		return // the range is unknown until a predecessor stabilises; the origin redraws later
+	}
+	o := wire.RingOwner{Tag: m.Tag, Key: m.Key, Owner: n.self, Lo: n.pred.Key, Hops: m.Hops}
+	if m.Origin == n.cfg.ID {
+		n.owner = o
+		n.onOwner(n.cfg.ID)
+		return
+	}
+	n.out.Commit(m.Origin, wire.ClassMaintenance, wire.AppendRingOwner(n.out.Buf(), &o))
+}
+
+func (n *Node) onOwner(from wire.NodeID) {
+	o := &n.owner
+	rg := Range{o.Lo + 1, o.Owner.Key}
+	if !rg.Contains(o.Key) || o.Owner.ID == n.cfg.ID && from != n.cfg.ID {
+		n.stats.Unexpected++
+		return
+	}
+	if o.Tag == 0 {
+		if n.cacheCap() > 0 && o.Owner.ID != n.cfg.ID {
+			n.cache.put(rg, o.Owner, n.cacheCap())
+		}
+		return
+	}
+	i := int(o.Tag) - 1
+	if i >= len(n.links) || !n.links[i].pending {
+		n.stats.Unexpected++
+		return
+	}
+	n.links[i].pending = false
+	if o.Owner.ID == n.cfg.ID {
+		return // the draw landed in this node's own range: no link this round
+	}
+	n.links[i].peer, n.links[i].has = o.Owner, true
+	n.touch(o.Owner)
+}
+
+// estimateN estimates the ring's size from the successor list's span.
+func (n *Node) estimateN() float64 {
+	if len(n.succs) == 0 {
+		return 1
+	}
+	span := n.succs[len(n.succs)-1].Key - n.self.Key
+	if span == 0 {
+		return 1
+	}
+	return float64(len(n.succs)) * math.Ldexp(1, 64) / float64(span)
+}
+
+// drawLink looks up a new long-distance link for slot i: a key at ring
+// distance d from this node, with d/2^64 = n^(u-1), u uniform in [0, 1) —
+// the harmonic distribution over [1/n, 1) of the ring Mercury draws from.
+func (n *Node) drawLink(i int) {
+	if n.st != stateMember || n.alone() {
+		return
+	}
+	est := max(n.estimateN(), 2)
+	u := n.cfg.Rand.Float64()
+	x := math.Pow(est, u-1)
+	d := math.Ldexp(x, 64)
+	var dist uint64
+	if d >= math.Ldexp(1, 64) {
+		dist = math.MaxUint64
+	} else {
+		dist = uint64(d)
+	}
+	n.links[i].pending = true
+	m := wire.RingRoute{Kind: wire.RouteLookup, Origin: n.cfg.ID, Key: n.self.Key + dist, Tag: uint32(i + 1)}
+	n.onRoute(n.cfg.ID, &m)
+}
+
+func (n *Node) cacheCap() int {
+	if n.cfg.CacheSize != 0 {
+		return max(n.cfg.CacheSize, 0)
+	}
+	return 2 * max(int(math.Ceil(math.Log2(max(n.estimateN(), 2)))), 1)
+}
+
+// cache is the route cache: key ranges and their owners, least recently
+// used evicted first.
+type cache struct {
+	e    []cacheEntry
+	tick uint64
+}
+
+type cacheEntry struct {
+	rg    Range
+	owner Peer
+	used  uint64
+}
+
+func (c *cache) find(k uint64) (cacheEntry, bool) {
+	for i := range c.e {
+		if c.e[i].rg.Contains(k) {
+			c.tick++
+			c.e[i].used = c.tick
+			return c.e[i], true
+		}
+	}
+	return cacheEntry{}, false
+}
+
+func overlap(a, b Range) bool { return a.Contains(b.Lo) || b.Contains(a.Lo) }
+
+func (c *cache) put(rg Range, owner Peer, capacity int) {
+	j := 0
+	for _, e := range c.e {
+		if e.owner.ID != owner.ID && !overlap(e.rg, rg) {
+			c.e[j] = e
+			j++
+		}
+	}
+	c.e = c.e[:j]
+	for len(c.e) >= capacity {
+		lru := 0
+		for i := range c.e {
+			if c.e[i].used < c.e[lru].used {
+				lru = i
+			}
+		}
+		c.e = append(c.e[:lru], c.e[lru+1:]...)
+	}
+	c.tick++
+	c.e = append(c.e, cacheEntry{rg: rg, owner: owner, used: c.tick})
+}
+
+func (c *cache) dropOwner(id wire.NodeID) {
+	j := 0
+	for _, e := range c.e {
+		if e.owner.ID != id {
+			c.e[j] = e
+			j++
+		}
+	}
+	c.e = c.e[:j]
+}
+
+func (c *cache) dropOverlap(rg Range) {
+	j := 0
+	for _, e := range c.e {
+		if !overlap(e.rg, rg) {
+			c.e[j] = e
+			j++
+		}
+	}
+	c.e = c.e[:j]
+}
