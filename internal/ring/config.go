@@ -40,8 +40,9 @@ type Config struct {
 	// LinkRefresh is the period between two long-link redraws (one link
 	// per period, round robin). Default 5 s.
 	LinkRefresh time.Duration
-	// JoinTimeout is how long a joiner waits for its join reply before
-	// asking again; JoinTries is how often it asks. Defaults 2 s and 5.
+	// JoinTimeout is how long a joiner waits for its first join reply
+	// before asking again (doubling the wait at every retry); JoinTries is
+	// how often it asks. Defaults 2 s and 5 (62 s in all).
 	JoinTimeout time.Duration
 	JoinTries   int
 	// MaxHops drops a routed message after this many hops (a guard against

@@ -320,7 +320,20 @@ func (c *cluster) routeCheck(count int, key func(from int) uint64, spread time.D
 			c.run(c.now + step)
 		}
 	}
-	c.run(c.now + 5*time.Second)
+	for deadline := c.now + time.Minute; c.now < deadline; {
+		c.run(c.now + time.Second)
+		done := true
+		for id := range wants {
+			if len(c.delivered[id]) == 0 {
+				done = false
+				break
+			}
+		}
+		if done {
+			break
+		}
+	}
+	c.run(c.now + time.Second) // room for duplicates to show
 	hops := make([]int, 0, count)
 	for i := range count {
 		id := base + uint64(i)
@@ -345,4 +358,29 @@ func hopStats(h []int) (mean float64, p99 int) {
 		sum += x
 	}
 	return float64(sum) / float64(len(s)), s[min(len(s)-1, len(s)*99/100)]
+}
+
+// settle runs the cluster in steps of a second until no node is joining
+// and checkRing passes, for at most limit; it returns how long it took.
+func (c *cluster) settle(r int, limit time.Duration) (time.Duration, error) {
+	start := c.now
+	for {
+		joining := 0
+		for i, n := range c.nodes {
+			if c.alive[i] && n.Joining() {
+				joining++
+			}
+		}
+		err := c.checkRing(r)
+		if joining == 0 && err == nil {
+			return c.now - start, nil
+		}
+		if c.now-start >= limit {
+			if err == nil {
+				err = fmt.Errorf("%d nodes still joining", joining)
+			}
+			return c.now - start, fmt.Errorf("not stable after %v: %w", limit, err)
+		}
+		c.run(c.now + time.Second)
+	}
 }

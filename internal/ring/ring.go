@@ -306,7 +306,9 @@ func (n *Node) reset(key uint64) {
 
 func (n *Node) sendJoin() {
 	n.join.tries++
-	n.join.deadline = n.now + n.cfg.JoinTimeout
+	// Exponential backoff: a join routed over a slow ring is not flooded
+	// with duplicates (a duplicate of an accepted join is answered again).
+	n.join.deadline = n.now + n.cfg.JoinTimeout<<min(n.join.tries-1, 10)
 	m := wire.RingRoute{Kind: wire.RouteJoin, Origin: n.cfg.ID, Key: n.join.key, Hops: 1}
 	if n.join.pick {
 		m.Tag = 1
