@@ -26,6 +26,11 @@ type Config struct {
 	// 0 sizes it 2·log2(n) from the node's estimate of the ring size n (the
 	// paper's choice); negative disables the cache.
 	CacheSize int
+	// CacheTTL is how long a route-cache entry is used after the owner
+	// confirmed it: cached owners are not probed, so an entry for a node
+	// that crashed loses messages until it expires (or the owner fails a
+	// probe of a node that also links to it). Default 5 s.
+	CacheTTL time.Duration
 
 	// Stabilize is the period of stabilisation (ask the successor for its
 	// predecessor and successor list). Default 500 ms: a joined node is
@@ -82,7 +87,7 @@ type Config struct {
 // every timing field is set, and Validate fills the rest.
 func DefaultConfig(id wire.NodeID, rng *rand.Rand) Config {
 	return Config{ID: id, Rand: rng, Succs: 4, Links: 4, Stabilize: 500 * time.Millisecond,
-		Probe: time.Second, FailAfter: 3 * time.Second, LinkRefresh: 5 * time.Second,
+		Probe: time.Second, FailAfter: 3 * time.Second, LinkRefresh: 5 * time.Second, CacheTTL: 5 * time.Second,
 		JoinTimeout: 2 * time.Second, JoinTries: 5, LoadWindow: 30 * time.Second,
 		BalanceEvery: 10 * time.Second, Light: 0.5, Heavy: 2, MinLoad: 1}
 }
@@ -120,7 +125,7 @@ func (c Config) Validate() (Config, error) {
 		def  time.Duration
 		name string
 	}{{&c.Stabilize, d.Stabilize, "Stabilize"}, {&c.Probe, d.Probe, "Probe"},
-		{&c.FailAfter, d.FailAfter, "FailAfter"}, {&c.LinkRefresh, d.LinkRefresh, "LinkRefresh"},
+		{&c.FailAfter, d.FailAfter, "FailAfter"}, {&c.CacheTTL, d.CacheTTL, "CacheTTL"}, {&c.LinkRefresh, d.LinkRefresh, "LinkRefresh"},
 		{&c.JoinTimeout, d.JoinTimeout, "JoinTimeout"}, {&c.LoadWindow, d.LoadWindow, "LoadWindow"},
 		{&c.BalanceEvery, d.BalanceEvery, "BalanceEvery"}, {&c.BalanceCooldown, 2 * c.LoadWindow, "BalanceCooldown"}} {
 		if err := fill(f.v, f.def, f.name); err != nil {

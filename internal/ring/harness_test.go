@@ -39,9 +39,16 @@ type cluster struct {
 	// delivered[msg] lists the nodes a routed payload (8-byte id) reached.
 	delivered map[uint64][]deliv
 	onDeliver func(n *ring.Node, e ring.Event)
-	sent      uint64 // packets sent
+	log       []logged // membership events (not deliveries)
+	sent      uint64   // packets sent
 	bytes     [wire.NumClasses]uint64
 	malformed int
+}
+
+type logged struct {
+	node wire.NodeID
+	at   time.Duration
+	e    ring.Event
 }
 
 type deliv struct {
@@ -128,6 +135,9 @@ func (c *cluster) flush(id wire.NodeID) {
 		}
 		if c.onDeliver != nil && e.Kind == ring.EventDelivered {
 			c.onDeliver(n, e)
+		}
+		if e.Kind != ring.EventDelivered {
+			c.log = append(c.log, logged{n.ID(), c.now, e})
 		}
 	}
 }
@@ -379,6 +389,61 @@ func (c *cluster) settle(r int, limit time.Duration) (time.Duration, error) {
 			if err == nil {
 				err = fmt.Errorf("%d nodes still joining", joining)
 			}
+			return c.now - start, fmt.Errorf("not stable after %v: %w", limit, err)
+		}
+		c.run(c.now + time.Second)
+	}
+}
+
+// rangeCheck routes a range message from a random member over [lo, hi] and
+// checks that exactly the members whose ranges intersect it got it, once.
+func (c *cluster) rangeCheck(lo, hi uint64) error {
+	tr := c.truth()
+	id := uint64(len(c.delivered)) + 1<<41
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], id)
+	from := tr.ids[c.rng.IntN(len(tr.ids))]
+	if err := c.nodes[from].RouteRange(lo, hi, wire.ClassDiscovery, b[:]); err != nil {
+		return err
+	}
+	c.flush(from)
+	c.run(c.now + 10*time.Second)
+	want := map[wire.NodeID]bool{}
+	q := ring.Range{Lo: lo, Hi: hi}
+	m := len(tr.keys)
+	for i := range m {
+		r := ring.Range{Lo: tr.keys[(i-1+m)%m] + 1, Hi: tr.keys[i]}
+		if m == 1 || r.Contains(q.Lo) || q.Contains(r.Lo) {
+			want[tr.ids[i]] = true
+		}
+	}
+	got := map[wire.NodeID]int{}
+	for _, d := range c.delivered[id] {
+		got[d.node]++
+	}
+	for n := range want {
+		if got[n] != 1 {
+			return fmt.Errorf("range %v from %d: node %d got it %d times, want once (%d of %d nodes want it)", q, from, n, got[n], len(want), m)
+		}
+	}
+	for n, k := range got {
+		if !want[n] {
+			return fmt.Errorf("range %v from %d: node %d got it %d times, want none", q, from, n, k)
+		}
+	}
+	return nil
+}
+
+// settleRing is settle without waiting for joiners: the members' ring is
+// consistent.
+func (c *cluster) settleRing(r int, limit time.Duration) (time.Duration, error) {
+	start := c.now
+	for {
+		err := c.checkRing(r)
+		if err == nil {
+			return c.now - start, nil
+		}
+		if c.now-start >= limit {
 			return c.now - start, fmt.Errorf("not stable after %v: %w", limit, err)
 		}
 		c.run(c.now + time.Second)

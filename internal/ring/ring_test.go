@@ -26,3 +26,34 @@ func TestJoinAndRoute(t *testing.T) {
 		}
 	}
 }
+
+// TestRangeRoute checks range routing: a message for [lo, hi] reaches
+// exactly the nodes whose ranges intersect it, once each, for ranges inside
+// one node, over several, wrapping past the top of the key space, and the
+// whole ring.
+func TestRangeRoute(t *testing.T) {
+	for _, n := range []int{1, 2, 5, 40} {
+		for seed := uint64(1); seed <= 3; seed++ {
+			c := newCluster(t, seed, nil)
+			c.grow(n, 30*time.Millisecond, 3*time.Second)
+			if _, err := c.settle(4, time.Minute); err != nil {
+				t.Fatalf("n=%d seed %d: %v", n, seed, err)
+			}
+			tr := c.truth()
+			cases := [][2]uint64{{0, ^uint64(0)}, {5, 4}, {^uint64(0) - 1000, 1000}}
+			for range 30 {
+				lo := c.rng.Uint64()
+				w := c.rng.Uint64() >> c.rng.IntN(64)
+				cases = append(cases, [2]uint64{lo, lo + w})
+			}
+			// Ranges that start or end exactly on node keys.
+			k := tr.keys[c.rng.IntN(len(tr.keys))]
+			cases = append(cases, [2]uint64{k, k}, [2]uint64{k + 1, k}, [2]uint64{k, k + 1}, [2]uint64{k - 1, k})
+			for _, q := range cases {
+				if err := c.rangeCheck(q[0], q[1]); err != nil {
+					t.Fatalf("n=%d seed %d: %v", n, seed, err)
+				}
+			}
+		}
+	}
+}

@@ -3,6 +3,7 @@ package ring
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/overworld/overworld/internal/wire"
 )
@@ -117,7 +118,7 @@ func (n *Node) greedy(m *wire.RingRoute) {
 		prev = s.Key
 	}
 	if !m.Cached && n.cacheCap() > 0 {
-		if e, ok := n.cache.find(k); ok && e.owner.ID != n.cfg.ID {
+		if e, ok := n.cache.find(k, n.now); ok && e.owner.ID != n.cfg.ID {
 			n.stats.CacheHits++
 			n.forward(e.owner, m, true, true)
 			return
@@ -237,7 +238,7 @@ func (n *Node) onOwner(from wire.NodeID) {
 	}
 	if o.Tag == 0 {
 		if n.cacheCap() > 0 && o.Owner.ID != n.cfg.ID {
-			n.cache.put(rg, o.Owner, n.cacheCap())
+			n.cache.put(rg, o.Owner, n.cacheCap(), n.now+n.cfg.CacheTTL)
 		}
 		return
 	}
@@ -306,10 +307,18 @@ type cacheEntry struct {
 	rg    Range
 	owner Peer
 	used  uint64
+	until time.Duration
 }
 
-func (c *cache) find(k uint64) (cacheEntry, bool) {
-	for i := range c.e {
+// find returns the live entry whose range holds k, dropping expired ones
+// it meets.
+func (c *cache) find(k uint64, now time.Duration) (cacheEntry, bool) {
+	for i := 0; i < len(c.e); i++ {
+		if c.e[i].until <= now {
+			c.e = append(c.e[:i], c.e[i+1:]...)
+			i--
+			continue
+		}
 		if c.e[i].rg.Contains(k) {
 			c.tick++
 			c.e[i].used = c.tick
@@ -321,7 +330,7 @@ func (c *cache) find(k uint64) (cacheEntry, bool) {
 
 func overlap(a, b Range) bool { return a.Contains(b.Lo) || b.Contains(a.Lo) }
 
-func (c *cache) put(rg Range, owner Peer, capacity int) {
+func (c *cache) put(rg Range, owner Peer, capacity int, until time.Duration) {
 	j := 0
 	for _, e := range c.e {
 		if e.owner.ID != owner.ID && !overlap(e.rg, rg) {
@@ -340,7 +349,7 @@ func (c *cache) put(rg Range, owner Peer, capacity int) {
 		c.e = append(c.e[:lru], c.e[lru+1:]...)
 	}
 	c.tick++
-	c.e = append(c.e, cacheEntry{rg: rg, owner: owner, used: c.tick})
+	c.e = append(c.e, cacheEntry{rg: rg, owner: owner, used: c.tick, until: until})
 }
 
 func (c *cache) dropOwner(id wire.NodeID) {

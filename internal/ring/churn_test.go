@@ -1,0 +1,95 @@
+package ring_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/overworld/overworld/internal/ring"
+	"github.com/overworld/overworld/internal/wire"
+)
+
+// churn applies a seeded random schedule of joins, graceful leaves and
+// crashes, one every gap on average, for d, keeping at least minLive
+// members, while routing traffic. It returns the counts of each.
+func (c *cluster) churn(d, gap time.Duration, minLive int) (joins, leaves, crashes int) {
+	end := c.now + d
+	for c.now < end {
+		ms := c.members()
+		switch op := c.rng.IntN(10); {
+		case op < 4:
+			c.joinOne()
+			joins++
+		case op < 7 && len(ms) > minLive:
+			n := ms[c.rng.IntN(len(ms))]
+			if err := n.Leave(c.now); err != nil {
+				c.t.Fatalf("seed %d: %v", c.seed, err)
+			}
+			c.flush(n.ID())
+			leaves++
+		case len(ms) > minLive:
+			n := ms[c.rng.IntN(len(ms))]
+			c.alive[n.ID()] = false
+			crashes++
+		}
+		// Background traffic (not checked: owners move under churn).
+		for range 5 {
+			ms := c.members()
+			n := ms[c.rng.IntN(len(ms))]
+			_ = n.Route(c.rng.Uint64(), wire.ClassDiscovery, []byte("x"))
+			c.flush(n.ID())
+		}
+		c.run(c.now + time.Duration(c.rng.Int64N(int64(2*gap))))
+	}
+	return
+}
+
+// TestChurn runs seeded random schedules of joins, leaves and crashes on a
+// ring, then stops the churn and checks, once the ring is stable: every
+// member knows its true predecessor and successors, every key is owned by
+// exactly one live node, and no routed message (point or range) is lost or
+// misdelivered.
+func TestChurn(t *testing.T) {
+	seeds := uint64(6)
+	if testing.Short() {
+		seeds = 2
+	}
+	for seed := uint64(1); seed <= seeds; seed++ {
+		c := newCluster(t, seed, nil)
+		c.grow(40, 30*time.Millisecond, 3*time.Second)
+		if _, err := c.settle(4, time.Minute); err != nil {
+			t.Fatalf("seed %d: before churn: %v", seed, err)
+		}
+		j, l, x := c.churn(60*time.Second, 400*time.Millisecond, 10)
+		// Stable: crashes detected (FailAfter) and cache entries for
+		// crashed owners expired (CacheTTL).
+		c.run(c.now + 5*time.Second)
+		ringTook, err := c.settleRing(4, 2*time.Minute)
+		if err != nil {
+			t.Fatalf("seed %d: after %d joins, %d leaves, %d crashes: %v", seed, j, l, x, err)
+		}
+		took, err := c.settle(4, 2*time.Minute)
+		if err != nil {
+			t.Fatalf("seed %d: after %d joins, %d leaves, %d crashes: %v", seed, j, l, x, err)
+		}
+		if _, err := c.routeCheck(300, func(int) uint64 { return c.rng.Uint64() }, time.Second); err != nil {
+			t.Fatalf("seed %d: after churn: %v", seed, err)
+		}
+		for range 5 {
+			lo := c.rng.Uint64()
+			if err := c.rangeCheck(lo, lo+c.rng.Uint64()>>2); err != nil {
+				t.Fatalf("seed %d: after churn: %v", seed, err)
+			}
+		}
+		failed, joinFailed := 0, 0
+		for _, e := range c.log {
+			switch e.e.Kind {
+			case ring.EventPeerFailed:
+				failed++
+			case ring.EventJoinFailed:
+				joinFailed++
+			}
+		}
+		t.Logf("seed %d: %d joins, %d leaves, %d crashes in 60 s; ring stable %v (+5 s) after, joins settled %v later; %d members; %d peer-failed, %d join-failed events",
+			seed, j, l, x, ringTook, took, len(c.members()), failed, joinFailed)
+	}
+}
