@@ -127,10 +127,13 @@ func (c Config) Validate() (Config, error) {
 	}{{&c.Stabilize, d.Stabilize, "Stabilize"}, {&c.Probe, d.Probe, "Probe"},
 		{&c.FailAfter, d.FailAfter, "FailAfter"}, {&c.CacheTTL, d.CacheTTL, "CacheTTL"}, {&c.LinkRefresh, d.LinkRefresh, "LinkRefresh"},
 		{&c.JoinTimeout, d.JoinTimeout, "JoinTimeout"}, {&c.LoadWindow, d.LoadWindow, "LoadWindow"},
-		{&c.BalanceEvery, d.BalanceEvery, "BalanceEvery"}, {&c.BalanceCooldown, 2 * c.LoadWindow, "BalanceCooldown"}} {
+		{&c.BalanceEvery, d.BalanceEvery, "BalanceEvery"}} {
 		if err := fill(f.v, f.def, f.name); err != nil {
 			return c, err
 		}
+	}
+	if err := fill(&c.BalanceCooldown, 2*c.LoadWindow, "BalanceCooldown"); err != nil {
+		return c, err
 	}
 	if c.FailAfter <= c.Probe {
 		return c, fmt.Errorf("%w: FailAfter %v must exceed Probe %v", ErrConfig, c.FailAfter, c.Probe)

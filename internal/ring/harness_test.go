@@ -40,6 +40,7 @@ type cluster struct {
 	delivered map[uint64][]deliv
 	onDeliver func(n *ring.Node, e ring.Event)
 	log       []logged // membership events (not deliveries)
+	isolated  []wire.NodeID
 	sent      uint64   // packets sent
 	bytes     [wire.NumClasses]uint64
 	malformed int
@@ -139,6 +140,9 @@ func (c *cluster) flush(id wire.NodeID) {
 		if e.Kind != ring.EventDelivered {
 			c.log = append(c.log, logged{n.ID(), c.now, e})
 		}
+		if e.Kind == ring.EventIsolated {
+			c.isolated = append(c.isolated, n.ID())
+		}
 	}
 }
 
@@ -174,6 +178,7 @@ func (c *cluster) run(until time.Duration) {
 				}
 			}
 			c.flush(to)
+			c.rejoinIsolated()
 			continue
 		}
 		for i, n := range c.nodes {
@@ -183,6 +188,33 @@ func (c *cluster) run(until time.Duration) {
 			}
 		}
 		c.nextTick += c.tickEvery
+		c.rejoinIsolated()
+	}
+}
+
+// rejoinIsolated does the driver's duty for EventIsolated: the node leaves
+// its one-node ring and joins again through a member of the big one.
+func (c *cluster) rejoinIsolated() {
+	for len(c.isolated) > 0 {
+		id := c.isolated[0]
+		c.isolated = c.isolated[1:]
+		n := c.nodes[id]
+		var seeds []wire.NodeID
+		for _, m := range c.members() {
+			if m.ID() != id {
+				seeds = append(seeds, m.ID())
+			}
+		}
+		if !c.alive[id] || !n.Member() || len(seeds) == 0 {
+			continue
+		}
+		if err := n.Leave(c.now); err != nil {
+			c.t.Fatalf("seed %d: %v", c.seed, err)
+		}
+		if err := n.Join(c.now, seeds[c.rng.IntN(len(seeds))], n.Key()); err != nil {
+			c.t.Fatalf("seed %d: %v", c.seed, err)
+		}
+		c.flush(id)
 	}
 }
 

@@ -60,9 +60,14 @@ const (
 	// EventJoinFailed: the join was refused or went unanswered JoinTries
 	// times; the node is out of the ring.
 	EventJoinFailed
+	// EventIsolated: every peer this node knew failed; it is a ring of its
+	// own (owning every key). The driver makes it Leave and Join again
+	// through a member it knows of.
+	EventIsolated
 )
 
-var eventNames = [...]string{"", "joined", "range", "handoff", "delivered", "peer-failed", "left", "join-failed"}
+var eventNames = [...]string{"", "joined", "range", "handoff", "delivered", "peer-failed", "left", "join-failed",
+	"isolated"}
 
 // String returns the kind's name.
 func (k EventKind) String() string {
@@ -119,6 +124,8 @@ const (
 type peerState struct {
 	key       uint64
 	lastHeard time.Duration
+	waiting   bool          // a probe is unanswered
+	waitSince time.Duration // since when (the first unanswered probe)
 	load      float64
 	loadAt    time.Duration
 	hasLoad   bool
@@ -437,7 +444,7 @@ func (n *Node) Step(now time.Duration, from wire.NodeID, t wire.Type, body []byt
 		return nil
 	}
 	if p := n.peers[from]; p != nil {
-		p.lastHeard = n.now
+		p.lastHeard, p.waiting = n.now, false
 	}
 	switch t {
 	case wire.TypeRingRoute:
@@ -800,15 +807,37 @@ func (n *Node) fixAlone() {
 			best, ok = p, true
 		}
 	}
+	if !ok {
+		// Nodes that probed this node lately are alive and in the ring.
+		for id, ps := range n.peers {
+			if ps.waiting || n.now-ps.lastHeard > n.cfg.FailAfter {
+				continue
+			}
+			p := Peer{ID: id, Key: ps.key}
+			d, bd := p.Key-n.self.Key, best.Key-n.self.Key
+			if !ok || d < bd || d == bd && p.ID < best.ID { // map order must not matter
+				best, ok = p, true
+			}
+		}
+	}
 	if ok {
 		n.setSuccs([]Peer{best})
+		// best may be far around the ring: ask the ring who owns the key
+		// after this node's, which is its true successor.
+		m := wire.RingRoute{Kind: wire.RouteLookup, Origin: n.cfg.ID, Key: n.self.Key + 1, Tag: succTag}
+		n.forward(best, &m, false, false)
 		return
 	}
 	if !n.hasPred || n.pred.ID != n.cfg.ID {
 		n.pred, n.hasPred = n.self, true
 		n.emit(Event{Kind: EventRange, Range: Range{n.self.Key + 1, n.self.Key}})
+		n.emit(Event{Kind: EventIsolated, Peer: n.self})
 	}
 }
+
+// succTag marks the lookup of a node's own successor (long links use
+// tags 1 to Links).
+const succTag = 1<<32 - 1
 
 // knownPeers lists the predecessor, successors, long links and cached
 // owners (possibly with repeats).
@@ -883,6 +912,14 @@ func (n *Node) sendProbes() {
 	n.probeSeq++
 	m := wire.RingProbe{Seq: n.probeSeq, Key: n.self.Key, Load: milli(n.Load(n.now))}
 	n.probed(func(id wire.NodeID) {
+		ps := n.peers[id]
+		if ps == nil {
+			ps = &peerState{key: n.keyOf(id), lastHeard: n.now}
+			n.peers[id] = ps
+		}
+		if !ps.waiting {
+			ps.waiting, ps.waitSince = true, n.now
+		}
 		n.out.Commit(id, wire.ClassMaintenance, wire.AppendRingProbe(n.out.Buf(), wire.TypeRingPing, &m))
 	})
 	// Forget peers no longer referenced and long silent.
@@ -909,12 +946,8 @@ func (n *Node) detectFailures() {
 	var failed [8]wire.NodeID
 	f := failed[:0]
 	n.probed(func(id wire.NodeID) {
-		ps := n.peers[id]
-		if ps == nil {
-			n.peers[id] = &peerState{key: n.keyOf(id), lastHeard: n.now}
-			return
-		}
-		if n.now-ps.lastHeard > n.cfg.FailAfter {
+		// Failed: probed for longer than FailAfter without a word back.
+		if ps := n.peers[id]; ps != nil && ps.waiting && n.now-ps.waitSince > n.cfg.FailAfter {
 			f = append(f, id)
 		}
 	})

@@ -242,6 +242,20 @@ func (n *Node) onOwner(from wire.NodeID) {
 		}
 		return
 	}
+	if o.Tag == succTag {
+		// The answer to a successor repair: the owner of the key after
+		// this node's is its successor.
+		if o.Owner.ID != n.cfg.ID && o.Key == n.self.Key+1 &&
+			(len(n.succs) == 0 || strictly(n.self.Key, o.Owner.Key, n.succs[0].Key)) {
+			cands := append(n.scratchPeers[:0], o.Owner)
+			cands = append(cands, n.succs...)
+			n.scratchPeers = cands
+			n.succs = n.succs[:0]
+			n.setSuccs(cands)
+			n.nextStab = n.now
+		}
+		return
+	}
 	i := int(o.Tag) - 1
 	if i >= len(n.links) || !n.links[i].pending {
 		n.stats.Unexpected++
