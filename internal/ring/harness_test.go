@@ -41,7 +41,7 @@ type cluster struct {
 	onDeliver func(n *ring.Node, e ring.Event)
 	log       []logged // membership events (not deliveries)
 	isolated  []wire.NodeID
-	sent      uint64   // packets sent
+	sent      uint64 // packets sent
 	bytes     [wire.NumClasses]uint64
 	malformed int
 }
