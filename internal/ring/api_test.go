@@ -291,3 +291,54 @@ func TestDeterminism(t *testing.T) {
 		t.Fatal("different seeds, same run")
 	}
 }
+
+// TestJoinPicked checks that a joiner that lets the seed pick its key gets
+// the middle of the seed's range when the seed measured no load, and the
+// load-weighted median of its sampled keys when it did; and that a joiner
+// whose key is taken is given one by the seed instead.
+func TestJoinPicked(t *testing.T) {
+	c := newCluster(t, 5, nil)
+	c.grow(8, 30*time.Millisecond, 5*time.Second)
+	if _, err := c.settle(4, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	seed := c.members()[2]
+	rg, _ := seed.Range()
+	j := c.add()
+	if err := c.nodes[j].JoinPicked(c.now, seed.ID()); err != nil {
+		t.Fatal(err)
+	}
+	c.flush(j)
+	c.run(c.now + 3*time.Second)
+	if want := rg.Lo - 1 + (rg.Hi-(rg.Lo-1))/2; c.nodes[j].Key() != want || !c.nodes[j].Member() {
+		t.Fatalf("picked key %#x member %v, want %#x", c.nodes[j].Key(), c.nodes[j].Member(), want)
+	}
+	// Load reported on the upper quarter of the seed's (now smaller) range.
+	rg, _ = seed.Range()
+	q := rg.Lo + (rg.Hi-rg.Lo)/4*3
+	for i := range 100 {
+		seed.AddLoad(c.now, q+uint64(i), 1)
+	}
+	j2 := c.add()
+	if err := c.nodes[j2].JoinPicked(c.now, seed.ID()); err != nil {
+		t.Fatal(err)
+	}
+	c.flush(j2)
+	c.run(c.now + 3*time.Second)
+	if k := c.nodes[j2].Key(); k < q || k > q+100 {
+		t.Fatalf("picked key %#x, want the load median near %#x", k, q)
+	}
+	// A taken key: the owner refuses, and the joiner asks the seed to pick.
+	j3 := c.add()
+	if err := c.nodes[j3].Join(c.now, seed.ID(), c.members()[5].Key()); err != nil {
+		t.Fatal(err)
+	}
+	c.flush(j3)
+	c.run(c.now + 3*time.Second)
+	if !c.nodes[j3].Member() {
+		t.Fatal("joiner with a taken key did not get in")
+	}
+	if err := c.checkRing(4); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -49,17 +49,35 @@ func (c *cluster) churn(d, gap time.Duration, minLive int) (joins, leaves, crash
 // exactly one live node, and no routed message (point or range) is lost or
 // misdelivered.
 func TestChurn(t *testing.T) {
-	seeds := uint64(6)
-	if testing.Short() {
-		seeds = 2
+	type plan struct {
+		seeds      uint64
+		n, minLive int
+		gap        time.Duration
 	}
-	for seed := uint64(1); seed <= seeds; seed++ {
+	// Heavy churn on a small ring (a join, leave or crash every 400 ms on
+	// average among 10 to 60 nodes), and, without -short, steady churn on
+	// a large one.
+	plans := []plan{{6, 40, 10, 400 * time.Millisecond}}
+	if testing.Short() {
+		plans[0].seeds = 2
+	} else {
+		plans = append(plans, plan{2, 300, 150, 200 * time.Millisecond})
+	}
+	for _, p := range plans {
+		for seed := uint64(1); seed <= p.seeds; seed++ {
+			churnOnce(t, seed, p.n, p.minLive, p.gap)
+		}
+	}
+}
+
+func churnOnce(t *testing.T, seed uint64, size, minLive int, gap time.Duration) {
+	{
 		c := newCluster(t, seed, nil)
-		c.grow(40, 30*time.Millisecond, 3*time.Second)
+		c.grow(size, 20*time.Millisecond, 3*time.Second)
 		if _, err := c.settle(4, time.Minute); err != nil {
 			t.Fatalf("seed %d: before churn: %v", seed, err)
 		}
-		j, l, x := c.churn(60*time.Second, 400*time.Millisecond, 10)
+		j, l, x := c.churn(60*time.Second, gap, minLive)
 		// Stable: crashes detected (FailAfter) and cache entries for
 		// crashed owners expired (CacheTTL).
 		c.run(c.now + 5*time.Second)
@@ -89,7 +107,7 @@ func TestChurn(t *testing.T) {
 				joinFailed++
 			}
 		}
-		t.Logf("seed %d: %d joins, %d leaves, %d crashes in 60 s; ring stable %v (+5 s) after, joins settled %v later; %d members; %d peer-failed, %d join-failed events",
-			seed, j, l, x, ringTook, took, len(c.members()), failed, joinFailed)
+		t.Logf("n=%d seed %d: %d joins, %d leaves, %d crashes in 60 s; ring stable %v (+5 s) after, joins settled %v later; %d members; %d peer-failed, %d join-failed events",
+			size, seed, j, l, x, ringTook, took, len(c.members()), failed, joinFailed)
 	}
 }
