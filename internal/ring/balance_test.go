@@ -84,6 +84,9 @@ func loadSpread(t *testing.T, seed uint64, n int, balance bool, rate int, d time
 		sd += (l - mean) * (l - mean)
 	}
 	sd = math.Sqrt(sd / float64(len(loads)))
+	// With the traffic stopped, loads fall under MinLoad within a window
+	// and nodes stop moving; then the ring must be exact.
+	c.run(c.now + 40*time.Second)
 	if _, err := c.settle(4, time.Minute); err != nil {
 		t.Fatalf("seed %d balance %v: after the run: %v", seed, balance, err)
 	}
@@ -96,11 +99,11 @@ func loadSpread(t *testing.T, seed uint64, n int, balance bool, rate int, d time
 // TestBalance runs the same skewed load with leave-join load balancing off
 // and on and checks that balancing moves nodes and cuts the max/mean load.
 func TestBalance(t *testing.T) {
-	d := 6 * time.Minute
+	d, seeds := 6*time.Minute, uint64(2)
 	if testing.Short() {
-		d = 4 * time.Minute
+		d, seeds = 4*time.Minute, 1
 	}
-	for seed := uint64(1); seed <= 2; seed++ {
+	for seed := uint64(1); seed <= seeds; seed++ {
 		offMax, offCV, _ := loadSpread(t, seed, 64, false, 200, d)
 		onMax, onCV, moves := loadSpread(t, seed, 64, true, 200, d)
 		t.Logf("seed %d, 64 nodes, %v: max/mean load %.2f → %.2f, CV %.2f → %.2f with balancing (%d moves)",
