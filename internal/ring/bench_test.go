@@ -100,11 +100,14 @@ func BenchmarkMaintenance(b *testing.B) {
 		c := stableRing(b, n)
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
-			sent := c.sent
+			sent, bytes := c.sent, c.bytes[wire.ClassMaintenance]
 			for b.Loop() {
 				c.run(c.now + time.Second)
 			}
 			b.ReportMetric(float64(c.sent-sent)/float64(b.N)/float64(n), "packets/node/s")
+			// Payload bytes plus 28 bytes of IPv4/UDP header per packet.
+			wireBytes := float64(c.bytes[wire.ClassMaintenance]-bytes) + 28*float64(c.sent-sent)
+			b.ReportMetric(wireBytes/float64(b.N)/float64(n), "B/node/s")
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/node/s")
 		})
 	}
