@@ -45,7 +45,9 @@
 // n estimated from the successor list's span), key range → owner, least
 // recently used evicted, each valid for CacheTTL after the owner confirmed
 // it: an owner reached in two or more hops sends the origin a RingOwner so it
-// goes direct next time. Long links (Config.Links, Mercury's k) are drawn
+// goes direct next time, and a message sent through an entry past half its
+// life asks the owner for the same confirmation, so routes in steady use
+// stay cached. Long links (Config.Links, Mercury's k) are drawn
 // from the harmonic distribution: a key at clockwise distance d from this
 // node with d/2^64 = n^(u-1), u uniform, looked up through the ring; one is
 // redrawn every LinkRefresh. A message sent to a node that believes it owns

@@ -120,6 +120,11 @@ func (n *Node) greedy(m *wire.RingRoute) {
 	if !m.Cached && n.cacheCap() > 0 {
 		if e, ok := n.cache.find(k, n.now); ok && e.owner.ID != n.cfg.ID {
 			n.stats.CacheHits++
+			if e.until-n.now < n.cfg.CacheTTL/2 {
+				// Past half its life: ask the owner to confirm the entry,
+				// so a route in steady use stays cached.
+				m.Ack = true
+			}
 			n.forward(e.owner, m, true, true)
 			return
 		}
@@ -209,7 +214,7 @@ func (n *Node) walk(m *wire.RingRoute) {
 // ackRoute tells the origin of a message that took more than one hop who
 // owns its key, so the origin caches the route.
 func (n *Node) ackRoute(m *wire.RingRoute) {
-	if m.Origin == n.cfg.ID || m.Hops < 2 || n.cfg.CacheSize < 0 || !n.hasPred {
+	if m.Origin == n.cfg.ID || m.Hops < 2 && !m.Ack || n.cfg.CacheSize < 0 || !n.hasPred {
 		return
 	}
 	o := wire.RingOwner{Key: m.Key, Owner: n.self, Lo: n.pred.Key, Hops: m.Hops}

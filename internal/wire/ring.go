@@ -34,6 +34,7 @@ type RingRoute struct {
 	Walk   bool   // RouteRange: the owner of Key was reached; now walking successors
 	Cached bool   // a route-cache hop was taken (no further cache hop is taken)
 	Final  bool   // the sender believes the receiver owns Key
+	Ack    bool   // the owner confirms itself to the origin (RingOwner) even after one hop
 	Hint   uint64 // Final: the receiver's key as the sender knew it
 	Origin NodeID // the node that routed the message first
 	Key    uint64
@@ -49,6 +50,7 @@ const (
 	routeWalk     = 0x04
 	routeCached   = 0x08
 	routeFinal    = 0x10
+	routeAck      = 0x20
 )
 
 // AppendRingRoute appends m as one frame. Fields m.Kind does not use are
@@ -64,6 +66,9 @@ func AppendRingRoute(b []byte, m *RingRoute) []byte {
 	}
 	if m.Final {
 		f |= routeFinal
+	}
+	if m.Ack {
+		f |= routeAck
 	}
 	b = append(b, f)
 	b = binary.AppendUvarint(b, uint64(m.Origin))
@@ -93,14 +98,14 @@ func (m *RingRoute) Decode(body []byte) error {
 	if r.err != nil {
 		return r.err
 	}
-	if f&^(routeKindMask|routeWalk|routeCached|routeFinal) != 0 {
+	if f&^(routeKindMask|routeWalk|routeCached|routeFinal|routeAck) != 0 {
 		return malformed("route flags %#x", f)
 	}
 	m.Kind = RouteKind(f & routeKindMask)
 	if f&routeWalk != 0 && m.Kind != RouteRange {
 		return malformed("walk flag on a %d route", m.Kind)
 	}
-	m.Walk, m.Cached, m.Final = f&routeWalk != 0, f&routeCached != 0, f&routeFinal != 0
+	m.Walk, m.Cached, m.Final, m.Ack = f&routeWalk != 0, f&routeCached != 0, f&routeFinal != 0, f&routeAck != 0
 	m.Origin = NodeID(r.u32("route origin"))
 	m.Key = r.u64("route key")
 	if m.Final {

@@ -69,7 +69,7 @@ func randPeers(r *rand.Rand) []RingPeer {
 }
 
 func randRingRoute(r *rand.Rand) *RingRoute {
-	m := &RingRoute{Kind: RouteKind(r.IntN(int(numRouteKinds))), Cached: r.IntN(3) == 0, Final: r.IntN(2) == 0,
+	m := &RingRoute{Kind: RouteKind(r.IntN(int(numRouteKinds))), Cached: r.IntN(3) == 0, Final: r.IntN(2) == 0, Ack: r.IntN(4) == 0,
 		Origin: NodeID(r.Uint32() >> r.IntN(32)), Key: randKey(r), Hops: r.Uint32() >> r.IntN(32)}
 	if m.Final {
 		m.Hint = randKey(r)
@@ -120,7 +120,7 @@ func TestRingDecodeRejects(t *testing.T) {
 		typ  Type
 		body []byte
 	}{
-		{"route unknown flag bit", TypeRingRoute, []byte{0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
+		{"route unknown flag bit", TypeRingRoute, []byte{0x40, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
 		{"route walk on data", TypeRingRoute, []byte{routeWalk, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
 		{"route key truncated", TypeRingRoute, []byte{byte(RouteLookup), 0, 1, 2}},
 		{"route class 9", TypeRingRoute, []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9, 0}},
