@@ -433,7 +433,7 @@ func (n *Node) Step(now time.Duration, from wire.NodeID, t wire.Type, body []byt
 	}
 	if n.st == stateJoining {
 		if t == wire.TypeRingJoinReply && from != n.cfg.ID {
-			n.onJoinReply()
+			n.onJoinReply(from)
 			return nil
 		}
 		n.stats.Unexpected++
@@ -593,9 +593,13 @@ func (n *Node) setPred(p Peer) {
 // alone reports whether the node is the only member it knows.
 func (n *Node) alone() bool { return len(n.succs) == 0 }
 
-func (n *Node) onJoinReply() {
+func (n *Node) onJoinReply(from wire.NodeID) {
 	m := &n.joinReply
 	if !m.Accepted {
+		if !n.join.pick && m.Key != n.join.key || n.join.pick && from != n.join.seed {
+			n.stats.Unexpected++ // a late answer to an earlier attempt
+			return
+		}
 		if !n.join.pick {
 			// The key is taken: let the seed pick one.
 			n.join.pick = true
@@ -607,17 +611,12 @@ func (n *Node) onJoinReply() {
 		n.emit(Event{Kind: EventJoinFailed, Peer: Peer{ID: n.join.seed}})
 		return
 	}
-	if !n.join.pick && m.Key != n.join.key {
+	if !n.join.pick && m.Key != n.join.key || m.Pred.ID == n.cfg.ID || m.Pred.Key == m.Key {
 		n.stats.Unexpected++
 		return
 	}
 	n.self.Key = m.Key
 	n.pred, n.hasPred = m.Pred, true
-	if m.Pred.ID == n.cfg.ID {
-		n.stats.Unexpected++
-		n.pred, n.hasPred = Peer{}, false
-		return
-	}
 	n.touch(m.Pred)
 	n.setSuccs(m.Succs)
 	if len(n.succs) == 0 {
@@ -698,8 +697,8 @@ func (n *Node) onStabilize(from wire.NodeID) {
 	case !n.hasPred || (n.pred.ID == n.cfg.ID):
 		n.setPred(x)
 	case n.pred.ID == x.ID && n.pred.Key != x.Key:
-		// The predecessor moved (a load-balancing rejoin): drop it and let
-		// whoever is before this node now claim the place.
+		// The predecessor rejoined at another key and still names this
+		// node its successor: take it where it is now.
 		n.hasPred = false
 		n.setPred(x)
 	case strictly(n.pred.Key, x.Key, n.self.Key):
@@ -767,6 +766,7 @@ func (n *Node) onLeave(from wire.NodeID) {
 		n.setSuccs(cands)
 	}
 	n.forget(from)
+	n.fixAlone(false) // the leaver named no other node: this one is alone, as expected
 }
 
 func (n *Node) succIndex(id wire.NodeID) int {
@@ -792,12 +792,11 @@ func (n *Node) forget(id wire.NodeID) {
 	}
 	n.cache.dropOwner(id)
 	delete(n.peers, id)
-	n.fixAlone()
 }
 
 // fixAlone repairs an empty successor list from whatever else the node
 // knows (the nearest known peer clockwise), or makes it the only member.
-func (n *Node) fixAlone() {
+func (n *Node) fixAlone(isolated bool) {
 	if len(n.succs) > 0 {
 		return
 	}
@@ -831,7 +830,9 @@ func (n *Node) fixAlone() {
 	if !n.hasPred || n.pred.ID != n.cfg.ID {
 		n.pred, n.hasPred = n.self, true
 		n.emit(Event{Kind: EventRange, Range: Range{n.self.Key + 1, n.self.Key}})
-		n.emit(Event{Kind: EventIsolated, Peer: n.self})
+		if isolated {
+			n.emit(Event{Kind: EventIsolated, Peer: n.self})
+		}
 	}
 }
 
@@ -876,9 +877,7 @@ func (n *Node) dropPeer(id wire.NodeID, failed bool) {
 		n.emit(Event{Kind: EventPeerFailed, Peer: p})
 	}
 	n.forget(id)
-	if !n.hasPred && len(n.succs) == 0 {
-		n.fixAlone()
-	}
+	n.fixAlone(true)
 }
 
 func (n *Node) probed(yield func(wire.NodeID)) {
@@ -997,6 +996,7 @@ func (n *Node) onPong(from wire.NodeID) {
 		}
 		if moved {
 			n.forget(from)
+			n.fixAlone(true)
 			return
 		}
 		for i := range n.links {

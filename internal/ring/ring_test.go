@@ -1,6 +1,7 @@
 package ring_test
 
 import (
+	"github.com/overworld/overworld/internal/ring"
 	"testing"
 	"time"
 )
@@ -52,6 +53,44 @@ func TestRangeRoute(t *testing.T) {
 			for _, q := range cases {
 				if err := c.rangeCheck(q[0], q[1]); err != nil {
 					t.Fatalf("n=%d seed %d: %v", n, seed, err)
+				}
+			}
+		}
+	}
+}
+
+// TestSmallRings shrinks rings of 2 to 5 nodes one graceful leave or crash
+// at a time down to a single node, checking the ring and routing after
+// each step; a node left alone by a leave owns every key and gets no
+// EventIsolated.
+func TestSmallRings(t *testing.T) {
+	for n := 2; n <= 5; n++ {
+		for _, crash := range []bool{false, true} {
+			c := newCluster(t, uint64(n), nil)
+			c.grow(n, 30*time.Millisecond, 3*time.Second)
+			for len(c.members()) > 1 {
+				ms := c.members()
+				v := ms[c.rng.IntN(len(ms))]
+				if crash {
+					c.alive[v.ID()] = false
+				} else if err := v.Leave(c.now); err != nil {
+					t.Fatal(err)
+				}
+				c.flush(v.ID())
+				if _, err := c.settle(4, 20*time.Second); err != nil {
+					t.Fatalf("n=%d crash %v, %d left: %v", n, crash, len(c.members()), err)
+				}
+				if _, err := c.routeCheck(50, func(int) uint64 { return c.rng.Uint64() }, 0); err != nil {
+					t.Fatalf("n=%d crash %v, %d left: %v", n, crash, len(c.members()), err)
+				}
+			}
+			last := c.members()[0]
+			if rg, ok := last.Range(); !ok || rg.Size() != ^uint64(0) {
+				t.Fatalf("n=%d: the last node's range %v %v, want the whole ring", n, rg, ok)
+			}
+			for _, l := range c.log {
+				if l.e.Kind == ring.EventIsolated && !crash {
+					t.Fatalf("n=%d: %d isolated after graceful leaves", n, l.node)
 				}
 			}
 		}
