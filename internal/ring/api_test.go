@@ -342,3 +342,30 @@ func TestJoinPicked(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestTrafficClasses checks that routed frames travel under their payload's
+// class (so routing and matching traffic are accounted apart) and ring
+// upkeep under ClassMaintenance.
+func TestTrafficClasses(t *testing.T) {
+	c := newCluster(t, 6, nil)
+	c.grow(16, 30*time.Millisecond, 5*time.Second)
+	if _, err := c.settle(4, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if c.bytes[wire.ClassMatching] != 0 || c.bytes[wire.ClassDiscovery] != 0 || c.bytes[wire.ClassMaintenance] == 0 {
+		t.Fatalf("idle ring traffic by class %v", c.bytes)
+	}
+	before := c.bytes
+	for range 100 {
+		n := c.members()[c.rng.IntN(16)]
+		if err := n.Route(c.rng.Uint64(), wire.ClassMatching, make([]byte, 50)); err != nil {
+			t.Fatal(err)
+		}
+		c.flush(n.ID())
+	}
+	c.run(c.now + 5*time.Second)
+	if c.bytes[wire.ClassMatching]-before[wire.ClassMatching] < 100*50 || c.bytes[wire.ClassDiscovery] != 0 ||
+		c.bytes[wire.ClassUpdate] != 0 || c.bytes[wire.ClassControl] != 0 {
+		t.Fatalf("traffic by class %v after 100 matching routes (before %v)", c.bytes, before)
+	}
+}
