@@ -369,3 +369,67 @@ func TestTrafficClasses(t *testing.T) {
 		t.Fatalf("traffic by class %v after 100 matching routes (before %v)", c.bytes, before)
 	}
 }
+
+// TestBootstrap builds rings from a full member list (no joins): the ring
+// is exact at once and routes correctly; bad lists are rejected with no
+// change.
+func TestBootstrap(t *testing.T) {
+	for _, n := range []int{1, 2, 7, 200} {
+		c := newCluster(t, uint64(n), nil)
+		var members []ring.Peer
+		for range n {
+			members = append(members, ring.Peer{ID: c.add(), Key: c.rng.Uint64()})
+		}
+		for _, m := range members {
+			if err := c.nodes[m.ID].Bootstrap(c.now, members); err != nil {
+				t.Fatal(err)
+			}
+			c.flush(m.ID)
+		}
+		if err := c.checkRing(4); err != nil {
+			t.Fatalf("n=%d: %v", n, err)
+		}
+		c.run(c.now + 3*time.Second) // long links looked up
+		if _, err := c.routeCheck(300, func(int) uint64 { return c.rng.Uint64() }, time.Second); err != nil {
+			t.Fatalf("n=%d: %v", n, err)
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 1))
+	node, _ := ring.New(ring.DefaultConfig(1, r))
+	for name, list := range map[string][]ring.Peer{
+		"missing self":  {{ID: 2, Key: 5}, {ID: 3, Key: 6}},
+		"duplicate id":  {{ID: 1, Key: 5}, {ID: 3, Key: 6}, {ID: 3, Key: 7}},
+		"duplicate key": {{ID: 1, Key: 5}, {ID: 2, Key: 6}, {ID: 3, Key: 6}},
+		"empty":         nil,
+	} {
+		if err := node.Bootstrap(0, list); !errors.Is(err, ring.ErrMembers) || node.Member() {
+			t.Errorf("%s: %v, member %v", name, err, node.Member())
+		}
+	}
+}
+
+// TestSharedOutbox checks that a node given an outbox commits its frames
+// there (for a node core to pack them with its own) and Drain returns none.
+func TestSharedOutbox(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 1))
+	var o wire.Outbox
+	cfg := ring.DefaultConfig(1, r)
+	cfg.Outbox = &o
+	n, err := ring.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Bootstrap(0, []ring.Peer{{ID: 1, Key: 10}, {ID: 2, Key: 20}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Route(15, wire.ClassDiscovery, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if got := n.Drain(nil); len(got) != 0 {
+		t.Fatalf("Drain returned %d packets", len(got))
+	}
+	ps := o.Packets(1, nil)
+	if len(ps) == 0 || ps[0].To != 2 {
+		t.Fatalf("outbox packets %+v", ps)
+	}
+}

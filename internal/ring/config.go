@@ -14,6 +14,10 @@ import (
 type Config struct {
 	ID   wire.NodeID // this node
 	Rand *rand.Rand  // required: long-link draws, timer phases, load samples
+	// Outbox, if set, receives the node's frames (a node core sharing its
+	// own outbox, so ring frames share packets with its other traffic);
+	// nil gives the ring its own, emptied by Drain.
+	Outbox *wire.Outbox
 
 	// Succs is r, the length of the successor list: the ring survives
 	// r-1 simultaneous neighbouring crashes. Default 4.

@@ -13,9 +13,11 @@
 // must:
 //
 //  1. Build it with New(cfg) (cfg from DefaultConfig or LANConfig, with a
-//     seeded Rand), then Create the first node of a ring at a key, or Join
-//     another node through any member (at a key of its choosing, or
-//     JoinPicked: the seed splits its own range at its load median).
+//     seeded Rand; set cfg.Outbox to have its frames committed to a node
+//     core's outbox), then Create the first node of a ring at a key, or
+//     Join another node through any member (at a key of its choosing, or
+//     JoinPicked: the seed splits its own range at its load median), or
+//     Bootstrap every node of a new ring from one full member list.
 //  2. Deliver every ring frame received (Handles reports the types; Check
 //     validates one without acting, for whole-packet validation) with
 //     Step(now, from, type, body), and call Tick(now) often (every 50 to

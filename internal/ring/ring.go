@@ -1,9 +1,11 @@
 package ring
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/overworld/overworld/internal/wire"
@@ -110,6 +112,7 @@ var (
 	ErrNotMember = errors.New("ring: node is not a member of a ring")
 	ErrState     = errors.New("ring: wrong state for this call")
 	ErrPayload   = errors.New("ring: bad payload")
+	ErrMembers   = errors.New("ring: bad member list")
 )
 
 type state uint8
@@ -170,7 +173,8 @@ type Node struct {
 	lastMove, lastSplit                        time.Duration
 	moved, split                               bool
 
-	out           wire.Outbox
+	out           *wire.Outbox // cfg.Outbox, or own
+	ownOut        wire.Outbox
 	events        []Event
 	arena, spare  []byte
 	stats         Stats
@@ -195,7 +199,11 @@ func New(cfg Config) (*Node, error) {
 	n := &Node{cfg: c, peers: map[wire.NodeID]*peerState{}}
 	n.links = make([]link, c.Links)
 	n.load.init(c.LoadWindow)
-	n.out.MaxPayload = wire.DefaultMaxPayload
+	n.out = c.Outbox
+	if n.out == nil {
+		n.out = &n.ownOut
+		n.ownOut.MaxPayload = wire.DefaultMaxPayload
+	}
 	return n, nil
 }
 
@@ -375,8 +383,59 @@ func (n *Node) leave() {
 }
 
 // Drain appends the packets to send to dst and forgets them; their payloads
-// now belong to the caller.
-func (n *Node) Drain(dst []wire.Packet) []wire.Packet { return n.out.Packets(n.cfg.ID, dst) }
+// now belong to the caller. With Config.Outbox set, the frames are in that
+// outbox instead and Drain returns dst unchanged.
+func (n *Node) Drain(dst []wire.Packet) []wire.Packet {
+	if n.out != &n.ownOut {
+		return dst
+	}
+	return n.out.Packets(n.cfg.ID, dst)
+}
+
+// Bootstrap makes this node a member of a ring whose whole membership the
+// caller knows (a coordinator starting a cluster, or an experiment skipping
+// the joins): members lists every node with its key, this one included. The
+// node takes its predecessor and successors from the list at once, as if
+// it had joined and stabilised; every member must be bootstrapped with the
+// same list. Duplicate IDs or keys, or a list without this node, are
+// rejected before any change.
+func (n *Node) Bootstrap(now time.Duration, members []Peer) error {
+	if n.st == stateMember || n.st == stateJoining {
+		return fmt.Errorf("%w: Bootstrap on a node that is %s", ErrState, n.stateName())
+	}
+	sorted := slices.Clone(members)
+	slices.SortFunc(sorted, func(a, b Peer) int { return cmp.Compare(a.Key, b.Key) })
+	me := -1
+	ids := make(map[wire.NodeID]bool, len(sorted))
+	for i, p := range sorted {
+		if ids[p.ID] {
+			return fmt.Errorf("%w: node %d listed twice", ErrMembers, p.ID)
+		}
+		ids[p.ID] = true
+		if i > 0 && p.Key == sorted[i-1].Key {
+			return fmt.Errorf("%w: nodes %d and %d share key %#x", ErrMembers, sorted[i-1].ID, p.ID, p.Key)
+		}
+		if p.ID == n.cfg.ID {
+			me = i
+		}
+	}
+	if me < 0 {
+		return fmt.Errorf("%w: node %d is not in the list", ErrMembers, n.cfg.ID)
+	}
+	n.advance(now)
+	m := len(sorted)
+	n.reset(sorted[me].Key)
+	n.pred, n.hasPred = sorted[(me-1+m)%m], true
+	n.touch(n.pred)
+	succs := n.scratchPeers[:0]
+	for j := 1; j < m && j <= n.cfg.Succs; j++ {
+		succs = append(succs, sorted[(me+j)%m])
+	}
+	n.scratchPeers = succs
+	n.setSuccs(succs)
+	n.becomeMember()
+	return nil
+}
 
 // Events appends the events since the previous call to dst. The Data of
 // delivered payloads stays valid until the next call of Events.
