@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/overworld/overworld/geo"
 	"github.com/overworld/overworld/internal/ring"
 	"github.com/overworld/overworld/internal/wire"
 )
@@ -29,6 +30,12 @@ type cluster struct {
 	nodes []*ring.Node
 	alive []bool
 	lat   map[[2]wire.NodeID]time.Duration
+	rtt   *geo.Matrix // if set, latencies are PlanetLab RTT/2 between hosts
+	host  []int
+
+	// routeCheck's last measurements: each route's delivery latency and
+	// the one-way latency straight from its origin to its owner.
+	lastLat, lastDirect []time.Duration
 
 	q   pq
 	seq uint64
@@ -105,9 +112,24 @@ func (c *cluster) add() wire.NodeID {
 	return id
 }
 
+// usePlanetLab places node i at a distinct random host of a PlanetLab
+// slice (hosts are reused past 490 nodes): a packet takes half the
+// measured RTT.
+func (c *cluster) usePlanetLab(m *geo.Matrix) {
+	c.rtt = m
+	c.host = c.rng.Perm(m.Rows())
+}
+
 func (c *cluster) latency(a, b wire.NodeID) time.Duration {
 	if a > b {
 		a, b = b, a
+	}
+	if c.rtt != nil {
+		ha, hb := c.host[int(a)%len(c.host)], c.host[int(b)%len(c.host)]
+		if ha == hb {
+			return 500 * time.Microsecond
+		}
+		return time.Duration(c.rtt.At(ha, hb) / 2 * float64(time.Millisecond))
 	}
 	k := [2]wire.NodeID{a, b}
 	d, ok := c.lat[k]
@@ -342,6 +364,7 @@ func (c *cluster) routeCheck(count int, key func(from int) uint64, spread time.D
 		owner wire.NodeID
 		key   uint64
 		from  wire.NodeID
+		at    time.Duration
 	}
 	wants := map[uint64]want{}
 	base := uint64(len(c.delivered)) + 1<<40
@@ -357,7 +380,7 @@ func (c *cluster) routeCheck(count int, key func(from int) uint64, spread time.D
 			return nil, err
 		}
 		c.flush(from)
-		wants[id] = want{tr.ids[tr.owner(k)], k, from}
+		wants[id] = want{tr.ids[tr.owner(k)], k, from, c.now}
 		if step > 0 {
 			c.run(c.now + step)
 		}
@@ -377,6 +400,7 @@ func (c *cluster) routeCheck(count int, key func(from int) uint64, spread time.D
 	}
 	c.run(c.now + time.Second) // room for duplicates to show
 	hops := make([]int, 0, count)
+	c.lastLat, c.lastDirect = c.lastLat[:0], c.lastDirect[:0]
 	for i := range count {
 		id := base + uint64(i)
 		w := wants[id]
@@ -385,6 +409,12 @@ func (c *cluster) routeCheck(count int, key func(from int) uint64, spread time.D
 			return nil, fmt.Errorf("message %d from %d to key %#x: delivered %+v, want once at %d", i, w.from, w.key, d, w.owner)
 		}
 		hops = append(hops, d[0].hops)
+		c.lastLat = append(c.lastLat, d[0].at-w.at)
+		if w.from != w.owner {
+			c.lastDirect = append(c.lastDirect, c.latency(w.from, w.owner))
+		} else {
+			c.lastDirect = append(c.lastDirect, 0)
+		}
 	}
 	return hops, nil
 }
@@ -480,4 +510,14 @@ func (c *cluster) settleRing(r int, limit time.Duration) (time.Duration, error) 
 		}
 		c.run(c.now + time.Second)
 	}
+}
+
+// quantile returns the q-quantile of ds (nearest rank).
+func quantile(ds []time.Duration, q float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(q*float64(len(s))))]
 }
