@@ -63,9 +63,10 @@
 // own) and the joiner announces itself to its predecessor. Stabilisation
 // (every Stabilize) asks the successor for its predecessor and successor
 // list, adopting a node that joined in between and learning r successors.
-// Probes (every Probe) go to the predecessor, successors and long links; a
-// peer silent for FailAfter after an unanswered probe is dropped
-// (EventPeerFailed), the next successor takes over, and a node whose
+// Probes (every Probe) go to the predecessor, successors and long links, and
+// one unanswered for half a period is sent again; a peer silent for
+// FailAfter after an unanswered probe is dropped (EventPeerFailed: with the
+// defaults, about six round trips in a row were lost), the next successor takes over, and a node whose
 // successor list empties looks up the owner of the key after its own
 // through any live peer. A graceful Leave sends the predecessor and the
 // successor the leaver's neighbours, so both repair at once and the

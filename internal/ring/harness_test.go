@@ -30,6 +30,8 @@ type cluster struct {
 	nodes []*ring.Node
 	alive []bool
 	lat   map[[2]wire.NodeID]time.Duration
+	loss  float64 // probability that a packet is lost
+	lost  uint64
 	rtt   *geo.Matrix // if set, latencies are PlanetLab RTT/2 between hosts
 	host  []int
 
@@ -145,6 +147,10 @@ func (c *cluster) flush(id wire.NodeID) {
 	n := c.nodes[id]
 	c.pkts = n.Drain(c.pkts[:0])
 	for _, p := range c.pkts {
+		if c.loss > 0 && c.rng.Float64() < c.loss {
+			c.lost++
+			continue
+		}
 		c.sent++
 		c.bytes[p.Class] += uint64(len(p.Payload))
 		c.seq++

@@ -129,6 +129,7 @@ type peerState struct {
 	lastHeard time.Duration
 	waiting   bool          // a probe is unanswered
 	waitSince time.Duration // since when (the first unanswered probe)
+	lastPing  time.Duration // the last probe sent
 	load      float64
 	loadAt    time.Duration
 	hasLoad   bool
@@ -978,6 +979,7 @@ func (n *Node) sendProbes() {
 		if !ps.waiting {
 			ps.waiting, ps.waitSince = true, n.now
 		}
+		ps.lastPing = n.now
 		n.out.Commit(id, wire.ClassMaintenance, wire.AppendRingProbe(n.out.Buf(), wire.TypeRingPing, &m))
 	})
 	// Forget peers no longer referenced and long silent.
@@ -1003,10 +1005,27 @@ func (n *Node) references(id wire.NodeID) bool {
 func (n *Node) detectFailures() {
 	var failed [8]wire.NodeID
 	f := failed[:0]
+	var m wire.RingProbe
+	built := false
 	n.probed(func(id wire.NodeID) {
+		ps := n.peers[id]
+		if ps == nil || !ps.waiting {
+			return
+		}
 		// Failed: probed for longer than FailAfter without a word back.
-		if ps := n.peers[id]; ps != nil && ps.waiting && n.now-ps.waitSince > n.cfg.FailAfter {
+		if n.now-ps.waitSince > n.cfg.FailAfter {
 			f = append(f, id)
+			return
+		}
+		// A probe unanswered for half a period is sent again, so a peer
+		// is declared failed only after about twice FailAfter/Probe lost
+		// round trips, not after a few unlucky losses.
+		if n.now-ps.lastPing >= n.cfg.Probe/2 {
+			if !built {
+				m, built = wire.RingProbe{Seq: n.probeSeq, Key: n.self.Key, Load: milli(n.Load(n.now))}, true
+			}
+			ps.lastPing = n.now
+			n.out.Commit(id, wire.ClassMaintenance, wire.AppendRingProbe(n.out.Buf(), wire.TypeRingPing, &m))
 		}
 	})
 	for _, id := range f {
