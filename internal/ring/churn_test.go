@@ -39,6 +39,9 @@ func (c *cluster) churn(d, gap time.Duration, minLive int) (joins, leaves, crash
 			c.flush(n.ID())
 		}
 		c.run(c.now + time.Duration(c.rng.Int64N(int64(2*gap))))
+		if c.debug != nil {
+			c.debug()
+		}
 	}
 	return
 }
@@ -53,26 +56,31 @@ func TestChurn(t *testing.T) {
 		seeds      uint64
 		n, minLive int
 		gap        time.Duration
+		contacts   bool // the driver hands members random contacts (AddContact)
 	}
-	// Heavy churn on a small ring (a join, leave or crash every 400 ms on
-	// average among 10 to 60 nodes), and, without -short, steady churn on
-	// a large one.
-	plans := []plan{{6, 40, 10, 400 * time.Millisecond}}
+	// Heavy churn on a small ring (10 to 60 nodes): a join, leave or crash
+	// every 400 ms on average with the ring healing on its own, and every
+	// 200 ms with the driver's contacts; without -short, also steady churn
+	// on a large ring (an event every 100 ms among 150 to 400 nodes).
+	plans := []plan{{6, 40, 10, 400 * time.Millisecond, false}, {6, 40, 10, 200 * time.Millisecond, true}}
 	if testing.Short() {
-		plans[0].seeds = 2
+		plans[0].seeds, plans[1].seeds = 2, 2
 	} else {
-		plans = append(plans, plan{2, 300, 150, 200 * time.Millisecond})
+		plans = append(plans, plan{2, 300, 150, 100 * time.Millisecond, true})
 	}
 	for _, p := range plans {
 		for seed := uint64(1); seed <= p.seeds; seed++ {
-			churnOnce(t, seed, p.n, p.minLive, p.gap)
+			churnOnce(t, seed, p.n, p.minLive, p.gap, p.contacts)
 		}
 	}
 }
 
-func churnOnce(t *testing.T, seed uint64, size, minLive int, gap time.Duration) {
+func churnOnce(t *testing.T, seed uint64, size, minLive int, gap time.Duration, contacts bool) {
 	{
 		c := newCluster(t, seed, nil)
+		if !contacts {
+			c.contactEvery = 0
+		}
 		c.grow(size, 20*time.Millisecond, 3*time.Second)
 		if _, err := c.settle(4, time.Minute); err != nil {
 			t.Fatalf("seed %d: before churn: %v", seed, err)
@@ -107,7 +115,7 @@ func churnOnce(t *testing.T, seed uint64, size, minLive int, gap time.Duration) 
 				joinFailed++
 			}
 		}
-		t.Logf("n=%d seed %d: %d joins, %d leaves, %d crashes in 60 s; ring stable %v (+5 s) after, joins settled %v later; %d members; %d peer-failed, %d join-failed events",
-			size, seed, j, l, x, ringTook, took, len(c.members()), failed, joinFailed)
+		t.Logf("n=%d gap %v contacts %v seed %d: %d joins, %d leaves, %d crashes in 60 s; ring stable %v (+5 s) after, joins settled %v later; %d members; %d peer-failed, %d join-failed events",
+			size, gap, contacts, seed, j, l, x, ringTook, took, len(c.members()), failed, joinFailed)
 	}
 }

@@ -32,6 +32,10 @@
 //  4. Report the load routed to this node with AddLoad(now, key, count) —
 //     each publication or subscription stored or matched here — if load
 //     balancing is on (Config.Balance).
+//  5. If it knows the membership (a coordinator does), hand each node a
+//     random other member with AddContact now and then (every 10 s or
+//     so): under churn heavy enough to split the ring into loops that know
+//     nothing of each other, that is what joins them again.
 //
 // Routing. Route(key, class, payload) delivers an opaque payload to the
 // owner of key; RouteRange(lo, hi, ...) to every node whose range meets
@@ -68,10 +72,18 @@
 // FailAfter after an unanswered probe is dropped (EventPeerFailed: with the
 // defaults, about six round trips in a row were lost), the next successor takes over, and a node whose
 // successor list empties looks up the owner of the key after its own
-// through any live peer. A graceful Leave sends the predecessor and the
-// successor the leaver's neighbours, so both repair at once and the
-// successor's range grows (EventHandoff at the leaver, EventRange at the
-// successor).
+// through any live peer. A graceful Leave sends the predecessor, the
+// successor and every node that probed the leaver lately the leaver's
+// neighbours, so all repair at once and the successor's range grows
+// (EventHandoff at the leaver, EventRange at the successor). A node whose
+// predecessor failed takes the next node that stabilises with it as its
+// predecessor, unless that node lies inside its own successor arc (stale
+// pointers). Heavy churn can still split a ring into two interleaved loops;
+// a node probed by, or answering, a member that lies between it and its
+// successor takes it as successor, and every LinkRefresh a node probes one
+// member from a uniform sample of those it has heard of (plus any the
+// driver gave with AddContact) and looks up its own successor through it,
+// which merges such loops.
 //
 // Load balancing (Config.Balance; the rule of Mercury's leave-join, with
 // these thresholds). Load is the rate of publications and subscriptions

@@ -50,9 +50,12 @@ type cluster struct {
 	onDeliver func(n *ring.Node, e ring.Event)
 	log       []logged // membership events (not deliveries)
 	isolated  []wire.NodeID
-	sent      uint64 // packets sent
-	bytes     [wire.NumClasses]uint64
-	malformed int
+	debug     func()
+
+	contactEvery, nextContacts time.Duration // AddContact duty; 0: off
+	sent                       uint64        // packets sent
+	bytes                      [wire.NumClasses]uint64
+	malformed                  int
 }
 
 type logged struct {
@@ -99,7 +102,8 @@ func newCluster(t testing.TB, seed uint64, cfg func(wire.NodeID, *rand.Rand) rin
 		cfg = testConfig
 	}
 	return &cluster{t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, 0x72696e67)), tickEvery: 50 * time.Millisecond,
-		cfg: cfg, lat: map[[2]wire.NodeID]time.Duration{}, delivered: map[uint64][]deliv{}}
+		contactEvery: 10 * time.Second,
+		cfg:          cfg, lat: map[[2]wire.NodeID]time.Duration{}, delivered: map[uint64][]deliv{}}
 }
 
 // add creates a node (not yet in the ring) and returns its ID.
@@ -217,6 +221,16 @@ func (c *cluster) run(until time.Duration) {
 		}
 		c.nextTick += c.tickEvery
 		c.rejoinIsolated()
+		if c.contactEvery > 0 && c.now >= c.nextContacts {
+			// The driver's duty: now and then, each member hears of a
+			// random other member (AddContact).
+			c.nextContacts = c.now + c.contactEvery
+			ms := c.members()
+			for _, m := range ms {
+				o := ms[c.rng.IntN(len(ms))]
+				m.AddContact(ring.Peer{ID: o.ID(), Key: o.Key()})
+			}
+		}
 	}
 }
 

@@ -187,6 +187,10 @@ type Node struct {
 	probe         wire.RingProbe
 	owner         wire.RingOwner
 	splitMsg      wire.RingSplit
+	contacts      []Peer
+	contactSeen   int
+	contactWait   bool        // a contact probe is unanswered
+	contactID     wire.NodeID // the contact probed
 	scratchPeers  []Peer
 	scratchFailed []Peer
 }
@@ -371,6 +375,21 @@ func (n *Node) leave() {
 		if n.hasPred && n.pred.ID != n.cfg.ID && n.pred.ID != n.succs[0].ID {
 			n.out.Commit(n.pred.ID, wire.ClassMaintenance, wire.AppendRingNeighbours(n.out.Buf(), wire.TypeRingLeave, &m))
 		}
+		// Everyone else that points here (its probes were heard lately, or
+		// this node points there) forgets this node at once instead of
+		// losing messages until its probes time out.
+		others := n.probeTargets[:0]
+		for id, ps := range n.peers {
+			if id != n.succs[0].ID && (!n.hasPred || id != n.pred.ID) &&
+				(n.now-ps.lastHeard <= n.cfg.FailAfter || n.references(id)) {
+				others = append(others, id)
+			}
+		}
+		slices.Sort(others) // map order must not reach the wire
+		n.probeTargets = others
+		for _, id := range others {
+			n.out.Commit(id, wire.ClassMaintenance, wire.AppendRingNeighbours(n.out.Buf(), wire.TypeRingLeave, &m))
+		}
 		lo := n.self.Key + 1 // unknown predecessor: hand over what this node may hold
 		if n.hasPred {
 			lo = n.pred.Key + 1
@@ -517,6 +536,7 @@ func (n *Node) Step(now time.Duration, from wire.NodeID, t wire.Type, body []byt
 		n.onLeave(from)
 	case wire.TypeRingPing:
 		n.notePeerLoad(from, n.probe.Key, n.probe.Load)
+		n.considerSucc(Peer{ID: from, Key: n.probe.Key})
 		pong := wire.RingProbe{Seq: n.probe.Seq, Key: n.self.Key, Load: milli(n.Load(n.now))}
 		n.out.Commit(from, wire.ClassMaintenance, wire.AppendRingProbe(n.out.Buf(), wire.TypeRingPong, &pong))
 	case wire.TypeRingPong:
@@ -583,6 +603,7 @@ func (n *Node) Tick(now time.Duration) {
 			n.drawLink(n.linkSlot % len(n.links))
 			n.linkSlot++
 		}
+		n.probeContact()
 	}
 	if n.cfg.Balance && n.now >= n.nextBalance {
 		n.nextBalance = n.now + n.cfg.BalanceEvery
@@ -600,6 +621,79 @@ func (n *Node) touch(p Peer) {
 		n.peers[p.ID] = &peerState{key: p.Key, lastHeard: n.now}
 	} else {
 		ps.key = p.Key
+	}
+	n.noteContact(p)
+}
+
+// numContacts is the size of the contact sample.
+const numContacts = 8
+
+// noteContact keeps a uniform sample (a reservoir) of every member this
+// node has heard of. One is probed every LinkRefresh: if the ring split into
+// two loops under churn, the answer of a node of the other loop that falls
+// between this node and its successor joins them again (considerSucc).
+func (n *Node) noteContact(p Peer) {
+	for i := range n.contacts {
+		if n.contacts[i].ID == p.ID {
+			n.contacts[i].Key = p.Key
+			return
+		}
+	}
+	n.contactSeen++
+	if len(n.contacts) < numContacts {
+		n.contacts = append(n.contacts, p)
+	} else if j := n.cfg.Rand.IntN(n.contactSeen); j < numContacts {
+		n.contacts[j] = p
+	}
+}
+
+// AddContact tells the node of another member, p (a driver that knows the
+// membership, such as a coordinator, hands each node a random member now
+// and then): it joins the sample of contacts probed every LinkRefresh, so
+// that two loops that split under very heavy churn, with no node of one
+// knowing a live node of the other, still find each other.
+func (n *Node) AddContact(p Peer) {
+	if p.ID == n.cfg.ID || n.st != stateMember {
+		return
+	}
+	n.dropContact(p.ID)
+	if len(n.contacts) >= numContacts {
+		n.contacts[n.cfg.Rand.IntN(len(n.contacts))] = p
+		return
+	}
+	n.contacts = append(n.contacts, p)
+}
+
+// probeContact pings one sampled contact that the node does not probe
+// anyway; when it answers, the node looks up its own successor through it
+// (onPong). The previous contact probed, if it never answered, leaves the
+// sample.
+func (n *Node) probeContact() {
+	if n.contactWait {
+		n.contactWait = false
+		n.dropContact(n.contactID)
+	}
+	if len(n.contacts) == 0 {
+		return
+	}
+	c := n.contacts[n.cfg.Rand.IntN(len(n.contacts))]
+	if c.ID == n.cfg.ID || n.references(c.ID) {
+		return
+	}
+	if n.peers[c.ID] == nil {
+		n.peers[c.ID] = &peerState{key: c.Key, lastHeard: n.now}
+	}
+	n.contactWait, n.contactID = true, c.ID
+	m := wire.RingProbe{Seq: n.probeSeq, Key: n.self.Key, Load: milli(n.Load(n.now))}
+	n.out.Commit(c.ID, wire.ClassMaintenance, wire.AppendRingProbe(n.out.Buf(), wire.TypeRingPing, &m))
+}
+
+func (n *Node) dropContact(id wire.NodeID) {
+	for i := range n.contacts {
+		if n.contacts[i].ID == id {
+			n.contacts = append(n.contacts[:i], n.contacts[i+1:]...)
+			return
+		}
 	}
 }
 
@@ -648,6 +742,22 @@ func (n *Node) setPred(p Peer) {
 		n.emit(Event{Kind: EventHandoff, Range: Range{old.Key + 1, p.Key}, Peer: p})
 	}
 	n.emit(Event{Kind: EventRange, Range: Range{p.Key + 1, n.self.Key}})
+}
+
+// considerSucc takes p, a live member that just probed this node, as the
+// successor if it lies between this node and its successor: pointers that
+// skipped it were stale, and this is how two loops that split under heavy
+// churn find each other again (through long links that span both).
+func (n *Node) considerSucc(p Peer) {
+	if p.ID == n.cfg.ID || p.Key == n.self.Key || len(n.succs) > 0 && !strictly(n.self.Key, p.Key, n.succs[0].Key) {
+		return
+	}
+	cands := append(n.scratchPeers[:0], p)
+	cands = append(cands, n.succs...)
+	n.scratchPeers = cands
+	n.succs = n.succs[:0]
+	n.setSuccs(cands)
+	n.nextStab = n.now
 }
 
 // alone reports whether the node is the only member it knows.
@@ -754,6 +864,12 @@ func (n *Node) onStabilize(from wire.NodeID) {
 		return
 	}
 	switch {
+	case !n.hasPred && len(n.succs) > 0 && strictly(n.self.Key, x.Key, n.succs[len(n.succs)-1].Key):
+		// With the predecessor unknown, a node inside this node's own
+		// successor arc cannot be the predecessor: it has stale pointers
+		// (taking it would close a loop that skips most of the ring).
+		n.stats.Unexpected++
+		return
 	case !n.hasPred || (n.pred.ID == n.cfg.ID):
 		n.setPred(x)
 	case n.pred.ID == x.ID && n.pred.Key != x.Key:
@@ -1052,6 +1168,7 @@ func (n *Node) notePeerLoad(id wire.NodeID, key, load uint64) {
 		n.peers[id] = ps
 	}
 	ps.load, ps.loadAt, ps.hasLoad = float64(load)/1000, n.now, true
+	n.noteContact(Peer{ID: id, Key: key})
 }
 
 func (n *Node) onPong(from wire.NodeID) {
@@ -1086,4 +1203,15 @@ func (n *Node) onPong(from wire.NodeID) {
 		ps.key = m.Key
 	}
 	ps.load, ps.loadAt, ps.hasLoad = float64(m.Load)/1000, n.now, true
+	p := Peer{ID: from, Key: m.Key}
+	n.considerSucc(p)
+	if n.contactWait && from == n.contactID {
+		// A contact answered: ask the ring as it sees it who owns the key
+		// after this node's. On a consistent ring that is the successor
+		// already; after a split into two loops it is a node of the other
+		// loop, which onOwner then takes as successor.
+		n.contactWait = false
+		l := wire.RingRoute{Kind: wire.RouteLookup, Origin: n.cfg.ID, Key: n.self.Key + 1, Tag: succTag}
+		n.forward(p, &l, false, false)
+	}
 }
