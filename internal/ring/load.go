@@ -178,8 +178,9 @@ func (n *Node) balance() {
 	heavyLoad := 0.0
 	var succLoad float64
 	succKnown := false
-	seen := n.probeTargets[:0]
+	seen := n.scratchIDs[:0]
 	n.probed(func(id wire.NodeID) { seen = append(seen, id) })
+	n.scratchIDs = seen
 	for _, id := range seen {
 		ps := n.peers[id]
 		if ps == nil || !ps.hasLoad || n.now-ps.loadAt > fresh {

@@ -187,6 +187,7 @@ type Node struct {
 	probe         wire.RingProbe
 	owner         wire.RingOwner
 	splitMsg      wire.RingSplit
+	scratchIDs    []wire.NodeID
 	contacts      []Peer
 	contactSeen   int
 	contactWait   bool        // a contact probe is unanswered
@@ -378,7 +379,7 @@ func (n *Node) leave() {
 		// Everyone else that points here (its probes were heard lately, or
 		// this node points there) forgets this node at once instead of
 		// losing messages until its probes time out.
-		others := n.probeTargets[:0]
+		others := n.scratchIDs[:0]
 		for id, ps := range n.peers {
 			if id != n.succs[0].ID && (!n.hasPred || id != n.pred.ID) &&
 				(n.now-ps.lastHeard <= n.cfg.FailAfter || n.references(id)) {
@@ -386,7 +387,7 @@ func (n *Node) leave() {
 			}
 		}
 		slices.Sort(others) // map order must not reach the wire
-		n.probeTargets = others
+		n.scratchIDs = others
 		for _, id := range others {
 			n.out.Commit(id, wire.ClassMaintenance, wire.AppendRingNeighbours(n.out.Buf(), wire.TypeRingLeave, &m))
 		}
