@@ -433,3 +433,35 @@ func TestSharedOutbox(t *testing.T) {
 		t.Fatalf("outbox packets %+v", ps)
 	}
 }
+
+// TestStepPacket checks whole-packet delivery: a packet with any bad or
+// non-ring frame, or for another node, is dropped whole and counted once.
+func TestStepPacket(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 1))
+	n, _ := ring.New(ring.DefaultConfig(1, r))
+	if err := n.Bootstrap(0, []ring.Peer{{ID: 1, Key: 10}, {ID: 2, Key: 20}}); err != nil {
+		t.Fatal(err)
+	}
+	n.Events(nil)
+	stab := wire.AppendRingStabilize(wire.AppendHeader(nil), &wire.RingStabilize{Key: 15})
+	good := wire.AppendRingProbe(append([]byte(nil), stab...), wire.TypeRingPing, &wire.RingProbe{Seq: 1, Key: 20})
+	before := snap(n)
+	for name, p := range map[string]wire.Packet{
+		"other node":     {From: 2, To: 3, Payload: good},
+		"bad version":    {From: 2, To: 1, Payload: append([]byte{9}, good[1:]...)},
+		"truncated":      {From: 2, To: 1, Payload: good[:len(good)-1]},
+		"non-ring frame": {From: 2, To: 1, Payload: wire.AppendAcks(append([]byte(nil), stab...), &wire.Acks{})},
+	} {
+		st := n.Stats().Malformed
+		if err := n.StepPacket(0, p); err == nil || n.Stats().Malformed != st+1 {
+			t.Errorf("%s: error %v, malformed %d → %d", name, err, st, n.Stats().Malformed)
+		}
+	}
+	if !reflect.DeepEqual(snap(n), before) || len(n.Drain(nil)) != 0 {
+		t.Fatal("a dropped packet changed the node or made it send")
+	}
+	ring.PacketCore{Node: n}.Step(0, wire.Packet{From: 2, To: 1, Payload: good})
+	if p, _ := n.Pred(); p.Key != 15 || len(n.Drain(nil)) == 0 {
+		t.Fatalf("good packet: predecessor %v", p)
+	}
+}

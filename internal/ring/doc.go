@@ -20,8 +20,10 @@
 //     Bootstrap every node of a new ring from one full member list.
 //  2. Deliver every ring frame received (Handles reports the types; Check
 //     validates one without acting, for whole-packet validation) with
-//     Step(now, from, type, body), and call Tick(now) often (every 50 to
-//     100 ms: the periods are Config's, the resolution is the caller's).
+//     Step(now, from, type, body) — or, when the ring runs without a node
+//     core, whole packets with StepPacket (PacketCore adapts a Node to
+//     sim.Core) — and call Tick(now) often (every 50 to 100 ms: the
+//     periods are Config's, the resolution is the caller's).
 //  3. After each Step, Tick or API call, send what Drain returns and act on
 //     what Events returns: EventDelivered (a payload for a key this node
 //     owns, with its hop count; Data valid until the next Events call),
