@@ -58,7 +58,7 @@ func TestAPIErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := n.Route(5, wire.ClassDiscovery, nil); !errors.Is(err, ring.ErrNotMember) {
+	if err := n.Route(0, 5, wire.ClassDiscovery, nil); !errors.Is(err, ring.ErrNotMember) {
 		t.Errorf("route on an idle node: %v", err)
 	}
 	if err := n.Leave(0); !errors.Is(err, ring.ErrState) {
@@ -76,17 +76,17 @@ func TestAPIErrors(t *testing.T) {
 	if err := n.Join(0, 2, 43); !errors.Is(err, ring.ErrState) {
 		t.Errorf("join on a member: %v", err)
 	}
-	if err := n.Route(5, wire.Class(9), nil); !errors.Is(err, ring.ErrPayload) {
+	if err := n.Route(0, 5, wire.Class(9), nil); !errors.Is(err, ring.ErrPayload) {
 		t.Errorf("bad class: %v", err)
 	}
-	if err := n.Route(5, wire.ClassDiscovery, make([]byte, 5000)); !errors.Is(err, ring.ErrPayload) {
+	if err := n.Route(0, 5, wire.ClassDiscovery, make([]byte, 5000)); !errors.Is(err, ring.ErrPayload) {
 		t.Errorf("huge payload: %v", err)
 	}
 	if st := n.Stats(); st.Routed != 0 {
 		t.Errorf("rejected routes counted: %+v", st)
 	}
 	// Alone, the node owns everything and delivers to itself in 0 hops.
-	if err := n.RouteRange(10, 5, wire.ClassMatching, []byte("hi")); err != nil {
+	if err := n.RouteRange(0, 10, 5, wire.ClassMatching, []byte("hi")); err != nil {
 		t.Fatal(err)
 	}
 	ev := n.Events(nil)
@@ -358,7 +358,7 @@ func TestTrafficClasses(t *testing.T) {
 	before := c.bytes
 	for range 100 {
 		n := c.members()[c.rng.IntN(16)]
-		if err := n.Route(c.rng.Uint64(), wire.ClassMatching, make([]byte, 50)); err != nil {
+		if err := n.Route(c.now, c.rng.Uint64(), wire.ClassMatching, make([]byte, 50)); err != nil {
 			t.Fatal(err)
 		}
 		c.flush(n.ID())
@@ -422,7 +422,7 @@ func TestSharedOutbox(t *testing.T) {
 	if err := n.Bootstrap(0, []ring.Peer{{ID: 1, Key: 10}, {ID: 2, Key: 20}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := n.Route(15, wire.ClassDiscovery, []byte("x")); err != nil {
+	if err := n.Route(0, 15, wire.ClassDiscovery, []byte("x")); err != nil {
 		t.Fatal(err)
 	}
 	if got := n.Drain(nil); len(got) != 0 {

@@ -58,7 +58,7 @@ func loadSpread(t *testing.T, seed uint64, n int, balance bool, rate int, d time
 	for c.now < end {
 		ms := c.members()
 		from := ms[c.rng.IntN(len(ms))]
-		_ = from.Route(key(), wire.ClassDiscovery, []byte{1})
+		_ = from.Route(c.now, key(), wire.ClassDiscovery, []byte{1})
 		c.flush(from.ID())
 		c.run(c.now + tick)
 		if c.now > end-30*time.Second {

@@ -80,7 +80,7 @@ func BenchmarkRoute(b *testing.B) {
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
-				if err := node.Route(keys[i%len(keys)], wire.ClassDiscovery, payload); err != nil {
+				if err := node.Route(c.now, keys[i%len(keys)], wire.ClassDiscovery, payload); err != nil {
 					b.Fatal(err)
 				}
 				if i++; i%64 == 0 {

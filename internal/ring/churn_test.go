@@ -35,7 +35,7 @@ func (c *cluster) churn(d, gap time.Duration, minLive int) (joins, leaves, crash
 		for range 5 {
 			ms := c.members()
 			n := ms[c.rng.IntN(len(ms))]
-			_ = n.Route(c.rng.Uint64(), wire.ClassDiscovery, []byte("x"))
+			_ = n.Route(c.now, c.rng.Uint64(), wire.ClassDiscovery, []byte("x"))
 			c.flush(n.ID())
 		}
 		c.run(c.now + time.Duration(c.rng.Int64N(int64(2*gap))))

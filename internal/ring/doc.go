@@ -39,8 +39,8 @@
 //     so): under churn heavy enough to split the ring into loops that know
 //     nothing of each other, that is what joins them again.
 //
-// Routing. Route(key, class, payload) delivers an opaque payload to the
-// owner of key; RouteRange(lo, hi, ...) to every node whose range meets
+// Routing. Route(now, key, class, payload) delivers an opaque payload to
+// the owner of key; RouteRange(now, lo, hi, ...) to every node whose range meets
 // the clockwise range [lo, hi] (routed to the owner of lo, then walked
 // along successors to the owner of hi). A routed frame is committed under
 // its payload's traffic class, so routing traffic is accounted with what

@@ -63,7 +63,7 @@ func FuzzNodeStep(f *testing.F) {
 			case 0:
 				n.Tick(now)
 			case 1:
-				_ = n.Route(binary.LittleEndian.Uint64(append(body, make([]byte, 8)...)), wire.ClassDiscovery, body)
+				_ = n.Route(now, binary.LittleEndian.Uint64(append(body, make([]byte, 8)...)), wire.ClassDiscovery, body)
 			case 2:
 				n.AddLoad(now, uint64(l)<<56, l)
 			default:

@@ -396,7 +396,7 @@ func (c *cluster) routeCheck(count int, key func(from int) uint64, spread time.D
 		var b [8]byte
 		binary.BigEndian.PutUint64(b[:], id)
 		from := tr.ids[o]
-		if err := c.nodes[from].Route(k, wire.ClassDiscovery, b[:]); err != nil {
+		if err := c.nodes[from].Route(c.now, k, wire.ClassDiscovery, b[:]); err != nil {
 			return nil, err
 		}
 		c.flush(from)
@@ -485,7 +485,7 @@ func (c *cluster) rangeCheck(lo, hi uint64) error {
 	var b [8]byte
 	binary.BigEndian.PutUint64(b[:], id)
 	from := tr.ids[c.rng.IntN(len(tr.ids))]
-	if err := c.nodes[from].RouteRange(lo, hi, wire.ClassDiscovery, b[:]); err != nil {
+	if err := c.nodes[from].RouteRange(c.now, lo, hi, wire.ClassDiscovery, b[:]); err != nil {
 		return err
 	}
 	c.flush(from)

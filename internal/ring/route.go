@@ -8,13 +8,14 @@ import (
 	"github.com/overworld/overworld/internal/wire"
 )
 
-// Route sends payload, of traffic class c, to the owner of key; the owner
+// Route sends payload, of traffic class c, to the owner of key at time now; the owner
 // gets an EventDelivered with the hop count (0 when this node owns key:
 // the event is then this node's own). The payload is copied.
-func (n *Node) Route(key uint64, c wire.Class, payload []byte) error {
+func (n *Node) Route(now time.Duration, key uint64, c wire.Class, payload []byte) error {
 	if err := n.checkRoute(c, payload); err != nil {
 		return err
 	}
+	n.advance(now)
 	n.stats.Routed++
 	m := wire.RingRoute{Kind: wire.RouteData, Origin: n.cfg.ID, Key: key, Class: c, Data: payload}
 	n.onRoute(n.cfg.ID, &m)
@@ -25,10 +26,11 @@ func (n *Node) Route(key uint64, c wire.Class, payload []byte) error {
 // intersects the clockwise key range [lo, hi]: it is routed to the owner of
 // lo, which forwards it along its successors until the owner of hi. Each
 // gets an EventDelivered whose Range is [lo, hi].
-func (n *Node) RouteRange(lo, hi uint64, c wire.Class, payload []byte) error {
+func (n *Node) RouteRange(now time.Duration, lo, hi uint64, c wire.Class, payload []byte) error {
 	if err := n.checkRoute(c, payload); err != nil {
 		return err
 	}
+	n.advance(now)
 	n.stats.Routed++
 	m := wire.RingRoute{Kind: wire.RouteRange, Origin: n.cfg.ID, Key: lo, Hi: hi, Class: c, Data: payload}
 	n.onRoute(n.cfg.ID, &m)

@@ -127,8 +127,8 @@ func TestInSimulator(t *testing.T) {
 		want[msg] = owner(k)
 		var b [8]byte
 		binary.BigEndian.PutUint64(b[:], msg)
-		if err := s.Schedule(s.Now()+time.Duration(msg)*10*time.Millisecond, func(time.Duration) {
-			_ = nodes[from].Route(k, wire.ClassDiscovery, b[:])
+		if err := s.Schedule(s.Now()+time.Duration(msg)*10*time.Millisecond, func(now time.Duration) {
+			_ = nodes[from].Route(now, k, wire.ClassDiscovery, b[:])
 			_ = s.Flush(from)
 		}); err != nil {
 			t.Fatal(err)
