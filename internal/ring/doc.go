@@ -44,7 +44,8 @@
 // the clockwise range [lo, hi] (routed to the owner of lo, then walked
 // along successors to the owner of hi). A routed frame is committed under
 // its payload's traffic class, so routing traffic is accounted with what
-// it carries; ring upkeep is ClassMaintenance. Each hop goes, in order of
+// it carries (route-cache confirmations too); ring upkeep (stabilisation,
+// probes, joins, long-link lookups) is ClassMaintenance. Each hop goes, in order of
 // preference, to the successor that owns the key (from the successor list),
 // to the owner in the route cache (one cache hop per message at most), or to
 // the known node closest before the key among successors, long links and

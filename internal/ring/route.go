@@ -220,7 +220,9 @@ func (n *Node) ackRoute(m *wire.RingRoute) {
 		return
 	}
 	o := wire.RingOwner{Key: m.Key, Owner: n.self, Lo: n.pred.Key, Hops: m.Hops}
-	n.out.Commit(m.Origin, wire.ClassMaintenance, wire.AppendRingOwner(n.out.Buf(), &o))
+	// The route cache is part of routing: its confirmations are accounted
+	// with the traffic they route.
+	n.out.Commit(m.Origin, m.Class, wire.AppendRingOwner(n.out.Buf(), &o))
 }
 
 func (n *Node) answerLookup(m *wire.RingRoute) {
