@@ -107,3 +107,49 @@ func TestHops(t *testing.T) {
 }
 
 var _ = fmt.Sprint
+
+// TestHopsSkewedKeys measures the cost of drawing long links by key
+// distance rather than by node count (Mercury samples the node density and
+// draws in node-count space; this ring estimates n from its successors'
+// span): 256 nodes with long links and no cache, routing to keys where the
+// nodes are, with node keys uniform and then 80% of them packed into 5% of
+// the key space (as load balancing packs nodes into hot ranges).
+func TestHopsSkewedKeys(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measurement; runs without -short")
+	}
+	var means [2]float64
+	for i, skew := range []bool{false, true} {
+		c := newCluster(t, 5, func(id wire.NodeID, r *rand.Rand) ring.Config {
+			cfg := ring.DefaultConfig(id, r)
+			cfg.CacheSize = -1
+			return cfg
+		})
+		var members []ring.Peer
+		for range 256 {
+			k := c.rng.Uint64()
+			if skew && c.rng.Float64() < 0.8 {
+				k /= 20
+			}
+			members = append(members, ring.Peer{ID: c.add(), Key: k})
+		}
+		for _, m := range members {
+			if err := c.nodes[m.ID].Bootstrap(c.now, members); err != nil {
+				t.Fatal(err)
+			}
+			c.flush(m.ID)
+		}
+		c.run(c.now + 30*time.Second) // every long link drawn and refreshed
+		tr := c.truth()
+		hops, err := c.routeCheck(2000, func(int) uint64 { return tr.keys[c.rng.IntN(len(tr.keys))] - 1 }, 5*time.Second)
+		if err != nil {
+			t.Fatalf("skew %v: %v", skew, err)
+		}
+		mean, p99 := hopStats(hops)
+		means[i] = mean
+		t.Logf("256 nodes, long links, no cache, node keys skewed %v: mean %.2f hops, p99 %d", skew, mean, p99)
+	}
+	if means[1] > 1.6*means[0] {
+		t.Errorf("skewed node keys cost %.2f hops against %.2f, want under 1.6×", means[1], means[0])
+	}
+}
