@@ -56,10 +56,14 @@
 // it: an owner reached in two or more hops sends the origin a RingOwner so it
 // goes direct next time, and a message sent through an entry past half its
 // life asks the owner for the same confirmation, so routes in steady use
-// stay cached. Long links (Config.Links, Mercury's k) are drawn
-// from the harmonic distribution: a key at clockwise distance d from this
-// node with d/2^64 = n^(u-1), u uniform, looked up through the ring; one is
-// redrawn every LinkRefresh. A message sent to a node that believes it owns
+// stay cached. Long links (Config.Links, Mercury's k) are drawn from the
+// harmonic distribution by node count, as Mercury does: about n^u nodes
+// away, u uniform, placed with a histogram of the nodes' density over the
+// key space learnt from the range widths of the owners of random keys
+// (density.go), and looked up through the ring; one is redrawn every
+// LinkRefresh. Until the histogram has 16 samples (about 16 s after a
+// join) links are drawn by key distance, d/2^64 = n^(u-1), with n
+// estimated from the successor list's span. A message sent to a node that believes it owns
 // the key but does not (a node joined in between) goes back to its
 // predecessor; a node whose predecessor failed accepts keys routed to it as
 // their last hop until a new predecessor stabilises with it.

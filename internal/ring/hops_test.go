@@ -66,7 +66,11 @@ func measureHops(t testing.TB, n int, v variant, seed uint64, routes int) hopRow
 	}
 	// The local pattern repeats: about 8 routes per origin, as a node's
 	// objects publish and subscribe every few frames.
-	loc, err := c.routeCheck(max(routes, 8*n), localKeys(c.rng, n, 0.01), 10*time.Second)
+	local := max(routes, 8*n)
+	if v.links < 0 {
+		local = routes // successors only: no cache to reuse, and 125-hop routes at n = 1,000
+	}
+	loc, err := c.routeCheck(local, localKeys(c.rng, n, 0.01), 10*time.Second)
 	if err != nil {
 		t.Fatalf("n=%d %s seed %d local: %v", n, v.name, seed, err)
 	}
@@ -108,12 +112,12 @@ func TestHops(t *testing.T) {
 
 var _ = fmt.Sprint
 
-// TestHopsSkewedKeys measures the cost of drawing long links by key
-// distance rather than by node count (Mercury samples the node density and
-// draws in node-count space; this ring estimates n from its successors'
-// span): 256 nodes with long links and no cache, routing to keys where the
-// nodes are, with node keys uniform and then 80% of them packed into 5% of
-// the key space (as load balancing packs nodes into hot ranges).
+// TestHopsSkewedKeys checks that long links drawn by node count (from the
+// sampled density histogram, as Mercury does) keep routing short when the
+// nodes crowd into part of the key space, as load balancing packs them into
+// hot ranges: 256 nodes with long links and no cache, routing to keys where
+// the nodes are, with node keys uniform and then 80% of them in 5% of the
+// key space.
 func TestHopsSkewedKeys(t *testing.T) {
 	if testing.Short() {
 		t.Skip("measurement; runs without -short")
@@ -139,7 +143,7 @@ func TestHopsSkewedKeys(t *testing.T) {
 			}
 			c.flush(m.ID)
 		}
-		c.run(c.now + 30*time.Second) // every long link drawn and refreshed
+		c.run(c.now + time.Minute) // density learnt, every long link redrawn by node count
 		tr := c.truth()
 		hops, err := c.routeCheck(2000, func(int) uint64 { return tr.keys[c.rng.IntN(len(tr.keys))] - 1 }, 5*time.Second)
 		if err != nil {
@@ -149,7 +153,7 @@ func TestHopsSkewedKeys(t *testing.T) {
 		means[i] = mean
 		t.Logf("256 nodes, long links, no cache, node keys skewed %v: mean %.2f hops, p99 %d", skew, mean, p99)
 	}
-	if means[1] > 1.6*means[0] {
-		t.Errorf("skewed node keys cost %.2f hops against %.2f, want under 1.6×", means[1], means[0])
+	if means[1] > 1.2*means[0] {
+		t.Errorf("skewed node keys cost %.2f hops against %.2f, want under 1.2×", means[1], means[0])
 	}
 }

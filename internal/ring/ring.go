@@ -188,6 +188,7 @@ type Node struct {
 	owner         wire.RingOwner
 	splitMsg      wire.RingSplit
 	scratchIDs    []wire.NodeID
+	dens          density
 	contacts      []Peer
 	contactSeen   int
 	contactWait   bool        // a contact probe is unanswered
@@ -597,6 +598,9 @@ func (n *Node) Tick(now time.Duration) {
 	if n.now >= n.nextProbe {
 		n.nextProbe = n.now + n.cfg.Probe
 		n.sendProbes()
+		if n.dens.n < densityMin {
+			n.sampleDensity() // warm the density histogram up faster
+		}
 	}
 	if n.now >= n.nextLink {
 		n.nextLink = n.now + n.cfg.LinkRefresh
@@ -605,6 +609,7 @@ func (n *Node) Tick(now time.Duration) {
 			n.linkSlot++
 		}
 		n.probeContact()
+		n.sampleDensity()
 	}
 	if n.cfg.Balance && n.now >= n.nextBalance {
 		n.nextBalance = n.now + n.cfg.BalanceEvery

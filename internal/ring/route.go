@@ -251,6 +251,10 @@ func (n *Node) onOwner(from wire.NodeID) {
 		}
 		return
 	}
+	if o.Tag == sampleTag {
+		n.dens.add(o.Key, o.Owner.Key-o.Lo)
+		return
+	}
 	if o.Tag == succTag {
 		// The answer to a successor repair: the owner of the key after
 		// this node's is its successor.
@@ -271,6 +275,7 @@ func (n *Node) onOwner(from wire.NodeID) {
 		return
 	}
 	n.links[i].pending = false
+	n.dens.add(o.Key, o.Owner.Key-o.Lo)
 	if o.Owner.ID == n.cfg.ID {
 		return // the draw landed in this node's own range: no link this round
 	}
@@ -290,22 +295,26 @@ func (n *Node) estimateN() float64 {
 	return float64(len(n.succs)) * math.Ldexp(1, 64) / float64(span)
 }
 
-// drawLink looks up a new long-distance link for slot i: a key at ring
-// distance d from this node, with d/2^64 = n^(u-1), u uniform in [0, 1) —
-// the harmonic distribution over [1/n, 1) of the ring Mercury draws from.
+// drawLink looks up a new long-distance link for slot i, drawn from the
+// harmonic distribution Mercury uses: about r = n^u nodes away, u uniform
+// in [0, 1), placed by the density histogram (density.go); until it has
+// enough samples, at key distance d with d/2^64 = n^(u-1), n estimated from
+// the successor list's span.
 func (n *Node) drawLink(i int) {
 	if n.st != stateMember || n.alone() {
 		return
 	}
-	est := max(n.estimateN(), 2)
 	u := n.cfg.Rand.Float64()
-	x := math.Pow(est, u-1)
-	d := math.Ldexp(x, 64)
-	var dist uint64
-	if d >= math.Ldexp(1, 64) {
-		dist = math.MaxUint64
-	} else {
-		dist = uint64(d)
+	dist, ok := n.rankDistance(func(est float64) float64 { return math.Pow(est, u) })
+	if !ok {
+		est := max(n.estimateN(), 2)
+		x := math.Pow(est, u-1)
+		d := math.Ldexp(x, 64)
+		if d >= math.Ldexp(1, 64) {
+			dist = math.MaxUint64
+		} else {
+			dist = uint64(d)
+		}
 	}
 	n.links[i].pending = true
 	m := wire.RingRoute{Kind: wire.RouteLookup, Origin: n.cfg.ID, Key: n.self.Key + dist, Tag: uint32(i + 1)}
