@@ -114,3 +114,66 @@ func TestBalance(t *testing.T) {
 		}
 	}
 }
+
+// TestBalanceUnderChurn runs leave-join balancing under a skewed load of
+// point and range routes while nodes join, leave and crash (one event
+// every 3 s), then checks the ring is exact and routes reach their owners.
+func TestBalanceUnderChurn(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs without -short")
+	}
+	for seed := uint64(1); seed <= 3; seed++ {
+		c := newCluster(t, seed, func(id wire.NodeID, r *rand.Rand) ring.Config {
+			cfg := ring.DefaultConfig(id, r)
+			cfg.Balance = true
+			return cfg
+		})
+		c.grow(64, 20*time.Millisecond, 3*time.Second)
+		if _, err := c.settle(4, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		c.onDeliver = func(nd *ring.Node, e ring.Event) { nd.AddLoad(c.now, e.Range.Lo, 1) }
+		key := skewedKeys(c.rng)
+		end := c.now + 4*time.Minute
+		next := c.now
+		for c.now < end {
+			ms := c.members()
+			from := ms[c.rng.IntN(len(ms))]
+			_ = from.Route(c.now, key(), wire.ClassDiscovery, []byte{1})
+			c.flush(from.ID())
+			if lo := key(); c.rng.IntN(10) == 0 {
+				_ = from.RouteRange(c.now, lo, lo+1<<58, wire.ClassDiscovery, []byte{2})
+				c.flush(from.ID())
+			}
+			c.run(c.now + 5*time.Millisecond)
+			if c.now >= next {
+				next = c.now + 3*time.Second
+				ms := c.members()
+				switch c.rng.IntN(3) {
+				case 0:
+					c.joinOne()
+				case 1:
+					n := ms[c.rng.IntN(len(ms))]
+					_ = n.Leave(c.now)
+					c.flush(n.ID())
+				case 2:
+					c.alive[ms[c.rng.IntN(len(ms))].ID()] = false
+				}
+			}
+		}
+		c.onDeliver = nil
+		c.run(c.now + 40*time.Second)
+		took, err := c.settleRing(4, 2*time.Minute)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if _, err := c.routeCheck(300, func(int) uint64 { return c.rng.Uint64() }, time.Second); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		moves := uint64(0)
+		for _, n := range c.nodes {
+			moves += n.Stats().Moves
+		}
+		t.Logf("seed %d: ok after %v, %d members, %d moves", seed, took, len(c.members()), moves)
+	}
+}
