@@ -1,7 +1,11 @@
 package ring_test
 
 import (
+	"encoding/binary"
+	"reflect"
+
 	"github.com/overworld/overworld/internal/ring"
+	"github.com/overworld/overworld/internal/wire"
 	"testing"
 	"time"
 )
@@ -93,6 +97,58 @@ func TestSmallRings(t *testing.T) {
 					t.Fatalf("n=%d: %d isolated after graceful leaves", n, l.node)
 				}
 			}
+		}
+	}
+}
+
+// TestRangeWalkBackfill routes a range while a node has just joined
+// between two members and the first does not know it yet: the walk goes
+// from the first straight to the second, which sends a copy back to the
+// joiner, so all three get the message once.
+func TestRangeWalkBackfill(t *testing.T) {
+	for seed := uint64(1); seed <= 5; seed++ {
+		c := newCluster(t, seed, nil)
+		var members []ring.Peer
+		for range 16 {
+			members = append(members, ring.Peer{ID: c.add(), Key: c.rng.Uint64()})
+		}
+		for _, m := range members {
+			if err := c.nodes[m.ID].Bootstrap(c.now, members); err != nil {
+				t.Fatal(err)
+			}
+			c.flush(m.ID)
+		}
+		c.run(c.now + 5*time.Second)
+		tr := c.truth()
+		i := c.rng.IntN(len(tr.ids) - 1)
+		s, y := c.nodes[tr.ids[i]], c.nodes[tr.ids[i+1]]
+		j := c.add()
+		jkey := s.Key() + (y.Key()-s.Key())/2
+		if err := c.nodes[j].Join(c.now, y.ID(), jkey); err != nil {
+			t.Fatal(err)
+		}
+		c.flush(j)
+		for p, _ := y.Pred(); p.ID != j; p, _ = y.Pred() {
+			c.run(c.now + time.Millisecond)
+		}
+		if s.Succs(nil)[0].ID != y.ID() {
+			t.Fatalf("seed %d: the first node already knows the joiner", seed)
+		}
+		id := uint64(1 << 50)
+		var b [8]byte
+		binary.BigEndian.PutUint64(b[:], id)
+		if err := s.RouteRange(c.now, s.Key(), y.Key(), wire.ClassDiscovery, b[:]); err != nil {
+			t.Fatal(err)
+		}
+		c.flush(s.ID())
+		c.run(c.now + 3*time.Second)
+		got := map[wire.NodeID]int{}
+		for _, d := range c.delivered[id] {
+			got[d.node]++
+		}
+		want := map[wire.NodeID]int{s.ID(): 1, j: 1, y.ID(): 1}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("seed %d: delivered %v, want %v", seed, got, want)
 		}
 	}
 }

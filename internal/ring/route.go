@@ -69,8 +69,7 @@ func (n *Node) onRoute(from wire.NodeID, m *wire.RingRoute) {
 			n.stats.Unexpected++
 			return
 		}
-		n.deliver(m, true)
-		n.walk(m)
+		n.onWalk(from, m)
 		return
 	}
 	owned := n.Owns(m.Key)
@@ -194,6 +193,38 @@ func (n *Node) deliver(m *wire.RingRoute, walk bool) {
 		Data: n.arena[s:len(n.arena):len(n.arena)], Hops: int(m.Hops), Walk: walk})
 }
 
+// onWalk handles a range message walking the successors. Hint is the key
+// of the node the walk came from: when this node's predecessor lies
+// between the two (a node joined there and the sender did not know it
+// yet), the walk skipped it, and a copy goes back to it (Back), which
+// goes on back while its own predecessor is skipped too.
+func (n *Node) onWalk(from wire.NodeID, m *wire.RingRoute) {
+	w := m.Hint
+	rg, known := n.Range()
+	if !known || overlap(rg, Range{m.Key, m.Hi}) {
+		n.deliver(m, true)
+	}
+	if n.hasPred && n.pred.ID != n.cfg.ID && (m.Back || n.pred.ID != from) && strictly(w, n.pred.Key, n.self.Key) &&
+		int(m.Hops) < n.cfg.MaxHops+n.cfg.MaxWalk {
+		b := *m
+		b.Back = true
+		n.sendWalk(n.pred, &b, w)
+	}
+	if !m.Back {
+		n.walk(m)
+	}
+}
+
+// sendWalk sends a walking range message to p; Hint carries w, the key the
+// walk came from.
+func (n *Node) sendWalk(p Peer, m *wire.RingRoute, w uint64) {
+	f := *m
+	f.Hops++
+	f.Walk, f.Final, f.Hint = true, true, w
+	n.stats.Forwarded++
+	n.out.Commit(p.ID, f.Class, wire.AppendRingRoute(n.out.Buf(), &f))
+}
+
 // walk forwards a range message from this node (which holds part of the
 // range) to its successor, unless this node's range reaches the range's end.
 func (n *Node) walk(m *wire.RingRoute) {
@@ -209,8 +240,7 @@ func (n *Node) walk(m *wire.RingRoute) {
 		n.stats.Dropped++
 		return
 	}
-	m.Walk = true
-	n.forward(s, m, true, m.Cached)
+	n.sendWalk(s, m, n.self.Key)
 }
 
 // ackRoute tells the origin of a message that took more than one hop who

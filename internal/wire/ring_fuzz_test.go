@@ -77,6 +77,7 @@ func randRingRoute(r *rand.Rand) *RingRoute {
 	switch m.Kind {
 	case RouteRange:
 		m.Hi, m.Walk = randKey(r), r.IntN(2) == 0
+		m.Back = m.Walk && r.IntN(3) == 0
 		fallthrough
 	case RouteData:
 		m.Class = Class(r.IntN(NumClasses))
@@ -120,7 +121,8 @@ func TestRingDecodeRejects(t *testing.T) {
 		typ  Type
 		body []byte
 	}{
-		{"route unknown flag bit", TypeRingRoute, []byte{0x40, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
+		{"route unknown flag bit", TypeRingRoute, []byte{0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
+		{"route back without walk", TypeRingRoute, []byte{byte(RouteRange) | routeBack, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
 		{"route walk on data", TypeRingRoute, []byte{routeWalk, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
 		{"route key truncated", TypeRingRoute, []byte{byte(RouteLookup), 0, 1, 2}},
 		{"route class 9", TypeRingRoute, []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9, 0}},
