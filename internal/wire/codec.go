@@ -36,7 +36,7 @@ const (
 	TypeRingJoinReply      // owner → joiner: accepted (with neighbours) or refused
 	TypeRingStabilize      // node → successor: "I may be your predecessor"
 	TypeRingStabilizeReply // successor → node: its predecessor and successors
-	TypeRingLeave          // leaver → predecessor and successor (RingNeighbours)
+	TypeRingLeave          // leaver → neighbours and recent probers (RingNeighbours)
 	TypeRingPing           // failure-detector probe (RingProbe)
 	TypeRingPong           // probe answer (RingProbe)
 	TypeRingOwner          // owner → origin: who owns a key (route cache, long links)
