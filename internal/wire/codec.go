@@ -30,11 +30,24 @@ const (
 	TypePublish                   // publisher → rendezvous: object locations (soft state)
 	TypeSubscribe                 // subscriber → rendezvous: interest boxes (soft state)
 	TypeMatch                     // rendezvous → subscriber: matched publications
+
+	// Ring messages (internal/ring; bodies in ring.go).
+	TypeRingRoute          // a message routed toward a key (RingRoute)
+	TypeRingJoinReply      // owner → joiner: accepted (with neighbours) or refused
+	TypeRingStabilize      // node → successor: "I may be your predecessor"
+	TypeRingStabilizeReply // successor → node: its predecessor and successors
+	TypeRingLeave          // leaver → neighbours and recent probers (RingNeighbours)
+	TypeRingPing           // failure-detector probe (RingProbe)
+	TypeRingPong           // probe answer (RingProbe)
+	TypeRingOwner          // owner → origin: who owns a key (route cache, long links)
+	TypeRingSplit          // light node → heavy node: offer to split your range
+	TypeRingSplitReply     // heavy node → light node: the key to join at, or no
 	numTypes
 )
 
 var typeNames = [...]string{"", "updates", "acks", "writes", "register", "drop", "delete",
-	"handoff", "publish", "subscribe", "match"}
+	"handoff", "publish", "subscribe", "match", "ring-route", "ring-join-reply", "ring-stabilize",
+	"ring-stabilize-reply", "ring-leave", "ring-ping", "ring-pong", "ring-owner", "ring-split", "ring-split-reply"}
 
 // String returns the type's lower-case name.
 func (t Type) String() string {
@@ -58,6 +71,11 @@ func (t Type) Class() Class {
 		return ClassMatching
 	case TypeHandoff:
 		return ClassControl
+	case TypeRingRoute:
+		return ClassDiscovery // the ring commits a routed frame under its payload's class
+	}
+	if t >= TypeRingJoinReply && t < numTypes {
+		return ClassMaintenance
 	}
 	return ClassUpdate
 }
