@@ -1,0 +1,558 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"sync"
+	"time"
+
+	"github.com/overworld/overworld/internal/wire"
+)
+
+// Transport carries a node's packets: the driver hands it every packet the
+// core drains and reads the packets addressed to the node from Recv. Mesh
+// is the implementation; tests may substitute their own.
+type Transport interface {
+	// Send queues p for p.To without blocking (it may be dropped and
+	// counted under back-pressure). Ownership of p.Payload passes to the
+	// transport.
+	Send(p wire.Packet)
+	// Recv delivers received packets, already checked and addressed to
+	// this node, with From set to the authenticated peer.
+	Recv() <-chan wire.Packet
+}
+
+// MeshConfig configures a Mesh. The zero durations and lengths take the
+// defaults noted.
+type MeshConfig struct {
+	// Self is this node.
+	Self wire.NodeID
+	// Peers is the address book: node ID → network address. A packet for
+	// a node not listed is dropped and counted (Counters.Unroutable).
+	Peers map[wire.NodeID]string
+	// QueueLen bounds each peer's send queue (packets). Default 256: at
+	// 10 frames/s and a few packets per frame per peer, seconds of a
+	// dead peer's traffic, and far more than a WAN's delay holds.
+	QueueLen int
+	// InboxLen bounds received packets waiting for the driver. Default
+	// 4096.
+	InboxLen int
+	// Delay, if set, holds each packet for Delay(to) before sending it
+	// (WAN emulation, see Latency).
+	Delay func(to wire.NodeID) time.Duration
+	// MinBackoff and MaxBackoff bound the exponential backoff between
+	// failed dials. Defaults 50 ms and 5 s.
+	MinBackoff, MaxBackoff time.Duration
+	// Logger receives connection events. Default: discard.
+	Logger *slog.Logger
+	// Counters receives the counts. Default: a fresh set (see Mesh.Counters).
+	Counters *Counters
+}
+
+func (c MeshConfig) validate() (MeshConfig, error) {
+	c.Peers = maps.Clone(c.Peers)
+	if c.QueueLen == 0 {
+		c.QueueLen = 256
+	}
+	if c.InboxLen == 0 {
+		c.InboxLen = 4096
+	}
+	if c.MinBackoff == 0 {
+		c.MinBackoff = 50 * time.Millisecond
+	}
+	if c.MaxBackoff == 0 {
+		c.MaxBackoff = 5 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Counters == nil {
+		c.Counters = new(Counters)
+	}
+	switch {
+	case c.QueueLen < 1 || c.QueueLen > 1<<16:
+		return c, fmt.Errorf("%w: queue length %d: want 1 to 65536", ErrConfig, c.QueueLen)
+	case c.InboxLen < 1 || c.InboxLen > 1<<20:
+		return c, fmt.Errorf("%w: inbox length %d: want 1 to 1048576", ErrConfig, c.InboxLen)
+	case c.MinBackoff < 0 || c.MaxBackoff < c.MinBackoff:
+		return c, fmt.Errorf("%w: backoff %v..%v: want 0 ≤ min ≤ max", ErrConfig, c.MinBackoff, c.MaxBackoff)
+	}
+	for id, addr := range c.Peers {
+		if addr == "" {
+			return c, fmt.Errorf("%w: node %d has an empty address", ErrConfig, id)
+		}
+	}
+	return c, nil
+}
+
+// Mesh is a Transport over a Network: one bounded queue and one sending
+// goroutine per peer (dial on demand, redial with backoff), one reading
+// goroutine per incoming connection and stream.
+type Mesh struct {
+	cfg   MeshConfig
+	net   Network
+	c     *Counters
+	inbox chan wire.Packet
+
+	ctx     context.Context
+	cancel  context.CancelFunc
+	closing chan struct{} // closed when Close starts: peers flush, then exit
+
+	mu      sync.Mutex
+	peers   map[wire.NodeID]*peer
+	conns   map[Conn]struct{} // incoming connections
+	started bool
+	closed  bool
+
+	peerWG sync.WaitGroup // sending goroutines
+	wg     sync.WaitGroup // every other goroutine
+}
+
+// NewMesh returns a mesh over network; call Start to accept connections
+// (sending works without it).
+func NewMesh(cfg MeshConfig, network Network) (*Mesh, error) {
+	cfg, err := cfg.validate()
+	if err != nil {
+		return nil, err
+	}
+	if network == nil {
+		return nil, fmt.Errorf("%w: nil network", ErrConfig)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Mesh{cfg: cfg, net: network, c: cfg.Counters, inbox: make(chan wire.Packet, cfg.InboxLen),
+		ctx: ctx, cancel: cancel, closing: make(chan struct{}),
+		peers: map[wire.NodeID]*peer{}, conns: map[Conn]struct{}{}}, nil
+}
+
+// Counters returns the mesh's counters.
+func (m *Mesh) Counters() *Counters { return m.c }
+
+// Recv implements Transport.
+func (m *Mesh) Recv() <-chan wire.Packet { return m.inbox }
+
+// Start starts accepting incoming connections. It may be called once.
+func (m *Mesh) Start() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.started || m.closed {
+		return
+	}
+	m.started = true
+	m.wg.Add(1)
+	go m.acceptLoop()
+}
+
+// SetPeer adds or changes a peer's address (a new address takes effect at
+// the next dial).
+func (m *Mesh) SetPeer(id wire.NodeID, addr string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.cfg.Peers[id] = addr
+	if p := m.peers[id]; p != nil {
+		p.mu.Lock()
+		p.addr = addr
+		p.mu.Unlock()
+	}
+}
+
+// Send implements Transport.
+func (m *Mesh) Send(p wire.Packet) {
+	if p.To == m.cfg.Self || !p.Class.Valid() {
+		m.c.Unroutable.Add(1)
+		return
+	}
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		m.c.LostOnClose.Add(1)
+		return
+	}
+	pr := m.peers[p.To]
+	if pr == nil {
+		addr, ok := m.cfg.Peers[p.To]
+		if !ok {
+			m.mu.Unlock()
+			m.c.Unroutable.Add(1)
+			return
+		}
+		pr = &peer{id: p.To, addr: addr, wake: make(chan struct{}, 1)}
+		m.peers[p.To] = pr
+		m.peerWG.Add(1)
+		go m.runPeer(pr)
+	}
+	m.mu.Unlock()
+	var due time.Time
+	if m.cfg.Delay != nil {
+		if d := m.cfg.Delay(p.To); d > 0 {
+			due = time.Now().Add(d)
+		}
+	}
+	if pr.enqueue(item{p: p, due: due}, m.cfg.QueueLen) {
+		m.c.QueueDrops.Add(1)
+	}
+}
+
+// QueueLen returns the number of packets queued for peer id.
+func (m *Mesh) QueueLen(id wire.NodeID) int {
+	m.mu.Lock()
+	pr := m.peers[id]
+	m.mu.Unlock()
+	if pr == nil {
+		return 0
+	}
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	return len(pr.q)
+}
+
+// Close stops the mesh: it lets every peer's goroutine send what is queued
+// until ctx is done, then closes every connection and the network and
+// waits for every goroutine. Packets still queued are counted in
+// Counters.LostOnClose, which is also returned.
+func (m *Mesh) Close(ctx context.Context) int64 {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return 0
+	}
+	m.closed = true
+	close(m.closing)
+	m.mu.Unlock()
+
+	flushed := make(chan struct{})
+	go func() { m.peerWG.Wait(); close(flushed) }()
+	select {
+	case <-flushed:
+	case <-ctx.Done():
+	}
+	m.cancel()
+	m.mu.Lock()
+	for c := range m.conns {
+		c.Close()
+	}
+	for _, p := range m.peers {
+		p.mu.Lock()
+		if p.conn != nil {
+			p.conn.Close()
+		}
+		p.mu.Unlock()
+	}
+	m.mu.Unlock()
+	m.net.Close()
+	<-flushed
+	m.wg.Wait()
+	var lost int64
+	for _, p := range m.peers {
+		lost += int64(len(p.q))
+		p.q = nil
+	}
+	m.c.LostOnClose.Add(lost)
+	return lost
+}
+
+// item is one queued packet and the time it may leave (zero: at once).
+type item struct {
+	p   wire.Packet
+	due time.Time
+}
+
+// peer is one destination's queue and connection.
+type peer struct {
+	id   wire.NodeID
+	wake chan struct{} // capacity 1: something was queued
+
+	mu   sync.Mutex
+	addr string
+	q    []item
+	conn Conn // the outgoing connection, nil while disconnected
+}
+
+// enqueue appends it, keeping the queue within max: when full, the oldest
+// queued update makes room (an update carries the newest state, so the
+// older one is superseded); with no update queued, an update is refused
+// and a reliable packet replaces the oldest reliable one. It reports
+// whether a packet was dropped.
+func (p *peer) enqueue(it item, max int) (dropped bool) {
+	p.mu.Lock()
+	if len(p.q) >= max {
+		dropped = true
+		victim := -1
+		for i := range p.q {
+			if p.q[i].p.Class == wire.ClassUpdate {
+				victim = i
+				break
+			}
+		}
+		if victim < 0 {
+			if it.p.Class == wire.ClassUpdate {
+				p.mu.Unlock()
+				return true
+			}
+			victim = 0
+		}
+		// The time order of the queue is kept: a later packet never
+		// leaves before an earlier one (Delay is per peer).
+		copy(p.q[victim:], p.q[victim+1:])
+		p.q = p.q[:len(p.q)-1]
+	}
+	p.q = append(p.q, it)
+	p.mu.Unlock()
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+	return dropped
+}
+
+// next pops the head of the queue, blocking until there is one; it returns
+// false when the mesh is closing and the queue is empty, or closed.
+func (m *Mesh) next(p *peer) (item, bool) {
+	for {
+		p.mu.Lock()
+		if len(p.q) > 0 {
+			it := p.q[0]
+			copy(p.q, p.q[1:])
+			p.q = p.q[:len(p.q)-1]
+			p.mu.Unlock()
+			return it, true
+		}
+		p.mu.Unlock()
+		select {
+		case <-p.wake:
+		case <-m.closing:
+			p.mu.Lock()
+			empty := len(p.q) == 0
+			p.mu.Unlock()
+			if empty {
+				return item{}, false
+			}
+		case <-m.ctx.Done():
+			return item{}, false
+		}
+	}
+}
+
+// sleep waits d or until the mesh is cancelled (false).
+func (m *Mesh) sleep(d time.Duration) bool {
+	if d <= 0 {
+		return m.ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-m.ctx.Done():
+		return false
+	}
+}
+
+// runPeer is peer p's sending goroutine.
+func (m *Mesh) runPeer(p *peer) {
+	defer m.peerWG.Done()
+	var stream io.WriteCloser
+	var conn Conn
+	disconnect := func() {
+		if conn == nil {
+			return
+		}
+		conn.Close()
+		p.mu.Lock()
+		p.conn = nil
+		p.mu.Unlock()
+		conn, stream = nil, nil
+		m.c.Connected.Add(-1)
+	}
+	defer disconnect()
+	backoff := m.cfg.MinBackoff
+	var buf []byte
+	for {
+		it, ok := m.next(p)
+		if !ok {
+			return
+		}
+		if !it.due.IsZero() && !m.sleep(time.Until(it.due)) {
+			p.requeue(it)
+			return
+		}
+		for conn == nil {
+			c, s, err := m.dial(p)
+			if err == nil {
+				conn, stream = c, s
+				backoff = m.cfg.MinBackoff
+				break
+			}
+			select {
+			case <-m.closing:
+				// Shutting down and the peer is unreachable: what is
+				// queued is lost (counted by Close).
+				p.requeue(it)
+				return
+			default:
+			}
+			if !m.sleep(backoff) {
+				p.requeue(it)
+				return
+			}
+			backoff = min(2*backoff, m.cfg.MaxBackoff)
+		}
+		var err error
+		if it.p.Class == wire.ClassUpdate && 1+len(it.p.Payload) <= MaxDatagram {
+			buf = appendDatagram(buf[:0], it.p)
+			err = conn.SendDatagram(buf)
+			if errors.Is(err, ErrTooLarge) {
+				err = nil
+				buf = appendFrame(buf[:0], it.p)
+				_, err = stream.Write(buf)
+			}
+		} else {
+			buf = appendFrame(buf[:0], it.p)
+			_, err = stream.Write(buf)
+		}
+		if err != nil {
+			m.c.SendErrors.Add(1)
+			m.cfg.Logger.Info("peer connection lost", "peer", p.id, "err", err)
+			disconnect()
+			continue
+		}
+		m.c.countOut(it.p)
+	}
+}
+
+// requeue puts it back at the head of p's queue (when the goroutine stops
+// holding it), so Close counts it as lost.
+func (p *peer) requeue(it item) {
+	p.mu.Lock()
+	p.q = append(p.q, item{})
+	copy(p.q[1:], p.q)
+	p.q[0] = it
+	p.mu.Unlock()
+}
+
+// dial connects to p and opens the stream.
+func (m *Mesh) dial(p *peer) (Conn, io.WriteCloser, error) {
+	p.mu.Lock()
+	addr := p.addr
+	p.mu.Unlock()
+	m.c.Dials.Add(1)
+	ctx, cancel := context.WithTimeout(m.ctx, 5*time.Second)
+	defer cancel()
+	c, err := m.net.Dial(ctx, p.id, addr)
+	if err != nil {
+		m.c.DialErrors.Add(1)
+		m.cfg.Logger.Debug("dial failed", "peer", p.id, "addr", addr, "err", err)
+		return nil, nil, err
+	}
+	s, err := c.OpenStream(ctx)
+	if err != nil {
+		c.Close()
+		m.c.DialErrors.Add(1)
+		return nil, nil, err
+	}
+	p.mu.Lock()
+	p.conn = c
+	p.mu.Unlock()
+	if m.ctx.Err() != nil { // Close ran while dialling: it did not see c
+		c.Close()
+	}
+	m.c.Connected.Add(1)
+	m.cfg.Logger.Debug("connected", "peer", p.id, "addr", addr)
+	return c, s, nil
+}
+
+// acceptLoop accepts incoming connections until the mesh closes.
+func (m *Mesh) acceptLoop() {
+	defer m.wg.Done()
+	for {
+		c, err := m.net.Accept(m.ctx)
+		if err != nil {
+			if m.ctx.Err() != nil || errors.Is(err, ErrClosed) {
+				return
+			}
+			m.cfg.Logger.Debug("accept failed", "err", err)
+			if !m.sleep(10 * time.Millisecond) {
+				return
+			}
+			continue
+		}
+		m.mu.Lock()
+		if m.ctx.Err() != nil {
+			m.mu.Unlock()
+			c.Close()
+			return
+		}
+		m.conns[c] = struct{}{}
+		m.wg.Add(2)
+		m.mu.Unlock()
+		m.c.Accepted.Add(1)
+		go m.readDatagrams(c)
+		go m.acceptStreams(c)
+	}
+}
+
+func (m *Mesh) forget(c Conn) {
+	m.mu.Lock()
+	delete(m.conns, c)
+	m.mu.Unlock()
+	c.Close()
+}
+
+func (m *Mesh) deliver(p wire.Packet) {
+	m.c.countIn(p)
+	select {
+	case m.inbox <- p:
+	default:
+		m.c.InboxDrops.Add(1)
+	}
+}
+
+func (m *Mesh) readDatagrams(c Conn) {
+	defer m.wg.Done()
+	for {
+		d, err := c.ReceiveDatagram(m.ctx)
+		if err != nil {
+			m.forget(c)
+			return
+		}
+		p, err := parseDatagram(d, c.Peer(), m.cfg.Self)
+		if err != nil {
+			m.c.Malformed.Add(1)
+			continue
+		}
+		m.deliver(p)
+	}
+}
+
+func (m *Mesh) acceptStreams(c Conn) {
+	defer m.wg.Done()
+	for {
+		s, err := c.AcceptStream(m.ctx)
+		if err != nil {
+			m.forget(c)
+			return
+		}
+		m.wg.Add(1)
+		go m.readStream(c, s)
+	}
+}
+
+func (m *Mesh) readStream(c Conn, s io.ReadWriteCloser) {
+	defer m.wg.Done()
+	defer s.Close()
+	var hdr [4]byte
+	for {
+		p, err := readFrame(s, &hdr, c.Peer(), m.cfg.Self)
+		if err != nil {
+			if errors.Is(err, ErrMalformed) {
+				// A bad length or class desynchronises the stream: drop it.
+				m.c.Malformed.Add(1)
+			}
+			return
+		}
+		m.deliver(p)
+	}
+}

@@ -1,0 +1,101 @@
+package live
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/overworld/overworld/internal/wire"
+)
+
+// Errors.
+var (
+	ErrConfig    = errors.New("live: bad config")
+	ErrClosed    = errors.New("live: closed")
+	ErrTooLarge  = errors.New("live: datagram too large")
+	ErrMalformed = errors.New("live: malformed frame")
+)
+
+// Conn is one authenticated connection to a peer node: the peer's identity
+// was checked before the connection was handed out.
+type Conn interface {
+	// Peer is the node at the other end (from its certificate).
+	Peer() wire.NodeID
+	// SendDatagram sends b unreliably; ErrTooLarge if it does not fit.
+	SendDatagram(b []byte) error
+	// ReceiveDatagram blocks for the next datagram.
+	ReceiveDatagram(ctx context.Context) ([]byte, error)
+	// OpenStream opens a reliable, ordered stream to the peer.
+	OpenStream(ctx context.Context) (io.ReadWriteCloser, error)
+	// AcceptStream blocks for a stream the peer opened.
+	AcceptStream(ctx context.Context) (io.ReadWriteCloser, error)
+	// Close closes the connection and its streams.
+	Close() error
+}
+
+// Network connects a node to its peers. Dial and Accept return only
+// connections whose peer passed authentication.
+type Network interface {
+	// Dial connects to node peer at addr.
+	Dial(ctx context.Context, peer wire.NodeID, addr string) (Conn, error)
+	// Accept blocks for the next incoming connection.
+	Accept(ctx context.Context) (Conn, error)
+	// Close stops accepting and closes the network's socket.
+	Close() error
+}
+
+// A datagram is one class byte then the payload. A stream frame is the
+// uint32 big-endian length of what follows, one class byte, the payload.
+const (
+	// MaxFrame bounds a stream frame's payload: a larger length prefix is
+	// malformed (and closes the stream), so a peer cannot make us allocate
+	// more.
+	MaxFrame = 1 << 20
+	// MaxDatagram is the largest datagram the mesh sends (class byte and
+	// payload); larger update packets go on the stream. 1200 bytes of
+	// payload plus the class byte fit QUIC's minimum datagram size on
+	// loopback and on IPv6 paths with a 1280-byte MTU's worth of room.
+	MaxDatagram = 1 + wire.DefaultMaxPayload
+)
+
+// appendDatagram appends p as a datagram.
+func appendDatagram(b []byte, p wire.Packet) []byte {
+	return append(append(b, byte(p.Class)), p.Payload...)
+}
+
+// parseDatagram checks a received datagram from peer to self and returns
+// the packet (its payload aliases d).
+func parseDatagram(d []byte, from, to wire.NodeID) (wire.Packet, error) {
+	if len(d) < 2 {
+		return wire.Packet{}, fmt.Errorf("%w: datagram of %d bytes", ErrMalformed, len(d))
+	}
+	c := wire.Class(d[0])
+	if !c.Valid() {
+		return wire.Packet{}, fmt.Errorf("%w: traffic class %d", ErrMalformed, d[0])
+	}
+	return wire.Packet{From: from, To: to, Class: c, Payload: d[1:]}, nil
+}
+
+// appendFrame appends p as a stream frame.
+func appendFrame(b []byte, p wire.Packet) []byte {
+	b = binary.BigEndian.AppendUint32(b, uint32(1+len(p.Payload)))
+	return append(append(b, byte(p.Class)), p.Payload...)
+}
+
+// readFrame reads one stream frame from r into a fresh buffer.
+func readFrame(r io.Reader, hdr *[4]byte, from, to wire.NodeID) (wire.Packet, error) {
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return wire.Packet{}, err
+	}
+	n := binary.BigEndian.Uint32(hdr[:])
+	if n < 2 || n > 1+MaxFrame {
+		return wire.Packet{}, fmt.Errorf("%w: stream frame of %d bytes", ErrMalformed, n)
+	}
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return wire.Packet{}, err
+	}
+	return parseDatagram(buf, from, to)
+}
