@@ -55,6 +55,23 @@ func (n *MemNetwork) Sever(addr string) {
 	}
 }
 
+// SetDown takes the endpoint at addr down (dials to it are refused and its
+// connections break) or brings it back up.
+func (n *MemNetwork) SetDown(addr string, down bool) {
+	n.mu.Lock()
+	e := n.endpoints[addr]
+	n.mu.Unlock()
+	if e == nil {
+		return
+	}
+	e.mu.Lock()
+	e.down = down
+	e.mu.Unlock()
+	if down {
+		e.closeConns()
+	}
+}
+
 // MemEndpoint is one node's attachment to a MemNetwork; it implements
 // Network.
 type MemEndpoint struct {
@@ -67,6 +84,7 @@ type MemEndpoint struct {
 
 	mu    sync.Mutex
 	conns map[*memConn]struct{}
+	down  bool
 }
 
 // Dial implements Network.
@@ -74,6 +92,14 @@ func (e *MemEndpoint) Dial(ctx context.Context, peer wire.NodeID, addr string) (
 	e.net.mu.Lock()
 	t := e.net.endpoints[addr]
 	e.net.mu.Unlock()
+	if t != nil {
+		t.mu.Lock()
+		down := t.down
+		t.mu.Unlock()
+		if down {
+			t = nil
+		}
+	}
 	if t == nil {
 		return nil, fmt.Errorf("live: memnet: dial %s: connection refused", addr)
 	}

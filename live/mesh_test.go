@@ -153,8 +153,8 @@ func TestReconnect(t *testing.T) {
 		}
 		in2 := c.meshes[1].Counters().MsgsIn[wire.ClassUpdate].Load()
 
-		// Node 2's endpoint goes away (its mesh and core keep running).
-		c.eps[1].Close()
+		// Node 2's endpoint goes down (its mesh and core keep running).
+		c.net.SetDown(addr(2), true)
 		errs0 := m1.DialErrors.Load()
 		time.Sleep(2 * time.Second)
 		synctest.Wait()
@@ -166,14 +166,7 @@ func TestReconnect(t *testing.T) {
 		if q := c.meshes[0].QueueLen(2); q == 0 || q > 256 {
 			t.Errorf("node 1's queue to node 2 holds %d packets while it is down, want 1..256", q)
 		}
-		// Node 2 listens again on a fresh endpoint.
-		ep, err := c.net.Listen(2, addr(2))
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.meshes[1].net = ep
-		c.meshes[1].wg.Add(1)
-		go c.meshes[1].acceptLoop()
+		c.net.SetDown(addr(2), false)
 		time.Sleep(3 * time.Second)
 		if got := c.meshes[1].Counters().MsgsIn[wire.ClassUpdate].Load(); got <= in2 {
 			t.Errorf("node 2 received no update after coming back (%d before, %d after)", in2, got)
@@ -286,6 +279,7 @@ func TestCloseCountsLost(t *testing.T) {
 func TestMalformedDatagrams(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := newMemCluster(t, 1, 1, MeshConfig{})
+		before := len(c.nodes[0].Objects(nil))
 		c.start()
 		ep9, _ := c.net.Listen(9, addr(9))
 		conn, err := ep9.Dial(context.Background(), 1, addr(1))
@@ -304,7 +298,6 @@ func TestMalformedDatagrams(t *testing.T) {
 		s, _ := conn.OpenStream(context.Background())
 		s.Write([]byte{0xff, 0xff, 0xff, 0xff, 0})
 		time.Sleep(500 * time.Millisecond)
-		before := len(c.nodes[0].Objects(nil))
 		ct := c.meshes[0].Counters()
 		if ct.Malformed.Load() != 5 {
 			t.Errorf("%d malformed counted by the transport, want 5", ct.Malformed.Load())
