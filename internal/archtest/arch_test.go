@@ -39,6 +39,7 @@ var layers = map[string]int{
 	"node":              9,
 	"sim":               10,
 	"live":              10,
+	"live/pki":          10,
 	"arena":             11,
 	"lab":               12,
 	"dashboard":         12,
@@ -51,7 +52,7 @@ var layers = map[string]int{
 
 // groups whose members may import each other at equal rank (sub-packages
 // of one algorithm family, or a package and its sub-packages).
-var sameGroup = []string{"geo", "place"}
+var sameGroup = []string{"geo", "place", "live"}
 
 // pure packages: deterministic, sans-IO. They may not touch the network,
 // the wall clock, global randomness, or the drivers.
