@@ -196,6 +196,19 @@ func (m *Mesh) Send(p wire.Packet) {
 	}
 }
 
+// Connected reports whether the mesh has an open connection to peer id.
+func (m *Mesh) Connected(id wire.NodeID) bool {
+	m.mu.Lock()
+	pr := m.peers[id]
+	m.mu.Unlock()
+	if pr == nil {
+		return false
+	}
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	return pr.conn != nil
+}
+
 // QueueLen returns the number of packets queued for peer id.
 func (m *Mesh) QueueLen(id wire.NodeID) int {
 	m.mu.Lock()
