@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -63,8 +64,8 @@ type Daemon struct {
 	adminLn  net.Listener
 	admin    *http.Server
 
-	lastFrame atomic.Int64 // wall-clock UnixNano of the latest frame
-	worldSnap atomic.Pointer[[]byte]
+	lastFrame atomic.Int64     // wall-clock UnixNano of the latest frame
+	snapReq   chan chan []byte // /debug/world requests, answered by a frame hook
 }
 
 // NewDaemon validates cfg, loads the CA and the node's certificate (which
@@ -99,7 +100,7 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 	if now := time.Now(); now.After(ident.Leaf.NotAfter) {
 		return nil, fmt.Errorf("%w: this node's certificate expired at %s", ErrConfig, ident.Leaf.NotAfter.Format(time.RFC3339))
 	}
-	d := &Daemon{cfg: cfg, log: log, counters: new(Counters)}
+	d := &Daemon{cfg: cfg, log: log, counters: new(Counters), snapReq: make(chan chan []byte, 64)}
 	d.metrics = NewMetrics(d.counters)
 	ident.OnRefuse = func(err error) {
 		d.counters.Refused.Add(1)
@@ -171,14 +172,7 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 		mux.Handle("/metrics", promhttp.HandlerFor(d.metrics.Registry, promhttp.HandlerOpts{}))
 		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
 		mux.HandleFunc("/readyz", d.readyz)
-		mux.HandleFunc("/debug/world", func(w http.ResponseWriter, _ *http.Request) {
-			w.Header().Set("Content-Type", "application/json")
-			if b := d.worldSnap.Load(); b != nil {
-				w.Write(*b)
-				return
-			}
-			io.WriteString(w, "{}\n")
-		})
+		mux.HandleFunc("/debug/world", d.debugWorld)
 		d.admin = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	}
 	return d, nil
@@ -234,42 +228,88 @@ func (d *Daemon) readyz(w http.ResponseWriter, _ *http.Request) {
 }
 
 // WorldSnapshot is what /debug/world serves: the node's view and local
-// objects as of its latest sample (once a second), for ground-truth
-// measures across a cluster ("overworld cluster" computes missing replicas
-// from every node's snapshot).
+// objects at its next frame after the request, for ground-truth measures
+// across a cluster ("overworld cluster" fetches every node's at once and
+// computes missing replicas from them).
 type WorldSnapshot struct {
 	Node    uint32         `json:"node"`
 	NowNs   int64          `json:"now_ns"`
-	Dims    int            `json:"dims"`
 	View    [][2][]float64 `json:"view"`
 	Objects []SnapObject   `json:"objects"`
 }
 
-// SnapObject is one local object in a WorldSnapshot.
+// SnapObject is one local object in a WorldSnapshot: its location, and
+// the version it holds with the primary's time of that version.
 type SnapObject struct {
-	ID      uint64    `json:"id"`
-	Primary bool      `json:"primary"`
-	Loc     []float64 `json:"loc"`
+	ID         uint64    `json:"id"`
+	Primary    bool      `json:"primary"`
+	Loc        []float64 `json:"loc"`
+	Version    uint64    `json:"version"`
+	ProducedNs int64     `json:"produced_ns"`
 }
 
-func (d *Daemon) snapshotWorld(now time.Duration, n *node.Node) {
-	if s := d.worldSnap.Load(); s != nil && d.metrics.lastSample != now {
-		return // sample with the metrics hook, once a second
+// finite replaces infinities (unbounded box sides) by ±math.MaxFloat64,
+// which JSON can carry; it returns a copy.
+func finite(v []float64) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = max(-math.MaxFloat64, min(math.MaxFloat64, x))
 	}
-	dims := d.node.Config().Registry.Space().Dims()
-	snap := WorldSnapshot{Node: d.cfg.ID, NowNs: int64(now), Dims: dims}
+	return out
+}
+
+func (d *Daemon) debugWorld(w http.ResponseWriter, r *http.Request) {
+	reply := make(chan []byte, 1)
+	select {
+	case d.snapReq <- reply:
+	default:
+		http.Error(w, "too many snapshot requests", http.StatusServiceUnavailable)
+		return
+	}
+	t := time.NewTimer(10*d.cfg.FramePeriod() + time.Second)
+	defer t.Stop()
+	select {
+	case b := <-reply:
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(b)
+	case <-t.C:
+		http.Error(w, "frames are not running", http.StatusServiceUnavailable)
+	case <-r.Context().Done():
+	}
+}
+
+// snapshotWorld answers the pending /debug/world requests (a frame hook).
+func (d *Daemon) snapshotWorld(now time.Duration, n *node.Node) {
+	var waiting []chan []byte
+	for more := true; more; {
+		select {
+		case c := <-d.snapReq:
+			waiting = append(waiting, c)
+		default:
+			more = false
+		}
+	}
+	if len(waiting) == 0 {
+		return
+	}
+	dims := n.Config().Registry.Space().Dims()
+	snap := WorldSnapshot{Node: d.cfg.ID, NowNs: int64(now)}
 	for _, b := range n.View(nil) {
-		snap.View = append(snap.View, [2][]float64{b.Min[:dims], b.Max[:dims]})
+		snap.View = append(snap.View, [2][]float64{finite(b.Min[:dims]), finite(b.Max[:dims])})
 	}
 	for _, info := range n.Objects(nil) {
 		loc := info.State.Location()
-		snap.Objects = append(snap.Objects, SnapObject{ID: uint64(info.ID), Primary: info.Primary, Loc: loc[:dims]})
+		snap.Objects = append(snap.Objects, SnapObject{ID: uint64(info.ID), Primary: info.Primary, Loc: finite(loc[:dims]),
+			Version: info.Version, ProducedNs: int64(info.Produced)})
 	}
 	b, err := json.Marshal(snap)
-	if err != nil {
-		return
+	if err != nil { // cannot happen: every float is finite
+		d.log.Error("world snapshot", "err", err)
+		b = []byte("{}")
 	}
-	d.worldSnap.Store(&b)
+	for _, c := range waiting {
+		c <- b
+	}
 }
 
 // Run starts the admin endpoint, the mesh and the frames, and runs until

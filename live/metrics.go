@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/overworld/overworld/internal/replica"
 	"github.com/overworld/overworld/internal/wire"
@@ -54,7 +55,8 @@ func NewMetrics(c *Counters) *Metrics {
 		Help:    "Age of a replica's newest state (now minus the primary's production time, clocks shared through the config's epoch), sampled once a second over every replica.",
 		Buckets: prometheus.ExponentialBuckets(0.005, 2, 12)})
 	m.players = prometheus.NewGauge(prometheus.GaugeOpts{Name: "overworld_players", Help: "Players connected to this node (set by the player gateway)."})
-	m.Registry.MustRegister(m.frame, m.staleness, m.players, (*collector)(m))
+	m.Registry.MustRegister(m.frame, m.staleness, m.players, (*collector)(m),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collectors.NewGoCollector())
 	return m
 }
 
