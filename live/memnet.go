@@ -258,6 +258,8 @@ func (c *memConn) AcceptStream(ctx context.Context) (io.ReadWriteCloser, error) 
 	}
 }
 
+func (c *memConn) Done() <-chan struct{} { return c.link.done }
+
 func (c *memConn) Close() error {
 	c.link.close()
 	return nil

@@ -322,8 +322,10 @@ func (p *peer) enqueue(it item, max int) (dropped bool) {
 }
 
 // next pops the head of the queue, blocking until there is one; it returns
-// false when the mesh is closing and the queue is empty, or closed.
-func (m *Mesh) next(p *peer) (item, bool) {
+// false when the mesh is closing and the queue is empty, or closed. While
+// it waits, a closed connection (gone) is reported through lost and
+// forgotten.
+func (m *Mesh) next(p *peer, gone <-chan struct{}, lost func()) (item, bool) {
 	for {
 		p.mu.Lock()
 		if len(p.q) > 0 {
@@ -345,6 +347,9 @@ func (m *Mesh) next(p *peer) (item, bool) {
 			}
 		case <-m.ctx.Done():
 			return item{}, false
+		case <-gone:
+			lost()
+			gone = nil
 		}
 	}
 }
@@ -383,8 +388,16 @@ func (m *Mesh) runPeer(p *peer) {
 	defer disconnect()
 	backoff := m.cfg.MinBackoff
 	var buf []byte
+	connLost := func() {
+		m.cfg.Logger.Info("peer connection closed", "peer", p.id)
+		disconnect()
+	}
 	for {
-		it, ok := m.next(p)
+		var gone <-chan struct{}
+		if conn != nil {
+			gone = conn.Done()
+		}
+		it, ok := m.next(p, gone, connLost)
 		if !ok {
 			return
 		}

@@ -31,6 +31,9 @@ type Conn interface {
 	OpenStream(ctx context.Context) (io.ReadWriteCloser, error)
 	// AcceptStream blocks for a stream the peer opened.
 	AcceptStream(ctx context.Context) (io.ReadWriteCloser, error)
+	// Done is closed when the connection is closed, by either side or by
+	// the network (a silent peer's idle timeout).
+	Done() <-chan struct{}
 	// Close closes the connection and its streams.
 	Close() error
 }

@@ -17,6 +17,9 @@ import (
 // ALPN is the TLS application protocol of node-to-node connections.
 const ALPN = "overworld-node/1"
 
+// IdleTimeout is how long a connection to a silent peer stays open.
+const IdleTimeout = 5 * time.Second
+
 // QUICNetwork is the Network of a live node: one UDP socket shared by a
 // QUIC listener and the node's outgoing connections, mutual TLS with the
 // cluster's certificates (package pki), datagrams enabled. A peer whose
@@ -33,13 +36,14 @@ type QUICNetwork struct {
 }
 
 // quicConfig: datagrams on; idle connections are kept alive well inside
-// the idle timeout, so a quiet peer is not disconnected, and a dead one is
-// noticed within seconds.
+// the idle timeout (a ping a second), so a quiet peer is not disconnected,
+// and a dead one is noticed within IdleTimeout (its connection closes and
+// the next packet for it redials).
 func quicConfig() *quic.Config {
 	return &quic.Config{
 		EnableDatagrams:      true,
-		MaxIdleTimeout:       10 * time.Second,
-		KeepAlivePeriod:      2 * time.Second,
+		MaxIdleTimeout:       IdleTimeout,
+		KeepAlivePeriod:      time.Second,
 		HandshakeIdleTimeout: 3 * time.Second,
 	}
 }
@@ -134,5 +138,7 @@ func (c *quicConn) OpenStream(ctx context.Context) (io.ReadWriteCloser, error) {
 func (c *quicConn) AcceptStream(ctx context.Context) (io.ReadWriteCloser, error) {
 	return c.c.AcceptStream(ctx)
 }
+
+func (c *quicConn) Done() <-chan struct{} { return c.c.Context().Done() }
 
 func (c *quicConn) Close() error { return c.c.CloseWithError(0, "closed") }
