@@ -121,6 +121,7 @@ shutdown_grace = "2s"
 log_level = "info"
 log_format = "text"
 
+# Where the node listens.
 [listen]
 # Node-to-node QUIC (UDP) address.
 node = "127.0.0.1:7100"
@@ -130,12 +131,14 @@ player_ws = ""
 # Admin HTTP address: /metrics (Prometheus), /healthz, /readyz. Empty: none.
 admin = "127.0.0.1:7180"
 
+# Mutual TLS between nodes.
 [tls]
 # The cluster CA certificate ("overworld ca init") and this node's
 # certificate and key ("overworld ca issue").
 ca_cert = "ca/ca.crt"
 node_cert = "node.pem"
 
+# Discovery: how replicas are found.
 [discovery]
 # How nodes find the replicas they need: "directory" (one rendezvous node
 # matches publications with subscriptions) or "broadcast" (every node sends
@@ -144,6 +147,7 @@ arch = "directory"
 # The directory's rendezvous node (an ID of this file's peers, or this node).
 rendezvous = 1
 
+# The game (interpreted by the command line, not by package live).
 [game]
 # The model game (arena): map shape ("rect" or "sqr"), the number of game
 # nodes and bots per node it is sized for, and its seed. Every node of a
