@@ -219,7 +219,7 @@ func (m *Mesh) QueueLen(id wire.NodeID) int {
 	}
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
-	return len(pr.q)
+	return pr.q.len()
 }
 
 // Close stops the mesh: it lets every peer's goroutine send what is queued
@@ -260,8 +260,8 @@ func (m *Mesh) Close(ctx context.Context) int64 {
 	m.wg.Wait()
 	var lost int64
 	for _, p := range m.peers {
-		lost += int64(len(p.q))
-		p.q = nil
+		lost += int64(p.q.len())
+		p.q = ring{}
 	}
 	m.c.LostOnClose.Add(lost)
 	return lost
@@ -280,8 +280,67 @@ type peer struct {
 
 	mu   sync.Mutex
 	addr string
-	q    []item
+	q    ring
 	conn Conn // the outgoing connection, nil while disconnected
+}
+
+// ring is a FIFO of items in a circular buffer that grows up to the
+// queue bound and no further.
+type ring struct {
+	buf     []item
+	head, n int
+}
+
+func (r *ring) len() int      { return r.n }
+func (r *ring) at(i int) *item { return &r.buf[(r.head+i)%len(r.buf)] }
+
+// grow reallocates the buffer with capacity c > n.
+func (r *ring) grow(c int) {
+	nb := make([]item, c)
+	for i := range r.n {
+		nb[i] = *r.at(i)
+	}
+	r.buf, r.head = nb, 0
+}
+
+// push appends it; the caller keeps n below max (the buffer grows
+// geometrically up to max).
+func (r *ring) push(it item, max int) {
+	if r.n == len(r.buf) {
+		r.grow(min(max, 2*len(r.buf)+8))
+	}
+	*r.at(r.n) = it
+	r.n++
+}
+
+func (r *ring) pop() item {
+	it := *r.at(0)
+	*r.at(0) = item{}
+	r.head = (r.head + 1) % len(r.buf)
+	r.n--
+	return it
+}
+
+// pushFront puts it back at the head (the one item a sending goroutine
+// held may take the queue one past its bound until it is counted lost).
+func (r *ring) pushFront(it item) {
+	if r.n == len(r.buf) {
+		r.grow(len(r.buf) + 1)
+	}
+	r.head = (r.head - 1 + len(r.buf)) % len(r.buf)
+	*r.at(0) = it
+	r.n++
+}
+
+// remove deletes the i-th item, shifting the earlier ones up (i is
+// usually 0: the oldest update is near the head).
+func (r *ring) remove(i int) {
+	for k := i; k > 0; k-- {
+		*r.at(k) = *r.at(k - 1)
+	}
+	*r.at(0) = item{}
+	r.head = (r.head + 1) % len(r.buf)
+	r.n--
 }
 
 // enqueue appends it, keeping the queue within max: when full, the oldest
@@ -291,11 +350,11 @@ type peer struct {
 // whether a packet was dropped.
 func (p *peer) enqueue(it item, max int) (dropped bool) {
 	p.mu.Lock()
-	if len(p.q) >= max {
+	if p.q.len() >= max {
 		dropped = true
 		victim := -1
-		for i := range p.q {
-			if p.q[i].p.Class == wire.ClassUpdate {
+		for i := range p.q.len() {
+			if p.q.at(i).p.Class == wire.ClassUpdate {
 				victim = i
 				break
 			}
@@ -309,10 +368,9 @@ func (p *peer) enqueue(it item, max int) (dropped bool) {
 		}
 		// The time order of the queue is kept: a later packet never
 		// leaves before an earlier one (Delay is per peer).
-		copy(p.q[victim:], p.q[victim+1:])
-		p.q = p.q[:len(p.q)-1]
+		p.q.remove(victim)
 	}
-	p.q = append(p.q, it)
+	p.q.push(it, max)
 	p.mu.Unlock()
 	select {
 	case p.wake <- struct{}{}:
@@ -328,10 +386,8 @@ func (p *peer) enqueue(it item, max int) (dropped bool) {
 func (m *Mesh) next(p *peer, gone <-chan struct{}, lost func()) (item, bool) {
 	for {
 		p.mu.Lock()
-		if len(p.q) > 0 {
-			it := p.q[0]
-			copy(p.q, p.q[1:])
-			p.q = p.q[:len(p.q)-1]
+		if p.q.len() > 0 {
+			it := p.q.pop()
 			p.mu.Unlock()
 			return it, true
 		}
@@ -340,7 +396,7 @@ func (m *Mesh) next(p *peer, gone <-chan struct{}, lost func()) (item, bool) {
 		case <-p.wake:
 		case <-m.closing:
 			p.mu.Lock()
-			empty := len(p.q) == 0
+			empty := p.q.len() == 0
 			p.mu.Unlock()
 			if empty {
 				return item{}, false
@@ -453,9 +509,7 @@ func (m *Mesh) runPeer(p *peer) {
 // holding it), so Close counts it as lost.
 func (p *peer) requeue(it item) {
 	p.mu.Lock()
-	p.q = append(p.q, item{})
-	copy(p.q[1:], p.q)
-	p.q[0] = it
+	p.q.pushFront(it)
 	p.mu.Unlock()
 }
 
