@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -118,10 +117,10 @@ func benchMesh(b *testing.B, size int) {
 	sent := 0
 	for b.Loop() {
 		// A producer that does not outrun the network: Send never blocks,
-		// so the benchmark yields while the peer's queue is nearly full
+		// so the benchmark sleeps while the peer's queue is nearly full
 		// (the UDP baseline's writes block on a full socket buffer).
 		for tx.mesh.QueueLen(2) > 200 {
-			runtime.Gosched()
+			time.Sleep(50 * time.Microsecond)
 		}
 		// The mesh owns what it is given: a fresh payload per packet, as
 		// the core's Drain hands over.

@@ -291,7 +291,7 @@ type ring struct {
 	head, n int
 }
 
-func (r *ring) len() int      { return r.n }
+func (r *ring) len() int       { return r.n }
 func (r *ring) at(i int) *item { return &r.buf[(r.head+i)%len(r.buf)] }
 
 // grow reallocates the buffer with capacity c > n.
@@ -444,6 +444,7 @@ func (m *Mesh) runPeer(p *peer) {
 	defer disconnect()
 	backoff := m.cfg.MinBackoff
 	var buf []byte
+	var batch []wire.Packet
 	connLost := func() {
 		m.cfg.Logger.Info("peer connection closed", "peer", p.id)
 		disconnect()
@@ -483,25 +484,50 @@ func (m *Mesh) runPeer(p *peer) {
 			backoff = min(2*backoff, m.cfg.MaxBackoff)
 		}
 		var err error
-		if it.p.Class == wire.ClassUpdate && 1+len(it.p.Payload) <= MaxDatagram {
-			buf = appendDatagram(buf[:0], it.p)
+		if it.p.Class == wire.ClassUpdate && recordLen(it.p) <= MaxDatagram {
+			// Update packets waiting behind this one, already due, share
+			// its datagram while they fit.
+			batch = append(batch[:0], it.p)
+			size := recordLen(it.p)
+			p.mu.Lock()
+			for p.q.len() > 0 {
+				nx := p.q.at(0)
+				if nx.p.Class != wire.ClassUpdate || size+recordLen(nx.p) > MaxDatagram || nx.due.After(time.Now()) {
+					break
+				}
+				size += recordLen(nx.p)
+				batch = append(batch, p.q.pop().p)
+			}
+			p.mu.Unlock()
+			buf = buf[:0]
+			for _, bp := range batch {
+				buf = appendRecord(buf, bp)
+			}
 			err = conn.SendDatagram(buf)
-			if errors.Is(err, ErrTooLarge) {
+			if errors.Is(err, ErrTooLarge) { // the path's datagram is smaller: use the stream
 				err = nil
-				buf = appendFrame(buf[:0], it.p)
-				_, err = stream.Write(buf)
+				for _, bp := range batch {
+					buf = appendFrame(buf[:0], bp)
+					if _, err = stream.Write(buf); err != nil {
+						break
+					}
+				}
 			}
 		} else {
+			batch = append(batch[:0], it.p)
 			buf = appendFrame(buf[:0], it.p)
 			_, err = stream.Write(buf)
 		}
 		if err != nil {
-			m.c.SendErrors.Add(1)
+			m.c.SendErrors.Add(int64(len(batch)))
 			m.cfg.Logger.Info("peer connection lost", "peer", p.id, "err", err)
 			disconnect()
 			continue
 		}
-		m.c.countOut(it.p)
+		for i, bp := range batch {
+			m.c.countOut(bp)
+			batch[i] = wire.Packet{}
+		}
 	}
 }
 
@@ -592,18 +618,21 @@ func (m *Mesh) deliver(p wire.Packet) {
 
 func (m *Mesh) readDatagrams(c Conn) {
 	defer m.wg.Done()
+	var pkts []wire.Packet
 	for {
 		d, err := c.ReceiveDatagram(m.ctx)
 		if err != nil {
 			m.forget(c)
 			return
 		}
-		p, err := parseDatagram(d, c.Peer(), m.cfg.Self)
-		if err != nil {
+		if pkts, err = parseDatagram(pkts[:0], d, c.Peer(), m.cfg.Self); err != nil {
 			m.c.Malformed.Add(1)
 			continue
 		}
-		m.deliver(p)
+		for i, p := range pkts {
+			m.deliver(p)
+			pkts[i] = wire.Packet{}
+		}
 	}
 }
 

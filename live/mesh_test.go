@@ -286,21 +286,24 @@ func TestMalformedDatagrams(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, d := range [][]byte{{}, {0}, {byte(wire.NumClasses), wire.Version, 0}, {255, 1, 2}} {
+		// Empty, a record with no length, a bad class, a length beyond
+		// the datagram, a good record followed by a bad one.
+		for _, d := range [][]byte{{}, {0}, {byte(wire.NumClasses), 1, wire.Version}, {0, 5, 1, 2},
+			{0, 1, wire.Version, 255, 1, 0}} {
 			if err := conn.SendDatagram(d); err != nil {
 				t.Fatal(err)
 			}
 		}
 		// A well-framed packet whose payload the core rejects.
-		if err := conn.SendDatagram([]byte{byte(wire.ClassUpdate), 99, 1, 2, 3}); err != nil {
+		if err := conn.SendDatagram([]byte{byte(wire.ClassUpdate), 4, 99, 1, 2, 3}); err != nil {
 			t.Fatal(err)
 		}
 		s, _ := conn.OpenStream(context.Background())
 		s.Write([]byte{0xff, 0xff, 0xff, 0xff, 0})
 		time.Sleep(500 * time.Millisecond)
 		ct := c.meshes[0].Counters()
-		if ct.Malformed.Load() != 5 {
-			t.Errorf("%d malformed counted by the transport, want 5", ct.Malformed.Load())
+		if ct.Malformed.Load() != 6 {
+			t.Errorf("%d malformed counted by the transport, want 6", ct.Malformed.Load())
 		}
 		c.stopAll(t)
 		if m := c.nodes[0].Stats().Malformed; m != 1 {

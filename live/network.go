@@ -49,36 +49,64 @@ type Network interface {
 	Close() error
 }
 
-// A datagram is one class byte then the payload. A stream frame is the
+// A datagram carries one or more packets, each a record: one class byte,
+// the uvarint length of the payload, the payload. A stream frame is the
 // uint32 big-endian length of what follows, one class byte, the payload.
 const (
 	// MaxFrame bounds a stream frame's payload: a larger length prefix is
 	// malformed (and closes the stream), so a peer cannot make us allocate
 	// more.
 	MaxFrame = 1 << 20
-	// MaxDatagram is the largest datagram the mesh sends (class byte and
-	// payload); larger update packets go on the stream. 1200 bytes of
-	// payload plus the class byte fit QUIC's minimum datagram size on
-	// loopback and on IPv6 paths with a 1280-byte MTU's worth of room.
-	MaxDatagram = 1 + wire.DefaultMaxPayload
+	// MaxDatagram is the largest datagram the mesh sends: update packets
+	// queued together for one peer share a datagram up to this size, and a
+	// packet that does not fit alone goes on the stream. 1200 bytes fit a
+	// QUIC DATAGRAM frame in a 1280-byte-MTU path's packet.
+	MaxDatagram = 1200
 )
 
-// appendDatagram appends p as a datagram.
-func appendDatagram(b []byte, p wire.Packet) []byte {
-	return append(append(b, byte(p.Class)), p.Payload...)
+// recordLen is the size of p's datagram record.
+func recordLen(p wire.Packet) int {
+	return 1 + uvarintLen(uint64(len(p.Payload))) + len(p.Payload)
 }
 
-// parseDatagram checks a received datagram from peer to self and returns
-// the packet (its payload aliases d).
-func parseDatagram(d []byte, from, to wire.NodeID) (wire.Packet, error) {
-	if len(d) < 2 {
-		return wire.Packet{}, fmt.Errorf("%w: datagram of %d bytes", ErrMalformed, len(d))
+func uvarintLen(x uint64) int {
+	n := 1
+	for x >= 0x80 {
+		x >>= 7
+		n++
 	}
-	c := wire.Class(d[0])
-	if !c.Valid() {
-		return wire.Packet{}, fmt.Errorf("%w: traffic class %d", ErrMalformed, d[0])
+	return n
+}
+
+// appendRecord appends p as a datagram record.
+func appendRecord(b []byte, p wire.Packet) []byte {
+	b = append(b, byte(p.Class))
+	b = binary.AppendUvarint(b, uint64(len(p.Payload)))
+	return append(b, p.Payload...)
+}
+
+// parseDatagram checks a received datagram from peer to self and appends
+// its packets to dst (their payloads alias d). A datagram with any bad
+// record is rejected whole: nothing is appended.
+func parseDatagram(dst []wire.Packet, d []byte, from, to wire.NodeID) ([]wire.Packet, error) {
+	n0 := len(dst)
+	if len(d) == 0 {
+		return dst, fmt.Errorf("%w: empty datagram", ErrMalformed)
 	}
-	return wire.Packet{From: from, To: to, Class: c, Payload: d[1:]}, nil
+	for len(d) > 0 {
+		c := wire.Class(d[0])
+		if !c.Valid() {
+			return dst[:n0], fmt.Errorf("%w: traffic class %d", ErrMalformed, d[0])
+		}
+		n, k := binary.Uvarint(d[1:])
+		if k <= 0 || k != uvarintLen(n) || n == 0 || n > uint64(len(d)-1-k) { // minimal lengths only
+			return dst[:n0], fmt.Errorf("%w: bad record length", ErrMalformed)
+		}
+		start := 1 + k
+		dst = append(dst, wire.Packet{From: from, To: to, Class: c, Payload: d[start : start+int(n) : start+int(n)]})
+		d = d[start+int(n):]
+	}
+	return dst, nil
 }
 
 // appendFrame appends p as a stream frame.
@@ -100,5 +128,9 @@ func readFrame(r io.Reader, hdr *[4]byte, from, to wire.NodeID) (wire.Packet, er
 	if _, err := io.ReadFull(r, buf); err != nil {
 		return wire.Packet{}, err
 	}
-	return parseDatagram(buf, from, to)
+	c := wire.Class(buf[0])
+	if !c.Valid() {
+		return wire.Packet{}, fmt.Errorf("%w: traffic class %d", ErrMalformed, buf[0])
+	}
+	return wire.Packet{From: from, To: to, Class: c, Payload: buf[1:]}, nil
 }
