@@ -2,6 +2,8 @@ package live
 
 import (
 	"context"
+	"crypto/x509"
+	"encoding/pem"
 	"path/filepath"
 	"testing"
 	"time"
@@ -51,6 +53,17 @@ func newQUICNode(t testing.TB, ident *pki.Identity, peers map[wire.NodeID]string
 		m.Close(ctx)
 	})
 	return n
+}
+
+// pemOf re-encodes an identity as a node file.
+func pemOf(t testing.TB, id *pki.Identity) []byte {
+	t.Helper()
+	der, err := x509.MarshalPKCS8PrivateKey(id.Cert.PrivateKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: id.Leaf.Raw})
+	return append(out, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})...)
 }
 
 func newTestCA(t testing.TB) *pki.CA {
@@ -141,4 +154,58 @@ func TestQUICMutualTLS(t *testing.T) {
 			t.Errorf("%s: the dial did not fail", c.name)
 		}
 	}
+}
+
+// TestQUICPeerRestart: a node that restarts on the same address (same
+// certificate) answers its peer's old connection with a stateless reset,
+// so the peer redials at once and its packets flow again well within the
+// idle timeout.
+func TestQUICPeerRestart(t *testing.T) {
+	now := time.Now()
+	ca := newTestCA(t)
+	bid := issue(t, ca, 2, now, time.Hour)
+	b := newQUICNode(t, bid, nil)
+	baddr := b.net.Addr().String()
+	a := newQUICNode(t, issue(t, ca, 1, now, time.Hour), map[wire.NodeID]string{2: baddr})
+	send := func(k byte) {
+		a.mesh.Send(wire.Packet{From: 1, To: 2, Class: wire.ClassUpdate, Payload: []byte{wire.Version, k}})
+	}
+	send(1)
+	if _, ok := recvWithin(b.mesh, 5*time.Second); !ok {
+		t.Fatal("first packet not received")
+	}
+	// The node dies abruptly: its socket closes without a CONNECTION_CLOSE.
+	b.net.udp.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	b.mesh.Close(ctx)
+	cancel()
+	// The same node comes back on the same port.
+	ident2, err := pki.ParseNode(pemOf(t, bid), ca)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := new(Counters)
+	qn, err := ListenQUIC(baddr, ident2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b2, err := NewMesh(MeshConfig{Self: 2, Counters: c}, qn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b2.Start()
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		b2.Close(ctx)
+	}()
+	start := time.Now()
+	for k := byte(2); time.Since(start) < IdleTimeout; k++ {
+		send(k)
+		if _, ok := recvWithin(b2, 100*time.Millisecond); ok {
+			t.Logf("packets flow again %v after the restart (%d dials)", time.Since(start).Round(time.Millisecond), a.c.Dials.Load())
+			return
+		}
+	}
+	t.Fatalf("no packet reached the restarted node within the idle timeout (%v)", IdleTimeout)
 }
