@@ -316,3 +316,38 @@ func TestMalformedDatagrams(t *testing.T) {
 		ep9.Close()
 	})
 }
+
+// TestIdleConnectionLoss: a connection that breaks while nothing is being
+// sent is noticed at once (Connected drops), and the next packet redials.
+func TestIdleConnectionLoss(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		net := NewMemNetwork()
+		ep1, _ := net.Listen(1, addr(1))
+		ep2, _ := net.Listen(2, addr(2))
+		m1, _ := NewMesh(MeshConfig{Self: 1, Peers: map[wire.NodeID]string{2: addr(2)}}, ep1)
+		m2, _ := NewMesh(MeshConfig{Self: 2}, ep2)
+		m1.Start()
+		m2.Start()
+		m1.Send(wire.Packet{From: 1, To: 2, Class: wire.ClassControl, Payload: []byte{wire.Version}})
+		<-m2.Recv()
+		synctest.Wait()
+		if !m1.Connected(2) || m1.Counters().Connected.Load() != 1 {
+			t.Fatal("not connected after the first packet")
+		}
+		net.Sever(addr(2))
+		synctest.Wait()
+		if m1.Connected(2) || m1.Counters().Connected.Load() != 0 {
+			t.Error("a broken idle connection still counts as connected")
+		}
+		m1.Send(wire.Packet{From: 1, To: 2, Class: wire.ClassControl, Payload: []byte{wire.Version, 1}})
+		p := <-m2.Recv()
+		if len(p.Payload) != 2 || m1.Counters().Dials.Load() != 2 || m1.Counters().SendErrors.Load() != 0 {
+			t.Errorf("after the break: payload %v, %d dials (want 2), %d send errors (want 0)",
+				p.Payload, m1.Counters().Dials.Load(), m1.Counters().SendErrors.Load())
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		m1.Close(ctx)
+		m2.Close(ctx)
+	})
+}
