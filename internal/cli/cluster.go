@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/overworld/overworld/arena"
 	"github.com/overworld/overworld/internal/wire"
@@ -40,6 +42,7 @@ type clusterOpts struct {
 	frameRate      float64
 	keep           string
 	logLevel       string
+	quiet          bool
 }
 
 func newClusterCmd(e *env) *cobra.Command {
@@ -86,6 +89,7 @@ IPv4/UDP header per packet, as the simulator does.`,
 	fl.Float64Var(&o.frameRate, "frame-rate", o.frameRate, "frames per second of every node")
 	fl.StringVar(&o.keep, "keep", "", "write the configurations, certificates and node logs to this directory (kept)")
 	fl.StringVar(&o.logLevel, "log-level", "info", "the nodes' log level")
+	fl.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
 	return cmd
 }
 
@@ -491,7 +495,16 @@ func runCluster(e *env, o clusterOpts) error {
 	if len(wc.Cities) < o.nodes {
 		return badInputf("--nodes %d: only %d WonderNetwork cities", o.nodes, len(wc.Cities))
 	}
-	fmt.Fprintf(e.stderr, "simulating the same configuration ...\n")
+	say := func(format string, args ...any) {
+		if !o.quiet {
+			fmt.Fprintf(e.stderr, format, args...)
+		}
+	}
+	show := false
+	if fh, ok := e.stderr.(*os.File); ok && !o.quiet {
+		show = term.IsTerminal(int(fh.Fd()))
+	}
+	say("simulating the same configuration ...\n")
 	simRep, err := lab.WorldDemo(wc, nil)
 	if err != nil {
 		return err
@@ -509,7 +522,7 @@ func runCluster(e *env, o clusterOpts) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stderr, "started %d node processes on 127.0.0.1 (files in %s)\n", len(c.ids), dir)
+	say("started %d node processes on 127.0.0.1 (files in %s)\n", len(c.ids), dir)
 	if err := c.waitReady(30 * time.Second); err != nil {
 		c.kill()
 		return err
@@ -517,8 +530,11 @@ func runCluster(e *env, o clusterOpts) error {
 	// Missing replicas and staleness from ground truth, once a second.
 	var truth truthCounts
 	frame := time.Duration(float64(time.Second) / o.frameRate)
-	stopAt := c.epoch.Add(o.duration)
-	ctx, cancel := context.WithDeadline(context.Background(), stopAt)
+	// SIGINT or SIGTERM ends the run early; the nodes still stop
+	// gracefully and the table covers the time run.
+	sigCtx, stopSignals := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stopSignals()
+	ctx, cancel := context.WithDeadline(sigCtx, c.epoch.Add(o.duration))
 	defer cancel()
 	tick := time.NewTicker(time.Second)
 	for ctx.Err() == nil {
@@ -528,14 +544,16 @@ func runCluster(e *env, o clusterOpts) error {
 			if err == nil {
 				truth.add(snaps, c.infra, frame)
 			}
-			if e.stderr != nil {
+			if show {
 				fmt.Fprintf(e.stderr, "\r%s / %v", time.Since(c.epoch).Truncate(time.Second), o.duration)
 			}
 		case <-ctx.Done():
 		}
 	}
 	tick.Stop()
-	fmt.Fprintf(e.stderr, "\r\033[K")
+	if show {
+		fmt.Fprint(e.stderr, "\r\033[K")
+	}
 	figs := make([]nodeFigures, len(c.ids))
 	elapsed := time.Since(c.epoch).Seconds()
 	var scrapeErr error
