@@ -82,9 +82,6 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
-		return nil, fmt.Errorf("data_dir: %w", err)
-	}
 	ca, err := pki.LoadCAFiles(cfg.TLS.CACert, "", false)
 	if err != nil {
 		return nil, fmt.Errorf("tls.ca_cert: %w", err)
@@ -99,6 +96,9 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 	}
 	if now := time.Now(); now.After(ident.Leaf.NotAfter) {
 		return nil, fmt.Errorf("%w: this node's certificate expired at %s", ErrConfig, ident.Leaf.NotAfter.Format(time.RFC3339))
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("data_dir: %w", err)
 	}
 	d := &Daemon{cfg: cfg, log: log, counters: new(Counters), snapReq: make(chan chan []byte, 64)}
 	d.metrics = NewMetrics(d.counters)

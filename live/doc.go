@@ -15,7 +15,12 @@
 //     as length-prefixed frames on one reliable stream per connection.
 //     When a queue is full an update packet replaces the oldest queued
 //     update (coalescing) and the drop is counted. An optional per-peer
-//     delay emulates WAN latency (Latency).
+//     delay emulates WAN latency (Latency). A node sends only on the
+//     connections it dialled and reads only those it accepted, so two
+//     nodes that talk both ways hold two connections, each with one
+//     sender: no dial races, and a broken connection is redialled by the
+//     side that needs it. The sender of a packet is the node named by the
+//     connection's certificate, never a field of the packet.
 //   - Driver: runs the node's frames at a fixed rate (wall clock → the
 //     core's time.Duration), feeds received packets to Step, runs the
 //     registered FrameHooks after every Tick, and sends what Drain returns.
