@@ -267,6 +267,12 @@ func (m *Mesh) Close(ctx context.Context) int64 {
 	return lost
 }
 
+// delaySlack is the resolution of emulated delays: a packet due within
+// this long is sent now, so a frame's packets to one peer (queued
+// microseconds apart) leave together, in one wake-up and one datagram, as
+// the simulator's 1 ms scheduling buckets would deliver them.
+const delaySlack = time.Millisecond
+
 // item is one queued packet and the time it may leave (zero: at once).
 type item struct {
 	p   wire.Packet
@@ -458,7 +464,7 @@ func (m *Mesh) runPeer(p *peer) {
 		if !ok {
 			return
 		}
-		if !it.due.IsZero() && !m.sleep(time.Until(it.due)) {
+		if wait := time.Until(it.due); !it.due.IsZero() && wait > delaySlack && !m.sleep(wait) {
 			p.requeue(it)
 			return
 		}
@@ -492,7 +498,7 @@ func (m *Mesh) runPeer(p *peer) {
 			p.mu.Lock()
 			for p.q.len() > 0 {
 				nx := p.q.at(0)
-				if nx.p.Class != wire.ClassUpdate || size+recordLen(nx.p) > MaxDatagram || nx.due.After(time.Now()) {
+				if nx.p.Class != wire.ClassUpdate || size+recordLen(nx.p) > MaxDatagram || time.Until(nx.due) > delaySlack {
 					break
 				}
 				size += recordLen(nx.p)
