@@ -222,7 +222,7 @@ func (m *Mesh) QueueLen(id wire.NodeID) int {
 	return pr.q.len()
 }
 
-// Close stops the mesh: it lets every peer's goroutine send what is queued
+// Close stops the mesh: it stops accepting connections, lets every peer's goroutine send what is queued
 // until ctx is done, then closes every connection and the network and
 // waits for every goroutine. Packets still queued are counted in
 // Counters.LostOnClose, which is also returned.
@@ -235,6 +235,11 @@ func (m *Mesh) Close(ctx context.Context) int64 {
 	m.closed = true
 	close(m.closing)
 	m.mu.Unlock()
+	// Stop accepting first (a network that can keep sending without its
+	// listener says so), then flush.
+	if sa, ok := m.net.(interface{ StopAccepting() error }); ok {
+		sa.StopAccepting()
+	}
 
 	flushed := make(chan struct{})
 	go func() { m.peerWG.Wait(); close(flushed) }()

@@ -122,6 +122,11 @@ func (q *QUICNetwork) Accept(ctx context.Context) (Conn, error) {
 	}
 }
 
+// StopAccepting closes the listener: no new connection is accepted, and
+// the established ones and outgoing dials keep working (Mesh.Close calls
+// it before flushing).
+func (q *QUICNetwork) StopAccepting() error { return q.ln.Close() }
+
 // Close implements Network.
 func (q *QUICNetwork) Close() error {
 	q.ln.Close()
