@@ -222,9 +222,9 @@ func (m *Mesh) QueueLen(id wire.NodeID) int {
 	return pr.q.len()
 }
 
-// Close stops the mesh: it stops accepting connections, lets every peer's goroutine send what is queued
-// until ctx is done, then closes every connection and the network and
-// waits for every goroutine. Packets still queued are counted in
+// Close stops the mesh: it stops accepting connections, lets every peer's
+// goroutine send what is queued until ctx is done, then closes every
+// connection and the network and waits for every goroutine. Packets still queued are counted in
 // Counters.LostOnClose, which is also returned.
 func (m *Mesh) Close(ctx context.Context) int64 {
 	m.mu.Lock()
