@@ -28,6 +28,7 @@ import (
 	"github.com/overworld/overworld/lab"
 	"github.com/overworld/overworld/live"
 	"github.com/overworld/overworld/live/pki"
+	osim "github.com/overworld/overworld/sim"
 )
 
 // clusterOpts describes a local cluster: N player nodes (game slots 1..N,
@@ -59,8 +60,9 @@ simulator puts it; with --emulate-latency every packet between two nodes waits t
 one-way latency between their cities (half the WonderNetwork RTT), so the loopback
 cluster behaves like the simulated WAN.
 
-While it runs, the command scrapes every node's /metrics and, once a second, every
-node's /debug/world at once (the ground truth for missing replicas). At the end it
+While it runs, the command scrapes every node's /metrics and, every frame, every
+node's /debug/world at once (the ground truth for missing replicas and discovery
+latency, fed to the simulator's own Recorder). At the end it
 stops the nodes with SIGTERM and prints the live figures beside the simulator's for
 the same configuration ("overworld demo" with the same flags): per-node bandwidth by
 traffic class, missing replicas, staleness, updates/s, objects per node, frame rate,
@@ -334,11 +336,17 @@ func (c *localCluster) worlds() ([]*live.WorldSnapshot, error) {
 	return out, errors.Join(errs...)
 }
 
-// truthCounts accumulates ground-truth measures over snapshots.
+// truthCounts accumulates ground-truth measures over snapshots: missing
+// replicas and discovery latency through the simulator's own Recorder
+// (the same definitions, reported once per node per sample instead of
+// once per frame), and staleness.
 type truthCounts struct {
+	rec                     *osim.Recorder
 	samples, inView, missed int
 	staleSum                time.Duration
 	staleN                  int
+	ids                     []uint64
+	held                    []bool
 }
 
 // add counts, over the player nodes' snapshots (taken within a frame of
@@ -373,12 +381,14 @@ func (t *truthCounts) add(snaps []*live.WorldSnapshot, infra wire.NodeID, frame 
 		for _, o := range s.Objects {
 			held[o.ID] = o
 		}
+		t.ids, t.held = t.ids[:0], t.held[:0]
 		for id, o := range prims {
 			if o.owner == s.Node || !inBoxes(o.loc, s.View) {
 				continue
 			}
 			t.inView++
 			r, ok := held[id]
+			t.ids, t.held = append(t.ids, id), append(t.held, ok)
 			if !ok {
 				t.missed++
 				continue
@@ -387,6 +397,11 @@ func (t *truthCounts) add(snaps []*live.WorldSnapshot, infra wire.NodeID, frame 
 			if r.Version < o.version {
 				t.staleSum += max(0, time.Duration(s.NowNs-r.ProducedNs)-frame)
 			}
+		}
+		if t.rec != nil {
+			// A snapshot older than the node's previous one cannot happen
+			// (each answers at its next frame); the error is ignored.
+			_ = t.rec.View(wire.NodeID(s.Node), time.Duration(s.NowNs), t.ids, t.held)
 		}
 	}
 }
@@ -528,9 +543,16 @@ func runCluster(e *env, o clusterOpts) error {
 		c.kill()
 		return err
 	}
-	// Missing replicas and staleness from ground truth, once a second.
-	var truth truthCounts
+	// Missing replicas, discovery latency and staleness from ground
+	// truth, every frame.
+	rec, err := osim.NewRecorder(nil)
+	if err != nil {
+		c.kill()
+		return err
+	}
+	truth := truthCounts{rec: rec}
 	frame := time.Duration(float64(time.Second) / o.frameRate)
+	ready := time.Now()
 	// SIGINT or SIGTERM ends the run early; the nodes still stop
 	// gracefully and the table covers the time run.
 	sigCtx, stopSignals := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
@@ -541,21 +563,24 @@ func runCluster(e *env, o clusterOpts) error {
 	// a second after every node is ready (start-up, the map, the TLS
 	// handshakes excluded) to the last.
 	base := make([]map[string]float64, len(c.ids))
-	tick := time.NewTicker(time.Second)
+	tick := time.NewTicker(frame)
+	lastShown := time.Duration(-1)
 	for ctx.Err() == nil {
 		select {
 		case <-tick.C:
-			if base[0] == nil {
+			if base[0] == nil && time.Since(ready) >= time.Second {
 				for i := range c.ids {
 					base[i], _ = c.metrics(i)
 				}
 			}
-			snaps, err := c.worlds()
-			if err == nil {
-				truth.add(snaps, c.infra, frame)
-			}
-			if show {
-				fmt.Fprintf(e.stderr, "\r%s / %v", time.Since(c.epoch).Truncate(time.Second), o.duration)
+			// Each node answers at its next frame: the snapshots are
+			// at most a frame apart. A node that fails to answer is left
+			// out of this sample.
+			snaps, _ := c.worlds()
+			truth.add(snaps, c.infra, frame)
+			if el := time.Since(c.epoch).Truncate(time.Second); show && el != lastShown {
+				fmt.Fprintf(e.stderr, "\r%s / %v", el, o.duration)
+				lastShown = el
 			}
 		case <-ctx.Done():
 		}
@@ -622,15 +647,29 @@ func writeClusterTable(w io.Writer, o clusterOpts, c *localCluster, figs []nodeF
 	if c.infra != 0 {
 		p("%-36s %10.1f %10.1f\n", "rendezvous", figs[len(figs)-1].total()/1e3, simRep.Infra.Mean.Total/1e3)
 	}
-	liveMiss := math.NaN()
-	if truth.inView > 0 {
-		liveMiss = 100 * float64(truth.missed) / float64(truth.inView)
+	lv, sv := truth.rec.Views(), simRep.Summary.Views
+	p("%-36s", "missing replicas, grace")
+	for _, m := range sv.Missing {
+		p(" %10s", fmt.Sprintf("%g ms", m.GraceMs))
 	}
-	simMiss := math.NaN()
-	if ms := simRep.Summary.Views.Missing; len(ms) > 0 {
-		simMiss = 100 * ms[0].Fraction
+	p("\n")
+	p("%-36s", "  live")
+	for g := range sv.Missing {
+		if g < len(lv.Missing) && lv.Interesting > 0 {
+			p(" %9.2f%%", 100*lv.Missing[g].Fraction)
+		} else {
+			p(" %10s", "n/a")
+		}
 	}
-	p("%-36s %9.2f%% %9.2f%%   (%d live samples, %d objects in views)\n", "missing replicas (0 ms grace)", liveMiss, simMiss, truth.samples, truth.inView)
+	p("   (%d node snapshots, %d objects in views)\n", lv.Reports, lv.Interesting)
+	p("%-36s", "  simulator")
+	for _, m := range sv.Missing {
+		p(" %9.2f%%", 100*m.Fraction)
+	}
+	p("\n%-36s %10s %10s\n", "discovery latency, ms", "live", "simulator")
+	p("%-36s %10.0f %10.0f\n", "  mean", lv.Discovery.Mean, sv.Discovery.Mean)
+	p("%-36s %10.0f %10.0f\n", "  p95", lv.Discovery.P95, sv.Discovery.P95)
+	p("%-36s %10d %10d\n", "  samples", lv.Discovery.Count, sv.Discovery.Count)
 	var upd float64
 	for _, f := range figs {
 		upd += f.updates
