@@ -345,17 +345,17 @@ func (c *localCluster) worlds() ([]*live.WorldSnapshot, error) {
 // (the same definitions, reported once per node per sample instead of
 // once per frame), and staleness.
 type truthCounts struct {
-	rec                     *osim.Recorder
-	samples, inView, missed int
-	staleSum                time.Duration
-	staleN                  int
-	ids                     []uint64
-	held                    []bool
+	rec      *osim.Recorder
+	staleSum time.Duration
+	staleN   int
+	ids      []uint64
+	held     []bool
 }
 
-// add counts, over the player nodes' snapshots (taken within a frame of
-// each other), the objects inside a node's view (primaries anywhere else in
-// the cluster) and those it holds no copy of; and for each replica in view
+// add reports to the Recorder, for each player node's snapshot (taken
+// within a frame of each other), the objects inside its view (primaries
+// anywhere else in the cluster) and whether it holds a copy; and for each
+// replica in view it samples
 // its staleness: 0 when it has its primary's version, else the time since
 // the primary moved past it, estimated as its age minus one frame (the
 // primary's next version, for an object that changes every frame).
@@ -376,7 +376,6 @@ func (t *truthCounts) add(snaps []*live.WorldSnapshot, infra wire.NodeID, frame 
 			}
 		}
 	}
-	t.samples++
 	for _, s := range snaps {
 		if s == nil || wire.NodeID(s.Node) == infra {
 			continue
@@ -390,11 +389,9 @@ func (t *truthCounts) add(snaps []*live.WorldSnapshot, infra wire.NodeID, frame 
 			if o.owner == s.Node || !inBoxes(o.loc, s.View) {
 				continue
 			}
-			t.inView++
 			r, ok := held[id]
 			t.ids, t.held = append(t.ids, id), append(t.held, ok)
 			if !ok {
-				t.missed++
 				continue
 			}
 			t.staleN++
