@@ -45,6 +45,7 @@ type clusterOpts struct {
 	logLevel       string
 	quiet          bool
 	sampleEvery    time.Duration // ground-truth snapshots; 0: every frame
+	bots           int           // total bots (0: players-per-node decides)
 }
 
 func newClusterCmd(e *env) *cobra.Command {
@@ -77,6 +78,7 @@ past it, for an object that changes every frame); the simulator measures it exac
 from each primary's version history. Bandwidth counts payloads plus 28 B of
 IPv4/UDP header per packet, as the simulator does.`,
 		Example: `  overworld cluster --nodes 8 --duration 60s --emulate-latency
+  overworld cluster --nodes 4 --bots 64 --duration 30s --emulate-latency
   overworld cluster --nodes 4 --duration 20s --arch broadcast`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error { return runCluster(e, o) },
@@ -84,6 +86,7 @@ IPv4/UDP header per packet, as the simulator does.`,
 	fl := cmd.Flags()
 	fl.IntVar(&o.nodes, "nodes", o.nodes, "player nodes (the directory adds a rendezvous node)")
 	fl.IntVar(&o.perNode, "players-per-node", o.perNode, "bots spawned on each player node")
+	fl.IntVar(&o.bots, "bots", 0, "total bots, spread evenly over the nodes (overrides --players-per-node; a multiple of --nodes)")
 	fl.DurationVar(&o.duration, "duration", o.duration, "how long the cluster runs")
 	fl.BoolVar(&o.emulate, "emulate-latency", false, "delay packets by the one-way latency between the nodes' cities")
 	fl.Uint64Var(&o.seed, "seed", o.seed, "game seed")
@@ -97,7 +100,13 @@ IPv4/UDP header per packet, as the simulator does.`,
 	return cmd
 }
 
-func (o clusterOpts) validate() error {
+func (o *clusterOpts) validate() error {
+	if o.bots != 0 {
+		if o.nodes < 1 || o.bots < 0 || o.bots%o.nodes != 0 {
+			return badInputf("--bots %d: want a positive multiple of --nodes (%d)", o.bots, o.nodes)
+		}
+		o.perNode = o.bots / o.nodes
+	}
 	switch {
 	case o.nodes < 1 || o.nodes > 64:
 		return badInputf("--nodes %d: want 1 to 64 (processes on one machine)", o.nodes)

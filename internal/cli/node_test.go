@@ -73,6 +73,7 @@ func TestCAAndNodeBadInput(t *testing.T) {
 		{"player endpoint", nil, strings.Replace(good, "admin = \"\"", "admin = \"\"\nplayer_ws = \"127.0.0.1:0\"", 1), "no player endpoint"},
 		{"cluster bad nodes", []string{"cluster", "--nodes", "0"}, "", "--nodes 0"},
 		{"cluster bad arch", []string{"cluster", "--arch", "ring"}, "", "--arch \"ring\""},
+		{"cluster bots not a multiple", []string{"cluster", "--nodes", "3", "--bots", "10"}, "", "--bots 10"},
 	} {
 		args := c.args
 		if c.cfg != "" {
