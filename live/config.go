@@ -1,0 +1,345 @@
+package live
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/overworld/overworld/geo"
+	"github.com/overworld/overworld/internal/wire"
+)
+
+// Duration is a time.Duration written as a string in TOML ("2s").
+type Duration struct{ time.Duration }
+
+// MarshalText implements encoding.TextMarshaler.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	d.Duration = v
+	return nil
+}
+
+// DaemonConfig is the configuration file of "overworld node" (TOML). Every
+// field, its meaning and its default are in DefaultConfigTOML, which
+// "overworld node --print-config" prints. Relative paths are relative to
+// the configuration file's directory.
+type DaemonConfig struct {
+	ID             uint32          `toml:"id"`
+	DataDir        string          `toml:"data_dir"`
+	FrameRate      float64         `toml:"frame_rate"`
+	Epoch          string          `toml:"epoch"`
+	City           string          `toml:"city"`
+	EmulateLatency bool            `toml:"emulate_latency"`
+	QueueLen       int             `toml:"queue_len"`
+	ShutdownGrace  Duration        `toml:"shutdown_grace"`
+	LogLevel       string          `toml:"log_level"`
+	LogFormat      string          `toml:"log_format"`
+	Listen         ListenConfig    `toml:"listen"`
+	TLS            TLSConfig       `toml:"tls"`
+	Discovery      DiscoveryConfig `toml:"discovery"`
+	Game           GameConfig      `toml:"game"`
+	Peers          []PeerConfig    `toml:"peers"`
+}
+
+// ListenConfig holds the listen addresses.
+type ListenConfig struct {
+	Node       string `toml:"node"`
+	PlayerQUIC string `toml:"player_quic"`
+	PlayerWS   string `toml:"player_ws"`
+	Admin      string `toml:"admin"`
+}
+
+// TLSConfig names the cluster CA certificate and this node's file.
+type TLSConfig struct {
+	CACert   string `toml:"ca_cert"`
+	NodeCert string `toml:"node_cert"`
+}
+
+// DiscoveryConfig chooses the discovery architecture.
+type DiscoveryConfig struct {
+	Arch       string `toml:"arch"`
+	Rendezvous uint32 `toml:"rendezvous"`
+}
+
+// GameConfig holds the game's options; the command line interprets them
+// (package live runs any game it is given).
+type GameConfig struct {
+	Map            string `toml:"map"`
+	Nodes          int    `toml:"nodes"`
+	PlayersPerNode int    `toml:"players_per_node"`
+	Seed           uint64 `toml:"seed"`
+	Slot           int    `toml:"slot"`
+}
+
+// PeerConfig is one other node of the static peer list.
+type PeerConfig struct {
+	ID   uint32 `toml:"id"`
+	Addr string `toml:"addr"`
+	City string `toml:"city"`
+}
+
+// DefaultConfigTOML is the default configuration with every field
+// documented. Parsing it gives DefaultDaemonConfig.
+const DefaultConfigTOML = `# overworld node configuration (TOML). Every field is shown with its default.
+# Relative paths are relative to this file's directory.
+
+# This node's ID: unique in the cluster, and the ID its certificate names.
+id = 1
+# Directory for the node's files (created if missing).
+data_dir = "data"
+# Frames per second the node runs (its game's think rate).
+frame_rate = 10.0
+# Wall-clock instant (RFC 3339) the node's clock counts from. Nodes of one
+# cluster on one machine share it so that their times (and the replicas'
+# staleness) compare; empty means when the process starts.
+epoch = ""
+# This node's WonderNetwork city (for latency emulation; see geo).
+city = ""
+# Delay every packet to a peer by the one-way latency between this node's
+# city and the peer's (half the measured RTT, the simulator's table), so a
+# loopback cluster behaves like a WAN. Needs city here and on every peer.
+emulate_latency = false
+# Bound of each peer's send queue (packets). When it is full, an update
+# replaces the oldest queued update and the drop is counted.
+queue_len = 256
+# On SIGTERM: how long to keep sending what is queued before exiting.
+shutdown_grace = "2s"
+# Log level (debug, info, warn, error) and format (text, json) on stderr.
+log_level = "info"
+log_format = "text"
+
+# Where the node listens.
+[listen]
+# Node-to-node QUIC (UDP) address.
+node = "127.0.0.1:7100"
+# Player endpoints: QUIC and WebSocket. Empty: no player endpoint.
+player_quic = ""
+player_ws = ""
+# Admin HTTP address: /metrics (Prometheus), /healthz, /readyz. Empty: none.
+admin = "127.0.0.1:7180"
+
+# Mutual TLS between nodes.
+[tls]
+# The cluster CA certificate ("overworld ca init") and this node's
+# certificate and key ("overworld ca issue").
+ca_cert = "ca/ca.crt"
+node_cert = "node.pem"
+
+# Discovery: how replicas are found.
+[discovery]
+# How nodes find the replicas they need: "directory" (one rendezvous node
+# matches publications with subscriptions) or "broadcast" (every node sends
+# every update to every other node).
+arch = "directory"
+# The directory's rendezvous node (an ID of this file's peers, or this node).
+rendezvous = 1
+
+# The game (interpreted by the command line, not by package live).
+[game]
+# The model game (arena): map shape ("rect" or "sqr"), the number of game
+# nodes and bots per node it is sized for, and its seed. Every node of a
+# cluster must have the same four values.
+map = "rect"
+nodes = 1
+players_per_node = 8
+seed = 1
+# Which game node this process plays (1..nodes): it spawns that node's bots
+# and items. 0 spawns nothing (a rendezvous node).
+slot = 1
+
+# The static peer list: every other node of the cluster, one [[peers]]
+# table each, with its ID, node address and (for latency emulation) city.
+# [[peers]]
+# id = 2
+# addr = "127.0.0.1:7101"
+# city = "London"
+`
+
+// DefaultDaemonConfig returns the defaults (DefaultConfigTOML).
+func DefaultDaemonConfig() DaemonConfig {
+	return DaemonConfig{ID: 1, DataDir: "data", FrameRate: 10, QueueLen: 256,
+		ShutdownGrace: Duration{2 * time.Second}, LogLevel: "info", LogFormat: "text",
+		Listen:    ListenConfig{Node: "127.0.0.1:7100", Admin: "127.0.0.1:7180"},
+		TLS:       TLSConfig{CACert: "ca/ca.crt", NodeCert: "node.pem"},
+		Discovery: DiscoveryConfig{Arch: "directory", Rendezvous: 1},
+		Game:      GameConfig{Map: "rect", Nodes: 1, PlayersPerNode: 8, Seed: 1, Slot: 1},
+	}
+}
+
+// ParseDaemonConfig decodes a configuration over the defaults, rejecting
+// unknown keys, resolves relative paths against dir, and validates it.
+func ParseDaemonConfig(data []byte, dir string) (DaemonConfig, error) {
+	c := DefaultDaemonConfig()
+	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&c)
+	if err != nil {
+		return c, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		keys := make([]string, len(und))
+		for i, k := range und {
+			keys[i] = k.String()
+		}
+		return c, fmt.Errorf("%w: unknown key(s) %s", ErrConfig, strings.Join(keys, ", "))
+	}
+	for _, p := range []*string{&c.DataDir, &c.TLS.CACert, &c.TLS.NodeCert} {
+		if *p != "" && !filepath.IsAbs(*p) {
+			*p = filepath.Join(dir, *p)
+		}
+	}
+	return c.Validate()
+}
+
+// LoadDaemonConfig reads and parses a configuration file.
+func LoadDaemonConfig(path string) (DaemonConfig, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return DaemonConfig{}, err
+	}
+	c, err := ParseDaemonConfig(data, filepath.Dir(path))
+	if err != nil {
+		return c, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Validate checks c and returns it, or an error wrapping ErrConfig that
+// names the first bad field.
+func (c DaemonConfig) Validate() (DaemonConfig, error) {
+	c.Peers = slices.Clone(c.Peers)
+	bad := func(format string, args ...any) (DaemonConfig, error) {
+		return c, fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, args...))
+	}
+	if !(c.FrameRate >= 0.1 && c.FrameRate <= 1000) {
+		return bad("frame_rate %v: want 0.1 to 1000", c.FrameRate)
+	}
+	if c.Epoch != "" {
+		if _, err := time.Parse(time.RFC3339Nano, c.Epoch); err != nil {
+			return bad("epoch %q: want an RFC 3339 time", c.Epoch)
+		}
+	}
+	if c.QueueLen < 1 || c.QueueLen > 1<<16 {
+		return bad("queue_len %d: want 1 to 65536", c.QueueLen)
+	}
+	if c.ShutdownGrace.Duration < 0 || c.ShutdownGrace.Duration > time.Minute {
+		return bad("shutdown_grace %v: want 0 to 1m", c.ShutdownGrace.Duration)
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return bad("log_level %q: want debug, info, warn or error", c.LogLevel)
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		return bad("log_format %q: want text or json", c.LogFormat)
+	}
+	for name, a := range map[string]string{"listen.node": c.Listen.Node, "listen.player_quic": c.Listen.PlayerQUIC,
+		"listen.player_ws": c.Listen.PlayerWS, "listen.admin": c.Listen.Admin} {
+		if a == "" && name != "listen.node" {
+			continue
+		}
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			return bad("%s %q: want host:port", name, a)
+		}
+	}
+	if c.TLS.CACert == "" || c.TLS.NodeCert == "" {
+		return bad("tls.ca_cert and tls.node_cert are required")
+	}
+	ids := map[uint32]bool{c.ID: true}
+	for i, p := range c.Peers {
+		if ids[p.ID] {
+			return bad("peers[%d]: node %d listed twice (or is this node)", i, p.ID)
+		}
+		ids[p.ID] = true
+		if _, _, err := net.SplitHostPort(p.Addr); err != nil {
+			return bad("peers[%d] (node %d): addr %q: want host:port", i, p.ID, p.Addr)
+		}
+	}
+	switch c.Discovery.Arch {
+	case "directory":
+		if !ids[c.Discovery.Rendezvous] {
+			return bad("discovery.rendezvous %d: not this node nor a peer", c.Discovery.Rendezvous)
+		}
+	case "broadcast":
+	default:
+		return bad("discovery.arch %q: want directory or broadcast", c.Discovery.Arch)
+	}
+	if c.EmulateLatency {
+		ws, err := geo.WonderNetwork()
+		if err != nil {
+			return c, err
+		}
+		if _, ok := ws.CityIndex(c.City); !ok {
+			return bad("emulate_latency: city %q is not a WonderNetwork city", c.City)
+		}
+		for i, p := range c.Peers {
+			if _, ok := ws.CityIndex(p.City); !ok {
+				return bad("emulate_latency: peers[%d] (node %d): city %q is not a WonderNetwork city", i, p.ID, p.City)
+			}
+		}
+	}
+	g := c.Game
+	switch {
+	case g.Nodes < 1 || g.Nodes > 10000:
+		return bad("game.nodes %d: want 1 to 10000", g.Nodes)
+	case g.PlayersPerNode < 1 || g.PlayersPerNode > 1000:
+		return bad("game.players_per_node %d: want 1 to 1000", g.PlayersPerNode)
+	case g.Slot < 0 || g.Slot > g.Nodes:
+		return bad("game.slot %d: want 0 to game.nodes (%d)", g.Slot, g.Nodes)
+	}
+	return c, nil
+}
+
+// FramePeriod is the frame period the frame rate gives.
+func (c DaemonConfig) FramePeriod() time.Duration {
+	return time.Duration(float64(time.Second) / c.FrameRate)
+}
+
+// PeerMap returns the static peer list as node ID → address.
+func (c DaemonConfig) PeerMap() map[wire.NodeID]string {
+	m := make(map[wire.NodeID]string, len(c.Peers))
+	for _, p := range c.Peers {
+		m[wire.NodeID(p.ID)] = p.Addr
+	}
+	return m
+}
+
+// Members returns this node and its peers, in ID order.
+func (c DaemonConfig) Members() []wire.NodeID {
+	ids := []wire.NodeID{wire.NodeID(c.ID)}
+	for _, p := range c.Peers {
+		ids = append(ids, wire.NodeID(p.ID))
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// Cities returns every node's city (this node's and the peers').
+func (c DaemonConfig) Cities() map[wire.NodeID]string {
+	m := map[wire.NodeID]string{wire.NodeID(c.ID): c.City}
+	for _, p := range c.Peers {
+		m[wire.NodeID(p.ID)] = p.City
+	}
+	return m
+}
+
+// Encode writes c as TOML (without comments): what "overworld
+// cluster" writes for its nodes.
+func (c DaemonConfig) Encode() ([]byte, error) {
+	var b bytes.Buffer
+	if err := toml.NewEncoder(&b).Encode(c); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}

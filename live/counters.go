@@ -1,0 +1,42 @@
+package live
+
+import (
+	"sync/atomic"
+
+	"github.com/overworld/overworld/internal/wire"
+)
+
+// Counters are a live node's transport and driver counters (metrics as
+// data: the daemon exports them to Prometheus, tests read them directly).
+// Every field only grows except the gauges noted. Safe for concurrent use.
+type Counters struct {
+	// BytesIn/Out and MsgsIn/Out count packets (payload bytes, without the
+	// class byte and framing) by traffic class.
+	BytesIn, BytesOut [wire.NumClasses]atomic.Int64
+	MsgsIn, MsgsOut   [wire.NumClasses]atomic.Int64
+
+	QueueDrops  atomic.Int64 // packets dropped from a full send queue (coalesced or refused)
+	Unroutable  atomic.Int64 // packets for a node with no known address
+	SendErrors  atomic.Int64 // packets lost because the connection failed while sending
+	InboxDrops  atomic.Int64 // received packets dropped because the driver fell behind
+	Malformed   atomic.Int64 // received datagrams or stream frames rejected before reaching the core
+	Refused     atomic.Int64 // TLS handshakes refused (unknown CA, expired, wrong node)
+	Dials       atomic.Int64 // connection attempts
+	DialErrors  atomic.Int64 // failed connection attempts
+	Accepted    atomic.Int64 // authenticated incoming connections
+	LostOnClose atomic.Int64 // packets still queued when the mesh closed
+	Connected   atomic.Int64 // gauge: peers with an open outgoing connection
+
+	Frames atomic.Int64 // frames run by the driver
+	Steps  atomic.Int64 // packets delivered to the core
+}
+
+func (c *Counters) countIn(p wire.Packet) {
+	c.BytesIn[p.Class].Add(int64(len(p.Payload)))
+	c.MsgsIn[p.Class].Add(1)
+}
+
+func (c *Counters) countOut(p wire.Packet) {
+	c.BytesOut[p.Class].Add(int64(len(p.Payload)))
+	c.MsgsOut[p.Class].Add(1)
+}

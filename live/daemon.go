@@ -1,0 +1,365 @@
+package live
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/overworld/overworld/internal/locate"
+	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/live/pki"
+	"github.com/overworld/overworld/node"
+	"github.com/overworld/overworld/world"
+)
+
+// Game is the game a daemon runs, injected by its caller (live imports no
+// game): the registry every node of the cluster shares, this node's initial
+// objects, and the directory's subscription margin.
+type Game struct {
+	Registry *world.Registry
+	// Spawn creates this node's initial objects (may be nil).
+	Spawn func(now time.Duration, n *node.Node) error
+	// DirectoryMargin widens every subscription under the directory
+	// architecture (locate.DirectoryConfig.Margin).
+	DirectoryMargin world.Point
+}
+
+// NewLogger returns the structured logger a configuration asks for,
+// writing to w.
+func NewLogger(c DaemonConfig, w io.Writer) *slog.Logger {
+	var lvl slog.Level
+	_ = lvl.UnmarshalText([]byte(c.LogLevel))
+	opts := &slog.HandlerOptions{Level: lvl}
+	if c.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts)).With("node", c.ID)
+	}
+	return slog.New(slog.NewTextHandler(w, opts)).With("node", c.ID)
+}
+
+// Daemon is one live node process: certificates, QUIC network, mesh,
+// node core, driver, metrics and admin endpoint. Build it with NewDaemon
+// (which opens the sockets), add hooks, and Run it once.
+type Daemon struct {
+	cfg      DaemonConfig
+	log      *slog.Logger
+	counters *Counters
+	metrics  *Metrics
+	net      *QUICNetwork
+	mesh     *Mesh
+	node     *node.Node
+	driver   *Driver
+	adminLn  net.Listener
+	admin    *http.Server
+
+	lastFrame atomic.Int64     // wall-clock UnixNano of the latest frame
+	snapReq   chan chan []byte // /debug/world requests, answered by a frame hook
+}
+
+// NewDaemon validates cfg, loads the CA and the node's certificate (which
+// must name cfg.ID), builds the node core with the game, spawns its
+// initial objects, and opens the node and admin sockets.
+func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
+	cfg, err := cfg.Validate()
+	if err != nil {
+		return nil, err
+	}
+	if game.Registry == nil {
+		return nil, fmt.Errorf("%w: no game registry", ErrConfig)
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ca, err := pki.LoadCAFiles(cfg.TLS.CACert, "", false)
+	if err != nil {
+		return nil, fmt.Errorf("tls.ca_cert: %w", err)
+	}
+	ident, err := pki.LoadNode(cfg.TLS.NodeCert, ca)
+	if err != nil {
+		return nil, fmt.Errorf("tls.node_cert: %w", err)
+	}
+	self := wire.NodeID(cfg.ID)
+	if ident.ID != self {
+		return nil, fmt.Errorf("%w: tls.node_cert names node %d but id is %d", ErrConfig, ident.ID, cfg.ID)
+	}
+	if now := time.Now(); now.After(ident.Leaf.NotAfter) {
+		return nil, fmt.Errorf("%w: this node's certificate expired at %s", ErrConfig, ident.Leaf.NotAfter.Format(time.RFC3339))
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("data_dir: %w", err)
+	}
+	d := &Daemon{cfg: cfg, log: log, counters: new(Counters), snapReq: make(chan chan []byte, 64)}
+	d.metrics = NewMetrics(d.counters)
+	ident.OnRefuse = func(err error) {
+		d.counters.Refused.Add(1)
+		log.Warn("peer refused in the TLS handshake", "err", err)
+	}
+
+	var disc node.Discovery
+	switch cfg.Discovery.Arch {
+	case "directory":
+		dc := locate.DefaultDirectoryConfig(wire.NodeID(cfg.Discovery.Rendezvous))
+		dc.Margin = game.DirectoryMargin
+		if disc, err = locate.NewDirectory(self, dc); err != nil {
+			return nil, err
+		}
+	case "broadcast":
+		if disc, err = locate.NewBroadcast(self, cfg.Members()); err != nil {
+			return nil, err
+		}
+	}
+	d.node, err = node.New(node.Config{ID: self, Registry: game.Registry, Discovery: disc,
+		Rand: rand.New(rand.NewPCG(cfg.Game.Seed, 0x6e6f6465^uint64(self)))})
+	if err != nil {
+		return nil, err
+	}
+	var epoch time.Time
+	if cfg.Epoch != "" {
+		epoch, _ = time.Parse(time.RFC3339Nano, cfg.Epoch)
+	}
+	spawnAt := time.Duration(0)
+	if !epoch.IsZero() {
+		spawnAt = max(0, time.Since(epoch))
+	}
+	if game.Spawn != nil {
+		if err := game.Spawn(spawnAt, d.node); err != nil {
+			return nil, fmt.Errorf("spawning the game's objects: %w", err)
+		}
+	}
+
+	mc := MeshConfig{Self: self, Peers: cfg.PeerMap(), QueueLen: cfg.QueueLen, Logger: log, Counters: d.counters}
+	if cfg.EmulateLatency {
+		if mc.Delay, err = Latency(self, cfg.Cities()); err != nil {
+			return nil, err
+		}
+	}
+	if d.net, err = ListenQUIC(cfg.Listen.Node, ident); err != nil {
+		return nil, fmt.Errorf("listen.node: %w", err)
+	}
+	if d.mesh, err = NewMesh(mc, d.net); err != nil {
+		d.net.Close()
+		return nil, err
+	}
+	d.driver, err = NewDriver(DriverConfig{Node: d.node, Transport: d.mesh, Frame: cfg.FramePeriod(), Epoch: epoch,
+		Logger: log, Counters: d.counters, FrameTime: func(t time.Duration) {
+			d.metrics.ObserveFrame(t)
+			d.lastFrame.Store(time.Now().UnixNano())
+		}})
+	if err != nil {
+		d.net.Close()
+		return nil, err
+	}
+	d.driver.AddHook(d.metrics.Hook())
+	d.driver.AddHook(FrameHookFunc(d.snapshotWorld))
+	if cfg.Listen.Admin != "" {
+		if d.adminLn, err = net.Listen("tcp", cfg.Listen.Admin); err != nil {
+			d.net.Close()
+			return nil, fmt.Errorf("listen.admin: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(d.metrics.Registry, promhttp.HandlerOpts{}))
+		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
+		mux.HandleFunc("/readyz", d.readyz)
+		mux.HandleFunc("/debug/world", d.debugWorld)
+		d.admin = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	}
+	return d, nil
+}
+
+// AddHook registers a frame hook (the player gateway, for one).
+func (d *Daemon) AddHook(h FrameHook) { d.driver.AddHook(h) }
+
+// Metrics returns the daemon's metrics (the gateway sets the players gauge).
+func (d *Daemon) Metrics() *Metrics { return d.metrics }
+
+// Counters returns the transport and driver counters.
+func (d *Daemon) Counters() *Counters { return d.counters }
+
+// NodeAddr returns the node's bound UDP address.
+func (d *Daemon) NodeAddr() net.Addr { return d.net.Addr() }
+
+// AdminAddr returns the admin endpoint's bound address (nil without one).
+func (d *Daemon) AdminAddr() net.Addr {
+	if d.adminLn == nil {
+		return nil
+	}
+	return d.adminLn.Addr()
+}
+
+// Ready reports whether the node runs frames (one within the last three
+// periods) and is connected to the rendezvous (directory) or, with peers,
+// to at least one of them (broadcast).
+func (d *Daemon) Ready() (bool, string) {
+	last := d.lastFrame.Load()
+	if last == 0 || time.Since(time.Unix(0, last)) > 3*d.cfg.FramePeriod() {
+		return false, "frames are not running"
+	}
+	switch {
+	case d.cfg.Discovery.Arch == "directory" && d.cfg.Discovery.Rendezvous != d.cfg.ID:
+		if !d.mesh.Connected(wire.NodeID(d.cfg.Discovery.Rendezvous)) {
+			return false, fmt.Sprintf("not connected to the rendezvous (node %d)", d.cfg.Discovery.Rendezvous)
+		}
+	case d.cfg.Discovery.Arch == "broadcast" && len(d.cfg.Peers) > 0:
+		if d.counters.Connected.Load() == 0 {
+			return false, "connected to no peer"
+		}
+	}
+	return true, "ready"
+}
+
+func (d *Daemon) readyz(w http.ResponseWriter, _ *http.Request) {
+	ok, why := d.Ready()
+	if !ok {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	io.WriteString(w, why+"\n")
+}
+
+// WorldSnapshot is what /debug/world serves: the node's view and local
+// objects at its next frame after the request, for ground-truth measures
+// across a cluster ("overworld cluster" fetches every node's at once and
+// computes missing replicas from them).
+type WorldSnapshot struct {
+	Node    uint32         `json:"node"`
+	NowNs   int64          `json:"now_ns"`
+	View    [][2][]float64 `json:"view"`
+	Objects []SnapObject   `json:"objects"`
+}
+
+// SnapObject is one local object in a WorldSnapshot: its location, and
+// the version it holds with the primary's time of that version.
+type SnapObject struct {
+	ID         uint64    `json:"id"`
+	Primary    bool      `json:"primary"`
+	Loc        []float64 `json:"loc"`
+	Version    uint64    `json:"version"`
+	ProducedNs int64     `json:"produced_ns"`
+}
+
+// finite replaces infinities (unbounded box sides) by ±math.MaxFloat64,
+// which JSON can carry; it returns a copy.
+func finite(v []float64) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = max(-math.MaxFloat64, min(math.MaxFloat64, x))
+	}
+	return out
+}
+
+func (d *Daemon) debugWorld(w http.ResponseWriter, r *http.Request) {
+	reply := make(chan []byte, 1)
+	select {
+	case d.snapReq <- reply:
+	default:
+		http.Error(w, "too many snapshot requests", http.StatusServiceUnavailable)
+		return
+	}
+	t := time.NewTimer(10*d.cfg.FramePeriod() + time.Second)
+	defer t.Stop()
+	select {
+	case b := <-reply:
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(b)
+	case <-t.C:
+		http.Error(w, "frames are not running", http.StatusServiceUnavailable)
+	case <-r.Context().Done():
+	}
+}
+
+// snapshotWorld answers the pending /debug/world requests (a frame hook).
+func (d *Daemon) snapshotWorld(now time.Duration, n *node.Node) {
+	var waiting []chan []byte
+	for more := true; more; {
+		select {
+		case c := <-d.snapReq:
+			waiting = append(waiting, c)
+		default:
+			more = false
+		}
+	}
+	if len(waiting) == 0 {
+		return
+	}
+	dims := n.Config().Registry.Space().Dims()
+	snap := WorldSnapshot{Node: d.cfg.ID, NowNs: int64(now)}
+	for _, b := range n.View(nil) {
+		snap.View = append(snap.View, [2][]float64{finite(b.Min[:dims]), finite(b.Max[:dims])})
+	}
+	for _, info := range n.Objects(nil) {
+		loc := info.State.Location()
+		snap.Objects = append(snap.Objects, SnapObject{ID: uint64(info.ID), Primary: info.Primary, Loc: finite(loc[:dims]),
+			Version: info.Version, ProducedNs: int64(info.Produced)})
+	}
+	b, err := json.Marshal(snap)
+	if err != nil { // cannot happen: every float is finite
+		d.log.Error("world snapshot", "err", err)
+		b = []byte("{}")
+	}
+	for _, c := range waiting {
+		c <- b
+	}
+}
+
+// Run starts the admin endpoint, the mesh and the frames, and runs until
+// ctx is done. It then shuts down gracefully: frames stop, the primaries
+// this node held are logged as lost (objects do not migrate yet), what is
+// queued for peers is sent for up to shutdown_grace, the admin endpoint
+// closes, and a summary is written to data_dir/last-run.json.
+func (d *Daemon) Run(ctx context.Context) error {
+	if d.admin != nil {
+		go func() {
+			if err := d.admin.Serve(d.adminLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				d.log.Error("admin endpoint failed", "err", err)
+			}
+		}()
+	}
+	d.mesh.Start()
+	d.log.Info("node running", "addr", d.net.Addr().String(), "admin", d.cfg.Listen.Admin,
+		"peers", len(d.cfg.Peers), "discovery", d.cfg.Discovery.Arch, "frame", d.cfg.FramePeriod(),
+		"emulate_latency", d.cfg.EmulateLatency, "city", d.cfg.City)
+	err := d.driver.Run(ctx)
+	d.log.Info("shutting down: frames stopped")
+	prims := d.node.Primaries(nil)
+	kinds := map[string]int{}
+	for _, p := range prims {
+		kinds[p.State.Schema().Name()]++
+	}
+	if len(prims) > 0 {
+		d.log.Warn("primaries lost: objects do not migrate to another node yet", "primaries", len(prims), "by_kind", kinds)
+	}
+	gctx, cancel := context.WithTimeout(context.Background(), d.cfg.ShutdownGrace.Duration)
+	lost := d.mesh.Close(gctx)
+	cancel()
+	if lost > 0 {
+		d.log.Warn("packets still queued at shutdown were not sent", "packets", lost)
+	}
+	if d.admin != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		d.admin.Shutdown(sctx)
+		cancel()
+	}
+	c := d.counters
+	sum := map[string]any{"node": d.cfg.ID, "stopped": time.Now().UTC().Format(time.RFC3339Nano),
+		"frames": c.Frames.Load(), "primaries_lost": len(prims), "primaries_by_kind": kinds,
+		"packets_lost_on_close": lost, "queue_drops": c.QueueDrops.Load(), "malformed": c.Malformed.Load(),
+		"handshake_refusals": c.Refused.Load()}
+	if b, jerr := json.MarshalIndent(sum, "", "  "); jerr == nil {
+		if werr := os.WriteFile(filepath.Join(d.cfg.DataDir, "last-run.json"), append(b, '\n'), 0o644); werr != nil {
+			d.log.Error("writing last-run.json", "err", werr)
+		}
+	}
+	d.log.Info("stopped", "frames", c.Frames.Load())
+	return err
+}

@@ -1,0 +1,122 @@
+package live
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/overworld/overworld/live/pki"
+	"github.com/overworld/overworld/node"
+)
+
+// TestDaemon runs one daemon in-process with the test game: a frame hook
+// (standing in for the player gateway) runs after every Tick and sets the
+// players gauge; /healthz, /readyz, /metrics and /debug/world answer; and a
+// cancelled context shuts it down, logging the primaries lost and writing
+// last-run.json.
+func TestDaemon(t *testing.T) {
+	dir := t.TempDir()
+	ca, err := pki.InitCA(filepath.Join(dir, "ca"), "", time.Now(), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := ca.Issue(1, time.Now(), 30*time.Minute)
+	if err := pki.WriteNodeFile(filepath.Join(dir, "node.pem"), data); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultDaemonConfig()
+	cfg.Listen = ListenConfig{Node: "127.0.0.1:0", Admin: "127.0.0.1:0"}
+	cfg.DataDir = filepath.Join(dir, "data")
+	cfg.TLS = TLSConfig{CACert: filepath.Join(dir, "ca", pki.CACertFile), NodeCert: filepath.Join(dir, "node.pem")}
+	cfg.FrameRate = 50
+	g := newTestGame()
+	var logs strings.Builder
+	lw := &syncWriter{w: &logs}
+	d, err := NewDaemon(cfg, Game{Registry: g.registry, Spawn: func(now time.Duration, n *node.Node) error {
+		_, err := n.Spawn(now, g.walker, nil)
+		return err
+	}}, NewLogger(cfg, lw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames := 0
+	d.AddHook(FrameHookFunc(func(now time.Duration, n *node.Node) {
+		frames++
+		d.Metrics().SetPlayers(3)
+	}))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	base := "http://" + d.AdminAddr().String()
+	get := func(path string) (int, string) {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if code, _ := get("/readyz"); code == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("not ready within 5 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(1200 * time.Millisecond) // a metrics sample (once a second)
+	if code, body := get("/healthz"); code != 200 || body != "ok\n" {
+		t.Errorf("/healthz: %d %q", code, body)
+	}
+	_, metrics := get("/metrics")
+	for _, want := range []string{"overworld_players 3", `overworld_objects{role="primary"} 1`, "overworld_frames_total ",
+		`overworld_bytes_total{class="update",dir="in"} 0`, "overworld_frame_seconds_count", "overworld_handshake_refusals_total 0",
+		"overworld_queue_drops_total 0", `overworld_malformed_total{stage="core"} 0`, "process_cpu_seconds_total"} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	_, body := get("/debug/world")
+	var snap WorldSnapshot
+	if err := json.Unmarshal([]byte(body), &snap); err != nil || snap.Node != 1 || len(snap.Objects) != 1 || !snap.Objects[0].Primary || len(snap.View) != 1 {
+		t.Errorf("/debug/world: %v %+v", err, snap)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if frames < 25 {
+		t.Errorf("hook ran %d times in about 1.3 s at 50 Hz", frames)
+	}
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	if !strings.Contains(logs.String(), "primaries lost") || !strings.Contains(logs.String(), "walker:1") {
+		t.Errorf("shutdown log does not say what is lost:\n%s", logs.String())
+	}
+	b, err := os.ReadFile(filepath.Join(cfg.DataDir, "last-run.json"))
+	if err != nil || !strings.Contains(string(b), `"primaries_lost": 1`) {
+		t.Errorf("last-run.json: %v\n%s", err, b)
+	}
+}
+
+// syncWriter serialises writes (the logger is used from several goroutines).
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}

@@ -1,0 +1,39 @@
+// Package live is the second driver of ARCHITECTURE.md rule 2: it runs one
+// node core (package node) on real sockets, a wall clock and goroutines.
+// It owns every goroutine, socket and timer of a live node; the core stays
+// a sans-IO state machine.
+//
+// The pieces, bottom up:
+//
+//   - Network and Conn: authenticated connections to peer nodes, each with
+//     unreliable datagrams and reliable streams. QUICNetwork implements them
+//     with quic-go and mutual TLS (package live/pki); MemNetwork is an
+//     in-memory network for tests under testing/synctest.
+//   - Mesh (a Transport): one bounded send queue per peer, drained by one
+//     goroutine per peer that dials on demand and redials with exponential
+//     backoff; update-class packets travel as datagrams, every other class
+//     as length-prefixed frames on one reliable stream per connection.
+//     When a queue is full an update packet replaces the oldest queued
+//     update (coalescing) and the drop is counted. An optional per-peer
+//     delay emulates WAN latency (Latency). A node sends only on the
+//     connections it dialled and reads only those it accepted, so two
+//     nodes that talk both ways hold two connections, each with one
+//     sender: no dial races, and a broken connection is redialled by the
+//     side that needs it. The sender of a packet is the node named by the
+//     connection's certificate, never a field of the packet.
+//   - Driver: runs the node's frames at a fixed rate (wall clock → the
+//     core's time.Duration), feeds received packets to Step, runs the
+//     registered FrameHooks after every Tick, and sends what Drain returns.
+//   - Daemon: the "overworld node" process: a TOML DaemonConfig, the CA
+//     and node certificate, the QUIC transport, the driver, Prometheus
+//     metrics and /healthz, /readyz on an admin HTTP address, graceful
+//     shutdown.
+//
+// The caller (the command line) must: load or write a DaemonConfig and
+// Validate it; provide the game (Game: the world.Registry shared by every
+// node and the node's initial objects; live does not import any game);
+// call RunDaemon with a context cancelled on SIGTERM/SIGINT. Tests and
+// other drivers can compose Mesh and Driver directly: build a Network,
+// NewMesh over it, NewDriver with the node and the mesh, AddHook, then Run
+// the driver and Close the mesh, each exactly once.
+package live

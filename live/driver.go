@@ -1,0 +1,155 @@
+package live
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/node"
+)
+
+// FrameHook is code that runs on the driver's goroutine once per frame,
+// after n.Tick(now) and before the driver drains the node's outputs, so it
+// may call n.Spawn, Write, Delete, Objects and Lookup safely (the node is
+// not safe for concurrent use; a hook must not keep n past the call). The
+// player side's gateway is a FrameHook; so is the daemon's metrics
+// sampler.
+type FrameHook interface {
+	Frame(now time.Duration, n *node.Node)
+}
+
+// FrameHookFunc adapts a function to FrameHook.
+type FrameHookFunc func(now time.Duration, n *node.Node)
+
+// Frame implements FrameHook.
+func (f FrameHookFunc) Frame(now time.Duration, n *node.Node) { f(now, n) }
+
+// DriverConfig configures a Driver.
+type DriverConfig struct {
+	// Node is the core to drive (required). The driver is its only user
+	// from NewDriver on.
+	Node *node.Node
+	// Transport carries its packets (required).
+	Transport Transport
+	// Frame is the frame period. Default 100 ms (10 Hz, arena's rate).
+	Frame time.Duration
+	// Epoch is the wall-clock instant the core's time counts from, so
+	// that nodes started apart share one clock (staleness across nodes
+	// is then meaningful on one machine). Zero: when Run starts.
+	Epoch time.Time
+	// Logger. Default: discard.
+	Logger *slog.Logger
+	// Counters receives Frames and Steps. Default: a fresh set.
+	Counters *Counters
+	// FrameTime, if set, is called after every frame with the wall-clock
+	// time the Tick and the hooks took.
+	FrameTime func(time.Duration)
+}
+
+// Driver runs one node core in real time. Build it with NewDriver, add
+// hooks, then call Run once.
+type Driver struct {
+	cfg   DriverConfig
+	n     *node.Node
+	mu    sync.Mutex
+	hooks []FrameHook
+	out   []wire.Packet
+}
+
+// NewDriver validates cfg and returns a driver.
+func NewDriver(cfg DriverConfig) (*Driver, error) {
+	if cfg.Node == nil || cfg.Transport == nil {
+		return nil, fmt.Errorf("%w: driver needs a node and a transport", ErrConfig)
+	}
+	if cfg.Frame == 0 {
+		cfg.Frame = 100 * time.Millisecond
+	}
+	if cfg.Frame < time.Millisecond || cfg.Frame > 10*time.Second {
+		return nil, fmt.Errorf("%w: frame period %v: want 1ms to 10s", ErrConfig, cfg.Frame)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Counters == nil {
+		cfg.Counters = new(Counters)
+	}
+	return &Driver{cfg: cfg, n: cfg.Node}, nil
+}
+
+// AddHook registers h; hooks run in the order added, from the next frame.
+// Safe to call while Run runs.
+func (d *Driver) AddHook(h FrameHook) {
+	d.mu.Lock()
+	d.hooks = append(d.hooks, h)
+	d.mu.Unlock()
+}
+
+// Run runs frames every Frame period and delivers received packets until
+// ctx is done. It returns nil when ctx ends it. After Run returns the node
+// may be read by the caller again (Run is its only user while it runs).
+func (d *Driver) Run(ctx context.Context) error {
+	start := time.Now()
+	base := time.Duration(0)
+	if !d.cfg.Epoch.IsZero() {
+		base = start.Sub(d.cfg.Epoch)
+		if base < 0 {
+			return fmt.Errorf("%w: epoch %v is in the future", ErrConfig, d.cfg.Epoch)
+		}
+	}
+	now := func() time.Duration { return base + time.Since(start) }
+	tick := time.NewTicker(d.cfg.Frame)
+	defer tick.Stop()
+	recv := d.cfg.Transport.Recv()
+	var hooks []FrameHook
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+			t0 := time.Now()
+			at := now()
+			d.n.Tick(at)
+			d.mu.Lock()
+			hooks = append(hooks[:0], d.hooks...)
+			d.mu.Unlock()
+			for _, h := range hooks {
+				h.Frame(at, d.n)
+			}
+			d.flush()
+			d.cfg.Counters.Frames.Add(1)
+			if d.cfg.FrameTime != nil {
+				d.cfg.FrameTime(time.Since(t0))
+			}
+		case p := <-recv:
+			at := now()
+			d.n.Step(at, p)
+			d.cfg.Counters.Steps.Add(1)
+			// Deliver what else is waiting (a bounded batch, so frames
+			// keep their rate) before draining once.
+			for more, k := true, 0; more && k < maxBatch; k++ {
+				select {
+				case p := <-recv:
+					d.n.Step(at, p)
+					d.cfg.Counters.Steps.Add(1)
+				default:
+					more = false
+				}
+			}
+			d.flush()
+		}
+	}
+}
+
+// maxBatch bounds the received packets stepped between two drains.
+const maxBatch = 256
+
+func (d *Driver) flush() {
+	d.out = d.n.Drain(d.out[:0])
+	for i, p := range d.out {
+		d.cfg.Transport.Send(p)
+		d.out[i] = wire.Packet{}
+	}
+}

@@ -1,0 +1,46 @@
+package live
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/sim"
+)
+
+// Latency returns the per-destination delay of WAN emulation: node self is
+// in city self, each peer in cities[peer] (WonderNetwork city names, as
+// geo.WonderNetwork lists them), and a packet from self to a peer waits the
+// one-way delay between the two cities: half the measured RTT, with
+// missing measurements filled in exactly as the simulator's
+// sim.WonderNetworkSites does (it is the same table). Two nodes in one
+// city get the simulator's same-site delay (sim.DefaultConfig().SameSite).
+// The returned function is safe for concurrent use.
+func Latency(self wire.NodeID, cities map[wire.NodeID]string) (func(to wire.NodeID) time.Duration, error) {
+	if _, ok := cities[self]; !ok {
+		return nil, fmt.Errorf("%w: latency emulation: node %d has no city", ErrConfig, self)
+	}
+	distinct := map[string]bool{}
+	for _, c := range cities {
+		distinct[c] = true
+	}
+	names := slices.Sorted(maps.Keys(distinct))
+	sites, err := sim.WonderNetworkSites(names)
+	if err != nil {
+		return nil, fmt.Errorf("%w: latency emulation: %w", ErrConfig, err)
+	}
+	same := sim.DefaultConfig().SameSite
+	from, _ := sites.Index(cities[self])
+	delay := make(map[wire.NodeID]time.Duration, len(cities))
+	for id, c := range cities {
+		to, _ := sites.Index(c)
+		if to == from {
+			delay[id] = same
+		} else {
+			delay[id] = sites.OneWay(from, to)
+		}
+	}
+	return func(to wire.NodeID) time.Duration { return delay[to] }, nil
+}
