@@ -39,6 +39,7 @@ var layers = map[string]int{
 	"node":              9,
 	"sim":               10,
 	"live":              10,
+	"live/player":       10,
 	"arena":             11,
 	"lab":               12,
 	"dashboard":         12,
