@@ -96,8 +96,8 @@ func (r *reader) uvarint(what string) uint64 {
 		return 0
 	}
 	v, n := binary.Uvarint(r.p)
-	if n <= 0 {
-		r.fail("%s: bad varint", what)
+	if n <= 0 || (n > 1 && r.p[n-1] == 0) {
+		r.fail("%s: bad or non-minimal varint", what)
 		return 0
 	}
 	r.p = r.p[n:]

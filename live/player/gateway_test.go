@@ -1,0 +1,322 @@
+package player
+
+import (
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/overworld/overworld/internal/locate"
+	"github.com/overworld/overworld/node"
+	"github.com/overworld/overworld/world"
+)
+
+// dots is a test game: an avatar is a dot moved by 2-byte inputs (dx, dy
+// in whole units).
+type dots struct{}
+
+func (dots) Join(n *node.Node, _ PlayerID) (world.ObjectID, error) {
+	obj, err := n.Spawn(n.Now(), dotSchema, func(st *world.State) { st.SetInt(3, 100) })
+	if err != nil {
+		return 0, err
+	}
+	return obj.State().ID(), nil
+}
+
+func (dots) Input(n *node.Node, avatar world.ObjectID, in []byte) error {
+	if len(in) != 2 {
+		return fmt.Errorf("dots: %d-byte input", len(in))
+	}
+	return n.Write(avatar, func(st *world.State) {
+		st.SetFloat(0, st.Float(0)+float64(int8(in[0])))
+		st.SetFloat(1, st.Float(1)+float64(int8(in[1])))
+	})
+}
+
+func (dots) Leave(n *node.Node, avatar world.ObjectID) { _ = n.Delete(n.Now(), avatar) }
+
+func newTestNode(t testing.TB) *node.Node {
+	dir, err := locate.NewDirectory(1, locate.DefaultDirectoryConfig(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := node.New(node.Config{ID: 1, Registry: testReg, Discovery: dir, Rand: rand.New(rand.NewPCG(1, 1))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// randomWalk is a Brain that moves by random small steps.
+type randomWalk struct{ rng *rand.Rand }
+
+func (r *randomWalk) Input(Welcome, *View, time.Duration) []byte {
+	return []byte{byte(int8(r.rng.IntN(7) - 3)), byte(int8(r.rng.IntN(7) - 3))}
+}
+
+type testbed struct {
+	t     *testing.T
+	n     *node.Node
+	g     *Gateway
+	key   ed25519.PrivateKey
+	ver   *Verifier
+	now   time.Duration
+	frame uint64
+	ctx   context.Context
+}
+
+func newTestbed(t *testing.T, ctx context.Context, cfg Config) *testbed {
+	pub, key, err := ed25519.GenerateKey(rand.NewChaCha8([32]byte{1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ver, err := NewVerifier(VerifierConfig{Key: pub})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Verifier, cfg.Controller = ver, dots{}
+	g, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &testbed{t: t, n: newTestNode(t), g: g, key: key, ver: ver, ctx: ctx}
+}
+
+func (tb *testbed) token(p PlayerID, ttl time.Duration) []byte {
+	tok, err := IssueToken(tb.key, p, time.Now(), ttl, nil)
+	if err != nil {
+		tb.t.Fatal(err)
+	}
+	return tok
+}
+
+// connect serves one end of a pipe and returns the other.
+func (tb *testbed) connect() Conn {
+	a, b := Pipe(64)
+	go func() { _ = tb.g.Serve(tb.ctx, a) }()
+	return b
+}
+
+// step runs one frame and lets every goroutine settle.
+func (tb *testbed) step() {
+	time.Sleep(100 * time.Millisecond)
+	tb.now += 100 * time.Millisecond
+	tb.frame++
+	tb.n.Tick(tb.now)
+	tb.g.Frame(tb.now, tb.n)
+	tb.n.Drain(nil)
+	synctest.Wait()
+}
+
+// check compares a client's view with the node: exactly the node's objects
+// in the avatar's interest (and the avatar), with equal states.
+func (tb *testbed) check(c *Client) {
+	t := tb.t
+	obj, _, ok := tb.n.Lookup(c.Welcome().Avatar)
+	if !ok {
+		t.Fatalf("avatar %v gone", c.Welcome().Avatar)
+	}
+	boxes := obj.Interest(nil)
+	var want []*world.State
+	for _, o := range tb.n.Objects(nil) {
+		in := o.ID == c.Welcome().Avatar
+		for _, b := range boxes {
+			in = in || b.Contains(o.State.Location(), 3)
+		}
+		if in {
+			want = append(want, o.State)
+		}
+	}
+	c.Do(func(v *View) {
+		if v.Frame() != tb.frame {
+			t.Fatalf("frame %d: client %s at frame %d", tb.frame, c.Welcome().Player, v.Frame())
+		}
+		got := v.Objects()
+		if len(got) != len(want) {
+			t.Fatalf("frame %d: client %s sees %d objects, node has %d in its interest", tb.frame, c.Welcome().Player, len(got), len(want))
+		}
+		for i := range got {
+			if !sameState(got[i].State, want[i]) {
+				t.Fatalf("frame %d: client %s: object %v differs from the node's %v", tb.frame, c.Welcome().Player, got[i].ID, want[i].ID())
+			}
+		}
+	})
+}
+
+// TestGatewayPlayersSeeNodeState joins players over in-memory pipes, has
+// them walk at random among static dots, and checks after every frame that
+// each client's reconstruction equals the node's state of every object in
+// its avatar's interest.
+func TestGatewayPlayersSeeNodeState(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		tb := newTestbed(t, ctx, Config{MaxPlayers: 8})
+		rng := rand.New(rand.NewPCG(3, 3))
+		for range 60 { // scenery in and out of the players' interests
+			_, err := tb.n.Spawn(0, dotSchema, func(st *world.State) {
+				st.SetFloat(0, rng.Float64()*60-30)
+				st.SetFloat(1, rng.Float64()*60-30)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		const players = 5
+		clients := make(chan *Client, players)
+		for i := range players {
+			conn := tb.connect()
+			tok := tb.token(PlayerID(fmt.Sprintf("p%d", i)), time.Hour)
+			go func() {
+				c, err := Join(ctx, conn, tok, 0)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				clients <- c
+				_ = c.Run(ctx, &randomWalk{rand.New(rand.NewPCG(uint64(i), 0))}, 100*time.Millisecond)
+			}()
+		}
+		synctest.Wait()
+		tb.step() // admits the joins
+		var cs []*Client
+		for range players {
+			cs = append(cs, <-clients)
+		}
+		for range 80 {
+			tb.step()
+			for _, c := range cs {
+				tb.check(c)
+			}
+		}
+		st := tb.g.Stats()
+		if st.Players != players || st.Joins != players || st.Inputs == 0 || st.BadInputs != 0 || st.Malformed != 0 {
+			t.Fatalf("stats %+v", st)
+		}
+		if st.FullStates != players {
+			t.Errorf("%d full states, want one per player (every later state is a delta)", st.FullStates)
+		}
+		for _, c := range cs {
+			s := c.Stats()
+			if len(s.RTT) == 0 || s.Applied != int64(tb.frame) || s.ObjectsSeen < 2 {
+				t.Errorf("client %s stats %+v", s.Player, s)
+			}
+		}
+		cancel() // clients leave
+		synctest.Wait()
+		tb.step()
+		if st := tb.g.Stats(); st.Players != 0 || st.Leaves != players {
+			t.Fatalf("after leaving: %+v", st)
+		}
+		if objs := tb.n.Objects(nil); len(objs) != 60 {
+			t.Fatalf("%d objects after the players left, want the 60 dots", len(objs))
+		}
+	})
+}
+
+// TestGatewayRefusals presents forged, expired, replayed and malformed
+// joins, too many players, a duplicate player and malformed messages
+// after a join: each is refused with its error code and counted, and none
+// leaves a player, an avatar or (except the accepted token) a nonce.
+func TestGatewayRefusals(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		tb := newTestbed(t, ctx, Config{MaxPlayers: 2})
+		refused := func(msg []byte, code Code) {
+			t.Helper()
+			conn := tb.connect()
+			if err := conn.WriteMessage(ctx, msg); err != nil {
+				t.Fatal(err)
+			}
+			synctest.Wait()
+			tb.step()
+			got, err := conn.ReadMessage(ctx, MaxMessage)
+			if err != nil {
+				t.Fatalf("want error %v, got %v", code, err)
+			}
+			typ, body, err := Open(got)
+			if err != nil || typ != MsgError {
+				t.Fatalf("want error %v, got %v %v", code, typ, err)
+			}
+			e, err := DecodeError(body)
+			if err != nil || e.Code != code {
+				t.Fatalf("want error %v, got %v %v", code, e, err)
+			}
+			if _, err := conn.ReadMessage(ctx, MaxMessage); !errors.Is(err, ErrClosed) {
+				t.Fatalf("connection not closed after %v: %v", code, err)
+			}
+		}
+		_, otherKey, _ := ed25519.GenerateKey(rand.NewChaCha8([32]byte{2}))
+		forged, _ := IssueToken(otherKey, "mallory", time.Now(), time.Hour, nil)
+		refused(AppendJoin(nil, forged), CodeBadToken)
+		good := tb.token("alice", time.Hour)
+		tampered := append([]byte(nil), good...)
+		tampered[3] ^= 1 // "alice" -> "blice": the signature no longer matches
+		refused(AppendJoin(nil, tampered), CodeBadToken)
+		expired := tb.token("bob", time.Second)
+		time.Sleep(2 * time.Second)
+		refused(AppendJoin(nil, expired), CodeBadToken)
+		refused([]byte{Version, byte(MsgJoin), 200}, CodeMalformed)
+		refused([]byte{9, 9}, CodeMalformed)
+		refused(AppendInput(nil, 1, []byte{1, 1}), CodeMalformed)
+		if tb.ver.Nonces() != 0 {
+			t.Fatalf("%d nonces after refusals", tb.ver.Nonces())
+		}
+		st := tb.g.Stats()
+		if st.BadToken != 2 || st.Expired != 1 || st.Malformed != 3 || st.Players != 0 || st.Joins != 0 {
+			t.Fatalf("stats %+v", st)
+		}
+		// A join, then its token replayed, a duplicate player and a full node.
+		conn := tb.connect()
+		var alice *Client
+		go func() {
+			var err error
+			if alice, err = Join(ctx, conn, good, 0); err != nil {
+				t.Error(err)
+			}
+		}()
+		synctest.Wait()
+		tb.step()
+		synctest.Wait()
+		if alice == nil {
+			t.Fatal("alice did not join")
+		}
+		refused(AppendJoin(nil, good), CodeBadToken)
+		refused(AppendJoin(nil, tb.token("alice", time.Hour)), CodeDuplicate)
+		conn2 := tb.connect()
+		go func() { _, _ = Join(ctx, conn2, tb.token("carol", time.Hour), 0) }()
+		synctest.Wait()
+		tb.step()
+		refused(AppendJoin(nil, tb.token("dave", time.Hour)), CodeFull)
+		st = tb.g.Stats()
+		if st.Replayed != 1 || st.Duplicate != 1 || st.Full != 1 || st.Players != 2 {
+			t.Fatalf("stats %+v", st)
+		}
+		if objs := tb.n.Objects(nil); len(objs) != 2 {
+			t.Fatalf("%d objects, want the 2 avatars", len(objs))
+		}
+		// Malformed messages after the join end the session.
+		for _, msg := range [][]byte{AppendAck(nil, 1000), {Version, byte(MsgJoinOK)}, AppendInput(nil, 0, nil)} {
+			before := tb.g.Stats()
+			if err := conn.WriteMessage(ctx, msg); err != nil {
+				t.Fatal(err)
+			}
+			synctest.Wait()
+			tb.step()
+			after := tb.g.Stats()
+			if after.Malformed != before.Malformed+1 || after.Players != before.Players-1 {
+				t.Fatalf("after %v: stats %+v", msg, after)
+			}
+			// Rejoin with a fresh token for the next message.
+			conn = tb.connect()
+			go func() { _, _ = Join(ctx, conn, tb.token("alice", time.Hour), 0) }()
+			synctest.Wait()
+			tb.step()
+		}
+	})
+}
