@@ -114,5 +114,6 @@ func commands(e *env) []*cobra.Command {
 		newBalanceCmd(e),
 		newLabCmd(e),
 		newDemoCmd(e),
+		newTokenCmd(e), newBotCmd(e),
 	}
 }

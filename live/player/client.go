@@ -127,7 +127,9 @@ func (c *Client) Do(fn func(v *View)) {
 // connection) or the connection fails: it applies and acknowledges State
 // messages as they arrive and asks brain for an input every tick.
 func (c *Client) Run(ctx context.Context, brain Brain, tick time.Duration) error {
-	rctx, stop := context.WithCancel(ctx)
+	// The reader outlives ctx until the Leave is written (cancelling a
+	// WebSocket read closes the connection).
+	rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
 	rerr := make(chan error, 1)
 	go func() { rerr <- c.readLoop(rctx) }()
