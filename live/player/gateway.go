@@ -49,6 +49,10 @@ type Config struct {
 	Controller Controller
 	// MaxPlayers bounds the players joined or joining. Default 64.
 	MaxPlayers int
+	// MaxConns bounds the connections served at once, joined or not
+	// (those still sending their Join hold a goroutine for up to
+	// JoinTimeout). Default 4 × MaxPlayers.
+	MaxConns int
 	// MaxInputs bounds the inputs queued per player between two frames;
 	// more are dropped (counted). Default 8 (a client sends one per
 	// frame; the slack absorbs jitter).
@@ -85,6 +89,7 @@ func (c Config) validate() (Config, error) {
 		}
 	}
 	def(&c.MaxPlayers, 64)
+	def(&c.MaxConns, 4*c.MaxPlayers)
 	def(&c.MaxInputs, 8)
 	def(&c.History, 32)
 	if c.FrameEvery == 0 {
@@ -99,8 +104,9 @@ func (c Config) validate() (Config, error) {
 	if c.Logf == nil {
 		c.Logf = func(string, ...any) {}
 	}
-	if c.MaxPlayers < 1 || c.MaxInputs < 1 || c.History < 2 || c.FrameEvery < 0 || c.JoinTimeout < 0 {
-		return c, fmt.Errorf("%w: MaxPlayers %d, MaxInputs %d, History %d (want ≥ 1, ≥ 1, ≥ 2)", ErrConfig, c.MaxPlayers, c.MaxInputs, c.History)
+	if c.MaxPlayers < 1 || c.MaxConns < c.MaxPlayers || c.MaxInputs < 1 || c.History < 2 || c.FrameEvery < 0 || c.JoinTimeout < 0 {
+		return c, fmt.Errorf("%w: MaxPlayers %d, MaxConns %d, MaxInputs %d, History %d, FrameEvery %v, JoinTimeout %v (want ≥ 1, ≥ MaxPlayers, ≥ 1, ≥ 2, ≥ 0, ≥ 0)",
+			ErrConfig, c.MaxPlayers, c.MaxConns, c.MaxInputs, c.History, c.FrameEvery, c.JoinTimeout)
 	}
 	return c, nil
 }
@@ -108,31 +114,29 @@ func (c Config) validate() (Config, error) {
 // Stats counts what a gateway did. Refusals happen before any per-player
 // state exists.
 type Stats struct {
-	Players        int64 // players in game now
-	Joins          int64 // players that joined
-	Leaves         int64 // players that left or were dropped
-	BadToken       int64 // joins refused: forged, malformed or early token
-	Expired        int64 // joins refused: expired token
-	Replayed       int64 // joins refused: token already used
-	Full           int64 // joins refused: MaxPlayers reached
-	Duplicate      int64 // joins refused: player already in game here
-	JoinFailed     int64 // joins refused by the Controller
-	Timeouts       int64 // connections that sent no Join in time
-	Malformed      int64 // connections dropped for a malformed message
-	Inputs         int64 // inputs applied
-	InputsDropped  int64 // inputs dropped: queue full
-	BadInputs      int64 // inputs the Controller refused
-	StateMessages  int64 // State messages written to connections
-	StateBytes     int64 // their bytes
-	Coalesced      int64 // State messages replaced by a newer one before they were written
-	FullStates     int64 // State messages encoded from scratch (no acknowledged base)
-	ControlDropped int64 // connections dropped because their control queue overflowed
+	Players       int64 // players in game now
+	Joins         int64 // players that joined
+	Leaves        int64 // players that left or were dropped
+	BadToken      int64 // joins refused: forged, malformed or early token
+	Expired       int64 // joins refused: expired token
+	Replayed      int64 // joins refused: token already used
+	Full          int64 // joins refused: MaxPlayers reached
+	Duplicate     int64 // joins refused: player already in game here
+	JoinFailed    int64 // joins refused by the Controller
+	Timeouts      int64 // connections that sent no Join in time
+	Malformed     int64 // connections dropped for a malformed message
+	Inputs        int64 // inputs applied
+	InputsDropped int64 // inputs dropped: queue full
+	BadInputs     int64 // inputs the Controller refused
+	StateMessages int64 // State messages written to connections
+	StateBytes    int64 // their bytes
+	Coalesced     int64 // State messages replaced by a newer one before they were written
+	FullStates    int64 // State messages encoded from scratch (no acknowledged base)
 }
 
 type stats struct {
 	players, joins, leaves, badToken, expired, replayed, full, duplicate, joinFailed, timeouts,
-	malformed, inputs, inputsDropped, badInputs, stateMsgs, stateBytes, coalesced, fullStates,
-	controlDropped atomic.Int64
+	malformed, inputs, inputsDropped, badInputs, stateMsgs, stateBytes, coalesced, fullStates atomic.Int64
 }
 
 // Gateway is a node's player endpoint: it authenticates joining players,
@@ -144,6 +148,7 @@ type Gateway struct {
 	cfg   Config
 	st    stats
 	slots atomic.Int64 // players joined or joining
+	conns atomic.Int64 // connections being served
 
 	mu     sync.Mutex
 	joins  []*link
@@ -215,7 +220,7 @@ func (g *Gateway) Stats() Stats {
 		Duplicate: s.duplicate.Load(), JoinFailed: s.joinFailed.Load(), Timeouts: s.timeouts.Load(),
 		Malformed: s.malformed.Load(), Inputs: s.inputs.Load(), InputsDropped: s.inputsDropped.Load(),
 		BadInputs: s.badInputs.Load(), StateMessages: s.stateMsgs.Load(), StateBytes: s.stateBytes.Load(),
-		Coalesced: s.coalesced.Load(), FullStates: s.fullStates.Load(), ControlDropped: s.controlDropped.Load()}
+		Coalesced: s.coalesced.Load(), FullStates: s.fullStates.Load()}
 }
 
 // refuse sends an Error message and closes conn (best effort, bounded by
@@ -232,6 +237,12 @@ func refuse(ctx context.Context, conn Conn, code Code, text string) {
 // inputs and acknowledgements and writes the states Frame produces. It
 // closes conn before returning, and returns why the connection ended.
 func (g *Gateway) Serve(ctx context.Context, conn Conn) error {
+	defer g.conns.Add(-1)
+	if g.conns.Add(1) > int64(g.cfg.MaxConns) {
+		g.st.full.Add(1)
+		refuse(ctx, conn, CodeFull, fmt.Sprintf("node serves %d connections", g.cfg.MaxConns))
+		return fmt.Errorf("player: refused: too many connections")
+	}
 	jctx, cancel := context.WithTimeout(ctx, g.cfg.JoinTimeout)
 	msg, err := conn.ReadMessage(jctx, MaxClientMessage)
 	cancel()
@@ -459,7 +470,7 @@ func (l *link) offer(msg []byte, frame uint64) (coalesced bool) {
 		l.state = l.spare[:0]
 		l.spare = nil
 	}
-	l.state = append(l.state, msg...)
+	l.state = append(l.state[:0], msg...)
 	l.sent = frame
 	l.mu.Unlock()
 	select {

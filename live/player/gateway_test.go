@@ -320,3 +320,110 @@ func TestGatewayRefusals(t *testing.T) {
 		}
 	})
 }
+
+// TestGatewaySlowClient stops reading for a while: Frame must not block,
+// the unwritten states are coalesced (newest wins), and once the client
+// reads again it catches up to exactly the node's state.
+func TestGatewaySlowClient(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		tb := newTestbed(t, ctx, Config{History: 4})
+		a, b := Pipe(1)
+		go func() { _ = tb.g.Serve(ctx, a) }()
+		var c *Client
+		go func() { c, _ = Join(ctx, b, tb.token("slow", time.Hour), 4) }()
+		synctest.Wait()
+		tb.step()
+		if c == nil {
+			t.Fatal("no join")
+		}
+		var avatar = c.Welcome().Avatar
+		for range 12 { // the client reads nothing; its avatar moves
+			if err := tb.n.Write(avatar, func(st *world.State) { st.SetFloat(0, st.Float(0)+1) }); err != nil {
+				t.Fatal(err)
+			}
+			tb.step()
+		}
+		if st := tb.g.Stats(); st.Coalesced < 9 || st.StateMessages > 3 {
+			t.Fatalf("stats while the client is stalled: %+v", st)
+		}
+		go func() { // the client reads again
+			for {
+				msg, err := b.ReadMessage(ctx, MaxMessage)
+				if err != nil {
+					return
+				}
+				ack, err := c.Handle(msg)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if ack != nil {
+					_ = b.WriteMessage(ctx, ack)
+				}
+			}
+		}()
+		synctest.Wait()
+		for range 6 {
+			tb.step()
+			tb.check(c)
+		}
+		if st := tb.g.Stats(); st.FullStates < 2 {
+			t.Errorf("the stalled client's acknowledged frame fell out of a 4-frame history, yet %d full states", st.FullStates)
+		}
+	})
+}
+
+// TestGatewayLimits checks the join timeout, the bound on queued inputs
+// and the bound on connections.
+func TestGatewayLimits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		tb := newTestbed(t, ctx, Config{MaxPlayers: 1, MaxConns: 2, MaxInputs: 2, JoinTimeout: 2 * time.Second})
+		silent := tb.connect()
+		time.Sleep(3 * time.Second)
+		synctest.Wait()
+		msg, err := silent.ReadMessage(ctx, MaxMessage)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, body, _ := Open(msg); body == nil {
+			t.Fatal("no error message")
+		} else if e, err := DecodeError(body); err != nil || e.Code != CodeTimeout {
+			t.Fatalf("silent connection got %v %v", e, err)
+		}
+		conn := tb.connect()
+		var c *Client
+		go func() { c, _ = Join(ctx, conn, tb.token("p", time.Hour), 0) }()
+		synctest.Wait()
+		tb.step()
+		for seq := range uint64(5) {
+			if err := conn.WriteMessage(ctx, AppendInput(nil, seq+1, []byte{1, 0})); err != nil {
+				t.Fatal(err)
+			}
+		}
+		synctest.Wait()
+		tb.step()
+		if st := tb.g.Stats(); st.Inputs != 2 || st.InputsDropped != 3 || st.Timeouts != 1 {
+			t.Fatalf("stats %+v", st)
+		}
+		// One connection joined, one waiting for its Join: a third is refused
+		// at once.
+		_ = tb.connect()
+		synctest.Wait() // it holds its slot
+		third := tb.connect()
+		synctest.Wait()
+		msg, err = third.ReadMessage(ctx, MaxMessage)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, body, _ := Open(msg); body == nil {
+			t.Fatal("no error message")
+		} else if e, err := DecodeError(body); err != nil || e.Code != CodeFull {
+			t.Fatalf("third connection got %v %v", e, err)
+		}
+		_ = c
+	})
+}
