@@ -119,7 +119,7 @@ func TestLivePlayersSeeNodeState(t *testing.T) {
 				mu.Lock()
 				clients = append(clients, c)
 				mu.Unlock()
-				_ = c.Run(ctx, NewPlayerBrain(g, uint64(i)), Frame)
+				_ = c.Run(ctx, NewPlayerBrain(g, uint64(i)), 0)
 			}()
 		}
 		synctest.Wait()
@@ -305,7 +305,7 @@ func TestLiveLoopback(t *testing.T) {
 			}
 			pctx, stop := context.WithTimeout(ctx, 2*time.Second)
 			defer stop()
-			if err := c.Run(pctx, NewPlayerBrain(g, uint64(i)), Frame); err != nil {
+			if err := c.Run(pctx, NewPlayerBrain(g, uint64(i)), 0); err != nil {
 				t.Errorf("bot %d: %v", i, err)
 			}
 			stats[i] = c.Stats()
@@ -341,4 +341,100 @@ func FuzzDecodeInput(f *testing.F) {
 			t.Fatalf("%+v re-decodes as %+v (%v)", in, again, err)
 		}
 	})
+}
+
+// BenchmarkGatewayFrame measures the gateway's share of a frame (inputs,
+// interest filtering, encoding, hand-off to the writers) on one arena node
+// with p AI bots and p players over in-memory pipes whose clients apply
+// and acknowledge every State: ns and State bytes per player per frame.
+func BenchmarkGatewayFrame(b *testing.B) {
+	for _, p := range []int{4, 16, 64} {
+		b.Run(fmt.Sprintf("players=%d", p), func(b *testing.B) {
+			ctx, cancel := context.WithCancel(b.Context())
+			defer cancel()
+			cfg := Federated(1, Sqr)
+			cfg.PlayersPerNode = p
+			g, err := New(cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			n := liveNodes(b, g, 1)[0]
+			ver, key := testVerifier(b)
+			gw, err := player.New(player.Config{Verifier: ver, Controller: g.Players(), MaxPlayers: p})
+			if err != nil {
+				b.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			var joined sync.WaitGroup
+			for i := range p {
+				a, c := player.Pipe(4)
+				go func() { _ = gw.Serve(ctx, a) }()
+				tok, _ := player.IssueToken(key, player.PlayerID(fmt.Sprintf("p%d", i)), time.Now(), time.Hour, nil)
+				wg.Add(1)
+				joined.Add(1)
+				go func() {
+					defer wg.Done()
+					cl, err := player.Join(ctx, c, tok, 0)
+					joined.Done()
+					if err != nil {
+						return
+					}
+					brain := NewPlayerBrain(g, uint64(i))
+					var seq uint64
+					for {
+						msg, err := c.ReadMessage(ctx, player.MaxMessage)
+						if err != nil {
+							return
+						}
+						ack, _ := cl.Handle(msg)
+						if ack != nil {
+							_ = c.WriteMessage(ctx, ack)
+							var in []byte
+							cl.Do(func(v *player.View) { in = brain.Input(cl.Welcome(), v, time.Duration(seq)*Frame) })
+							if in != nil {
+								seq++
+								_ = c.WriteMessage(ctx, player.AppendInput(nil, seq, in))
+							}
+						}
+					}
+				}()
+			}
+			var now time.Duration
+			frame := func() {
+				now += Frame
+				n.Tick(now)
+				gw.Frame(now, n)
+				n.Drain(nil)
+			}
+			for gw.Stats().Joins < int64(p) {
+				frame()
+				time.Sleep(time.Millisecond)
+			}
+			joined.Wait()
+			for range 20 {
+				frame()
+				time.Sleep(time.Millisecond)
+			}
+			before := gw.Stats()
+			b.ReportAllocs()
+			for b.Loop() {
+				b.StopTimer()
+				now += Frame
+				n.Tick(now)
+				b.StartTimer()
+				gw.Frame(now, n)
+				b.StopTimer()
+				n.Drain(nil)
+				time.Sleep(time.Duration(p) * 50 * time.Microsecond) // let the clients read, acknowledge and go idle
+				b.StartTimer()
+			}
+			after := gw.Stats()
+			frames := float64(b.N)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/frames/float64(p), "ns/player")
+			b.ReportMetric(float64(after.StateBytes-before.StateBytes)/float64(after.StateMessages-before.StateMessages), "bytes/state")
+			b.ReportMetric(float64(after.FullStates-before.FullStates)/frames/float64(p), "full/state")
+			cancel()
+			wg.Wait()
+		})
+	}
 }

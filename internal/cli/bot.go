@@ -185,7 +185,7 @@ func playBot(ctx context.Context, g *arena.Game, key ed25519.PrivateKey, f *botF
 	}
 	pctx, stop := context.WithTimeout(ctx, f.duration)
 	defer stop()
-	err = c.Run(pctx, arena.NewPlayerBrain(g, f.seed<<20+uint64(i)), c.Welcome().FrameEvery)
+	err = c.Run(pctx, arena.NewPlayerBrain(g, f.seed<<20+uint64(i)), 0)
 	return c.Stats(), err
 }
 

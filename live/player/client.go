@@ -61,6 +61,8 @@ type Client struct {
 	echoed uint64
 	sentAt [256]time.Time
 	wbuf   []byte
+
+	arrived chan struct{} // a State was applied (Run's input timing)
 }
 
 // Join sends a Join with token on conn and waits for the node's answer. A
@@ -125,15 +127,25 @@ func (c *Client) Do(fn func(v *View)) {
 
 // Run plays until ctx ends (then it sends Leave and closes the
 // connection) or the connection fails: it applies and acknowledges State
-// messages as they arrive and asks brain for an input every tick.
-func (c *Client) Run(ctx context.Context, brain Brain, tick time.Duration) error {
+// messages as they arrive and sends one input per frame period, decided by
+// brain. Inputs are timed to reach the node before its next frame: lead
+// before the frame period has passed since the latest State arrived (0:
+// a quarter of the period), or every period while none arrive. On a path
+// whose round trip is under lead, an input is then echoed in the next
+// State, about lead + RTT after it was sent.
+func (c *Client) Run(ctx context.Context, brain Brain, lead time.Duration) error {
 	// The reader outlives ctx until the Leave is written (cancelling a
 	// WebSocket read closes the connection).
 	rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
+	period := c.welcome.FrameEvery
+	if lead <= 0 || lead >= period {
+		lead = period / 4
+	}
+	c.arrived = make(chan struct{}, 1)
 	rerr := make(chan error, 1)
 	go func() { rerr <- c.readLoop(rctx) }()
-	t := time.NewTicker(tick)
+	t := time.NewTimer(period)
 	defer t.Stop()
 	var err error
 loop:
@@ -144,7 +156,10 @@ loop:
 		case err = <-rerr:
 			rerr <- err
 			break loop
+		case <-c.arrived:
+			t.Reset(period - lead)
 		case <-t.C:
+			t.Reset(period)
 			if err = c.sendInput(ctx, brain); err != nil {
 				break loop
 			}
@@ -244,6 +259,10 @@ func (c *Client) readLoop(ctx context.Context) error {
 			return err // a *RefusedError when the node ended the session
 		}
 		if ack != nil {
+			select {
+			case c.arrived <- struct{}{}:
+			default:
+			}
 			c.mu.Lock()
 			err = c.conn.WriteMessage(ctx, ack)
 			c.mu.Unlock()

@@ -178,7 +178,7 @@ func TestGatewayPlayersSeeNodeState(t *testing.T) {
 					return
 				}
 				clients <- c
-				_ = c.Run(ctx, &randomWalk{rand.New(rand.NewPCG(uint64(i), 0))}, 100*time.Millisecond)
+				_ = c.Run(ctx, &randomWalk{rand.New(rand.NewPCG(uint64(i), 0))}, 0)
 			}()
 		}
 		synctest.Wait()
