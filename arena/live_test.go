@@ -320,8 +320,11 @@ func TestLiveLoopback(t *testing.T) {
 			t.Errorf("bot %d (%s): %+v", i, map[bool]string{true: "quic", false: "ws"}[i%2 == 0], s)
 		}
 	}
-	if st := gw.Stats(); st.Joins != 8 || st.Leaves != 8 || st.Malformed != 0 || st.BadInputs != 0 {
+	if st := gw.Stats(); st.Joins != 8 || st.Leaves != 8 || st.Malformed != 0 || st.BadInputs != 0 ||
+		st.Datagrams < st.StateMessages/4 { // the QUIC half's states travel as datagrams
 		t.Errorf("gateway stats %+v", st)
+	} else {
+		t.Logf("gateway stats %+v", st)
 	}
 }
 

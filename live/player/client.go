@@ -75,13 +75,19 @@ func Join(ctx context.Context, conn Conn, token []byte, history int) (*Client, e
 	if err := conn.WriteMessage(ctx, AppendJoin(nil, token)); err != nil {
 		return nil, fmt.Errorf("player: sending join: %w", err)
 	}
-	msg, err := conn.ReadMessage(ctx, MaxMessage)
-	if err != nil {
-		return nil, fmt.Errorf("player: waiting for joinok: %w", err)
-	}
-	t, body, err := Open(msg)
-	if err != nil {
-		return nil, err
+	var t MsgType
+	var body []byte
+	for { // a State datagram may overtake the JoinOK on the stream: skip it
+		msg, err := conn.ReadMessage(ctx, MaxMessage)
+		if err != nil {
+			return nil, fmt.Errorf("player: waiting for joinok: %w", err)
+		}
+		if t, body, err = Open(msg); err != nil {
+			return nil, err
+		}
+		if t != MsgState {
+			break
+		}
 	}
 	switch t {
 	case MsgError:

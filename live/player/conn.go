@@ -17,6 +17,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -98,7 +99,10 @@ func (p *pipeEnd) Close() error {
 }
 
 // streamConn frames messages on a QUIC stream: a uvarint length, then the
-// message.
+// message. On the node's side, State messages that fit in a QUIC datagram
+// travel as datagrams instead (unreliable and unordered, which the
+// protocol tolerates: no head-of-line blocking behind a lost packet); the
+// client's side reads both.
 type streamConn struct {
 	qc  *quic.Conn
 	s   *quic.Stream
@@ -106,13 +110,83 @@ type streamConn struct {
 	buf []byte
 	hdr []byte
 	wmu sync.Mutex
+
+	sendDgrams bool          // node side: States as datagrams when the peer takes them
+	dgrams     *atomic.Int64 // node side: counts them
+	merged     bool          // client side: ReadMessage merges the stream and datagrams
+	smsg       chan streamMsg
+	dmsg       chan []byte
+	stop       context.CancelFunc
 }
 
-func newStreamConn(qc *quic.Conn, s *quic.Stream) *streamConn {
-	return &streamConn{qc: qc, s: s, r: bufio.NewReader(s)}
+type streamMsg struct {
+	b   []byte
+	err error
+}
+
+func newStreamConn(qc *quic.Conn, s *quic.Stream, node bool) *streamConn {
+	c := &streamConn{qc: qc, s: s, r: bufio.NewReader(s)}
+	dg := qc.ConnectionState().SupportsDatagrams
+	if node {
+		c.sendDgrams = dg.Remote && dg.Local
+		return c
+	}
+	if !dg.Local {
+		return c
+	}
+	c.merged = true
+	c.smsg, c.dmsg = make(chan streamMsg), make(chan []byte, 8)
+	ctx, stop := context.WithCancel(context.Background())
+	c.stop = stop
+	go func() {
+		for {
+			m, err := c.readStream(ctx, MaxMessage)
+			if err == nil {
+				m = append([]byte(nil), m...)
+			}
+			select {
+			case c.smsg <- streamMsg{m, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	go func() {
+		for {
+			d, err := qc.ReceiveDatagram(ctx)
+			if err != nil {
+				return
+			}
+			select {
+			case c.dmsg <- d:
+			default: // the reader is behind: drop (a newer State follows)
+			}
+		}
+	}()
+	return c
 }
 
 func (c *streamConn) ReadMessage(ctx context.Context, max int) ([]byte, error) {
+	if !c.merged {
+		return c.readStream(ctx, max)
+	}
+	select {
+	case m := <-c.smsg:
+		if m.err != nil {
+			return nil, m.err
+		}
+		return checkLen(m.b, max)
+	case d := <-c.dmsg:
+		return checkLen(d, max)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (c *streamConn) readStream(ctx context.Context, max int) ([]byte, error) {
 	stop := context.AfterFunc(ctx, func() { _ = c.s.SetReadDeadline(time.Unix(1, 0)) })
 	defer stop()
 	n, err := binary.ReadUvarint(c.r)
@@ -140,6 +214,16 @@ func ctxErr(ctx context.Context, err error) error {
 }
 
 func (c *streamConn) WriteMessage(ctx context.Context, msg []byte) error {
+	if c.sendDgrams && len(msg) > 1 && MsgType(msg[1]) == MsgState {
+		var tooLarge *quic.DatagramTooLargeError
+		err := c.qc.SendDatagram(msg)
+		if err == nil && c.dgrams != nil {
+			c.dgrams.Add(1)
+		}
+		if !errors.As(err, &tooLarge) {
+			return err
+		}
+	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	stop := context.AfterFunc(ctx, func() { _ = c.s.SetWriteDeadline(time.Unix(1, 0)) })
@@ -155,6 +239,9 @@ func (c *streamConn) WriteMessage(ctx context.Context, msg []byte) error {
 // Close closes the stream gracefully (its data is still delivered) and
 // the connection once the peer closes it or after a second.
 func (c *streamConn) Close() error {
+	if c.stop != nil {
+		c.stop()
+	}
 	err := c.s.Close()
 	c.s.CancelRead(0)
 	go func() {
@@ -168,10 +255,10 @@ func (c *streamConn) Close() error {
 }
 
 // QUICConfig is the QUIC configuration of player connections: at most one
-// stream per connection, keep-alives, a 30 s idle timeout.
+// stream per connection, datagrams, keep-alives, a 30 s idle timeout.
 func QUICConfig() *quic.Config {
 	return &quic.Config{MaxIncomingStreams: 1, MaxIncomingUniStreams: -1, MaxIdleTimeout: 30 * time.Second,
-		KeepAlivePeriod: 5 * time.Second}
+		KeepAlivePeriod: 5 * time.Second, EnableDatagrams: true}
 }
 
 // ServeQUIC accepts player connections on ln until ctx ends or ln is
@@ -198,7 +285,9 @@ func (g *Gateway) ServeQUIC(ctx context.Context, ln *quic.Listener) error {
 				_ = qc.CloseWithError(1, "no stream")
 				return
 			}
-			if err := g.Serve(ctx, newStreamConn(qc, s)); err != nil {
+			sc := newStreamConn(qc, s, true)
+			sc.dgrams = &g.st.datagrams
+			if err := g.Serve(ctx, sc); err != nil {
 				g.cfg.Logf("player connection %v: %v", qc.RemoteAddr(), err)
 			}
 		}()
@@ -223,7 +312,7 @@ func DialQUIC(ctx context.Context, addr string, tlsConf *tls.Config) (Conn, erro
 		_ = qc.CloseWithError(1, "no stream")
 		return nil, fmt.Errorf("player: open stream to %s: %w", addr, err)
 	}
-	return newStreamConn(qc, s), nil
+	return newStreamConn(qc, s, false), nil
 }
 
 // wsConn carries one message per binary WebSocket message.

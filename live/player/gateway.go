@@ -130,13 +130,14 @@ type Stats struct {
 	BadInputs     int64 // inputs the Controller refused
 	StateMessages int64 // State messages written to connections
 	StateBytes    int64 // their bytes
+	Datagrams     int64 // of which sent as QUIC datagrams
 	Coalesced     int64 // State messages replaced by a newer one before they were written
 	FullStates    int64 // State messages encoded from scratch (no acknowledged base)
 }
 
 type stats struct {
 	players, joins, leaves, badToken, expired, replayed, full, duplicate, joinFailed, timeouts,
-	malformed, inputs, inputsDropped, badInputs, stateMsgs, stateBytes, coalesced, fullStates atomic.Int64
+	malformed, inputs, inputsDropped, badInputs, stateMsgs, stateBytes, datagrams, coalesced, fullStates atomic.Int64
 }
 
 // Gateway is a node's player endpoint: it authenticates joining players,
@@ -219,7 +220,7 @@ func (g *Gateway) Stats() Stats {
 		BadToken: s.badToken.Load(), Expired: s.expired.Load(), Replayed: s.replayed.Load(), Full: s.full.Load(),
 		Duplicate: s.duplicate.Load(), JoinFailed: s.joinFailed.Load(), Timeouts: s.timeouts.Load(),
 		Malformed: s.malformed.Load(), Inputs: s.inputs.Load(), InputsDropped: s.inputsDropped.Load(),
-		BadInputs: s.badInputs.Load(), StateMessages: s.stateMsgs.Load(), StateBytes: s.stateBytes.Load(),
+		BadInputs: s.badInputs.Load(), StateMessages: s.stateMsgs.Load(), StateBytes: s.stateBytes.Load(), Datagrams: s.datagrams.Load(),
 		Coalesced: s.coalesced.Load(), FullStates: s.fullStates.Load()}
 }
 
