@@ -151,8 +151,8 @@ func runBot(ctx context.Context, e *env, f *botFlags) error {
 	printBotStats(e, stats, errs, transport)
 	if gw != nil {
 		st := gw.Stats()
-		fmt.Fprintf(e.stdout, "node: %d joins, %d leaves, %d inputs (%d dropped, %d bad), %d states (%d coalesced, %d full), %d refused\n",
-			st.Joins, st.Leaves, st.Inputs, st.InputsDropped, st.BadInputs, st.StateMessages, st.Coalesced, st.FullStates,
+		fmt.Fprintf(e.stdout, "node: %d joins, %d leaves, %d inputs (%d dropped, %d bad), %d states (%d as QUIC datagrams, %d coalesced, %d full), %d refused\n",
+			st.Joins, st.Leaves, st.Inputs, st.InputsDropped, st.BadInputs, st.StateMessages, st.Datagrams, st.Coalesced, st.FullStates,
 			st.BadToken+st.Expired+st.Replayed+st.Full+st.Duplicate+st.JoinFailed+st.Malformed+st.Timeouts)
 	}
 	if failed == f.n {
