@@ -247,6 +247,11 @@ func (g *Gateway) Serve(ctx context.Context, conn Conn) error {
 	jctx, cancel := context.WithTimeout(ctx, g.cfg.JoinTimeout)
 	msg, err := conn.ReadMessage(jctx, MaxClientMessage)
 	cancel()
+	if errors.Is(err, ErrTooLarge) || errors.Is(err, ErrMalformed) {
+		g.st.malformed.Add(1)
+		refuse(ctx, conn, CodeMalformed, err.Error())
+		return err
+	}
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			g.st.timeouts.Add(1)
@@ -340,9 +345,15 @@ func (g *Gateway) read(ctx context.Context, l *link) error {
 				return nil
 			default:
 			}
-			return err
+			if !errors.Is(err, ErrTooLarge) && !errors.Is(err, ErrMalformed) {
+				return err
+			}
 		}
-		t, body, err := Open(msg)
+		var t MsgType
+		var body []byte
+		if err == nil {
+			t, body, err = Open(msg)
+		}
 		if err == nil {
 			switch t {
 			case MsgInput:
@@ -481,8 +492,10 @@ func (l *link) offer(msg []byte, frame uint64) (coalesced bool) {
 	return coalesced
 }
 
-// Close refuses new players; the players in game are left to their
-// connections' ends.
+// Close shuts the gateway down: new connections are refused from now on,
+// and the next Frame ends every player's session (an Error with
+// CodeShutdown, then Controller.Leave). A node daemon calls it on SIGTERM
+// and runs one more frame.
 func (g *Gateway) Close() {
 	g.mu.Lock()
 	g.closed = true
@@ -498,9 +511,22 @@ func (g *Gateway) Frame(now time.Duration, n *node.Node) {
 	g.frame++
 	g.dims = n.Config().Registry.Space().Dims()
 	g.mu.Lock()
-	joins, leaves := g.joins, g.leaves
+	joins, leaves, closed := g.joins, g.leaves, g.closed
 	g.joins, g.leaves = nil, nil
 	g.mu.Unlock()
+	if closed {
+		for _, l := range joins {
+			l.post(AppendError(nil, CodeShutdown, "node shutting down"), true)
+			g.slots.Add(-1)
+			l.player = ""
+		}
+		joins = nil
+		for len(g.order) > 0 {
+			s := g.order[0]
+			s.l.post(AppendError(nil, CodeShutdown, "node shutting down"), true)
+			g.end(n, s)
+		}
+	}
 	for _, l := range joins {
 		g.admit(n, l)
 	}

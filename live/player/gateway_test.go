@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -425,5 +426,92 @@ func TestGatewayLimits(t *testing.T) {
 			t.Fatalf("third connection got %v %v", e, err)
 		}
 		_ = c
+	})
+}
+
+// failing is a game that refuses every player.
+type failing struct{ dots }
+
+func (failing) Join(*node.Node, PlayerID) (world.ObjectID, error) {
+	return 0, errors.New("no room in the game")
+}
+
+// TestGatewayJoinFailedAndShutdown checks a Controller's refusal, an
+// oversized message, and Close: every player gets CodeShutdown and its
+// avatar is removed.
+func TestGatewayJoinFailedAndShutdown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		tb := newTestbed(t, ctx, Config{})
+		g2, err := New(Config{Verifier: tb.ver, Controller: failing{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, b := Pipe(4)
+		go func() { _ = g2.Serve(ctx, a) }()
+		var jerr error
+		go func() { _, jerr = Join(ctx, b, tb.token("x", time.Hour), 0) }()
+		synctest.Wait()
+		g2.Frame(0, tb.n)
+		synctest.Wait()
+		var re *RefusedError
+		if !errors.As(jerr, &re) || re.Code != CodeJoinFailed || g2.Stats().JoinFailed != 1 || g2.Stats().Players != 0 {
+			t.Fatalf("refused by the game: %v, %+v", jerr, g2.Stats())
+		}
+		// An oversized message before the join.
+		big := tb.connect()
+		_ = big.WriteMessage(ctx, make([]byte, MaxClientMessage+1))
+		synctest.Wait()
+		if tb.g.Stats().Malformed != 1 {
+			t.Fatalf("oversized join: %+v", tb.g.Stats())
+		}
+		var mu sync.Mutex
+		var errs []error
+		for i := range 3 {
+			conn := tb.connect()
+			tok := tb.token(PlayerID(fmt.Sprint("p", i)), time.Hour)
+			go func() {
+				c, err := Join(ctx, conn, tok, 0)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				err = c.Run(ctx, &randomWalk{rand.New(rand.NewPCG(1, 1))}, 0)
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}()
+		}
+		synctest.Wait()
+		tb.step()
+		tb.step()
+		if n := len(tb.n.Objects(nil)); n != 3 {
+			t.Fatalf("%d objects, want 3 avatars", n)
+		}
+		tb.g.Close()
+		tb.step()
+		mu.Lock()
+		defer mu.Unlock()
+		if n := len(tb.n.Objects(nil)); n != 0 || tb.g.Stats().Players != 0 || len(errs) != 3 {
+			t.Fatalf("after Close: %d objects, %+v, %d clients ended", n, tb.g.Stats(), len(errs))
+		}
+		for _, err := range errs {
+			if !errors.As(err, &re) || re.Code != CodeShutdown {
+				t.Fatalf("client ended with %v, want a shutdown error", err)
+			}
+		}
+		refusedConn := tb.connect()
+		_ = refusedConn.WriteMessage(ctx, AppendJoin(nil, tb.token("late", time.Hour)))
+		synctest.Wait()
+		msg, err := refusedConn.ReadMessage(ctx, MaxMessage)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, body, _ := Open(msg); body == nil {
+			t.Fatal("no error")
+		} else if e, _ := DecodeError(body); e == nil || e.Code != CodeShutdown {
+			t.Fatalf("join after Close: %v", e)
+		}
 	})
 }
