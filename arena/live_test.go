@@ -111,7 +111,7 @@ func TestLivePlayersSeeNodeState(t *testing.T) {
 				t.Fatal(err)
 			}
 			go func() {
-				c, err := player.Join(ctx, b, tok, 0)
+				c, err := player.Join(ctx, b, tok)
 				if err != nil {
 					t.Error(err)
 					return
@@ -298,7 +298,7 @@ func TestLiveLoopback(t *testing.T) {
 				return
 			}
 			tok, _ := player.IssueToken(key, player.PlayerID(fmt.Sprintf("bot%d", i)), time.Now(), time.Minute, nil)
-			c, err := player.Join(ctx, conn, tok, 0)
+			c, err := player.Join(ctx, conn, tok)
 			if err != nil {
 				t.Error(err)
 				return
@@ -377,7 +377,7 @@ func BenchmarkGatewayFrame(b *testing.B) {
 				joined.Add(1)
 				go func() {
 					defer wg.Done()
-					cl, err := player.Join(ctx, c, tok, 0)
+					cl, err := player.Join(ctx, c, tok)
 					joined.Done()
 					if err != nil {
 						return

@@ -178,7 +178,7 @@ func playBot(ctx context.Context, g *arena.Game, key ed25519.PrivateKey, f *botF
 	if err != nil {
 		return player.ClientStats{Player: id}, err
 	}
-	c, err := player.Join(dctx, conn, tok, 0)
+	c, err := player.Join(dctx, conn, tok)
 	if err != nil {
 		_ = conn.Close()
 		return player.ClientStats{Player: id}, err

@@ -51,7 +51,6 @@ type Client struct {
 	conn    Conn
 	welcome Welcome
 	start   time.Time
-	history int
 
 	mu     sync.Mutex // guards view, stats, sentAt, echoed and writes
 	view   *View
@@ -66,12 +65,8 @@ type Client struct {
 }
 
 // Join sends a Join with token on conn and waits for the node's answer. A
-// refusal is returned as a *RefusedError. history must match the node's
-// Config.History (0: the default, 32).
-func Join(ctx context.Context, conn Conn, token []byte, history int) (*Client, error) {
-	if history == 0 {
-		history = 32
-	}
+// refusal is returned as a *RefusedError.
+func Join(ctx context.Context, conn Conn, token []byte) (*Client, error) {
 	if err := conn.WriteMessage(ctx, AppendJoin(nil, token)); err != nil {
 		return nil, fmt.Errorf("player: sending join: %w", err)
 	}
@@ -104,8 +99,8 @@ func Join(ctx context.Context, conn Conn, token []byte, history int) (*Client, e
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{conn: conn, welcome: w, start: time.Now(), history: history,
-		view: NewView(w.Registry, history), seen: map[world.ObjectID]bool{}}
+	c := &Client{conn: conn, welcome: w, start: time.Now(),
+		view: NewView(w.Registry, w.History), seen: map[world.ObjectID]bool{}}
 	c.stats.Player, c.stats.Avatar = w.Player, w.Avatar
 	return c, nil
 }

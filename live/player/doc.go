@@ -33,7 +33,7 @@
 // MaxClientMessage bytes.
 //
 //	Join   (1) client → node  token
-//	JoinOK (2) node → client  player, avatar ID, frame period (ns),
+//	JoinOK (2) node → client  player, avatar ID, frame period (ns), history (frames),
 //	                          space: dims, attribute names;
 //	                          kinds: count, then per kind (kind 1, 2, ...):
 //	                          name, field count, per field: name,
@@ -54,9 +54,9 @@
 // or disappeared; unchanged objects are carried over from the base. IDs
 // within each list increase; each is sent as its gap from the previous one
 // (the first from 0). The node encodes against the newest frame the
-// client acknowledged, if it still holds that frame's snapshot (Config.History
-// frames), otherwise from scratch (base 0); the client keeps the same
-// number of snapshots, applies a State whose base it holds and that is
+// client acknowledged, if it still holds that frame's snapshot (the last
+// "history" frames), otherwise from scratch (base 0); the client keeps as
+// many snapshots, applies a State whose base it holds and that is
 // newer than the newest it applied, and acknowledges it. A client may
 // therefore lose or skip States (a slow client's are coalesced) and always
 // reconstructs exactly the quantised state the node had.

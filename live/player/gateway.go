@@ -104,8 +104,8 @@ func (c Config) validate() (Config, error) {
 	if c.Logf == nil {
 		c.Logf = func(string, ...any) {}
 	}
-	if c.MaxPlayers < 1 || c.MaxConns < c.MaxPlayers || c.MaxInputs < 1 || c.History < 2 || c.FrameEvery < 0 || c.JoinTimeout < 0 {
-		return c, fmt.Errorf("%w: MaxPlayers %d, MaxConns %d, MaxInputs %d, History %d, FrameEvery %v, JoinTimeout %v (want ≥ 1, ≥ MaxPlayers, ≥ 1, ≥ 2, ≥ 0, ≥ 0)",
+	if c.MaxPlayers < 1 || c.MaxConns < c.MaxPlayers || c.MaxInputs < 1 || c.History < 2 || c.History > MaxHistory || c.FrameEvery < 0 || c.JoinTimeout < 0 {
+		return c, fmt.Errorf("%w: MaxPlayers %d, MaxConns %d, MaxInputs %d, History %d, FrameEvery %v, JoinTimeout %v (want ≥ 1, ≥ MaxPlayers, ≥ 1, 2 to 1024, ≥ 0, ≥ 0)",
 			ErrConfig, c.MaxPlayers, c.MaxConns, c.MaxInputs, c.History, c.FrameEvery, c.JoinTimeout)
 	}
 	return c, nil
@@ -527,11 +527,13 @@ func (g *Gateway) Frame(now time.Duration, n *node.Node) {
 			g.end(n, s)
 		}
 	}
-	for _, l := range joins {
-		g.admit(n, l)
-	}
+	// Leaves first, so that a player who reconnects within a frame is not
+	// refused as a duplicate of its old session.
 	for _, l := range leaves {
 		g.drop(n, l)
+	}
+	for _, l := range joins {
+		g.admit(n, l)
 	}
 	for _, s := range g.order {
 		g.applyInputs(n, s)
@@ -570,7 +572,7 @@ func (g *Gateway) admit(n *node.Node, l *link) {
 	g.order = append(g.order, s)
 	g.st.joins.Add(1)
 	g.st.players.Add(1)
-	l.post(AppendJoinOK(nil, Welcome{Player: l.player, Avatar: avatar, FrameEvery: g.cfg.FrameEvery, Registry: n.Config().Registry}), false)
+	l.post(AppendJoinOK(nil, Welcome{Player: l.player, Avatar: avatar, FrameEvery: g.cfg.FrameEvery, History: g.cfg.History, Registry: n.Config().Registry}), false)
 	g.cfg.Logf("player %q joined: avatar %v", l.player, avatar)
 }
 
@@ -579,8 +581,9 @@ func (g *Gateway) drop(n *node.Node, l *link) {
 	if l.player == "" { // refused in admit, or never admitted
 		return
 	}
-	// A link's join is always taken in the same or an earlier Frame than
-	// its leave, so a link without a session was ended by the gateway.
+	// A link's join is taken in the same Frame as its leave or an earlier
+	// one: a link without a session was ended by the gateway, or is
+	// admitted below, sees its end and releases its slot.
 	if s, ok := g.sessions[l.player]; ok && s.l == l {
 		g.end(n, s)
 	}

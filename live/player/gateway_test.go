@@ -173,7 +173,7 @@ func TestGatewayPlayersSeeNodeState(t *testing.T) {
 			conn := tb.connect()
 			tok := tb.token(PlayerID(fmt.Sprintf("p%d", i)), time.Hour)
 			go func() {
-				c, err := Join(ctx, conn, tok, 0)
+				c, err := Join(ctx, conn, tok)
 				if err != nil {
 					t.Error(err)
 					return
@@ -277,7 +277,7 @@ func TestGatewayRefusals(t *testing.T) {
 		var alice *Client
 		go func() {
 			var err error
-			if alice, err = Join(ctx, conn, good, 0); err != nil {
+			if alice, err = Join(ctx, conn, good); err != nil {
 				t.Error(err)
 			}
 		}()
@@ -290,7 +290,7 @@ func TestGatewayRefusals(t *testing.T) {
 		refused(AppendJoin(nil, good), CodeBadToken)
 		refused(AppendJoin(nil, tb.token("alice", time.Hour)), CodeDuplicate)
 		conn2 := tb.connect()
-		go func() { _, _ = Join(ctx, conn2, tb.token("carol", time.Hour), 0) }()
+		go func() { _, _ = Join(ctx, conn2, tb.token("carol", time.Hour)) }()
 		synctest.Wait()
 		tb.step()
 		refused(AppendJoin(nil, tb.token("dave", time.Hour)), CodeFull)
@@ -315,7 +315,7 @@ func TestGatewayRefusals(t *testing.T) {
 			}
 			// Rejoin with a fresh token for the next message.
 			conn = tb.connect()
-			go func() { _, _ = Join(ctx, conn, tb.token("alice", time.Hour), 0) }()
+			go func() { _, _ = Join(ctx, conn, tb.token("alice", time.Hour)) }()
 			synctest.Wait()
 			tb.step()
 		}
@@ -333,7 +333,7 @@ func TestGatewaySlowClient(t *testing.T) {
 		a, b := Pipe(1)
 		go func() { _ = tb.g.Serve(ctx, a) }()
 		var c *Client
-		go func() { c, _ = Join(ctx, b, tb.token("slow", time.Hour), 4) }()
+		go func() { c, _ = Join(ctx, b, tb.token("slow", time.Hour)) }()
 		synctest.Wait()
 		tb.step()
 		if c == nil {
@@ -397,7 +397,7 @@ func TestGatewayLimits(t *testing.T) {
 		}
 		conn := tb.connect()
 		var c *Client
-		go func() { c, _ = Join(ctx, conn, tb.token("p", time.Hour), 0) }()
+		go func() { c, _ = Join(ctx, conn, tb.token("p", time.Hour)) }()
 		synctest.Wait()
 		tb.step()
 		for seq := range uint64(5) {
@@ -451,7 +451,7 @@ func TestGatewayJoinFailedAndShutdown(t *testing.T) {
 		a, b := Pipe(4)
 		go func() { _ = g2.Serve(ctx, a) }()
 		var jerr error
-		go func() { _, jerr = Join(ctx, b, tb.token("x", time.Hour), 0) }()
+		go func() { _, jerr = Join(ctx, b, tb.token("x", time.Hour)) }()
 		synctest.Wait()
 		g2.Frame(0, tb.n)
 		synctest.Wait()
@@ -472,7 +472,7 @@ func TestGatewayJoinFailedAndShutdown(t *testing.T) {
 			conn := tb.connect()
 			tok := tb.token(PlayerID(fmt.Sprint("p", i)), time.Hour)
 			go func() {
-				c, err := Join(ctx, conn, tok, 0)
+				c, err := Join(ctx, conn, tok)
 				if err != nil {
 					t.Error(err)
 					return
@@ -512,6 +512,34 @@ func TestGatewayJoinFailedAndShutdown(t *testing.T) {
 			t.Fatal("no error")
 		} else if e, _ := DecodeError(body); e == nil || e.Code != CodeShutdown {
 			t.Fatalf("join after Close: %v", e)
+		}
+	})
+}
+
+// TestGatewayReconnectWithinFrame drops a connection and rejoins the same
+// player before the next frame: the old session ends first, so the new
+// join is not a duplicate.
+func TestGatewayReconnectWithinFrame(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		tb := newTestbed(t, ctx, Config{})
+		conn := tb.connect()
+		go func() { _, _ = Join(ctx, conn, tb.token("p", time.Hour)) }()
+		synctest.Wait()
+		tb.step()
+		_ = conn.Close()
+		conn2 := tb.connect()
+		var c *Client
+		go func() { c, _ = Join(ctx, conn2, tb.token("p", time.Hour)) }()
+		synctest.Wait()
+		tb.step()
+		st := tb.g.Stats()
+		if c == nil || st.Players != 1 || st.Joins != 2 || st.Leaves != 1 || st.Duplicate != 0 {
+			t.Fatalf("stats %+v (rejoined: %v)", st, c != nil)
+		}
+		if n := len(tb.n.Objects(nil)); n != 1 {
+			t.Fatalf("%d avatars, want 1", n)
 		}
 	})
 }

@@ -50,6 +50,8 @@ const (
 	// MaxMessage bounds every message a node sends (a client refuses
 	// larger ones).
 	MaxMessage = 4 << 20
+	// MaxHistory bounds Config.History (and what a client accepts).
+	MaxHistory = 1024
 	maxName    = 64
 	maxText    = 256
 )
@@ -259,12 +261,14 @@ func DecodeError(body []byte) (*RefusedError, error) {
 }
 
 // Welcome is the body of JoinOK: who the client is, its avatar, the
-// node's frame period, and the schema table (the registry's space and
-// kinds, in kind order) that State messages refer to.
+// node's frame period, how many frames' snapshots the node keeps as delta
+// bases (the client keeps as many), and the schema table (the registry's
+// space and kinds, in kind order) that State messages refer to.
 type Welcome struct {
 	Player     PlayerID
 	Avatar     world.ObjectID
 	FrameEvery time.Duration
+	History    int
 	// Registry is the node's registry; in a decoded Welcome it is rebuilt
 	// from the table with inert objects (see ClientObject).
 	Registry *world.Registry
@@ -276,6 +280,7 @@ func AppendJoinOK(b []byte, w Welcome) []byte {
 	b = appendString(b, string(w.Player))
 	b = binary.AppendUvarint(b, uint64(w.Avatar))
 	b = binary.AppendUvarint(b, uint64(w.FrameEvery))
+	b = binary.AppendUvarint(b, uint64(w.History))
 	sp := w.Registry.Space()
 	b = binary.AppendUvarint(b, uint64(sp.Dims()))
 	for _, n := range sp.Names() {
@@ -313,6 +318,11 @@ func DecodeJoinOK(body []byte) (Welcome, error) {
 		r.fail("frame period %v", time.Duration(fe))
 	}
 	w.FrameEvery = time.Duration(fe)
+	h := r.uvarint("history")
+	if r.err == nil && (h < 2 || h > MaxHistory) {
+		r.fail("history %d, want 2 to %d", h, MaxHistory)
+	}
+	w.History = int(h)
 	dims := r.uvarint("dims")
 	if r.err == nil && (dims == 0 || dims > world.MaxDims) {
 		r.fail("%d dimensions", dims)

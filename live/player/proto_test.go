@@ -25,10 +25,10 @@ func TestMessagesRoundTrip(t *testing.T) {
 	if e, err := DecodeError(body); err != nil || e.Code != CodeFull || e.Text != "node full" {
 		t.Fatalf("error: %v %v", e, err)
 	}
-	w := Welcome{Player: "bob", Avatar: 77, FrameEvery: 100 * time.Millisecond, Registry: testReg}
+	w := Welcome{Player: "bob", Avatar: 77, FrameEvery: 100 * time.Millisecond, History: 9, Registry: testReg}
 	_, body, _ = Open(AppendJoinOK(nil, w))
 	got, err := DecodeJoinOK(body)
-	if err != nil || got.Player != "bob" || got.Avatar != 77 || got.FrameEvery != w.FrameEvery || got.Registry.Len() != 2 {
+	if err != nil || got.Player != "bob" || got.Avatar != 77 || got.FrameEvery != w.FrameEvery || got.History != 9 || got.Registry.Len() != 2 {
 		t.Fatalf("joinok: %+v %v", got, err)
 	}
 	for k := 1; k <= 2; k++ {
@@ -53,7 +53,7 @@ func TestMessagesRoundTrip(t *testing.T) {
 func fuzzSeeds() [][]byte {
 	seeds := [][]byte{AppendJoin(nil, []byte("tok")), AppendInput(nil, 3, []byte{1, 2}), AppendAck(nil, 5),
 		AppendLeave(nil), AppendError(nil, CodeMalformed, "x"),
-		AppendJoinOK(nil, Welcome{Player: "p", Avatar: 1, FrameEvery: 1e8, Registry: testReg})}
+		AppendJoinOK(nil, Welcome{Player: "p", Avatar: 1, FrameEvery: 1e8, History: 32, Registry: testReg})}
 	return seeds
 }
 

@@ -32,7 +32,7 @@ var (
 
 // clientRegistry is testReg as a client rebuilds it from JoinOK.
 func clientRegistry(t testing.TB) *world.Registry {
-	w, err := DecodeJoinOK(AppendJoinOK(nil, Welcome{Player: "p", Avatar: 1, FrameEvery: 1e8, Registry: testReg})[2:])
+	w, err := DecodeJoinOK(AppendJoinOK(nil, Welcome{Player: "p", Avatar: 1, FrameEvery: 1e8, History: 32, Registry: testReg})[2:])
 	if err != nil {
 		t.Fatal(err)
 	}
