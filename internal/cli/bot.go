@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
@@ -58,7 +59,7 @@ daemon. The node's certificate is not verified by the bots (loopback and test us
 		RunE: func(cmd *cobra.Command, _ []string) error { return runBot(cmd.Context(), e, &f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.addr, "addr", "", "the node's player endpoint HOST:PORT (QUIC; with --ws, its WebSocket port)")
+	fl.StringVar(&f.addr, "addr", "", "the node's player endpoint HOST:PORT (QUIC; with --ws, its WebSocket port, or a ws:// or wss:// URL)")
 	fl.StringVar(&f.tokenDir, "token-dir", "", "directory of the coordinator key pair (overworld token init)")
 	fl.IntVar(&f.n, "n", 16, "number of bots (1 to 1000)")
 	fl.DurationVar(&f.duration, "duration", 30*time.Second, "how long to play (1s to 1h)")
@@ -85,7 +86,7 @@ func runBot(ctx context.Context, e *env, f *botFlags) error {
 	case !f.local && f.addr == "":
 		return badInputf("--addr is required (or --local)")
 	}
-	if !f.local {
+	if !f.local && !(f.ws && (strings.HasPrefix(f.addr, "ws://") || strings.HasPrefix(f.addr, "wss://"))) {
 		if _, _, err := net.SplitHostPort(f.addr); err != nil {
 			return badInputf("--addr %q: %v", f.addr, err)
 		}
@@ -171,7 +172,11 @@ func playBot(ctx context.Context, g *arena.Game, key ed25519.PrivateKey, f *botF
 	defer cancel()
 	var conn player.Conn
 	if f.ws {
-		conn, err = player.DialWS(dctx, "ws://"+wsAddr+"/")
+		url := wsAddr
+		if !strings.HasPrefix(url, "ws://") && !strings.HasPrefix(url, "wss://") {
+			url = "ws://" + wsAddr + "/"
+		}
+		conn, err = player.DialWS(dctx, url)
 	} else {
 		conn, err = player.DialQUIC(dctx, quicAddr, nil)
 	}

@@ -142,6 +142,10 @@ func (e *Encoder) Encode(dst []byte, frame, acked, inputSeq uint64, cur []Seen) 
 // recent frames that later messages may be encoded against. It is not safe
 // for concurrent use.
 type View struct {
+	// scratch of Apply
+	ups     []upd
+	removed []bool
+
 	reg   *world.Registry
 	hist  []snapshot // ring by frame
 	cur   *snapshot  // newest applied
@@ -157,6 +161,13 @@ func NewView(reg *world.Registry, history int) *View {
 	v := &View{reg: reg, hist: make([]snapshot, max(history, 2))}
 	v.cur = &v.empty
 	return v
+}
+
+// upd is a decoded update: the index of its object in the base, and its
+// delta.
+type upd struct {
+	at int
+	p  []byte
 }
 
 // Frame returns the newest frame applied (0: none).
@@ -304,13 +315,10 @@ func (v *View) build(r *reader, base *snapshot) error {
 	if nu > uint64(len(base.ents)) {
 		return malformed(MsgState, "%d updates of a %d-object base", nu, len(base.ents))
 	}
-	type upd struct {
-		at int    // index in base
-		p  []byte // its delta
-	}
 	// Merge base with the updates and removals into v.next.
 	id = 0
-	ups := make([]upd, 0, nu)
+	ups := v.ups[:0]
+	defer func() { clear(ups); v.ups = ups[:0] }() // drop the references to the body
 	for k := uint64(0); k < nu; k++ {
 		d := r.uvarint("update id")
 		if r.err != nil {
@@ -341,7 +349,11 @@ func (v *View) build(r *reader, base *snapshot) error {
 	if nr > uint64(len(base.ents)) {
 		return malformed(MsgState, "%d removals of a %d-object base", nr, len(base.ents))
 	}
-	removed := make([]bool, len(base.ents))
+	removed := v.removed[:0]
+	for range base.ents {
+		removed = append(removed, false)
+	}
+	v.removed = removed
 	id = 0
 	for k := uint64(0); k < nr; k++ {
 		d := r.uvarint("removal id")
