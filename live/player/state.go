@@ -19,7 +19,17 @@ type Seen struct {
 // states after that frame, sorted by ID.
 type snapshot struct {
 	frame uint64
-	ents  []Seen // States owned by the snapshot
+	ents  []Seen    // States owned by the snapshot (on the node: by refs)
+	refs  []*shared // the node's encoder: ents[i].State is &refs[i].st
+}
+
+// shared is a snapshot state of an encoder: immutable once recorded, and
+// shared by the consecutive snapshots in which the object did not change,
+// so that the history costs a state per change rather than per object and
+// frame. n counts the snapshots holding it.
+type shared struct {
+	st world.State
+	n  int32
 }
 
 // Encoder delta-encodes one player's State messages. It keeps the
@@ -29,7 +39,7 @@ type snapshot struct {
 // safe for concurrent use.
 type Encoder struct {
 	hist  []snapshot
-	free  []*world.State
+	free  []*shared
 	cbuf  []byte
 	ubuf  []byte
 	rbuf  []byte
@@ -55,15 +65,36 @@ func (e *Encoder) base(frame, acked uint64) *snapshot {
 	return s
 }
 
-func (e *Encoder) state(s *world.State) *world.State {
-	var st *world.State
+// record appends an object to snapshot slot with a new copy of its state.
+func (e *Encoder) record(slot *snapshot, c Seen) {
+	var sh *shared
 	if n := len(e.free); n > 0 {
-		st, e.free = e.free[n-1], e.free[:n-1]
+		sh, e.free = e.free[n-1], e.free[:n-1]
 	} else {
-		st = &world.State{}
+		sh = &shared{}
 	}
-	st.CopyFrom(s)
-	return st
+	sh.st.CopyFrom(c.State)
+	sh.n = 1
+	slot.ents = append(slot.ents, Seen{c.ID, c.Kind, &sh.st})
+	slot.refs = append(slot.refs, sh)
+}
+
+// keep appends an unchanged object to slot, sharing the base's state.
+func (e *Encoder) keep(slot *snapshot, o Seen, sh *shared) {
+	sh.n++
+	slot.ents = append(slot.ents, o)
+	slot.refs = append(slot.refs, sh)
+}
+
+// release empties slot, recycling the states no other snapshot holds.
+func (e *Encoder) release(slot *snapshot) {
+	for _, sh := range slot.refs {
+		if sh.n--; sh.n == 0 {
+			e.free = append(e.free, sh)
+		}
+	}
+	clear(slot.refs)
+	slot.ents, slot.refs = slot.ents[:0], slot.refs[:0]
 }
 
 // Encode appends to dst the State message of frame (frames grow by at least
@@ -76,10 +107,7 @@ func (e *Encoder) Encode(dst []byte, frame, acked, inputSeq uint64, cur []Seen) 
 	b := e.base(frame, acked)
 	h := uint64(len(e.hist))
 	slot := &e.hist[frame%h]
-	for _, s := range slot.ents {
-		e.free = append(e.free, s.State)
-	}
-	slot.ents = slot.ents[:0]
+	e.release(slot) // the oldest snapshot; b is a newer one
 	slot.frame = frame
 	e.cbuf, e.ubuf, e.rbuf = e.cbuf[:0], e.ubuf[:0], e.rbuf[:0]
 	var nc, nu, nr int
@@ -99,10 +127,11 @@ func (e *Encoder) Encode(dst []byte, frame, acked, inputSeq uint64, cur []Seen) 
 			e.cbuf = world.AppendDelta(e.cbuf, nil, c.State)
 			lc = c.ID
 			nc++
-			slot.ents = append(slot.ents, Seen{c.ID, c.Kind, e.state(c.State)})
+			e.record(slot, c)
 			j++
 		default: // in both
 			c, o := cur[j], b.ents[i]
+			changed := true
 			if c.Kind != o.Kind { // the ID was reused for another kind: remove and create
 				e.rbuf = binary.AppendUvarint(e.rbuf, uint64(o.ID-lr))
 				lr = o.ID
@@ -117,8 +146,14 @@ func (e *Encoder) Encode(dst []byte, frame, acked, inputSeq uint64, cur []Seen) 
 				e.ubuf = world.AppendDelta(e.ubuf, o.State, c.State)
 				lu = c.ID
 				nu++
+			} else {
+				changed = false
 			}
-			slot.ents = append(slot.ents, Seen{c.ID, c.Kind, e.state(c.State)})
+			if changed {
+				e.record(slot, c)
+			} else {
+				e.keep(slot, o, b.refs[i])
+			}
 			i++
 			j++
 		}
