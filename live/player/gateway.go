@@ -640,8 +640,12 @@ func (g *Gateway) sendState(n *node.Node, s *session) {
 			g.seen = append(g.seen, Seen{o.ID, o.Kind, o.State})
 		}
 	}
-	var base uint64
-	g.msg, base = s.enc.Encode(g.msg[:0], g.frame, s.l.acked.Load(), s.seq, g.seen)
+	msg, base, err := s.enc.Encode(g.msg[:0], g.frame, s.l.acked.Load(), s.seq, g.seen)
+	if err != nil { // cannot happen: node.Objects lists objects in ID order
+		g.cfg.Logf("player %q: %v", s.player, err)
+		return
+	}
+	g.msg = msg
 	if base == 0 {
 		g.st.fullStates.Add(1)
 	}

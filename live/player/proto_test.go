@@ -114,7 +114,7 @@ func FuzzState(f *testing.F) {
 	var msgs [][]byte
 	for frame := uint64(1); frame <= 4; frame++ {
 		w.step()
-		m, _ := enc.Encode(nil, frame, frame-1, 0, w.objs)
+		m, _, _ := enc.Encode(nil, frame, frame-1, 0, w.objs)
 		msgs = append(msgs, m[2:])
 	}
 	for _, m := range msgs[1:] {

@@ -2,6 +2,8 @@ package player
 
 import (
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/overworld/overworld/world"
@@ -38,6 +40,7 @@ type shared struct {
 // that is older). The zero value is not usable: see NewEncoder. It is not
 // safe for concurrent use.
 type Encoder struct {
+	last  uint64 // newest frame encoded
 	hist  []snapshot
 	free  []*shared
 	cbuf  []byte
@@ -97,13 +100,26 @@ func (e *Encoder) release(slot *snapshot) {
 	slot.ents, slot.refs = slot.ents[:0], slot.refs[:0]
 }
 
+// ErrEncode reports arguments Encode cannot encode.
+var ErrEncode = errors.New("player: cannot encode state")
+
 // Encode appends to dst the State message of frame (frames grow by at least
 // one per call) for the objects cur (sorted by ID, no duplicates), encoded
 // against frame acked (0: none) if the encoder still holds it, and records
 // cur as frame's snapshot. inputSeq is the newest input of the player
 // applied before this frame's state was taken. It returns dst and the base
-// frame used (0: from scratch).
-func (e *Encoder) Encode(dst []byte, frame, acked, inputSeq uint64, cur []Seen) ([]byte, uint64) {
+// frame used (0: from scratch). Arguments that break these rules are
+// refused (ErrEncode) with dst and the encoder unchanged.
+func (e *Encoder) Encode(dst []byte, frame, acked, inputSeq uint64, cur []Seen) ([]byte, uint64, error) {
+	if frame <= e.last {
+		return dst, 0, fmt.Errorf("%w: frame %d after frame %d", ErrEncode, frame, e.last)
+	}
+	for i, c := range cur {
+		if c.ID == 0 || c.State == nil || c.Kind == 0 || (i > 0 && c.ID <= cur[i-1].ID) {
+			return dst, 0, fmt.Errorf("%w: object %d (ID %v, kind %d) is zero, nil or out of ID order", ErrEncode, i, c.ID, c.Kind)
+		}
+	}
+	e.last = frame
 	b := e.base(frame, acked)
 	h := uint64(len(e.hist))
 	slot := &e.hist[frame%h]
@@ -169,7 +185,7 @@ func (e *Encoder) Encode(dst []byte, frame, acked, inputSeq uint64, cur []Seen) 
 	dst = append(dst, e.ubuf...)
 	dst = binary.AppendUvarint(dst, uint64(nr))
 	dst = append(dst, e.rbuf...)
-	return dst, baseFrame
+	return dst, baseFrame, nil
 }
 
 // View is a client's reconstruction of what its player sees, from State

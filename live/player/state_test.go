@@ -1,6 +1,7 @@
 package player
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -119,7 +120,10 @@ func TestEncodeApplyRandom(t *testing.T) {
 		var inflight []sent
 		for frame := uint64(1); frame <= 150; frame++ {
 			w.step()
-			msg, _ := enc.Encode(nil, frame, acked, frame, w.objs)
+			msg, _, err := enc.Encode(nil, frame, acked, frame, w.objs)
+			if err != nil {
+				t.Fatal(err)
+			}
 			want := make([]Seen, len(w.objs))
 			for i, o := range w.objs {
 				want[i] = Seen{o.ID, o.Kind, o.State.Clone()}
@@ -178,7 +182,7 @@ func TestApplyMalformedChangesNothing(t *testing.T) {
 		w := &randomWorld{rng: rng}
 		for frame := uint64(1); frame <= 40; frame++ {
 			w.step()
-			msg, _ := enc.Encode(nil, frame, view.Frame(), 0, w.objs)
+			msg, _, _ := enc.Encode(nil, frame, view.Frame(), 0, w.objs)
 			bad := slices.Clone(msg[2:])
 			switch rng.IntN(3) {
 			case 0:
@@ -242,10 +246,36 @@ func BenchmarkEncode(b *testing.B) {
 				}
 				hole := int(frame) % len(all)
 				objs = append(append(objs[:0], all[:hole]...), all[hole+1:]...)
-				buf, _ = enc.Encode(buf[:0], frame, frame-1, frame, objs)
+				buf, _, _ = enc.Encode(buf[:0], frame, frame-1, frame, objs)
 				bytes += uint64(len(buf))
 			}
 			b.ReportMetric(float64(bytes)/float64(frame), "bytes/frame")
 		})
+	}
+}
+
+func TestEncodeRefusesBadArguments(t *testing.T) {
+	enc := NewEncoder(4)
+	a := dotSchema.NewState(1)
+	b := dotSchema.NewState(2)
+	for _, c := range []struct {
+		frame uint64
+		cur   []Seen
+	}{
+		{1, []Seen{{2, 1, b}, {1, 1, a}}}, // out of order
+		{1, []Seen{{1, 1, a}, {1, 1, a}}}, // duplicate
+		{1, []Seen{{0, 1, a}}},            // zero ID
+		{1, []Seen{{1, 1, nil}}},          // no state
+		{1, []Seen{{1, 0, a}}},            // no kind
+	} {
+		if dst, _, err := enc.Encode([]byte("x"), c.frame, 0, 0, c.cur); !errors.Is(err, ErrEncode) || string(dst) != "x" {
+			t.Errorf("%+v: %v", c.cur, err)
+		}
+	}
+	if _, _, err := enc.Encode(nil, 1, 0, 0, []Seen{{1, 1, a}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := enc.Encode(nil, 1, 0, 0, nil); !errors.Is(err, ErrEncode) {
+		t.Errorf("a repeated frame: %v", err)
 	}
 }
