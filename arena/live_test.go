@@ -213,7 +213,7 @@ func TestLivePlayersSeeNodeState(t *testing.T) {
 		}
 		for _, c := range clients {
 			s := c.Stats()
-			if len(s.RTT) == 0 || s.ObjectsSeen < 2 || s.Inputs < 250 {
+			if len(s.RTT) == 0 || s.ObjectsSeen < 2 || s.Inputs < 250 || s.Updates < s.Applied {
 				t.Errorf("player %s: %+v", s.Player, s)
 			}
 			if s.RTTQuantile(0.99) > 2*Frame {

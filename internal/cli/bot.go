@@ -196,8 +196,8 @@ func playBot(ctx context.Context, g *arena.Game, key ed25519.PrivateKey, f *botF
 
 func printBotStats(e *env, stats []player.ClientStats, errs []error, transport string) {
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "player\tavatar\ttransport\tstate KB/s\tstates/s\tbytes/state\tobjects seen\tmax in view\tinputs\techo p50\techo p95\t")
-	var tb, ts, tsec float64
+	fmt.Fprintln(tw, "player\tavatar\ttransport\tstate KB/s\tstates/s\tupdates/s\tbytes/state\tobjects seen\tmax in view\tinputs\techo p50\techo p95\t")
+	var tb, ts, tu, tsec float64
 	var echo []time.Duration
 	for i, s := range stats {
 		if errs[i] != nil && s.Applied == 0 {
@@ -211,17 +211,18 @@ func printBotStats(e *env, stats []player.ClientStats, errs []error, transport s
 		if s.States > 0 {
 			per = float64(s.StateBytes) / float64(s.States)
 		}
-		fmt.Fprintf(tw, "%s\t%v\t%s\t%.2f\t%.1f\t%.0f\t%d\t%d\t%d\t%v\t%v\t\n", s.Player, s.Avatar, transport,
-			float64(s.StateBytes)/sec/1000, float64(s.States)/sec, per, s.ObjectsSeen, s.MaxInView, s.Inputs,
+		fmt.Fprintf(tw, "%s\t%v\t%s\t%.2f\t%.1f\t%.1f\t%.0f\t%d\t%d\t%d\t%v\t%v\t\n", s.Player, s.Avatar, transport,
+			float64(s.StateBytes)/sec/1000, float64(s.States)/sec, float64(s.Updates)/sec, per, s.ObjectsSeen, s.MaxInView, s.Inputs,
 			s.RTTQuantile(0.5).Round(time.Millisecond), s.RTTQuantile(0.95).Round(time.Millisecond))
 		tb += float64(s.StateBytes)
 		ts += float64(s.States)
+		tu += float64(s.Updates)
 		tsec += sec
 		echo = append(echo, s.RTT...)
 	}
 	if tsec > 0 {
 		all := player.ClientStats{RTT: echo}
-		fmt.Fprintf(tw, "mean\t\t\t%.2f\t%.1f\t%.0f\t\t\t\t%v\t%v\t\n", tb/tsec/1000, ts/tsec, tb/max(ts, 1),
+		fmt.Fprintf(tw, "mean\t\t\t%.2f\t%.1f\t%.1f\t%.0f\t\t\t\t%v\t%v\t\n", tb/tsec/1000, ts/tsec, tu/tsec, tb/max(ts, 1),
 			all.RTTQuantile(0.5).Round(time.Millisecond), all.RTTQuantile(0.95).Round(time.Millisecond))
 	}
 	_ = tw.Flush()

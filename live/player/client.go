@@ -26,6 +26,7 @@ type ClientStats struct {
 	States      int64         // State messages received
 	StateBytes  int64         // their bytes
 	Applied     int64         // State messages applied (others were older than one applied, or on a base no longer held)
+	Updates     int64         // object creations and updates in the States applied
 	Inputs      int64         // inputs sent
 	ObjectsSeen int           // distinct objects seen
 	MaxInView   int           // most objects in view at once
@@ -231,6 +232,7 @@ func (c *Client) Handle(msg []byte) (ack []byte, err error) {
 		return nil, err
 	}
 	c.stats.Applied++
+	c.stats.Updates += int64(c.view.Changes())
 	c.stats.MaxInView = max(c.stats.MaxInView, c.view.Len())
 	for _, o := range c.view.Objects() {
 		c.seen[o.ID] = true

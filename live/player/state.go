@@ -197,6 +197,9 @@ type View struct {
 	ups     []upd
 	removed []bool
 
+	changes  int // of the newest State applied
+	nchanges int // of the State being applied
+
 	reg   *world.Registry
 	hist  []snapshot // ring by frame
 	cur   *snapshot  // newest applied
@@ -227,6 +230,10 @@ func (v *View) Frame() uint64 { return v.cur.frame }
 // InputSeq returns the newest input the node had applied when it sent the
 // newest frame applied.
 func (v *View) InputSeq() uint64 { return v.seq }
+
+// Changes returns the number of objects the newest State applied created
+// or updated (its creations and deltas).
+func (v *View) Changes() int { return v.changes }
 
 // Len returns the number of objects in view.
 func (v *View) Len() int { return len(v.cur.ents) }
@@ -318,13 +325,14 @@ func (v *View) Apply(body []byte) (bool, error) {
 	}
 	slot.ents, v.next = v.next, slot.ents[:0]
 	slot.frame = frame
-	v.cur, v.seq = slot, seq
+	v.cur, v.seq, v.changes = slot, seq, v.nchanges
 	return true, nil
 }
 
 // build merges base with the creations, updates and removals of r into
 // v.next.
 func (v *View) build(r *reader, base *snapshot) error {
+	v.nchanges = 0
 	nc := r.uvarint("creations")
 	if r.err != nil {
 		return r.err
@@ -360,6 +368,7 @@ func (v *View) build(r *reader, base *snapshot) error {
 	created := v.next[start:]
 	// Updates: each of an object in base.
 	nu := r.uvarint("updates")
+	v.nchanges = int(nc + nu)
 	if r.err != nil {
 		return r.err
 	}
