@@ -275,6 +275,13 @@ func (g *Gateway) Serve(ctx context.Context, conn Conn) error {
 		refuse(ctx, conn, CodeMalformed, err.Error())
 		return err
 	}
+	g.mu.Lock()
+	closed := g.closed
+	g.mu.Unlock()
+	if closed { // before the token is spent
+		refuse(ctx, conn, CodeShutdown, "gateway closed")
+		return fmt.Errorf("player: gateway closed")
+	}
 	if g.slots.Add(1) > int64(g.cfg.MaxPlayers) {
 		g.slots.Add(-1)
 		g.st.full.Add(1)

@@ -501,6 +501,7 @@ func TestGatewayJoinFailedAndShutdown(t *testing.T) {
 				t.Fatalf("client ended with %v, want a shutdown error", err)
 			}
 		}
+		nonces := tb.ver.Nonces()
 		refusedConn := tb.connect()
 		_ = refusedConn.WriteMessage(ctx, AppendJoin(nil, tb.token("late", time.Hour)))
 		synctest.Wait()
@@ -512,6 +513,9 @@ func TestGatewayJoinFailedAndShutdown(t *testing.T) {
 			t.Fatal("no error")
 		} else if e, _ := DecodeError(body); e == nil || e.Code != CodeShutdown {
 			t.Fatalf("join after Close: %v", e)
+		}
+		if tb.ver.Nonces() != nonces {
+			t.Fatal("a join refused at shutdown spent its token")
 		}
 	})
 }
