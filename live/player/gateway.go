@@ -669,3 +669,12 @@ func (g *Gateway) inInterest(p world.Point) bool {
 	}
 	return false
 }
+
+// frameHook is the shape of live.FrameHook, the driver's per-frame hook
+// (package live cannot be imported from here without a cycle risk; live
+// asserts the real interface).
+type frameHook interface {
+	Frame(now time.Duration, n *node.Node)
+}
+
+var _ frameHook = (*Gateway)(nil)
