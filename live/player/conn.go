@@ -274,9 +274,14 @@ func (g *Gateway) ServeQUIC(ctx context.Context, ln *quic.Listener) error {
 			}
 			return err
 		}
+		if !g.acquire() { // bound the handshakes waiting for a stream too
+			_ = qc.CloseWithError(2, "node full")
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer g.conns.Add(-1)
 			sctx, cancel := context.WithTimeout(ctx, g.cfg.JoinTimeout)
 			s, err := qc.AcceptStream(sctx)
 			cancel()
@@ -287,7 +292,7 @@ func (g *Gateway) ServeQUIC(ctx context.Context, ln *quic.Listener) error {
 			}
 			sc := newStreamConn(qc, s, true)
 			sc.dgrams = &g.st.datagrams
-			if err := g.Serve(ctx, sc); err != nil {
+			if err := g.serve(ctx, sc); err != nil {
 				g.cfg.Logf("player connection %v: %v", qc.RemoteAddr(), err)
 			}
 		}()

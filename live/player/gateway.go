@@ -238,12 +238,27 @@ func refuse(ctx context.Context, conn Conn, code Code, text string) {
 // inputs and acknowledgements and writes the states Frame produces. It
 // closes conn before returning, and returns why the connection ended.
 func (g *Gateway) Serve(ctx context.Context, conn Conn) error {
-	defer g.conns.Add(-1)
-	if g.conns.Add(1) > int64(g.cfg.MaxConns) {
-		g.st.full.Add(1)
+	if !g.acquire() {
 		refuse(ctx, conn, CodeFull, fmt.Sprintf("node serves %d connections", g.cfg.MaxConns))
 		return fmt.Errorf("player: refused: too many connections")
 	}
+	defer g.conns.Add(-1)
+	return g.serve(ctx, conn)
+}
+
+// acquire takes one of the MaxConns connection slots (counting a refusal
+// as Full when there is none).
+func (g *Gateway) acquire() bool {
+	if g.conns.Add(1) > int64(g.cfg.MaxConns) {
+		g.conns.Add(-1)
+		g.st.full.Add(1)
+		return false
+	}
+	return true
+}
+
+// serve is Serve once the connection holds a slot.
+func (g *Gateway) serve(ctx context.Context, conn Conn) error {
 	jctx, cancel := context.WithTimeout(ctx, g.cfg.JoinTimeout)
 	msg, err := conn.ReadMessage(jctx, MaxClientMessage)
 	cancel()
