@@ -2,6 +2,8 @@ package arena
 
 import (
 	"context"
+	"crypto/ed25519"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -12,9 +14,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/quic-go/quic-go"
-
-	"crypto/ed25519"
 
 	"github.com/overworld/overworld/internal/locate"
 	"github.com/overworld/overworld/internal/wire"
@@ -312,6 +313,26 @@ func TestLiveLoopback(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	// Refusals over the real sockets: a forged token on QUIC, a text
+	// message on WebSocket.
+	_, forger, _ := ed25519.GenerateKey(rand.NewChaCha8([32]byte{9}))
+	forged, _ := player.IssueToken(forger, "mallory", time.Now(), time.Minute, nil)
+	if conn, err := player.DialQUIC(ctx, ln.Addr().String(), nil); err != nil {
+		t.Error(err)
+	} else if _, err := player.Join(ctx, conn, forged); !isRefusal(err, player.CodeBadToken) {
+		t.Errorf("forged token over QUIC: %v", err)
+	}
+	if c, _, err := websocket.Dial(ctx, "ws://"+tcp.Addr().String(), nil); err != nil {
+		t.Error(err)
+	} else {
+		_ = c.Write(ctx, websocket.MessageText, []byte("hello"))
+		_, msg, err := c.Read(ctx)
+		typ, body, _ := player.Open(msg)
+		if e, _ := player.DecodeError(body); err != nil || typ != player.MsgError || e == nil || e.Code != player.CodeMalformed {
+			t.Errorf("text message over WebSocket: %v %v", e, err)
+		}
+		_ = c.CloseNow()
+	}
 	time.Sleep(3 * Frame) // the leaves reach a frame
 	cancel()
 	driver.Wait()
@@ -320,12 +341,17 @@ func TestLiveLoopback(t *testing.T) {
 			t.Errorf("bot %d (%s): %+v", i, map[bool]string{true: "quic", false: "ws"}[i%2 == 0], s)
 		}
 	}
-	if st := gw.Stats(); st.Joins != 8 || st.Leaves != 8 || st.Malformed != 0 || st.BadInputs != 0 ||
+	if st := gw.Stats(); st.Joins != 8 || st.Leaves != 8 || st.Malformed != 1 || st.BadToken != 1 || st.BadInputs != 0 ||
 		st.Datagrams < st.StateMessages/4 { // the QUIC half's states travel as datagrams
 		t.Errorf("gateway stats %+v", st)
 	} else {
 		t.Logf("gateway stats %+v", st)
 	}
+}
+
+func isRefusal(err error, code player.Code) bool {
+	var re *player.RefusedError
+	return errors.As(err, &re) && re.Code == code
 }
 
 func FuzzDecodeInput(f *testing.F) {
