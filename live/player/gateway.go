@@ -165,6 +165,7 @@ type Gateway struct {
 	boxes    []world.Box
 	msg      []byte
 	dims     int
+	grid     grid
 }
 
 // session is a joined player, owned by the frame goroutine.
@@ -561,8 +562,11 @@ func (g *Gateway) Frame(now time.Duration, n *node.Node) {
 		g.applyInputs(n, s)
 	}
 	g.objs = n.Objects(g.objs[:0])
-	for _, s := range g.order {
-		g.sendState(n, s)
+	g.index(n)
+	for i := 0; i < len(g.order); {
+		if g.sendState(n, g.order[i]) {
+			i++
+		} // else the session ended and left g.order
 	}
 }
 
@@ -646,26 +650,25 @@ func (g *Gateway) applyInputs(n *node.Node, s *session) {
 	l.mu.Unlock()
 }
 
-// sendState encodes and offers s's State for this frame.
-func (g *Gateway) sendState(n *node.Node, s *session) {
+// sendState encodes and offers s's State for this frame. It reports false
+// when the session ended instead (its avatar is gone).
+func (g *Gateway) sendState(n *node.Node, s *session) bool {
 	obj, _, ok := n.Lookup(s.avatar)
 	if !ok {
 		s.l.post(AppendError(nil, CodeAvatarGone, fmt.Sprintf("avatar %v no longer exists", s.avatar)), true)
 		g.end(n, s)
-		return
+		return false
 	}
 	g.boxes = obj.Interest(g.boxes[:0])
 	g.seen = g.seen[:0]
-	for i := range g.objs {
+	for _, i := range g.visible(s.avatar) {
 		o := &g.objs[i]
-		if o.ID == s.avatar || g.inInterest(o.State.Location()) {
-			g.seen = append(g.seen, Seen{o.ID, o.Kind, o.State})
-		}
+		g.seen = append(g.seen, Seen{o.ID, o.Kind, o.State})
 	}
 	msg, base, err := s.enc.Encode(g.msg[:0], g.frame, s.l.acked.Load(), s.seq, g.seen)
 	if err != nil { // cannot happen: node.Objects lists objects in ID order
 		g.cfg.Logf("player %q: %v", s.player, err)
-		return
+		return true
 	}
 	g.msg = msg
 	if base == 0 {
@@ -674,15 +677,7 @@ func (g *Gateway) sendState(n *node.Node, s *session) {
 	if s.l.offer(g.msg, g.frame) {
 		g.st.coalesced.Add(1)
 	}
-}
-
-func (g *Gateway) inInterest(p world.Point) bool {
-	for i := range g.boxes {
-		if g.boxes[i].Contains(p, g.dims) {
-			return true
-		}
-	}
-	return false
+	return true
 }
 
 // frameHook is the shape of live.FrameHook, the driver's per-frame hook
