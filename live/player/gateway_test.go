@@ -547,3 +547,45 @@ func TestGatewayReconnectWithinFrame(t *testing.T) {
 		}
 	})
 }
+
+// TestGatewayAvatarGone deletes the first player's avatar behind the
+// gateway's back: that player gets CodeAvatarGone, and the next player in
+// the frame still gets its State.
+func TestGatewayAvatarGone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		tb := newTestbed(t, ctx, Config{})
+		var cs [3]*Client
+		var errs [3]error
+		for i := range cs {
+			conn := tb.connect()
+			tok := tb.token(PlayerID(fmt.Sprint("p", i)), time.Hour)
+			go func() {
+				c, err := Join(ctx, conn, tok)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				cs[i] = c
+				errs[i] = c.Run(ctx, &randomWalk{rand.New(rand.NewPCG(1, 1))}, 0)
+			}()
+			synctest.Wait()
+			tb.step() // admitted in order: p0, p1, p2
+		}
+		tb.step()
+		if err := tb.n.Delete(tb.now, cs[0].Welcome().Avatar); err != nil {
+			t.Fatal(err)
+		}
+		tb.step()
+		tb.check(cs[1])
+		tb.check(cs[2])
+		var re *RefusedError
+		if !errors.As(errs[0], &re) || re.Code != CodeAvatarGone {
+			t.Fatalf("player 0 ended with %v", errs[0])
+		}
+		if st := tb.g.Stats(); st.Players != 2 || st.Leaves != 1 {
+			t.Fatalf("stats %+v", st)
+		}
+	})
+}
