@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"crypto/ed25519"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -24,11 +26,11 @@ import (
 )
 
 type botFlags struct {
-	addr, tokenDir, name, mapType string
-	n, nodes, perNode             int
-	duration                      time.Duration
-	seed                          uint64
-	ws, local                     bool
+	addr, tokenDir, name, mapType, ca string
+	n, nodes, perNode                 int
+	duration                          time.Duration
+	seed                              uint64
+	ws, local                         bool
 }
 
 func newBotCmd(e *env) *cobra.Command {
@@ -51,7 +53,8 @@ give the values the node was started with, or the bots walk into walls.
 --local starts, in this process, a node of that game with its AI bots and a player
 endpoint on 127.0.0.1 (QUIC and WebSocket, a self-signed certificate, the public key
 in --token-dir), and plays against it: a way to try the protocol without the node
-daemon. The node's certificate is not verified by the bots (loopback and test use).`,
+daemon. Without --ca the bots do not verify the node's QUIC certificate (loopback and
+test use); with --ca they require a certificate signed by that CA.`,
 		Example: `  overworld token init --dir coord
   overworld bot --local --token-dir coord --n 16 --duration 30s
   overworld bot --addr 10.0.0.5:7400 --token-dir coord --n 16 --duration 30s --ws`,
@@ -66,6 +69,7 @@ daemon. The node's certificate is not verified by the bots (loopback and test us
 	fl.BoolVar(&f.ws, "ws", false, "connect over WebSocket instead of QUIC")
 	fl.BoolVar(&f.local, "local", false, "start an in-process node with a player endpoint on 127.0.0.1 and play against it")
 	fl.StringVar(&f.name, "name", "bot", "player ID prefix (bots are NAME-1, NAME-2, ...)")
+	fl.StringVar(&f.ca, "ca", "", "PEM file of the CA that signed the node's certificate (QUIC; default: no verification)")
 	fl.Uint64Var(&f.seed, "seed", 1, "game seed (the node's)")
 	fl.StringVar(&f.mapType, "map", "sqr", "game map type: sqr or rect (the node's)")
 	fl.IntVar(&f.nodes, "nodes", 1, "game node count (the node's)")
@@ -110,6 +114,22 @@ func runBot(ctx context.Context, e *env, f *botFlags) error {
 	if err != nil {
 		return err
 	}
+	var tlsConf *tls.Config
+	if f.ca != "" {
+		if f.local {
+			return badInputf("--ca does not apply to --local (its node has a self-signed certificate)")
+		}
+		pem, err := os.ReadFile(f.ca)
+		if err != nil {
+			return badInput(err)
+		}
+		roots := x509.NewCertPool()
+		if !roots.AppendCertsFromPEM(pem) {
+			return badInputf("--ca %s: no PEM certificate", f.ca)
+		}
+		host, _, _ := net.SplitHostPort(f.addr)
+		tlsConf = &tls.Config{RootCAs: roots, ServerName: host}
+	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -137,7 +157,7 @@ func runBot(ctx context.Context, e *env, f *botFlags) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			stats[i], errs[i] = playBot(ctx, g, key, f, i, quicAddr, wsAddr)
+			stats[i], errs[i] = playBot(ctx, g, key, f, i, quicAddr, wsAddr, tlsConf)
 		}()
 	}
 	wg.Wait()
@@ -162,7 +182,7 @@ func runBot(ctx context.Context, e *env, f *botFlags) error {
 	return nil
 }
 
-func playBot(ctx context.Context, g *arena.Game, key ed25519.PrivateKey, f *botFlags, i int, quicAddr, wsAddr string) (player.ClientStats, error) {
+func playBot(ctx context.Context, g *arena.Game, key ed25519.PrivateKey, f *botFlags, i int, quicAddr, wsAddr string, tlsConf *tls.Config) (player.ClientStats, error) {
 	id := player.PlayerID(fmt.Sprintf("%s-%d", f.name, i+1))
 	tok, err := player.IssueToken(key, id, time.Now(), f.duration+time.Minute, nil)
 	if err != nil {
@@ -178,7 +198,7 @@ func playBot(ctx context.Context, g *arena.Game, key ed25519.PrivateKey, f *botF
 		}
 		conn, err = player.DialWS(dctx, url)
 	} else {
-		conn, err = player.DialQUIC(dctx, quicAddr, nil)
+		conn, err = player.DialQUIC(dctx, quicAddr, tlsConf)
 	}
 	if err != nil {
 		return player.ClientStats{Player: id}, err

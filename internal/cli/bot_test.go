@@ -48,6 +48,9 @@ func TestTokenCommands(t *testing.T) {
 		{"bot", "--local", "--token-dir", dir, "--map", "round"},
 		{"bot", "--local", "--token-dir", filepath.Join(dir, "missing")},
 		{"bot", "--local", "--token-dir", dir, "--name", "a b"},
+		{"bot", "--addr", "127.0.0.1:1", "--token-dir", dir, "--ca", filepath.Join(dir, "coordinator.pub")},
+		{"bot", "--addr", "127.0.0.1:1", "--token-dir", dir, "--ca", filepath.Join(dir, "missing.pem")},
+		{"bot", "--local", "--token-dir", dir, "--ca", filepath.Join(dir, "coordinator.pub")},
 	} {
 		if code, out, errs := runCLI(t, "", args...); code != 2 || out != "" || errs == "" {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2, nothing, a message", args, code, out, errs)
