@@ -175,7 +175,6 @@ type session struct {
 	avatar world.ObjectID
 	enc    *Encoder
 	seq    uint64 // newest input applied
-	inputs [][]byte
 }
 
 // link is one connection's shared state between its goroutines and the
