@@ -247,6 +247,10 @@ func (b *Bot) Interest(dst []world.Box) []world.Box {
 // Think runs one frame: death and respawn, a scan for opponents every
 // ScanEvery (staggered by ID), firing, and moving.
 func (b *Bot) Think(ctx world.Context) {
+	if b.st.Int(BotGoal) == PlayerGoal { // steered by a player (live.go)
+		b.thinkPlayer(ctx)
+		return
+	}
 	st, g := b.st, b.g
 	now := frameOf(ctx)
 	rng := ctx.Rand()

@@ -40,6 +40,7 @@ var layers = map[string]int{
 	"sim":               10,
 	"live":              10,
 	"live/pki":          10,
+	"live/player":       10,
 	"arena":             11,
 	"lab":               12,
 	"dashboard":         12,

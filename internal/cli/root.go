@@ -115,5 +115,6 @@ func commands(e *env) []*cobra.Command {
 		newLabCmd(e),
 		newDemoCmd(e),
 		newNodeCmd(e), newCACmd(e), newClusterCmd(e),
+		newTokenCmd(e), newBotCmd(e),
 	}
 }

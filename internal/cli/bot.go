@@ -1,0 +1,327 @@
+package cli
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/quic-go/quic-go"
+	"github.com/spf13/cobra"
+
+	"github.com/overworld/overworld/arena"
+	"github.com/overworld/overworld/internal/locate"
+	"github.com/overworld/overworld/live/player"
+	"github.com/overworld/overworld/node"
+)
+
+type botFlags struct {
+	addr, tokenDir, name, mapType, ca string
+	n, nodes, perNode                 int
+	duration                          time.Duration
+	seed                              uint64
+	ws, local                         bool
+}
+
+func newBotCmd(e *env) *cobra.Command {
+	var f botFlags
+	cmd := &cobra.Command{
+		Use:   "bot --addr HOST:PORT --token-dir DIR [flags]",
+		Short: "Run headless players of the arena game against a node's player endpoint",
+		Long: `Run N headless clients that each issue themselves a token with the coordinator key in
+--token-dir, join the node at --addr (QUIC, or WebSocket with --ws), and play the arena
+game for --duration: they walk between waypoints of the map as the arena bots do and fire
+rockets at the nearest bot in sight, keeping a client-side copy of what their avatar sees
+from the node's delta-encoded states. Then each bot's figures are printed: state bytes/s
+and messages/s received, objects seen (distinct) and most in view at once, inputs sent,
+and the input → state echo time (from sending an input to applying the first state
+that reflects it; 50th and 95th percentile).
+
+The map comes from the game configuration (--seed, --map, --nodes, --players-per-node):
+give the values the node was started with, or the bots walk into walls.
+
+--local starts, in this process, a node of that game with its AI bots and a player
+endpoint on 127.0.0.1 (QUIC and WebSocket, a self-signed certificate, the public key
+in --token-dir), and plays against it: a way to try the protocol without the node
+daemon. Without --ca the bots do not verify the node's QUIC certificate (loopback and
+test use); with --ca they require a certificate signed by that CA.`,
+		Example: `  overworld token init --dir coord
+  overworld bot --local --token-dir coord --n 16 --duration 30s
+  overworld bot --addr 10.0.0.5:7400 --token-dir coord --n 16 --duration 30s --ws`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runBot(cmd.Context(), e, &f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.addr, "addr", "", "the node's player endpoint HOST:PORT (QUIC; with --ws, its WebSocket port, or a ws:// or wss:// URL)")
+	fl.StringVar(&f.tokenDir, "token-dir", "", "directory of the coordinator key pair (overworld token init)")
+	fl.IntVar(&f.n, "n", 16, "number of bots (1 to 1000)")
+	fl.DurationVar(&f.duration, "duration", 30*time.Second, "how long to play (1s to 1h)")
+	fl.BoolVar(&f.ws, "ws", false, "connect over WebSocket instead of QUIC")
+	fl.BoolVar(&f.local, "local", false, "start an in-process node with a player endpoint on 127.0.0.1 and play against it")
+	fl.StringVar(&f.name, "name", "bot", "player ID prefix (bots are NAME-1, NAME-2, ...)")
+	fl.StringVar(&f.ca, "ca", "", "PEM file of the CA that signed the node's certificate (QUIC; default: no verification)")
+	fl.Uint64Var(&f.seed, "seed", 1, "game seed (the node's)")
+	fl.StringVar(&f.mapType, "map", "sqr", "game map type: sqr or rect (the node's)")
+	fl.IntVar(&f.nodes, "nodes", 1, "game node count (the node's)")
+	fl.IntVar(&f.perNode, "players-per-node", 8, "game AI bots per node (the node's)")
+	return cmd
+}
+
+func runBot(ctx context.Context, e *env, f *botFlags) error {
+	switch {
+	case f.tokenDir == "":
+		return badInputf("--token-dir is required")
+	case f.n < 1 || f.n > 1000:
+		return badInputf("--n %d: want 1 to 1000", f.n)
+	case f.duration < time.Second || f.duration > time.Hour:
+		return badInputf("--duration %v: want 1s to 1h", f.duration)
+	case f.local && f.addr != "":
+		return badInputf("--local and --addr exclude each other")
+	case !f.local && f.addr == "":
+		return badInputf("--addr is required (or --local)")
+	}
+	if !f.local && !(f.ws && (strings.HasPrefix(f.addr, "ws://") || strings.HasPrefix(f.addr, "wss://"))) {
+		if _, _, err := net.SplitHostPort(f.addr); err != nil {
+			return badInputf("--addr %q: %v", f.addr, err)
+		}
+	}
+	if err := player.PlayerID(fmt.Sprintf("%s-%d", f.name, f.n)).Validate(); err != nil {
+		return badInputf("--name %q: %v", f.name, err)
+	}
+	m, err := arena.ParseMapType(f.mapType)
+	if err != nil {
+		return badInput(err)
+	}
+	cfg := arena.Config{Map: m, Nodes: f.nodes, PlayersPerNode: f.perNode, Seed: f.seed}
+	if _, err := cfg.Validate(); err != nil {
+		return badInput(err)
+	}
+	g, err := arena.New(cfg)
+	if err != nil {
+		return badInput(err)
+	}
+	key, err := loadKey(f.tokenDir)
+	if err != nil {
+		return err
+	}
+	var tlsConf *tls.Config
+	if f.ca != "" {
+		if f.local {
+			return badInputf("--ca does not apply to --local (its node has a self-signed certificate)")
+		}
+		pem, err := os.ReadFile(f.ca)
+		if err != nil {
+			return badInput(err)
+		}
+		roots := x509.NewCertPool()
+		if !roots.AppendCertsFromPEM(pem) {
+			return badInputf("--ca %s: no PEM certificate", f.ca)
+		}
+		host, _, _ := net.SplitHostPort(f.addr)
+		tlsConf = &tls.Config{RootCAs: roots, ServerName: host}
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	defer stop()
+
+	quicAddr, wsAddr := f.addr, f.addr
+	var gw *player.Gateway
+	shutdown := func() {}
+	if f.local {
+		gw, quicAddr, wsAddr, shutdown, err = startLocalNode(ctx, g, f)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stderr, "local node: QUIC %s, WebSocket ws://%s\n", quicAddr, wsAddr)
+	}
+	transport := "quic"
+	if f.ws {
+		transport = "ws"
+	}
+	stats := make([]player.ClientStats, f.n)
+	errs := make([]error, f.n)
+	var wg sync.WaitGroup
+	for i := range f.n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			stats[i], errs[i] = playBot(ctx, g, key, f, i, quicAddr, wsAddr, tlsConf)
+		}()
+	}
+	wg.Wait()
+	shutdown()
+	failed := 0
+	for i, err := range errs {
+		if err != nil {
+			failed++
+			fmt.Fprintf(e.stderr, "%s-%d: %v\n", f.name, i+1, err)
+		}
+	}
+	printBotStats(e, stats, errs, transport)
+	if gw != nil {
+		st := gw.Stats()
+		fmt.Fprintf(e.stdout, "node: %d joins, %d leaves, %d inputs (%d dropped, %d bad), %d states (%d as QUIC datagrams, %d coalesced, %d full), %d refused\n",
+			st.Joins, st.Leaves, st.Inputs, st.InputsDropped, st.BadInputs, st.StateMessages, st.Datagrams, st.Coalesced, st.FullStates,
+			st.BadToken+st.Expired+st.Replayed+st.Full+st.Duplicate+st.JoinFailed+st.Malformed+st.Timeouts)
+	}
+	if failed == f.n {
+		return fmt.Errorf("all %d bots failed", f.n)
+	}
+	return nil
+}
+
+func playBot(ctx context.Context, g *arena.Game, key ed25519.PrivateKey, f *botFlags, i int, quicAddr, wsAddr string, tlsConf *tls.Config) (player.ClientStats, error) {
+	id := player.PlayerID(fmt.Sprintf("%s-%d", f.name, i+1))
+	tok, err := player.IssueToken(key, id, time.Now(), f.duration+time.Minute, nil)
+	if err != nil {
+		return player.ClientStats{Player: id}, err
+	}
+	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var conn player.Conn
+	if f.ws {
+		url := wsAddr
+		if !strings.HasPrefix(url, "ws://") && !strings.HasPrefix(url, "wss://") {
+			url = "ws://" + wsAddr + "/"
+		}
+		conn, err = player.DialWS(dctx, url)
+	} else {
+		conn, err = player.DialQUIC(dctx, quicAddr, tlsConf)
+	}
+	if err != nil {
+		return player.ClientStats{Player: id}, err
+	}
+	c, err := player.Join(dctx, conn, tok)
+	if err != nil {
+		_ = conn.Close()
+		return player.ClientStats{Player: id}, err
+	}
+	pctx, stop := context.WithTimeout(ctx, f.duration)
+	defer stop()
+	err = c.Run(pctx, arena.NewPlayerBrain(g, f.seed<<20+uint64(i)), 0)
+	return c.Stats(), err
+}
+
+func printBotStats(e *env, stats []player.ClientStats, errs []error, transport string) {
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "player\tavatar\ttransport\tstate KB/s\tstates/s\tupdates/s\tbytes/state\tobjects seen\tmax in view\tinputs\techo p50\techo p95\t")
+	var tb, ts, tu, tsec float64
+	var echo []time.Duration
+	for i, s := range stats {
+		if errs[i] != nil && s.Applied == 0 {
+			continue
+		}
+		sec := s.Duration.Seconds()
+		if sec <= 0 {
+			continue
+		}
+		per := 0.0
+		if s.States > 0 {
+			per = float64(s.StateBytes) / float64(s.States)
+		}
+		fmt.Fprintf(tw, "%s\t%v\t%s\t%.2f\t%.1f\t%.1f\t%.0f\t%d\t%d\t%d\t%v\t%v\t\n", s.Player, s.Avatar, transport,
+			float64(s.StateBytes)/sec/1000, float64(s.States)/sec, float64(s.Updates)/sec, per, s.ObjectsSeen, s.MaxInView, s.Inputs,
+			s.RTTQuantile(0.5).Round(time.Millisecond), s.RTTQuantile(0.95).Round(time.Millisecond))
+		tb += float64(s.StateBytes)
+		ts += float64(s.States)
+		tu += float64(s.Updates)
+		tsec += sec
+		echo = append(echo, s.RTT...)
+	}
+	if tsec > 0 {
+		all := player.ClientStats{RTT: echo}
+		fmt.Fprintf(tw, "mean\t\t\t%.2f\t%.1f\t%.1f\t%.0f\t\t\t\t%v\t%v\t\n", tb/tsec/1000, ts/tsec, tu/tsec, tb/max(ts, 1),
+			all.RTTQuantile(0.5).Round(time.Millisecond), all.RTTQuantile(0.95).Round(time.Millisecond))
+	}
+	_ = tw.Flush()
+}
+
+// startLocalNode runs one node of game g in this process, with its AI bots
+// and items, driven at the game's frame rate by one goroutine, and a player
+// gateway on 127.0.0.1 (QUIC and WebSocket on free ports).
+func startLocalNode(ctx context.Context, g *arena.Game, f *botFlags) (gw *player.Gateway, quicAddr, wsAddr string, shutdown func(), err error) {
+	pub, err := player.LoadPublicKey(f.tokenDir)
+	if err != nil {
+		return nil, "", "", nil, badInput(err)
+	}
+	ver, err := player.NewVerifier(player.VerifierConfig{Key: pub})
+	if err != nil {
+		return nil, "", "", nil, err
+	}
+	dir, err := locate.NewDirectory(1, locate.DefaultDirectoryConfig(1))
+	if err != nil {
+		return nil, "", "", nil, err
+	}
+	n, err := node.New(node.Config{ID: 1, Registry: g.Registry(), Discovery: dir, Rand: rand.New(rand.NewPCG(f.seed, 1))})
+	if err != nil {
+		return nil, "", "", nil, err
+	}
+	for _, s := range g.Spawns() {
+		if s.Node == 0 {
+			if _, err := n.Spawn(0, s.Schema, s.Init); err != nil {
+				return nil, "", "", nil, err
+			}
+		}
+	}
+	gw, err = player.New(player.Config{Verifier: ver, Controller: g.Players(), MaxPlayers: max(64, f.n), FrameEvery: arena.Frame})
+	if err != nil {
+		return nil, "", "", nil, err
+	}
+	tlsConf, err := player.SelfSignedTLS("127.0.0.1")
+	if err != nil {
+		return nil, "", "", nil, err
+	}
+	ln, err := quic.ListenAddr("127.0.0.1:0", tlsConf, player.QUICConfig())
+	if err != nil {
+		return nil, "", "", nil, err
+	}
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		ln.Close()
+		return nil, "", "", nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	srv := &http.Server{Handler: gw.WSHandler(ctx), ReadHeaderTimeout: 5 * time.Second}
+	var wg sync.WaitGroup
+	wg.Add(3)
+	go func() { defer wg.Done(); _ = gw.ServeQUIC(ctx, ln) }()
+	go func() { defer wg.Done(); _ = srv.Serve(tcp) }()
+	go func() { // the frame goroutine owns the node
+		defer wg.Done()
+		tk := time.NewTicker(arena.Frame)
+		defer tk.Stop()
+		start := time.Now()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tk.C:
+			}
+			now := time.Since(start)
+			n.Tick(now)
+			gw.Frame(now, n)
+			n.Drain(nil) // a one-node world: nothing to send
+		}
+	}()
+	shutdown = func() {
+		time.Sleep(2 * arena.Frame) // let the leaves reach a frame
+		gw.Close()
+		cancel()
+		_ = ln.Close()
+		_ = srv.Close()
+		wg.Wait()
+	}
+	return gw, ln.Addr().String(), tcp.Addr().String(), shutdown, nil
+}

@@ -1,0 +1,73 @@
+// Package player is the player side of live mode: the endpoint through
+// which players join a node, control their avatars and receive what their
+// avatars see, and the client that speaks to it.
+//
+// # Pieces
+//
+//   - Tokens (IssueToken, Verifier): a player proves it was admitted by
+//     the coordinator with a token signed by the coordinator's Ed25519
+//     key, carrying the player ID, issue and expiry times and a random
+//     nonce. A node's Verifier refuses a bad signature, an expired token
+//     and a replayed nonce (kept until its token expires, in a bounded
+//     cache) before any per-player state exists. InitKeys, LoadPrivateKey
+//     and LoadPublicKey manage the coordinator key files.
+//   - Gateway: the node side. Connection goroutines (Serve, ServeQUIC,
+//     WSHandler) authenticate and queue joins, inputs and acknowledgements;
+//     Frame, called by the driver once per frame on its own goroutine
+//     after node.Tick (it implements live.FrameHook), admits players
+//     through the game's Controller, applies their inputs, and encodes one
+//     State per player, handed back to the connection's writer. Every
+//     queue is bounded; a slow client's unwritten State is replaced by the
+//     newer one (coalesced), so Frame never blocks.
+//   - Encoder and View: the per-player delta encoding and its inverse.
+//   - Client: the player side (Join, Run with a Brain, Handle), used by
+//     `overworld bot`.
+//
+// # The client protocol (version 1)
+//
+// Every message is [version = 1] [type] [body]; integers are unsigned
+// varints unless said otherwise, byte strings and strings are a varint
+// length and the bytes. A QUIC connection carries the messages on its one
+// bidirectional stream, each preceded by its varint length; a WebSocket
+// carries one message per binary message. Client messages are at most
+// MaxClientMessage bytes.
+//
+//	Join   (1) client → node  token
+//	JoinOK (2) node → client  player, avatar ID, frame period (ns), history (frames),
+//	                          space: dims, attribute names;
+//	                          kinds: count, then per kind (kind 1, 2, ...):
+//	                          name, field count, per field: name,
+//	                          type (1 float, 2 int, 3 bool, 4 ref),
+//	                          and for floats the quantum (8 bytes, IEEE 754, big-endian)
+//	Input  (3) client → node  seq (1, 2, ...; increasing), game input (≤ MaxInput bytes)
+//	State  (4) node → client  frame, base frame (0: none), newest input seq applied,
+//	                          creations: count, per object: ID gap, kind, world.AppendDelta(nil, state)
+//	                          updates:   count, per object: ID gap, world.AppendDelta(base state, state)
+//	                          removals:  count, per object: ID gap
+//	Ack    (5) client → node  frame
+//	Leave  (6) client → node  (empty)
+//	Error  (7) node → client  code, text; the node closes the connection after it
+//
+// A State lists the objects inside the avatar's interest boxes (from the
+// node's primaries and replicas) and the avatar itself, relative to the
+// base frame's list: objects that appeared (full state), changed (delta),
+// or disappeared; unchanged objects are carried over from the base. IDs
+// within each list increase; each is sent as its gap from the previous one
+// (the first from 0). The node encodes against the newest frame the
+// client acknowledged, if it still holds that frame's snapshot (the last
+// "history" frames), otherwise from scratch (base 0); the client keeps as
+// many snapshots, applies a State whose base it holds and that is
+// newer than the newest it applied, and acknowledges it. A client may
+// therefore lose or skip States (a slow client's are coalesced) and always
+// reconstructs exactly the quantised state the node had.
+//
+// # What the caller must do
+//
+//  1. Build a Verifier from the coordinator's public key, and a Gateway
+//     with it and the game's Controller.
+//  2. Register the Gateway as a frame hook of the node's driver: Frame(now,
+//     n) once per frame, after n.Tick(now), on the goroutine that owns n.
+//  3. Accept connections: ServeQUIC on a quic.Listener (QUICConfig,
+//     a TLS config with NextProtos ALPN), WSHandler on an HTTP server, or
+//     Serve on any Conn.
+package player

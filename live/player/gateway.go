@@ -1,0 +1,689 @@
+package player
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/overworld/overworld/internal/replica"
+	"github.com/overworld/overworld/node"
+	"github.com/overworld/overworld/world"
+)
+
+// Controller is how a game plugs its players into a node. The Gateway
+// calls it on the driver's frame goroutine (inside Frame), so it may use
+// every method of the node.
+type Controller interface {
+	// Join creates player's avatar on n and returns its ID (a primary of
+	// n). An error refuses the player.
+	Join(n *node.Node, player PlayerID) (world.ObjectID, error)
+	// Input applies one input of the player controlling avatar. An error
+	// (malformed input) is counted and the input ignored.
+	Input(n *node.Node, avatar world.ObjectID, input []byte) error
+	// Leave removes the avatar of a player who left or disconnected.
+	Leave(n *node.Node, avatar world.ObjectID)
+}
+
+// Conn is one player connection carrying whole protocol messages (a QUIC
+// stream with length prefixes, a WebSocket with binary messages, or an
+// in-memory pipe). ReadMessage and WriteMessage are each called from one
+// goroutine; Close may be called from any and unblocks both.
+type Conn interface {
+	// ReadMessage returns the next message (at most max bytes; a longer
+	// one is an error). The returned slice is valid until the next call.
+	ReadMessage(ctx context.Context, max int) ([]byte, error)
+	// WriteMessage sends one message.
+	WriteMessage(ctx context.Context, msg []byte) error
+	// Close closes the connection.
+	Close() error
+}
+
+// Config configures a Gateway.
+type Config struct {
+	// Verifier checks join tokens (required).
+	Verifier *Verifier
+	// Controller is the game (required).
+	Controller Controller
+	// MaxPlayers bounds the players joined or joining. Default 64.
+	MaxPlayers int
+	// MaxConns bounds the connections served at once, joined or not
+	// (those still sending their Join hold a goroutine for up to
+	// JoinTimeout). Default 4 × MaxPlayers.
+	MaxConns int
+	// MaxInputs bounds the inputs queued per player between two frames;
+	// more are dropped (counted). Default 8 (a client sends one per
+	// frame; the slack absorbs jitter).
+	MaxInputs int
+	// History is the number of frames whose snapshots are kept per player
+	// as delta bases: a client acknowledging within History frames gets
+	// deltas, a slower one full states. Default 32 (3.2 s at 10 Hz).
+	History int
+	// FrameEvery is the driver's frame period, told to clients. Default
+	// 100 ms.
+	FrameEvery time.Duration
+	// JoinTimeout is how long a new connection has to send its Join.
+	// Default 5 s.
+	JoinTimeout time.Duration
+	// Now is the wall clock for token expiry. Default time.Now.
+	Now func() time.Time
+	// Logf logs connection events. Default: discard.
+	Logf func(format string, args ...any)
+}
+
+// ErrConfig reports a bad Config.
+var ErrConfig = errors.New("player: bad gateway config")
+
+func (c Config) validate() (Config, error) {
+	if c.Verifier == nil {
+		return c, fmt.Errorf("%w: no Verifier", ErrConfig)
+	}
+	if c.Controller == nil {
+		return c, fmt.Errorf("%w: no Controller", ErrConfig)
+	}
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&c.MaxPlayers, 64)
+	def(&c.MaxConns, 4*c.MaxPlayers)
+	def(&c.MaxInputs, 8)
+	def(&c.History, 32)
+	if c.FrameEvery == 0 {
+		c.FrameEvery = 100 * time.Millisecond
+	}
+	if c.JoinTimeout == 0 {
+		c.JoinTimeout = 5 * time.Second
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logf == nil {
+		c.Logf = func(string, ...any) {}
+	}
+	if c.MaxPlayers < 1 || c.MaxConns < c.MaxPlayers || c.MaxInputs < 1 || c.History < 2 || c.History > MaxHistory || c.FrameEvery < 0 || c.JoinTimeout < 0 {
+		return c, fmt.Errorf("%w: MaxPlayers %d, MaxConns %d, MaxInputs %d, History %d, FrameEvery %v, JoinTimeout %v (want ≥ 1, ≥ MaxPlayers, ≥ 1, 2 to 1024, ≥ 0, ≥ 0)",
+			ErrConfig, c.MaxPlayers, c.MaxConns, c.MaxInputs, c.History, c.FrameEvery, c.JoinTimeout)
+	}
+	return c, nil
+}
+
+// Stats counts what a gateway did. Refusals happen before any per-player
+// state exists.
+type Stats struct {
+	Players       int64 // players in game now
+	Joins         int64 // players that joined
+	Leaves        int64 // players that left or were dropped
+	BadToken      int64 // joins refused: forged, malformed or early token
+	Expired       int64 // joins refused: expired token
+	Replayed      int64 // joins refused: token already used
+	Full          int64 // joins refused: MaxPlayers reached
+	Duplicate     int64 // joins refused: player already in game here
+	JoinFailed    int64 // joins refused by the Controller
+	Timeouts      int64 // connections that sent no Join in time
+	Malformed     int64 // connections dropped for a malformed message
+	Inputs        int64 // inputs applied
+	InputsDropped int64 // inputs dropped: queue full
+	BadInputs     int64 // inputs the Controller refused
+	StateMessages int64 // State messages written to connections
+	StateBytes    int64 // their bytes
+	Datagrams     int64 // of which sent as QUIC datagrams
+	Coalesced     int64 // State messages replaced by a newer one before they were written
+	FullStates    int64 // State messages encoded from scratch (no acknowledged base)
+}
+
+type stats struct {
+	players, joins, leaves, badToken, expired, replayed, full, duplicate, joinFailed, timeouts,
+	malformed, inputs, inputsDropped, badInputs, stateMsgs, stateBytes, datagrams, coalesced, fullStates atomic.Int64
+}
+
+// Gateway is a node's player endpoint: it authenticates joining players,
+// runs their avatars through a Controller and sends each player the
+// interest-filtered, delta-encoded state of its avatar's view. Connection
+// goroutines (Serve) talk to the frame goroutine (Frame) only through
+// bounded queues under a mutex; Frame never blocks on a connection.
+type Gateway struct {
+	cfg   Config
+	st    stats
+	slots atomic.Int64 // players joined or joining
+	conns atomic.Int64 // connections being served
+
+	mu     sync.Mutex
+	joins  []*link
+	leaves []*link
+	closed bool
+
+	// owned by the frame goroutine
+	frame    uint64
+	sessions map[PlayerID]*session
+	order    []*session // in join order
+	objs     []replica.Info
+	seen     []Seen
+	boxes    []world.Box
+	msg      []byte
+	dims     int
+	grid     grid
+}
+
+// session is a joined player, owned by the frame goroutine.
+type session struct {
+	l      *link
+	player PlayerID
+	avatar world.ObjectID
+	enc    *Encoder
+	seq    uint64 // newest input applied
+}
+
+// link is one connection's shared state between its goroutines and the
+// frame goroutine.
+type link struct {
+	player PlayerID
+	conn   Conn
+	wake   chan struct{} // cap 1: the writer has something to send
+	done   chan struct{} // closed when the connection ends
+	once   sync.Once
+
+	acked atomic.Uint64 // newest frame the client acknowledged
+
+	mu      sync.Mutex
+	control [][]byte // JoinOK / Error messages, in order
+	state   []byte   // newest unwritten State message (nil: none)
+	spare   []byte
+	inputs  []input // queued inputs
+	ispare  []input
+	last    bool // the control queue ends the session: close after writing it
+	lastSeq uint64
+	sent    uint64 // newest frame handed to the writer
+}
+
+type input struct {
+	seq  uint64
+	data []byte
+}
+
+// New returns a gateway.
+func New(cfg Config) (*Gateway, error) {
+	cfg, err := cfg.validate()
+	if err != nil {
+		return nil, err
+	}
+	return &Gateway{cfg: cfg, sessions: map[PlayerID]*session{}}, nil
+}
+
+// Stats returns the gateway's counters.
+func (g *Gateway) Stats() Stats {
+	s := &g.st
+	return Stats{Players: s.players.Load(), Joins: s.joins.Load(), Leaves: s.leaves.Load(),
+		BadToken: s.badToken.Load(), Expired: s.expired.Load(), Replayed: s.replayed.Load(), Full: s.full.Load(),
+		Duplicate: s.duplicate.Load(), JoinFailed: s.joinFailed.Load(), Timeouts: s.timeouts.Load(),
+		Malformed: s.malformed.Load(), Inputs: s.inputs.Load(), InputsDropped: s.inputsDropped.Load(),
+		BadInputs: s.badInputs.Load(), StateMessages: s.stateMsgs.Load(), StateBytes: s.stateBytes.Load(), Datagrams: s.datagrams.Load(),
+		Coalesced: s.coalesced.Load(), FullStates: s.fullStates.Load()}
+}
+
+// refuse sends an Error message and closes conn (best effort, bounded by
+// a second).
+func refuse(ctx context.Context, conn Conn, code Code, text string) {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	_ = conn.WriteMessage(ctx, AppendError(nil, code, text))
+	_ = conn.Close()
+}
+
+// Serve runs one player connection until it ends: it reads the Join,
+// verifies the token, queues the join for the next Frame, then forwards
+// inputs and acknowledgements and writes the states Frame produces. It
+// closes conn before returning, and returns why the connection ended.
+func (g *Gateway) Serve(ctx context.Context, conn Conn) error {
+	if !g.acquire() {
+		refuse(ctx, conn, CodeFull, fmt.Sprintf("node serves %d connections", g.cfg.MaxConns))
+		return fmt.Errorf("player: refused: too many connections")
+	}
+	defer g.conns.Add(-1)
+	return g.serve(ctx, conn)
+}
+
+// acquire takes one of the MaxConns connection slots (counting a refusal
+// as Full when there is none).
+func (g *Gateway) acquire() bool {
+	if g.conns.Add(1) > int64(g.cfg.MaxConns) {
+		g.conns.Add(-1)
+		g.st.full.Add(1)
+		return false
+	}
+	return true
+}
+
+// serve is Serve once the connection holds a slot.
+func (g *Gateway) serve(ctx context.Context, conn Conn) error {
+	jctx, cancel := context.WithTimeout(ctx, g.cfg.JoinTimeout)
+	msg, err := conn.ReadMessage(jctx, MaxClientMessage)
+	cancel()
+	if errors.Is(err, ErrTooLarge) || errors.Is(err, ErrMalformed) {
+		g.st.malformed.Add(1)
+		refuse(ctx, conn, CodeMalformed, err.Error())
+		return err
+	}
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			g.st.timeouts.Add(1)
+			refuse(ctx, conn, CodeTimeout, "no join within "+g.cfg.JoinTimeout.String())
+		} else {
+			_ = conn.Close()
+		}
+		return fmt.Errorf("player: reading join: %w", err)
+	}
+	t, body, err := Open(msg)
+	var tok []byte
+	if err == nil {
+		if t != MsgJoin {
+			err = malformed(t, "expected a join")
+		} else {
+			tok, err = DecodeJoin(body)
+		}
+	}
+	if err != nil {
+		g.st.malformed.Add(1)
+		refuse(ctx, conn, CodeMalformed, err.Error())
+		return err
+	}
+	g.mu.Lock()
+	closed := g.closed
+	g.mu.Unlock()
+	if closed { // before the token is spent
+		refuse(ctx, conn, CodeShutdown, "gateway closed")
+		return fmt.Errorf("player: gateway closed")
+	}
+	if g.slots.Add(1) > int64(g.cfg.MaxPlayers) {
+		g.slots.Add(-1)
+		g.st.full.Add(1)
+		refuse(ctx, conn, CodeFull, fmt.Sprintf("node has %d players", g.cfg.MaxPlayers))
+		return fmt.Errorf("player: refused: full")
+	}
+	claims, err := g.cfg.Verifier.Verify(tok, g.cfg.Now())
+	if err != nil {
+		g.slots.Add(-1)
+		switch {
+		case errors.Is(err, ErrTokenExpired):
+			g.st.expired.Add(1)
+		case errors.Is(err, ErrTokenReplayed):
+			g.st.replayed.Add(1)
+		default:
+			g.st.badToken.Add(1)
+		}
+		refuse(ctx, conn, CodeBadToken, err.Error())
+		return err
+	}
+	l := &link{player: claims.Player, conn: conn, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		g.slots.Add(-1)
+		refuse(ctx, conn, CodeShutdown, "gateway closed")
+		return fmt.Errorf("player: gateway closed")
+	}
+	g.joins = append(g.joins, l)
+	g.mu.Unlock()
+	g.cfg.Logf("player %q connecting", claims.Player)
+
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() { // the link's end (by the writer or the frame) stops the reader
+		select {
+		case <-l.done:
+		case <-ctx.Done():
+		}
+		stop()
+	}()
+	werr := make(chan error, 1)
+	go func() { werr <- g.write(ctx, l) }()
+	rerr := g.read(ctx, l)
+	l.end()
+	stop()
+	_ = conn.Close()
+	wErr := <-werr
+	g.mu.Lock()
+	g.leaves = append(g.leaves, l) // bounded: one per link
+	g.mu.Unlock()
+	if rerr == nil {
+		rerr = wErr
+	}
+	return rerr
+}
+
+func (l *link) end() { l.once.Do(func() { close(l.done) }) }
+
+// read forwards a joined connection's messages until it ends. A nil error
+// means the client left.
+func (g *Gateway) read(ctx context.Context, l *link) error {
+	for {
+		msg, err := l.conn.ReadMessage(ctx, MaxClientMessage)
+		if err != nil {
+			select {
+			case <-l.done: // ended by the frame goroutine or the writer
+				return nil
+			default:
+			}
+			if !errors.Is(err, ErrTooLarge) && !errors.Is(err, ErrMalformed) {
+				return err
+			}
+		}
+		var t MsgType
+		var body []byte
+		if err == nil {
+			t, body, err = Open(msg)
+		}
+		if err == nil {
+			switch t {
+			case MsgInput:
+				var seq uint64
+				var data []byte
+				if seq, data, err = DecodeInput(body); err == nil {
+					l.mu.Lock()
+					switch {
+					case seq <= l.lastSeq:
+						err = malformed(t, "seq %d after %d", seq, l.lastSeq)
+					case len(l.inputs) >= g.cfg.MaxInputs:
+						g.st.inputsDropped.Add(1)
+						l.lastSeq = seq
+					default:
+						l.inputs = append(l.inputs, input{seq, append([]byte(nil), data...)})
+						l.lastSeq = seq
+					}
+					l.mu.Unlock()
+				}
+			case MsgAck:
+				var f uint64
+				if f, err = DecodeAck(body); err == nil {
+					l.mu.Lock()
+					sent := l.sent
+					l.mu.Unlock()
+					if f > sent {
+						err = malformed(t, "ack of frame %d, newest sent %d", f, sent)
+					} else if f > l.acked.Load() {
+						l.acked.Store(f)
+					}
+				}
+			case MsgLeave:
+				if err = DecodeLeave(body); err == nil {
+					return nil
+				}
+			default:
+				err = malformed(t, "not a client message after join")
+			}
+		}
+		if err != nil {
+			g.st.malformed.Add(1)
+			l.mu.Lock()
+			l.control = append(l.control[:0], AppendError(nil, CodeMalformed, err.Error()))
+			l.last = true
+			l.mu.Unlock()
+			// Let the writer send the error, then end.
+			select {
+			case l.wake <- struct{}{}:
+			default:
+			}
+			select {
+			case <-l.done:
+			case <-time.After(time.Second):
+			case <-ctx.Done():
+			}
+			return err
+		}
+	}
+}
+
+// write sends a link's control messages and newest states until the link
+// ends.
+func (g *Gateway) write(ctx context.Context, l *link) error {
+	var buf []byte
+	var ctl [][]byte
+	for {
+		select {
+		case <-l.wake:
+		case <-l.done:
+			return nil
+		case <-ctx.Done():
+			return nil
+		}
+		l.mu.Lock()
+		ctl = append(ctl[:0], l.control...)
+		clear(l.control)
+		l.control = l.control[:0]
+		last := l.last
+		var st []byte
+		if l.state != nil {
+			st, l.state = l.state, nil
+			l.spare, buf = buf, st
+		}
+		l.mu.Unlock()
+		for _, m := range ctl {
+			if err := l.conn.WriteMessage(ctx, m); err != nil {
+				l.end()
+				return err
+			}
+		}
+		if last {
+			l.end()
+			return nil
+		}
+		if st != nil {
+			if err := l.conn.WriteMessage(ctx, st); err != nil {
+				l.end()
+				return err
+			}
+			g.st.stateMsgs.Add(1)
+			g.st.stateBytes.Add(int64(len(st)))
+		}
+	}
+}
+
+// post queues a control message (and, with last, ends the session once it
+// is written).
+func (l *link) post(msg []byte, last bool) {
+	l.mu.Lock()
+	l.control = append(l.control, msg)
+	l.last = l.last || last
+	l.mu.Unlock()
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+// offer hands the writer frame's State message, replacing an unwritten
+// older one.
+func (l *link) offer(msg []byte, frame uint64) (coalesced bool) {
+	l.mu.Lock()
+	if l.state != nil {
+		coalesced = true
+	} else {
+		l.state = l.spare[:0]
+		l.spare = nil
+	}
+	l.state = append(l.state[:0], msg...)
+	l.sent = frame
+	l.mu.Unlock()
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+	return coalesced
+}
+
+// Close shuts the gateway down: new connections are refused from now on,
+// and the next Frame ends every player's session (an Error with
+// CodeShutdown, then Controller.Leave). A node daemon calls it on SIGTERM
+// and runs one more frame.
+func (g *Gateway) Close() {
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
+}
+
+// Frame runs the gateway's part of one frame on the driver's goroutine,
+// after n.Tick(now): it admits queued joins (Controller.Join), removes
+// players who left (Controller.Leave), applies queued inputs
+// (Controller.Input), and encodes each player's State from n's objects
+// inside its avatar's interest, handing it to the connection writer.
+func (g *Gateway) Frame(now time.Duration, n *node.Node) {
+	g.frame++
+	g.dims = n.Config().Registry.Space().Dims()
+	g.mu.Lock()
+	joins, leaves, closed := g.joins, g.leaves, g.closed
+	g.joins, g.leaves = nil, nil
+	g.mu.Unlock()
+	if closed {
+		for _, l := range joins {
+			l.post(AppendError(nil, CodeShutdown, "node shutting down"), true)
+			g.slots.Add(-1)
+			l.player = ""
+		}
+		joins = nil
+		for len(g.order) > 0 {
+			s := g.order[0]
+			s.l.post(AppendError(nil, CodeShutdown, "node shutting down"), true)
+			g.end(n, s)
+		}
+	}
+	// Leaves first, so that a player who reconnects within a frame is not
+	// refused as a duplicate of its old session.
+	for _, l := range leaves {
+		g.drop(n, l)
+	}
+	for _, l := range joins {
+		g.admit(n, l)
+	}
+	for _, s := range g.order {
+		g.applyInputs(n, s)
+	}
+	g.objs = n.Objects(g.objs[:0])
+	g.index(n)
+	for i := 0; i < len(g.order); {
+		if g.sendState(n, g.order[i]) {
+			i++
+		} // else the session ended and left g.order
+	}
+}
+
+func (g *Gateway) admit(n *node.Node, l *link) {
+	select {
+	case <-l.done: // gone before it joined
+		g.slots.Add(-1)
+		l.player = ""
+		return
+	default:
+	}
+	if _, dup := g.sessions[l.player]; dup {
+		g.st.duplicate.Add(1)
+		l.post(AppendError(nil, CodeDuplicate, fmt.Sprintf("player %q is already in game on this node", l.player)), true)
+		g.slots.Add(-1)
+		l.player = ""
+		return
+	}
+	avatar, err := g.cfg.Controller.Join(n, l.player)
+	if err != nil {
+		g.st.joinFailed.Add(1)
+		l.post(AppendError(nil, CodeJoinFailed, err.Error()), true)
+		g.slots.Add(-1)
+		l.player = ""
+		return
+	}
+	s := &session{l: l, player: l.player, avatar: avatar, enc: NewEncoder(g.cfg.History)}
+	g.sessions[l.player] = s
+	g.order = append(g.order, s)
+	g.st.joins.Add(1)
+	g.st.players.Add(1)
+	l.post(AppendJoinOK(nil, Welcome{Player: l.player, Avatar: avatar, FrameEvery: g.cfg.FrameEvery, History: g.cfg.History, Registry: n.Config().Registry}), false)
+	g.cfg.Logf("player %q joined: avatar %v", l.player, avatar)
+}
+
+// drop ends the session of a link whose connection ended.
+func (g *Gateway) drop(n *node.Node, l *link) {
+	if l.player == "" { // refused in admit, or never admitted
+		return
+	}
+	// A link's join is taken in the same Frame as its leave or an earlier
+	// one: a link without a session was ended by the gateway, or is
+	// admitted below, sees its end and releases its slot.
+	if s, ok := g.sessions[l.player]; ok && s.l == l {
+		g.end(n, s)
+	}
+}
+
+func (g *Gateway) end(n *node.Node, s *session) {
+	g.cfg.Controller.Leave(n, s.avatar)
+	delete(g.sessions, s.player)
+	for i, o := range g.order {
+		if o == s {
+			g.order = append(g.order[:i], g.order[i+1:]...)
+			break
+		}
+	}
+	g.slots.Add(-1)
+	g.st.players.Add(-1)
+	g.st.leaves.Add(1)
+	g.cfg.Logf("player %q left", s.player)
+}
+
+func (g *Gateway) applyInputs(n *node.Node, s *session) {
+	l := s.l
+	l.mu.Lock()
+	in := l.inputs
+	l.inputs = l.ispare[:0]
+	l.mu.Unlock()
+	for _, x := range in {
+		if err := g.cfg.Controller.Input(n, s.avatar, x.data); err != nil {
+			g.st.badInputs.Add(1)
+		} else {
+			g.st.inputs.Add(1)
+		}
+		s.seq = x.seq
+	}
+	clear(in)
+	l.mu.Lock()
+	l.ispare = in[:0]
+	l.mu.Unlock()
+}
+
+// sendState encodes and offers s's State for this frame. It reports false
+// when the session ended instead (its avatar is gone).
+func (g *Gateway) sendState(n *node.Node, s *session) bool {
+	obj, _, ok := n.Lookup(s.avatar)
+	if !ok {
+		s.l.post(AppendError(nil, CodeAvatarGone, fmt.Sprintf("avatar %v no longer exists", s.avatar)), true)
+		g.end(n, s)
+		return false
+	}
+	g.boxes = obj.Interest(g.boxes[:0])
+	g.seen = g.seen[:0]
+	for _, i := range g.visible(s.avatar) {
+		o := &g.objs[i]
+		g.seen = append(g.seen, Seen{o.ID, o.Kind, o.State})
+	}
+	msg, base, err := s.enc.Encode(g.msg[:0], g.frame, s.l.acked.Load(), s.seq, g.seen)
+	if err != nil { // cannot happen: node.Objects lists objects in ID order
+		g.cfg.Logf("player %q: %v", s.player, err)
+		return true
+	}
+	g.msg = msg
+	if base == 0 {
+		g.st.fullStates.Add(1)
+	}
+	if s.l.offer(g.msg, g.frame) {
+		g.st.coalesced.Add(1)
+	}
+	return true
+}
+
+// frameHook is the shape of live.FrameHook, the driver's per-frame hook
+// (package live cannot be imported from here without a cycle risk; live
+// asserts the real interface).
+type frameHook interface {
+	Frame(now time.Duration, n *node.Node)
+}
+
+var _ frameHook = (*Gateway)(nil)
