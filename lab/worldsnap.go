@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"cmp"
 	"slices"
 	"time"
 
@@ -55,15 +56,7 @@ func (f *frameSnap) take(n *node.Node) {
 
 // object returns what the snapshot holds of id.
 func (f *frameSnap) object(id world.ObjectID) (snapObj, bool) {
-	k, ok := slices.BinarySearchFunc(f.objs, id, func(o snapObj, id world.ObjectID) int {
-		switch {
-		case o.id < id:
-			return -1
-		case o.id > id:
-			return 1
-		}
-		return 0
-	})
+	k, ok := slices.BinarySearchFunc(f.objs, id, func(o snapObj, id world.ObjectID) int { return cmp.Compare(o.id, id) })
 	if !ok {
 		return snapObj{}, false
 	}

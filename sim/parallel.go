@@ -81,9 +81,8 @@ type group struct {
 // workers so far (0 with Workers ≤ 1).
 func (s *Sim) ParallelWindows() int { return s.par.ran }
 
-// Lookahead returns the length of a parallel window, and Clusters the
-// number of clusters of nodes and the largest one's size, as planned for
-// the nodes added so far (see Config.Workers).
+// Lookahead returns the length of a parallel window, as planned for the
+// nodes added so far (see Config.Workers).
 func (s *Sim) Lookahead() time.Duration {
 	s.plan()
 	return time.Duration(s.par.look)
