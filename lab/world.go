@@ -12,6 +12,7 @@ import (
 
 	"github.com/overworld/overworld/arena"
 	"github.com/overworld/overworld/internal/locate"
+	"github.com/overworld/overworld/internal/replica"
 	"github.com/overworld/overworld/internal/wire"
 	"github.com/overworld/overworld/node"
 	osim "github.com/overworld/overworld/sim"
@@ -34,6 +35,10 @@ const (
 	// primary and runs every think function; the player nodes are clients
 	// that receive what their players' interests cover.
 	ArchClientServer Arch = "client-server"
+	// ArchColyseus: the distributed locator of Colyseus §6 on a Mercury
+	// ring (locate.Mercury): every player node is a rendezvous for a key
+	// range; no infrastructure node.
+	ArchColyseus Arch = "colyseus"
 )
 
 // Archs lists the architectures in the order the lab reports them.
@@ -42,10 +47,10 @@ func Archs() []Arch { return []Arch{ArchClientServer, ArchBroadcast, ArchDirecto
 // ParseArch parses an architecture name.
 func ParseArch(s string) (Arch, error) {
 	switch a := Arch(strings.ToLower(strings.TrimSpace(s))); a {
-	case ArchDirectory, ArchBroadcast, ArchClientServer:
+	case ArchDirectory, ArchBroadcast, ArchClientServer, ArchColyseus:
 		return a, nil
 	}
-	return "", fmt.Errorf("%w: architecture %q: want directory, broadcast or client-server", ErrConfig, s)
+	return "", fmt.Errorf("%w: architecture %q: want directory, broadcast, client-server or colyseus", ErrConfig, s)
 }
 
 // hasInfra reports whether the architecture adds a node with no players
@@ -107,6 +112,19 @@ type WorldConfig struct {
 	// Workers); 0 means one per CPU (GOMAXPROCS). The result is the same,
 	// byte for byte, for any value.
 	Workers int
+
+	// The colyseus architecture's knobs (ignored by the others).
+	// KeyMap is the key mapping: locate.KeyMapHilbert (default),
+	// KeyMapLinear or KeyMapRegions (dht, one region per player).
+	KeyMap string
+	// PredTime is the interest prediction horizon and subscription TTL
+	// (default 1 s, the paper's sweet spot); negative means none (0).
+	PredTime time.Duration
+	// Balance turns the ring's leave-join load balancing on.
+	Balance bool
+	// NoProactive turns proactive replication off (attached objects,
+	// missiles, are discovered like the rest).
+	NoProactive bool
 }
 
 // DefaultWorldConfig returns 16 nodes × 8 bots on a rect map for 60 s of
@@ -150,6 +168,12 @@ func (c WorldConfig) Validate() (WorldConfig, error) {
 	if c.StalenessCap == 0 {
 		c.StalenessCap = d.StalenessCap
 	}
+	if c.KeyMap == "" {
+		c.KeyMap = locate.KeyMapHilbert
+	}
+	if c.PredTime == 0 {
+		c.PredTime = time.Second
+	}
 	bad := func(format string, args ...any) (WorldConfig, error) {
 		return c, fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, args...))
 	}
@@ -177,6 +201,10 @@ func (c WorldConfig) Validate() (WorldConfig, error) {
 		return bad("staleness sampling every %d frames, at most %d: want both ≥ 1", c.StalenessEvery, c.StalenessCap)
 	case c.Workers < 0 || c.Workers > 256:
 		return bad("workers %d: want 0 (one per CPU) to 256", c.Workers)
+	case c.KeyMap != locate.KeyMapHilbert && c.KeyMap != locate.KeyMapLinear && c.KeyMap != locate.KeyMapRegions:
+		return bad("key map %q: want %s, %s or %s", c.KeyMap, locate.KeyMapHilbert, locate.KeyMapLinear, locate.KeyMapRegions)
+	case c.PredTime > time.Minute:
+		return bad("prediction time %v: want at most 1m", c.PredTime)
 	}
 	switch c.Data {
 	case SitesPlanetLab:
@@ -219,6 +247,7 @@ type World struct {
 	game  *arena.Game
 	sim   *osim.Sim
 	nodes []*node.Node // index = NodeID - 1; the infra node last
+	mercs []*locate.Mercury // colyseus: each node's locator, by node
 	infra wire.NodeID  // 0 for broadcast
 	truth *truth
 	snaps []frameSnap // per node: as of its latest frame
@@ -290,9 +319,17 @@ func newWorld(cfg WorldConfig, wrap func(*node.Node) osim.Core) (*World, error) 
 			disc = b
 		case ArchClientServer:
 			disc = locate.NewClientServer(id, w.infra)
+		case ArchColyseus:
+			m, err := newMercury(cfg, game, id)
+			if err != nil {
+				return nil, err
+			}
+			w.mercs = append(w.mercs, m)
+			disc = m
 		}
 		n, err := node.New(node.Config{ID: id, Registry: game.Registry(), Discovery: disc,
-			Rand: rand.New(rand.NewPCG(cfg.Seed, streamWorldNode^uint64(id)))})
+			Rand:    rand.New(rand.NewPCG(cfg.Seed, streamWorldNode^uint64(id))),
+			Replica: replica.Config{NoAttach: cfg.NoProactive}})
 		if err != nil {
 			return nil, err
 		}
@@ -305,6 +342,9 @@ func newWorld(cfg WorldConfig, wrap func(*node.Node) osim.Core) (*World, error) 
 		if err := s.AddNode(id, where[i], core); err != nil {
 			return nil, err
 		}
+	}
+	if err := w.bootstrapRing(); err != nil {
+		return nil, err
 	}
 	for _, sp := range game.Spawns() {
 		n := w.nodes[sp.Node]

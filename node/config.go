@@ -14,7 +14,9 @@ import (
 
 // Discovery finds the replicas a node needs and the nodes its primaries
 // must update. internal/locate provides the implementations (Directory,
-// Broadcast, ClientServer); a Discovery serves one node.
+// Broadcast, ClientServer, and Mercury, the distributed locator on the
+// ring); a Discovery serves one node. One whose frames locate.Check does
+// not validate implements Check(t, body) error as well.
 type Discovery interface {
 	// Tick is called once per frame after the think functions ran.
 	Tick(f *locate.Frame, out *locate.Out)
@@ -23,6 +25,13 @@ type Discovery interface {
 	Handles(t wire.Type) bool
 	// Step handles one received discovery frame (already validated).
 	Step(now time.Duration, from wire.NodeID, t wire.Type, body []byte, out *locate.Out) error
+}
+
+// checker is implemented by architectures whose frames locate.Check does
+// not know (the distributed locator's ring and locator frames): the node
+// validates a packet's discovery frames with it.
+type checker interface {
+	Check(t wire.Type, body []byte) error
 }
 
 // hoster is implemented by architectures in which some nodes may not hold

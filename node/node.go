@@ -164,7 +164,9 @@ func (n *Node) buildFrame(now time.Duration) {
 		ctl, _ := n.store.Controller(id)
 		n.offs = append(n.offs, len(n.ibuf))
 		n.ibuf = n.appendInterest(n.ibuf, obj)
-		n.prims = append(n.prims, locate.Primary{ID: id, Loc: obj.State().Location(), Controller: ctl, New: n.created[id]})
+		vel, hasVel := locate.MoverVelocity(obj)
+		n.prims = append(n.prims, locate.Primary{ID: id, Loc: obj.State().Location(), Controller: ctl, New: n.created[id],
+			Vel: vel, HasVel: hasVel})
 	}
 	n.offs = append(n.offs, len(n.ibuf))
 	for i := range n.prims {
@@ -308,7 +310,11 @@ func (n *Node) validate(p wire.Packet) error {
 		case replica.Handles(t):
 			err = n.store.Check(p.From, t, body)
 		case n.disc.Handles(t):
-			err = locate.Check(t, body, &n.check)
+			if c, ok := n.disc.(checker); ok {
+				err = c.Check(t, body)
+			} else {
+				err = locate.Check(t, body, &n.check)
+			}
 		default:
 			err = fmt.Errorf("%w: %v frame not used by this architecture", wire.ErrMalformed, t)
 		}

@@ -14,6 +14,11 @@ type Primary struct {
 	Controller wire.NodeID // the node whose player controls it (client-server); else the node itself
 	Interest   []world.Box // its interest this frame (aliases the caller's buffer)
 	New        bool        // created since the previous frame
+	// Vel is the object's own velocity prediction (world.Mover), valid
+	// when HasVel: interest prediction uses it instead of the observed
+	// moving average.
+	Vel    world.Point
+	HasVel bool
 }
 
 // Frame is what a node tells its locator once per frame.

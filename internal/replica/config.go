@@ -48,6 +48,10 @@ type Config struct {
 	// TombstoneTTL: how long a deleted object's ID is remembered, so late or
 	// reordered messages cannot bring it back.
 	TombstoneTTL time.Duration
+	// NoAttach turns proactive replication off: world.Attacher is
+	// ignored, so attached objects (missiles) are found by discovery like
+	// any other (for experiments that measure what attachment saves).
+	NoAttach bool
 	// MaxFrame: an updates frame is closed and a new one started once its
 	// body exceeds this many bytes, so packets stay under the MTU.
 	MaxFrame int

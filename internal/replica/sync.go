@@ -88,7 +88,7 @@ func (s *Store) Answer(now time.Duration, o *wire.Outbox) {
 
 func (s *Store) flushPrimary(now time.Duration, e *entry) {
 	// Attachment: mirror the holders of the object e is attached to.
-	if a, ok := e.obj.(world.Attacher); ok {
+	if a, ok := e.obj.(world.Attacher); ok && !s.cfg.NoAttach {
 		if to := a.AttachTo(); to != 0 && to != e.id {
 			if t := s.objs.get(to); t != nil && t.primary {
 				for _, h := range t.holders {

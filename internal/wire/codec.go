@@ -42,12 +42,15 @@ const (
 	TypeRingOwner          // owner → origin: who owns a key (route cache, long links)
 	TypeRingSplit          // light node → heavy node: offer to split your range
 	TypeRingSplitReply     // heavy node → light node: the key to join at, or no
+
+	// The distributed locator (internal/locate's Mercury; body in locate.go).
+	TypeLocate // a locator message: publication, subscription, match or hand-off (Locate)
 	numTypes
 )
 
 var typeNames = [...]string{"", "updates", "acks", "writes", "register", "drop", "delete",
 	"handoff", "publish", "subscribe", "match", "ring-route", "ring-join-reply", "ring-stabilize",
-	"ring-stabilize-reply", "ring-leave", "ring-ping", "ring-pong", "ring-owner", "ring-split", "ring-split-reply"}
+	"ring-stabilize-reply", "ring-leave", "ring-ping", "ring-pong", "ring-owner", "ring-split", "ring-split-reply", "locate"}
 
 // String returns the type's lower-case name.
 func (t Type) String() string {
@@ -73,6 +76,8 @@ func (t Type) Class() Class {
 		return ClassControl
 	case TypeRingRoute:
 		return ClassDiscovery // the ring commits a routed frame under its payload's class
+	case TypeLocate:
+		return ClassMatching // sent direct: matches (hand-offs are committed as maintenance)
 	}
 	if t >= TypeRingJoinReply && t < numTypes {
 		return ClassMaintenance

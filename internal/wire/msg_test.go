@@ -170,6 +170,41 @@ var codecs = []codec{
 	{TypeMatch, func(r *rand.Rand) any { return randPubs(r) },
 		func(b []byte, m any) []byte { return AppendPubs(b, TypeMatch, m.(*Pubs)) },
 		func(p []byte) (any, error) { m := &Pubs{}; return m, m.Decode(p) }},
+	{TypeLocate, func(r *rand.Rand) any { return randLocate(r) },
+		func(b []byte, m any) []byte { return AppendLocate(b, m.(*Locate)) },
+		func(p []byte) (any, error) { m := &Locate{}; return m, m.Decode(p) }},
+}
+
+func randBoxes(r *rand.Rand, dims int) []world.Box {
+	var bs []world.Box
+	for range randN(r) {
+		var b world.Box
+		for d := range dims {
+			b.Min[d], b.Max[d] = randFloat(r), randFloat(r)
+		}
+		bs = append(bs, b)
+	}
+	return bs
+}
+
+func randLocate(r *rand.Rand) *Locate {
+	m := &Locate{Kind: LocKind(1 + r.IntN(int(numLocKinds)-1)), Sent: randDur(r), Routed: randDur(r), TTL: randDur(r),
+		Seq: r.Uint64() >> r.IntN(64), Dims: 1 + r.IntN(world.MaxDims)}
+	if m.Sent < 0 {
+		m.Sent = -m.Sent
+	}
+	for range randN(r) {
+		p := LocPub{ID: randID(r), Node: NodeID(r.Uint32()), TTL: time.Duration(r.Int64N(int64(time.Minute)))}
+		for d := range m.Dims {
+			p.Loc[d] = randFloat(r)
+		}
+		m.Pubs = append(m.Pubs, p)
+	}
+	m.Boxes = randBoxes(r, m.Dims)
+	for range randN(r) / 3 {
+		m.Subs = append(m.Subs, LocSub{Node: NodeID(r.Uint32()), Seq: r.Uint64(), TTL: time.Second, Boxes: randBoxes(r, m.Dims)})
+	}
+	return m
 }
 
 func codecOf(t Type) codec {
@@ -273,6 +308,7 @@ func FuzzHandoff(f *testing.F)   { fuzzType(f, TypeHandoff) }
 func FuzzPublish(f *testing.F)   { fuzzType(f, TypePublish) }
 func FuzzSubscribe(f *testing.F) { fuzzType(f, TypeSubscribe) }
 func FuzzMatch(f *testing.F)     { fuzzType(f, TypeMatch) }
+func FuzzLocate(f *testing.F)    { fuzzType(f, TypeLocate) }
 
 // FuzzPayload feeds arbitrary payloads through OpenFrames and every frame's
 // decoder, as a node's Step does.

@@ -110,3 +110,13 @@ func (o *Outbox) pack(i, maxp int) (int, int) {
 	}
 	return j, size
 }
+
+// MoveTo commits every waiting frame to dst, in commit order, with its
+// destination and class, and empties o. A component with an outbox of its
+// own (the ring under a locator) hands its frames to its node's this way.
+func (o *Outbox) MoveTo(dst *Outbox) {
+	for _, f := range o.frames {
+		dst.Commit(f.to, f.class, append(dst.Buf(), o.buf[f.off:f.end]...))
+	}
+	o.Reset()
+}

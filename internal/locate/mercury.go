@@ -1,0 +1,505 @@
+package locate
+
+import (
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/overworld/overworld/internal/ring"
+	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/world"
+)
+
+// MercuryConfig configures the distributed locator. Every node of a
+// cluster uses the same Keys, Predict and periods.
+type MercuryConfig struct {
+	// Keys is the cluster's key mapping (rangedht over x or a Hilbert
+	// curve, or dht's hashed regions). Required.
+	Keys KeyMap
+	// Ring configures the ring node; ID, Rand and Outbox are set by
+	// NewMercury. The zero value means ring.DefaultConfig (WAN timings).
+	Ring ring.Config
+	// Predict configures interest prediction (§6.2): PredTime is the
+	// prediction horizon and the subscriptions' TTL. Zero means
+	// DefaultPredictConfig with PubTTL set to PublishPeriod.
+	Predict PredictConfig
+	// PublishPeriod: every primary's location is published this often
+	// (new objects at once). Default 500 ms.
+	PublishPeriod time.Duration
+	// PublishTTL: how long a rendezvous keeps a publication. Default 3 ×
+	// PublishPeriod (rides out two lost publications).
+	PublishTTL time.Duration
+	// MinSubTTL bounds a subscription's TTL from below when PredTime is
+	// shorter (a TTL of zero would store nothing). Default 250 ms.
+	MinSubTTL time.Duration
+	// Slack is the subscription cache's slack: a cached subscription
+	// counts as live until this long before it expires at the rendezvous,
+	// so that its refresh arrives in time. Default 200 ms.
+	Slack time.Duration
+	// MergeEps is the aggregation filter's ε: overlapping predicted boxes
+	// are merged when the merged box adds at most this fraction of volume.
+	// Default 0.5; negative disables merging (every box sent alone).
+	MergeEps float64
+	// MaxTTL caps the TTL a rendezvous accepts from any node. Default 1 min.
+	MaxTTL time.Duration
+	// Dims is the number of dimensions of the world's space (1 to
+	// world.MaxDims). Required.
+	Dims int
+}
+
+// DefaultMercuryConfig returns the defaults over keys and dims dimensions.
+func DefaultMercuryConfig(keys KeyMap, dims int) MercuryConfig {
+	return MercuryConfig{Keys: keys, Dims: dims}
+}
+
+// MercuryStats counts what one node's locator did.
+type MercuryStats struct {
+	PubsRouted, SubsSent, RangesRouted uint64 // publications routed; subscription boxes sent; their key ranges routed
+	PubsStored, SubsStored             uint64 // publications and subscription ranges delivered here as rendezvous
+	MatchesSent, Found                 uint64 // publications sent to subscribers; received (another node's)
+	HandoffsSent, HandoffsTaken        uint64 // hand-off messages sent and imported
+	NotMember                          uint64 // routes skipped while out of the ring (joining or left)
+	Malformed, Unexpected, Rejected    uint64 // dropped messages: undecodable; wrong kind here; refused by the store
+	// Discovery latency of every match received, split into routing (the
+	// publication or subscription's way to the rendezvous) and matching
+	// (the match's way to the subscriber); and the hops of every
+	// publication and subscription delivered here.
+	Latency, Routing, Matching Hist
+	Hops                       [32]uint64
+}
+
+// Mercury is the distributed object locator of Colyseus §6 over Mercury's
+// ring (internal/ring): every node is a rendezvous for the key range it
+// owns. A primary's location is published to the owner of its key (the
+// KeyMap maps points to keys), and a node's predicted interests, aggregated
+// (Aggregator: a subscription cache and the merge filter), are subscribed
+// at every node whose range meets their key ranges; each rendezvous keeps
+// both as soft state with TTLs (Store), matches each new publication or
+// subscription against the other side at once, and sends the matches
+// straight to the subscriber, which hands them to its node as Found (the
+// node checks them against its current, unpredicted view before it asks for
+// a replica). When the ring moves a key range (a join, a leave, a load-
+// balancing move), the soft state for it follows (a LocHandoff).
+//
+// Its caller (node.Node, which drives it like any Discovery) must also put
+// it in a ring before the first Tick: Bootstrap with the whole membership,
+// or Create and Join; and may Leave, AddContact, or read Ring and Store.
+// Those calls queue ring frames that reach the node's outbox at the next
+// Tick or Step. Written here: no library does range publish/subscribe over
+// a ring.
+type Mercury struct {
+	cfg   MercuryConfig
+	self  wire.NodeID
+	ring  *ring.Node
+	ob    wire.Outbox // the ring's frames, moved to the node's outbox
+	store *Store
+	pred  *Predictor
+	agg   *Aggregator
+
+	nextPub time.Duration
+	seq     uint64
+	stats   MercuryStats
+
+	evs                    []ring.Event
+	msg, chk               wire.Locate
+	payload                []byte
+	need, pbox, plan, nbuf []world.Box
+	ranges                 []KeyRange
+	matches                []Match
+	hand                   Handoff
+}
+
+// NewMercury returns node self's locator with its ring node (out of any
+// ring), or an error naming a bad field of cfg. rng seeds the ring (long
+// links, timer phases, load samples).
+func NewMercury(self wire.NodeID, cfg MercuryConfig, rng *rand.Rand) (*Mercury, error) {
+	if cfg.Keys == nil {
+		return nil, fmt.Errorf("%w: mercury: no key mapping", ErrLocateConfig)
+	}
+	if cfg.Dims < 1 || cfg.Dims > world.MaxDims {
+		return nil, fmt.Errorf("%w: mercury: dims %d (want 1 to %d)", ErrLocateConfig, cfg.Dims, world.MaxDims)
+	}
+	if rng == nil {
+		return nil, fmt.Errorf("%w: mercury: no random source", ErrLocateConfig)
+	}
+	if cfg.PublishPeriod == 0 {
+		cfg.PublishPeriod = 500 * time.Millisecond
+	}
+	if cfg.PublishTTL == 0 {
+		cfg.PublishTTL = 3 * cfg.PublishPeriod
+	}
+	for _, f := range []struct {
+		v   *time.Duration
+		def time.Duration
+		n   string
+	}{{&cfg.MinSubTTL, 250 * time.Millisecond, "MinSubTTL"}, {&cfg.Slack, 200 * time.Millisecond, "Slack"},
+		{&cfg.MaxTTL, time.Minute, "MaxTTL"}, {&cfg.PublishPeriod, 0, "PublishPeriod"}, {&cfg.PublishTTL, 0, "PublishTTL"}} {
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+		if *f.v < 0 {
+			return nil, fmt.Errorf("%w: mercury %s %v is negative", ErrLocateConfig, f.n, *f.v)
+		}
+	}
+	if cfg.PublishTTL <= cfg.PublishPeriod {
+		return nil, fmt.Errorf("%w: mercury PublishTTL %v must exceed PublishPeriod %v", ErrLocateConfig, cfg.PublishTTL, cfg.PublishPeriod)
+	}
+	if cfg.MergeEps == 0 {
+		cfg.MergeEps = 0.5
+	}
+	if cfg.MergeEps != cfg.MergeEps || cfg.MergeEps > 1e6 {
+		return nil, fmt.Errorf("%w: mercury MergeEps %v", ErrLocateConfig, cfg.MergeEps)
+	}
+	if cfg.Predict.PredTime == 0 && cfg.Predict.PubTime == 0 && cfg.Predict.Window == 0 {
+		p := DefaultPredictConfig()
+		p.PubTTL = cfg.PublishPeriod
+		cfg.Predict = p
+	}
+	pred, err := NewPredictor(cfg.Predict)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Predict = pred.Config()
+	eps := max(cfg.MergeEps, 0)
+	agg, err := NewAggregator(cfg.Dims, cfg.Slack, eps)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.MergeEps < 0 {
+		agg.Eps = -1
+	}
+	st, err := NewStore(StoreConfig{Dims: cfg.Dims, Keys: cfg.Keys, MaxTTL: cfg.MaxTTL})
+	if err != nil {
+		return nil, err
+	}
+	rc := cfg.Ring
+	m := &Mercury{self: self, store: st, pred: pred, agg: agg}
+	rc.ID, rc.Rand, rc.Outbox = self, rng, &m.ob
+	rn, err := ring.New(rc)
+	if err != nil {
+		return nil, fmt.Errorf("%w: mercury: %w", ErrLocateConfig, err)
+	}
+	cfg.Ring = rn.Config()
+	m.cfg, m.ring = cfg, rn
+	return m, nil
+}
+
+// Config returns the validated configuration.
+func (m *Mercury) Config() MercuryConfig { return m.cfg }
+
+// Ring returns the ring node (to Bootstrap, Create, Join, Leave or inspect
+// it; its events are the locator's to read).
+func (m *Mercury) Ring() *ring.Node { return m.ring }
+
+// Store returns the rendezvous soft state this node keeps.
+func (m *Mercury) Store() *Store { return m.store }
+
+// Stats returns the counters.
+func (m *Mercury) Stats() MercuryStats { return m.stats }
+
+// Handles reports whether t is a message of this locator: ring frames and
+// TypeLocate.
+func (m *Mercury) Handles(t wire.Type) bool { return t == wire.TypeLocate || ring.Handles(t) }
+
+// Check decodes a frame of this locator without acting on it. A TypeLocate
+// frame sent directly must be a match or a hand-off (publications and
+// subscriptions travel routed, inside ring frames).
+func (m *Mercury) Check(t wire.Type, body []byte) error {
+	if ring.Handles(t) {
+		return m.ring.Check(t, body)
+	}
+	if t != wire.TypeLocate {
+		return fmt.Errorf("%w: %v frame is not a locator message", wire.ErrMalformed, t)
+	}
+	if err := m.chk.Decode(body); err != nil {
+		return err
+	}
+	if m.chk.Kind != wire.LocMatch && m.chk.Kind != wire.LocHandoff {
+		return fmt.Errorf("%w: locate %v sent directly (it travels routed)", wire.ErrMalformed, m.chk.Kind)
+	}
+	return nil
+}
+
+// Tick runs one frame: the ring's timers, then the publications (every
+// primary each PublishPeriod, new ones at once) and the subscriptions (the
+// predicted interests whose needs no live cached subscription covers,
+// merged), routed over the ring; then it expires the soft state.
+func (m *Mercury) Tick(f *Frame, out *Out) {
+	now := f.Now
+	m.ring.Tick(now)
+	m.events(now, out)
+	m.publish(f)
+	m.subscribe(f)
+	_ = m.store.Expire(now) // time only moves forward here
+	if f.Dims == m.cfg.Dims && now >= time.Second && now%(5*time.Second) < 100*time.Millisecond {
+		m.pred.Sweep(now - 5*time.Second)
+	}
+	m.events(now, out)
+	m.ob.MoveTo(out.Outbox)
+}
+
+// route sends the message in m.msg to the owner of key (or, with hi !=
+// key, every owner of [key, hi]).
+func (m *Mercury) route(now time.Duration, key, hi uint64, walk bool) bool {
+	if !m.ring.Member() {
+		m.stats.NotMember++
+		return false
+	}
+	m.payload = wire.AppendLocate(wire.AppendHeader(m.payload[:0]), &m.msg)
+	var err error
+	if walk {
+		err = m.ring.RouteRange(now, key, hi, wire.ClassDiscovery, m.payload)
+	} else {
+		err = m.ring.Route(now, key, wire.ClassDiscovery, m.payload)
+	}
+	if err != nil {
+		m.stats.NotMember++
+		return false
+	}
+	return true
+}
+
+func (m *Mercury) publish(f *Frame) {
+	now := f.Now
+	all := now >= m.nextPub
+	if all {
+		m.nextPub = now + m.cfg.PublishPeriod
+	}
+	for i := range f.Primaries {
+		p := &f.Primaries[i]
+		if !all && !p.New {
+			continue
+		}
+		m.msg = wire.Locate{Kind: wire.LocPublish, Sent: now, Dims: f.Dims, Pubs: m.msg.Pubs[:0]}
+		m.msg.Pubs = append(m.msg.Pubs, wire.LocPub{ID: p.ID, Node: m.self, Loc: p.Loc, TTL: m.cfg.PublishTTL})
+		if m.route(now, m.cfg.Keys.PointKey(p.Loc), 0, false) {
+			m.stats.PubsRouted++
+		}
+	}
+}
+
+func (m *Mercury) subscribe(f *Frame) {
+	now := f.Now
+	if f.Dims != m.cfg.Dims {
+		return
+	}
+	m.need, m.pbox = m.need[:0], m.pbox[:0]
+	for i := range f.Primaries {
+		p := &f.Primaries[i]
+		if len(p.Interest) == 0 {
+			continue
+		}
+		m.pred.Observe(p.ID, now, p.Loc)
+		n0, p0 := len(m.need), len(m.pbox)
+		m.need = m.pred.Need(p.Interest, m.need)
+		m.pbox = m.pred.Predict(p.ID, p.Vel, p.HasVel, p.Interest, m.pbox)
+		if len(m.need)-n0 != len(m.pbox)-p0 {
+			m.need, m.pbox = m.need[:n0], m.pbox[:p0] // unbounded interests: nothing to subscribe
+		}
+	}
+	ttl := max(m.pred.TTL(), m.cfg.MinSubTTL)
+	plan, err := m.agg.Plan(now, m.need, m.pbox, ttl, m.plan[:0])
+	if err != nil {
+		return
+	}
+	m.plan = plan
+	for _, b := range plan {
+		m.seq++
+		m.stats.SubsSent++
+		m.msg = wire.Locate{Kind: wire.LocSubscribe, Sent: now, TTL: ttl, Seq: m.seq, Dims: f.Dims,
+			Pubs: m.msg.Pubs[:0], Boxes: append(m.msg.Boxes[:0], b)}
+		m.ranges = m.cfg.Keys.BoxRanges(b, m.ranges[:0])
+		for _, r := range m.ranges {
+			if m.route(now, r.Lo, r.Hi, r.Lo != r.Hi) {
+				m.stats.RangesRouted++
+			}
+		}
+	}
+}
+
+// Step handles one received frame (already checked): a ring frame, whose
+// deliveries are the publications and subscriptions this node stores and
+// matches, or a direct match or hand-off.
+func (m *Mercury) Step(now time.Duration, from wire.NodeID, t wire.Type, body []byte, out *Out) error {
+	defer m.ob.MoveTo(out.Outbox)
+	if ring.Handles(t) {
+		err := m.ring.Step(now, from, t, body)
+		m.events(now, out)
+		return err
+	}
+	if t != wire.TypeLocate {
+		m.stats.Unexpected++
+		return fmt.Errorf("%w: %v frame is not a locator message", wire.ErrMalformed, t)
+	}
+	if err := m.msg.Decode(body); err != nil {
+		m.stats.Malformed++
+		return err
+	}
+	switch m.msg.Kind {
+	case wire.LocMatch:
+		m.found(now, out)
+	case wire.LocHandoff:
+		m.takeHandoff(now)
+	default:
+		m.stats.Unexpected++
+	}
+	return nil
+}
+
+// found turns a received match into Found facts and records its latency.
+func (m *Mercury) found(now time.Duration, out *Out) {
+	if m.msg.Sent <= m.msg.Routed && m.msg.Routed <= now {
+		m.stats.Latency.Add(now - m.msg.Sent)
+		m.stats.Routing.Add(m.msg.Routed - m.msg.Sent)
+		m.stats.Matching.Add(now - m.msg.Routed)
+	}
+	for _, p := range m.msg.Pubs {
+		if p.Node == m.self || p.Node == 0 || p.TTL <= 0 {
+			continue
+		}
+		m.stats.Found++
+		out.Found = append(out.Found, Found{ID: p.ID, Node: p.Node, Loc: p.Loc, Until: now + min(p.TTL, m.cfg.MaxTTL)})
+	}
+}
+
+func (m *Mercury) takeHandoff(now time.Duration) {
+	m.hand.Pubs, m.hand.Subs = m.hand.Pubs[:0], m.hand.Subs[:0]
+	for _, p := range m.msg.Pubs {
+		m.hand.Pubs = append(m.hand.Pubs, Publication{ID: p.ID, Node: p.Node, Loc: p.Loc, Until: now + min(p.TTL, m.cfg.MaxTTL)})
+	}
+	for _, s := range m.msg.Subs {
+		m.hand.Subs = append(m.hand.Subs, Subscription{Node: s.Node, Seq: s.Seq, Boxes: s.Boxes, Until: now + min(s.TTL, m.cfg.MaxTTL)})
+	}
+	if err := m.store.Import(now, &m.hand); err != nil {
+		m.stats.Rejected++
+		return
+	}
+	m.stats.HandoffsTaken++
+}
+
+// events acts on what the ring reports.
+func (m *Mercury) events(now time.Duration, out *Out) {
+	m.evs = m.ring.Events(m.evs[:0])
+	for i := range m.evs {
+		ev := &m.evs[i]
+		switch ev.Kind {
+		case ring.EventDelivered:
+			m.deliver(now, ev, out)
+		case ring.EventHandoff:
+			m.handoff(now, ev.Range, ev.Peer.ID)
+		}
+	}
+}
+
+// deliver stores and matches a publication or subscription routed here.
+func (m *Mercury) deliver(now time.Duration, ev *ring.Event, out *Out) {
+	fr, err := wire.OpenFrames(ev.Data)
+	if err != nil {
+		m.stats.Malformed++
+		return
+	}
+	t, body, ok := fr.Next()
+	if !ok || t != wire.TypeLocate {
+		m.stats.Malformed++
+		return
+	}
+	if err := m.msg.Decode(body); err != nil {
+		m.stats.Malformed++
+		return
+	}
+	if _, _, more := fr.Next(); more || fr.Err() != nil {
+		m.stats.Malformed++
+		return
+	}
+	if m.msg.Dims != m.cfg.Dims {
+		m.stats.Rejected++
+		return
+	}
+	m.stats.Hops[min(ev.Hops, len(m.stats.Hops)-1)]++
+	origin := ev.Peer.ID
+	m.matches = m.matches[:0]
+	switch m.msg.Kind {
+	case wire.LocPublish:
+		for _, p := range m.msg.Pubs {
+			// A node publishes only its own primaries.
+			m.matches, err = m.store.Publish(now, p.ID, origin, p.Loc, p.TTL, m.matches)
+			if err != nil {
+				m.stats.Rejected++
+				continue
+			}
+			m.stats.PubsStored++
+			m.ring.AddLoad(now, m.cfg.Keys.PointKey(p.Loc), 1)
+		}
+	case wire.LocSubscribe:
+		m.matches, err = m.store.Subscribe(now, origin, m.msg.Seq, m.msg.Boxes, m.msg.TTL, m.matches)
+		if err != nil {
+			m.stats.Rejected++
+			return
+		}
+		m.stats.SubsStored++
+		m.ring.AddLoad(now, m.loadKey(ev.Range), 1)
+	default:
+		m.stats.Unexpected++
+		return
+	}
+	m.sendMatches(now, m.msg.Sent, m.msg.Dims, out)
+}
+
+// loadKey is the key a delivered range is counted under: its start if this
+// node owns it, else this node's own key (the range reached it by the walk).
+func (m *Mercury) loadKey(r ring.Range) uint64 {
+	if m.ring.Owns(r.Lo) {
+		return r.Lo
+	}
+	return m.ring.Key()
+}
+
+// sendMatches sends m.matches, grouped by subscriber in node order, each
+// message at most maxMatch publications.
+func (m *Mercury) sendMatches(now, sent time.Duration, dims int, out *Out) {
+	const maxMatch = 24
+	slices.SortStableFunc(m.matches, func(a, b Match) int { return cmp.Compare(a.To, b.To) })
+	for i := 0; i < len(m.matches); {
+		to := m.matches[i].To
+		msg := wire.Locate{Kind: wire.LocMatch, Sent: sent, Routed: now, Dims: dims, Pubs: m.msg.Pubs[:0]}
+		for ; i < len(m.matches) && m.matches[i].To == to && len(msg.Pubs) < maxMatch; i++ {
+			p := &m.matches[i].Pub
+			msg.Pubs = append(msg.Pubs, wire.LocPub{ID: p.ID, Node: p.Node, Loc: p.Loc, TTL: p.Until - now})
+		}
+		m.stats.MatchesSent += uint64(len(msg.Pubs))
+		m.msg.Pubs = msg.Pubs
+		out.Outbox.Commit(to, wire.ClassMatching, wire.AppendLocate(out.Outbox.Buf(), &msg))
+	}
+}
+
+// handoff sends the soft state of the arc r to its new owner and forgets
+// it here.
+func (m *Mercury) handoff(now time.Duration, r ring.Range, to wire.NodeID) {
+	m.store.Export(r.Lo, r.Hi, &m.hand)
+	m.store.Drop(r.Lo, r.Hi)
+	if to == m.self || to == 0 {
+		return
+	}
+	const pubChunk, subChunk = 16, 4
+	for i := 0; i < len(m.hand.Pubs); i += pubChunk {
+		msg := wire.Locate{Kind: wire.LocHandoff, Sent: now, Dims: m.cfg.Dims}
+		for _, p := range m.hand.Pubs[i:min(i+pubChunk, len(m.hand.Pubs))] {
+			msg.Pubs = append(msg.Pubs, wire.LocPub{ID: p.ID, Node: p.Node, Loc: p.Loc, TTL: p.Until - now})
+		}
+		m.sendHandoff(to, &msg)
+	}
+	for i := 0; i < len(m.hand.Subs); i += subChunk {
+		msg := wire.Locate{Kind: wire.LocHandoff, Sent: now, Dims: m.cfg.Dims}
+		for _, s := range m.hand.Subs[i:min(i+subChunk, len(m.hand.Subs))] {
+			msg.Subs = append(msg.Subs, wire.LocSub{Node: s.Node, Seq: s.Seq, TTL: s.Until - now, Boxes: s.Boxes})
+		}
+		m.sendHandoff(to, &msg)
+	}
+}
+
+func (m *Mercury) sendHandoff(to wire.NodeID, msg *wire.Locate) {
+	m.stats.HandoffsSent++
+	m.ob.Commit(to, wire.ClassMaintenance, wire.AppendLocate(m.ob.Buf(), msg))
+}

@@ -1,0 +1,206 @@
+package wire
+
+import (
+	"encoding/binary"
+	"strconv"
+	"time"
+
+	"github.com/overworld/overworld/world"
+)
+
+// LocKind says what a Locate message carries.
+type LocKind uint8
+
+// Locate kinds. The numbering is the wire format; append only.
+const (
+	// LocPublish: publisher → rendezvous, routed over the ring to the key
+	// of each publication's location. Pubs are the publisher's objects.
+	LocPublish LocKind = iota + 1
+	// LocSubscribe: subscriber → rendezvous, routed over the ring to every
+	// node whose range meets the key ranges of Boxes. Seq names the
+	// subscription among the subscriber's; TTL is its lifetime.
+	LocSubscribe
+	// LocMatch: rendezvous → subscriber, sent directly: publications that
+	// match a subscription, each with its remaining lifetime.
+	LocMatch
+	// LocHandoff: old rendezvous → new one, sent directly when a key range
+	// changes owner: the soft state stored for it (Pubs and Subs, each
+	// with its remaining lifetime).
+	LocHandoff
+	numLocKinds
+)
+
+var locKindNames = [...]string{"", "publish", "subscribe", "match", "handoff"}
+
+// String returns the kind's lower-case name.
+func (k LocKind) String() string {
+	if k > 0 && k < numLocKinds {
+		return locKindNames[k]
+	}
+	return "lockind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// LocPub is one publication in a Locate message: object ID, whose primary
+// is on node Node, is at Loc; the information lives TTL more.
+type LocPub struct {
+	ID   world.ObjectID
+	Node NodeID
+	Loc  world.Point
+	TTL  time.Duration
+}
+
+// LocSub is one stored subscription in a hand-off: subscription Seq of
+// node Node over Boxes, alive for TTL more.
+type LocSub struct {
+	Node  NodeID
+	Seq   uint64
+	TTL   time.Duration
+	Boxes []world.Box
+}
+
+// Locate is the body of a TypeLocate frame: one message of the distributed
+// object locator (Colyseus §6). A frame carries one kind; the fields a kind
+// does not use are empty.
+type Locate struct {
+	Kind LocKind
+	// Sent is when the publication or subscription left its origin, and
+	// Routed (LocMatch) when the one that made the match reached the
+	// rendezvous: the subscriber splits the discovery latency into
+	// routing and matching with them. They are times of the cluster's
+	// clock (the simulator's virtual time); nodes without a shared clock
+	// send them but must not compare them.
+	Sent, Routed time.Duration
+	TTL          time.Duration // LocSubscribe: the subscription's lifetime
+	Seq          uint64        // LocSubscribe: the subscription's name
+	Dims         int           // dimensions of every point and box (1 to world.MaxDims)
+	Pubs         []LocPub      // LocPublish, LocMatch, LocHandoff
+	Boxes        []world.Box   // LocSubscribe
+	Subs         []LocSub      // LocHandoff
+}
+
+// AppendLocate appends m as one TypeLocate frame. Dims must be 1 to
+// world.MaxDims.
+func AppendLocate(b []byte, m *Locate) []byte {
+	b, start := beginFrame(b, TypeLocate)
+	b = append(b, byte(m.Kind))
+	b = appendDuration(b, m.Sent)
+	b = appendDuration(b, m.Routed)
+	b = appendDuration(b, m.TTL)
+	b = binary.AppendUvarint(b, m.Seq)
+	b = append(b, byte(m.Dims))
+	b = binary.AppendUvarint(b, uint64(len(m.Pubs)))
+	for i := range m.Pubs {
+		p := &m.Pubs[i]
+		b = appendID(b, p.ID)
+		b = binary.AppendUvarint(b, uint64(p.Node))
+		b = appendPoint(b, p.Loc, m.Dims)
+		b = appendDuration(b, p.TTL)
+	}
+	b = appendBoxes(b, m.Boxes, m.Dims)
+	b = binary.AppendUvarint(b, uint64(len(m.Subs)))
+	for i := range m.Subs {
+		s := &m.Subs[i]
+		b = binary.AppendUvarint(b, uint64(s.Node))
+		b = binary.AppendUvarint(b, s.Seq)
+		b = appendDuration(b, s.TTL)
+		b = appendBoxes(b, s.Boxes, m.Dims)
+	}
+	return endFrame(b, start)
+}
+
+func appendPoint(b []byte, p world.Point, dims int) []byte {
+	for d := range dims {
+		b = appendFloat(b, p[d])
+	}
+	return b
+}
+
+func appendBoxes(b []byte, boxes []world.Box, dims int) []byte {
+	b = binary.AppendUvarint(b, uint64(len(boxes)))
+	for i := range boxes {
+		for d := range dims {
+			b = appendFloat(b, boxes[i].Min[d])
+			b = appendFloat(b, boxes[i].Max[d])
+		}
+	}
+	return b
+}
+
+// Decode decodes a TypeLocate frame body into m, reusing its slices. A kind
+// outside the defined ones, a count larger than the body can hold, or
+// trailing bytes are malformed.
+func (m *Locate) Decode(body []byte) error {
+	r := reader{p: body}
+	if len(body) == 0 {
+		return malformed("locate: empty body")
+	}
+	m.Kind = LocKind(body[0])
+	r.p = r.p[1:]
+	if m.Kind == 0 || m.Kind >= numLocKinds {
+		return malformed("locate: unknown kind %d", body[0])
+	}
+	m.Sent = r.duration("sent")
+	m.Routed = r.duration("routed")
+	m.TTL = r.duration("ttl")
+	m.Seq = r.uvarint("seq")
+	m.Dims = r.dims()
+	m.Pubs = m.Pubs[:0]
+	// Every entry takes at least one byte per field: a count beyond the
+	// remaining bytes is a lie, refused before anything is allocated.
+	n := r.count("publication count")
+	for range n {
+		p := LocPub{ID: r.id(), Node: NodeID(r.u32("node"))}
+		for d := range m.Dims {
+			p.Loc[d] = r.float()
+		}
+		p.TTL = r.duration("publication ttl")
+		if r.err != nil {
+			return r.err
+		}
+		m.Pubs = append(m.Pubs, p)
+	}
+	m.Boxes = r.boxes(m.Boxes[:0], m.Dims)
+	m.Subs = m.Subs[:0]
+	n = r.count("subscription count")
+	for range n {
+		s := LocSub{Node: NodeID(r.u32("node")), Seq: r.uvarint("seq"), TTL: r.duration("subscription ttl")}
+		s.Boxes = r.boxes(nil, m.Dims)
+		if r.err != nil {
+			return r.err
+		}
+		m.Subs = append(m.Subs, s)
+	}
+	if r.err == nil && len(r.p) > 0 {
+		return malformed("locate: %d trailing bytes", len(r.p))
+	}
+	return r.err
+}
+
+// count reads an entry count that cannot exceed the bytes left.
+func (r *reader) count(what string) int {
+	n := r.uvarint(what)
+	if r.err == nil && n > uint64(len(r.p)) {
+		r.err = malformed("%s %d exceeds the %d bytes left", what, n, len(r.p))
+		r.p = nil
+		return 0
+	}
+	return int(n)
+}
+
+// boxes reads a counted list of boxes over dims dimensions onto dst; it
+// returns dst unchanged (nil stays nil) for an empty list.
+func (r *reader) boxes(dst []world.Box, dims int) []world.Box {
+	n := r.count("box count")
+	for range n {
+		var bx world.Box
+		for d := range dims {
+			bx.Min[d] = r.float()
+			bx.Max[d] = r.float()
+		}
+		if r.err != nil {
+			return dst
+		}
+		dst = append(dst, bx)
+	}
+	return dst
+}

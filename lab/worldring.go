@@ -1,0 +1,148 @@
+package lab
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/overworld/overworld/arena"
+	"github.com/overworld/overworld/internal/locate"
+	"github.com/overworld/overworld/internal/ring"
+	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/world"
+)
+
+// streamWorldRing is the random stream of each node's ring (long links,
+// timer phases, load samples).
+const streamWorldRing = 0x72696e67 // "ring"
+
+// mercuryPublishPeriod is how often every primary publishes its location
+// under the colyseus architecture (the directory's period, for a fair
+// comparison).
+const mercuryPublishPeriod = 500 * time.Millisecond
+
+// worldKeyMap builds the key mapping cfg names over the game's map.
+func worldKeyMap(cfg WorldConfig, game *arena.Game) (locate.KeyMap, error) {
+	ext := world.Box{Max: world.Point{game.Map.W, game.Map.H}}
+	kc := locate.KeyMapConfig{Kind: cfg.KeyMap, Extent: ext, Regions: cfg.Players()}
+	if cfg.KeyMap == locate.KeyMapHilbert {
+		// A quarter of the interest box's width (BENCHMARKS.md).
+		kc.Cell = game.Config().Interest / 2
+	}
+	km, err := locate.NewKeyMap(kc)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	return km, nil
+}
+
+// newMercury builds node id's distributed locator.
+func newMercury(cfg WorldConfig, game *arena.Game, id wire.NodeID) (*locate.Mercury, error) {
+	km, err := worldKeyMap(cfg, game)
+	if err != nil {
+		return nil, err
+	}
+	pc := locate.DefaultPredictConfig()
+	pc.PredTime = max(cfg.PredTime, 0)
+	pc.PubTTL = mercuryPublishPeriod
+	mc := locate.MercuryConfig{Keys: km, Dims: game.Registry().Space().Dims(), Predict: pc,
+		PublishPeriod: mercuryPublishPeriod}
+	mc.Ring.Balance = cfg.Balance
+	rng := rand.New(rand.NewPCG(cfg.Seed, streamWorldRing^uint64(id)))
+	m, err := locate.NewMercury(id, mc, rng)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	return m, nil
+}
+
+// ringKeys returns n keys spread evenly over the ring: node i owns the
+// i-th n-th of the key space.
+func ringKeys(n int) []uint64 {
+	keys := make([]uint64, n)
+	step := ^uint64(0) / uint64(n)
+	for i := range keys {
+		keys[i] = step * uint64(i+1)
+	}
+	keys[n-1] = ^uint64(0)
+	return keys
+}
+
+// bootstrapRing puts every colyseus node in one ring at time 0, each at an
+// even share of the key space (the coordinator of a real cluster knows the
+// membership when it starts one; churn experiments join later).
+func (w *World) bootstrapRing() error {
+	if len(w.mercs) == 0 {
+		return nil
+	}
+	keys := ringKeys(len(w.mercs))
+	members := make([]ring.Peer, len(w.mercs))
+	for i := range members {
+		members[i] = ring.Peer{ID: wire.NodeID(i + 1), Key: keys[i]}
+	}
+	for _, m := range w.mercs {
+		if err := m.Ring().Bootstrap(0, members); err != nil {
+			return fmt.Errorf("lab: ring bootstrap: %w", err)
+		}
+	}
+	return nil
+}
+
+// Mercury returns the colyseus locators, by node (nil under the other
+// architectures).
+func (w *World) Mercury() []*locate.Mercury { return w.mercs }
+
+// RingResult sums the colyseus locators' counters and latency histograms.
+type RingResult struct {
+	Stats locate.MercuryStats
+	// Hops is the mean hop count of the publications and subscriptions
+	// delivered; HopsP99 its 99th percentile.
+	Hops    float64
+	HopsP99 int
+}
+
+// RingResult returns the colyseus locators' counters summed over the
+// nodes (the zero value under the other architectures).
+func (w *World) RingResult() RingResult {
+	var r RingResult
+	s := &r.Stats
+	for _, m := range w.mercs {
+		o := m.Stats()
+		s.PubsRouted += o.PubsRouted
+		s.SubsSent += o.SubsSent
+		s.RangesRouted += o.RangesRouted
+		s.PubsStored += o.PubsStored
+		s.SubsStored += o.SubsStored
+		s.MatchesSent += o.MatchesSent
+		s.Found += o.Found
+		s.HandoffsSent += o.HandoffsSent
+		s.HandoffsTaken += o.HandoffsTaken
+		s.NotMember += o.NotMember
+		s.Malformed += o.Malformed
+		s.Unexpected += o.Unexpected
+		s.Rejected += o.Rejected
+		s.Latency.Merge(&o.Latency)
+		s.Routing.Merge(&o.Routing)
+		s.Matching.Merge(&o.Matching)
+		for i, c := range o.Hops {
+			s.Hops[i] += c
+		}
+	}
+	var n, sum uint64
+	for i, c := range s.Hops {
+		n += c
+		sum += uint64(i) * c
+	}
+	if n > 0 {
+		r.Hops = float64(sum) / float64(n)
+		var acc uint64
+		for i, c := range s.Hops {
+			acc += c
+			if acc*100 >= n*99 {
+				r.HopsP99 = i
+				break
+			}
+		}
+	}
+	return r
+}
