@@ -246,9 +246,9 @@ type World struct {
 	cfg   WorldConfig
 	game  *arena.Game
 	sim   *osim.Sim
-	nodes []*node.Node // index = NodeID - 1; the infra node last
+	nodes []*node.Node      // index = NodeID - 1; the infra node last
 	mercs []*locate.Mercury // colyseus: each node's locator, by node
-	infra wire.NodeID  // 0 for broadcast
+	infra wire.NodeID       // 0 for broadcast
 	truth *truth
 	snaps []frameSnap // per node: as of its latest frame
 	check func(ev osim.Event)

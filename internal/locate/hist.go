@@ -15,9 +15,9 @@ const (
 // Hist is a fixed-bucket histogram of durations: cheap to add to on the
 // hot path and to merge across nodes. The zero value is empty and ready.
 type Hist struct {
-	n      [HistBuckets]uint32
-	count  uint64
-	sum    time.Duration
+	n       [HistBuckets]uint32
+	count   uint64
+	sum     time.Duration
 	largest time.Duration
 }
 
