@@ -122,6 +122,11 @@ type WorldConfig struct {
 	PredTime time.Duration
 	// Balance turns the ring's leave-join load balancing on.
 	Balance bool
+	// Prefetch (m) widens, in x and y, the view each node fetches and
+	// keeps replicas for (node.Config.Prefetch), so that objects are
+	// replicated before they enter an interest. Any architecture; 0 means
+	// none, as in the paper.
+	Prefetch float64
 	// NoProactive turns proactive replication off (attached objects,
 	// missiles, are discovered like the rest).
 	NoProactive bool
@@ -203,6 +208,8 @@ func (c WorldConfig) Validate() (WorldConfig, error) {
 		return bad("workers %d: want 0 (one per CPU) to 256", c.Workers)
 	case c.KeyMap != locate.KeyMapHilbert && c.KeyMap != locate.KeyMapLinear && c.KeyMap != locate.KeyMapRegions:
 		return bad("key map %q: want %s, %s or %s", c.KeyMap, locate.KeyMapHilbert, locate.KeyMapLinear, locate.KeyMapRegions)
+	case !(c.Prefetch >= 0) || c.Prefetch > 1e6:
+		return bad("prefetch %v m: want 0 to 1e6", c.Prefetch)
 	case c.PredTime > time.Minute:
 		return bad("prediction time %v: want at most 1m", c.PredTime)
 	}
@@ -329,7 +336,7 @@ func newWorld(cfg WorldConfig, wrap func(*node.Node) osim.Core) (*World, error) 
 		}
 		n, err := node.New(node.Config{ID: id, Registry: game.Registry(), Discovery: disc,
 			Rand:    rand.New(rand.NewPCG(cfg.Seed, streamWorldNode^uint64(id))),
-			Replica: replica.Config{NoAttach: cfg.NoProactive}})
+			Replica: replica.Config{NoAttach: cfg.NoProactive}, Prefetch: world.Point{cfg.Prefetch, cfg.Prefetch}})
 		if err != nil {
 			return nil, err
 		}

@@ -46,7 +46,7 @@ func newMercury(cfg WorldConfig, game *arena.Game, id wire.NodeID) (*locate.Merc
 	pc.PredTime = max(cfg.PredTime, 0)
 	pc.PubTTL = mercuryPublishPeriod
 	mc := locate.MercuryConfig{Keys: km, Dims: game.Registry().Space().Dims(), Predict: pc,
-		PublishPeriod: mercuryPublishPeriod}
+		PublishPeriod: mercuryPublishPeriod, Pad: world.Point{cfg.Prefetch, cfg.Prefetch}}
 	mc.Ring.Balance = cfg.Balance
 	rng := rand.New(rand.NewPCG(cfg.Seed, streamWorldRing^uint64(id)))
 	m, err := locate.NewMercury(id, mc, rng)

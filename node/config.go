@@ -51,6 +51,12 @@ type Config struct {
 	Rand *rand.Rand
 	// Replica tunes replica management; Self and Registry are filled in.
 	Replica replica.Config
+	// Prefetch widens the view the node fetches and keeps replicas for by
+	// this much on each side, per dimension: an object the locator found
+	// within it is replicated before it enters an interest (at the cost of
+	// replicas of objects near it). Zero fetches for the view itself, as
+	// Colyseus does. Components must be finite and non-negative.
+	Prefetch world.Point
 	// MaxPayload is the largest packet payload the node makes (frames that
 	// are larger on their own travel alone). 0 means wire.DefaultMaxPayload.
 	MaxPayload int
@@ -70,6 +76,11 @@ func (c Config) Validate() (Config, error) {
 	}
 	if c.Rand == nil {
 		c.Rand = rand.New(rand.NewPCG(uint64(c.ID), 0x6f766572))
+	}
+	for d, m := range c.Prefetch {
+		if !(m >= 0) || m > 1e12 {
+			return c, fmt.Errorf("%w: Prefetch %v in dimension %d (want finite, non-negative)", ErrConfig, m, d)
+		}
 	}
 	if c.MaxPayload == 0 {
 		c.MaxPayload = wire.DefaultMaxPayload

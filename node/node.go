@@ -60,14 +60,16 @@ type Node struct {
 	inThink bool
 
 	// The location index Context.Each queries (see index.go).
-	idx     *locate.Points[world.Object]
-	vidx    viewIndex
-	members []replica.Change
-	touched []world.ObjectID // objects the current think may have moved
-	tsort   []world.ObjectID
-	qsum    float64 // widths of this frame's Each boxes, for the cell size
-	qn      int
-	qavg    float64 // moving average of the frames' mean Each box width
+	idx      *locate.Points[world.Object]
+	vidx     viewIndex   // over keepView
+	pview    []world.Box // the view widened by Config.Prefetch
+	prefetch bool
+	members  []replica.Change
+	touched  []world.ObjectID // objects the current think may have moved
+	tsort    []world.ObjectID
+	qsum     float64 // widths of this frame's Each boxes, for the cell size
+	qn       int
+	qavg     float64 // moving average of the frames' mean Each box width
 	// linear makes Each scan every local object: the reference the index
 	// is tested and benchmarked against.
 	linear bool
@@ -91,6 +93,7 @@ func New(cfg Config) (*Node, error) {
 	n.idx = locate.NewPoints[world.Object](n.dims, locate.DefaultCell)
 	st.TrackMembers()
 	n.vidx.boxes = locate.NewBoxes(n.dims, locate.DefaultCell)
+	n.prefetch = cfg.Prefetch != world.Point{}
 	n.out.MaxPayload = cfg.MaxPayload
 	n.lout.Outbox = &n.out
 	n.ctx.n = n
@@ -148,7 +151,7 @@ func (n *Node) Tick(now time.Duration) {
 	}
 	n.cands = kept
 	if n.linear {
-		n.store.Flush(now, n.view, &n.out)
+		n.store.Flush(now, n.keepView(), &n.out)
 	} else {
 		n.store.FlushView(now, &n.vidx, &n.out)
 	}
@@ -186,7 +189,13 @@ func (n *Node) buildFrame(now time.Duration) {
 		})
 	}
 	n.frame = locate.Frame{Now: now, Self: n.cfg.ID, Dims: n.dims, Primaries: n.prims, View: n.view}
-	n.vidx.build(n.view, n.linear)
+	if n.prefetch {
+		n.pview = n.pview[:0]
+		for _, b := range n.view {
+			n.pview = append(n.pview, b.Expand(n.cfg.Prefetch, n.cfg.Prefetch))
+		}
+	}
+	n.vidx.build(n.keepView(), n.linear)
 }
 
 // appendInterest appends obj's valid, non-empty interest boxes.
@@ -206,8 +215,9 @@ func (n *Node) inView(p world.Point) bool {
 	if !n.linear {
 		return n.vidx.Contains(p)
 	}
-	for i := range n.view {
-		if n.view[i].Contains(p, n.dims) {
+	view := n.keepView()
+	for i := range view {
+		if view[i].Contains(p, n.dims) {
 			return true
 		}
 	}
@@ -447,6 +457,15 @@ func (n *Node) Object(id world.ObjectID) (replica.Info, bool) { return n.store.O
 // View appends the node's view as of the latest Tick: the valid, non-empty
 // interest boxes of its primaries (on a client: of its own objects).
 func (n *Node) View(dst []world.Box) []world.Box { return append(dst, n.view...) }
+
+// keepView is the view the node fetches and keeps replicas for: the view,
+// widened by Config.Prefetch.
+func (n *Node) keepView() []world.Box {
+	if n.prefetch {
+		return n.pview
+	}
+	return n.view
+}
 
 // Stats returns the node's counters.
 func (n *Node) Stats() Stats { return n.stats }

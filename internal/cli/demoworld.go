@@ -19,6 +19,8 @@ import (
 // demoWorldFlags holds the flags of "overworld demo".
 type demoWorldFlags struct {
 	arch, mapType, out string
+	keyMap             string
+	prefetch           float64
 	nodes, perNode     int
 	workers            int
 	duration           time.Duration
@@ -44,6 +46,8 @@ node); their mean modelled RTT to their node is reported.
                  delay to the others) matches publications with subscriptions
   broadcast      every node sends every update to every other node
   client-server  one central server (an extra node) holds every primary
+  colyseus       the distributed locator: every node is a rendezvous for a key range
+                 of a Mercury ring (--keymap); interests are predicted and aggregated
 
 The final table gives per-node bandwidth (mean and 95th percentile of 1 s bursts, by
 traffic class), missing replicas with 0, 100 and 400 ms of grace, discovery latency,
@@ -60,7 +64,9 @@ The placement-only demo (players joining and leaving servers) is "overworld demo
 		RunE: func(cmd *cobra.Command, _ []string) error { return runDemoWorld(e, &f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.arch, "arch", string(def.Arch), "architecture: directory, broadcast or client-server")
+	fl.StringVar(&f.arch, "arch", string(def.Arch), "architecture: directory, broadcast, client-server or colyseus")
+	fl.StringVar(&f.keyMap, "keymap", "rangedht-hilbert", "colyseus key mapping: rangedht-hilbert, rangedht-x or dht")
+	fl.Float64Var(&f.prefetch, "prefetch", 0, "widen the view replicas are fetched for by this many metres (0: the interest itself)")
 	fl.IntVar(&f.nodes, "nodes", def.Nodes, "number of nodes (WonderNetwork cities: "+strings.Join(lab.DefaultServers()[:4], ", ")+", ...)")
 	fl.IntVar(&f.perNode, "players-per-node", def.PlayersPerNode, "bots per node (1: peer-to-peer, 8: federated servers)")
 	fl.DurationVar(&f.duration, "duration", def.Duration, "game time to simulate (1s to 1h)")
@@ -77,7 +83,7 @@ func runDemoWorld(e *env, f *demoWorldFlags) error {
 	cfg := lab.DefaultWorldDemoConfig()
 	arch, err := lab.ParseArch(f.arch)
 	if err != nil {
-		return badInputf("--arch %q: want directory, broadcast or client-server", f.arch)
+		return badInputf("--arch %q: want directory, broadcast, client-server or colyseus", f.arch)
 	}
 	m, err := arena.ParseMapType(f.mapType)
 	if err != nil {
@@ -95,6 +101,7 @@ func runDemoWorld(e *env, f *demoWorldFlags) error {
 		return badInputf("--workers %d: want 0 (one per CPU) to 256", f.workers)
 	}
 	cfg.Workers = f.workers
+	cfg.KeyMap, cfg.Prefetch = f.keyMap, f.prefetch
 	cfg.Arch, cfg.Map, cfg.Nodes, cfg.PlayersPerNode, cfg.Duration, cfg.Seed = arch, m, f.nodes, f.perNode, f.duration, f.seed
 	cfg.Cities = cities
 	show := false

@@ -47,6 +47,11 @@ type MercuryConfig struct {
 	// Dims is the number of dimensions of the world's space (1 to
 	// world.MaxDims). Required.
 	Dims int
+	// Pad widens every interest on each side before prediction, per
+	// dimension: a node that fetches replicas for a view wider than its
+	// interests (node.Config.Prefetch) subscribes to that wider view.
+	// Components must be finite and non-negative.
+	Pad world.Point
 }
 
 // DefaultMercuryConfig returns the defaults over keys and dims dimensions.
@@ -61,6 +66,7 @@ type MercuryStats struct {
 	MatchesSent, Found                 uint64 // publications sent to subscribers; received (another node's)
 	HandoffsSent, HandoffsTaken        uint64 // hand-off messages sent and imported
 	NotMember                          uint64 // routes skipped while out of the ring (joining or left)
+	PlanErrors                         uint64 // frames whose subscriptions could not be planned (see LastError)
 	Malformed, Unexpected, Rejected    uint64 // dropped messages: undecodable; wrong kind here; refused by the store
 	// Discovery latency of every match received, split into routing (the
 	// publication or subscription's way to the rendezvous) and matching
@@ -98,6 +104,7 @@ type Mercury struct {
 	pred  *Predictor
 	agg   *Aggregator
 
+	lastErr error
 	nextPub time.Duration
 	seq     uint64
 	stats   MercuryStats
@@ -141,6 +148,11 @@ func NewMercury(self wire.NodeID, cfg MercuryConfig, rng *rand.Rand) (*Mercury, 
 		}
 		if *f.v < 0 {
 			return nil, fmt.Errorf("%w: mercury %s %v is negative", ErrLocateConfig, f.n, *f.v)
+		}
+	}
+	for d, v := range cfg.Pad {
+		if !(v >= 0) || v > 1e12 {
+			return nil, fmt.Errorf("%w: mercury Pad %v in dimension %d (want finite, non-negative)", ErrLocateConfig, v, d)
 		}
 	}
 	if cfg.PublishTTL <= cfg.PublishPeriod {
@@ -293,8 +305,16 @@ func (m *Mercury) subscribe(f *Frame) {
 		}
 		m.pred.Observe(p.ID, now, p.Loc)
 		n0, p0 := len(m.need), len(m.pbox)
-		m.need = m.pred.Need(p.Interest, m.need)
-		m.pbox = m.pred.Predict(p.ID, p.Vel, p.HasVel, p.Interest, m.pbox)
+		interest := p.Interest
+		if m.cfg.Pad != (world.Point{}) {
+			m.nbuf = m.nbuf[:0]
+			for _, b := range interest {
+				m.nbuf = append(m.nbuf, b.Expand(m.cfg.Pad, m.cfg.Pad))
+			}
+			interest = m.nbuf
+		}
+		m.need = m.pred.Need(interest, m.need)
+		m.pbox = m.pred.Predict(p.ID, p.Vel, p.HasVel, interest, m.pbox)
 		if len(m.need)-n0 != len(m.pbox)-p0 {
 			m.need, m.pbox = m.need[:n0], m.pbox[:p0] // unbounded interests: nothing to subscribe
 		}
@@ -302,6 +322,8 @@ func (m *Mercury) subscribe(f *Frame) {
 	ttl := max(m.pred.TTL(), m.cfg.MinSubTTL)
 	plan, err := m.agg.Plan(now, m.need, m.pbox, ttl, m.plan[:0])
 	if err != nil {
+		m.stats.PlanErrors++
+		m.lastErr = err
 		return
 	}
 	m.plan = plan
@@ -503,3 +525,7 @@ func (m *Mercury) sendHandoff(to wire.NodeID, msg *wire.Locate) {
 	m.stats.HandoffsSent++
 	m.ob.Commit(to, wire.ClassMaintenance, wire.AppendLocate(m.ob.Buf(), msg))
 }
+
+// LastErr returns the latest error that stopped a frame's subscriptions
+// (counted in MercuryStats.PlanErrors), or nil.
+func (m *Mercury) LastErr() error { return m.lastErr }
