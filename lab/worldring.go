@@ -9,6 +9,7 @@ import (
 	"github.com/overworld/overworld/internal/locate"
 	"github.com/overworld/overworld/internal/ring"
 	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/node"
 	"github.com/overworld/overworld/world"
 )
 
@@ -146,3 +147,10 @@ func (w *World) RingResult() RingResult {
 	}
 	return r
 }
+
+// Every locator is a node.Discovery; the distributed one also validates
+// its own frames.
+var (
+	_ node.Discovery                              = (*locate.Mercury)(nil)
+	_ interface{ Check(wire.Type, []byte) error } = (*locate.Mercury)(nil)
+)

@@ -66,6 +66,7 @@ type MercuryStats struct {
 	MatchesSent, Found                 uint64 // publications sent to subscribers; received (another node's)
 	HandoffsSent, HandoffsTaken        uint64 // hand-off messages sent and imported
 	NotMember                          uint64 // routes skipped while out of the ring (joining or left)
+	Rejoins                            uint64 // joins retried after a failed join or an isolation
 	PlanErrors                         uint64 // frames whose subscriptions could not be planned (see LastError)
 	Malformed, Unexpected, Rejected    uint64 // dropped messages: undecodable; wrong kind here; refused by the store
 	// Discovery latency of every match received, split into routing (the
@@ -90,8 +91,11 @@ type MercuryStats struct {
 // balancing move), the soft state for it follows (a LocHandoff).
 //
 // Its caller (node.Node, which drives it like any Discovery) must also put
-// it in a ring before the first Tick: Bootstrap with the whole membership,
-// or Create and Join; and may Leave, AddContact, or read Ring and Store.
+// it in a ring before the first Tick: Ring().Bootstrap with the whole
+// membership, Ring().Create for the first node, or Join through a member
+// (the locator retries failed joins and rejoins after an isolation on its
+// own); and may Ring().Leave, AddContact (a coordinator hands each node a
+// random member now and then), or read Ring and Store.
 // Those calls queue ring frames that reach the node's outbox at the next
 // Tick or Step. Written here: no library does range publish/subscribe over
 // a ring.
@@ -105,6 +109,9 @@ type Mercury struct {
 	agg   *Aggregator
 
 	lastErr error
+	rng     *rand.Rand    // shared with the ring: one goroutine drives both
+	seeds   []wire.NodeID // members to join through: the join seed and contacts
+	retryAt time.Duration // when to join again after a failed join or isolation (0: no retry due)
 	nextPub time.Duration
 	seq     uint64
 	stats   MercuryStats
@@ -187,7 +194,7 @@ func NewMercury(self wire.NodeID, cfg MercuryConfig, rng *rand.Rand) (*Mercury, 
 		return nil, err
 	}
 	rc := cfg.Ring
-	m := &Mercury{self: self, store: st, pred: pred, agg: agg}
+	m := &Mercury{self: self, store: st, pred: pred, agg: agg, rng: rng}
 	rc.ID, rc.Rand, rc.Outbox = self, rng, &m.ob
 	rn, err := ring.New(rc)
 	if err != nil {
@@ -210,6 +217,61 @@ func (m *Mercury) Store() *Store { return m.store }
 
 // Stats returns the counters.
 func (m *Mercury) Stats() MercuryStats { return m.stats }
+
+// JoinRetry is how long a node whose join failed waits before it tries
+// again, through a member it knows, at a random key.
+const JoinRetry = 2 * time.Second
+
+// Join makes the node join the ring through seed (any member), which
+// picks its key (it splits its own range at its load median). Should the
+// join fail, or every peer be lost later (an isolated node), the locator
+// joins again through seed or a contact (AddContact) on its own.
+func (m *Mercury) Join(now time.Duration, seed wire.NodeID) error {
+	if seed == m.self {
+		return fmt.Errorf("%w: mercury: node %d cannot join through itself", ring.ErrState, seed)
+	}
+	if err := m.ring.JoinPicked(now, seed); err != nil {
+		return err
+	}
+	m.addSeed(seed)
+	m.retryAt = 0
+	return nil
+}
+
+// AddContact tells the locator of another member: the ring probes it now
+// and then (ring.Node.AddContact), and the locator rejoins through it if
+// it ever falls out of the ring.
+func (m *Mercury) AddContact(p ring.Peer) {
+	if p.ID == m.self || p.ID == 0 {
+		return
+	}
+	m.ring.AddContact(p)
+	m.addSeed(p.ID)
+}
+
+func (m *Mercury) addSeed(id wire.NodeID) {
+	if !slices.Contains(m.seeds, id) {
+		if len(m.seeds) == 16 {
+			m.seeds = m.seeds[1:]
+		}
+		m.seeds = append(m.seeds, id)
+	}
+}
+
+// rejoin joins again, when a retry is due, through a known member at a
+// random key.
+func (m *Mercury) rejoin(now time.Duration) {
+	if m.retryAt == 0 || now < m.retryAt || m.ring.Member() || m.ring.Joining() || len(m.seeds) == 0 {
+		return
+	}
+	m.retryAt = 0
+	seed := m.seeds[m.rng.IntN(len(m.seeds))]
+	if err := m.ring.Join(now, seed, m.rng.Uint64()); err != nil {
+		m.retryAt = now + JoinRetry
+		return
+	}
+	m.stats.Rejoins++
+}
 
 // Handles reports whether t is a message of this locator: ring frames and
 // TypeLocate.
@@ -240,6 +302,7 @@ func (m *Mercury) Check(t wire.Type, body []byte) error {
 // merged), routed over the ring; then it expires the soft state.
 func (m *Mercury) Tick(f *Frame, out *Out) {
 	now := f.Now
+	m.rejoin(now)
 	m.ring.Tick(now)
 	m.events(now, out)
 	m.publish(f)
@@ -411,6 +474,12 @@ func (m *Mercury) events(now time.Duration, out *Out) {
 			m.deliver(now, ev, out)
 		case ring.EventHandoff:
 			m.handoff(now, ev.Range, ev.Peer.ID)
+		case ring.EventJoinFailed:
+			m.retryAt = now + JoinRetry
+		case ring.EventIsolated:
+			if len(m.seeds) > 0 && m.ring.Leave(now) == nil {
+				m.retryAt = now + JoinRetry
+			}
 		}
 	}
 }

@@ -1184,6 +1184,18 @@ func (n *Node) onPong(from wire.NodeID) {
 		n.stats.Unexpected++
 		return
 	}
+	if i := n.succIndex(from); ps.key == m.Key && (n.hasPred && n.pred.ID == from && n.pred.Key != m.Key ||
+		i >= 0 && n.succs[i].Key != m.Key) {
+		// The peer table already knows the new key (from another message)
+		// but the pointers still hold the old one: a node that crashed and
+		// came back under the same ID at another key.
+		n.forget(from)
+		if n.hasPred && n.pred.ID == from {
+			n.hasPred = false
+		}
+		n.fixAlone(true)
+		return
+	}
 	if ps.key != m.Key {
 		// The peer moved (load-balancing rejoin): it is no longer where
 		// this node's pointers say.

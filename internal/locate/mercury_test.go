@@ -1,0 +1,541 @@
+package locate
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/overworld/overworld/internal/ring"
+	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/world"
+)
+
+// mnet is a deterministic network of Mercury locators without node cores:
+// each node owns a few moving objects (primaries) with square interests;
+// packets wait a per-pair latency drawn from the seed; every live node
+// ticks every frame. It checks end to end that the locator finds, for every
+// node, every object of another node that has stayed inside one of its
+// interests long enough (the exact reference is a scan of every object).
+type mnet struct {
+	t      *testing.T
+	seed   uint64
+	rng    *rand.Rand
+	now    time.Duration
+	frame  time.Duration
+	keys   KeyMap
+	ext    float64
+	mercs  []*Mercury
+	alive  []bool
+	outs   []wire.Outbox
+	lat    map[[2]wire.NodeID]time.Duration
+	q      []mpkt
+	seq    uint64
+	objs   []mobj
+	found  []map[world.ObjectID]Found // per node: the latest news of each object
+	inside map[[2]uint64]time.Duration
+	pkts   []wire.Packet
+	lout   Out
+	errs   int
+}
+
+type mpkt struct {
+	at  time.Duration
+	seq uint64
+	p   wire.Packet
+}
+
+type mobj struct {
+	id       world.ObjectID
+	node     int
+	loc, vel world.Point
+	half     float64 // interest half-width (0: no interest)
+}
+
+const mdims = 2
+
+func newMnet(t *testing.T, seed uint64, n, perNode int, kind string) *mnet {
+	t.Helper()
+	m := &mnet{t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, 7)), frame: 100 * time.Millisecond, ext: 200,
+		lat: map[[2]wire.NodeID]time.Duration{}, inside: map[[2]uint64]time.Duration{}}
+	km, err := NewKeyMap(KeyMapConfig{Kind: kind, Extent: world.Box{Max: world.Point{m.ext, m.ext}}, Regions: n * perNode, Cell: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.keys = km
+	for i := range n {
+		id := wire.NodeID(i + 1)
+		me, err := NewMercury(id, MercuryConfig{Keys: km, Dims: mdims}, rand.New(rand.NewPCG(seed, uint64(id))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.mercs = append(m.mercs, me)
+		m.alive = append(m.alive, true)
+		m.found = append(m.found, map[world.ObjectID]Found{})
+		for k := range perNode {
+			o := mobj{id: world.MakeObjectID(uint32(id), uint32(k+1)), node: i,
+				loc: world.Point{m.rng.Float64() * m.ext, m.rng.Float64() * m.ext}, half: 20}
+			if k%3 == 2 {
+				o.half = 0 // an item: publishes, never subscribes
+			}
+			m.objs = append(m.objs, o)
+		}
+	}
+	m.outs = make([]wire.Outbox, n)
+	members := make([]ring.Peer, n)
+	step := ^uint64(0) / uint64(n)
+	for i := range members {
+		members[i] = ring.Peer{ID: wire.NodeID(i + 1), Key: step * uint64(i+1)}
+	}
+	for _, me := range m.mercs {
+		if err := me.Ring().Bootstrap(0, members); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return m
+}
+
+func (m *mnet) latency(a, b wire.NodeID) time.Duration {
+	k := [2]wire.NodeID{min(a, b), max(a, b)}
+	d, ok := m.lat[k]
+	if !ok {
+		d = time.Duration(5+m.rng.IntN(95)) * time.Millisecond
+		m.lat[k] = d
+	}
+	return d
+}
+
+// send queues the packets in node i's outbox.
+func (m *mnet) send(i int) {
+	from := wire.NodeID(i + 1)
+	m.pkts = m.outs[i].Packets(from, m.pkts[:0])
+	for _, p := range m.pkts {
+		m.seq++
+		d := time.Duration(0)
+		if p.To != from {
+			d = m.latency(from, p.To)
+		}
+		m.q = append(m.q, mpkt{at: m.now + d, seq: m.seq, p: p})
+	}
+}
+
+// deliver hands one packet to its node as a node core does: every frame
+// checked first, then stepped.
+func (m *mnet) deliver(p wire.Packet) {
+	i := int(p.To) - 1
+	if i < 0 || i >= len(m.mercs) || !m.alive[i] {
+		return
+	}
+	me := m.mercs[i]
+	fr, err := wire.OpenFrames(p.Payload)
+	if err != nil {
+		m.t.Fatalf("seed %d: node %d sent a bad payload: %v", m.seed, p.From, err)
+	}
+	for {
+		t, body, ok := fr.Next()
+		if !ok {
+			break
+		}
+		if !me.Handles(t) {
+			m.t.Fatalf("seed %d: %v frame from %d", m.seed, t, p.From)
+		}
+		if err := me.Check(t, body); err != nil {
+			m.t.Fatalf("seed %d: node %d sent a frame its peer refuses: %v", m.seed, p.From, err)
+		}
+	}
+	fr, _ = wire.OpenFrames(p.Payload)
+	m.lout = Out{Outbox: &m.outs[i]}
+	for {
+		t, body, ok := fr.Next()
+		if !ok {
+			break
+		}
+		if err := me.Step(m.now, p.From, t, body, &m.lout); err != nil {
+			m.errs++
+		}
+	}
+	m.take(i)
+	m.send(i)
+}
+
+func (m *mnet) take(i int) {
+	for _, f := range m.lout.Found {
+		if old, ok := m.found[i][f.ID]; !ok || f.Until >= old.Until {
+			m.found[i][f.ID] = f
+		}
+	}
+	m.lout.Reset()
+}
+
+// move advances every object: a random walk at up to 10 units/s,
+// bouncing off the map's edges, and now and then a teleport (a respawn).
+func (m *mnet) move() {
+	dt := m.frame.Seconds()
+	for k := range m.objs {
+		o := &m.objs[k]
+		if m.rng.IntN(20) == 0 {
+			a := m.rng.Float64() * 2 * math.Pi
+			o.vel = world.Point{10 * math.Cos(a), 10 * math.Sin(a)}
+		}
+		for d := range mdims {
+			o.loc[d] += o.vel[d] * dt
+			if o.loc[d] < 0 || o.loc[d] > m.ext {
+				o.vel[d] = -o.vel[d]
+				o.loc[d] = min(max(o.loc[d], 0), m.ext)
+			}
+		}
+	}
+}
+
+// tick runs one frame on every live node.
+func (m *mnet) tick() {
+	m.move()
+	for i, me := range m.mercs {
+		if !m.alive[i] {
+			continue
+		}
+		id := wire.NodeID(i + 1)
+		f := Frame{Now: m.now, Self: id, Dims: mdims}
+		for _, o := range m.objs {
+			if o.node != i {
+				continue
+			}
+			p := Primary{ID: o.id, Loc: o.loc, Controller: id, New: m.now == 0}
+			if o.half > 0 {
+				p.Interest = []world.Box{world.BoxAround(o.loc, world.Point{o.half, o.half})}
+			}
+			f.Primaries = append(f.Primaries, p)
+			f.View = append(f.View, p.Interest...)
+		}
+		m.lout = Out{Outbox: &m.outs[i]}
+		me.Tick(&f, &m.lout)
+		m.take(i)
+		m.send(i)
+	}
+}
+
+// run advances the network by d.
+func (m *mnet) run(d time.Duration, check func()) {
+	end := m.now + d
+	next := (m.now/m.frame + 1) * m.frame
+	if m.now == 0 {
+		next = 0
+	}
+	for m.now < end {
+		slices.SortFunc(m.q, func(a, b mpkt) int {
+			if c := cmp.Compare(a.at, b.at); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.seq, b.seq)
+		})
+		if len(m.q) > 0 && m.q[0].at < next {
+			p := m.q[0]
+			m.q = m.q[1:]
+			m.now = p.at
+			m.deliver(p.p)
+			continue
+		}
+		m.now = next
+		m.tick()
+		if check != nil {
+			check()
+		}
+		next += m.frame
+	}
+}
+
+// checkFound asserts that every node holds live news of every object of
+// another node that has been inside one of its interests for at least
+// window.
+func (m *mnet) checkFound(window time.Duration) (checked int) {
+	for i := range m.mercs {
+		if !m.alive[i] {
+			continue
+		}
+		for _, o := range m.objs {
+			if o.node == i || !m.alive[o.node] {
+				continue
+			}
+			in := false
+			for _, s := range m.objs {
+				if s.node == i && s.half > 0 && world.BoxAround(s.loc, world.Point{s.half, s.half}).Contains(o.loc, mdims) {
+					in = true
+					break
+				}
+			}
+			k := [2]uint64{uint64(i), uint64(o.id)}
+			if !in {
+				delete(m.inside, k)
+				continue
+			}
+			since, ok := m.inside[k]
+			if !ok {
+				m.inside[k] = m.now
+				continue
+			}
+			if m.now-since < window {
+				continue
+			}
+			checked++
+			f, ok := m.found[i][o.id]
+			if !ok || f.Until < m.now {
+				m.t.Fatalf("seed %d at %v: node %d has no live news of object %v (node %d, at %v) inside its interest since %v (news %+v, %v)",
+					m.seed, m.now, i+1, o.id, o.node+1, o.loc, since, f, ok)
+			}
+		}
+	}
+	return checked
+}
+
+// TestMercuryFindsEverything runs small clusters of moving objects under
+// each key mapping and checks after every frame that every node has live
+// news of every object that has stayed in one of its interests for 1.5 s
+// (a publish period, the routing, and slack), against a scan of every
+// object.
+func TestMercuryFindsEverything(t *testing.T) {
+	seeds := 6
+	if testing.Short() {
+		seeds = 2
+	}
+	for _, kind := range []string{KeyMapHilbert, KeyMapLinear, KeyMapRegions} {
+		for s := range uint64(seeds) {
+			m := newMnet(t, s+1, 6+int(s)*3, 3, kind)
+			checked := 0
+			m.run(20*time.Second, func() { checked += m.checkFound(1500 * time.Millisecond) })
+			if checked == 0 {
+				t.Fatalf("%s seed %d: nothing was ever checked", kind, s+1)
+			}
+			st := m.stats()
+			if st.Malformed+st.Unexpected+st.Rejected+st.NotMember+st.PlanErrors > 0 || m.errs > 0 {
+				t.Fatalf("%s seed %d: dropped messages: %+v, step errors %d", kind, s+1, st, m.errs)
+			}
+			if st.Latency.Count() == 0 || st.Found == 0 {
+				t.Fatalf("%s seed %d: no discovery at all: %+v", kind, s+1, st)
+			}
+		}
+	}
+}
+
+func (m *mnet) stats() MercuryStats {
+	var s MercuryStats
+	for _, me := range m.mercs {
+		o := me.Stats()
+		s.Malformed += o.Malformed
+		s.Unexpected += o.Unexpected
+		s.Rejected += o.Rejected
+		s.NotMember += o.NotMember
+		s.PlanErrors += o.PlanErrors
+		s.Found += o.Found
+		s.HandoffsSent += o.HandoffsSent
+		s.HandoffsTaken += o.HandoffsTaken
+		s.Latency.Merge(&o.Latency)
+	}
+	return s
+}
+
+// TestMercuryChurn lets nodes leave gracefully, crash and join again
+// during a run, then checks, once the churn stops, that the ring heals
+// (every key owned by exactly one live node), that discovery is complete
+// again within a few TTLs, and that no store ever holds a subscription or
+// publication past its expiry.
+func TestMercuryChurn(t *testing.T) {
+	seeds := 4
+	if testing.Short() {
+		seeds = 2
+	}
+	if n := os.Getenv("MERCURY_CHURN_SEEDS"); n != "" {
+		seeds, _ = strconv.Atoi(n)
+	}
+	total := 0
+	for s := range uint64(seeds) {
+		seed := s + 11
+		m := newMnet(t, seed, 12, 2, KeyMapHilbert)
+		rng := rand.New(rand.NewPCG(seed, 99))
+		expiryCheck := func() {
+			for i, me := range m.mercs {
+				if !m.alive[i] {
+					continue
+				}
+				for _, sub := range me.Store().Subscriptions(nil) {
+					if sub.Until <= m.now {
+						t.Fatalf("seed %d at %v: node %d stores subscription %d/%d past its expiry %v", seed, m.now, i+1, sub.Node, sub.Seq, sub.Until)
+					}
+				}
+				for _, p := range me.Store().Publications(nil) {
+					if p.Until <= m.now {
+						t.Fatalf("seed %d at %v: node %d stores publication %v past its expiry %v", seed, m.now, i+1, p.ID, p.Until)
+					}
+				}
+			}
+		}
+		m.run(5*time.Second, expiryCheck)
+		for step := range 12 {
+			i := 1 + rng.IntN(len(m.mercs)-1) // node 1 stays: the seed
+			me := m.mercs[i]
+			switch {
+			case !m.alive[i]:
+				// Come back: a fresh locator joins through node 1.
+				id := wire.NodeID(i + 1)
+				nm, err := NewMercury(id, MercuryConfig{Keys: m.keys, Dims: mdims}, rand.New(rand.NewPCG(seed, uint64(id)+uint64(step)<<8)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := nm.Join(m.now, 1); err != nil {
+					t.Fatalf("seed %d: join: %v", seed, err)
+				}
+				m.mercs[i], m.alive[i], m.found[i] = nm, true, map[world.ObjectID]Found{}
+				m.outs[i].Reset()
+				m.lout = Out{Outbox: &m.outs[i]}
+				nm.Tick(&Frame{Now: m.now, Self: id, Dims: mdims}, &m.lout) // moves the join frame out
+				m.send(i)
+			case rng.IntN(2) == 0 && me.Ring().Member():
+				if err := me.Ring().Leave(m.now); err != nil {
+					t.Fatalf("seed %d: leave: %v", seed, err)
+				}
+				m.lout = Out{Outbox: &m.outs[i]}
+				me.Tick(&Frame{Now: m.now, Self: wire.NodeID(i + 1), Dims: mdims}, &m.lout)
+				m.send(i)
+				m.alive[i] = false
+			default:
+				m.alive[i] = false // crash: silent from now on
+			}
+			m.run(time.Duration(500+rng.IntN(1500))*time.Millisecond, expiryCheck)
+		}
+		// Stable again: let failure detection and stabilisation finish.
+		m.run(15*time.Second, expiryCheck)
+		m.checkRing(seed)
+		clear(m.inside)
+		checked := 0
+		m.run(10*time.Second, func() { expiryCheck(); checked += m.checkFound(1500 * time.Millisecond) })
+		total += checked
+	}
+	if total == 0 {
+		t.Fatal("nothing checked after the churn, under any seed")
+	}
+}
+
+// checkRing asserts that the live nodes' ranges partition the key space.
+func (m *mnet) checkRing(seed uint64) {
+	type arc struct {
+		lo, hi uint64
+		id     int
+	}
+	var arcs []arc
+	for i, me := range m.mercs {
+		if !m.alive[i] || !me.Ring().Member() {
+			if m.alive[i] {
+				m.t.Fatalf("seed %d: live node %d is not in the ring (joining %v, ring stats %+v)", seed, i+1, me.Ring().Joining(), me.Ring().Stats())
+			}
+			continue
+		}
+		r, ok := me.Ring().Range()
+		if !ok {
+			m.t.Fatalf("seed %d: node %d does not know its range", seed, i+1)
+		}
+		arcs = append(arcs, arc{r.Lo, r.Hi, i + 1})
+	}
+	// Every live node's key is covered by exactly one range: its own.
+	for i, me := range m.mercs {
+		if !m.alive[i] {
+			continue
+		}
+		k := me.Ring().Key()
+		owners := 0
+		for _, a := range arcs {
+			if (ring.Range{Lo: a.lo, Hi: a.hi}).Contains(k) {
+				owners++
+			}
+		}
+		if owners != 1 {
+			m.t.Fatalf("seed %d: key of node %d is in %d ranges: %v", seed, i+1, owners, arcs)
+		}
+	}
+	var total uint64
+	for _, a := range arcs {
+		total += a.hi - a.lo + 1 // keys in [lo, hi], wrapping
+	}
+	if len(arcs) > 1 && total != 0 { // the sizes of a partition sum to 2^64 ≡ 0
+		for i, me := range m.mercs {
+			p, okp := me.Ring().Pred()
+			m.t.Logf("node %d alive %v member %v key %d pred %v %v succs %v", i+1, m.alive[i], me.Ring().Member(), me.Ring().Key(), p, okp, me.Ring().Succs(nil))
+		}
+		m.t.Fatalf("seed %d: ranges do not partition the key space (sizes sum to %d): %v", seed, total, arcs)
+	}
+}
+
+// FuzzMercuryStep feeds arbitrary frames to a ring member's locator, as a
+// node does (Check first, Step only on success): nothing panics, and what
+// is refused changes no counter but the drop counters.
+func FuzzMercuryStep(f *testing.F) {
+	km, _ := NewKeyMap(KeyMapConfig{Kind: KeyMapHilbert, Extent: world.Box{Max: world.Point{100, 100}}})
+	msgs := []wire.Locate{
+		{Kind: wire.LocMatch, Dims: 2, Pubs: []wire.LocPub{{ID: world.MakeObjectID(2, 1), Node: 2, TTL: time.Second}}},
+		{Kind: wire.LocHandoff, Dims: 2, Subs: []wire.LocSub{{Node: 3, Seq: 1, TTL: time.Second, Boxes: []world.Box{{Max: world.Point{5, 5}}}}}},
+		{Kind: wire.LocPublish, Dims: 2},
+	}
+	for _, m := range msgs {
+		f.Add(uint8(wire.TypeLocate), wire.AppendLocate(nil, &m)[2:])
+	}
+	f.Add(uint8(wire.TypeRingPing), []byte{1, 2, 3})
+	f.Add(uint8(wire.TypeRingRoute), []byte{0, 1, 0, 0, 0, 0, 0, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, typ uint8, body []byte) {
+		me, err := NewMercury(1, MercuryConfig{Keys: km, Dims: 2}, rand.New(rand.NewPCG(1, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := me.Ring().Bootstrap(0, []ring.Peer{{ID: 1, Key: 1 << 62}, {ID: 2, Key: 1 << 63}}); err != nil {
+			t.Fatal(err)
+		}
+		var ob wire.Outbox
+		out := Out{Outbox: &ob}
+		tt := wire.Type(typ)
+		if !me.Handles(tt) {
+			return
+		}
+		if err := me.Check(tt, body); err != nil {
+			return
+		}
+		_ = me.Step(time.Second, 2, tt, body, &out)
+		me.Tick(&Frame{Now: 2 * time.Second, Self: 1, Dims: 2}, &out)
+		_ = fmt.Sprint(me.Stats().Malformed)
+	})
+}
+
+// TestMercuryRejectsBadConfig names the bad field.
+func TestMercuryRejectsBadConfig(t *testing.T) {
+	km, _ := NewKeyMap(KeyMapConfig{Kind: KeyMapLinear, Extent: world.Box{Max: world.Point{100, 100}}})
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, c := range []struct {
+		cfg  MercuryConfig
+		want string
+	}{
+		{MercuryConfig{Dims: 2}, "key mapping"},
+		{MercuryConfig{Keys: km}, "dims"},
+		{MercuryConfig{Keys: km, Dims: 2, PublishPeriod: -1}, "PublishPeriod"},
+		{MercuryConfig{Keys: km, Dims: 2, PublishPeriod: time.Second, PublishTTL: time.Second}, "PublishTTL"},
+		{MercuryConfig{Keys: km, Dims: 2, Pad: world.Point{math.NaN()}}, "Pad"},
+		{MercuryConfig{Keys: km, Dims: 2, MergeEps: math.NaN()}, "MergeEps"},
+	} {
+		_, err := NewMercury(1, c.cfg, rng)
+		if err == nil || !contains(err.Error(), c.want) {
+			t.Errorf("%+v: error %v, want one naming %q", c.cfg, err, c.want)
+		}
+	}
+	if _, err := NewMercury(1, MercuryConfig{Keys: km, Dims: 2}, nil); err == nil {
+		t.Error("no random source accepted")
+	}
+}
+
+func contains(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return true
+		}
+	}
+	return false
+}
