@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/overworld/overworld/arena"
+	"github.com/overworld/overworld/internal/locate"
 	"github.com/overworld/overworld/internal/wire"
 	"github.com/overworld/overworld/node"
 	osim "github.com/overworld/overworld/sim"
@@ -356,7 +357,7 @@ func TestWorldDeterminism(t *testing.T) {
 // TestWorldParallelIsSerial: the simulation on parallel workers gives the
 // serial run's summary, byte for byte, under every architecture.
 func TestWorldParallelIsSerial(t *testing.T) {
-	for _, arch := range Archs() {
+	for _, arch := range append(Archs(), ArchColyseus) {
 		cfg := DefaultWorldConfig()
 		cfg.Arch, cfg.Nodes, cfg.PlayersPerNode, cfg.Duration, cfg.Seed = arch, 40, 4, 3*time.Second, 5
 		cfg.Jitter, cfg.Loss, cfg.Duplicate = 5*time.Millisecond, 0.02, 0.01
@@ -462,5 +463,59 @@ func TestWorldMeasures(t *testing.T) {
 	}
 	if res[ArchClientServer].Players.ByClass[wire.ClassMatching].Total != 0 {
 		t.Errorf("client-server has matching traffic")
+	}
+}
+
+// TestWorldColyseus runs the distributed locator in a peer-to-peer game
+// under each key mapping: no packet or locator message may be dropped as
+// malformed or unexpected, discovery must happen over the ring with few
+// hops, and the view must be about as consistent as under the directory
+// (one rendezvous, no routing) with the same prefetch.
+func TestWorldColyseus(t *testing.T) {
+	base := DefaultWorldConfig()
+	base.Nodes, base.PlayersPerNode, base.Map, base.Duration, base.Seed = 32, 1, arena.Sqr, 20*time.Second, 3
+	if testing.Short() {
+		base.Nodes, base.Duration = 16, 10*time.Second
+	}
+	base.Prefetch = 10
+	dir := base
+	dir.Arch = ArchDirectory
+	dres, err := RunWorld(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, km := range []string{locate.KeyMapHilbert, locate.KeyMapLinear, locate.KeyMapRegions} {
+		cfg := base
+		cfg.Arch, cfg.KeyMap = ArchColyseus, km
+		w, err := NewWorld(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Run(nil); err != nil {
+			t.Fatal(err)
+		}
+		res := w.Result()
+		rr := w.RingResult()
+		st := rr.Stats
+		if res.Summary.Counters["packets_malformed"] != 0 || st.Malformed+st.Unexpected+st.Rejected+st.NotMember+st.PlanErrors != 0 {
+			t.Fatalf("%s: dropped messages: malformed packets %d, locator %+v", km, res.Summary.Counters["packets_malformed"], st)
+		}
+		if st.Latency.Count() == 0 || st.Found == 0 || rr.Hops == 0 {
+			t.Fatalf("%s: no discovery over the ring: %+v", km, st)
+		}
+		if rr.Hops > 3 {
+			t.Errorf("%s: %.2f hops on average (want at most 3 with the route cache)", km, rr.Hops)
+		}
+		got, want := res.Summary.Views.Missing[2].Fraction, dres.Summary.Views.Missing[2].Fraction
+		// rangedht-x on a square map walks each subscription along a
+		// strip of many nodes, one after the other (Colyseus §6.3: it
+		// scales poorly on sqr maps); only the other two are held to it.
+		if km != locate.KeyMapLinear && got > 3*want+0.01 {
+			t.Errorf("%s: %.2f%% missing at 400 ms grace, the directory %.2f%%", km, 100*got, 100*want)
+		}
+		t.Logf("%s: missing %.2f%% / %.2f%% / %.2f%% (directory %.2f%% / %.2f%% / %.2f%%), discovery p50 %v, hops %.2f",
+			km, 100*res.Summary.Views.Missing[0].Fraction, 100*res.Summary.Views.Missing[1].Fraction, 100*got,
+			100*dres.Summary.Views.Missing[0].Fraction, 100*dres.Summary.Views.Missing[1].Fraction, 100*want,
+			st.Latency.Quantile(0.5), rr.Hops)
 	}
 }

@@ -72,7 +72,9 @@ type MercuryStats struct {
 	// Discovery latency of every match received, split into routing (the
 	// publication or subscription's way to the rendezvous) and matching
 	// (the match's way to the subscriber); and the hops of every
-	// publication and subscription delivered here.
+	// publication and subscription routed here (to the owner of its key,
+	// or of the first key of its range: the nodes a range walk reaches
+	// after that one are not counted).
 	Latency, Routing, Matching Hist
 	Hops                       [32]uint64
 }
@@ -508,7 +510,9 @@ func (m *Mercury) deliver(now time.Duration, ev *ring.Event, out *Out) {
 		m.stats.Rejected++
 		return
 	}
-	m.stats.Hops[min(ev.Hops, len(m.stats.Hops)-1)]++
+	if !ev.Walk {
+		m.stats.Hops[min(ev.Hops, len(m.stats.Hops)-1)]++
+	}
 	origin := ev.Peer.ID
 	m.matches = m.matches[:0]
 	switch m.msg.Kind {
