@@ -73,7 +73,10 @@ func ListenQUIC(addr string, id *pki.Identity) (*QUICNetwork, error) {
 // resetKey derives the node's QUIC stateless-reset key from its private
 // key, so that a restarted node answers packets of its previous life's
 // connections with a stateless reset and its peers redial at once instead
-// of waiting for the idle timeout.
+// of waiting for the idle timeout. QUIC resets only packets longer than 42
+// bytes, so a peer that sends nothing but keepalive pings to the restarted
+// node still waits for the idle timeout; any update packet triggers the
+// reset.
 func resetKey(id *pki.Identity) *quic.StatelessResetKey {
 	h := sha256.New()
 	h.Write([]byte("overworld stateless reset key\x00"))

@@ -167,8 +167,15 @@ func TestQUICPeerRestart(t *testing.T) {
 	b := newQUICNode(t, bid, nil)
 	baddr := b.net.Addr().String()
 	a := newQUICNode(t, issue(t, ca, 1, now, time.Hour), map[wire.NodeID]string{2: baddr})
+	// QUIC answers with a stateless reset only packets longer than 42
+	// bytes (quic-go's protocol.MinStatelessResetSize: a reset must be
+	// smaller than what provoked it), so the test sends packets of an
+	// update's usual size; a peer that sends only keepalive pings notices
+	// the restart at the idle timeout instead.
 	send := func(k byte) {
-		a.mesh.Send(wire.Packet{From: 1, To: 2, Class: wire.ClassUpdate, Payload: []byte{wire.Version, k}})
+		payload := make([]byte, 64)
+		payload[0], payload[1] = wire.Version, k
+		a.mesh.Send(wire.Packet{From: 1, To: 2, Class: wire.ClassUpdate, Payload: payload})
 	}
 	send(1)
 	if _, ok := recvWithin(b.mesh, 5*time.Second); !ok {
