@@ -153,6 +153,7 @@ func (n *Node) Tick(now time.Duration) {
 		}
 	}
 	n.cands = kept
+	n.pushAnticipating(now)
 	if n.linear {
 		n.store.Flush(now, n.keepView(), &n.out)
 	} else {
@@ -212,6 +213,41 @@ func (n *Node) buildFrame(now time.Duration) {
 		}
 	}
 	n.vidx.build(n.keepView(), n.linear)
+}
+
+// pushAnticipating pushes every primary that anticipates boxes
+// (world.Anticipator: a dead avatar, its respawn point) to the nodes whose
+// primaries it will meet there: the primaries of the replicas this node
+// holds in those boxes (it fetches them because of the anticipation).
+// Interest is mostly mutual, so those nodes will want the object when it
+// arrives; this way they hold it before, as discovery could only tell
+// them after the move. Under client-server the server decides alone.
+func (n *Node) pushAnticipating(now time.Duration) {
+	if n.handoff {
+		return
+	}
+	for i := range n.prims {
+		p := &n.prims[i]
+		for _, b := range p.Anticipated {
+			start := len(n.each)
+			if n.linear {
+				n.store.Range(func(obj world.Object, primary bool) bool {
+					if !primary && b.Contains(obj.State().Location(), n.dims) {
+						n.each = append(n.each, obj.State().ID())
+					}
+					return true
+				})
+			} else {
+				n.each = n.idx.Query(b, n.each)
+			}
+			for _, id := range n.each[start:] {
+				if from, ok := n.store.Source(id); ok {
+					n.store.Keep(now, p.ID, from)
+				}
+			}
+			n.each = n.each[:start]
+		}
+	}
 }
 
 // appendAnticipated appends obj's valid, non-empty anticipated boxes
