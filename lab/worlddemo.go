@@ -165,7 +165,11 @@ func (r *WorldDemoReport) WriteTable(w io.Writer) error {
 	for _, m := range s.Views.Missing {
 		p(" %8s", fmt.Sprintf("%g ms", m.GraceMs))
 	}
-	p("   (grace after entering the interest)\n%-34s", "  share of objects in interest")
+	if r.Config.Warmup > 0 {
+		p("   (grace after entering the interest; from %v on)\n%-34s", r.Config.Warmup, "  share of objects in interest")
+	} else {
+		p("   (grace after entering the interest)\n%-34s", "  share of objects in interest")
+	}
 	for _, m := range s.Views.Missing {
 		p(" %7.2f%%", 100*m.Fraction)
 	}

@@ -74,6 +74,7 @@ type StoreStats struct {
 	Refreshed   uint64 // of those, unchanged refreshes (not matched again)
 	Withdrawn   uint64 // subscriptions and publications removed on request
 	Matches     uint64 // matches returned
+	Told        uint64 // matches a new subscription did not return: another live subscription of its node had them
 	ExpiredPubs uint64 // publications forgotten when their TTL ran out
 	ExpiredSubs uint64 // subscriptions forgotten when their TTL ran out
 	Rejected    uint64 // calls rejected as bad input
@@ -384,7 +385,8 @@ func (s *Store) Unpublish(now time.Duration, id world.ObjectID) error {
 // Subscribe stores subscription seq of node over boxes for ttl (capped at
 // MaxTTL), replacing the boxes of a previous one under the same name, and
 // appends to dst a Match to node for every live publication of another
-// node that one of the boxes contains, in ID order. A live subscription
+// node that one of the boxes contains and no other live subscription of
+// node does (node has those already; see told), in ID order. A live subscription
 // refreshed with the same boxes is only extended (no matches). No boxes
 // removes the subscription. NaN bounds, too many boxes, a non-positive
 // TTL or a time before the store's are rejected with nothing changed.
@@ -439,12 +441,35 @@ func (s *Store) Subscribe(now time.Duration, node wire.NodeID, seq uint64, boxes
 		s.ids = slices.Compact(s.ids)
 	}
 	for _, id := range s.ids {
-		if loc, p, _ := s.pubs.Get(id); p.node != node {
-			dst = append(dst, Match{To: node, Pub: Publication{ID: id, Node: p.node, Loc: loc, Key: p.key, Until: p.until}})
-			s.stats.Matches++
+		loc, p, _ := s.pubs.Get(id)
+		if p.node == node {
+			continue
 		}
+		if s.told(node, slot, loc) {
+			s.stats.Told++
+			continue
+		}
+		dst = append(dst, Match{To: node, Pub: Publication{ID: id, Node: p.node, Loc: loc, Key: p.key, Until: p.until}})
+		s.stats.Matches++
 	}
 	return dst, nil
+}
+
+// told reports whether another live subscription of node than slot
+// contains loc. If one does, node already has the publication stored at
+// loc: that subscription was matched with it, either when the publication
+// arrived (it was live then) or when it was made (the publication was
+// already here). A subscriber's successive subscriptions overlap (its
+// interest moves a little between refreshes), so this spares re-sending
+// most of what a new subscription covers.
+func (s *Store) told(node wire.NodeID, slot int32, loc world.Point) bool {
+	s.owners = s.boxes.Owners(loc, s.owners[:0])
+	for _, o := range s.owners {
+		if o != wire.NodeID(slot+1) && s.subs[o-1].name.node == node {
+			return true
+		}
+	}
+	return false
 }
 
 // boxRanges returns the merged key ranges of boxes.

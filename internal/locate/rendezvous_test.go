@@ -83,12 +83,22 @@ func (r *refStore) subscribe(node wire.NodeID, seq uint64, boxes []world.Box, tt
 	r.subs[name] = Subscription{Node: node, Seq: seq, Boxes: slices.Clone(boxes), Ranges: r.ranges(boxes), Until: until}
 	var ms []Match
 	for _, p := range r.pubs {
-		if p.Node != node && inAny(p.Loc, boxes, r.dims) {
+		if p.Node != node && inAny(p.Loc, boxes, r.dims) && !r.told(node, seq, p.Loc) {
 			ms = append(ms, Match{To: node, Pub: p})
 		}
 	}
 	slices.SortFunc(ms, func(a, b Match) int { return cmp.Compare(a.Pub.ID, b.Pub.ID) })
 	return ms
+}
+
+// told: another live subscription of node contains loc.
+func (r *refStore) told(node wire.NodeID, seq uint64, loc world.Point) bool {
+	for n, s := range r.subs {
+		if n.node == node && n.seq != seq && inAny(loc, s.Boxes, r.dims) {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *refStore) export(lo, hi uint64) Handoff {
