@@ -21,6 +21,7 @@ import (
 	"github.com/overworld/overworld/internal/locate"
 	"github.com/overworld/overworld/internal/wire"
 	"github.com/overworld/overworld/live/pki"
+	"github.com/overworld/overworld/live/player"
 	"github.com/overworld/overworld/node"
 	"github.com/overworld/overworld/world"
 )
@@ -35,6 +36,9 @@ type Game struct {
 	// DirectoryMargin widens every subscription under the directory
 	// architecture (locate.DirectoryConfig.Margin).
 	DirectoryMargin world.Point
+	// Players plugs the game into the player endpoints (required when the
+	// configuration listens for players; may be nil otherwise).
+	Players player.Controller
 }
 
 // NewLogger returns the structured logger a configuration asks for,
@@ -63,6 +67,7 @@ type Daemon struct {
 	driver   *Driver
 	adminLn  net.Listener
 	admin    *http.Server
+	players  *playerEndpoint // nil without a player endpoint
 
 	lastFrame atomic.Int64     // wall-clock UnixNano of the latest frame
 	snapReq   chan chan []byte // /debug/world requests, answered by a frame hook
@@ -163,9 +168,23 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 	}
 	d.driver.AddHook(d.metrics.Hook())
 	d.driver.AddHook(FrameHookFunc(d.snapshotWorld))
+	if cfg.Listen.PlayerQUIC != "" || cfg.Listen.PlayerWS != "" {
+		plog := func(format string, args ...any) { log.Debug(fmt.Sprintf(format, args...)) }
+		if d.players, err = newPlayerEndpoint(cfg, game.Players, ident, plog); err != nil {
+			d.net.Close()
+			return nil, err
+		}
+		gw := d.players.gw
+		d.driver.AddHook(gw)
+		d.driver.AddHook(FrameHookFunc(func(time.Duration, *node.Node) { d.metrics.SetPlayers(int(gw.Stats().Players)) }))
+		d.metrics.Registry.MustRegister(playerCollector{gw})
+	}
 	if cfg.Listen.Admin != "" {
 		if d.adminLn, err = net.Listen("tcp", cfg.Listen.Admin); err != nil {
 			d.net.Close()
+			if d.players != nil {
+				d.players.shutdown(d.node)
+			}
 			return nil, fmt.Errorf("listen.admin: %w", err)
 		}
 		mux := http.NewServeMux()
@@ -312,8 +331,12 @@ func (d *Daemon) snapshotWorld(now time.Duration, n *node.Node) {
 	}
 }
 
-// Run starts the admin endpoint, the mesh and the frames, and runs until
-// ctx is done. It then shuts down gracefully: frames stop, the primaries
+// Run starts the admin endpoint, the mesh, the player endpoints and the
+// frames, and runs until ctx is done. It then shuts down gracefully:
+// frames stop, the player gateway refuses new players and runs one last
+// frame that tells every player the node is shutting down (an Error with
+// CodeShutdown) and removes their avatars, the player connections get up
+// to shutdown_grace to deliver it, the primaries
 // this node held are logged as lost (objects do not migrate yet), what is
 // queued for peers is sent for up to shutdown_grace, the admin endpoint
 // closes, and a summary is written to data_dir/last-run.json.
@@ -326,11 +349,27 @@ func (d *Daemon) Run(ctx context.Context) error {
 		}()
 	}
 	d.mesh.Start()
+	if d.players != nil {
+		d.players.start(d.log.Error)
+		d.log.Info("player endpoints open", "quic", addrString(d.PlayerQUICAddr()), "ws", addrString(d.PlayerWSAddr()),
+			"max_players", d.cfg.Players.MaxPlayers)
+	}
 	d.log.Info("node running", "addr", d.net.Addr().String(), "admin", d.cfg.Listen.Admin,
 		"peers", len(d.cfg.Peers), "discovery", d.cfg.Discovery.Arch, "frame", d.cfg.FramePeriod(),
 		"emulate_latency", d.cfg.EmulateLatency, "city", d.cfg.City)
 	err := d.driver.Run(ctx)
 	d.log.Info("shutting down: frames stopped")
+	var playersCut int64
+	if d.players != nil {
+		players := d.PlayerStats().Players
+		// The last gateway frame deletes the avatars; their deletions go
+		// out with what is queued for peers below.
+		playersCut = d.players.shutdown(d.node)
+		d.driver.flush()
+		d.metrics.SetPlayers(0)
+		d.log.Info("player endpoints closed: players told the node is shutting down", "players", players,
+			"connections_cut", playersCut)
+	}
 	prims := d.node.Primaries(nil)
 	kinds := map[string]int{}
 	for _, p := range prims {
@@ -354,7 +393,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	sum := map[string]any{"node": d.cfg.ID, "stopped": time.Now().UTC().Format(time.RFC3339Nano),
 		"frames": c.Frames.Load(), "primaries_lost": len(prims), "primaries_by_kind": kinds,
 		"packets_lost_on_close": lost, "queue_drops": c.QueueDrops.Load(), "malformed": c.Malformed.Load(),
-		"handshake_refusals": c.Refused.Load()}
+		"handshake_refusals": c.Refused.Load(), "player_connections_cut": playersCut}
 	if b, jerr := json.MarshalIndent(sum, "", "  "); jerr == nil {
 		if werr := os.WriteFile(filepath.Join(d.cfg.DataDir, "last-run.json"), append(b, '\n'), 0o644); werr != nil {
 			d.log.Error("writing last-run.json", "err", werr)
@@ -362,4 +401,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	d.log.Info("stopped", "frames", c.Frames.Load())
 	return err
+}
+
+func addrString(a net.Addr) string {
+	if a == nil {
+		return ""
+	}
+	return a.String()
 }

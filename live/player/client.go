@@ -2,6 +2,7 @@ package player
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -181,7 +182,10 @@ loop:
 	c.mu.Lock()
 	c.stats.Duration = time.Since(c.start)
 	c.mu.Unlock()
-	if err == nil && ctx.Err() == nil {
+	var refused *RefusedError
+	if (err == nil && ctx.Err() == nil) || errors.As(rErr, &refused) {
+		// The node's own reason for ending the session beats the write
+		// error it causes (the node stops reading once it has sent it).
 		err = rErr
 	}
 	return err
