@@ -41,15 +41,15 @@ type fleetBot struct {
 
 // fleetConfig says where and how the bots play.
 type fleetConfig struct {
-	addrs   []string        // the player nodes' QUIC endpoints, in slot order
-	ids     []wire.NodeID   // their node IDs (for the certificate's name)
-	ca      *pki.CA         // the cluster CA, verifying the nodes' certificates
+	addrs   []string      // the player nodes' QUIC endpoints, in slot order
+	ids     []wire.NodeID // their node IDs (for the certificate's name)
+	ca      *pki.CA       // the cluster CA, verifying the nodes' certificates
 	key     ed25519.PrivateKey
 	game    *arena.Game
-	perNode int             // bot k starts on node k / perNode
+	perNode int // bot k starts on node k / perNode
 	seed    uint64
-	idle    time.Duration   // a silent node is left after this
-	name    string          // player ID prefix
+	idle    time.Duration // a silent node is left after this
+	name    string        // player ID prefix
 }
 
 // startFleet starts n bots; they play until ctx ends.
