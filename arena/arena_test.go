@@ -230,6 +230,13 @@ func TestBotsStayInBounds(t *testing.T) {
 					if !g.Map.free(x, y, BotRadius-posQuantum) {
 						t.Fatalf("%v frame %d: bot %v at (%v, %v) is in an obstacle or off the map", cfg.Map, f, st.ID(), x, y)
 					}
+					if st.Int(BotMode) == ModeDead {
+						// Dead: "to" is the waypoint it respawns on.
+						if wp := st.Int(BotTo); wp < 0 || wp >= int64(len(g.Map.Waypoints)) {
+							t.Fatalf("frame %d: dead bot %v respawns on waypoint %d of %d", f, st.ID(), wp, len(g.Map.Waypoints))
+						}
+						return true
+					}
 					a, b := g.Map.Waypoints[st.Int(BotFrom)], g.Map.Waypoints[st.Int(BotTo)]
 					if _, d := closest(a.X, a.Y, b.X, b.Y, x, y); d > 2*posQuantum { // two roundings
 						t.Fatalf("frame %d: bot %v is %v m off its edge", f, st.ID(), d)
@@ -404,4 +411,54 @@ func TestSummariseAndZipf(t *testing.T) {
 	if f := FitZipf(shares(zipf)); math.Abs(f.Exponent-1.3) > 1e-9 || math.Abs(f.R2-1) > 1e-9 || f.Regions != 50 {
 		t.Errorf("FitZipf of an exact Zipf = %+v", f)
 	}
+}
+
+// TestDeadBotsAnticipateRespawn: a dead bot anticipates exactly the
+// interest box around the waypoint it will respawn on, and respawns there;
+// a live bot anticipates nothing.
+func TestDeadBotsAnticipateRespawn(t *testing.T) {
+	g := mustGame(t, P2P(40, Sqr))
+	l := mustRun(t, g, 5)
+	pending := map[world.ObjectID]int64{} // dead bot → its respawn waypoint
+	respawns := 0
+	for f := range 1500 {
+		l.Step()
+		l.Range(func(obj world.Object, _ int) bool {
+			st := obj.State()
+			if st.Schema() != g.Bot {
+				return true
+			}
+			a := obj.(world.Anticipator).Anticipate(nil)
+			if st.Int(BotMode) != ModeDead {
+				if len(a) != 0 {
+					t.Fatalf("frame %d: live bot %v anticipates %v", f, st.ID(), a)
+				}
+				if wp, ok := pending[st.ID()]; ok {
+					p := g.Map.Waypoints[wp]
+					if math.Abs(st.Float(BotX)-p.X) > posQuantum || math.Abs(st.Float(BotY)-p.Y) > posQuantum {
+						t.Fatalf("frame %d: bot %v respawned at (%v, %v), not on waypoint %d (%v, %v)",
+							f, st.ID(), st.Float(BotX), st.Float(BotY), wp, p.X, p.Y)
+					}
+					delete(pending, st.ID())
+					respawns++
+				}
+				return true
+			}
+			wp := st.Int(BotTo)
+			if old, ok := pending[st.ID()]; ok && old != wp {
+				t.Fatalf("frame %d: dead bot %v changed its respawn waypoint %d → %d", f, st.ID(), old, wp)
+			}
+			pending[st.ID()] = wp
+			p, h := g.Map.Waypoints[wp], g.Config().Interest
+			want := world.BoxAround(world.Point{p.X, p.Y, 0}, world.Point{h, h, math.Inf(1)})
+			if len(a) != 1 || a[0] != want {
+				t.Fatalf("frame %d: dead bot %v anticipates %v, want %v", f, st.ID(), a, want)
+			}
+			return true
+		})
+	}
+	if respawns == 0 {
+		t.Fatal("no bot died and respawned in 1500 frames")
+	}
+	t.Logf("%d respawns checked", respawns)
 }

@@ -56,7 +56,7 @@ const (
 	ModeWalk   = 0 // following the path to its goal
 	ModeLinger = 1 // standing at its goal until "until"
 	ModeFight  = 2 // strafing along its edge towards "to", firing at "target"
-	ModeDead   = 3 // fragged; respawns at "until"
+	ModeDead   = 3 // fragged; respawns at "until" on waypoint "to", drawn at death
 )
 
 // Field indices of the bot schema. The fields that change every frame come
@@ -67,7 +67,7 @@ const (
 	BotVX            // m/s, quantum 1/8 (changes at turns)
 	BotVY            // m/s
 	BotMode          // ModeWalk, ...
-	BotTo            // waypoint it walks towards
+	BotTo            // waypoint it walks towards (dead: where it will respawn)
 	BotHealth        // 100 at spawn
 	BotZ             // always 0: the arena is flat
 	BotFrom          // waypoint it left (== To when standing on To)
@@ -244,6 +244,43 @@ func (b *Bot) Interest(dst []world.Box) []world.Box {
 	return append(dst, world.BoxAround(b.st.Location(), world.Point{h, h, math.Inf(1)}))
 }
 
+// Anticipate implements world.Anticipator: a dead bot will need, when it
+// respawns, the interest box around the waypoint it respawns on (drawn at
+// its death, RespawnDelay ahead), so its node replicates what is there
+// before the teleport instead of after it.
+func (b *Bot) Anticipate(dst []world.Box) []world.Box {
+	if b.st.Int(BotMode) != ModeDead {
+		return dst
+	}
+	wp := b.st.Int(BotTo)
+	if wp < 0 || wp >= int64(len(b.g.Map.Waypoints)) {
+		return dst
+	}
+	h, p := b.g.cfg.Interest, b.g.Map.Waypoints[wp]
+	return append(dst, world.BoxAround(world.Point{p.X, p.Y, b.st.Float(BotZ)}, world.Point{h, h, math.Inf(1)}))
+}
+
+// kill makes st dead for RespawnDelay and draws the waypoint it will
+// respawn on (kept in BotTo, so that its interest can cover it).
+func (g *Game) kill(st *world.State, now int64, rng *rand.Rand) {
+	st.SetInt(BotMode, ModeDead)
+	st.SetInt(BotDeaths, st.Int(BotDeaths)+1)
+	st.SetInt(BotUntil, now+framesOf(RespawnDelay))
+	st.SetFloat(BotVX, 0)
+	st.SetFloat(BotVY, 0)
+	st.SetRef(BotTarget, 0)
+	st.SetInt(BotTo, int64(g.Map.DrawWaypoint(rng)))
+}
+
+// respawnPoint returns the waypoint a dead bot respawns on: the one drawn
+// at its death (waypoint 0 if a replica's write left it out of range).
+func (g *Game) respawnPoint(st *world.State) int {
+	if wp := st.Int(BotTo); wp >= 0 && wp < int64(len(g.Map.Waypoints)) {
+		return int(wp)
+	}
+	return 0
+}
+
 // Think runs one frame: death and respawn, a scan for opponents every
 // ScanEvery (staggered by ID), firing, and moving.
 func (b *Bot) Think(ctx world.Context) {
@@ -256,18 +293,13 @@ func (b *Bot) Think(ctx world.Context) {
 	rng := ctx.Rand()
 	if st.Int(BotMode) == ModeDead {
 		if now >= st.Int(BotUntil) {
-			wp := g.Map.DrawWaypoint(rng)
+			wp := g.respawnPoint(st)
 			g.placeBot(st, wp, g.Map.ChooseGoal(wp, rng))
 		}
 		return
 	}
 	if st.Int(BotHealth) <= 0 {
-		st.SetInt(BotMode, ModeDead)
-		st.SetInt(BotDeaths, st.Int(BotDeaths)+1)
-		st.SetInt(BotUntil, now+framesOf(RespawnDelay))
-		st.SetFloat(BotVX, 0)
-		st.SetFloat(BotVY, 0)
-		st.SetRef(BotTarget, 0)
+		g.kill(st, now, rng)
 		return
 	}
 	if (now+int64(st.ID().Seq()))%g.scanFrames == 0 {

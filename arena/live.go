@@ -155,18 +155,14 @@ func (b *Bot) thinkPlayer(ctx world.Context) {
 	now := frameOf(ctx)
 	if st.Int(BotMode) == ModeDead {
 		if now >= st.Int(BotUntil) {
-			wp := g.Map.DrawWaypoint(ctx.Rand())
+			wp := g.respawnPoint(st)
 			g.placeBot(st, wp, wp)
 			st.SetInt(BotGoal, PlayerGoal)
 		}
 		return
 	}
 	if st.Int(BotHealth) <= 0 {
-		st.SetInt(BotMode, ModeDead)
-		st.SetInt(BotDeaths, st.Int(BotDeaths)+1)
-		st.SetInt(BotUntil, now+framesOf(RespawnDelay))
-		st.SetFloat(BotVX, 0)
-		st.SetFloat(BotVY, 0)
+		g.kill(st, now, ctx.Rand())
 		return
 	}
 	dt := Frame.Seconds()

@@ -130,6 +130,13 @@ type WorldConfig struct {
 	// NoProactive turns proactive replication off (attached objects,
 	// missiles, are discovered like the rest).
 	NoProactive bool
+
+	// Warmup is the game time before the view measures (missing replicas,
+	// discovery latency) start counting (osim.Config.Warmup): the first
+	// second, in which every node's view fills from nothing, is a start-up
+	// transient, not steady-state consistency (the paper's runs last
+	// minutes). Default min(5 s, Duration/10); negative means none.
+	Warmup time.Duration
 }
 
 // DefaultWorldConfig returns 16 nodes × 8 bots on a rect map for 60 s of
@@ -176,6 +183,9 @@ func (c WorldConfig) Validate() (WorldConfig, error) {
 	if c.KeyMap == "" {
 		c.KeyMap = locate.KeyMapHilbert
 	}
+	if c.Warmup == 0 {
+		c.Warmup = min(5*time.Second, c.Duration/10)
+	}
 	if c.PredTime == 0 {
 		c.PredTime = time.Second
 	}
@@ -210,6 +220,8 @@ func (c WorldConfig) Validate() (WorldConfig, error) {
 		return bad("key map %q: want %s, %s or %s", c.KeyMap, locate.KeyMapHilbert, locate.KeyMapLinear, locate.KeyMapRegions)
 	case !(c.Prefetch >= 0) || c.Prefetch > 1e6:
 		return bad("prefetch %v m: want 0 to 1e6", c.Prefetch)
+	case c.Warmup >= c.Duration:
+		return bad("warmup %v: want less than the duration %v", c.Warmup, c.Duration)
 	case c.PredTime > time.Minute:
 		return bad("prediction time %v: want at most 1m", c.PredTime)
 	}
@@ -288,6 +300,7 @@ func newWorld(cfg WorldConfig, wrap func(*node.Node) osim.Core) (*World, error) 
 	sc := osim.DefaultConfig()
 	sc.Seed, sc.Jitter, sc.Loss, sc.Duplicate = cfg.Seed, cfg.Jitter, cfg.Loss, cfg.Duplicate
 	sc.Workers = cfg.Workers
+	sc.Warmup = max(cfg.Warmup, 0)
 	if sc.Workers == 0 {
 		sc.Workers = min(runtime.GOMAXPROCS(0), 64)
 	}
@@ -313,6 +326,7 @@ func newWorld(cfg WorldConfig, wrap func(*node.Node) osim.Core) (*World, error) 
 		case ArchDirectory:
 			dc := locate.DefaultDirectoryConfig(w.infra)
 			dc.Margin = directoryMargin
+			dc.Jump = publishJump
 			d, err := locate.NewDirectory(id, dc)
 			if err != nil {
 				return nil, err

@@ -51,6 +51,9 @@ type Node struct {
 	prims   []locate.Primary
 	offs    []int
 	ibuf    []world.Box
+	aoffs   []int
+	abuf    []world.Box // the primaries' anticipated boxes (world.Anticipator)
+	antic   []world.Box // the node's anticipated boxes (on a client: of its own objects)
 	view    []world.Box
 	frame   locate.Frame
 	check   locate.Scratch
@@ -150,6 +153,7 @@ func (n *Node) Tick(now time.Duration) {
 		}
 	}
 	n.cands = kept
+	n.pushAnticipating(now)
 	if n.linear {
 		n.store.Flush(now, n.keepView(), &n.out)
 	} else {
@@ -162,40 +166,106 @@ func (n *Node) Tick(now time.Duration) {
 func (n *Node) buildFrame(now time.Duration) {
 	n.ids = n.store.IDs(n.ids[:0], true)
 	n.prims, n.offs, n.ibuf = n.prims[:0], n.offs[:0], n.ibuf[:0]
+	n.aoffs, n.abuf = n.aoffs[:0], n.abuf[:0]
 	for _, id := range n.ids {
 		obj, _, _ := n.store.Lookup(id)
 		ctl, _ := n.store.Controller(id)
 		n.offs = append(n.offs, len(n.ibuf))
 		n.ibuf = n.appendInterest(n.ibuf, obj)
+		n.aoffs = append(n.aoffs, len(n.abuf))
+		n.abuf = n.appendAnticipated(n.abuf, obj)
 		vel, hasVel := locate.MoverVelocity(obj)
 		n.prims = append(n.prims, locate.Primary{ID: id, Loc: obj.State().Location(), Controller: ctl, New: n.created[id],
 			Vel: vel, HasVel: hasVel})
 	}
 	n.offs = append(n.offs, len(n.ibuf))
+	n.aoffs = append(n.aoffs, len(n.abuf))
 	for i := range n.prims {
 		n.prims[i].Interest = n.ibuf[n.offs[i]:n.offs[i+1]:n.offs[i+1]]
+		if n.aoffs[i] < n.aoffs[i+1] {
+			n.prims[i].Anticipated = n.abuf[n.aoffs[i]:n.aoffs[i+1]:n.aoffs[i+1]]
+		}
 	}
 	// The view: the node's primaries' interests; on a client, which holds
 	// no primaries, the interests of the objects it created (its players').
 	n.view = n.view[:0]
+	n.antic = n.antic[:0]
 	if !n.handoff {
 		n.view = append(n.view, n.ibuf...)
+		n.antic = append(n.antic, n.abuf...)
 	} else {
 		n.store.Range(func(obj world.Object, primary bool) bool {
 			if obj.State().ID().Origin() == uint32(n.cfg.ID) {
 				n.view = n.appendInterest(n.view, obj)
+				n.antic = n.appendAnticipated(n.antic, obj)
 			}
 			return true
 		})
 	}
-	n.frame = locate.Frame{Now: now, Self: n.cfg.ID, Dims: n.dims, Primaries: n.prims, View: n.view}
-	if n.prefetch {
+	n.frame = locate.Frame{Now: now, Self: n.cfg.ID, Dims: n.dims, Primaries: n.prims, View: n.view, Anticipated: n.antic}
+	if n.prefetch || len(n.antic) > 0 {
 		n.pview = n.pview[:0]
 		for _, b := range n.view {
 			n.pview = append(n.pview, b.Expand(n.cfg.Prefetch, n.cfg.Prefetch))
 		}
+		for _, b := range n.antic {
+			n.pview = append(n.pview, b.Expand(n.cfg.Prefetch, n.cfg.Prefetch))
+		}
 	}
 	n.vidx.build(n.keepView(), n.linear)
+}
+
+// pushAnticipating pushes every primary that anticipates boxes
+// (world.Anticipator: a dead avatar, its respawn point) to the nodes whose
+// primaries it will meet there: the primaries of the replicas this node
+// holds in those boxes (it fetches them because of the anticipation).
+// Interest is mostly mutual, so those nodes will want the object when it
+// arrives; this way they hold it before, as discovery could only tell
+// them after the move. Under client-server the server decides alone.
+func (n *Node) pushAnticipating(now time.Duration) {
+	if n.handoff {
+		return
+	}
+	for i := range n.prims {
+		p := &n.prims[i]
+		for _, b := range p.Anticipated {
+			start := len(n.each)
+			if n.linear {
+				n.store.Range(func(obj world.Object, primary bool) bool {
+					if !primary && b.Contains(obj.State().Location(), n.dims) {
+						n.each = append(n.each, obj.State().ID())
+					}
+					return true
+				})
+			} else {
+				n.each = n.idx.Query(b, n.each)
+			}
+			for _, id := range n.each[start:] {
+				if from, ok := n.store.Source(id); ok {
+					n.store.Keep(now, p.ID, from)
+				}
+			}
+			n.each = n.each[:start]
+		}
+	}
+}
+
+// appendAnticipated appends obj's valid, non-empty anticipated boxes
+// (world.Anticipator).
+func (n *Node) appendAnticipated(dst []world.Box, obj world.Object) []world.Box {
+	a, ok := obj.(world.Anticipator)
+	if !ok {
+		return dst
+	}
+	start := len(dst)
+	dst = a.Anticipate(dst)
+	kept := dst[:start]
+	for _, b := range dst[start:] {
+		if b.Validate(n.dims) == nil && !b.Empty(n.dims) {
+			kept = append(kept, b)
+		}
+	}
+	return kept
 }
 
 // appendInterest appends obj's valid, non-empty interest boxes.
@@ -458,10 +528,11 @@ func (n *Node) Object(id world.ObjectID) (replica.Info, bool) { return n.store.O
 // interest boxes of its primaries (on a client: of its own objects).
 func (n *Node) View(dst []world.Box) []world.Box { return append(dst, n.view...) }
 
-// keepView is the view the node fetches and keeps replicas for: the view,
-// widened by Config.Prefetch.
+// keepView is the view the node fetches and keeps replicas for: the view
+// and its primaries' anticipated boxes (world.Anticipator), widened by
+// Config.Prefetch.
 func (n *Node) keepView() []world.Box {
-	if n.prefetch {
+	if n.prefetch || len(n.antic) > 0 {
 		return n.pview
 	}
 	return n.view

@@ -15,6 +15,9 @@ type game struct {
 	walker   *world.Schema
 	missile  *world.Schema
 	registry *world.Registry
+	// anticipate: the boxes a walker anticipates (world.Anticipator), by
+	// ID; nil for none.
+	anticipate map[world.ObjectID][]world.Box
 }
 
 // walker fields
@@ -73,6 +76,10 @@ func (w *walker) Interest(dst []world.Box) []world.Box {
 		return dst
 	}
 	return append(dst, world.BoxAround(w.st.Location(), world.Point{r, r}))
+}
+
+func (w *walker) Anticipate(dst []world.Box) []world.Box {
+	return append(dst, w.g.anticipate[w.st.ID()]...)
 }
 
 func (w *walker) Think(ctx world.Context) {

@@ -34,8 +34,9 @@ import (
 // report that did not (or the node's first report). A node's reports must
 // come in non-decreasing time.
 type Recorder struct {
-	grace []time.Duration
-	sim   *Sim // owner, when created by New: checks nodes are known and up
+	grace  []time.Duration
+	warmup int64 // reports before it do not count (Config.Warmup)
+	sim    *Sim  // owner, when created by New: checks nodes are known and up
 
 	views   map[wire.NodeID]*view
 	scratch []uint64
@@ -97,11 +98,11 @@ func NewRecorder(grace []time.Duration) (*Recorder, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newRecorder(c.Grace, nil), nil
+	return newRecorder(c.Grace, 0, nil), nil
 }
 
-func newRecorder(grace []time.Duration, s *Sim) *Recorder {
-	return &Recorder{grace: grace, sim: s, views: map[wire.NodeID]*view{}, counters: map[string]int64{},
+func newRecorder(grace []time.Duration, warmup time.Duration, s *Sim) *Recorder {
+	return &Recorder{grace: grace, warmup: int64(warmup), sim: s, views: map[wire.NodeID]*view{}, counters: map[string]int64{},
 		frameByNode: map[wire.NodeID]frameStats{}}
 }
 
@@ -151,6 +152,7 @@ func (r *Recorder) View(node wire.NodeID, now time.Duration, interest []uint64, 
 		r.views[node] = v
 	}
 	t := int64(now)
+	counted := t >= r.warmup
 	v.last = t
 	v.gen++
 	sec := r.sec(t)
@@ -160,16 +162,18 @@ func (r *Recorder) View(node wire.NodeID, now time.Duration, interest []uint64, 
 		p, ok := v.pairs[id]
 		if !ok {
 			p = pair{entered: t, discovered: h}
-			if h {
+			if h && counted {
 				r.heldOnEntry++
 			}
 		} else {
 			if !p.discovered && h {
 				p.discovered = true
-				r.discovery = append(r.discovery, time.Duration(t-p.entered))
-				v.discovered++
+				if p.entered >= r.warmup {
+					r.discovery = append(r.discovery, time.Duration(t-p.entered))
+					v.discovered++
+				}
 				sec.discoveries++
-			} else if p.held && !h {
+			} else if p.held && !h && counted {
 				r.lost++
 			}
 		}
@@ -193,16 +197,21 @@ func (r *Recorder) View(node wire.NodeID, now time.Duration, interest []uint64, 
 		}
 	}
 	n := uint64(len(interest))
+	sec.frames++
+	sec.total += n
+	for g := range r.grace {
+		sec.missing[g] += miss[g]
+	}
+	if !counted {
+		return nil
+	}
 	r.frames++
 	r.total += n
 	v.frames++
 	v.total += n
-	sec.frames++
-	sec.total += n
 	for g := range r.grace {
 		r.missing[g] += miss[g]
 		v.missing[g] += miss[g]
-		sec.missing[g] += miss[g]
 		if n > 0 {
 			r.fracSum[g] += float64(miss[g]) / float64(n)
 		}

@@ -87,6 +87,13 @@ type Config struct {
 	// "missing replicas"). Ascending, distinct, ≥ 0, at most 8. Default
 	// 0, 100 ms, 400 ms as in Colyseus Fig. 11.
 	Grace []time.Duration
+	// Warmup is the virtual time before which view reports do not count in
+	// the view measures (missing replicas, discovery latency, replicas held
+	// on entry, lost): they still track when objects entered and were
+	// discovered, and the per-second series shows them, so the first
+	// seconds in which an empty cluster fills its views can be left out of
+	// steady-state figures. Default 0 (everything counts); ≥ 0.
+	Warmup time.Duration
 }
 
 // DefaultConfig returns a WAN configuration: 10 Hz frames, 0.5 ms same-site
@@ -119,6 +126,8 @@ func (c Config) validate() (Config, error) {
 	switch {
 	case c.FramePeriod < 0:
 		return c, fmt.Errorf("%w: FramePeriod %v is negative", ErrConfig, c.FramePeriod)
+	case c.Warmup < 0:
+		return c, fmt.Errorf("%w: Warmup %v is negative", ErrConfig, c.Warmup)
 	case c.SameSite < 0:
 		return c, fmt.Errorf("%w: SameSite %v is negative", ErrConfig, c.SameSite)
 	case c.Workers < 0 || c.Workers > maxWorkers:
@@ -242,7 +251,7 @@ func New(cfg Config, sites *Sites) (*Sim, error) {
 		workers:  max(1, cfg.Workers),
 	}
 	s.serial = lane{s: s, tr: &s.tr, direct: true}
-	s.rec = newRecorder(cfg.Grace, s)
+	s.rec = newRecorder(cfg.Grace, cfg.Warmup, s)
 	return s, nil
 }
 

@@ -49,6 +49,7 @@ type ConfigSummary struct {
 	Loss          float64   `json:"loss"`
 	Duplicate     float64   `json:"duplicate"`
 	GraceMs       []float64 `json:"grace_ms"`
+	WarmupMs      float64   `json:"warmup_ms,omitempty"`
 }
 
 // SitesSummary describes the latency table: how many sites and how many
@@ -165,6 +166,7 @@ func (s *Sim) Summary() *Summary {
 	for _, g := range cfg.Grace {
 		sum.Config.GraceMs = append(sum.Config.GraceMs, ms(g))
 	}
+	sum.Config.WarmupMs = ms(cfg.Warmup)
 	for k, v := range s.rec.counters {
 		sum.Counters[k] = v
 	}

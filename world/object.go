@@ -38,6 +38,18 @@ type Mover interface {
 	Velocity() Point
 }
 
+// Anticipator is implemented by objects that know where they will need
+// to see soon, beyond their interest: a dead avatar knows where it will
+// respawn, a player about to use a teleporter knows where it leads. The
+// node discovers, fetches and keeps replicas in these boxes as it does for
+// the interest, so that they are already there when the object arrives,
+// but the boxes are not part of the object's interest (nor of the node's
+// view, which is what consistency is measured against).
+type Anticipator interface {
+	// Anticipate appends the boxes the object expects to enter soon.
+	Anticipate(dst []Box) []Box
+}
+
 // Errors a Context returns.
 var (
 	ErrUnknownObject = errors.New("world: no such object on this node")

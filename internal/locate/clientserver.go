@@ -76,6 +76,7 @@ func (c *ClientServer) Tick(f *Frame, out *Out) {
 			c.views = slices.Insert(c.views, j, clientView{node: p.Controller})
 		}
 		c.views[j].boxes = append(c.views[j].boxes, p.Interest...)
+		c.views[j].boxes = append(c.views[j].boxes, p.Anticipated...)
 	}
 	for i := range f.Primaries {
 		p := &f.Primaries[i]
@@ -102,6 +103,9 @@ func (c *ClientServer) tickIndexed(f *Frame, out *Out) {
 			continue
 		}
 		for _, b := range p.Interest {
+			c.idx.Add(p.Controller, b)
+		}
+		for _, b := range p.Anticipated {
 			c.idx.Add(p.Controller, b)
 		}
 	}

@@ -34,6 +34,10 @@ type DirectoryConfig struct {
 	// earlier discovery, at the cost of false matches. Zero subscribes to
 	// the exact view.
 	Margin world.Point
+	// Jump: a primary that moved farther than this since its last
+	// publication is published at once (a respawn, a teleport); zero
+	// (the default) means only the periodic publications.
+	Jump float64
 	// MaxTTL caps the TTL the rendezvous accepts from any node.
 	MaxTTL time.Duration
 }
@@ -59,6 +63,7 @@ var ErrLocateConfig = errors.New("locate: bad config")
 type Directory struct {
 	cfg        DirectoryConfig
 	self       wire.NodeID
+	jumps      jumps
 	nextPub    time.Duration
 	nextSub    time.Duration
 	subscribed []world.Box
@@ -128,7 +133,10 @@ func NewDirectory(self wire.NodeID, cfg DirectoryConfig) (*Directory, error) {
 			return nil, fmt.Errorf("%w: directory margin %v (want finite, non-negative)", ErrLocateConfig, cfg.Margin)
 		}
 	}
-	return &Directory{cfg: cfg, self: self}, nil
+	if !validJump(cfg.Jump) {
+		return nil, fmt.Errorf("%w: directory Jump %v (want finite, non-negative)", ErrLocateConfig, cfg.Jump)
+	}
+	return &Directory{cfg: cfg, self: self, jumps: newJumps(cfg.Jump)}, nil
 }
 
 // Config returns the directory's configuration.
@@ -191,9 +199,13 @@ func (d *Directory) Tick(f *Frame, out *Out) {
 		d.nextPub = now + d.cfg.PublishPeriod
 	}
 	d.msg = wire.Pubs{TTL: d.cfg.PublishTTL, Dims: f.Dims, Pubs: d.msg.Pubs[:0]}
+	if all {
+		d.jumps.prune(f.Primaries)
+	}
 	for i := range f.Primaries {
 		p := &f.Primaries[i]
-		if all || p.New {
+		if all || p.New || d.jumps.jumped(p, f.Dims) {
+			d.jumps.published(p)
 			d.msg.Pubs = append(d.msg.Pubs, wire.Pub{ID: p.ID, Node: f.Self, Loc: p.Loc})
 			if len(d.msg.Pubs) == 40 {
 				d.flushPubs(out, wire.TypePublish, d.cfg.Rendezvous)
@@ -206,7 +218,10 @@ func (d *Directory) Tick(f *Frame, out *Out) {
 	for _, b := range f.View {
 		d.want = append(d.want, b.Expand(d.cfg.Margin, d.cfg.Margin))
 	}
-	if now >= d.nextSub && (len(d.want) > 0 || len(d.subscribed) > 0) || !d.covered(f.View, f.Dims) {
+	for _, b := range f.Anticipated {
+		d.want = append(d.want, b.Expand(d.cfg.Margin, d.cfg.Margin))
+	}
+	if now >= d.nextSub && (len(d.want) > 0 || len(d.subscribed) > 0) || !d.covered(f.View, f.Dims) || !d.covered(f.Anticipated, f.Dims) {
 		d.subscribed = append(d.subscribed[:0], d.want...)
 		d.indexSubscribed(f.Dims)
 		d.nextSub = now + d.cfg.SubscribePeriod

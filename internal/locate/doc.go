@@ -4,8 +4,10 @@
 // Directory (one rendezvous node stores publications and subscriptions as
 // soft state and matches them), Broadcast (every node replicates every
 // object) and ClientServer (one server holds every primary and pushes each
-// player node what its interest covers) — and, in the next issue, the
-// distributed range-partitioned locator on the ring.
+// player node what its interest covers) — and Mercury, the paper's own
+// design: the distributed range-partitioned locator on the ring
+// (mercury.go), where every node is the rendezvous of the key range it
+// owns.
 //
 // Discovery sits below replica management (layer 5 under internal/replica's
 // 6) because it needs nothing from the object store: it sees a node's
@@ -55,5 +57,14 @@
 // handed off by key range (rendezvous.go: Store); interest prediction
 // (predict.go: Predictor, §6.2's formula); and subscription aggregation
 // (aggregate.go: SubCache, Merge, Aggregator). internal/ring routes
-// between them; a node.Discovery built on both joins them up.
+// between them; Mercury (mercury.go) joins them up into a node.Discovery:
+// each frame it publishes the node's primaries (every PublishPeriod, or at
+// once when one moved out of what it last published), subscribes its
+// predicted, aggregated view, and delivers the matches its rendezvous
+// ranges produce; its ring traffic travels in wire.TypeRing frames and its
+// locator traffic in wire.TypeLocate frames, each accounted in its class
+// (maintenance, routing, matching). Mercury's caller must also deliver
+// those two frame types to Step, build every node's Mercury with the same
+// KeyMap and ring parameters, and Join it (with a seed contact) before
+// its first Tick.
 package locate

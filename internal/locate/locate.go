@@ -13,7 +13,11 @@ type Primary struct {
 	Loc        world.Point
 	Controller wire.NodeID // the node whose player controls it (client-server); else the node itself
 	Interest   []world.Box // its interest this frame (aliases the caller's buffer)
-	New        bool        // created since the previous frame
+	// Anticipated are the boxes it expects to need soon (world.Anticipator;
+	// aliases the caller's buffer): discovered and fetched like the
+	// interest, not part of the view.
+	Anticipated []world.Box
+	New         bool // created since the previous frame
 	// Vel is the object's own velocity prediction (world.Mover), valid
 	// when HasVel: interest prediction uses it instead of the observed
 	// moving average.
@@ -28,6 +32,9 @@ type Frame struct {
 	Dims      int         // dimensions of the world's space
 	Primaries []Primary   // in ID order
 	View      []world.Box // the union of the node's interests
+	// Anticipated is the union of the primaries' anticipated boxes: the
+	// locator discovers what is in them as it does for the view.
+	Anticipated []world.Box
 }
 
 // Found says that object ID, whose primary is on node Node, was at Loc; the

@@ -52,6 +52,12 @@ type MercuryConfig struct {
 	// interests (node.Config.Prefetch) subscribes to that wider view.
 	// Components must be finite and non-negative.
 	Pad world.Point
+	// Jump: a primary that moved farther than this (Euclidean, over all
+	// dimensions) since its last publication is published at once, not at
+	// the next period: a respawn or a teleport is found in one discovery
+	// latency. Zero (the default) means only the periodic publications;
+	// finite and non-negative.
+	Jump float64
 }
 
 // DefaultMercuryConfig returns the defaults over keys and dims dimensions.
@@ -105,6 +111,7 @@ type Mercury struct {
 	cfg   MercuryConfig
 	self  wire.NodeID
 	ring  *ring.Node
+	jumps jumps
 	ob    wire.Outbox // the ring's frames, moved to the node's outbox
 	store *Store
 	pred  *Predictor
@@ -159,6 +166,9 @@ func NewMercury(self wire.NodeID, cfg MercuryConfig, rng *rand.Rand) (*Mercury, 
 			return nil, fmt.Errorf("%w: mercury %s %v is negative", ErrLocateConfig, f.n, *f.v)
 		}
 	}
+	if !validJump(cfg.Jump) {
+		return nil, fmt.Errorf("%w: mercury Jump %v (want finite, non-negative)", ErrLocateConfig, cfg.Jump)
+	}
 	for d, v := range cfg.Pad {
 		if !(v >= 0) || v > 1e12 {
 			return nil, fmt.Errorf("%w: mercury Pad %v in dimension %d (want finite, non-negative)", ErrLocateConfig, v, d)
@@ -196,7 +206,7 @@ func NewMercury(self wire.NodeID, cfg MercuryConfig, rng *rand.Rand) (*Mercury, 
 		return nil, err
 	}
 	rc := cfg.Ring
-	m := &Mercury{self: self, store: st, pred: pred, agg: agg, rng: rng}
+	m := &Mercury{self: self, store: st, pred: pred, agg: agg, rng: rng, jumps: newJumps(cfg.Jump)}
 	rc.ID, rc.Rand, rc.Outbox = self, rng, &m.ob
 	rn, err := ring.New(rc)
 	if err != nil {
@@ -344,11 +354,15 @@ func (m *Mercury) publish(f *Frame) {
 	if all {
 		m.nextPub = now + m.cfg.PublishPeriod
 	}
+	if all {
+		m.jumps.prune(f.Primaries)
+	}
 	for i := range f.Primaries {
 		p := &f.Primaries[i]
-		if !all && !p.New {
+		if !all && !p.New && !m.jumps.jumped(p, f.Dims) {
 			continue
 		}
+		m.jumps.published(p)
 		m.msg = wire.Locate{Kind: wire.LocPublish, Sent: now, Dims: f.Dims, Pubs: m.msg.Pubs[:0]}
 		m.msg.Pubs = append(m.msg.Pubs, wire.LocPub{ID: p.ID, Node: m.self, Loc: p.Loc, TTL: m.cfg.PublishTTL})
 		if m.route(now, m.cfg.Keys.PointKey(p.Loc), 0, false) {
@@ -365,16 +379,17 @@ func (m *Mercury) subscribe(f *Frame) {
 	m.need, m.pbox = m.need[:0], m.pbox[:0]
 	for i := range f.Primaries {
 		p := &f.Primaries[i]
-		if len(p.Interest) == 0 {
+		if len(p.Interest) == 0 && len(p.Anticipated) == 0 {
 			continue
 		}
 		m.pred.Observe(p.ID, now, p.Loc)
 		n0, p0 := len(m.need), len(m.pbox)
 		interest := p.Interest
-		if m.cfg.Pad != (world.Point{}) {
-			m.nbuf = m.nbuf[:0]
-			for _, b := range interest {
-				m.nbuf = append(m.nbuf, b.Expand(m.cfg.Pad, m.cfg.Pad))
+		if m.cfg.Pad != (world.Point{}) || len(p.Anticipated) > 0 {
+			m.nbuf = append(m.nbuf[:0], p.Interest...)
+			m.nbuf = append(m.nbuf, p.Anticipated...)
+			for k := range m.nbuf {
+				m.nbuf[k] = m.nbuf[k].Expand(m.cfg.Pad, m.cfg.Pad)
 			}
 			interest = m.nbuf
 		}

@@ -420,6 +420,15 @@ func (s *Store) Controller(id world.ObjectID) (wire.NodeID, bool) {
 	return e.controller, true
 }
 
+// Source returns the node holding the primary of replica id.
+func (s *Store) Source(id world.ObjectID) (wire.NodeID, bool) {
+	e := s.objs.get(id)
+	if e == nil || e.primary {
+		return 0, false
+	}
+	return e.from, true
+}
+
 // Write applies fn to local object id. On a replica the change is applied
 // at once and queued as a tentative write to the primary's node.
 func (s *Store) Write(id world.ObjectID, fn func(*world.State)) error {
