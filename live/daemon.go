@@ -36,6 +36,10 @@ type Game struct {
 	// DirectoryMargin widens every subscription under the directory
 	// architecture (locate.DirectoryConfig.Margin).
 	DirectoryMargin world.Point
+	// DirectoryJump: under the directory architecture, a primary that
+	// moved farther than this since its last publication is published at
+	// once (locate.DirectoryConfig.Jump; 0: never early).
+	DirectoryJump float64
 	// Players plugs the game into the player endpoints (required when the
 	// configuration listens for players; may be nil otherwise).
 	Players player.Controller
@@ -117,6 +121,7 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 	case "directory":
 		dc := locate.DefaultDirectoryConfig(wire.NodeID(cfg.Discovery.Rendezvous))
 		dc.Margin = game.DirectoryMargin
+		dc.Jump = game.DirectoryJump
 		if disc, err = locate.NewDirectory(self, dc); err != nil {
 			return nil, err
 		}

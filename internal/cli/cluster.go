@@ -83,7 +83,9 @@ joins, state bytes and messages received, the input → state echo time.
 
 Missing replicas count, in each player node's snapshot, the objects whose primary
 (on another node) lies inside the node's view and of which it holds no copy (the
-simulator's 0 ms-grace measure). Staleness is 0 for a replica in view that has its
+simulator's 0 ms-grace measure). Like the simulator, the live side leaves the
+first min(5 s, duration/10) of the nodes' shared clock out of missing replicas
+and discovery latency: the views fill from nothing then. Staleness is 0 for a replica in view that has its
 primary's version, else its age minus one frame (the time since the primary moved
 past it, for an object that changes every frame); the simulator measures it exactly
 from each primary's version history. Bandwidth counts payloads plus 28 B of
@@ -604,6 +606,12 @@ func runCluster(e *env, o clusterOpts) error {
 	if err != nil {
 		c.kill()
 		return err
+	}
+	// The simulator leaves the first seconds, in which every view fills
+	// from nothing, out of its view measures; so does the live side, on
+	// the nodes' shared clock.
+	if vwc, err := wc.Validate(); err == nil {
+		rec.SetWarmup(vwc.Warmup)
 	}
 	truth := truthCounts{rec: rec}
 	frame := time.Duration(float64(time.Second) / o.frameRate)

@@ -82,7 +82,11 @@ func arenaGame(g live.GameConfig) (*arena.Game, live.Game, error) {
 		// Colyseus' predicted subscription at the bots' run speed, as in
 		// the simulated world (lab.NewWorld).
 		DirectoryMargin: world.Point{2 * arena.RunSpeed * 0.5, 2 * arena.RunSpeed * 0.5, 0},
-		Players:         game.Players(),
+		// Respawns (teleports) are published at once, as in the simulated
+		// world (lab's publishJump: three times what a running bot covers
+		// in a publication period).
+		DirectoryJump: 3 * arena.RunSpeed * 0.5,
+		Players:       game.Players(),
 		Spawn: func(now time.Duration, n *node.Node) error {
 			for _, sp := range game.Spawns() {
 				if sp.Node != slot-1 || (sp.Schema == game.Bot && !g.AIBots) {
