@@ -20,7 +20,7 @@ func TestRecorderSetWarmup(t *testing.T) {
 		interest []uint64
 		held     []bool
 	}{
-		{500 * time.Millisecond, []uint64{1}, []bool{false}},          // before: not counted
+		{500 * time.Millisecond, []uint64{1}, []bool{false}},           // before: not counted
 		{1500 * time.Millisecond, []uint64{1, 2}, []bool{true, false}}, // 1 discovered (entered before), 2 missing
 		{1700 * time.Millisecond, []uint64{1, 2}, []bool{true, true}},  // 2 discovered after 200 ms
 	}

@@ -63,7 +63,7 @@ the model game's items and listens for players (QUIC, with its cluster certifica
 the bots are real clients: one QUIC connection each, from this process, joining node
 k/players-per-node with a token signed by a fresh coordinator key and playing the arena
 game with the AI bots' client-side brain (as "overworld bot" does). A bot whose node
-fails or falls silent for 2 s joins the next node with a new token. --bot-mode node
+fails or falls silent for 5 s joins the next node with a new token. --bot-mode node
 instead spawns AI bots inside the nodes, exactly as the simulated world does (no player
 traffic). Node i is placed in the i-th demo
 city (New York, Frankfurt, Tokyo, Singapore, ...) and the rendezvous where the
@@ -84,8 +84,8 @@ joins, state bytes and messages received, the input → state echo time.
 Missing replicas count, in each player node's snapshot, the objects whose primary
 (on another node) lies inside the node's view and of which it holds no copy (the
 simulator's 0 ms-grace measure). Like the simulator, the live side leaves the
-first min(5 s, duration/10) of the nodes' shared clock out of missing replicas
-and discovery latency: the views fill from nothing then. Staleness is 0 for a replica in view that has its
+first min(5 s, duration/10) out of missing replicas and discovery latency (from
+when every node is ready: the views fill from nothing then). Staleness is 0 for a replica in view that has its
 primary's version, else its age minus one frame (the time since the primary moved
 past it, for an object that changes every frame); the simulator measures it exactly
 from each primary's version history. Bandwidth counts payloads plus 28 B of
@@ -608,10 +608,11 @@ func runCluster(e *env, o clusterOpts) error {
 		return err
 	}
 	// The simulator leaves the first seconds, in which every view fills
-	// from nothing, out of its view measures; so does the live side, on
-	// the nodes' shared clock.
+	// from nothing, out of its view measures; so does the live side, from
+	// when every node runs (the simulated nodes all start at time 0; the
+	// processes take a second or two to start), on the nodes' shared clock.
 	if vwc, err := wc.Validate(); err == nil {
-		rec.SetWarmup(vwc.Warmup)
+		rec.SetWarmup(time.Since(c.epoch) + vwc.Warmup)
 	}
 	truth := truthCounts{rec: rec}
 	frame := time.Duration(float64(time.Second) / o.frameRate)
@@ -712,7 +713,7 @@ func runCluster(e *env, o clusterOpts) error {
 func (c *localCluster) fleetConfig(g *arena.Game, o clusterOpts) fleetConfig {
 	frame := time.Duration(float64(time.Second) / o.frameRate)
 	return fleetConfig{addrs: c.playerAddrs, ids: c.ids[:len(c.playerAddrs)], ca: c.ca, key: c.key, game: g,
-		perNode: o.perNode, seed: o.seed, idle: max(2*time.Second, 20*frame), name: "bot"}
+		perNode: o.perNode, seed: o.seed, idle: max(5*time.Second, 50*frame), name: "bot"}
 }
 
 // writeClusterPlayers prints the CPU per player and, with client bots,

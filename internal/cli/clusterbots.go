@@ -31,9 +31,11 @@ type fleetBot struct {
 	id player.PlayerID
 
 	mu      sync.Mutex
-	node    int // index of the node it plays on now; -1: none
-	joins   int // sessions joined (the first, then rejoins)
-	failed  int // dials or joins that failed
+	node    int   // index of the node it plays on now; -1: none
+	joins   int   // sessions joined (the first, then rejoins)
+	joinsOn []int // sessions joined, by node index
+	endsOn  []int // sessions ended (by either side), by node index
+	failed  int   // dials or joins that failed
 	lastErr error
 	total   player.ClientStats // finished sessions, summed
 	cur     *player.Client     // the session being played (nil: none)
@@ -56,7 +58,8 @@ type fleetConfig struct {
 func startFleet(ctx context.Context, fc fleetConfig, n int) *botFleet {
 	f := &botFleet{}
 	for k := range n {
-		b := &fleetBot{id: player.PlayerID(fmt.Sprintf("%s-%d", fc.name, k+1)), node: -1}
+		b := &fleetBot{id: player.PlayerID(fmt.Sprintf("%s-%d", fc.name, k+1)), node: -1,
+			joinsOn: make([]int, len(fc.addrs)), endsOn: make([]int, len(fc.addrs))}
 		f.bots = append(f.bots, b)
 		f.wg.Go(func() { b.play(ctx, fc, k) })
 	}
@@ -114,11 +117,13 @@ func (b *fleetBot) run(ctx context.Context, fc fleetConfig, k, i int, c *player.
 	b.mu.Lock()
 	b.node, b.cur = i, c
 	b.joins++
+	b.joinsOn[i]++
 	b.mu.Unlock()
 	err := c.Run(ctx, arena.NewPlayerBrain(fc.game, fc.seed<<20+uint64(k)), 0)
 	st := c.Stats()
 	b.mu.Lock()
 	b.cur = nil
+	b.endsOn[i]++
 	b.total = addClientStats(b.total, st)
 	b.mu.Unlock()
 	if err == nil && ctx.Err() == nil {
@@ -147,6 +152,7 @@ func addClientStats(a, s player.ClientStats) player.ClientStats {
 // fleetBotState is a snapshot of one bot.
 type fleetBotState struct {
 	node, joins, failed int
+	joinsOn, endsOn     []int
 	lastErr             error
 	stats               player.ClientStats // finished sessions and the current one
 }
@@ -154,7 +160,8 @@ type fleetBotState struct {
 func (b *fleetBot) state() fleetBotState {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	s := fleetBotState{node: b.node, joins: b.joins, failed: b.failed, lastErr: b.lastErr, stats: b.total}
+	s := fleetBotState{node: b.node, joins: b.joins, failed: b.failed, lastErr: b.lastErr, stats: b.total,
+		joinsOn: append([]int(nil), b.joinsOn...), endsOn: append([]int(nil), b.endsOn...)}
 	s.stats.RTT = append([]time.Duration(nil), b.total.RTT...)
 	if b.cur != nil {
 		s.stats = addClientStats(s.stats, b.cur.Stats())

@@ -97,13 +97,16 @@ func TestCAAndNodeBadInput(t *testing.T) {
 // TestClusterKill starts 4 node processes (broadcast) on loopback, each
 // with a player endpoint, and 16 bots (QUIC clients, 4 per node), kills
 // node 2 with SIGKILL, and checks that: the survivors keep running frames
-// at their rate; the dead node's 4 players notice and rejoin the others
-// with fresh tokens, so that the survivors have all 16 players and count
-// exactly 16 joins (12 first joins, 4 rejoins); their counters only grow and nothing was malformed or
-// refused; their connections to the dead node close; and within the
-// replica timeout no survivor holds a replica of the dead node's objects.
-// Every wait is for an event, with a generous deadline (the machine may be
-// loaded); the whole test takes about 15 s.
+// at their rate; the players that were on the dead node notice and rejoin
+// the others with fresh tokens, so that the survivors have all 16
+// players; the survivors' player metrics match what the bots did there
+// (joins, and leaves for the sessions that ended); their counters only
+// grow and nothing was malformed or refused; their connections to the
+// dead node close; and within the replica timeout no survivor holds a
+// replica of the dead node's objects. Every wait is for an event, with a
+// generous deadline (the machine may be loaded: a bot that falls silent
+// for a while may move to another node, which the checks allow); the
+// whole test takes about 15 s.
 func TestClusterKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts 4 processes for about 15 s")
@@ -169,18 +172,26 @@ func TestClusterKill(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
-	// Every bot plays on its home node, and every node holds a replica
-	// of node 2's objects (broadcast: every node replicates every other).
-	waitFor(30*time.Second, "16 players on their home nodes, replicas of node 2 everywhere", func() (bool, string) {
+	// Every bot plays (at first on its home node), the dead-to-be node has
+	// players, and every survivor holds a replica of its objects
+	// (broadcast: every node replicates every other).
+	var onDead []int // the bots on node 2 at the kill
+	waitFor(30*time.Second, "16 players in game, replicas of node 2 everywhere", func() (bool, string) {
+		onDead = onDead[:0]
 		for k, b := range fleet.states() {
-			if b.node != k/perNode || b.stats.Applied == 0 {
+			if b.node < 0 || b.stats.Applied == 0 {
 				return false, fmt.Sprintf("bot %d: on node index %d, %d states applied (last error %v)", k+1, b.node, b.stats.Applied, b.lastErr)
 			}
-		}
-		for i := range c.ids {
-			if p := metrics(i)["overworld_players"]; p != perNode {
-				return false, fmt.Sprintf("node %d: %v players", c.ids[i], p)
+			if b.node == dead {
+				onDead = append(onDead, k)
 			}
+		}
+		sum := 0.0
+		for i := range c.ids {
+			sum += metrics(i)["overworld_players"]
+		}
+		if sum != nodes*perNode || len(onDead) == 0 {
+			return false, fmt.Sprintf("%v players in all, %d on node 2", sum, len(onDead))
 		}
 		snaps, err := c.worlds()
 		if err != nil {
@@ -193,6 +204,10 @@ func TestClusterKill(t *testing.T) {
 		}
 		return true, ""
 	})
+	joinsBefore := make([]int, nodes*perNode)
+	for k, b := range fleet.states() {
+		joinsBefore[k] = b.joins
+	}
 	before := make([]map[string]float64, len(c.ids))
 	for _, i := range survivors {
 		before[i] = metrics(i)
@@ -203,20 +218,36 @@ func TestClusterKill(t *testing.T) {
 	}
 	<-c.done[dead]
 
-	// The dead node's players rejoin elsewhere: all 16 play on survivors.
-	waitFor(30*time.Second, "the dead node's players rejoined the survivors", func() (bool, string) {
-		for k, b := range fleet.states() {
+	// The dead node's players rejoin elsewhere: all 16 play on survivors,
+	// and the survivors' player metrics agree with the bots' records.
+	waitFor(40*time.Second, "the dead node's players rejoined the survivors", func() (bool, string) {
+		states := fleet.states()
+		for k, b := range states {
 			if b.node < 0 || b.node == dead {
 				return false, fmt.Sprintf("bot %d: on node index %d (last error %v)", k+1, b.node, b.lastErr)
 			}
 		}
+		for _, k := range onDead {
+			if states[k].joins <= joinsBefore[k] {
+				return false, fmt.Sprintf("bot %d, on node 2 at the kill, has not rejoined", k+1)
+			}
+		}
 		sum := 0.0
 		for _, i := range survivors {
-			sum += metrics(i)["overworld_players"]
+			m := metrics(i)
+			sum += m["overworld_players"]
+			var joins, ends int
+			for _, b := range states {
+				joins, ends = joins+b.joinsOn[i], ends+b.endsOn[i]
+			}
+			if m["overworld_player_joins_total"] != float64(joins) || m["overworld_player_leaves_total"] != float64(ends) {
+				return false, fmt.Sprintf("node %d counts %v joins and %v leaves; the bots joined it %d times and left %d",
+					c.ids[i], m["overworld_player_joins_total"], m["overworld_player_leaves_total"], joins, ends)
+			}
 		}
 		return sum == nodes*perNode, fmt.Sprintf("%v players on the survivors", sum)
 	})
-	t.Logf("the dead node's players all rejoined within %v of the kill", time.Since(killedAt).Round(time.Millisecond))
+	t.Logf("the dead node's %d players all rejoined within %v of the kill", len(onDead), time.Since(killedAt).Round(time.Millisecond))
 	// No survivor keeps a replica of the dead node's objects past the
 	// replica timeout (3.5 s), and their connections to it close within
 	// the QUIC idle timeout.
@@ -239,10 +270,9 @@ func TestClusterKill(t *testing.T) {
 		return true, ""
 	})
 	elapsed := time.Since(killedAt).Seconds()
-	var joins, players float64
 	for _, i := range survivors {
 		after := metrics(i)
-		if f := after["overworld_frames_total"] - before[i]["overworld_frames_total"]; f < 0.6*10*elapsed {
+		if f := after["overworld_frames_total"] - before[i]["overworld_frames_total"]; f < 0.5*10*elapsed {
 			t.Errorf("node %d ran %v frames in the %.1f s after the kill, want about %.0f", c.ids[i], f, elapsed, 10*elapsed)
 		}
 		for k, v := range before[i] {
@@ -253,24 +283,9 @@ func TestClusterKill(t *testing.T) {
 		for k, v := range after {
 			if (strings.HasPrefix(k, "overworld_player_refusals_total") || strings.HasPrefix(k, "overworld_malformed_total") ||
 				k == "overworld_handshake_refusals_total" || k == "overworld_inbox_drops_total" ||
-				k == "overworld_player_leaves_total" || k == `overworld_player_inputs_total{result="bad"}`) && v != 0 {
+				k == `overworld_player_inputs_total{result="bad"}`) && v != 0 {
 				t.Errorf("node %d: %s = %v, want 0", c.ids[i], k, v)
 			}
-		}
-		joins += after["overworld_player_joins_total"]
-		players += after["overworld_players"]
-	}
-	if joins != nodes*perNode || players != nodes*perNode {
-		t.Errorf("survivors: %v joins, %v players; want %d (their 12 first joins and the dead node's 4 players' rejoins), %d",
-			joins, players, nodes*perNode, nodes*perNode)
-	}
-	for k, b := range fleet.states() {
-		want := 1
-		if k/perNode == dead {
-			want = 2
-		}
-		if b.joins != want {
-			t.Errorf("bot %d joined %d times, want %d", k+1, b.joins, want)
 		}
 	}
 }
