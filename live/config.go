@@ -154,10 +154,13 @@ node_cert = "node.pem"
 # Discovery: how replicas are found.
 [discovery]
 # How nodes find the replicas they need: "directory" (one rendezvous node
-# matches publications with subscriptions) or "broadcast" (every node sends
-# every update to every other node).
+# matches publications with subscriptions), "broadcast" (every node sends
+# every update to every other node) or "colyseus" (the distributed locator
+# on a ring of every node of this file, each at an even share of the key
+# space; the game provides the key mapping).
 arch = "directory"
-# The directory's rendezvous node (an ID of this file's peers, or this node).
+# The directory's rendezvous node (an ID of this file's peers, or this
+# node; ignored by the other architectures).
 rendezvous = 1
 
 # Players joining through the player endpoints.
@@ -303,9 +306,9 @@ func (c DaemonConfig) Validate() (DaemonConfig, error) {
 		if !ids[c.Discovery.Rendezvous] {
 			return bad("discovery.rendezvous %d: not this node nor a peer", c.Discovery.Rendezvous)
 		}
-	case "broadcast":
+	case "broadcast", "colyseus":
 	default:
-		return bad("discovery.arch %q: want directory or broadcast", c.Discovery.Arch)
+		return bad("discovery.arch %q: want directory, broadcast or colyseus", c.Discovery.Arch)
 	}
 	if c.EmulateLatency {
 		ws, err := geo.WonderNetwork()

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -40,6 +41,11 @@ type Game struct {
 	// moved farther than this since its last publication is published at
 	// once (locate.DirectoryConfig.Jump; 0: never early).
 	DirectoryJump float64
+	// Colyseus builds this node's distributed locator under the colyseus
+	// architecture (required then; the game knows the key mapping over
+	// its map). The daemon bootstraps its ring with every node of the
+	// configuration, each at an even share of the key space.
+	Colyseus func(self wire.NodeID) (*locate.Mercury, error)
 	// Players plugs the game into the player endpoints (required when the
 	// configuration listens for players; may be nil otherwise).
 	Players player.Controller
@@ -116,6 +122,14 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 		log.Warn("peer refused in the TLS handshake", "err", err)
 	}
 
+	var epoch time.Time
+	if cfg.Epoch != "" {
+		epoch, _ = time.Parse(time.RFC3339Nano, cfg.Epoch)
+	}
+	spawnAt := time.Duration(0)
+	if !epoch.IsZero() {
+		spawnAt = max(0, time.Since(epoch))
+	}
 	var disc node.Discovery
 	switch cfg.Discovery.Arch {
 	case "directory":
@@ -129,19 +143,23 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 		if disc, err = locate.NewBroadcast(self, cfg.Members()); err != nil {
 			return nil, err
 		}
+	case "colyseus":
+		if game.Colyseus == nil {
+			return nil, fmt.Errorf("%w: discovery.arch colyseus: this game has no distributed locator", ErrConfig)
+		}
+		m, err := game.Colyseus(self)
+		if err != nil {
+			return nil, err
+		}
+		if err := m.Ring().Bootstrap(spawnAt, RingMembers(cfg.Members())); err != nil {
+			return nil, err
+		}
+		disc = m
 	}
 	d.node, err = node.New(node.Config{ID: self, Registry: game.Registry, Discovery: disc,
 		Rand: rand.New(rand.NewPCG(cfg.Game.Seed, 0x6e6f6465^uint64(self)))})
 	if err != nil {
 		return nil, err
-	}
-	var epoch time.Time
-	if cfg.Epoch != "" {
-		epoch, _ = time.Parse(time.RFC3339Nano, cfg.Epoch)
-	}
-	spawnAt := time.Duration(0)
-	if !epoch.IsZero() {
-		spawnAt = max(0, time.Since(epoch))
 	}
 	if game.Spawn != nil {
 		if err := game.Spawn(spawnAt, d.node); err != nil {
@@ -235,7 +253,7 @@ func (d *Daemon) Ready() (bool, string) {
 		if !d.mesh.Connected(wire.NodeID(d.cfg.Discovery.Rendezvous)) {
 			return false, fmt.Sprintf("not connected to the rendezvous (node %d)", d.cfg.Discovery.Rendezvous)
 		}
-	case d.cfg.Discovery.Arch == "broadcast" && len(d.cfg.Peers) > 0:
+	case d.cfg.Discovery.Arch != "directory" && len(d.cfg.Peers) > 0:
 		if d.counters.Connected.Load() == 0 {
 			return false, "connected to no peer"
 		}
@@ -413,4 +431,23 @@ func addrString(a net.Addr) string {
 		return ""
 	}
 	return a.String()
+}
+
+// RingMembers returns the ring of a colyseus cluster at bootstrap: every
+// member, in ID order, at an even share of the key space (member i of n
+// at (i+1)·⌊2⁶⁴/n⌋, the last at 2⁶⁴−1), as the simulated world puts its
+// nodes.
+func RingMembers(ids []wire.NodeID) []wire.RingPeer {
+	ids = slices.Clone(ids)
+	slices.Sort(ids)
+	out := make([]wire.RingPeer, len(ids))
+	if len(ids) == 0 {
+		return out
+	}
+	step := ^uint64(0) / uint64(len(ids))
+	for i, id := range ids {
+		out[i] = wire.RingPeer{ID: id, Key: step * uint64(i+1)}
+	}
+	out[len(out)-1].Key = ^uint64(0)
+	return out
 }

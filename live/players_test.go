@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/overworld/overworld/internal/wire"
 	"github.com/overworld/overworld/live/pki"
 	"github.com/overworld/overworld/live/player"
 	"github.com/overworld/overworld/node"
@@ -231,5 +232,35 @@ func TestDaemonPlayers(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(cfg.DataDir, "last-run.json"))
 	if err != nil || !strings.Contains(string(b), `"player_connections_cut": 0`) || !strings.Contains(string(b), `"primaries_lost": 0`) {
 		t.Errorf("last-run.json: %v\n%s", err, b)
+	}
+}
+
+// TestColyseusConfig: the colyseus architecture needs the game's locator
+// (refused as a configuration error without one), and RingMembers spreads
+// the members evenly over the key space in ID order, as the simulated
+// world bootstraps its ring.
+func TestColyseusConfig(t *testing.T) {
+	dir := t.TempDir()
+	ca, err := pki.InitCA(filepath.Join(dir, "ca"), "", time.Now(), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := ca.Issue(1, time.Now(), 30*time.Minute)
+	if err := pki.WriteNodeFile(filepath.Join(dir, "node.pem"), data); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultDaemonConfig()
+	cfg.Listen = ListenConfig{Node: "127.0.0.1:0"}
+	cfg.DataDir = filepath.Join(dir, "data")
+	cfg.TLS = TLSConfig{CACert: filepath.Join(dir, "ca", pki.CACertFile), NodeCert: filepath.Join(dir, "node.pem")}
+	cfg.Discovery.Arch = "colyseus"
+	if _, err := NewDaemon(cfg, Game{Registry: newTestGame().registry}, nil); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "colyseus") {
+		t.Errorf("colyseus without a locator: %v, want a configuration error", err)
+	}
+	got := RingMembers([]wire.NodeID{7, 2, 5})
+	step := ^uint64(0) / 3
+	want := []wire.RingPeer{{ID: 2, Key: step}, {ID: 5, Key: 2 * step}, {ID: 7, Key: ^uint64(0)}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("RingMembers: %v, want %v", got, want)
 	}
 }

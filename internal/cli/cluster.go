@@ -104,7 +104,7 @@ IPv4/UDP header per packet, as the simulator does.`,
 	fl.BoolVar(&o.emulate, "emulate-latency", false, "delay packets by the one-way latency between the nodes' cities")
 	fl.Uint64Var(&o.seed, "seed", o.seed, "game seed")
 	fl.StringVar(&o.mapType, "map", o.mapType, "map type: sqr or rect")
-	fl.StringVar(&o.arch, "arch", o.arch, "discovery: directory or broadcast")
+	fl.StringVar(&o.arch, "arch", o.arch, "discovery: directory, broadcast or colyseus (the distributed locator on a ring of the nodes)")
 	fl.Float64Var(&o.frameRate, "frame-rate", o.frameRate, "frames per second of every node")
 	fl.StringVar(&o.keep, "keep", "", "write the configurations, certificates and node logs to this directory (kept)")
 	fl.StringVar(&o.logLevel, "log-level", "info", "the nodes' log level")
@@ -128,8 +128,8 @@ func (o *clusterOpts) validate() error {
 		return badInputf("--players-per-node %d: want 1 to 1000", o.perNode)
 	case o.duration < time.Second || o.duration > 24*time.Hour:
 		return badInputf("--duration %v: want 1s to 24h", o.duration)
-	case o.arch != "directory" && o.arch != "broadcast":
-		return badInputf("--arch %q: want directory or broadcast", o.arch)
+	case o.arch != "directory" && o.arch != "broadcast" && o.arch != "colyseus":
+		return badInputf("--arch %q: want directory, broadcast or colyseus", o.arch)
 	case !(o.frameRate >= 1 && o.frameRate <= 100):
 		return badInputf("--frame-rate %v: want 1 to 100", o.frameRate)
 	case o.botMode != "client" && o.botMode != "node":
@@ -239,7 +239,7 @@ func startCluster(exe, dir string, o clusterOpts, infraCity string) (*localClust
 		cfg.Listen = live.ListenConfig{Node: nodeAddrs[i], Admin: c.admin[i]}
 		cfg.TLS = live.TLSConfig{CACert: "ca/" + pki.CACertFile, NodeCert: fmt.Sprintf("node%d.pem", id)}
 		cfg.Discovery = live.DiscoveryConfig{Arch: o.arch, Rendezvous: uint32(c.infra)}
-		if o.arch == "broadcast" {
+		if o.arch != "directory" {
 			cfg.Discovery.Rendezvous = cfg.ID
 		}
 		cfg.Game = live.GameConfig{Map: o.mapType, Nodes: o.nodes, PlayersPerNode: o.perNode, Seed: o.seed, Slot: int(id), AIBots: !clientBots}

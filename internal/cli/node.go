@@ -14,7 +14,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/overworld/overworld/arena"
+	"github.com/overworld/overworld/internal/locate"
 	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/lab"
 	"github.com/overworld/overworld/live"
 	"github.com/overworld/overworld/live/pki"
 	"github.com/overworld/overworld/node"
@@ -33,7 +35,9 @@ reliable stream per peer for everything else) with mutual TLS: peers must presen
 certificate from the cluster CA ("overworld ca") naming the node they claim to be.
 
 The configuration file (TOML) lists the listen addresses, the static peer list, the
-CA and node certificate, the frame rate, the discovery architecture, latency emulation
+CA and node certificate, the frame rate, the discovery architecture (directory,
+broadcast, or colyseus: the simulated world's distributed locator on a ring of every
+node of the file), latency emulation
 and the game. --print-config prints a default configuration with every field
 documented. The model game (arena) spawns this node's bots and items (game.slot;
 game.ai_bots = false spawns only the items).
@@ -78,7 +82,18 @@ func arenaGame(g live.GameConfig) (*arena.Game, live.Game, error) {
 		return nil, live.Game{}, fmt.Errorf("%w: game: %v", live.ErrConfig, err)
 	}
 	slot := g.Slot
-	lg := live.Game{Registry: game.Registry(),
+	// The colyseus locator is the simulated world's (lab), over the same
+	// map: the same key mapping, prediction and publication period.
+	colyseus := func(self wire.NodeID) (*locate.Mercury, error) {
+		wc := lab.DefaultWorldConfig()
+		wc.Arch, wc.Nodes, wc.PlayersPerNode, wc.Map, wc.Seed = lab.ArchColyseus, g.Nodes, g.PlayersPerNode, m, g.Seed
+		wc, err := wc.Validate()
+		if err != nil {
+			return nil, fmt.Errorf("%w: game: %v", live.ErrConfig, err)
+		}
+		return lab.NewColyseusLocator(wc, game, self)
+	}
+	lg := live.Game{Registry: game.Registry(), Colyseus: colyseus,
 		// Colyseus' predicted subscription at the bots' run speed, as in
 		// the simulated world (lab.NewWorld).
 		DirectoryMargin: world.Point{2 * arena.RunSpeed * 0.5, 2 * arena.RunSpeed * 0.5, 0},
