@@ -58,18 +58,20 @@ func newClusterCmd(e *env) *cobra.Command {
 		Short: "Run a live cluster of node processes on 127.0.0.1 and compare it with the simulator",
 		Long: `Start N real "overworld node" processes on 127.0.0.1 (this binary, re-executed with
 configuration files and certificates from a fresh CA written to a temporary
-directory), plus the directory's rendezvous node. Each player node spawns its share of
-the model game's items and listens for players (QUIC, with its cluster certificate);
-the bots are real clients: one QUIC connection each, from this process, joining node
-k/players-per-node with a token signed by a fresh coordinator key and playing the arena
-game with the AI bots' client-side brain (as "overworld bot" does). A bot whose node
-fails or falls silent for 5 s joins the next node with a new token. --bot-mode node
-instead spawns AI bots inside the nodes, exactly as the simulated world does (no player
-traffic). Node i is placed in the i-th demo
+directory), plus the directory's rendezvous node. Node i is placed in the i-th demo
 city (New York, Frankfurt, Tokyo, Singapore, ...) and the rendezvous where the
 simulator puts it; with --emulate-latency every packet between two nodes waits the
 one-way latency between their cities (half the WonderNetwork RTT), so the loopback
 cluster behaves like the simulated WAN.
+
+Each player node spawns its share of the model game's items and listens for players
+(QUIC, with its cluster certificate). The bots are real clients: one QUIC connection
+each, from this process, joining node k/players-per-node with a token signed by a
+fresh coordinator key and playing the arena game with the AI bots' client-side brain
+(as "overworld bot" does). A bot whose node fails or falls silent for 5 s joins the
+next node with a new token. --bot-mode node instead spawns AI bots inside the nodes,
+exactly as the simulated world does (no player traffic; the simulator always runs AI
+bots).
 
 While it runs, the command scrapes every node's /metrics and, every frame, every
 node's /debug/world at once (the ground truth for missing replicas and discovery
@@ -85,8 +87,8 @@ Missing replicas count, in each player node's snapshot, the objects whose primar
 (on another node) lies inside the node's view and of which it holds no copy (the
 simulator's 0 ms-grace measure). Like the simulator, the live side leaves the
 first min(5 s, duration/10) out of missing replicas and discovery latency (from
-when every node is ready: the views fill from nothing then). Staleness is 0 for a replica in view that has its
-primary's version, else its age minus one frame (the time since the primary moved
+when every node is ready: the views fill from nothing then). Staleness is 0 for a
+replica in view that has its primary's version, else its age minus one frame (the time since the primary moved
 past it, for an object that changes every frame); the simulator measures it exactly
 from each primary's version history. Bandwidth counts payloads plus 28 B of
 IPv4/UDP header per packet, as the simulator does.`,
