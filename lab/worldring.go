@@ -160,3 +160,12 @@ var (
 	_ node.Discovery                              = (*locate.Mercury)(nil)
 	_ interface{ Check(wire.Type, []byte) error } = (*locate.Mercury)(nil)
 )
+
+// NewColyseusLocator builds node id's distributed locator for a world of
+// cfg (Validate it first) and game exactly as the simulated world does,
+// for a live node of the same game under the colyseus architecture; the
+// caller bootstraps its ring with the same members and keys
+// (live.RingMembers spreads them as bootstrapRing does).
+func NewColyseusLocator(cfg WorldConfig, game *arena.Game, id wire.NodeID) (*locate.Mercury, error) {
+	return newMercury(cfg, game, id)
+}

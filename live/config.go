@@ -50,6 +50,7 @@ type DaemonConfig struct {
 	Listen         ListenConfig    `toml:"listen"`
 	TLS            TLSConfig       `toml:"tls"`
 	Discovery      DiscoveryConfig `toml:"discovery"`
+	Players        PlayersConfig   `toml:"players"`
 	Game           GameConfig      `toml:"game"`
 	Peers          []PeerConfig    `toml:"peers"`
 }
@@ -68,6 +69,13 @@ type TLSConfig struct {
 	NodeCert string `toml:"node_cert"`
 }
 
+// PlayersConfig configures the player endpoints (listen.player_quic,
+// listen.player_ws).
+type PlayersConfig struct {
+	CoordinatorKey string `toml:"coordinator_key"`
+	MaxPlayers     int    `toml:"max_players"`
+}
+
 // DiscoveryConfig chooses the discovery architecture.
 type DiscoveryConfig struct {
 	Arch       string `toml:"arch"`
@@ -82,6 +90,7 @@ type GameConfig struct {
 	PlayersPerNode int    `toml:"players_per_node"`
 	Seed           uint64 `toml:"seed"`
 	Slot           int    `toml:"slot"`
+	AIBots         bool   `toml:"ai_bots"`
 }
 
 // PeerConfig is one other node of the static peer list.
@@ -125,7 +134,11 @@ log_format = "text"
 [listen]
 # Node-to-node QUIC (UDP) address.
 node = "127.0.0.1:7100"
-# Player endpoints: QUIC and WebSocket. Empty: no player endpoint.
+# Player endpoints: QUIC and WebSocket (plain HTTP; put a TLS proxy in
+# front for browsers on other hosts). Empty: no player endpoint. Either
+# needs [players] coordinator_key. The QUIC endpoint presents this node's
+# certificate (tls.node_cert): players verify it with the cluster CA and
+# the name node-ID.overworld.
 player_quic = ""
 player_ws = ""
 # Admin HTTP address: /metrics (Prometheus), /healthz, /readyz. Empty: none.
@@ -141,11 +154,23 @@ node_cert = "node.pem"
 # Discovery: how replicas are found.
 [discovery]
 # How nodes find the replicas they need: "directory" (one rendezvous node
-# matches publications with subscriptions) or "broadcast" (every node sends
-# every update to every other node).
+# matches publications with subscriptions), "broadcast" (every node sends
+# every update to every other node) or "colyseus" (the distributed locator
+# on a ring of every node of this file, each at an even share of the key
+# space; the game provides the key mapping).
 arch = "directory"
-# The directory's rendezvous node (an ID of this file's peers, or this node).
+# The directory's rendezvous node (an ID of this file's peers, or this
+# node; ignored by the other architectures).
 rendezvous = 1
+
+# Players joining through the player endpoints.
+[players]
+# The coordinator's public key file ("overworld token init" writes it as
+# coordinator.pub): players join with single-use tokens it signed.
+# Required with a player endpoint.
+coordinator_key = ""
+# Most players in game on this node at once; more are refused.
+max_players = 64
 
 # The game (interpreted by the command line, not by package live).
 [game]
@@ -159,6 +184,9 @@ seed = 1
 # Which game node this process plays (1..nodes): it spawns that node's bots
 # and items. 0 spawns nothing (a rendezvous node).
 slot = 1
+# Whether this node spawns its slot's AI bots (false: only its items; the
+# players who join through the player endpoints play instead).
+ai_bots = true
 
 # The static peer list: every other node of the cluster, one [[peers]]
 # table each, with its ID, node address and (for latency emulation) city.
@@ -175,7 +203,8 @@ func DefaultDaemonConfig() DaemonConfig {
 		Listen:    ListenConfig{Node: "127.0.0.1:7100", Admin: "127.0.0.1:7180"},
 		TLS:       TLSConfig{CACert: "ca/ca.crt", NodeCert: "node.pem"},
 		Discovery: DiscoveryConfig{Arch: "directory", Rendezvous: 1},
-		Game:      GameConfig{Map: "rect", Nodes: 1, PlayersPerNode: 8, Seed: 1, Slot: 1},
+		Players:   PlayersConfig{MaxPlayers: 64},
+		Game:      GameConfig{Map: "rect", Nodes: 1, PlayersPerNode: 8, Seed: 1, Slot: 1, AIBots: true},
 	}
 }
 
@@ -194,7 +223,7 @@ func ParseDaemonConfig(data []byte, dir string) (DaemonConfig, error) {
 		}
 		return c, fmt.Errorf("%w: unknown key(s) %s", ErrConfig, strings.Join(keys, ", "))
 	}
-	for _, p := range []*string{&c.DataDir, &c.TLS.CACert, &c.TLS.NodeCert} {
+	for _, p := range []*string{&c.DataDir, &c.TLS.CACert, &c.TLS.NodeCert, &c.Players.CoordinatorKey} {
 		if *p != "" && !filepath.IsAbs(*p) {
 			*p = filepath.Join(dir, *p)
 		}
@@ -256,6 +285,12 @@ func (c DaemonConfig) Validate() (DaemonConfig, error) {
 	if c.TLS.CACert == "" || c.TLS.NodeCert == "" {
 		return bad("tls.ca_cert and tls.node_cert are required")
 	}
+	if (c.Listen.PlayerQUIC != "" || c.Listen.PlayerWS != "") && c.Players.CoordinatorKey == "" {
+		return bad("listen.player_quic/player_ws: players.coordinator_key is required (the coordinator's public key file)")
+	}
+	if c.Players.MaxPlayers < 1 || c.Players.MaxPlayers > 100000 {
+		return bad("players.max_players %d: want 1 to 100000", c.Players.MaxPlayers)
+	}
 	ids := map[uint32]bool{c.ID: true}
 	for i, p := range c.Peers {
 		if ids[p.ID] {
@@ -271,9 +306,9 @@ func (c DaemonConfig) Validate() (DaemonConfig, error) {
 		if !ids[c.Discovery.Rendezvous] {
 			return bad("discovery.rendezvous %d: not this node nor a peer", c.Discovery.Rendezvous)
 		}
-	case "broadcast":
+	case "broadcast", "colyseus":
 	default:
-		return bad("discovery.arch %q: want directory or broadcast", c.Discovery.Arch)
+		return bad("discovery.arch %q: want directory, broadcast or colyseus", c.Discovery.Arch)
 	}
 	if c.EmulateLatency {
 		ws, err := geo.WonderNetwork()

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/overworld/overworld/internal/locate"
 	"github.com/overworld/overworld/internal/wire"
 	"github.com/overworld/overworld/live/pki"
+	"github.com/overworld/overworld/live/player"
 	"github.com/overworld/overworld/node"
 	"github.com/overworld/overworld/world"
 )
@@ -35,6 +37,18 @@ type Game struct {
 	// DirectoryMargin widens every subscription under the directory
 	// architecture (locate.DirectoryConfig.Margin).
 	DirectoryMargin world.Point
+	// DirectoryJump: under the directory architecture, a primary that
+	// moved farther than this since its last publication is published at
+	// once (locate.DirectoryConfig.Jump; 0: never early).
+	DirectoryJump float64
+	// Colyseus builds this node's distributed locator under the colyseus
+	// architecture (required then; the game knows the key mapping over
+	// its map). The daemon bootstraps its ring with every node of the
+	// configuration, each at an even share of the key space.
+	Colyseus func(self wire.NodeID) (*locate.Mercury, error)
+	// Players plugs the game into the player endpoints (required when the
+	// configuration listens for players; may be nil otherwise).
+	Players player.Controller
 }
 
 // NewLogger returns the structured logger a configuration asks for,
@@ -63,6 +77,7 @@ type Daemon struct {
 	driver   *Driver
 	adminLn  net.Listener
 	admin    *http.Server
+	players  *playerEndpoint // nil without a player endpoint
 
 	lastFrame atomic.Int64     // wall-clock UnixNano of the latest frame
 	snapReq   chan chan []byte // /debug/world requests, answered by a frame hook
@@ -107,24 +122,6 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 		log.Warn("peer refused in the TLS handshake", "err", err)
 	}
 
-	var disc node.Discovery
-	switch cfg.Discovery.Arch {
-	case "directory":
-		dc := locate.DefaultDirectoryConfig(wire.NodeID(cfg.Discovery.Rendezvous))
-		dc.Margin = game.DirectoryMargin
-		if disc, err = locate.NewDirectory(self, dc); err != nil {
-			return nil, err
-		}
-	case "broadcast":
-		if disc, err = locate.NewBroadcast(self, cfg.Members()); err != nil {
-			return nil, err
-		}
-	}
-	d.node, err = node.New(node.Config{ID: self, Registry: game.Registry, Discovery: disc,
-		Rand: rand.New(rand.NewPCG(cfg.Game.Seed, 0x6e6f6465^uint64(self)))})
-	if err != nil {
-		return nil, err
-	}
 	var epoch time.Time
 	if cfg.Epoch != "" {
 		epoch, _ = time.Parse(time.RFC3339Nano, cfg.Epoch)
@@ -132,6 +129,37 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 	spawnAt := time.Duration(0)
 	if !epoch.IsZero() {
 		spawnAt = max(0, time.Since(epoch))
+	}
+	var disc node.Discovery
+	switch cfg.Discovery.Arch {
+	case "directory":
+		dc := locate.DefaultDirectoryConfig(wire.NodeID(cfg.Discovery.Rendezvous))
+		dc.Margin = game.DirectoryMargin
+		dc.Jump = game.DirectoryJump
+		if disc, err = locate.NewDirectory(self, dc); err != nil {
+			return nil, err
+		}
+	case "broadcast":
+		if disc, err = locate.NewBroadcast(self, cfg.Members()); err != nil {
+			return nil, err
+		}
+	case "colyseus":
+		if game.Colyseus == nil {
+			return nil, fmt.Errorf("%w: discovery.arch colyseus: this game has no distributed locator", ErrConfig)
+		}
+		m, err := game.Colyseus(self)
+		if err != nil {
+			return nil, err
+		}
+		if err := m.Ring().Bootstrap(spawnAt, RingMembers(cfg.Members())); err != nil {
+			return nil, err
+		}
+		disc = m
+	}
+	d.node, err = node.New(node.Config{ID: self, Registry: game.Registry, Discovery: disc,
+		Rand: rand.New(rand.NewPCG(cfg.Game.Seed, 0x6e6f6465^uint64(self)))})
+	if err != nil {
+		return nil, err
 	}
 	if game.Spawn != nil {
 		if err := game.Spawn(spawnAt, d.node); err != nil {
@@ -163,9 +191,23 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 	}
 	d.driver.AddHook(d.metrics.Hook())
 	d.driver.AddHook(FrameHookFunc(d.snapshotWorld))
+	if cfg.Listen.PlayerQUIC != "" || cfg.Listen.PlayerWS != "" {
+		plog := func(format string, args ...any) { log.Debug(fmt.Sprintf(format, args...)) }
+		if d.players, err = newPlayerEndpoint(cfg, game.Players, ident, plog); err != nil {
+			d.net.Close()
+			return nil, err
+		}
+		gw := d.players.gw
+		d.driver.AddHook(gw)
+		d.driver.AddHook(FrameHookFunc(func(time.Duration, *node.Node) { d.metrics.SetPlayers(int(gw.Stats().Players)) }))
+		d.metrics.Registry.MustRegister(playerCollector{gw})
+	}
 	if cfg.Listen.Admin != "" {
 		if d.adminLn, err = net.Listen("tcp", cfg.Listen.Admin); err != nil {
 			d.net.Close()
+			if d.players != nil {
+				d.players.shutdown(d.node)
+			}
 			return nil, fmt.Errorf("listen.admin: %w", err)
 		}
 		mux := http.NewServeMux()
@@ -211,7 +253,7 @@ func (d *Daemon) Ready() (bool, string) {
 		if !d.mesh.Connected(wire.NodeID(d.cfg.Discovery.Rendezvous)) {
 			return false, fmt.Sprintf("not connected to the rendezvous (node %d)", d.cfg.Discovery.Rendezvous)
 		}
-	case d.cfg.Discovery.Arch == "broadcast" && len(d.cfg.Peers) > 0:
+	case d.cfg.Discovery.Arch != "directory" && len(d.cfg.Peers) > 0:
 		if d.counters.Connected.Load() == 0 {
 			return false, "connected to no peer"
 		}
@@ -312,8 +354,12 @@ func (d *Daemon) snapshotWorld(now time.Duration, n *node.Node) {
 	}
 }
 
-// Run starts the admin endpoint, the mesh and the frames, and runs until
-// ctx is done. It then shuts down gracefully: frames stop, the primaries
+// Run starts the admin endpoint, the mesh, the player endpoints and the
+// frames, and runs until ctx is done. It then shuts down gracefully:
+// frames stop, the player gateway refuses new players and runs one last
+// frame that tells every player the node is shutting down (an Error with
+// CodeShutdown) and removes their avatars, the player connections get up
+// to shutdown_grace to deliver it, the primaries
 // this node held are logged as lost (objects do not migrate yet), what is
 // queued for peers is sent for up to shutdown_grace, the admin endpoint
 // closes, and a summary is written to data_dir/last-run.json.
@@ -326,11 +372,27 @@ func (d *Daemon) Run(ctx context.Context) error {
 		}()
 	}
 	d.mesh.Start()
+	if d.players != nil {
+		d.players.start(d.log.Error)
+		d.log.Info("player endpoints open", "quic", addrString(d.PlayerQUICAddr()), "ws", addrString(d.PlayerWSAddr()),
+			"max_players", d.cfg.Players.MaxPlayers)
+	}
 	d.log.Info("node running", "addr", d.net.Addr().String(), "admin", d.cfg.Listen.Admin,
 		"peers", len(d.cfg.Peers), "discovery", d.cfg.Discovery.Arch, "frame", d.cfg.FramePeriod(),
 		"emulate_latency", d.cfg.EmulateLatency, "city", d.cfg.City)
 	err := d.driver.Run(ctx)
 	d.log.Info("shutting down: frames stopped")
+	var playersCut int64
+	if d.players != nil {
+		players := d.PlayerStats().Players
+		// The last gateway frame deletes the avatars; their deletions go
+		// out with what is queued for peers below.
+		playersCut = d.players.shutdown(d.node)
+		d.driver.flush()
+		d.metrics.SetPlayers(0)
+		d.log.Info("player endpoints closed: players told the node is shutting down", "players", players,
+			"connections_cut", playersCut)
+	}
 	prims := d.node.Primaries(nil)
 	kinds := map[string]int{}
 	for _, p := range prims {
@@ -354,7 +416,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	sum := map[string]any{"node": d.cfg.ID, "stopped": time.Now().UTC().Format(time.RFC3339Nano),
 		"frames": c.Frames.Load(), "primaries_lost": len(prims), "primaries_by_kind": kinds,
 		"packets_lost_on_close": lost, "queue_drops": c.QueueDrops.Load(), "malformed": c.Malformed.Load(),
-		"handshake_refusals": c.Refused.Load()}
+		"handshake_refusals": c.Refused.Load(), "player_connections_cut": playersCut}
 	if b, jerr := json.MarshalIndent(sum, "", "  "); jerr == nil {
 		if werr := os.WriteFile(filepath.Join(d.cfg.DataDir, "last-run.json"), append(b, '\n'), 0o644); werr != nil {
 			d.log.Error("writing last-run.json", "err", werr)
@@ -362,4 +424,30 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	d.log.Info("stopped", "frames", c.Frames.Load())
 	return err
+}
+
+func addrString(a net.Addr) string {
+	if a == nil {
+		return ""
+	}
+	return a.String()
+}
+
+// RingMembers returns the ring of a colyseus cluster at bootstrap: every
+// member, in ID order, at an even share of the key space (member i of n
+// at (i+1)·⌊2⁶⁴/n⌋, the last at 2⁶⁴−1), as the simulated world puts its
+// nodes.
+func RingMembers(ids []wire.NodeID) []wire.RingPeer {
+	ids = slices.Clone(ids)
+	slices.Sort(ids)
+	out := make([]wire.RingPeer, len(ids))
+	if len(ids) == 0 {
+		return out
+	}
+	step := ^uint64(0) / uint64(len(ids))
+	for i, id := range ids {
+		out[i] = wire.RingPeer{ID: id, Key: step * uint64(i+1)}
+	}
+	out[len(out)-1].Key = ^uint64(0)
+	return out
 }

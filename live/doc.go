@@ -26,13 +26,17 @@
 //     registered FrameHooks after every Tick, and sends what Drain returns.
 //   - Daemon: the "overworld node" process: a TOML DaemonConfig, the CA
 //     and node certificate, the QUIC transport, the driver, Prometheus
-//     metrics and /healthz, /readyz on an admin HTTP address, graceful
-//     shutdown.
+//     metrics and /healthz, /readyz on an admin HTTP address, the player
+//     endpoints (a live/player Gateway as a frame hook, served on QUIC with
+//     the node's certificate and on WebSocket, tokens verified with the
+//     coordinator's public key), graceful shutdown (players told first).
 //
 // The caller (the command line) must: load or write a DaemonConfig and
 // Validate it; provide the game (Game: the world.Registry shared by every
-// node and the node's initial objects; live does not import any game);
-// call RunDaemon with a context cancelled on SIGTERM/SIGINT. Tests and
+// node, the node's initial objects and, for the player endpoints, the
+// game's player.Controller; live does not import any game); build the
+// daemon with NewDaemon and Run it with a context cancelled on
+// SIGTERM/SIGINT. Tests and
 // other drivers can compose Mesh and Driver directly: build a Network,
 // NewMesh over it, NewDriver with the node and the mesh, AddHook, then Run
 // the driver and Close the mesh, each exactly once.

@@ -106,6 +106,12 @@ func newRecorder(grace []time.Duration, warmup time.Duration, s *Sim) *Recorder 
 		frameByNode: map[wire.NodeID]frameStats{}}
 }
 
+// SetWarmup makes reports before time d not count in the view measures,
+// as Config.Warmup does for a simulator's recorder (for a standalone
+// recorder fed from elsewhere, such as a live cluster's snapshots). It
+// must be called before the first report; d < 0 is taken as 0.
+func (r *Recorder) SetWarmup(d time.Duration) { r.warmup = int64(max(0, d)) }
+
 // Grace returns the grace periods.
 func (r *Recorder) Grace() []time.Duration { return slices.Clone(r.grace) }
 

@@ -27,6 +27,7 @@ import (
 
 type botFlags struct {
 	addr, tokenDir, name, mapType, ca string
+	serverName                        string
 	n, nodes, perNode                 int
 	duration                          time.Duration
 	seed                              uint64
@@ -54,10 +55,14 @@ give the values the node was started with, or the bots walk into walls.
 endpoint on 127.0.0.1 (QUIC and WebSocket, a self-signed certificate, the public key
 in --token-dir), and plays against it: a way to try the protocol without the node
 daemon. Without --ca the bots do not verify the node's QUIC certificate (loopback and
-test use); with --ca they require a certificate signed by that CA.`,
+test use); with --ca they require a certificate signed by that CA, for the name
+--server-name (default: the host of --addr). A node of a live cluster ("overworld node"
+with listen.player_quic) presents its cluster certificate: give the cluster CA's ca.crt
+and --server-name node-ID.overworld.`,
 		Example: `  overworld token init --dir coord
   overworld bot --local --token-dir coord --n 16 --duration 30s
-  overworld bot --addr 10.0.0.5:7400 --token-dir coord --n 16 --duration 30s --ws`,
+  overworld bot --addr 10.0.0.5:7400 --token-dir coord --n 16 --duration 30s --ws
+  overworld bot --addr 127.0.0.1:7400 --token-dir coord --ca ca/ca.crt --server-name node-1.overworld`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runBot(cmd.Context(), e, &f) },
 	}
@@ -70,6 +75,7 @@ test use); with --ca they require a certificate signed by that CA.`,
 	fl.BoolVar(&f.local, "local", false, "start an in-process node with a player endpoint on 127.0.0.1 and play against it")
 	fl.StringVar(&f.name, "name", "bot", "player ID prefix (bots are NAME-1, NAME-2, ...)")
 	fl.StringVar(&f.ca, "ca", "", "PEM file of the CA that signed the node's certificate (QUIC; default: no verification)")
+	fl.StringVar(&f.serverName, "server-name", "", "with --ca: the name the node's certificate must carry (default: the host of --addr; node-ID.overworld for a cluster node)")
 	fl.Uint64Var(&f.seed, "seed", 1, "game seed (the node's)")
 	fl.StringVar(&f.mapType, "map", "sqr", "game map type: sqr or rect (the node's)")
 	fl.IntVar(&f.nodes, "nodes", 1, "game node count (the node's)")
@@ -128,6 +134,9 @@ func runBot(ctx context.Context, e *env, f *botFlags) error {
 			return badInputf("--ca %s: no PEM certificate", f.ca)
 		}
 		host, _, _ := net.SplitHostPort(f.addr)
+		if f.serverName != "" {
+			host = f.serverName
+		}
 		tlsConf = &tls.Config{RootCAs: roots, ServerName: host}
 	}
 	if ctx == nil {

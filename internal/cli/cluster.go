@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,6 +29,7 @@ import (
 	"github.com/overworld/overworld/lab"
 	"github.com/overworld/overworld/live"
 	"github.com/overworld/overworld/live/pki"
+	"github.com/overworld/overworld/live/player"
 	osim "github.com/overworld/overworld/sim"
 )
 
@@ -46,21 +48,30 @@ type clusterOpts struct {
 	quiet          bool
 	sampleEvery    time.Duration // ground-truth snapshots; 0: every frame
 	bots           int           // total bots (0: players-per-node decides)
+	botMode        string        // "client": bots join the player endpoints; "node": AI bots inside the nodes
 }
 
 func newClusterCmd(e *env) *cobra.Command {
-	o := clusterOpts{nodes: 8, perNode: 8, duration: 60 * time.Second, seed: 1, mapType: "rect", arch: "directory", frameRate: 10}
+	o := clusterOpts{nodes: 8, perNode: 8, duration: 60 * time.Second, seed: 1, mapType: "rect", arch: "directory", frameRate: 10, botMode: "client"}
 	cmd := &cobra.Command{
 		Use:   "cluster [flags]",
 		Short: "Run a live cluster of node processes on 127.0.0.1 and compare it with the simulator",
 		Long: `Start N real "overworld node" processes on 127.0.0.1 (this binary, re-executed with
 configuration files and certificates from a fresh CA written to a temporary
-directory), plus the directory's rendezvous node, each spawning its share of the
-model game's bots as the simulated world does. Node i is placed in the i-th demo
+directory), plus the directory's rendezvous node. Node i is placed in the i-th demo
 city (New York, Frankfurt, Tokyo, Singapore, ...) and the rendezvous where the
 simulator puts it; with --emulate-latency every packet between two nodes waits the
 one-way latency between their cities (half the WonderNetwork RTT), so the loopback
 cluster behaves like the simulated WAN.
+
+Each player node spawns its share of the model game's items and listens for players
+(QUIC, with its cluster certificate). The bots are real clients: one QUIC connection
+each, from this process, joining node k/players-per-node with a token signed by a
+fresh coordinator key and playing the arena game with the AI bots' client-side brain
+(as "overworld bot" does). A bot whose node fails or falls silent for 5 s joins the
+next node with a new token. --bot-mode node instead spawns AI bots inside the nodes,
+exactly as the simulated world does (no player traffic; the simulator always runs AI
+bots).
 
 While it runs, the command scrapes every node's /metrics and, every frame, every
 node's /debug/world at once (the ground truth for missing replicas and discovery
@@ -68,12 +79,16 @@ latency, fed to the simulator's own Recorder). At the end it
 stops the nodes with SIGTERM and prints the live figures beside the simulator's for
 the same configuration ("overworld demo" with the same flags): per-node bandwidth by
 traffic class, missing replicas, staleness, updates/s, objects per node, frame rate,
-frame time and CPU per frame.
+frame time and CPU per frame, and CPU per player (the node processes' CPU time, per
+second, divided by the players). With client bots it also prints the bots' figures:
+joins, state bytes and messages received, the input → state echo time.
 
 Missing replicas count, in each player node's snapshot, the objects whose primary
 (on another node) lies inside the node's view and of which it holds no copy (the
-simulator's 0 ms-grace measure). Staleness is 0 for a replica in view that has its
-primary's version, else its age minus one frame (the time since the primary moved
+simulator's 0 ms-grace measure). Like the simulator, the live side leaves the
+first min(5 s, duration/10) out of missing replicas and discovery latency (from
+when every node is ready: the views fill from nothing then). Staleness is 0 for a
+replica in view that has its primary's version, else its age minus one frame (the time since the primary moved
 past it, for an object that changes every frame); the simulator measures it exactly
 from each primary's version history. Bandwidth counts payloads plus 28 B of
 IPv4/UDP header per packet, as the simulator does.`,
@@ -91,11 +106,12 @@ IPv4/UDP header per packet, as the simulator does.`,
 	fl.BoolVar(&o.emulate, "emulate-latency", false, "delay packets by the one-way latency between the nodes' cities")
 	fl.Uint64Var(&o.seed, "seed", o.seed, "game seed")
 	fl.StringVar(&o.mapType, "map", o.mapType, "map type: sqr or rect")
-	fl.StringVar(&o.arch, "arch", o.arch, "discovery: directory or broadcast")
+	fl.StringVar(&o.arch, "arch", o.arch, "discovery: directory, broadcast or colyseus (the distributed locator on a ring of the nodes)")
 	fl.Float64Var(&o.frameRate, "frame-rate", o.frameRate, "frames per second of every node")
 	fl.StringVar(&o.keep, "keep", "", "write the configurations, certificates and node logs to this directory (kept)")
 	fl.StringVar(&o.logLevel, "log-level", "info", "the nodes' log level")
 	fl.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
+	fl.StringVar(&o.botMode, "bot-mode", o.botMode, "client: bots join the nodes' player endpoints over QUIC; node: AI bots inside the nodes, as the simulator runs them")
 	fl.DurationVar(&o.sampleEvery, "sample-every", 0, "how often to take every node's world snapshot (default: every frame; longer lightens the nodes' CPU)")
 	return cmd
 }
@@ -114,10 +130,12 @@ func (o *clusterOpts) validate() error {
 		return badInputf("--players-per-node %d: want 1 to 1000", o.perNode)
 	case o.duration < time.Second || o.duration > 24*time.Hour:
 		return badInputf("--duration %v: want 1s to 24h", o.duration)
-	case o.arch != "directory" && o.arch != "broadcast":
-		return badInputf("--arch %q: want directory or broadcast", o.arch)
+	case o.arch != "directory" && o.arch != "broadcast" && o.arch != "colyseus":
+		return badInputf("--arch %q: want directory, broadcast or colyseus", o.arch)
 	case !(o.frameRate >= 1 && o.frameRate <= 100):
 		return badInputf("--frame-rate %v: want 1 to 100", o.frameRate)
+	case o.botMode != "client" && o.botMode != "node":
+		return badInputf("--bot-mode %q: want client or node", o.botMode)
 	case o.sampleEvery < 0 || o.sampleEvery > time.Minute:
 		return badInputf("--sample-every %v: want 0 (every frame) to 1m", o.sampleEvery)
 	}
@@ -139,6 +157,12 @@ type localCluster struct {
 	done   []chan struct{}
 	logs   []*os.File
 	client *http.Client
+
+	// With client bots: the player nodes' QUIC player endpoints, the
+	// coordinator key signing the bots' tokens, the cluster CA.
+	playerAddrs []string
+	key         ed25519.PrivateKey
+	ca          *pki.CA
 }
 
 // freeAddr returns a free 127.0.0.1 port for udp or tcp.
@@ -175,6 +199,16 @@ func startCluster(exe, dir string, o clusterOpts, infraCity string) (*localClust
 	if err != nil {
 		return nil, err
 	}
+	c.ca = ca
+	clientBots := o.botMode != "node"
+	if clientBots {
+		if _, err := player.InitKeys(filepath.Join(dir, "coord"), nil); err != nil {
+			return nil, err
+		}
+		if c.key, err = player.LoadPrivateKey(filepath.Join(dir, "coord")); err != nil {
+			return nil, err
+		}
+	}
 	nodeAddrs := make([]string, total)
 	for i := range total {
 		id := wire.NodeID(i + 1)
@@ -207,12 +241,21 @@ func startCluster(exe, dir string, o clusterOpts, infraCity string) (*localClust
 		cfg.Listen = live.ListenConfig{Node: nodeAddrs[i], Admin: c.admin[i]}
 		cfg.TLS = live.TLSConfig{CACert: "ca/" + pki.CACertFile, NodeCert: fmt.Sprintf("node%d.pem", id)}
 		cfg.Discovery = live.DiscoveryConfig{Arch: o.arch, Rendezvous: uint32(c.infra)}
-		if o.arch == "broadcast" {
+		if o.arch != "directory" {
 			cfg.Discovery.Rendezvous = cfg.ID
 		}
-		cfg.Game = live.GameConfig{Map: o.mapType, Nodes: o.nodes, PlayersPerNode: o.perNode, Seed: o.seed, Slot: int(id)}
+		cfg.Game = live.GameConfig{Map: o.mapType, Nodes: o.nodes, PlayersPerNode: o.perNode, Seed: o.seed, Slot: int(id), AIBots: !clientBots}
 		if id == c.infra {
 			cfg.Game.Slot = 0
+		} else if clientBots {
+			a, err := freeAddr("udp")
+			if err != nil {
+				return nil, err
+			}
+			c.playerAddrs = append(c.playerAddrs, a)
+			cfg.Listen.PlayerQUIC = a
+			cfg.Players = live.PlayersConfig{CoordinatorKey: filepath.Join("coord", player.PublicKeyFile),
+				MaxPlayers: max(64, o.nodes*o.perNode)}
 		}
 		for j, pid := range c.ids {
 			if pid != id {
@@ -477,6 +520,9 @@ type nodeFigures struct {
 	staleSum, staleN    float64
 	updates             float64
 	drops, malformed    float64
+	players             float64 // players in game at the scrape
+	playerStates        float64 // State messages written to players
+	playerBytes         float64 // their bytes per second
 }
 
 func figuresOf(m map[string]float64, elapsed float64) nodeFigures {
@@ -493,6 +539,9 @@ func figuresOf(m map[string]float64, elapsed float64) nodeFigures {
 	f.updates = m["overworld_updates_sent_total"]
 	f.drops = m["overworld_queue_drops_total"] + m["overworld_inbox_drops_total"]
 	f.malformed = m[`overworld_malformed_total{stage="transport"}`] + m[`overworld_malformed_total{stage="core"}`]
+	f.players = m["overworld_players"]
+	f.playerStates = m["overworld_player_states_total"]
+	f.playerBytes = m["overworld_player_state_bytes_total"] / elapsed
 	return f
 }
 
@@ -560,8 +609,28 @@ func runCluster(e *env, o clusterOpts) error {
 		c.kill()
 		return err
 	}
+	// The simulator leaves the first seconds, in which every view fills
+	// from nothing, out of its view measures; so does the live side, from
+	// when every node runs (the simulated nodes all start at time 0; the
+	// processes take a second or two to start), on the nodes' shared clock.
+	if vwc, err := wc.Validate(); err == nil {
+		rec.SetWarmup(time.Since(c.epoch) + vwc.Warmup)
+	}
 	truth := truthCounts{rec: rec}
 	frame := time.Duration(float64(time.Second) / o.frameRate)
+	// The bots play from now until the figures are taken.
+	fleetCtx, stopFleet := context.WithCancel(context.Background())
+	defer stopFleet()
+	var fleet *botFleet
+	if o.botMode == "client" {
+		g, err := arena.New(arena.Config{Map: m, Nodes: o.nodes, PlayersPerNode: o.perNode, Seed: o.seed})
+		if err != nil {
+			c.kill()
+			return err
+		}
+		fleet = startFleet(fleetCtx, c.fleetConfig(g, o), o.nodes*o.perNode)
+		say("started %d bots: QUIC clients of the nodes' player endpoints\n", o.nodes*o.perNode)
+	}
 	ready := time.Now()
 	// SIGINT or SIGTERM ends the run early; the nodes still stop
 	// gracefully and the table covers the time run.
@@ -573,6 +642,7 @@ func runCluster(e *env, o clusterOpts) error {
 	// a second after every node is ready (start-up, the map, the TLS
 	// handshakes excluded) to the last.
 	base := make([]map[string]float64, len(c.ids))
+	var baseAt time.Time
 	every := o.sampleEvery
 	if every == 0 {
 		every = frame
@@ -586,6 +656,7 @@ func runCluster(e *env, o clusterOpts) error {
 				for i := range c.ids {
 					base[i], _ = c.metrics(i)
 				}
+				baseAt = time.Now()
 			}
 			// Each node answers at its next frame: the snapshots are
 			// at most a frame apart. A node that fails to answer is left
@@ -606,6 +677,8 @@ func runCluster(e *env, o clusterOpts) error {
 	figs := make([]nodeFigures, len(c.ids))
 	elapsed := time.Since(c.epoch).Seconds()
 	var scrapeErr error
+	var cpuSum float64 // node processes' CPU seconds since the base scrape
+	steady := time.Since(baseAt).Seconds()
 	for i := range c.ids {
 		mt, err := c.metrics(i)
 		if err != nil {
@@ -616,14 +689,66 @@ func runCluster(e *env, o clusterOpts) error {
 		if b := base[i]; b != nil && mt["overworld_frames_total"] > b["overworld_frames_total"] {
 			figs[i].cpuPerFrame = (mt["process_cpu_seconds_total"] - b["process_cpu_seconds_total"]) /
 				(mt["overworld_frames_total"] - b["overworld_frames_total"])
+			cpuSum += mt["process_cpu_seconds_total"] - b["process_cpu_seconds_total"]
 		}
+	}
+	var bots []fleetBotState
+	if fleet != nil {
+		stopFleet()
+		fleet.wait()
+		bots = fleet.states()
 	}
 	killed := c.stop(10 * time.Second)
 	if scrapeErr != nil {
 		return scrapeErr
 	}
+	cpuPerPlayer := math.NaN() // CPU seconds per second per player
+	if base[0] != nil && steady > 0 {
+		cpuPerPlayer = cpuSum / steady / float64(o.nodes*o.perNode)
+	}
 	writeClusterTable(e.stdout, o, c, figs, elapsed, truth, simRep, killed, every > frame)
+	writeClusterPlayers(e.stdout, o, figs, cpuPerPlayer, bots)
 	return nil
+}
+
+// fleetConfig is how the cluster's client bots reach its player nodes.
+func (c *localCluster) fleetConfig(g *arena.Game, o clusterOpts) fleetConfig {
+	frame := time.Duration(float64(time.Second) / o.frameRate)
+	return fleetConfig{addrs: c.playerAddrs, ids: c.ids[:len(c.playerAddrs)], ca: c.ca, key: c.key, game: g,
+		perNode: o.perNode, seed: o.seed, idle: max(5*time.Second, 50*frame), name: "bot"}
+}
+
+// writeClusterPlayers prints the CPU per player and, with client bots,
+// the bots' figures.
+func writeClusterPlayers(w io.Writer, o clusterOpts, figs []nodeFigures, cpuPerPlayer float64, bots []fleetBotState) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	players := o.nodes * o.perNode
+	p("\nCPU per player: %.2f ms of the node processes' CPU per second (%.2f%% of a core), %d players at %.0f Hz\n",
+		1e3*cpuPerPlayer, 100*cpuPerPlayer, players, o.frameRate)
+	if o.botMode == "node" {
+		p("bots: %d AI bots inside the nodes, as in the simulator (--bot-mode node)\n", players)
+		return
+	}
+	var joins, failed, playing int
+	var all player.ClientStats
+	for _, b := range bots {
+		joins, failed = joins+b.joins, failed+b.failed
+		all = addClientStats(all, b.stats)
+	}
+	var gwBytes, gwStates float64
+	for _, f := range figs[:o.nodes] {
+		gwBytes, gwStates = gwBytes+f.playerBytes, gwStates+f.playerStates
+		playing += int(f.players)
+	}
+	p("bots: %d QUIC clients of the player nodes' endpoints (the simulator runs as many AI bots inside its nodes)\n", players)
+	p("  joins %d (rejoins %d), failed dials or joins %d, in game at the end %d\n", joins, joins-len(bots), failed, playing)
+	if sec := all.Duration.Seconds(); sec > 0 {
+		p("  per bot: %.2f kB/s of state, %.1f states/s, %.0f B per state; input → state echo p50 %v, p95 %v\n",
+			float64(all.StateBytes)/sec/1e3, float64(all.States)/sec, float64(all.StateBytes)/max(1, float64(all.States)),
+			all.RTTQuantile(0.5).Round(time.Millisecond), all.RTTQuantile(0.95).Round(time.Millisecond))
+	}
+	p("  player traffic is not in the node bandwidth above (that is node-to-node, as the simulator counts); the\n")
+	p("  player nodes wrote %.0f states, %.1f kB/s each on average\n", gwStates, gwBytes/float64(o.nodes)/1e3)
 }
 
 func writeClusterTable(w io.Writer, o clusterOpts, c *localCluster, figs []nodeFigures, elapsed float64,

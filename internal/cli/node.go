@@ -14,17 +14,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/overworld/overworld/arena"
+	"github.com/overworld/overworld/internal/locate"
 	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/lab"
 	"github.com/overworld/overworld/live"
 	"github.com/overworld/overworld/live/pki"
 	"github.com/overworld/overworld/node"
 	"github.com/overworld/overworld/world"
 )
-
-// playerGateway, when set (by the player side, live/player), starts the
-// player endpoints of a daemon whose configuration has player listen
-// addresses; it adds its live.FrameHook to the daemon.
-var playerGateway func(cfg live.DaemonConfig, d *live.Daemon, game *arena.Game) error
 
 func newNodeCmd(e *env) *cobra.Command {
 	var configPath string
@@ -38,12 +35,20 @@ reliable stream per peer for everything else) with mutual TLS: peers must presen
 certificate from the cluster CA ("overworld ca") naming the node they claim to be.
 
 The configuration file (TOML) lists the listen addresses, the static peer list, the
-CA and node certificate, the frame rate, the discovery architecture, latency emulation
+CA and node certificate, the frame rate, the discovery architecture (directory,
+broadcast, or colyseus: the simulated world's distributed locator on a ring of every
+node of the file), latency emulation
 and the game. --print-config prints a default configuration with every field
-documented. The model game (arena) spawns this node's bots and items (game.slot).
+documented. The model game (arena) spawns this node's bots and items (game.slot;
+game.ai_bots = false spawns only the items).
+
+With listen.player_quic or listen.player_ws, players join the node through its player
+endpoint (package live/player) with tokens signed by the coordinator key named by
+players.coordinator_key ("overworld token init"); "overworld bot" plays over it.
 
 The admin address serves /metrics (Prometheus), /healthz and /readyz. SIGTERM or
-SIGINT shuts the node down gracefully: frames stop, queued packets are sent for up to
+SIGINT shuts the node down gracefully: frames stop, players are told the node is
+shutting down and their avatars removed, queued packets are sent for up to
 shutdown_grace, and the log says what is lost (this node's primaries: objects do not
 migrate between nodes yet).`,
 		Example: `  overworld node --print-config > node.toml
@@ -77,13 +82,29 @@ func arenaGame(g live.GameConfig) (*arena.Game, live.Game, error) {
 		return nil, live.Game{}, fmt.Errorf("%w: game: %v", live.ErrConfig, err)
 	}
 	slot := g.Slot
-	lg := live.Game{Registry: game.Registry(),
+	// The colyseus locator is the simulated world's (lab), over the same
+	// map: the same key mapping, prediction and publication period.
+	colyseus := func(self wire.NodeID) (*locate.Mercury, error) {
+		wc := lab.DefaultWorldConfig()
+		wc.Arch, wc.Nodes, wc.PlayersPerNode, wc.Map, wc.Seed = lab.ArchColyseus, g.Nodes, g.PlayersPerNode, m, g.Seed
+		wc, err := wc.Validate()
+		if err != nil {
+			return nil, fmt.Errorf("%w: game: %v", live.ErrConfig, err)
+		}
+		return lab.NewColyseusLocator(wc, game, self)
+	}
+	lg := live.Game{Registry: game.Registry(), Colyseus: colyseus,
 		// Colyseus' predicted subscription at the bots' run speed, as in
 		// the simulated world (lab.NewWorld).
 		DirectoryMargin: world.Point{2 * arena.RunSpeed * 0.5, 2 * arena.RunSpeed * 0.5, 0},
+		// Respawns (teleports) are published at once, as in the simulated
+		// world (lab's publishJump: three times what a running bot covers
+		// in a publication period).
+		DirectoryJump: 3 * arena.RunSpeed * 0.5,
+		Players:       game.Players(),
 		Spawn: func(now time.Duration, n *node.Node) error {
 			for _, sp := range game.Spawns() {
-				if sp.Node != slot-1 {
+				if sp.Node != slot-1 || (sp.Schema == game.Bot && !g.AIBots) {
 					continue
 				}
 				if _, err := n.Spawn(now, sp.Schema, sp.Init); err != nil {
@@ -103,7 +124,7 @@ func runNode(e *env, path string) error {
 	if err != nil {
 		return err
 	}
-	game, lg, err := arenaGame(cfg.Game)
+	_, lg, err := arenaGame(cfg.Game)
 	if err != nil {
 		return badInput(err)
 	}
@@ -114,14 +135,6 @@ func runNode(e *env, path string) error {
 	}
 	if err != nil {
 		return err
-	}
-	if cfg.Listen.PlayerQUIC != "" || cfg.Listen.PlayerWS != "" {
-		if playerGateway == nil {
-			return badInputf("node: listen.player_quic/player_ws: this build has no player endpoint (live/player)")
-		}
-		if err := playerGateway(cfg, d, game); err != nil {
-			return err
-		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()

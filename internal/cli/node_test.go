@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/overworld/overworld/arena"
+	"github.com/overworld/overworld/internal/wire"
 	"github.com/overworld/overworld/live"
 )
 
@@ -70,7 +73,8 @@ func TestCAAndNodeBadInput(t *testing.T) {
 		{"wrong certificate", nil, strings.Replace(good, "id = 1", "id = 2\n[discovery]\nrendezvous = 2", 1), "names node 1 but id is 2"},
 		{"bad map", nil, good + "[game]\nmap = \"round\"\n", "game.map \"round\""},
 		{"slot beyond nodes", nil, good + "[game]\nslot = 3\n", "game.slot 3"},
-		{"player endpoint", nil, strings.Replace(good, "admin = \"\"", "admin = \"\"\nplayer_ws = \"127.0.0.1:0\"", 1), "no player endpoint"},
+		{"player endpoint", nil, strings.Replace(good, "admin = \"\"", "admin = \"\"\nplayer_ws = \"127.0.0.1:0\"", 1), "players.coordinator_key is required"},
+		{"bad coordinator key", nil, strings.Replace(good, "admin = \"\"", "admin = \"\"\nplayer_quic = \"127.0.0.1:0\"\n[players]\ncoordinator_key = \"nope.pub\"", 1), "players.coordinator_key"},
 		{"cluster bad nodes", []string{"cluster", "--nodes", "0"}, "", "--nodes 0"},
 		{"cluster bad arch", []string{"cluster", "--arch", "ring"}, "", "--arch \"ring\""},
 		{"cluster bots not a multiple", []string{"cluster", "--nodes", "3", "--bots", "10"}, "", "--bots 10"},
@@ -90,28 +94,44 @@ func TestCAAndNodeBadInput(t *testing.T) {
 	}
 }
 
-// TestClusterKill starts 4 node processes (3 player nodes and the
-// directory's rendezvous) on loopback, kills player node 2 with SIGKILL,
-// and checks that the others keep running frames, that their counters only
-// grow, that nothing was malformed or refused, and that within the replica
-// timeout no survivor holds a replica of the dead node's objects any more.
+// TestClusterKill starts 4 node processes (broadcast) on loopback, each
+// with a player endpoint, and 16 bots (QUIC clients, 4 per node), kills
+// node 2 with SIGKILL, and checks that: the survivors keep running frames
+// at their rate; the players that were on the dead node notice and rejoin
+// the others with fresh tokens, so that the survivors have all 16
+// players; the survivors' player metrics match what the bots did there
+// (joins, and leaves for the sessions that ended); their counters only
+// grow and nothing was malformed or refused; their connections to the
+// dead node close; and within the replica timeout no survivor holds a
+// replica of the dead node's objects. Every wait is for an event, with a
+// generous deadline (the machine may be loaded: a bot that falls silent
+// for a while may move to another node, which the checks allow); the
+// whole test takes about 15 s.
 func TestClusterKill(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts 4 processes for about 10 s")
+		t.Skip("starts 4 processes for about 15 s")
 	}
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := clusterOpts{nodes: 3, perNode: 4, seed: 1, mapType: "rect", arch: "directory", frameRate: 10, logLevel: "info"}
+	const nodes, perNode, dead = 4, 4, 1 // node index 1 is node 2
+	o := clusterOpts{nodes: nodes, perNode: perNode, seed: 1, mapType: "rect", arch: "broadcast", frameRate: 10,
+		logLevel: "info", botMode: "client"}
 	dir := t.TempDir()
-	c, err := startCluster(exe, dir, o, "Frankfurt")
+	c, err := startCluster(exe, dir, o, "")
 	if err != nil {
 		t.Fatal(err)
 	}
+	ctx, stopBots := context.WithCancel(context.Background())
+	var fleet *botFleet
 	defer func() {
-		if killed := c.stop(5 * time.Second); len(killed) > 0 {
-			t.Errorf("nodes %v did not stop within 5 s of SIGTERM", killed)
+		stopBots()
+		if fleet != nil {
+			fleet.wait()
+		}
+		if killed := c.stop(10 * time.Second); len(killed) > 0 {
+			t.Errorf("nodes %v did not stop within 10 s of SIGTERM", killed)
 		}
 		if t.Failed() {
 			for _, id := range c.ids {
@@ -120,96 +140,166 @@ func TestClusterKill(t *testing.T) {
 			}
 		}
 	}()
-	if err := c.waitReady(20 * time.Second); err != nil {
+	if err := c.waitReady(30 * time.Second); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2 * time.Second)
-	before := make([]map[string]float64, len(c.ids))
-	for i := range c.ids {
-		if before[i], err = c.metrics(i); err != nil {
-			t.Fatal(err)
-		}
-	}
-	snaps, err := c.worlds()
+	g, err := arena.New(arena.Config{Map: arena.Rect, Nodes: nodes, PlayersPerNode: perNode, Seed: o.seed})
 	if err != nil {
 		t.Fatal(err)
 	}
-	held := 0 // survivors' replicas of node 2's objects before the kill
-	for i, s := range snaps {
-		if i == 1 {
-			continue
+	fleet = startFleet(ctx, c.fleetConfig(g, o), nodes*perNode)
+	survivors := []int{0, 2, 3}
+	metrics := func(i int) map[string]float64 {
+		t.Helper()
+		m, err := c.metrics(i)
+		if err != nil {
+			t.Fatalf("node %d: %v", c.ids[i], err)
 		}
-		for _, o := range s.Objects {
-			if !o.Primary && o.ID>>32 == 2 {
-				held++
+		return m
+	}
+	// waitFor polls cond every 100 ms until it holds, or fails after d.
+	waitFor := func(d time.Duration, what string, cond func() (bool, string)) {
+		t.Helper()
+		deadline := time.Now().Add(d)
+		for {
+			ok, why := cond()
+			if ok {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within %v: %s", what, d, why)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	// Every bot plays (at first on its home node), the dead-to-be node has
+	// players, and every survivor holds a replica of its objects
+	// (broadcast: every node replicates every other).
+	var onDead []int // the bots on node 2 at the kill
+	waitFor(30*time.Second, "16 players in game, replicas of node 2 everywhere", func() (bool, string) {
+		onDead = onDead[:0]
+		for k, b := range fleet.states() {
+			if b.node < 0 || b.stats.Applied == 0 {
+				return false, fmt.Sprintf("bot %d: on node index %d, %d states applied (last error %v)", k+1, b.node, b.stats.Applied, b.lastErr)
+			}
+			if b.node == dead {
+				onDead = append(onDead, k)
 			}
 		}
+		sum := 0.0
+		for i := range c.ids {
+			sum += metrics(i)["overworld_players"]
+		}
+		if sum != nodes*perNode || len(onDead) == 0 {
+			return false, fmt.Sprintf("%v players in all, %d on node 2", sum, len(onDead))
+		}
+		snaps, err := c.worlds()
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, i := range survivors {
+			if replicasOf(snaps[i], c.ids[dead]) == 0 {
+				return false, fmt.Sprintf("node %d holds no replica of node 2's objects", c.ids[i])
+			}
+		}
+		return true, ""
+	})
+	joinsBefore := make([]int, nodes*perNode)
+	for k, b := range fleet.states() {
+		joinsBefore[k] = b.joins
 	}
-	if err := c.signal(1, syscall.SIGKILL); err != nil {
+	before := make([]map[string]float64, len(c.ids))
+	for _, i := range survivors {
+		before[i] = metrics(i)
+	}
+	killedAt := time.Now()
+	if err := c.signal(dead, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	<-c.done[1]
-	time.Sleep(5 * time.Second) // > the replica timeout (3.5 s)
-	for i := range c.ids {
-		if i == 1 {
-			continue
+	<-c.done[dead]
+
+	// The dead node's players rejoin elsewhere: all 16 play on survivors,
+	// and the survivors' player metrics agree with the bots' records.
+	waitFor(40*time.Second, "the dead node's players rejoined the survivors", func() (bool, string) {
+		states := fleet.states()
+		for k, b := range states {
+			if b.node < 0 || b.node == dead {
+				return false, fmt.Sprintf("bot %d: on node index %d (last error %v)", k+1, b.node, b.lastErr)
+			}
 		}
-		after, err := c.metrics(i)
+		for _, k := range onDead {
+			if states[k].joins <= joinsBefore[k] {
+				return false, fmt.Sprintf("bot %d, on node 2 at the kill, has not rejoined", k+1)
+			}
+		}
+		sum := 0.0
+		for _, i := range survivors {
+			m := metrics(i)
+			sum += m["overworld_players"]
+			var joins, ends int
+			for _, b := range states {
+				joins, ends = joins+b.joinsOn[i], ends+b.endsOn[i]
+			}
+			if m["overworld_player_joins_total"] != float64(joins) || m["overworld_player_leaves_total"] != float64(ends) {
+				return false, fmt.Sprintf("node %d counts %v joins and %v leaves; the bots joined it %d times and left %d",
+					c.ids[i], m["overworld_player_joins_total"], m["overworld_player_leaves_total"], joins, ends)
+			}
+		}
+		return sum == nodes*perNode, fmt.Sprintf("%v players on the survivors", sum)
+	})
+	t.Logf("the dead node's %d players all rejoined within %v of the kill", len(onDead), time.Since(killedAt).Round(time.Millisecond))
+	// No survivor keeps a replica of the dead node's objects past the
+	// replica timeout (3.5 s), and their connections to it close within
+	// the QUIC idle timeout.
+	waitFor(live.IdleTimeout+10*time.Second, "the survivors forget node 2", func() (bool, string) {
+		snaps, err := c.worlds()
 		if err != nil {
-			t.Fatalf("node %d after the kill: %v", c.ids[i], err)
+			return false, err.Error()
 		}
-		if f := after["overworld_frames_total"] - before[i]["overworld_frames_total"]; f < 40 {
-			t.Errorf("node %d ran %v frames in the 5 s after the kill, want about 50", c.ids[i], f)
+		for _, i := range survivors {
+			if snaps[i] == nil {
+				return false, fmt.Sprintf("no snapshot from node %d", c.ids[i])
+			}
+			if n := replicasOf(snaps[i], c.ids[dead]); n > 0 {
+				return false, fmt.Sprintf("node %d holds %d replicas of node 2's objects", c.ids[i], n)
+			}
+			if p := metrics(i)["overworld_peers_connected"]; p > nodes-2 {
+				return false, fmt.Sprintf("node %d: %v peers connected, %d are alive", c.ids[i], p, nodes-2)
+			}
+		}
+		return true, ""
+	})
+	elapsed := time.Since(killedAt).Seconds()
+	for _, i := range survivors {
+		after := metrics(i)
+		if f := after["overworld_frames_total"] - before[i]["overworld_frames_total"]; f < 0.5*10*elapsed {
+			t.Errorf("node %d ran %v frames in the %.1f s after the kill, want about %.0f", c.ids[i], f, elapsed, 10*elapsed)
 		}
 		for k, v := range before[i] {
 			if strings.Contains(k, "_total") && !strings.HasPrefix(k, "go_") && after[k] < v {
 				t.Errorf("node %d: counter %s went down: %v → %v", c.ids[i], k, v, after[k])
 			}
 		}
-		for _, k := range []string{"overworld_handshake_refusals_total", `overworld_malformed_total{stage="transport"}`,
-			`overworld_malformed_total{stage="core"}`, "overworld_inbox_drops_total"} {
-			if after[k] != 0 {
-				t.Errorf("node %d: %s = %v, want 0", c.ids[i], k, after[k])
+		for k, v := range after {
+			if (strings.HasPrefix(k, "overworld_player_refusals_total") || strings.HasPrefix(k, "overworld_malformed_total") ||
+				k == "overworld_handshake_refusals_total" || k == "overworld_inbox_drops_total" ||
+				k == `overworld_player_inputs_total{result="bad"}`) && v != 0 {
+				t.Errorf("node %d: %s = %v, want 0", c.ids[i], k, v)
 			}
 		}
 	}
-	// The dead node's connections close within the QUIC idle timeout.
-	for i := range c.ids {
-		if i == 1 {
-			continue
-		}
-		deadline := time.Now().Add(live.IdleTimeout + 2*time.Second)
-		for {
-			m, err := c.metrics(i)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if m["overworld_peers_connected"] <= 2 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Errorf("node %d: %v peers connected, at most 2 are alive", c.ids[i], m["overworld_peers_connected"])
-				break
-			}
-			time.Sleep(200 * time.Millisecond)
+}
+
+// replicasOf counts the replicas of node id's objects in a snapshot.
+func replicasOf(s *live.WorldSnapshot, id wire.NodeID) int {
+	n := 0
+	if s == nil {
+		return 0
+	}
+	for _, o := range s.Objects {
+		if !o.Primary && wire.NodeID(o.ID>>32) == id {
+			n++
 		}
 	}
-	snaps, err = c.worlds()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, s := range snaps {
-		if i == 1 {
-			continue
-		}
-		if s == nil {
-			t.Fatalf("no snapshot from node %d", c.ids[i])
-		}
-		for _, o := range s.Objects {
-			if !o.Primary && o.ID>>32 == 2 {
-				t.Errorf("node %d still holds a replica of node 2's object %#x after its primary died", s.Node, o.ID)
-			}
-		}
-	}
-	t.Logf("survivors held %d replicas of node 2's objects before the kill, none after", held)
+	return n
 }

@@ -2,6 +2,7 @@ package player
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -63,7 +64,20 @@ type Client struct {
 	wbuf   []byte
 
 	arrived chan struct{} // a State was applied (Run's input timing)
+	idle    time.Duration // see SetIdleTimeout
 }
+
+// ErrSilent is Run's error when the node sent no State for the idle
+// timeout (SetIdleTimeout): it is presumed dead, and the client should
+// join elsewhere.
+var ErrSilent = errors.New("player: the node fell silent")
+
+// SetIdleTimeout makes Run end with ErrSilent when no State is applied for
+// d (0, the default: never; the transport's own idle timeout, 30 s for
+// QUIC, then ends the connection). A node sends one per frame, so a few
+// dozen frame periods tell a dead or unreachable node from a slow one
+// much sooner. Call it before Run.
+func (c *Client) SetIdleTimeout(d time.Duration) { c.idle = max(0, d) }
 
 // Join sends a Join with token on conn and waits for the node's answer. A
 // refusal is returned as a *RefusedError.
@@ -128,7 +142,9 @@ func (c *Client) Do(fn func(v *View)) {
 }
 
 // Run plays until ctx ends (then it sends Leave and closes the
-// connection) or the connection fails: it applies and acknowledges State
+// connection), the connection fails, the node ends the session (a
+// *RefusedError) or, with an idle timeout, the node falls silent
+// (ErrSilent): it applies and acknowledges State
 // messages as they arrive and sends one input per frame period, decided by
 // brain. Inputs are timed to reach the node before its next frame: lead
 // before the frame period has passed since the latest State arrived (0:
@@ -149,6 +165,13 @@ func (c *Client) Run(ctx context.Context, brain Brain, lead time.Duration) error
 	go func() { rerr <- c.readLoop(rctx) }()
 	t := time.NewTimer(period)
 	defer t.Stop()
+	var idle *time.Timer
+	var silent <-chan time.Time // never fires without an idle timeout
+	if c.idle > 0 {
+		idle = time.NewTimer(c.idle)
+		defer idle.Stop()
+		silent = idle.C
+	}
 	var err error
 loop:
 	for {
@@ -158,7 +181,13 @@ loop:
 		case err = <-rerr:
 			rerr <- err
 			break loop
+		case <-silent:
+			err = fmt.Errorf("%w: no state for %v", ErrSilent, c.idle)
+			break loop
 		case <-c.arrived:
+			if idle != nil {
+				idle.Reset(c.idle)
+			}
 			t.Reset(period - lead)
 		case <-t.C:
 			t.Reset(period)
@@ -181,7 +210,10 @@ loop:
 	c.mu.Lock()
 	c.stats.Duration = time.Since(c.start)
 	c.mu.Unlock()
-	if err == nil && ctx.Err() == nil {
+	var refused *RefusedError
+	if (err == nil && ctx.Err() == nil) || errors.As(rErr, &refused) {
+		// The node's own reason for ending the session beats the write
+		// error it causes (the node stops reading once it has sent it).
 		err = rErr
 	}
 	return err

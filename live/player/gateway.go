@@ -115,6 +115,7 @@ func (c Config) validate() (Config, error) {
 // state exists.
 type Stats struct {
 	Players       int64 // players in game now
+	Conns         int64 // connections being served now (joined or not)
 	Joins         int64 // players that joined
 	Leaves        int64 // players that left or were dropped
 	BadToken      int64 // joins refused: forged, malformed or early token
@@ -216,7 +217,7 @@ func New(cfg Config) (*Gateway, error) {
 // Stats returns the gateway's counters.
 func (g *Gateway) Stats() Stats {
 	s := &g.st
-	return Stats{Players: s.players.Load(), Joins: s.joins.Load(), Leaves: s.leaves.Load(),
+	return Stats{Players: s.players.Load(), Conns: g.conns.Load(), Joins: s.joins.Load(), Leaves: s.leaves.Load(),
 		BadToken: s.badToken.Load(), Expired: s.expired.Load(), Replayed: s.replayed.Load(), Full: s.full.Load(),
 		Duplicate: s.duplicate.Load(), JoinFailed: s.joinFailed.Load(), Timeouts: s.timeouts.Load(),
 		Malformed: s.malformed.Load(), Inputs: s.inputs.Load(), InputsDropped: s.inputsDropped.Load(),

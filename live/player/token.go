@@ -342,17 +342,23 @@ func LoadPrivateKey(dir string) (ed25519.PrivateKey, error) {
 
 // LoadPublicKey reads the coordinator public key from dir.
 func LoadPublicKey(dir string) (ed25519.PublicKey, error) {
-	der, err := readPEM(filepath.Join(dir, PublicKeyFile), "PUBLIC KEY")
+	return LoadPublicKeyFile(filepath.Join(dir, PublicKeyFile))
+}
+
+// LoadPublicKeyFile reads a coordinator public key (PKIX PEM, as InitKeys
+// writes it) from path.
+func LoadPublicKeyFile(path string) (ed25519.PublicKey, error) {
+	der, err := readPEM(path, "PUBLIC KEY")
 	if err != nil {
 		return nil, err
 	}
 	k, err := x509.ParsePKIXPublicKey(der)
 	if err != nil {
-		return nil, fmt.Errorf("player: %s: %w", filepath.Join(dir, PublicKeyFile), err)
+		return nil, fmt.Errorf("player: %s: %w", path, err)
 	}
 	pub, ok := k.(ed25519.PublicKey)
 	if !ok {
-		return nil, fmt.Errorf("player: %s holds a %T, want an Ed25519 key", filepath.Join(dir, PublicKeyFile), k)
+		return nil, fmt.Errorf("player: %s holds a %T, want an Ed25519 key", path, k)
 	}
 	return pub, nil
 }
