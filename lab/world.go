@@ -326,7 +326,7 @@ func newWorld(cfg WorldConfig, wrap func(*node.Node) osim.Core) (*World, error) 
 		case ArchDirectory:
 			dc := locate.DefaultDirectoryConfig(w.infra)
 			dc.Margin = directoryMargin
-			dc.Jump = publishJump
+			dc.Jump = PublishJump
 			d, err := locate.NewDirectory(id, dc)
 			if err != nil {
 				return nil, err

@@ -22,11 +22,11 @@ const streamWorldRing = 0x72696e67 // "ring"
 // comparison).
 const mercuryPublishPeriod = 500 * time.Millisecond
 
-// publishJump is the distance (m) past which a primary is published at
+// PublishJump is the distance (m) past which a primary is published at
 // once instead of at the next period, under the directory and colyseus
 // architectures: three times what a running bot covers in a publication
 // period, so that only respawns (teleports) trigger it, not missiles.
-const publishJump = 3 * arena.RunSpeed * 0.5
+const PublishJump = 3 * arena.RunSpeed * 0.5
 
 // worldKeyMap builds the key mapping cfg names over the game's map.
 func worldKeyMap(cfg WorldConfig, game *arena.Game) (locate.KeyMap, error) {
@@ -53,7 +53,7 @@ func newMercury(cfg WorldConfig, game *arena.Game, id wire.NodeID) (*locate.Merc
 	pc.PredTime = max(cfg.PredTime, 0)
 	pc.PubTTL = mercuryPublishPeriod
 	mc := locate.MercuryConfig{Keys: km, Dims: game.Registry().Space().Dims(), Predict: pc,
-		PublishPeriod: mercuryPublishPeriod, Jump: publishJump, Pad: world.Point{cfg.Prefetch, cfg.Prefetch}}
+		PublishPeriod: mercuryPublishPeriod, Jump: PublishJump, Pad: world.Point{cfg.Prefetch, cfg.Prefetch}}
 	mc.Ring.Balance = cfg.Balance
 	rng := rand.New(rand.NewPCG(cfg.Seed, streamWorldRing^uint64(id)))
 	m, err := locate.NewMercury(id, mc, rng)

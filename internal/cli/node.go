@@ -98,9 +98,8 @@ func arenaGame(g live.GameConfig) (*arena.Game, live.Game, error) {
 		// the simulated world (lab.NewWorld).
 		DirectoryMargin: world.Point{2 * arena.RunSpeed * 0.5, 2 * arena.RunSpeed * 0.5, 0},
 		// Respawns (teleports) are published at once, as in the simulated
-		// world (lab's publishJump: three times what a running bot covers
-		// in a publication period).
-		DirectoryJump: 3 * arena.RunSpeed * 0.5,
+		// world.
+		DirectoryJump: lab.PublishJump,
 		Players:       game.Players(),
 		Spawn: func(now time.Duration, n *node.Node) error {
 			for _, sp := range game.Spawns() {
