@@ -34,8 +34,9 @@ type ring struct {
 
 func newRing(s *world.Schema, id world.ObjectID, n int) ring {
 	r := ring{slots: make([]versioned, n)}
+	sts := s.NewStates(id, n)
 	for i := range r.slots {
-		r.slots[i].st = s.NewState(id)
+		r.slots[i].st = &sts[i]
 	}
 	r.head = n - 1
 	return r
