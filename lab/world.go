@@ -260,7 +260,6 @@ type World struct {
 	snaps []frameSnap // per node: as of its latest frame
 	check func(ev osim.Event)
 
-	events  uint64
 	wallRun time.Duration
 }
 
@@ -367,6 +366,7 @@ func newWorld(cfg WorldConfig, wrap func(*node.Node) osim.Core) (*World, error) 
 	}
 	w.truth = newTruth(w)
 	s.SetObserver(w.observe)
+	s.ObserveOnly(osim.EventTick) // the ground truth needs the frames; Sim.Events counts the rest
 	return w, nil
 }
 
@@ -450,13 +450,17 @@ func (w *World) Game() *arena.Game { return w.game }
 func (w *World) SetCheck(f func(ev osim.Event)) {
 	w.check = f
 	_ = w.sim.SetWorkers(1) // only fails inside Run, where the World is not reachable
+	if f != nil {
+		w.sim.ObserveOnly() // every kind
+	} else {
+		w.sim.ObserveOnly(osim.EventTick)
+	}
 }
 
 // Events returns the number of simulated events so far.
-func (w *World) Events() uint64 { return w.events }
+func (w *World) Events() uint64 { return w.sim.Events() }
 
 func (w *World) observe(ev osim.Event) {
-	w.events++
 	if ev.Kind == osim.EventTick {
 		snap := &w.snaps[ev.Node-1]
 		if snap.timed {
@@ -489,7 +493,7 @@ func (w *World) Run(progress func(WorldProgress)) error {
 		}
 		w.wallRun = time.Since(start)
 		if progress != nil {
-			progress(WorldProgress{Virtual: w.sim.Now(), Total: total, Wall: w.wallRun, Events: w.events})
+			progress(WorldProgress{Virtual: w.sim.Now(), Total: total, Wall: w.wallRun, Events: w.sim.Events()})
 		}
 	}
 	return nil
@@ -596,7 +600,7 @@ func (w *World) Result() *WorldResult {
 		"players": strconv.Itoa(c.Players()), "map": c.Map.String(), "sites": w.sitesLabel(),
 		"infra_node": strconv.Itoa(int(w.infra)),
 	}
-	res := &WorldResult{Config: c, Summary: sum, Events: w.events, Wall: w.wallRun, sim: w.sim}
+	res := &WorldResult{Config: c, Summary: sum, Events: w.sim.Events(), Wall: w.wallRun, sim: w.sim}
 	res.Players = groupBandwidth(sum.PerNode[:c.Nodes])
 	if w.infra != 0 {
 		res.Infra = groupBandwidth(sum.PerNode[c.Nodes:])

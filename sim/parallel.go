@@ -285,6 +285,8 @@ func (s *Sim) runWindow(wEnd int64) {
 		clear(l.out)
 		l.out = l.out[:0]
 		l.own.mergeInto(&s.tr)
+		s.events += l.events
+		l.events = 0
 		p.obs = append(p.obs, l.obs...)
 		clear(l.obs)
 		l.obs = l.obs[:0]
