@@ -145,7 +145,9 @@ func (n *Node) Tick(now time.Duration) {
 			continue
 		}
 		kept = append(kept, f)
-		if n.inView(f.Loc) {
+		// Most candidates are replicas already held and requested: for
+		// them Want does nothing, so the view test is skipped.
+		if !n.store.Wanted(f.ID) && n.inView(f.Loc) {
 			n.store.Want(now, f.ID, f.Node, f.Until)
 		}
 	}

@@ -519,6 +519,14 @@ func (s *Store) Want(now time.Duration, id world.ObjectID, from wire.NodeID, unt
 	s.want[id] = &request{from: from, until: until}
 }
 
+// Wanted reports whether Want would change nothing for id: it is a local
+// primary or a replica this node asked for. The node skips its view test
+// for such discoveries.
+func (s *Store) Wanted(id world.ObjectID) bool {
+	e := s.objs.get(id)
+	return e != nil && (e.primary || e.requested)
+}
+
 // Info describes one local object for observers (the simulator's metrics,
 // tests). Its States belong to the store: read them before the next call
 // that changes the store, and never modify them.
