@@ -192,6 +192,12 @@ type Store struct {
 	dbuf    []byte
 	scratch []*world.State // per kind, for validation
 	stamp   uint32         // packets begun (BeginPacket)
+	applied bool           // Apply ran since BeginPacket
+	// What Check decoded of the packet's latest updates frame (body
+	// updBody, in upd) and the entries of its updates, for Apply.
+	updStamp uint32
+	updBody  []byte
+	updEnts  []*entry
 	upd     wire.Updates
 	ack     wire.Acks
 	wr      wire.Writes
