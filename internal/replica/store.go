@@ -198,11 +198,11 @@ type Store struct {
 	updStamp uint32
 	updBody  []byte
 	updEnts  []*entry
-	upd     wire.Updates
-	ack     wire.Acks
-	wr      wire.Writes
-	idl     wire.IDs
-	ho      wire.Handoffs
+	upd      wire.Updates
+	ack      wire.Acks
+	wr       wire.Writes
+	idl      wire.IDs
+	ho       wire.Handoffs
 }
 
 type idMsg struct {
