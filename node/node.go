@@ -92,7 +92,7 @@ func New(cfg Config) (*Node, error) {
 	}
 	n.idx = locate.NewPoints[world.Object](n.dims, locate.DefaultCell)
 	st.TrackMembers()
-	n.vidx.boxes = locate.NewBoxes(n.dims, locate.DefaultCell)
+	n.vidx.boxes, n.vidx.dims = locate.NewBoxes(n.dims, locate.DefaultCell), n.dims
 	n.prefetch = cfg.Prefetch != world.Point{}
 	n.out.MaxPayload = cfg.MaxPayload
 	n.lout.Outbox = &n.out
