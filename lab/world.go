@@ -257,7 +257,7 @@ type World struct {
 	mercs []*locate.Mercury // colyseus: each node's locator, by node
 	infra wire.NodeID       // 0 for broadcast
 	truth *truth
-	snaps []frameSnap // per node: as of its latest frame
+	snaps []snapPair // per node: as of its latest frames
 	check func(ev osim.Event)
 
 	wallRun time.Duration
@@ -300,7 +300,7 @@ func newWorld(cfg WorldConfig, wrap func(*node.Node) osim.Core) (*World, error) 
 		total++
 		w.infra = wire.NodeID(total)
 	}
-	w.snaps = make([]frameSnap, total)
+	w.snaps = make([]snapPair, total)
 	members := make([]wire.NodeID, cfg.Nodes)
 	for i := range members {
 		members[i] = wire.NodeID(i + 1)
@@ -344,7 +344,7 @@ func newWorld(cfg WorldConfig, wrap func(*node.Node) osim.Core) (*World, error) 
 		if wrap != nil {
 			core = wrap(n)
 		}
-		core = &snapCore{Core: core, n: n, snap: &w.snaps[i], timed: cfg.WallFrameTimes}
+		core = &snapCore{Core: core, n: n, snaps: &w.snaps[i], timed: cfg.WallFrameTimes}
 		if err := s.AddNode(id, where[i], core); err != nil {
 			return nil, err
 		}
@@ -362,11 +362,12 @@ func newWorld(cfg WorldConfig, wrap func(*node.Node) osim.Core) (*World, error) 
 		}
 	}
 	for i, n := range w.nodes {
-		w.snaps[i].take(n)
+		w.snaps[i].buf[0].take(n)
 	}
 	w.truth = newTruth(w)
 	s.SetObserver(w.observe)
 	s.ObserveOnly(osim.EventTick) // the ground truth needs the frames; Sim.Events counts the rest
+	s.ObserveBehind(true)         // it reads only the snapshots, double-buffered
 	return w, nil
 }
 
@@ -455,6 +456,7 @@ func (w *World) SetCheck(f func(ev osim.Event)) {
 	} else {
 		w.sim.ObserveOnly(osim.EventTick)
 	}
+	w.sim.ObserveBehind(f == nil) // f may read the cores
 }
 
 // Events returns the number of simulated events so far.
@@ -462,7 +464,7 @@ func (w *World) Events() uint64 { return w.sim.Events() }
 
 func (w *World) observe(ev osim.Event) {
 	if ev.Kind == osim.EventTick {
-		snap := &w.snaps[ev.Node-1]
+		snap := w.snaps[ev.Node-1].next()
 		if snap.timed {
 			_ = w.sim.Recorder().FrameTime(ev.Node, snap.frame) // the node is up: cannot fail
 			snap.timed = false

@@ -63,12 +63,32 @@ func (f *frameSnap) object(id world.ObjectID) (snapObj, bool) {
 	return f.objs[k], true
 }
 
+// snapPair is a node's last two frame snapshots: the simulator observes a
+// parallel window while the next one runs (osim.Sim.ObserveBehind), in
+// which the node may take one more snapshot, but not two. Snapshot k (0:
+// the one taken before the first frame, k: after the node's k-th frame)
+// is buf[k%2]; the observer's k-th tick of the node reads it.
+type snapPair struct {
+	buf   [2]frameSnap
+	taken int // frames snapshotted
+	seen  int // frames observed
+}
+
+// next returns the snapshot of the next frame observed.
+func (p *snapPair) next() *frameSnap {
+	p.seen++
+	return &p.buf[p.seen%2]
+}
+
+// cur returns the snapshot of the latest frame observed.
+func (p *snapPair) cur() *frameSnap { return &p.buf[p.seen%2] }
+
 // snapCore adapts a node core to the simulator and snapshots its node
 // after every frame (and, with timed, the frame's wall-clock time).
 type snapCore struct {
 	osim.Core
 	n     *node.Node
-	snap  *frameSnap
+	snaps *snapPair
 	timed bool
 }
 
@@ -78,8 +98,10 @@ func (c *snapCore) Tick(now time.Duration) {
 		start = time.Now()
 	}
 	c.Core.Tick(now)
+	c.snaps.taken++
+	snap := &c.snaps.buf[c.snaps.taken%2]
 	if c.timed {
-		c.snap.frame, c.snap.timed = time.Since(start), true
+		snap.frame, snap.timed = time.Since(start), true
 	}
-	c.snap.take(c.n)
+	snap.take(c.n)
 }

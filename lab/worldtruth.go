@@ -142,7 +142,7 @@ func (t *truth) tick(id wire.NodeID, now time.Duration) {
 // longer has.
 func (t *truth) observe(id wire.NodeID) {
 	i := int(id) - 1
-	snap := &t.w.snaps[i]
+	snap := t.w.snaps[i].cur()
 	t.serial++
 	t.newOwned = t.newOwned[:0]
 	for k := range snap.prims {
@@ -199,7 +199,7 @@ func (t *truth) observe(id wire.NodeID) {
 
 // report gives the recorder node id's view and samples staleness.
 func (t *truth) report(i int, id wire.NodeID, now time.Duration) {
-	snap := &t.w.snaps[i]
+	snap := t.w.snaps[i].cur()
 	t.view = append(t.view[:0], snap.view...)
 	t.interest, t.held = t.interest[:0], t.held[:0]
 	t.stamp++

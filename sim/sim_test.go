@@ -456,8 +456,9 @@ func TestRandomRunsConserveTraffic(t *testing.T) {
 // be called for, and that ObserveOnly narrows the observer to the given
 // kinds without changing the run: the ticks a tick-only observer sees, on
 // parallel windows, are exactly those a full observer of a serial run sees.
+// So do observers that run behind (ObserveBehind).
 func TestObserveOnly(t *testing.T) {
-	run := func(seed uint64, workers int, only bool) (ticks []Event, kinds [EventHeal + 1]int, events uint64) {
+	run := func(seed uint64, workers int, only, behind bool) (ticks, all []Event, kinds [EventHeal + 1]int, events uint64) {
 		rng := rand.New(rand.NewPCG(seed, 9))
 		cfg := DefaultConfig()
 		cfg.Seed, cfg.Workers = seed, workers
@@ -480,6 +481,7 @@ func TestObserveOnly(t *testing.T) {
 		_ = s.Schedule(time.Duration(rng.IntN(2000))*ms1, func(time.Duration) { _ = s.Crash(victim) })
 		s.SetObserver(func(e Event) {
 			kinds[e.Kind]++
+			all = append(all, e)
 			if e.Kind == EventTick {
 				ticks = append(ticks, e)
 			}
@@ -487,13 +489,14 @@ func TestObserveOnly(t *testing.T) {
 		if only {
 			s.ObserveOnly(EventTick)
 		}
+		s.ObserveBehind(behind)
 		if err := s.Run(3 * time.Second); err != nil {
 			t.Fatal(err)
 		}
-		return ticks, kinds, s.Events()
+		return ticks, all, kinds, s.Events()
 	}
 	for seed := uint64(1); seed <= 5; seed++ {
-		ticks, kinds, events := run(seed, 1, false)
+		ticks, all, kinds, events := run(seed, 1, false, false)
 		total := 0
 		for _, k := range kinds {
 			total += k
@@ -501,8 +504,15 @@ func TestObserveOnly(t *testing.T) {
 		if uint64(total) != events || kinds[EventDeliver] == 0 || kinds[EventFunc] != 1 {
 			t.Fatalf("seed %d: observer saw %v (%d events), Events says %d", seed, kinds, total, events)
 		}
-		for _, w := range []int{1, 2} {
-			ticks2, kinds2, events2 := run(seed, w, true)
+		for _, w := range []int{1, 2, 3} {
+			for _, behind := range []bool{false, true} {
+				// With ObserveBehind, every kind: the same events in the same order.
+				_, all3, kinds3, events3 := run(seed, w, false, behind)
+				if !slices.Equal(all3, all) || events3 != events {
+					t.Fatalf("seed %d, %d workers, behind %v: observer saw %v, %d events; want %v, %d", seed, w, behind, kinds3, events3, kinds, events)
+				}
+			}
+			ticks2, _, kinds2, events2 := run(seed, w, true, w > 1)
 			if events2 != events || !slices.Equal(ticks2, ticks) {
 				t.Fatalf("seed %d, %d workers: tick-only observer: %d events, %d ticks; want %d, %d", seed, w, events2, len(ticks2), events, len(ticks))
 			}
