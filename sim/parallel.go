@@ -66,8 +66,8 @@ type parallel struct {
 	obs    []obsEvent
 	pend   []obsEvent // with behind: the previous window's, not yet observed
 	behind bool       // see ObserveBehind
-	always bool // run every window on the workers, however small (tests)
-	ran    int  // windows run on the workers
+	always bool       // run every window on the workers, however small (tests)
+	ran    int        // windows run on the workers
 
 	start []chan struct{}
 	done  chan any // one per worker per window: nil, or what it panicked with
