@@ -18,10 +18,10 @@ import (
 // the snapshot is the node as it was at its frame, so the observer sees
 // exactly what it would in a serial run.
 type frameSnap struct {
-	prims []snapPrim     // the node's primaries, in ID order
-	objs  []snapObj      // every local object, in ID order
-	view  []world.Box    // node.View
-	infos []replica.Info // scratch
+	prims []snapPrim      // the node's primaries, in ID order
+	objs  []snapObj       // every local object, in ID order
+	view  []world.Box     // node.View
+	infos []replica.Brief // scratch
 	frame time.Duration
 	timed bool
 }
@@ -41,7 +41,7 @@ type snapObj struct {
 
 // take records n as it is now.
 func (f *frameSnap) take(n *node.Node) {
-	f.infos = n.Objects(f.infos[:0])
+	f.infos = n.Briefs(f.infos[:0])
 	f.prims, f.objs = f.prims[:0], f.objs[:0]
 	for k := range f.infos {
 		in := &f.infos[k]

@@ -449,6 +449,11 @@ func (n *Node) Lookup(id world.ObjectID) (obj world.Object, primary, ok bool) {
 // order (see replica.Info; its States must not be modified).
 func (n *Node) Objects(dst []replica.Info) []replica.Info { return n.store.Objects(dst) }
 
+// Briefs appends the ID, version, production time, role and State of every
+// local primary and replica in ID order: what Objects gives, cheaper, for
+// an observer that reads every object every frame.
+func (n *Node) Briefs(dst []replica.Brief) []replica.Brief { return n.store.Briefs(dst) }
+
 // Primaries appends a description of every local primary in ID order
 // (Objects without the replicas).
 func (n *Node) Primaries(dst []replica.Info) []replica.Info { return n.store.Primaries(dst) }

@@ -97,3 +97,38 @@ func TestApplyReusesCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestBriefsMatchObjects: Briefs gives the fields of Objects, for every
+// object, in the same order.
+func TestBriefsMatchObjects(t *testing.T) {
+	a, b := newStore(t, 1, nil), newStore(t, 2, nil)
+	stores := map[wire.NodeID]*Store{1: a, 2: b}
+	var oa, ob wire.Outbox
+	for k := range 5 {
+		st := schema.NewState(world.MakeObjectID(1, uint32(k+1)))
+		st.SetFloat(0, float64(k))
+		if err := a.AddPrimary(0, &obj{st}, 1); err != nil {
+			t.Fatal(err)
+		}
+		b.Want(0, st.ID(), 1, time.Hour)
+	}
+	for f := range 4 {
+		now := time.Duration(f) * 100 * time.Millisecond
+		a.Commit(now)
+		a.Flush(now, nil, &oa)
+		b.Flush(now, []world.Box{world.Unbounded()}, &ob)
+		deliver(t, now, &oa, 1, stores, nil)
+		deliver(t, now, &ob, 2, stores, nil)
+	}
+	for _, s := range []*Store{a, b} {
+		infos, briefs := s.Objects(nil), s.Briefs(nil)
+		if len(infos) != 5 || len(briefs) != len(infos) {
+			t.Fatalf("store %d: %d objects, %d briefs", s.cfg.Self, len(infos), len(briefs))
+		}
+		for i, in := range infos {
+			if br := briefs[i]; br != (Brief{ID: in.ID, Version: in.Version, Produced: in.Produced, Primary: in.Primary, State: in.State}) {
+				t.Fatalf("store %d: brief %+v, info %+v", s.cfg.Self, br, in)
+			}
+		}
+	}
+}

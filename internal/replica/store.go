@@ -572,6 +572,26 @@ func (s *Store) Objects(dst []Info) []Info {
 	return dst
 }
 
+// Brief is the part of Info an observer reads of every object every frame
+// (the lab's frame snapshots), cheaper to gather than Info.
+type Brief struct {
+	ID       world.ObjectID
+	Version  uint64
+	Produced time.Duration
+	Primary  bool
+	// State is what the game reads (Info.State); read it before the next
+	// call that changes the store, and never modify it.
+	State *world.State
+}
+
+// Briefs appends a Brief of every local object, in ID order.
+func (s *Store) Briefs(dst []Brief) []Brief {
+	for _, e := range s.ents {
+		dst = append(dst, Brief{ID: e.id, Version: e.version, Produced: e.produced, Primary: e.primary, State: e.st})
+	}
+	return dst
+}
+
 // Primaries appends a description of every local primary, in ID order
 // (Objects without the replicas: cheaper for observers that only need the
 // primaries).
