@@ -100,8 +100,12 @@ type entry struct {
 	holders []holder // sorted by node
 
 	// replica side
-	from         wire.NodeID // the primary's node
-	requested    bool        // this node asked for it (else pushed or attached)
+	from wire.NodeID // the primary's node
+	// loc is the location of st when the store last changed it (changed):
+	// a replica's state changes only through the store, so flushReplica
+	// reads it here, in the entry, instead of from the state.
+	loc          world.Point
+	requested    bool // this node asked for it (else pushed or attached)
 	lastNeeded   time.Duration
 	lastHeard    time.Duration
 	lastRegister time.Duration
@@ -274,8 +278,9 @@ func (s *Store) Members(dst []Change) []Change {
 // changed records that the store changed e's state (its location is read
 // now, while the state is in cache).
 func (s *Store) changed(e *entry) {
+	e.loc = e.st.Location()
 	if s.track {
-		s.member = append(s.member, Change{ID: e.id, Obj: e.obj, Loc: e.st.Location()})
+		s.member = append(s.member, Change{ID: e.id, Obj: e.obj, Loc: e.loc})
 	}
 }
 
