@@ -232,15 +232,18 @@ func (s *Store) update(now time.Duration, from wire.NodeID, e *entry, u *wire.Up
 		s.stats.Stale++
 		return nil
 	}
+	// Staged: Check decoded this delta against its base, which is still in
+	// the ring (only another update of e, which unstages it, could evict it).
+	staged := e.stage == s.stamp && s.stamp != 0 && e.stageVer == u.Version && e.stageBase == u.Base && e.spare != nil
 	var base *world.State
-	if u.Base != 0 {
+	if u.Base != 0 && !staged {
 		if base = e.hist.find(u.Base); base == nil {
 			s.stats.Stale++ // the acknowledged base fell out of our ring: re-ack ours
 			return nil
 		}
 	}
 	slot := e.hist.next()
-	if e.stage == s.stamp && s.stamp != 0 && e.stageVer == u.Version && e.stageBase == u.Base && e.spare != nil {
+	if staged {
 		slot.st, e.spare = e.spare, slot.st // Check decoded it
 		e.stageVer = 0
 	} else if _, err := world.ApplyDelta(slot.st, base, u.Data); err != nil {
