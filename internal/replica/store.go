@@ -32,11 +32,12 @@ type ring struct {
 	n     int // valid slots
 }
 
-func newRing(s *world.Schema, id world.ObjectID, n int) ring {
+func newRing(s *world.Schema, id world.ObjectID, sts []*world.State) ring {
+	n := len(sts)
 	r := ring{slots: make([]versioned, n)}
-	sts := s.NewStates(id, n)
+	s.NewStates(id, sts)
 	for i := range r.slots {
-		r.slots[i].st = &sts[i]
+		r.slots[i].st = sts[i]
 	}
 	r.head = n - 1
 	return r
@@ -195,6 +196,7 @@ type Store struct {
 	entSnap []*entry
 	dbuf    []byte
 	scratch []*world.State // per kind, for validation
+	ring    []*world.State // for newRing
 	stamp   uint32         // packets begun (BeginPacket)
 	applied bool           // Apply ran since BeginPacket
 	// What Check decoded of the packet's latest updates frame (body
@@ -310,7 +312,7 @@ func (s *Store) newEntry(obj world.Object, st *world.State) (*entry, error) {
 		return nil, fmt.Errorf("%w (%q)", world.ErrUnregistered, st.Schema().Name())
 	}
 	return &entry{id: st.ID(), kind: k, schema: st.Schema(), obj: obj, st: st,
-		hist: newRing(st.Schema(), st.ID(), s.cfg.HistoryLen)}, nil
+		hist: newRing(st.Schema(), st.ID(), s.ringScratch())}, nil
 }
 
 // AddPrimary adds obj (whose State carries its ID) as a primary of this
@@ -456,6 +458,14 @@ func (s *Store) Write(id world.ObjectID, fn func(*world.State)) error {
 	s.wbuf = world.AppendWrite(s.wbuf, before, e.st)
 	s.writes = append(s.writes, pendingWrite{to: e.from, id: id, off: off, end: len(s.wbuf)})
 	return nil
+}
+
+// ringScratch returns a scratch slice of HistoryLen state pointers.
+func (s *Store) ringScratch() []*world.State {
+	if len(s.ring) != s.cfg.HistoryLen {
+		s.ring = make([]*world.State, s.cfg.HistoryLen)
+	}
+	return s.ring
 }
 
 func (s *Store) scratchFor(k world.Kind) *world.State {
