@@ -86,41 +86,44 @@ type holder struct {
 func (h *holder) alive(now time.Duration) bool { return h.regUntil > now || h.pushUntil > now }
 
 type entry struct {
-	id         world.ObjectID
-	kind       world.Kind
-	schema     *world.Schema
-	obj        world.Object
-	st         *world.State // obj.State(): what the game reads and writes
-	primary    bool
-	controller wire.NodeID // primary: the node whose player controls it
-	hist       ring
-	version    uint64        // newest version (0: a handed-off object not yet confirmed)
-	produced   time.Duration // primary time at which the newest version was current
-
-	// primary side
-	holders []holder // sorted by node
+	// The fields are ordered by use: receiving an update reads and writes
+	// the first ones (about 140 bytes), the frame's flush a few more.
+	id       world.ObjectID
+	version  uint64        // newest version (0: a handed-off object not yet confirmed)
+	produced time.Duration // primary time at which the newest version was current
+	st       *world.State  // obj.State(): what the game reads and writes
+	// A delta validated by Check, kept for Apply (see Store.BeginPacket):
+	// spare holds the new state when stage is the packet's stamp and the
+	// update is (stageVer, stageBase).
+	spare     *world.State
+	lastHeard time.Duration // replica side
+	from      wire.NodeID   // replica side: the primary's node
+	stage     uint32
+	kind      world.Kind
+	primary   bool
+	ackDue    bool // replica side
+	handoff   bool // client: handed off, no state from the server yet
+	requested bool // replica side: this node asked for it (else pushed or attached)
+	hist      ring
+	stageVer  uint64
+	stageBase uint64
 
 	// replica side
-	from wire.NodeID // the primary's node
 	// loc is the location of st when the store last changed it (changed):
 	// a replica's state changes only through the store, so flushReplica
 	// reads it here, in the entry, instead of from the state.
 	loc          world.Point
-	requested    bool // this node asked for it (else pushed or attached)
 	lastNeeded   time.Duration
-	lastHeard    time.Duration
 	lastRegister time.Duration
-	ackDue       bool
-	handoff      bool // client: handed off, no state from the server yet
 
-	// A delta validated by Check, kept for Apply (see Store.BeginPacket):
-	// spare holds the new state when stage is the packet's stamp and the
-	// update is (stageVer, stageBase).
-	spare               *world.State
-	stage               uint32
-	stageVer, stageBase uint64
-	lastHandoff         time.Duration
-	nextHandoff         time.Duration
+	// primary side
+	holders    []holder    // sorted by node
+	controller wire.NodeID // the node whose player controls it
+
+	schema      *world.Schema
+	obj         world.Object
+	lastHandoff time.Duration
+	nextHandoff time.Duration
 }
 
 func (e *entry) holder(node wire.NodeID, create bool) *holder {
