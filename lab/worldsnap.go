@@ -14,9 +14,11 @@ import (
 // frameSnap is what the ground-truth observer needs of one node, taken
 // right after the node's frame by the node's own adapter (snapCore). The
 // simulator may run a window of events on parallel workers and call the
-// observer after the window, when the node may have received more packets;
-// the snapshot is the node as it was at its frame, so the observer sees
-// exactly what it would in a serial run.
+// observer after the window, or even while the next window runs
+// (osim.Sim.ObserveBehind), when the node may have received more packets
+// and run one more frame; the snapshot is the node as it was at its frame
+// (kept in a snapPair, so that the next frame does not overwrite it), so
+// the observer sees exactly what it would in a serial run.
 type frameSnap struct {
 	prims []snapPrim      // the node's primaries, in ID order
 	objs  []snapObj       // every local object, in ID order
