@@ -269,10 +269,9 @@ type World struct {
 	mercs []*locate.Mercury // colyseus: each node's locator, by node
 	infra wire.NodeID       // 0 for broadcast
 	truth *truth
-	snaps []frameSnap // per node: as of its latest frame
+	snaps []snapPair // per node: as of its latest frames
 	check func(ev osim.Event)
 
-	events  uint64
 	wallRun time.Duration
 }
 
@@ -314,7 +313,7 @@ func newWorld(cfg WorldConfig, wrap func(*node.Node) osim.Core) (*World, error) 
 		total++
 		w.infra = wire.NodeID(total)
 	}
-	w.snaps = make([]frameSnap, total)
+	w.snaps = make([]snapPair, total)
 	members := make([]wire.NodeID, cfg.Nodes)
 	for i := range members {
 		members[i] = wire.NodeID(i + 1)
@@ -359,7 +358,7 @@ func newWorld(cfg WorldConfig, wrap func(*node.Node) osim.Core) (*World, error) 
 		if wrap != nil {
 			core = wrap(n)
 		}
-		core = &snapCore{Core: core, n: n, snap: &w.snaps[i], timed: cfg.WallFrameTimes}
+		core = &snapCore{Core: core, n: n, snaps: &w.snaps[i], timed: cfg.WallFrameTimes}
 		if err := s.AddNode(id, where[i], core); err != nil {
 			return nil, err
 		}
@@ -377,10 +376,12 @@ func newWorld(cfg WorldConfig, wrap func(*node.Node) osim.Core) (*World, error) 
 		}
 	}
 	for i, n := range w.nodes {
-		w.snaps[i].take(n)
+		w.snaps[i].buf[0].take(n)
 	}
 	w.truth = newTruth(w)
 	s.SetObserver(w.observe)
+	s.ObserveOnly(osim.EventTick) // the ground truth needs the frames; Sim.Events counts the rest
+	s.ObserveBehind(true)         // it reads only the snapshots, double-buffered
 	return w, nil
 }
 
@@ -464,15 +465,20 @@ func (w *World) Game() *arena.Game { return w.game }
 func (w *World) SetCheck(f func(ev osim.Event)) {
 	w.check = f
 	_ = w.sim.SetWorkers(1) // only fails inside Run, where the World is not reachable
+	if f != nil {
+		w.sim.ObserveOnly() // every kind
+	} else {
+		w.sim.ObserveOnly(osim.EventTick)
+	}
+	w.sim.ObserveBehind(f == nil) // f may read the cores
 }
 
 // Events returns the number of simulated events so far.
-func (w *World) Events() uint64 { return w.events }
+func (w *World) Events() uint64 { return w.sim.Events() }
 
 func (w *World) observe(ev osim.Event) {
-	w.events++
 	if ev.Kind == osim.EventTick {
-		snap := &w.snaps[ev.Node-1]
+		snap := w.snaps[ev.Node-1].next()
 		if snap.timed {
 			_ = w.sim.Recorder().FrameTime(ev.Node, snap.frame) // the node is up: cannot fail
 			snap.timed = false
@@ -503,7 +509,7 @@ func (w *World) Run(progress func(WorldProgress)) error {
 		}
 		w.wallRun = time.Since(start)
 		if progress != nil {
-			progress(WorldProgress{Virtual: w.sim.Now(), Total: total, Wall: w.wallRun, Events: w.events})
+			progress(WorldProgress{Virtual: w.sim.Now(), Total: total, Wall: w.wallRun, Events: w.sim.Events()})
 		}
 	}
 	return nil
@@ -610,7 +616,7 @@ func (w *World) Result() *WorldResult {
 		"players": strconv.Itoa(c.Players()), "map": c.Map.String(), "sites": w.sitesLabel(),
 		"infra_node": strconv.Itoa(int(w.infra)),
 	}
-	res := &WorldResult{Config: c, Summary: sum, Events: w.events, Wall: w.wallRun, sim: w.sim}
+	res := &WorldResult{Config: c, Summary: sum, Events: w.sim.Events(), Wall: w.wallRun, sim: w.sim}
 	res.Players = groupBandwidth(sum.PerNode[:c.Nodes])
 	if w.infra != 0 {
 		res.Infra = groupBandwidth(sum.PerNode[c.Nodes:])

@@ -34,7 +34,7 @@ func BenchmarkWorld(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.ReportAllocs()
-				ev0, start, ops := w.events, time.Now(), 0
+				ev0, start, ops := w.Events(), time.Now(), 0
 				cpu0, cpuOK := cpuTime()
 				for b.Loop() {
 					if err := w.sim.RunFor(time.Second); err != nil {
@@ -43,9 +43,9 @@ func BenchmarkWorld(b *testing.B) {
 					ops++
 				}
 				el := time.Since(start).Seconds()
-				b.ReportMetric(float64(w.events-ev0)/el, "events/s")
+				b.ReportMetric(float64(w.Events()-ev0)/el, "events/s")
 				b.ReportMetric(float64(ops)/el, "x_realtime")
-				b.ReportMetric(float64(w.events-ev0)/float64(ops), "events/op")
+				b.ReportMetric(float64(w.Events()-ev0)/float64(ops), "events/op")
 				if cpu1, ok := cpuTime(); ok && cpuOK {
 					b.ReportMetric(float64(ops)/(cpu1-cpu0).Seconds(), "x_realtime_cpu")
 				}

@@ -14,14 +14,16 @@ import (
 // frameSnap is what the ground-truth observer needs of one node, taken
 // right after the node's frame by the node's own adapter (snapCore). The
 // simulator may run a window of events on parallel workers and call the
-// observer after the window, when the node may have received more packets;
-// the snapshot is the node as it was at its frame, so the observer sees
-// exactly what it would in a serial run.
+// observer after the window, or even while the next window runs
+// (osim.Sim.ObserveBehind), when the node may have received more packets
+// and run one more frame; the snapshot is the node as it was at its frame
+// (kept in a snapPair, so that the next frame does not overwrite it), so
+// the observer sees exactly what it would in a serial run.
 type frameSnap struct {
-	prims []snapPrim     // the node's primaries, in ID order
-	objs  []snapObj      // every local object, in ID order
-	view  []world.Box    // node.View
-	infos []replica.Info // scratch
+	prims []snapPrim      // the node's primaries, in ID order
+	objs  []snapObj       // every local object, in ID order
+	view  []world.Box     // node.View
+	infos []replica.Brief // scratch
 	frame time.Duration
 	timed bool
 }
@@ -41,7 +43,7 @@ type snapObj struct {
 
 // take records n as it is now.
 func (f *frameSnap) take(n *node.Node) {
-	f.infos = n.Objects(f.infos[:0])
+	f.infos = n.Briefs(f.infos[:0])
 	f.prims, f.objs = f.prims[:0], f.objs[:0]
 	for k := range f.infos {
 		in := &f.infos[k]
@@ -63,12 +65,32 @@ func (f *frameSnap) object(id world.ObjectID) (snapObj, bool) {
 	return f.objs[k], true
 }
 
+// snapPair is a node's last two frame snapshots: the simulator observes a
+// parallel window while the next one runs (osim.Sim.ObserveBehind), in
+// which the node may take one more snapshot, but not two. Snapshot k (0:
+// the one taken before the first frame, k: after the node's k-th frame)
+// is buf[k%2]; the observer's k-th tick of the node reads it.
+type snapPair struct {
+	buf   [2]frameSnap
+	taken int // frames snapshotted
+	seen  int // frames observed
+}
+
+// next returns the snapshot of the next frame observed.
+func (p *snapPair) next() *frameSnap {
+	p.seen++
+	return &p.buf[p.seen%2]
+}
+
+// cur returns the snapshot of the latest frame observed.
+func (p *snapPair) cur() *frameSnap { return &p.buf[p.seen%2] }
+
 // snapCore adapts a node core to the simulator and snapshots its node
 // after every frame (and, with timed, the frame's wall-clock time).
 type snapCore struct {
 	osim.Core
 	n     *node.Node
-	snap  *frameSnap
+	snaps *snapPair
 	timed bool
 }
 
@@ -78,8 +100,10 @@ func (c *snapCore) Tick(now time.Duration) {
 		start = time.Now()
 	}
 	c.Core.Tick(now)
+	c.snaps.taken++
+	snap := &c.snaps.buf[c.snaps.taken%2]
 	if c.timed {
-		c.snap.frame, c.snap.timed = time.Since(start), true
+		snap.frame, snap.timed = time.Since(start), true
 	}
-	c.snap.take(c.n)
+	snap.take(c.n)
 }

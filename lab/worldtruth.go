@@ -37,7 +37,7 @@ type truth struct {
 
 	cell       float64
 	cols, rows int
-	grid       [][]int32
+	grid       [][]gcell
 
 	owned  [][]ownedRef // per node: its primaries at its previous frame
 	ticks  []int        // per node: frames observed
@@ -74,6 +74,14 @@ type tobj struct {
 	seen  uint32
 }
 
+// gcell is one object in a grid cell's list: its slot in objs and its
+// location (a copy of objs[slot].loc), so that a view query tests the
+// objects of a cell without touching the objects outside its boxes.
+type gcell struct {
+	slot int32
+	loc  world.Point
+}
+
 // thist is an object's recent versions and their commit times.
 type thist struct {
 	version uint64 // newest version seen
@@ -92,7 +100,7 @@ func newTruth(w *World) *truth {
 	mw, mh := arena.Size(w.cfg.Map, w.cfg.Players())
 	t.cols = max(1, int(math.Ceil(mw/t.cell)))
 	t.rows = max(1, int(math.Ceil(mh/t.cell)))
-	t.grid = make([][]int32, t.cols*t.rows)
+	t.grid = make([][]gcell, t.cols*t.rows)
 	// The spawned primaries, before any frame.
 	for _, n := range w.nodes {
 		t.observe(n.ID())
@@ -116,7 +124,7 @@ func (t *truth) gridAdd(s int32) {
 	o := &t.objs[s]
 	c := &t.grid[o.cell]
 	o.pos = int32(len(*c))
-	*c = append(*c, s)
+	*c = append(*c, gcell{slot: s, loc: o.loc})
 }
 
 func (t *truth) gridRemove(s int32) {
@@ -124,7 +132,7 @@ func (t *truth) gridRemove(s int32) {
 	c := t.grid[o.cell]
 	last := c[len(c)-1]
 	c[o.pos] = last
-	t.objs[last].pos = o.pos
+	t.objs[last.slot].pos = o.pos
 	t.grid[o.cell] = c[:len(c)-1]
 }
 
@@ -142,7 +150,7 @@ func (t *truth) tick(id wire.NodeID, now time.Duration) {
 // longer has.
 func (t *truth) observe(id wire.NodeID) {
 	i := int(id) - 1
-	snap := &t.w.snaps[i]
+	snap := t.w.snaps[i].cur()
 	t.serial++
 	t.newOwned = t.newOwned[:0]
 	for k := range snap.prims {
@@ -170,6 +178,8 @@ func (t *truth) observe(id wire.NodeID) {
 				t.gridRemove(s)
 				o.cell = c
 				t.gridAdd(s)
+			} else {
+				t.grid[c][o.pos].loc = loc
 			}
 		}
 		o := &t.objs[s]
@@ -199,7 +209,7 @@ func (t *truth) observe(id wire.NodeID) {
 
 // report gives the recorder node id's view and samples staleness.
 func (t *truth) report(i int, id wire.NodeID, now time.Duration) {
-	snap := &t.w.snaps[i]
+	snap := t.w.snaps[i].cur()
 	t.view = append(t.view[:0], snap.view...)
 	t.interest, t.held = t.interest[:0], t.held[:0]
 	t.stamp++
@@ -208,9 +218,12 @@ func (t *truth) report(i int, id wire.NodeID, now time.Duration) {
 		r0, r1 := t.row(b.Min[1]), t.row(b.Max[1])
 		for r := r0; r <= r1; r++ {
 			for c := c0; c <= c1; c++ {
-				for _, s := range t.grid[r*t.cols+c] {
-					o := &t.objs[s]
-					if o.mark == t.stamp || !b.Contains(o.loc, t.dims) {
+				for _, g := range t.grid[r*t.cols+c] {
+					if !b.Contains(g.loc, t.dims) {
+						continue
+					}
+					o := &t.objs[g.slot]
+					if o.mark == t.stamp {
 						continue
 					}
 					o.mark = t.stamp

@@ -178,16 +178,33 @@ func boxWidth(b *world.Box, dims int) (float64, bool) {
 // viewIndex holds the frame's view in a grid, so that "is this location
 // in the view" (for every discovered object and every replica, each
 // frame) costs a cell lookup instead of a scan of the view's boxes: a
-// node with many primaries has as many view boxes.
+// node with many primaries has as many view boxes. A view of at most
+// smallView boxes (a server's few players, a peer's one) is scanned
+// instead: that is cheaper than hashing a cell, and the grid is not built.
 type viewIndex struct {
 	boxes *locate.Boxes
+	small []world.Box // the view, when it has at most smallView boxes
+	dims  int
+	grid  bool // the view is in boxes
 }
 
+// smallView is the most boxes a view may have to be scanned.
+const smallView = 16
+
 func (v *viewIndex) build(view []world.Box, linear bool) {
-	v.boxes.Reset()
+	v.small = v.small[:0]
+	if v.grid {
+		v.boxes.Reset()
+		v.grid = false
+	}
 	if linear {
 		return
 	}
+	if len(view) <= smallView {
+		v.small = append(v.small, view...)
+		return
+	}
+	v.grid = true
 	for _, b := range view {
 		v.boxes.Add(0, b)
 	}
@@ -197,4 +214,14 @@ func (v *viewIndex) build(view []world.Box, linear bool) {
 }
 
 // Contains reports whether p lies in the view (replica.View).
-func (v *viewIndex) Contains(p world.Point) bool { return v.boxes.Any(p) }
+func (v *viewIndex) Contains(p world.Point) bool {
+	if v.grid {
+		return v.boxes.Any(p)
+	}
+	for i := range v.small {
+		if v.small[i].Contains(p, v.dims) {
+			return true
+		}
+	}
+	return false
+}

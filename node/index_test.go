@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/overworld/overworld/internal/locate"
 	"github.com/overworld/overworld/world"
 )
 
@@ -191,4 +192,43 @@ func checkIndex(n *Node) error {
 		err = fmt.Errorf("node %d: %d objects indexed, %d in the store", n.ID(), n.idx.Len(), count)
 	}
 	return err
+}
+
+// TestViewIndexMatchesScan checks the view index, scanned (small views)
+// or gridded (large ones), against a scan of the boxes, on random views
+// rebuilt over and over (as every frame does) and random points.
+func TestViewIndexMatchesScan(t *testing.T) {
+	for seed := uint64(1); seed <= 100; seed++ {
+		r := rand.New(rand.NewPCG(seed, 3))
+		dims := 1 + r.IntN(3)
+		v := viewIndex{boxes: locate.NewBoxes(dims, locate.DefaultCell), dims: dims}
+		for frame := range 6 {
+			view := make([]world.Box, r.IntN(3*smallView))
+			for i := range view {
+				var b world.Box
+				for d := range dims {
+					lo := r.Float64() * 500
+					b.Min[d], b.Max[d] = lo, lo+r.Float64()*r.Float64()*200
+				}
+				view[i] = b
+			}
+			v.build(view, false)
+			for range 300 {
+				var p world.Point
+				for d := range dims {
+					p[d] = r.Float64() * 600
+				}
+				if r.IntN(4) == 0 && len(view) > 0 {
+					p = view[r.IntN(len(view))].Max // on an edge
+				}
+				want := false
+				for _, b := range view {
+					want = want || b.Contains(p, dims)
+				}
+				if got := v.Contains(p); got != want {
+					t.Fatalf("seed %d frame %d: %d boxes, point %v: index says %v, scan %v", seed, frame, len(view), p, got, want)
+				}
+			}
+		}
+	}
 }

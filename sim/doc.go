@@ -39,7 +39,10 @@
 //     run concurrently, so they must share no mutable state, and the
 //     observer sees a window's events after the window: it must read cores
 //     through snapshots they take themselves (as package lab does) or run
-//     with Workers ≤ 1.
+//     with Workers ≤ 1. The observer's work is serial: ObserveOnly narrows
+//     it to the kinds of events it needs (Events still counts them all),
+//     and ObserveBehind lets it run while the next window's events run on
+//     the workers, if it reads only double-buffered snapshots.
 //  6. Advance virtual time with Run or RunFor, then read Summary (write it
 //     with WriteJSON), WriteSeriesCSV and WriteNodeSeriesCSV.
 //

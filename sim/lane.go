@@ -26,6 +26,7 @@ type lane struct {
 	cluster int32      // the cluster whose events the lane runs
 	wEnd    int64      // the window's end
 	last    int64      // the latest event time the lane ran
+	events  uint64     // events run by a worker lane in the current window
 }
 
 // obsEvent is an observer event held back until its window ends, with
@@ -80,7 +81,12 @@ func (l *lane) push(at int64, e entry) {
 }
 
 func (l *lane) observe(ev *entry, x Event) {
-	if l.s.observer == nil {
+	if l.direct {
+		l.s.events++
+	} else {
+		l.events++
+	}
+	if l.s.observer == nil || l.s.observed&(1<<x.Kind) == 0 {
 		return
 	}
 	if l.direct {

@@ -64,8 +64,10 @@ type parallel struct {
 	stamp  uint32
 	next   atomic.Int32 // the next group a worker takes
 	obs    []obsEvent
-	always bool // run every window on the workers, however small (tests)
-	ran    int  // windows run on the workers
+	pend   []obsEvent // with behind: the previous window's, not yet observed
+	behind bool       // see ObserveBehind
+	always bool       // run every window on the workers, however small (tests)
+	ran    int        // windows run on the workers
 
 	start []chan struct{}
 	done  chan any // one per worker per window: nil, or what it panicked with
@@ -194,9 +196,11 @@ func (s *Sim) runParallel(end int64) {
 	for {
 		e := s.q.next()
 		if e == nil || e.at > end {
+			s.flushObs()
 			break
 		}
 		if e.kind == evFunc || e.kind == evHeal {
+			s.flushObs()
 			ev := s.q.pop()
 			s.now, s.serial.now = ev.at, ev.at
 			s.serial.dispatch(&ev)
@@ -235,6 +239,7 @@ func (s *Sim) runWindow(wEnd int64) {
 	if len(win) < minWindow && !p.always {
 		// Serially, through the queue: what they schedule before wEnd
 		// comes back from it in order.
+		s.flushObs()
 		for i := range win {
 			s.q.push(win[i].at, win[i])
 		}
@@ -265,6 +270,12 @@ func (s *Sim) runWindow(wEnd int64) {
 				failed = r
 			}
 		}()
+		if len(p.pend) > 0 {
+			// The previous window's observer events, while the other
+			// workers start on this one (ObserveBehind).
+			s.replay(p.pend)
+			p.pend = p.pend[:0]
+		}
 		p.work(p.lanes[0])
 	}()
 	for range p.start {
@@ -285,6 +296,8 @@ func (s *Sim) runWindow(wEnd int64) {
 		clear(l.out)
 		l.out = l.out[:0]
 		l.own.mergeInto(&s.tr)
+		s.events += l.events
+		l.events = 0
 		p.obs = append(p.obs, l.obs...)
 		clear(l.obs)
 		l.obs = l.obs[:0]
@@ -297,16 +310,49 @@ func (s *Sim) runWindow(wEnd int64) {
 			}
 			return cmp.Compare(a.seq, b.seq)
 		})
-		for i := range p.obs {
-			s.now = p.obs[i].at
-			s.observer(p.obs[i].ev)
+		if p.behind {
+			p.pend, p.obs = p.obs, p.pend[:0]
+		} else {
+			s.replay(p.obs)
+			p.obs = p.obs[:0]
 		}
-		clear(p.obs)
-		p.obs = p.obs[:0]
 	}
 	s.now = last
 	clear(win)
 }
+
+// replay calls the observer with held-back events, in order, and clears
+// them.
+func (s *Sim) replay(obs []obsEvent) {
+	for i := range obs {
+		s.now = obs[i].at
+		s.observer(obs[i].ev)
+	}
+	clear(obs)
+}
+
+// flushObs observes what the previous window held back (ObserveBehind):
+// before anything runs serially, and when Run ends.
+func (s *Sim) flushObs() {
+	if p := &s.par; len(p.pend) > 0 {
+		s.replay(p.pend)
+		p.pend = p.pend[:0]
+	}
+}
+
+// ObserveBehind lets the observer of a parallel window run while the next
+// window runs (on the caller's goroutine, before it joins the workers),
+// instead of between windows: an observer that is a serial bottleneck then
+// overlaps with the parallel work. Events are observed in the same order
+// as without it, and all of them before Run returns and before a scenario
+// function or heal runs. Such an observer must not read what the next
+// window changes: the cores, their nodes' traffic counters. It may read
+// what a core records at its own Ticks if the core keeps the last two
+// records: from one observed tick of a node to the end of the window that
+// runs alongside, the node ticks at most once more (the lookahead is at
+// most one frame period, so the next window ends before the tick after).
+// The lab's ground truth reads such double-buffered frame snapshots.
+func (s *Sim) ObserveBehind(on bool) { s.par.behind = on }
 
 // group cuts the window into one group per cluster, heaviest first.
 func (p *parallel) group(win []entry) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -447,6 +448,77 @@ func TestRandomRunsConserveTraffic(t *testing.T) {
 		}
 		if got != s.Totals().Delivered.Msgs {
 			t.Fatalf("seed %d: cores received %d, delivered %d", seed, got, s.Totals().Delivered.Msgs)
+		}
+	}
+}
+
+// TestObserveOnly checks that Events counts every event the observer would
+// be called for, and that ObserveOnly narrows the observer to the given
+// kinds without changing the run: the ticks a tick-only observer sees, on
+// parallel windows, are exactly those a full observer of a serial run sees.
+// So do observers that run behind (ObserveBehind).
+func TestObserveOnly(t *testing.T) {
+	run := func(seed uint64, workers int, only, behind bool) (ticks, all []Event, kinds [EventHeal + 1]int, events uint64) {
+		rng := rand.New(rand.NewPCG(seed, 9))
+		cfg := DefaultConfig()
+		cfg.Seed, cfg.Workers = seed, workers
+		cfg.Jitter = time.Duration(rng.IntN(30)) * ms1
+		cfg.Loss = rng.Float64() * 0.2
+		s := newSim(t, cfg, threeSites(t))
+		s.par.always = true
+		n := 6 + rng.IntN(6)
+		for i := range n {
+			c := addCore(t, s, wire.NodeID(i), []string{"a", "b", "c"}[i%3])
+			c.echo = rng.IntN(2) == 0
+			r := rand.New(rand.NewPCG(seed, uint64(i)))
+			c.tick = func(c *testCore, now time.Duration) {
+				for range r.IntN(4) {
+					c.send(wire.NodeID(r.IntN(n+1)), wire.Class(r.IntN(wire.NumClasses)), r.IntN(200))
+				}
+			}
+		}
+		victim := wire.NodeID(rng.IntN(n))
+		_ = s.Schedule(time.Duration(rng.IntN(2000))*ms1, func(time.Duration) { _ = s.Crash(victim) })
+		s.SetObserver(func(e Event) {
+			kinds[e.Kind]++
+			all = append(all, e)
+			if e.Kind == EventTick {
+				ticks = append(ticks, e)
+			}
+		})
+		if only {
+			s.ObserveOnly(EventTick)
+		}
+		s.ObserveBehind(behind)
+		if err := s.Run(3 * time.Second); err != nil {
+			t.Fatal(err)
+		}
+		return ticks, all, kinds, s.Events()
+	}
+	for seed := uint64(1); seed <= 5; seed++ {
+		ticks, all, kinds, events := run(seed, 1, false, false)
+		total := 0
+		for _, k := range kinds {
+			total += k
+		}
+		if uint64(total) != events || kinds[EventDeliver] == 0 || kinds[EventFunc] != 1 {
+			t.Fatalf("seed %d: observer saw %v (%d events), Events says %d", seed, kinds, total, events)
+		}
+		for _, w := range []int{1, 2, 3} {
+			for _, behind := range []bool{false, true} {
+				// With ObserveBehind, every kind: the same events in the same order.
+				_, all3, kinds3, events3 := run(seed, w, false, behind)
+				if !slices.Equal(all3, all) || events3 != events {
+					t.Fatalf("seed %d, %d workers, behind %v: observer saw %v, %d events; want %v, %d", seed, w, behind, kinds3, events3, kinds, events)
+				}
+			}
+			ticks2, _, kinds2, events2 := run(seed, w, true, w > 1)
+			if events2 != events || !slices.Equal(ticks2, ticks) {
+				t.Fatalf("seed %d, %d workers: tick-only observer: %d events, %d ticks; want %d, %d", seed, w, events2, len(ticks2), events, len(ticks))
+			}
+			if kinds2[EventTick] != len(ticks) || kinds2[EventTick] != total-kinds[EventDeliver]-kinds[EventDrop]-kinds[EventFunc]-kinds[EventHeal] {
+				t.Fatalf("seed %d, %d workers: tick-only observer saw %v", seed, w, kinds2)
+			}
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
 )
 
 // ErrCorrupt reports a delta or write that does not decode against its
@@ -14,7 +15,17 @@ var ErrCorrupt = errors.New("world: corrupt delta")
 
 // Changed reports whether cur differs from base (nil base: from the zero
 // state) in any field.
-func Changed(base, cur *State) bool { return changeMask(base, cur) != 0 }
+func Changed(base, cur *State) bool {
+	if base == nil {
+		for _, v := range cur.v {
+			if v != 0 {
+				return true
+			}
+		}
+		return false
+	}
+	return !slices.Equal(cur.v, base.v[:len(cur.v)]) // stops at the first difference
+}
 
 func changeMask(base, cur *State) uint64 {
 	var mask uint64

@@ -87,6 +87,11 @@ type Directory struct {
 	msg  wire.Pubs
 	sub  wire.Subscribe
 	want []world.Box
+
+	// The frame Check decoded last (into msg or sub), for Step; nil once
+	// msg or sub is used for anything else.
+	checked  []byte
+	checkedT wire.Type
 }
 
 type pubVal struct {
@@ -193,6 +198,7 @@ func (d *Directory) expire(now time.Duration) {
 // once), refreshes its subscription when due or when the view left it, and
 // expires soft state on the rendezvous.
 func (d *Directory) Tick(f *Frame, out *Out) {
+	d.checked = nil // msg and sub are reused below
 	now := f.Now
 	all := now >= d.nextPub
 	if all {
@@ -228,9 +234,11 @@ func (d *Directory) Tick(f *Frame, out *Out) {
 		if len(d.want) == 0 {
 			d.nextSub = 1<<63 - 1 // withdrawn: nothing to refresh until the view is back
 		}
-		d.sub = wire.Subscribe{TTL: d.cfg.SubscribeTTL, Dims: f.Dims, Boxes: d.subscribed}
+		// Not in d.sub, which received subscriptions are decoded into: its
+		// boxes would alias d.subscribed.
+		sub := wire.Subscribe{TTL: d.cfg.SubscribeTTL, Dims: f.Dims, Boxes: d.subscribed}
 		b := out.Outbox.Buf()
-		out.Outbox.Commit(d.cfg.Rendezvous, wire.ClassDiscovery, wire.AppendSubscribe(b, &d.sub))
+		out.Outbox.Commit(d.cfg.Rendezvous, wire.ClassDiscovery, wire.AppendSubscribe(b, &sub))
 	}
 
 	if d.IsRendezvous() {
@@ -298,10 +306,15 @@ func (d *Directory) Handles(t wire.Type) bool { return Handles(t) }
 // Step handles a publish or subscribe frame (on the rendezvous) or a match
 // frame (on a subscriber). The frame must have passed Check.
 func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body []byte, out *Out) error {
+	// The frame Check just decoded is not decoded again.
+	decoded := t == d.checkedT && len(body) > 0 && len(body) == len(d.checked) && &body[0] == &d.checked[0]
+	d.checked = nil
 	switch t {
 	case wire.TypeMatch:
-		if err := d.msg.Decode(body); err != nil {
-			return err
+		if !decoded {
+			if err := d.msg.Decode(body); err != nil {
+				return err
+			}
 		}
 		for _, p := range d.msg.Pubs {
 			if p.Node != d.self {
@@ -310,8 +323,13 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 		}
 		return nil
 	case wire.TypePublish:
-		if err := d.msg.Decode(body); err != nil || !d.IsRendezvous() {
-			return err
+		if !decoded {
+			if err := d.msg.Decode(body); err != nil {
+				return err
+			}
+		}
+		if !d.IsRendezvous() {
+			return nil
 		}
 		until := now + min(d.msg.TTL, d.cfg.MaxTTL)
 		d.matches = d.matches[:0]
@@ -338,8 +356,13 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 		d.sendMatches(now, d.msg.Dims, out)
 		return nil
 	case wire.TypeSubscribe:
-		if err := d.sub.Decode(body); err != nil || !d.IsRendezvous() {
-			return err
+		if !decoded {
+			if err := d.sub.Decode(body); err != nil {
+				return err
+			}
+		}
+		if !d.IsRendezvous() {
+			return nil
 		}
 		idx := d.indexed(d.sub.Dims)
 		i, ok := d.findSub(from)
@@ -394,6 +417,27 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 		return nil
 	}
 	return fmt.Errorf("%w: %v frame is not a directory message", wire.ErrMalformed, t)
+}
+
+// Check validates a directory frame (what locate.Check does) and keeps
+// the decoded message for the Step of the same frame, which then does not
+// decode it again. A node calls Check on every frame of a packet before
+// stepping any.
+func (d *Directory) Check(t wire.Type, body []byte) error {
+	d.checked = nil
+	var err error
+	switch t {
+	case wire.TypePublish, wire.TypeMatch:
+		err = d.msg.Decode(body)
+	case wire.TypeSubscribe:
+		err = d.sub.Decode(body)
+	default:
+		return nil
+	}
+	if err == nil {
+		d.checked, d.checkedT = body, t
+	}
+	return err
 }
 
 func (d *Directory) findSub(node wire.NodeID) (int, bool) {

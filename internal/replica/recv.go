@@ -25,6 +25,7 @@ func (s *Store) BeginPacket() {
 	if s.stamp++; s.stamp == 0 {
 		s.stamp = 1
 	}
+	s.applied = false
 }
 
 // Check validates one frame of a received packet without changing anything:
@@ -43,15 +44,43 @@ func (s *Store) Apply(now time.Duration, from wire.NodeID, t wire.Type, body []b
 }
 
 func (s *Store) handle(now time.Duration, from wire.NodeID, t wire.Type, body []byte, apply bool) error {
+	if apply {
+		defer func() { s.applied = true }()
+	}
 	switch t {
 	case wire.TypeUpdates:
-		if err := s.upd.Decode(body); err != nil {
-			return err
-		}
-		for i := range s.upd.Entries {
-			if err := s.update(now, from, &s.upd.Entries[i], s.upd.Time, apply); err != nil {
+		// Apply reuses what Check decoded of this frame, and the entries it
+		// looked up, when nothing of the packet was applied before it (an
+		// earlier frame may have removed an entry).
+		reuse := apply && !s.applied && s.stamp != 0 && s.updStamp == s.stamp && sameBytes(body, s.updBody)
+		if !reuse {
+			if err := s.upd.Decode(body); err != nil {
 				return err
 			}
+		}
+		if !apply {
+			s.updEnts = s.updEnts[:0]
+		}
+		for i := range s.upd.Entries {
+			u := &s.upd.Entries[i]
+			var e *entry
+			if reuse {
+				e = s.updEnts[i]
+			}
+			if e == nil {
+				// (Absent at Check: an earlier entry of this frame may have
+				// added it since.)
+				e = s.objs.get(u.ID)
+			}
+			if !apply {
+				s.updEnts = append(s.updEnts, e)
+			}
+			if err := s.update(now, from, e, u, s.upd.Time, apply); err != nil {
+				return err
+			}
+		}
+		if !apply {
+			s.updStamp, s.updBody = s.stamp, body
 		}
 	case wire.TypeAcks:
 		if err := s.ack.Decode(body); err != nil || !apply {
@@ -111,8 +140,14 @@ func (s *Store) decodeFull(id world.ObjectID, k world.Kind, data []byte, dst *wo
 	return dst, nil
 }
 
-func (s *Store) update(now time.Duration, from wire.NodeID, u *wire.Update, at time.Duration, apply bool) error {
-	e := s.objs.get(u.ID)
+// sameBytes reports whether a and b are the same slice of memory.
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && len(a) > 0 && &a[0] == &b[0]
+}
+
+// update checks or applies one update; e is the store's entry of u.ID
+// (nil if absent).
+func (s *Store) update(now time.Duration, from wire.NodeID, e *entry, u *wire.Update, at time.Duration, apply bool) error {
 	if !apply {
 		if u.Base == 0 {
 			if e != nil && e.kind != u.Kind {
@@ -197,15 +232,18 @@ func (s *Store) update(now time.Duration, from wire.NodeID, u *wire.Update, at t
 		s.stats.Stale++
 		return nil
 	}
+	// Staged: Check decoded this delta against its base, which is still in
+	// the ring (only another update of e, which unstages it, could evict it).
+	staged := e.stage == s.stamp && s.stamp != 0 && e.stageVer == u.Version && e.stageBase == u.Base && e.spare != nil
 	var base *world.State
-	if u.Base != 0 {
+	if u.Base != 0 && !staged {
 		if base = e.hist.find(u.Base); base == nil {
 			s.stats.Stale++ // the acknowledged base fell out of our ring: re-ack ours
 			return nil
 		}
 	}
 	slot := e.hist.next()
-	if e.stage == s.stamp && s.stamp != 0 && e.stageVer == u.Version && e.stageBase == u.Base && e.spare != nil {
+	if staged {
 		slot.st, e.spare = e.spare, slot.st // Check decoded it
 		e.stageVer = 0
 	} else if _, err := world.ApplyDelta(slot.st, base, u.Data); err != nil {

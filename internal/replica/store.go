@@ -32,10 +32,12 @@ type ring struct {
 	n     int // valid slots
 }
 
-func newRing(s *world.Schema, id world.ObjectID, n int) ring {
+func newRing(s *world.Schema, id world.ObjectID, sts []*world.State) ring {
+	n := len(sts)
 	r := ring{slots: make([]versioned, n)}
+	s.NewStates(id, sts)
 	for i := range r.slots {
-		r.slots[i].st = s.NewState(id)
+		r.slots[i].st = sts[i]
 	}
 	r.head = n - 1
 	return r
@@ -84,37 +86,44 @@ type holder struct {
 func (h *holder) alive(now time.Duration) bool { return h.regUntil > now || h.pushUntil > now }
 
 type entry struct {
-	id         world.ObjectID
-	kind       world.Kind
-	schema     *world.Schema
-	obj        world.Object
-	st         *world.State // obj.State(): what the game reads and writes
-	primary    bool
-	controller wire.NodeID // primary: the node whose player controls it
-	hist       ring
-	version    uint64        // newest version (0: a handed-off object not yet confirmed)
-	produced   time.Duration // primary time at which the newest version was current
-
-	// primary side
-	holders []holder // sorted by node
-
-	// replica side
-	from         wire.NodeID // the primary's node
-	requested    bool        // this node asked for it (else pushed or attached)
-	lastNeeded   time.Duration
-	lastHeard    time.Duration
-	lastRegister time.Duration
-	ackDue       bool
-	handoff      bool // client: handed off, no state from the server yet
-
+	// The fields are ordered by use: receiving an update reads and writes
+	// the first ones (about 140 bytes), the frame's flush a few more.
+	id       world.ObjectID
+	version  uint64        // newest version (0: a handed-off object not yet confirmed)
+	produced time.Duration // primary time at which the newest version was current
+	st       *world.State  // obj.State(): what the game reads and writes
 	// A delta validated by Check, kept for Apply (see Store.BeginPacket):
 	// spare holds the new state when stage is the packet's stamp and the
 	// update is (stageVer, stageBase).
-	spare               *world.State
-	stage               uint32
-	stageVer, stageBase uint64
-	lastHandoff         time.Duration
-	nextHandoff         time.Duration
+	spare     *world.State
+	lastHeard time.Duration // replica side
+	from      wire.NodeID   // replica side: the primary's node
+	stage     uint32
+	kind      world.Kind
+	primary   bool
+	ackDue    bool // replica side
+	handoff   bool // client: handed off, no state from the server yet
+	requested bool // replica side: this node asked for it (else pushed or attached)
+	hist      ring
+	stageVer  uint64
+	stageBase uint64
+
+	// replica side
+	// loc is the location of st when the store last changed it (changed):
+	// a replica's state changes only through the store, so flushReplica
+	// reads it here, in the entry, instead of from the state.
+	loc          world.Point
+	lastNeeded   time.Duration
+	lastRegister time.Duration
+
+	// primary side
+	holders    []holder    // sorted by node
+	controller wire.NodeID // the node whose player controls it
+
+	schema      *world.Schema
+	obj         world.Object
+	lastHandoff time.Duration
+	nextHandoff time.Duration
 }
 
 func (e *entry) holder(node wire.NodeID, create bool) *holder {
@@ -190,12 +199,19 @@ type Store struct {
 	entSnap []*entry
 	dbuf    []byte
 	scratch []*world.State // per kind, for validation
+	ring    []*world.State // for newRing
 	stamp   uint32         // packets begun (BeginPacket)
-	upd     wire.Updates
-	ack     wire.Acks
-	wr      wire.Writes
-	idl     wire.IDs
-	ho      wire.Handoffs
+	applied bool           // Apply ran since BeginPacket
+	// What Check decoded of the packet's latest updates frame (body
+	// updBody, in upd) and the entries of its updates, for Apply.
+	updStamp uint32
+	updBody  []byte
+	updEnts  []*entry
+	upd      wire.Updates
+	ack      wire.Acks
+	wr       wire.Writes
+	idl      wire.IDs
+	ho       wire.Handoffs
 }
 
 type idMsg struct {
@@ -267,8 +283,9 @@ func (s *Store) Members(dst []Change) []Change {
 // changed records that the store changed e's state (its location is read
 // now, while the state is in cache).
 func (s *Store) changed(e *entry) {
+	e.loc = e.st.Location()
 	if s.track {
-		s.member = append(s.member, Change{ID: e.id, Obj: e.obj, Loc: e.st.Location()})
+		s.member = append(s.member, Change{ID: e.id, Obj: e.obj, Loc: e.loc})
 	}
 }
 
@@ -298,7 +315,7 @@ func (s *Store) newEntry(obj world.Object, st *world.State) (*entry, error) {
 		return nil, fmt.Errorf("%w (%q)", world.ErrUnregistered, st.Schema().Name())
 	}
 	return &entry{id: st.ID(), kind: k, schema: st.Schema(), obj: obj, st: st,
-		hist: newRing(st.Schema(), st.ID(), s.cfg.HistoryLen)}, nil
+		hist: newRing(st.Schema(), st.ID(), s.ringScratch())}, nil
 }
 
 // AddPrimary adds obj (whose State carries its ID) as a primary of this
@@ -455,6 +472,14 @@ func (s *Store) Write(id world.ObjectID, fn func(*world.State)) error {
 	return nil
 }
 
+// ringScratch returns a scratch slice of HistoryLen state pointers.
+func (s *Store) ringScratch() []*world.State {
+	if len(s.ring) != s.cfg.HistoryLen {
+		s.ring = make([]*world.State, s.cfg.HistoryLen)
+	}
+	return s.ring
+}
+
 func (s *Store) scratchFor(k world.Kind) *world.State {
 	if s.scratch[k] == nil {
 		s.scratch[k] = s.cfg.Registry.Schema(k).NewState(0)
@@ -527,6 +552,14 @@ func (s *Store) Want(now time.Duration, id world.ObjectID, from wire.NodeID, unt
 	s.want[id] = &request{from: from, until: until}
 }
 
+// Wanted reports whether Want would change nothing for id: it is a local
+// primary or a replica this node asked for. The node skips its view test
+// for such discoveries.
+func (s *Store) Wanted(id world.ObjectID) bool {
+	e := s.objs.get(id)
+	return e != nil && (e.primary || e.requested)
+}
+
 // Info describes one local object for observers (the simulator's metrics,
 // tests). Its States belong to the store: read them before the next call
 // that changes the store, and never modify them.
@@ -562,6 +595,26 @@ type Info struct {
 func (s *Store) Objects(dst []Info) []Info {
 	for _, e := range s.ents {
 		dst = append(dst, s.info(e))
+	}
+	return dst
+}
+
+// Brief is the part of Info an observer reads of every object every frame
+// (the lab's frame snapshots), cheaper to gather than Info.
+type Brief struct {
+	ID       world.ObjectID
+	Version  uint64
+	Produced time.Duration
+	Primary  bool
+	// State is what the game reads (Info.State); read it before the next
+	// call that changes the store, and never modify it.
+	State *world.State
+}
+
+// Briefs appends a Brief of every local object, in ID order.
+func (s *Store) Briefs(dst []Brief) []Brief {
+	for _, e := range s.ents {
+		dst = append(dst, Brief{ID: e.id, Version: e.version, Produced: e.produced, Primary: e.primary, State: e.st})
 	}
 	return dst
 }

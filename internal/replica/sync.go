@@ -142,7 +142,7 @@ func (s *Store) flushReplica(now time.Duration, e *entry, boxes []world.Box, vf 
 		return
 	}
 	if e.requested {
-		if s.inView(e.st.Location(), boxes, vf) {
+		if s.inView(e.loc, boxes, vf) {
 			e.lastNeeded = now
 		} else if now-e.lastNeeded > s.cfg.ReplicaLinger {
 			s.stats.Dropped++

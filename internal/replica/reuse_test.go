@@ -1,0 +1,134 @@
+package replica
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/world"
+)
+
+// TestApplyReusesCheck delivers random multi-frame packets (full states and
+// deltas of a few objects, repeated entries, deletions and drops before
+// and after the updates) to two stores: one begins every packet, so that
+// Apply reuses what Check decoded and looked up; the other does not, so
+// that Apply decodes everything again (the reference). After every packet
+// both must hold the same objects at the same versions and states.
+func TestApplyReusesCheck(t *testing.T) {
+	for seed := uint64(1); seed <= 200; seed++ {
+		r := rand.New(rand.NewPCG(seed, 7))
+		fast, ref := newStore(t, 2, nil), newStore(t, 2, nil)
+		const objs = 3
+		var states [objs][]*world.State // versions 1.. of each object
+		for k := range states {
+			st := schema.NewState(world.MakeObjectID(1, uint32(k+1)))
+			for range 6 {
+				st.SetFloat(0, st.Float(0)+float64(r.IntN(5)))
+				st.SetInt(2, r.Int64N(4))
+				states[k] = append(states[k], st.Clone())
+			}
+		}
+		for pk := range 30 {
+			now := time.Duration(pk) * 100 * time.Millisecond
+			b := wire.AppendHeader(nil)
+			for range 1 + r.IntN(3) {
+				switch r.IntN(4) {
+				case 0:
+					id := world.MakeObjectID(1, uint32(1+r.IntN(objs)))
+					typ := []wire.Type{wire.TypeDelete, wire.TypeDrop}[r.IntN(2)]
+					b = wire.AppendIDs(b, typ, &wire.IDs{IDs: []world.ObjectID{id}})
+				default:
+					var mark int
+					b, mark = wire.BeginUpdates(b, now)
+					for range 1 + r.IntN(4) {
+						k := r.IntN(objs)
+						v := 1 + r.IntN(len(states[k]))
+						u := wire.Update{ID: states[k][0].ID(), Version: uint64(v)}
+						var data []byte
+						if base := r.IntN(v); base == 0 || r.IntN(3) == 0 {
+							u.Kind = 1
+							data = world.AppendDelta(nil, nil, states[k][v-1])
+						} else {
+							u.Base = uint64(base)
+							data = world.AppendDelta(nil, states[k][base-1], states[k][v-1])
+						}
+						u.Data = data
+						b = wire.AppendUpdateEntry(b, &u)
+					}
+					b = wire.EndUpdates(b, mark)
+				}
+			}
+			for _, s := range []*Store{fast, ref} {
+				if s == fast {
+					s.BeginPacket()
+				}
+				ok := true
+				for pass := range 2 {
+					fr, err := wire.OpenFrames(b)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for ok {
+						typ, body, more := fr.Next()
+						if !more {
+							break
+						}
+						if pass == 0 {
+							ok = s.Check(1, typ, body) == nil
+						} else if err := s.Apply(now, 1, typ, body); err != nil {
+							t.Fatalf("seed %d packet %d: apply after check: %v", seed, pk, err)
+						}
+					}
+				}
+			}
+			a, c := fast.Objects(nil), ref.Objects(nil)
+			if len(a) != len(c) {
+				t.Fatalf("seed %d packet %d: %d objects with reuse, %d without", seed, pk, len(a), len(c))
+			}
+			for i := range a {
+				if a[i].ID != c[i].ID || a[i].Version != c[i].Version || !a[i].State.Equal(c[i].State) {
+					t.Fatalf("seed %d packet %d: object %v v%d with reuse, %v v%d without", seed, pk, a[i].ID, a[i].Version, c[i].ID, c[i].Version)
+				}
+			}
+			if fast.Stats() != ref.Stats() {
+				t.Fatalf("seed %d packet %d: stats %+v with reuse, %+v without", seed, pk, fast.Stats(), ref.Stats())
+			}
+		}
+	}
+}
+
+// TestBriefsMatchObjects: Briefs gives the fields of Objects, for every
+// object, in the same order.
+func TestBriefsMatchObjects(t *testing.T) {
+	a, b := newStore(t, 1, nil), newStore(t, 2, nil)
+	stores := map[wire.NodeID]*Store{1: a, 2: b}
+	var oa, ob wire.Outbox
+	for k := range 5 {
+		st := schema.NewState(world.MakeObjectID(1, uint32(k+1)))
+		st.SetFloat(0, float64(k))
+		if err := a.AddPrimary(0, &obj{st}, 1); err != nil {
+			t.Fatal(err)
+		}
+		b.Want(0, st.ID(), 1, time.Hour)
+	}
+	for f := range 4 {
+		now := time.Duration(f) * 100 * time.Millisecond
+		a.Commit(now)
+		a.Flush(now, nil, &oa)
+		b.Flush(now, []world.Box{world.Unbounded()}, &ob)
+		deliver(t, now, &oa, 1, stores, nil)
+		deliver(t, now, &ob, 2, stores, nil)
+	}
+	for _, s := range []*Store{a, b} {
+		infos, briefs := s.Objects(nil), s.Briefs(nil)
+		if len(infos) != 5 || len(briefs) != len(infos) {
+			t.Fatalf("store %d: %d objects, %d briefs", s.cfg.Self, len(infos), len(briefs))
+		}
+		for i, in := range infos {
+			if br := briefs[i]; br != (Brief{ID: in.ID, Version: in.Version, Produced: in.Produced, Primary: in.Primary, State: in.State}) {
+				t.Fatalf("store %d: brief %+v, info %+v", s.cfg.Self, br, in)
+			}
+		}
+	}
+}

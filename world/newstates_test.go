@@ -1,0 +1,47 @@
+package world
+
+import (
+	"fmt"
+	"testing"
+)
+
+// TestNewStatesIndependent builds States of schemas of 1 to 20 fields one
+// by one and in blocks, and checks that each has its schema, ID and zero
+// fields, and that writing every field of one changes no other.
+func TestNewStatesIndependent(t *testing.T) {
+	for nf := 1; nf <= 20; nf++ {
+		fields := make([]Field, nf)
+		for i := range fields {
+			fields[i] = Field{Name: fmt.Sprintf("f%d", i), Type: Int}
+		}
+		fields[0].Name = "x"
+		s := MustSchema(fmt.Sprintf("s%d", nf), MustSpace("x"), fields, func(*State) Object { return nil })
+		id := MakeObjectID(3, uint32(nf))
+		block := make([]*State, 5)
+		s.NewStates(id, block)
+		all := append([]*State{s.NewState(id), s.NewState(id)}, block...)
+		for k, st := range all {
+			if st.Schema() != s || st.ID() != id || len(st.v) != nf || cap(st.v) != nf {
+				t.Fatalf("%d fields, state %d: schema %v, id %v, %d values (cap %d)", nf, k, st.Schema() == s, st.ID(), len(st.v), cap(st.v))
+			}
+		}
+		for k, st := range all {
+			for i := range nf {
+				st.SetInt(i, int64(1000*k+i+1))
+			}
+			c := st.Clone()
+			c.CopyFrom(st) // same schema: no reallocation
+			for j, o := range all {
+				for i := range nf {
+					want := int64(0)
+					if j <= k {
+						want = int64(1000*j + i + 1)
+					}
+					if got := o.Int(i); got != want {
+						t.Fatalf("%d fields: after writing state %d, state %d field %d = %d, want %d", nf, k, j, i, got, want)
+					}
+				}
+			}
+		}
+	}
+}
