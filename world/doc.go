@@ -18,9 +18,13 @@
 //     reads local primaries and replicas, creates and deletes objects, and
 //     writes to replicas (forwarded to their primary as tentative updates).
 //
-// Two optional interfaces refine what the runtime does: Attacher (the object
-// is replicated wherever another object is — Colyseus' AttachTo, for missiles)
-// and Mover (the object's predicted velocity, used by interest prediction).
+// Three optional interfaces refine what the runtime does: Attacher (the
+// object is replicated wherever another object is — Colyseus' AttachTo, for
+// missiles), Mover (the object's predicted velocity, used by interest
+// prediction) and Anticipator (boxes the object will need soon, such as a
+// dead avatar's respawn point: the node fetches what is there beforehand,
+// and pushes the object to the nodes it will meet there, without counting
+// the boxes as interest).
 //
 // Delta encoding (AppendDelta, ApplyDelta) is field-wise: a change mask, then
 // for each changed field the zig-zag varint of the difference of its quantised
