@@ -213,6 +213,7 @@ func (r *LabColyseusReport) WritePlots(dir string) ([]string, error) {
 				p.Y.Scale = plot.LogScale{}
 				p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 			}
+			top := 0.0
 			for _, km := range c.KeyMaps {
 				for li, label := range labels {
 					var pts plotter.XYs
@@ -223,6 +224,7 @@ func (r *LabColyseusReport) WritePlots(dir string) ([]string, error) {
 								continue
 							}
 							pts = append(pts, plotter.XY{X: float64(n), Y: v})
+							top = max(top, v)
 						}
 					}
 					if err := colyLine(p, km+" "+label, pts, keyMapColor(km), li); err != nil {
@@ -230,12 +232,16 @@ func (r *LabColyseusReport) WritePlots(dir string) ([]string, error) {
 					}
 				}
 			}
+			if !log && top > 0 {
+				// Room on top for the legend: one line per key mapping and label.
+				p.Y.Min, p.Y.Max = 0, top*(1.15+0.08*float64(len(c.KeyMaps)*len(labels)))
+			}
 			panels = append(panels, p)
 		}
 		return save(name, vg.Length(len(panels))*5.5*vg.Inch, 5*vg.Inch, panels...)
 	}
 	if c.has(ExpFig9) {
-		err := scaleFig("colyseus-fig9.png", "per-node outbound kB/s, log scale", true, func(run *ColyseusRun) []float64 {
+		err := scaleFig("colyseus-fig9.png", "per-node outbound kB/s", false, func(run *ColyseusRun) []float64 {
 			return []float64{run.Out[wire.ClassDiscovery] / 1e3, run.Out[wire.ClassMatching] / 1e3, run.Out[wire.ClassMaintenance] / 1e3}
 		}, []string{"routing", "matching", "maintenance"})
 		if err != nil {
@@ -313,7 +319,7 @@ func (r *LabColyseusReport) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "Colyseus (Bharambe et al., NSDI 2006) §5–§7: the distributed object locator (locate.Mercury on internal/ring)\n")
 	fmt.Fprintf(w, "network   PlanetLab slice %d, seed %d; bandwidth = bytes/s incl. 28-byte IPv4/UDP headers; p2p = 1 bot per node, fed = %d\n",
 		c.Slice, c.Seed, c.FedPlayers)
-	fmt.Fprintf(w, "runs      %d worlds; scale sweep %v each, federated %v (Table 2: %v); the paper's runs are 8 min, measured over 5\n\n",
+	fmt.Fprintf(w, "runs      %d worlds; scale sweep %v each, federated %v (load balancing: %v); the paper's runs are 8 min, measured over 5\n\n",
 		len(r.Runs), c.ScaleDuration, c.FedDuration, c.BalanceDuration)
 	pct := func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.0f", float64(d)/float64(time.Millisecond)) }
@@ -382,7 +388,9 @@ func (r *LabColyseusReport) WriteTable(w io.Writer) error {
 		if err := flush(); err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "paper: at 400 players, 100 ms after creation, 3.4%% of missiles missing on vs 28%% off\n\n")
+		fmt.Fprintf(w, "paper (on / off): 28 nodes %.1f%% / %.1f%%, 50 nodes %.1f%% / %.1f%%, 96 nodes %.1f%% / %.1f%%; at 400 players, 100 ms after\n",
+			paperProactive[28][0], paperProactive[28][1], paperProactive[50][0], paperProactive[50][1], paperProactive[96][0], paperProactive[96][1])
+		fmt.Fprintf(w, "creation, 3.4%% of missiles missing on vs 28%% off\n\n")
 	}
 	if c.has(ExpFig8) {
 		fmt.Fprintf(w, "Fig. 8: PredTime sweep, %d-fed-rect, %s (paper: bandwidth lowest near 1 s; missing players flat)\n", c.PredNodes, c.KeyMaps[0])

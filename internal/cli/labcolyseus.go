@@ -107,7 +107,7 @@ func runLabColyseus(e *env, cmd *cobra.Command, f *labColyseusFlags) error {
 	}
 	set := func(name string) bool { return !f.quick || cmd.Flags().Changed(name) }
 	var err error
-	if f.only != "" {
+	if cmd.Flags().Changed("only") {
 		if cfg.Only, err = splitList(f.only); err != nil {
 			return badInputf("--only: %v", err)
 		}
