@@ -181,13 +181,15 @@ func (r *LabColyseusReport) WritePlots(dir string) ([]string, error) {
 	if c.has(ExpFig8) {
 		bw := newPlot(fmt.Sprintf("Fig. 8: %d-fed-rect, %s", c.PredNodes, c.KeyMaps[0]), "PredTime (s)", "per-node kB/s (in + out)")
 		miss := newPlot("missing player replicas", "PredTime (s)", "% missing (0 ms grace)")
-		var pb, pm, pl plotter.XYs
+		var pb, pr, pmt, pm, pl plotter.XYs
 		for _, p := range c.PredTimes {
 			run := r.fed(c.PredNodes, c.KeyMaps[0], c.FedDuration, predTime(p), false, false)
 			if run == nil {
 				continue
 			}
 			pb = append(pb, plotter.XY{X: p.Seconds(), Y: run.Result.Players.Mean.Total / 1e3})
+			pr = append(pr, plotter.XY{X: p.Seconds(), Y: run.Result.Players.ByClass[wire.ClassDiscovery].Total / 1e3})
+			pmt = append(pmt, plotter.XY{X: p.Seconds(), Y: run.Result.Players.ByClass[wire.ClassMatching].Total / 1e3})
 			kv, _ := run.Kind(kindBot)
 			pm = append(pm, plotter.XY{X: p.Seconds(), Y: 100 * kv.MissingAt(0)})
 			pl = append(pl, plotter.XY{X: p.Seconds(), Y: 100 * kv.MissingAt(1)})
@@ -195,6 +197,22 @@ func (r *LabColyseusReport) WritePlots(dir string) ([]string, error) {
 		if err := colyLine(bw, "total", pb, blue, 0); err != nil {
 			return files, err
 		}
+		if err := colyLine(bw, "routing", pr, blue, 1); err != nil {
+			return files, err
+		}
+		if err := colyLine(bw, "matching", pmt, blue, 2); err != nil {
+			return files, err
+		}
+		top := func(pts plotter.XYs) float64 {
+			m := 0.0
+			for _, q := range pts {
+				m = max(m, q.Y)
+			}
+			return m
+		}
+		headroom(bw, 0, top(pb))
+		headroom(miss, 0, top(pm))
+		bw.Legend.Left, miss.Legend.Left = false, false
 		if err := colyLine(miss, "0 ms grace", pm, orange, 0); err != nil {
 			return files, err
 		}
