@@ -180,7 +180,7 @@ func (r *LabColyseusReport) WritePlots(dir string) ([]string, error) {
 	blue, orange := color.RGBA{R: 30, G: 90, B: 200, A: 255}, color.RGBA{R: 230, G: 130, B: 0, A: 255}
 	if c.has(ExpFig8) {
 		bw := newPlot(fmt.Sprintf("Fig. 8: %d-fed-rect, %s", c.PredNodes, c.KeyMaps[0]), "PredTime (s)", "per-node kB/s (in + out)")
-		miss := newPlot("missing player replicas", "PredTime (s)", "% missing (0 ms grace)")
+		miss := newPlot("missing player (bot) replicas", "PredTime (s)", "% missing")
 		var pb, pr, pmt, pm, pl plotter.XYs
 		for _, p := range c.PredTimes {
 			run := r.fed(c.PredNodes, c.KeyMaps[0], c.FedDuration, predTime(p), false, false)
