@@ -19,6 +19,18 @@
 // "overworld lab world" (Colyseus Fig. 12(a)). A world's summary is
 // byte-identical for a seed unless WallFrameTimes is set.
 //
+// LabColyseus is "overworld lab colyseus": it reruns the evaluation of
+// Colyseus' distributed object locator (Bharambe et al., NSDI 2006: Fig.
+// 7(b) and Table 1 of §5, Figs. 8–11 and Table 2 of §6, Fig. 12(a) of §7.1)
+// with the colyseus architecture (locate.Mercury on internal/ring). It runs
+// a peer-to-peer scale sweep over node counts, map shapes and key mappings,
+// and federated worlds for proactive replication, the PredTime sweep and
+// load balancing (DefaultLabColyseusConfig, QuickLabColyseusConfig;
+// LabColyseusConfig.Only selects experiments). Its per-kind measures
+// (missing replicas, updates that bypass discovery, replicas already held
+// when an object enters a view) come from the ground-truth observer:
+// World.TrackKinds turns them on, World.KindViews reads them.
+//
 // It also reproduces §6.3 of the region-migration paper (latency
 // estimation, Figs. 6–8), whose estimators live in package estimate:
 // Estimate compares them on the PlanetLab matrices, carries them across

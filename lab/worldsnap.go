@@ -33,6 +33,7 @@ type snapPrim struct {
 	version  uint64
 	produced time.Duration
 	loc      world.Point
+	kind     world.Kind
 }
 
 type snapObj struct {
@@ -49,7 +50,7 @@ func (f *frameSnap) take(n *node.Node) {
 		in := &f.infos[k]
 		f.objs = append(f.objs, snapObj{id: in.ID, version: in.Version, primary: in.Primary})
 		if in.Primary {
-			f.prims = append(f.prims, snapPrim{id: in.ID, version: in.Version, produced: in.Produced, loc: in.State.Location()})
+			f.prims = append(f.prims, snapPrim{id: in.ID, version: in.Version, produced: in.Produced, loc: in.State.Location(), kind: in.Kind})
 		}
 	}
 	clear(f.infos) // drop State references

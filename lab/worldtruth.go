@@ -49,6 +49,8 @@ type truth struct {
 	interest []uint64
 	held     []bool
 
+	kinds *kindTracker // per-kind view measures, when on (trackKinds)
+
 	beyond int64            // staleness samples older than the history (lower bounds)
 	added  map[string]int64 // counters already given to the recorder
 }
@@ -72,6 +74,7 @@ type tobj struct {
 	pos   int32 // index in grid[cell]
 	mark  uint32
 	seen  uint32
+	kind  world.Kind
 }
 
 // gcell is one object in a grid cell's list: its slot in objs and its
@@ -166,7 +169,7 @@ func (t *truth) observe(id wire.NodeID) {
 				t.objs = append(t.objs, tobj{})
 				t.hist = append(t.hist, thist{})
 			}
-			t.objs[s] = tobj{id: in.id, owner: id, loc: loc, cell: t.cellOf(loc)}
+			t.objs[s] = tobj{id: in.id, owner: id, loc: loc, cell: t.cellOf(loc), kind: in.kind}
 			t.hist[s] = thist{}
 			t.byID[in.id] = s
 			t.gridAdd(s)
@@ -233,9 +236,15 @@ func (t *truth) report(i int, id wire.NodeID, now time.Duration) {
 					_, ok := snap.object(o.id)
 					t.interest = append(t.interest, uint64(o.id))
 					t.held = append(t.held, ok)
+					if t.kinds != nil {
+						t.kinds.see(i, o.kind, o.id, t.hist[s].version, ok, now)
+					}
 				}
 			}
 		}
+	}
+	if t.kinds != nil {
+		t.kinds.done(i)
 	}
 	rec := t.w.sim.Recorder()
 	_ = rec.View(id, now, t.interest, t.held) // the node is up and time is the sim's: cannot fail

@@ -95,3 +95,64 @@ func TestLabWorldBadUsage(t *testing.T) {
 		}
 	}
 }
+
+func TestLabColyseusQuick(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errs := runCLI(t, "", "lab", "colyseus", "--quick", "--only", "table1,fig11,fig12", "--nodes", "5,7",
+		"--fed-nodes", "6", "--fed-players", "3", "--fed-duration", "8s", "--duration", "5s", "--maps", "sqr", "--keymaps", "dht",
+		"--out", dir, "--quiet")
+	if code != 0 || errs != "" {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	for _, want := range []string{"Table 1", "missing missiles", "72.9%", "missing 0/100/400 ms", "Fig. 12(a)", "broadcast ÷ colyseus"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "Fig. 8") || strings.Contains(out, "Table 2") {
+		t.Errorf("output has experiments not asked for:\n%s", out)
+	}
+	for _, f := range []string{"colyseus-runs.csv", "colyseus-fig11.png", "colyseus-fig12a.png"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	csv, _ := os.ReadFile(filepath.Join(dir, "colyseus-runs.csv"))
+	// 2 sqr dht scale runs, 2 rect colyseus + 4 baselines, 2 Table 1 runs.
+	if n := strings.Count(string(csv), "\n"); n != 11 {
+		t.Errorf("colyseus-runs.csv has %d lines, want a header and 10 runs:\n%s", n, csv)
+	}
+}
+
+func TestLabColyseusBadUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"lab", "colyseus", "--only", "fig13"},
+		{"lab", "colyseus", "--only", "fig8,fig8"},
+		{"lab", "colyseus", "--only", ""},
+		{"lab", "colyseus", "--only", "fig8,"},
+		{"lab", "colyseus", "--nodes", "1"},
+		{"lab", "colyseus", "--nodes", "4,x"},
+		{"lab", "colyseus", "--nodes", "8,8"},
+		{"lab", "colyseus", "--fed-nodes", "0"},
+		{"lab", "colyseus", "--maps", "round"},
+		{"lab", "colyseus", "--maps", "sqr,sqr"},
+		{"lab", "colyseus", "--keymaps", "chord"},
+		{"lab", "colyseus", "--pred-times", "soon"},
+		{"lab", "colyseus", "--pred-times", "-1s"},
+		{"lab", "colyseus", "--duration", "0s"},
+		{"lab", "colyseus", "--fed-duration", "2h"},
+		{"lab", "colyseus", "--balance-duration", "10ms"},
+		{"lab", "colyseus", "--fed-players", "0"},
+		{"lab", "colyseus", "--pred-nodes", "1"},
+		{"lab", "colyseus", "--balance-nodes", "1"},
+		{"lab", "colyseus", "--slice", "0"},
+		{"lab", "colyseus", "--workers", "-1"},
+		{"lab", "colyseus", "--seed", "x"},
+		{"lab", "colyseus", "stray"},
+	} {
+		code, out, errs := runCLI(t, "", args...)
+		if code != 2 || out != "" || errs == "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2, nothing, a message", args, code, out, errs)
+		}
+	}
+}

@@ -28,12 +28,13 @@ Experiments:
   spd       server network selection with delay variation (Chen et al. 2011, §IV: Figs. 7–14)
   arena     the model game's mobility vs Quake III (Colyseus, NSDI 2006, Figs. 2, 6) and Fortnite
   world     per-node bandwidth vs node count: client-server, broadcast, directory (Colyseus Fig. 12(a))
+  colyseus  the distributed object locator (Colyseus §5–§7: Figs. 7(b)–12(a), Tables 1–2)
   estimate  latency estimation and core selection on estimates (region-migration paper, §6.3: Figs. 6–8)
   balance   instances balanced over a cluster, overflow to player hosts (hybrid
             cluster/P2P paper, §5: scenarios A and B, Figs. 9–12, Tables 4–5)`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return badInputf("lab: name an experiment: cma, spd, arena, world, estimate or balance")
+			return badInputf("lab: name an experiment: cma, spd, arena, world, colyseus, estimate or balance")
 		},
 	}
 	cmd.AddCommand(newLabCMACmd(e))
@@ -42,6 +43,7 @@ Experiments:
 	cmd.AddCommand(newLabEstimateCmd(e))
 	cmd.AddCommand(newLabBalanceCmd(e))
 	cmd.AddCommand(newLabWorldCmd(e))
+	cmd.AddCommand(newLabColyseusCmd(e))
 	return cmd
 }
 

@@ -1,0 +1,302 @@
+package lab
+
+import (
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/overworld/overworld/arena"
+	"github.com/overworld/overworld/internal/locate"
+	"github.com/overworld/overworld/world"
+)
+
+// TestKindTrackerExact drives the per-kind tracker by hand and checks every
+// counter against the definitions.
+func TestKindTrackerExact(t *testing.T) {
+	k := &kindTracker{grace: []time.Duration{0, 100 * time.Millisecond}, names: []string{"a", "b"},
+		counts: []kindCount{{missing: make([]uint64, 2)}, {missing: make([]uint64, 2)}},
+		nodes:  []kindNode{{gen: 1, pairs: map[world.ObjectID]kindPair{}}}}
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	// Frame 0: object 1 (kind a) enters held, object 2 (kind b) enters
+	// missing.
+	k.see(0, 1, 1, 5, true, ms(0))
+	k.see(0, 2, 2, 1, false, ms(0))
+	k.done(0)
+	// Frame 100: 1 updated (direct); 2 not updated, still missing (100 ms
+	// old: missing at both graces).
+	k.see(0, 1, 1, 6, true, ms(100))
+	k.see(0, 2, 2, 1, false, ms(100))
+	k.done(0)
+	// Frame 200: 1 left the view; 2 updated and now held.
+	k.see(0, 2, 2, 2, true, ms(200))
+	k.done(0)
+	// Frame 300: 1 re-enters (an entry again), not held.
+	k.see(0, 1, 1, 9, false, ms(300))
+	k.see(0, 3, 7, 1, true, ms(300)) // an unknown kind is ignored
+	k.done(0)
+	v := k.views()
+	a, b := v[0], v[1]
+	if a.Kind != "a" || a.Interesting != 3 || a.Entries != 2 || a.HeldOnEntry != 1 || a.Updates != 3 || a.Direct != 1 ||
+		a.Missing[0].Missing != 1 || a.Missing[1].Missing != 0 {
+		t.Errorf("kind a: %+v", a)
+	}
+	if b.Interesting != 3 || b.Entries != 1 || b.HeldOnEntry != 0 || b.Updates != 2 || b.Direct != 1 ||
+		b.Missing[0].Missing != 2 || b.Missing[1].Missing != 1 {
+		t.Errorf("kind b: %+v", b)
+	}
+	if got := a.DirectShare(); got != 1.0/3 {
+		t.Errorf("direct share %v, want 1/3", got)
+	}
+	if got := b.MissingAt(0); got != 2.0/3 {
+		t.Errorf("missing %v, want 2/3", got)
+	}
+	if b.MissingAt(5) != 0 || (KindView{}).HeldOnEntryShare() != 0 {
+		t.Error("out-of-range grace or empty view not 0")
+	}
+}
+
+// TestKindViewsSumToRecorder checks that the per-kind measures of a world
+// add up exactly to the simulator's recorder's, which counts the same
+// (report, object) pairs without kinds.
+func TestKindViewsSumToRecorder(t *testing.T) {
+	for _, a := range []Arch{ArchColyseus, ArchDirectory} {
+		cfg := DefaultWorldConfig()
+		cfg.Arch, cfg.Nodes, cfg.PlayersPerNode, cfg.Duration, cfg.Map = a, 6, 2, 8*time.Second, arena.Sqr
+		w, err := NewWorld(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.KindViews() != nil {
+			t.Fatal("kind views before TrackKinds")
+		}
+		w.TrackKinds()
+		if err := w.Run(nil); err != nil {
+			t.Fatal(err)
+		}
+		views := w.Result().Summary.Views
+		kinds := w.KindViews()
+		if len(kinds) != 3 || kinds[0].Kind != kindBot || kinds[1].Kind != kindMissile || kinds[2].Kind != kindItem {
+			t.Fatalf("%s: kinds %+v", a, kinds)
+		}
+		var interesting, held uint64
+		miss := make([]uint64, len(views.Missing))
+		for _, k := range kinds {
+			interesting += k.Interesting
+			held += k.HeldOnEntry
+			for g := range miss {
+				miss[g] += k.Missing[g].Missing
+			}
+			if k.Direct > k.Updates || k.HeldOnEntry > k.Entries || k.Entries > k.Updates {
+				t.Errorf("%s %s: inconsistent counts %+v", a, k.Kind, k)
+			}
+		}
+		if interesting != views.Interesting || held != views.HeldOnEntry {
+			t.Errorf("%s: per kind %d pairs, %d held on entry; recorder %d, %d", a, interesting, held, views.Interesting, views.HeldOnEntry)
+		}
+		for g := range miss {
+			if miss[g] != views.Missing[g].Missing {
+				t.Errorf("%s: grace %v ms: per kind %d missing, recorder %d", a, views.Missing[g].GraceMs, miss[g], views.Missing[g].Missing)
+			}
+		}
+		if kinds[0].Interesting == 0 || kinds[0].Updates == 0 {
+			t.Errorf("%s: no bot in any view: %+v", a, kinds[0])
+		}
+	}
+}
+
+// tinyColyseusConfig is a few seconds of every experiment.
+func tinyColyseusConfig() LabColyseusConfig {
+	c := QuickLabColyseusConfig()
+	c.ScaleNodes, c.ScaleDuration = []int{6, 9}, 8*time.Second
+	c.FedPlayers, c.FedDuration = 4, 12*time.Second
+	c.ProactiveNodes, c.PredNodes = []int{10}, 6
+	c.PredTimes = []time.Duration{0, time.Second}
+	c.BalanceNodes, c.BalanceDuration = 6, 6*time.Second
+	return c
+}
+
+func TestLabColyseusTiny(t *testing.T) {
+	cfg := tinyColyseusConfig()
+	var last, total int
+	rep, err := LabColyseus(cfg, func(d, n int) { last, total = d, n })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last != total || total == 0 {
+		t.Errorf("progress ended at %d of %d", last, total)
+	}
+	vc, _ := cfg.Validate()
+	if want := len(vc.plan()); len(rep.Runs) != want {
+		t.Fatalf("%d runs, want %d", len(rep.Runs), want)
+	}
+	// Every scale run, both maps and key maps.
+	for _, m := range cfg.ScaleMaps {
+		for _, km := range cfg.KeyMaps {
+			for _, n := range cfg.ScaleNodes {
+				run := rep.scale(m, km, n)
+				if run == nil {
+					t.Fatalf("no scale run %s %s %d", m, km, n)
+				}
+				miss := run.Result.Summary.Views.Missing
+				if len(miss) != 3 || miss[0].Fraction < miss[1].Fraction || miss[1].Fraction < miss[2].Fraction {
+					t.Errorf("%s %s %d: more grace should not mean more missing: %+v", m, km, n, miss)
+				}
+				if run.Ring.Stats.Latency.Count() == 0 || run.Out[0] <= 0 || run.OutTotal <= 0 {
+					t.Errorf("%s %s %d: no matches or no traffic: %+v", m, km, n, run.Out)
+				}
+				kv, _ := run.Kind(kindBot)
+				if kv.DirectShare() < 0.5 || kv.DirectShare() > 1 {
+					t.Errorf("%s %s %d: bots' direct share %v", m, km, n, kv.DirectShare())
+				}
+			}
+		}
+	}
+	for _, a := range []Arch{ArchBroadcast, ArchClientServer} {
+		if rep.baseline(a, 9) == nil {
+			t.Errorf("no %s baseline", a)
+		}
+	}
+	// Table 1: proactive replication must cut missing missiles.
+	on := rep.fed(10, cfg.KeyMaps[0], cfg.FedDuration, time.Second, false, false)
+	off := rep.fed(10, cfg.KeyMaps[0], cfg.FedDuration, time.Second, false, true)
+	if on == nil || off == nil {
+		t.Fatal("no Table 1 runs")
+	}
+	mon, _ := on.Kind(kindMissile)
+	moff, _ := off.Kind(kindMissile)
+	if mon.Interesting == 0 || moff.Interesting == 0 {
+		t.Fatalf("no missile in any view: on %+v off %+v", mon, moff)
+	}
+	if !(mon.MissingAt(0) < moff.MissingAt(0)) || !(mon.HeldOnEntryShare() > moff.HeldOnEntryShare()) {
+		t.Errorf("proactive on: %.1f%% missing missiles, %.1f%% held on entry; off: %.1f%%, %.1f%%", 100*mon.MissingAt(0),
+			100*mon.HeldOnEntryShare(), 100*moff.MissingAt(0), 100*moff.HeldOnEntryShare())
+	}
+	// Fig. 8: no prediction re-subscribes every frame: more routing.
+	p0 := rep.fed(6, cfg.KeyMaps[0], cfg.FedDuration, -1, false, false)
+	p1 := rep.fed(6, cfg.KeyMaps[0], cfg.FedDuration, time.Second, false, false)
+	if p0 == nil || p1 == nil || !(p0.Out[1] > p1.Out[1]) {
+		t.Errorf("PredTime 0 should route more subscriptions than 1 s: %v vs %v", p0, p1)
+	}
+	for _, b := range balanceRuns {
+		run := rep.fed(6, b.keyMap, cfg.BalanceDuration, time.Second, b.balance, false)
+		if run == nil {
+			t.Fatalf("no Table 2 run %+v", b)
+		}
+		if s, m := run.Total.Norm(); s < 0 || m < 1 {
+			t.Errorf("%+v: total spread std %v max %v over the mean", b, s, m)
+		}
+	}
+
+	dir := t.TempDir()
+	files, err := rep.WriteCSV(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pngs, err := rep.WritePlots(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, pngs...)
+	want := []string{"colyseus-runs.csv", "colyseus-fig8.png", "colyseus-fig9.png", "colyseus-fig10.png", "colyseus-fig11.png", "colyseus-fig12a.png"}
+	if len(files) != len(want) {
+		t.Errorf("files %v, want %v", files, want)
+	}
+	for _, f := range want {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	raw, _ := os.ReadFile(filepath.Join(dir, "colyseus-runs.csv"))
+	rows, err := csv.NewReader(bytes.NewReader(raw)).ReadAll()
+	if err != nil || len(rows) != len(rep.Runs)+1 {
+		t.Fatalf("colyseus-runs.csv: %d rows, %v", len(rows), err)
+	}
+	var tab bytes.Buffer
+	if err := rep.WriteTable(&tab); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"Fig. 7(b)", "98.97%", "Table 1", "72.9%", "Fig. 8", "sweet spot", "Figs. 9–11", "Table 2",
+		"4.41", "Fig. 12(a)", "broadcast ÷ colyseus"} {
+		if !strings.Contains(tab.String(), s) {
+			t.Errorf("table lacks %q", s)
+		}
+	}
+	if t.Failed() {
+		t.Logf("seed %d:\n%s", cfg.Seed, tab.String())
+	}
+}
+
+func TestLabColyseusOnly(t *testing.T) {
+	cfg := tinyColyseusConfig()
+	cfg.Only = []string{ExpFig11}
+	cfg.ScaleMaps, cfg.KeyMaps, cfg.ScaleNodes = []arena.MapType{arena.Sqr}, []string{locate.KeyMapRegions}, []int{5}
+	rep, err := LabColyseus(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Runs) != 1 || rep.Runs[0].Group != groupScale {
+		t.Fatalf("%d runs, want the one scale run", len(rep.Runs))
+	}
+	dir := t.TempDir()
+	files, err := rep.WritePlots(dir)
+	if err != nil || len(files) != 1 || filepath.Base(files[0]) != "colyseus-fig11.png" {
+		t.Fatalf("plots %v, %v", files, err)
+	}
+	var tab bytes.Buffer
+	if err := rep.WriteTable(&tab); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(tab.String(), "Table 1") || !strings.Contains(tab.String(), "missing 0/100/400 ms") {
+		t.Errorf("table of fig11 only:\n%s", tab.String())
+	}
+}
+
+func TestLabColyseusConfigValidate(t *testing.T) {
+	ok := DefaultLabColyseusConfig()
+	if v, err := ok.Validate(); err != nil || len(v.Only) != len(ColyseusExperiments()) {
+		t.Fatalf("default: %v, %v", v.Only, err)
+	}
+	q := QuickLabColyseusConfig()
+	q.Only = []string{ExpFig12, ExpFig7b}
+	if v, err := q.Validate(); err != nil || v.Only[0] != ExpFig7b {
+		t.Fatalf("quick: %v, %v", v.Only, err)
+	}
+	for name, mod := range map[string]func(*LabColyseusConfig){
+		"unknown experiment": func(c *LabColyseusConfig) { c.Only = []string{"fig13"} },
+		"experiment twice":   func(c *LabColyseusConfig) { c.Only = []string{ExpFig8, ExpFig8} },
+		"no nodes":           func(c *LabColyseusConfig) { c.ScaleNodes = nil },
+		"one node":           func(c *LabColyseusConfig) { c.ScaleNodes = []int{1, 4} },
+		"nodes twice":        func(c *LabColyseusConfig) { c.ProactiveNodes = []int{8, 8} },
+		"too many nodes":     func(c *LabColyseusConfig) { c.ProactiveNodes = []int{30000} },
+		"too many players":   func(c *LabColyseusConfig) { c.FedPlayers, c.ProactiveNodes = 64, []int{4000} },
+		"short":              func(c *LabColyseusConfig) { c.ScaleDuration = time.Millisecond },
+		"long":               func(c *LabColyseusConfig) { c.BalanceDuration = 2 * time.Hour },
+		"slice":              func(c *LabColyseusConfig) { c.Slice = 19 },
+		"no maps":            func(c *LabColyseusConfig) { c.ScaleMaps = nil },
+		"bad map":            func(c *LabColyseusConfig) { c.ScaleMaps = []arena.MapType{7} },
+		"map twice":          func(c *LabColyseusConfig) { c.ScaleMaps = []arena.MapType{arena.Sqr, arena.Sqr} },
+		"bad key map":        func(c *LabColyseusConfig) { c.KeyMaps = []string{"chord"} },
+		"key map twice":      func(c *LabColyseusConfig) { c.KeyMaps = []string{"dht", "dht"} },
+		"fed players":        func(c *LabColyseusConfig) { c.FedPlayers = 0 },
+		"pred nodes":         func(c *LabColyseusConfig) { c.PredNodes = 1 },
+		"balance nodes":      func(c *LabColyseusConfig) { c.BalanceNodes = 0 },
+		"no pred times":      func(c *LabColyseusConfig) { c.PredTimes = nil },
+		"negative pred":      func(c *LabColyseusConfig) { c.PredTimes = []time.Duration{-time.Second} },
+		"pred twice":         func(c *LabColyseusConfig) { c.PredTimes = []time.Duration{time.Second, time.Second} },
+		"workers":            func(c *LabColyseusConfig) { c.Workers = -1 },
+	} {
+		c := DefaultLabColyseusConfig()
+		mod(&c)
+		if _, err := c.Validate(); !errors.Is(err, ErrConfig) {
+			t.Errorf("%s: %v, want ErrConfig", name, err)
+		}
+		if _, err := LabColyseus(c, nil); !errors.Is(err, ErrConfig) {
+			t.Errorf("%s: LabColyseus: %v, want ErrConfig", name, err)
+		}
+	}
+}
