@@ -63,10 +63,12 @@ func ratio(a, b uint64) float64 {
 // done). It costs one map operation per (report, object) pair, like the
 // simulator's recorder, so worlds only keep it when asked (TrackKinds).
 type kindTracker struct {
-	grace  []time.Duration
-	names  []string
-	counts []kindCount // by Kind - 1
-	nodes  []kindNode  // by node index
+	grace   []time.Duration
+	warmup  time.Duration // reports before it are tracked, not counted (as the recorder does)
+	scratch [8]uint64
+	names   []string
+	counts  []kindCount // by Kind - 1
+	nodes   []kindNode  // by node index
 }
 
 type kindCount struct {
@@ -88,7 +90,7 @@ type kindPair struct {
 
 func newKindTracker(w *World) *kindTracker {
 	reg := w.game.Registry()
-	k := &kindTracker{grace: w.sim.Recorder().Grace(), nodes: make([]kindNode, len(w.nodes))}
+	k := &kindTracker{grace: w.sim.Recorder().Grace(), warmup: max(w.cfg.Warmup, 0), nodes: make([]kindNode, len(w.nodes))}
 	for i := range reg.Len() {
 		k.names = append(k.names, reg.Schema(world.Kind(i+1)).Name())
 		k.counts = append(k.counts, kindCount{missing: make([]uint64, len(k.grace))})
@@ -107,6 +109,9 @@ func (k *kindTracker) see(i int, kind world.Kind, id world.ObjectID, version uin
 		return
 	}
 	c := &k.counts[kind-1]
+	if now < k.warmup {
+		c = &kindCount{missing: k.scratch[:len(k.grace)]} // tracked, not counted
+	}
 	n := &k.nodes[i]
 	p, ok := n.pairs[id]
 	c.interesting++

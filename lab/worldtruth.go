@@ -237,7 +237,7 @@ func (t *truth) report(i int, id wire.NodeID, now time.Duration) {
 					t.interest = append(t.interest, uint64(o.id))
 					t.held = append(t.held, ok)
 					if t.kinds != nil {
-						t.kinds.see(i, o.kind, o.id, t.hist[s].version, ok, now)
+						t.kinds.see(i, o.kind, o.id, t.hist[g.slot].version, ok, now)
 					}
 				}
 			}

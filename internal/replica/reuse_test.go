@@ -126,7 +126,7 @@ func TestBriefsMatchObjects(t *testing.T) {
 			t.Fatalf("store %d: %d objects, %d briefs", s.cfg.Self, len(infos), len(briefs))
 		}
 		for i, in := range infos {
-			if br := briefs[i]; br != (Brief{ID: in.ID, Version: in.Version, Produced: in.Produced, Primary: in.Primary, State: in.State}) {
+			if br := briefs[i]; br != (Brief{ID: in.ID, Kind: in.Kind, Version: in.Version, Produced: in.Produced, Primary: in.Primary, State: in.State}) {
 				t.Fatalf("store %d: brief %+v, info %+v", s.cfg.Self, br, in)
 			}
 		}

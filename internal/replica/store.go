@@ -603,6 +603,7 @@ func (s *Store) Objects(dst []Info) []Info {
 // (the lab's frame snapshots), cheaper to gather than Info.
 type Brief struct {
 	ID       world.ObjectID
+	Kind     world.Kind
 	Version  uint64
 	Produced time.Duration
 	Primary  bool
@@ -614,7 +615,7 @@ type Brief struct {
 // Briefs appends a Brief of every local object, in ID order.
 func (s *Store) Briefs(dst []Brief) []Brief {
 	for _, e := range s.ents {
-		dst = append(dst, Brief{ID: e.id, Version: e.version, Produced: e.produced, Primary: e.primary, State: e.st})
+		dst = append(dst, Brief{ID: e.id, Kind: e.kind, Version: e.version, Produced: e.produced, Primary: e.primary, State: e.st})
 	}
 	return dst
 }
