@@ -82,6 +82,12 @@ type LabColyseusConfig struct {
 	BalanceNodes    int
 	BalanceDuration time.Duration
 
+	// Prefetch (m) adds overworld's own series to Fig. 11: the scale
+	// sweep on sqr maps with the first key mapping, replicas fetched for
+	// the view widened by Prefetch (WorldConfig.Prefetch; anticipation and
+	// jump publication are on in every run). 0 leaves the series out.
+	Prefetch float64
+
 	// Workers is the simulator's goroutines per run (0: one per CPU); the
 	// results are the same for any value.
 	Workers int
@@ -101,7 +107,7 @@ func DefaultLabColyseusConfig() LabColyseusConfig {
 		ProactiveNodes: []int{28, 50, 96},
 		PredNodes:      50,
 		PredTimes:      []time.Duration{0, 250 * time.Millisecond, 500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second},
-		BalanceNodes:   96, BalanceDuration: 90 * time.Second}
+		BalanceNodes:   96, BalanceDuration: 90 * time.Second, Prefetch: 15}
 }
 
 // QuickLabColyseusConfig is a CI-sized run of every experiment (about
@@ -183,6 +189,8 @@ func (c LabColyseusConfig) Validate() (LabColyseusConfig, error) {
 		return bad("load balancing on %d nodes: want at least 2", c.BalanceNodes)
 	case len(c.PredTimes) == 0 || len(c.PredTimes) > 20:
 		return bad("%d prediction times: want 1 to 20", len(c.PredTimes))
+	case !(c.Prefetch >= 0 && c.Prefetch <= 1000):
+		return bad("prefetch %v m: want 0 to 1000", c.Prefetch)
 	case c.Workers < 0 || c.Workers > 256:
 		return bad("workers %d: want 0 (one per CPU) to 256", c.Workers)
 	}
@@ -235,6 +243,7 @@ const (
 	groupProactive = "proactive"
 	groupPredTime  = "predtime"
 	groupBalance   = "balance"
+	groupOverworld = "overworld"
 )
 
 // runSpec is one planned world.
@@ -279,6 +288,13 @@ func (c LabColyseusConfig) plan() []runSpec {
 					add(groupScale, c.world(n, 1, m, km, c.ScaleDuration))
 				}
 			}
+		}
+	}
+	if c.has(ExpFig11) && c.Prefetch > 0 && slices.Contains(c.ScaleMaps, arena.Sqr) {
+		for _, n := range c.ScaleNodes {
+			w := c.world(n, 1, arena.Sqr, c.KeyMaps[0], c.ScaleDuration)
+			w.Prefetch = c.Prefetch
+			add(groupOverworld, w)
 		}
 	}
 	if c.has(ExpFig12) {
@@ -514,7 +530,20 @@ func (r *LabColyseusReport) scale(m arena.MapType, km string, n int) *ColyseusRu
 	c := r.Config
 	return r.find(func(w WorldConfig) bool {
 		return w.Arch == ArchColyseus && w.PlayersPerNode == 1 && w.Map == m && w.KeyMap == km && w.Nodes == n &&
-			w.Duration == c.ScaleDuration && !w.Balance && !w.NoProactive && w.PredTime == time.Second
+			w.Duration == c.ScaleDuration && !w.Balance && !w.NoProactive && w.PredTime == time.Second && w.Prefetch == 0
+	})
+}
+
+// overworld returns the run of overworld's Fig. 11 series at n nodes
+// (Prefetch on sqr maps), or nil.
+func (r *LabColyseusReport) overworld(n int) *ColyseusRun {
+	c := r.Config
+	if c.Prefetch <= 0 {
+		return nil
+	}
+	return r.find(func(w WorldConfig) bool {
+		return w.Arch == ArchColyseus && w.PlayersPerNode == 1 && w.Map == arena.Sqr && w.KeyMap == c.KeyMaps[0] &&
+			w.Nodes == n && w.Duration == c.ScaleDuration && w.Prefetch == c.Prefetch && !w.Balance && !w.NoProactive
 	})
 }
 
@@ -524,7 +553,7 @@ func (r *LabColyseusReport) baseline(a Arch, n int) *ColyseusRun {
 		return r.scale(arena.Rect, r.Config.KeyMaps[0], n)
 	}
 	return r.find(func(w WorldConfig) bool {
-		return w.Arch == a && w.PlayersPerNode == 1 && w.Map == arena.Rect && w.Nodes == n
+		return w.Arch == a && w.PlayersPerNode == 1 && w.Map == arena.Rect && w.Nodes == n && w.Prefetch == 0
 	})
 }
 
@@ -533,7 +562,8 @@ func (r *LabColyseusReport) fed(n int, km string, d, pred time.Duration, balance
 	c := r.Config
 	return r.find(func(w WorldConfig) bool {
 		return w.Arch == ArchColyseus && w.PlayersPerNode == c.FedPlayers && w.Map == arena.Rect && w.Nodes == n &&
-			w.KeyMap == km && w.Duration == d && w.PredTime == pred && w.Balance == balance && w.NoProactive == noProactive
+			w.KeyMap == km && w.Duration == d && w.PredTime == pred && w.Balance == balance && w.NoProactive == noProactive &&
+			w.Prefetch == 0
 	})
 }
 

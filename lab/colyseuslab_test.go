@@ -239,8 +239,9 @@ func TestLabColyseusOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Runs) != 1 || rep.Runs[0].Group != groupScale {
-		t.Fatalf("%d runs, want the one scale run", len(rep.Runs))
+	if len(rep.Runs) != 2 || rep.Runs[0].Group != groupScale || rep.Runs[1].Group != groupOverworld ||
+		rep.Runs[1].Result.Config.Prefetch != cfg.Prefetch {
+		t.Fatalf("%d runs, want the scale run and overworld's prefetch run", len(rep.Runs))
 	}
 	dir := t.TempDir()
 	files, err := rep.WritePlots(dir)

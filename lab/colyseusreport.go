@@ -54,7 +54,7 @@ func (r *LabColyseusReport) WriteCSV(dir string) ([]string, error) {
 		return nil, fmt.Errorf("lab: %w", err)
 	}
 	head := []string{"group", "arch", "keymap", "map", "nodes", "players_per_node", "players", "duration_s", "pred_time_s",
-		"balance", "proactive", "node_mean_Bps", "node_p95_Bps", "node_out_Bps"}
+		"balance", "proactive", "prefetch_m", "node_mean_Bps", "node_p95_Bps", "node_out_Bps"}
 	for c := range wire.NumClasses {
 		head = append(head, "node_out_"+wire.Class(c).String()+"_Bps")
 	}
@@ -82,7 +82,7 @@ func (r *LabColyseusReport) WriteCSV(dir string) ([]string, error) {
 		}
 		row := []string{run.Group, string(c.Arch), km, c.Map.String(), strconv.Itoa(c.Nodes), strconv.Itoa(c.PlayersPerNode),
 			strconv.Itoa(c.Players()), g(c.Duration.Seconds()), g(max(c.PredTime, 0).Seconds()), strconv.FormatBool(c.Balance),
-			strconv.FormatBool(!c.NoProactive), g(res.Players.Mean.Total), g(res.Players.P95.Total), g(run.OutTotal)}
+			strconv.FormatBool(!c.NoProactive), g(c.Prefetch), g(res.Players.Mean.Total), g(res.Players.P95.Total), g(run.OutTotal)}
 		for _, v := range run.Out {
 			row = append(row, g(v))
 		}
@@ -223,7 +223,8 @@ func (r *LabColyseusReport) WritePlots(dir string) ([]string, error) {
 			return files, err
 		}
 	}
-	scaleFig := func(name string, ylabel string, log bool, lines func(run *ColyseusRun) []float64, labels []string) error {
+	scaleFig := func(name string, ylabel string, log bool, lines func(run *ColyseusRun) []float64, labels []string,
+		extra func(m arena.MapType, p *plot.Plot) (float64, error)) error {
 		var panels []*plot.Plot
 		for _, m := range c.ScaleMaps {
 			p := newPlot(fmt.Sprintf("p2p-%s", m), "nodes", ylabel)
@@ -250,6 +251,13 @@ func (r *LabColyseusReport) WritePlots(dir string) ([]string, error) {
 					}
 				}
 			}
+			if extra != nil {
+				t, err := extra(m, p)
+				if err != nil {
+					return err
+				}
+				top = max(top, t)
+			}
 			if !log && top > 0 {
 				// Room on top for the legend: one line per key mapping and label.
 				p.Y.Min, p.Y.Max = 0, top*(1.15+0.08*float64(len(c.KeyMaps)*len(labels)))
@@ -261,7 +269,7 @@ func (r *LabColyseusReport) WritePlots(dir string) ([]string, error) {
 	if c.has(ExpFig9) {
 		err := scaleFig("colyseus-fig9.png", "per-node outbound kB/s", false, func(run *ColyseusRun) []float64 {
 			return []float64{run.Out[wire.ClassDiscovery] / 1e3, run.Out[wire.ClassMatching] / 1e3, run.Out[wire.ClassMaintenance] / 1e3}
-		}, []string{"routing", "matching", "maintenance"})
+		}, []string{"routing", "matching", "maintenance"}, nil)
 		if err != nil {
 			return files, err
 		}
@@ -271,7 +279,7 @@ func (r *LabColyseusReport) WritePlots(dir string) ([]string, error) {
 		err := scaleFig("colyseus-fig10.png", "median discovery latency (ms)", false, func(run *ColyseusRun) []float64 {
 			st := &run.Ring.Stats
 			return []float64{ms(st.Latency.Quantile(0.5)), ms(st.Routing.Quantile(0.5)), ms(st.Matching.Quantile(0.5))}
-		}, []string{"total", "routing", "matching"})
+		}, []string{"total", "routing", "matching"}, nil)
 		if err != nil {
 			return files, err
 		}
@@ -285,7 +293,27 @@ func (r *LabColyseusReport) WritePlots(dir string) ([]string, error) {
 				}
 			}
 			return out
-		}, []string{"0 ms", "100 ms", "400 ms"})
+		}, []string{"0 ms", "100 ms", "400 ms"}, func(m arena.MapType, p *plot.Plot) (float64, error) {
+			// overworld's series: the same locator with prefetch.
+			top := 0.0
+			if m != arena.Sqr || c.Prefetch <= 0 {
+				return top, nil
+			}
+			for g, label := range []string{"0 ms", "100 ms", "400 ms"} {
+				var pts plotter.XYs
+				for _, n := range c.ScaleNodes {
+					if run := r.overworld(n); run != nil && g < len(run.Result.Summary.Views.Missing) {
+						v := 100 * run.Result.Summary.Views.Missing[g].Fraction
+						pts = append(pts, plotter.XY{X: float64(n), Y: v})
+						top = max(top, v)
+					}
+				}
+				if err := colyLine(p, fmt.Sprintf("%s + prefetch %g m %s", c.KeyMaps[0], c.Prefetch, label), pts, color.Black, g); err != nil {
+					return top, err
+				}
+			}
+			return top, nil
+		})
 		if err != nil {
 			return files, err
 		}
@@ -476,6 +504,10 @@ func (r *LabColyseusReport) WriteTable(w io.Writer) error {
 							paperMissing64[2], paperMissing64[0]/2, paperMissing64[1]/2, paperMissing64[2]/2)
 					}
 					p("missing 0/100/400 ms, p2p-%s, %s, %d nodes\t%s\t%s\t\n", m, km, at, paper, missing3(run.Result.Summary.Views.Missing))
+					if ow := r.overworld(at); ow != nil && m == arena.Sqr && km == c.KeyMaps[0] {
+						p("missing 0/100/400 ms, p2p-sqr, %s + prefetch %g m, %d nodes (%.1f kB/s per node)\t%s\t%s\t\n", km, c.Prefetch, at,
+							ow.Result.Players.Mean.Total/1e3, "target ≤ 2% / 1% / 0.5%", missing3(ow.Result.Summary.Views.Missing))
+					}
 				}
 				if c.has(ExpFig10) {
 					p("median discovery, p2p-%s, %s, %d nodes\ttarget < 200 ms; hops ≤ 3\t%s ms; hops mean %.2f, p99 %d\t\n", m, km, at,

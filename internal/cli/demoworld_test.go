@@ -118,9 +118,10 @@ func TestLabColyseusQuick(t *testing.T) {
 		}
 	}
 	csv, _ := os.ReadFile(filepath.Join(dir, "colyseus-runs.csv"))
-	// 2 sqr dht scale runs, 2 rect colyseus + 4 baselines, 2 Table 1 runs.
-	if n := strings.Count(string(csv), "\n"); n != 11 {
-		t.Errorf("colyseus-runs.csv has %d lines, want a header and 10 runs:\n%s", n, csv)
+	// 2 sqr dht scale runs, 2 with prefetch (overworld's Fig. 11 series),
+	// 2 rect colyseus + 4 baselines, 2 Table 1 runs.
+	if n := strings.Count(string(csv), "\n"); n != 13 {
+		t.Errorf("colyseus-runs.csv has %d lines, want a header and 12 runs:\n%s", n, csv)
 	}
 }
 
@@ -144,6 +145,8 @@ func TestLabColyseusBadUsage(t *testing.T) {
 		{"lab", "colyseus", "--balance-duration", "10ms"},
 		{"lab", "colyseus", "--fed-players", "0"},
 		{"lab", "colyseus", "--pred-nodes", "1"},
+		{"lab", "colyseus", "--prefetch", "-1"},
+		{"lab", "colyseus", "--prefetch", "NaN"},
 		{"lab", "colyseus", "--balance-nodes", "1"},
 		{"lab", "colyseus", "--slice", "0"},
 		{"lab", "colyseus", "--workers", "-1"},

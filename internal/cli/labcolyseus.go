@@ -19,6 +19,7 @@ type labColyseusFlags struct {
 	seed                                                 uint64
 	duration, fedDuration, balanceDuration               time.Duration
 	quick, noPlots, quiet                                bool
+	prefetch                                             float64
 }
 
 func newLabColyseusCmd(e *env) *cobra.Command {
@@ -73,6 +74,7 @@ for the same flags.`,
 	fl.StringVar(&f.predTimes, "pred-times", "0s,250ms,500ms,1s,2s,4s", "fig8's prediction times")
 	fl.IntVar(&f.balanceNodes, "balance-nodes", def.BalanceNodes, "table2's node count")
 	fl.DurationVar(&f.balanceDuration, "balance-duration", def.BalanceDuration, "game time per table2 run (1s to 1h)")
+	fl.Float64Var(&f.prefetch, "prefetch", def.Prefetch, "fig11's overworld series: the sweep on sqr maps with replicas fetched this many metres beyond the view (0: left out)")
 	fl.Uint64Var(&f.seed, "seed", def.Seed, "seed of every run")
 	fl.IntVar(&f.slice, "slice", def.Slice, "PlanetLab time slice (1..18)")
 	fl.IntVar(&f.workers, "workers", 0, "goroutines per simulation (0: one per CPU; the results are the same for any value)")
@@ -169,6 +171,9 @@ func runLabColyseus(e *env, cmd *cobra.Command, f *labColyseusFlags) error {
 			return badInputf("--%s %v: want 1s to 1h", d.name, d.v)
 		}
 		*d.dst = d.v
+	}
+	if set("prefetch") {
+		cfg.Prefetch = f.prefetch
 	}
 	if set("pred-nodes") {
 		cfg.PredNodes = f.predNodes
