@@ -259,23 +259,18 @@ func (n *Node) appendAnticipated(dst []world.Box, obj world.Object) []world.Box 
 	if !ok {
 		return dst
 	}
-	start := len(dst)
-	dst = a.Anticipate(dst)
-	kept := dst[:start]
-	for _, b := range dst[start:] {
-		if b.Validate(n.dims) == nil && !b.Empty(n.dims) {
-			kept = append(kept, b)
-		}
-	}
-	return kept
+	return n.keepValid(a.Anticipate(dst), len(dst))
 }
 
 // appendInterest appends obj's valid, non-empty interest boxes.
 func (n *Node) appendInterest(dst []world.Box, obj world.Object) []world.Box {
-	start := len(dst)
-	dst = obj.Interest(dst)
-	kept := dst[:start]
-	for _, b := range dst[start:] {
+	return n.keepValid(obj.Interest(dst), len(dst))
+}
+
+// keepValid drops the invalid and empty boxes of boxes[start:].
+func (n *Node) keepValid(boxes []world.Box, start int) []world.Box {
+	kept := boxes[:start]
+	for _, b := range boxes[start:] {
 		if b.Validate(n.dims) == nil && !b.Empty(n.dims) {
 			kept = append(kept, b)
 		}
