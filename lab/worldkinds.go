@@ -108,27 +108,34 @@ func (k *kindTracker) see(i int, kind world.Kind, id world.ObjectID, version uin
 	if kind < 1 || int(kind) > len(k.counts) {
 		return
 	}
+	// Reports before the warm-up track entries but count nothing, as the
+	// recorder does.
+	counted := now >= k.warmup
 	c := &k.counts[kind-1]
-	if now < k.warmup {
-		c = &kindCount{missing: k.scratch[:len(k.grace)]} // tracked, not counted
-	}
 	n := &k.nodes[i]
 	p, ok := n.pairs[id]
-	c.interesting++
 	if !ok {
 		p = kindPair{entered: now, version: version}
-		c.entries++
-		c.updates++
-		if held {
-			c.heldOnEntry++
+		if counted {
+			c.entries++
+			c.updates++
+			if held {
+				c.heldOnEntry++
+			}
 		}
 	} else if version > p.version {
-		c.updates++
-		c.direct++
+		if counted {
+			c.updates++
+			c.direct++
+		}
 		p.version = version
 	}
 	p.gen = n.gen
 	n.pairs[id] = p
+	if !counted {
+		return
+	}
+	c.interesting++
 	if !held {
 		for g, grace := range k.grace {
 			if now-p.entered >= grace {

@@ -16,13 +16,11 @@ import (
 	"github.com/overworld/overworld/node"
 )
 
-// TestDaemon runs one daemon in-process with the test game: a frame hook
-// (standing in for the player gateway) runs after every Tick and sets the
-// players gauge; /healthz, /readyz, /metrics and /debug/world answer; and a
-// cancelled context shuts it down, logging the primaries lost and writing
-// last-run.json.
-func TestDaemon(t *testing.T) {
-	dir := t.TempDir()
+// testNodeConfig creates a cluster CA and node 1's certificate in dir and
+// returns the CA and the default daemon configuration that uses them, with
+// its data directory in dir and its node address on 127.0.0.1 (any port).
+func testNodeConfig(t *testing.T, dir string) (DaemonConfig, *pki.CA) {
+	t.Helper()
 	ca, err := pki.InitCA(filepath.Join(dir, "ca"), "", time.Now(), time.Hour)
 	if err != nil {
 		t.Fatal(err)
@@ -32,9 +30,20 @@ func TestDaemon(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := DefaultDaemonConfig()
-	cfg.Listen = ListenConfig{Node: "127.0.0.1:0", Admin: "127.0.0.1:0"}
+	cfg.Listen = ListenConfig{Node: "127.0.0.1:0"}
 	cfg.DataDir = filepath.Join(dir, "data")
 	cfg.TLS = TLSConfig{CACert: filepath.Join(dir, "ca", pki.CACertFile), NodeCert: filepath.Join(dir, "node.pem")}
+	return cfg, ca
+}
+
+// TestDaemon runs one daemon in-process with the test game: a frame hook
+// (standing in for the player gateway) runs after every Tick and sets the
+// players gauge; /healthz, /readyz, /metrics and /debug/world answer; and a
+// cancelled context shuts it down, logging the primaries lost and writing
+// last-run.json.
+func TestDaemon(t *testing.T) {
+	cfg, _ := testNodeConfig(t, t.TempDir())
+	cfg.Listen.Admin = "127.0.0.1:0"
 	cfg.FrameRate = 50
 	g := newTestGame()
 	var logs strings.Builder

@@ -56,14 +56,7 @@ func (oneByte) Input(player.Welcome, *player.View, time.Duration) []byte { retur
 // node is shutting down, and no connection is cut.
 func TestDaemonPlayers(t *testing.T) {
 	dir := t.TempDir()
-	ca, err := pki.InitCA(filepath.Join(dir, "ca"), "", time.Now(), time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, _ := ca.Issue(1, time.Now(), 30*time.Minute)
-	if err := pki.WriteNodeFile(filepath.Join(dir, "node.pem"), data); err != nil {
-		t.Fatal(err)
-	}
+	cfg, ca := testNodeConfig(t, dir)
 	if _, err := player.InitKeys(filepath.Join(dir, "coord"), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -71,10 +64,7 @@ func TestDaemonPlayers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := DefaultDaemonConfig()
 	cfg.Listen = ListenConfig{Node: "127.0.0.1:0", Admin: "127.0.0.1:0", PlayerQUIC: "127.0.0.1:0", PlayerWS: "127.0.0.1:0"}
-	cfg.DataDir = filepath.Join(dir, "data")
-	cfg.TLS = TLSConfig{CACert: filepath.Join(dir, "ca", pki.CACertFile), NodeCert: filepath.Join(dir, "node.pem")}
 	cfg.Players.CoordinatorKey = filepath.Join(dir, "coord", player.PublicKeyFile)
 	cfg.FrameRate = 50
 	g := newTestGame()
@@ -240,19 +230,7 @@ func TestDaemonPlayers(t *testing.T) {
 // the members evenly over the key space in ID order, as the simulated
 // world bootstraps its ring.
 func TestColyseusConfig(t *testing.T) {
-	dir := t.TempDir()
-	ca, err := pki.InitCA(filepath.Join(dir, "ca"), "", time.Now(), time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, _ := ca.Issue(1, time.Now(), 30*time.Minute)
-	if err := pki.WriteNodeFile(filepath.Join(dir, "node.pem"), data); err != nil {
-		t.Fatal(err)
-	}
-	cfg := DefaultDaemonConfig()
-	cfg.Listen = ListenConfig{Node: "127.0.0.1:0"}
-	cfg.DataDir = filepath.Join(dir, "data")
-	cfg.TLS = TLSConfig{CACert: filepath.Join(dir, "ca", pki.CACertFile), NodeCert: filepath.Join(dir, "node.pem")}
+	cfg, _ := testNodeConfig(t, t.TempDir())
 	cfg.Discovery.Arch = "colyseus"
 	if _, err := NewDaemon(cfg, Game{Registry: newTestGame().registry}, nil); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "colyseus") {
 		t.Errorf("colyseus without a locator: %v, want a configuration error", err)

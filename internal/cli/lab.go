@@ -142,18 +142,25 @@ func runLabCMA(e *env, cmd *cobra.Command, f *labCMAFlags) error {
 	if cfg, err = cfg.Validate(); err != nil {
 		return badInput(err)
 	}
-	bar := newProgress(e.stderr, f.quiet, "lab cma")
-	start := time.Now()
-	rep, err := lab.CMA(cfg, bar.update)
-	bar.done()
-	if errors.Is(err, lab.ErrConfig) {
-		return badInput(err)
-	}
+	rep, elapsed, err := runLab(e, f.quiet, "lab cma", lab.CMA, cfg)
 	if err != nil {
 		return err
 	}
-	elapsed := time.Since(start)
 	return writeLabReport(e, rep, out, f.noPlots, f.quiet, elapsed)
+}
+
+// runLab runs a lab experiment (lab.CMA, lab.Arena, ...) on cfg under a
+// progress bar titled title and returns its report and wall-clock time; a
+// configuration error comes back as bad input (exit status 2).
+func runLab[C, R any](e *env, quiet bool, title string, run func(C, func(done, total int)) (R, error), cfg C) (R, time.Duration, error) {
+	bar := newProgress(e.stderr, quiet, title)
+	start := time.Now()
+	rep, err := run(cfg, bar.update)
+	bar.done()
+	if errors.Is(err, lab.ErrConfig) {
+		err = badInput(err)
+	}
+	return rep, time.Since(start), err
 }
 
 // labReport is what every lab experiment's report does.

@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"errors"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -89,16 +87,10 @@ func runLabBalance(e *env, f *labBalanceFlags) error {
 	if err != nil {
 		return badInput(err)
 	}
-	bar := newProgress(e.stderr, f.quiet, "lab balance")
-	start := time.Now()
-	rep, err := lab.Balance(cfg, bar.update)
-	bar.done()
-	if errors.Is(err, lab.ErrConfig) {
-		return badInput(err)
-	}
+	rep, elapsed, err := runLab(e, f.quiet, "lab balance", lab.Balance, cfg)
 	if err != nil {
 		return err
 	}
-	rep.Seconds = time.Since(start).Seconds()
-	return writeLabReport(e, rep, f.out, f.noPlots, f.quiet, time.Duration(rep.Seconds*float64(time.Second)))
+	rep.Seconds = elapsed.Seconds()
+	return writeLabReport(e, rep, f.out, f.noPlots, f.quiet, elapsed)
 }

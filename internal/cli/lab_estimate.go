@@ -1,9 +1,6 @@
 package cli
 
 import (
-	"errors"
-	"time"
-
 	"github.com/spf13/cobra"
 
 	"github.com/overworld/overworld/lab"
@@ -62,15 +59,9 @@ func runLabEstimate(e *env, cmd *cobra.Command, f *labEstimateFlags) error {
 	if err != nil {
 		return badInput(err)
 	}
-	bar := newProgress(e.stderr, f.quiet, "lab estimate")
-	start := time.Now()
-	rep, err := lab.Estimate(cfg, bar.update)
-	bar.done()
-	if errors.Is(err, lab.ErrConfig) {
-		return badInput(err)
-	}
+	rep, elapsed, err := runLab(e, f.quiet, "lab estimate", lab.Estimate, cfg)
 	if err != nil {
 		return err
 	}
-	return writeLabReport(e, rep, f.out, f.noPlots, f.quiet, time.Since(start))
+	return writeLabReport(e, rep, f.out, f.noPlots, f.quiet, elapsed)
 }

@@ -1,9 +1,6 @@
 package cli
 
 import (
-	"errors"
-	"time"
-
 	"github.com/spf13/cobra"
 
 	"github.com/overworld/overworld/lab"
@@ -85,16 +82,9 @@ func runLabSPD(e *env, f *labSPDFlags) error {
 	if err != nil {
 		return badInput(err)
 	}
-	bar := newProgress(e.stderr, f.quiet, "lab spd")
-	start := time.Now()
-	rep, err := lab.SPD(cfg, bar.update)
-	bar.done()
-	if errors.Is(err, lab.ErrConfig) {
-		return badInput(err)
-	}
+	rep, elapsed, err := runLab(e, f.quiet, "lab spd", lab.SPD, cfg)
 	if err != nil {
 		return err
 	}
-	elapsed := time.Since(start)
 	return writeLabReport(e, rep, f.out, f.noPlots, f.quiet, elapsed)
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -66,12 +65,7 @@ func runLabArena(e *env, f *labArenaFlags) error {
 	cfg := lab.DefaultArenaConfig()
 	cfg.Game = arena.Config{Map: m, Nodes: 1, PlayersPerNode: f.players, Seed: f.seed}
 	cfg.Duration = f.duration
-	bar := newProgress(e.stderr, f.quiet, "lab arena")
-	rep, err := lab.Arena(cfg, bar.update)
-	bar.done()
-	if errors.Is(err, lab.ErrConfig) {
-		return badInput(err)
-	}
+	rep, _, err := runLab(e, f.quiet, "lab arena", lab.Arena, cfg)
 	if err != nil {
 		return err
 	}

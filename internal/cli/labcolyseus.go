@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -188,12 +187,7 @@ func runLabColyseus(e *env, cmd *cobra.Command, f *labColyseusFlags) error {
 	if _, err := cfg.Validate(); err != nil {
 		return badInput(err)
 	}
-	bar := newProgress(e.stderr, f.quiet, "lab colyseus")
-	rep, err := lab.LabColyseus(cfg, bar.update)
-	bar.done()
-	if errors.Is(err, lab.ErrConfig) {
-		return badInput(err)
-	}
+	rep, _, err := runLab(e, f.quiet, "lab colyseus", lab.LabColyseus, cfg)
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -121,12 +120,7 @@ func runLabWorld(e *env, cmd *cobra.Command, f *labWorldFlags) error {
 	if _, err := cfg.Validate(); err != nil {
 		return badInput(err)
 	}
-	bar := newProgress(e.stderr, f.quiet, "lab world")
-	rep, err := lab.LabWorld(cfg, bar.update)
-	bar.done()
-	if errors.Is(err, lab.ErrConfig) {
-		return badInput(err)
-	}
+	rep, _, err := runLab(e, f.quiet, "lab world", lab.LabWorld, cfg)
 	if err != nil {
 		return err
 	}
