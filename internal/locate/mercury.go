@@ -412,7 +412,7 @@ func (m *Mercury) subscribe(f *Frame) {
 		m.stats.SubsSent++
 		m.msg = wire.Locate{Kind: wire.LocSubscribe, Sent: now, TTL: ttl, Seq: m.seq, Dims: f.Dims,
 			Pubs: m.msg.Pubs[:0], Boxes: append(m.msg.Boxes[:0], b)}
-		m.ranges = m.cfg.Keys.BoxRanges(b, m.ranges[:0])
+		m.ranges = bridgeRanges(m.cfg.Keys.BoxRanges(b, m.ranges[:0]), m.gap())
 		for _, r := range m.ranges {
 			if m.route(now, r.Lo, r.Hi, r.Lo != r.Hi) {
 				m.stats.RangesRouted++
@@ -617,3 +617,37 @@ func (m *Mercury) sendHandoff(to wire.NodeID, msg *wire.Locate) {
 // LastErr returns the latest error that stopped a frame's subscriptions
 // (counted in MercuryStats.PlanErrors), or nil.
 func (m *Mercury) LastErr() error { return m.lastErr }
+
+// gap is the widest key gap bridgeRanges closes: the width of this node's
+// own range, an estimate of one owner's share of the ring.
+func (m *Mercury) gap() uint64 {
+	r, ok := m.ring.Range()
+	if !ok {
+		return 0
+	}
+	return r.Hi - r.Lo
+}
+
+// bridgeRanges merges, in place, consecutive ranges (sorted by Lo,
+// disjoint) with fewer than gap keys between them: one range walk over
+// such a gap reaches at most about one owner more than two walks would,
+// and saves a route and a second delivery at the owner of both ends. The
+// owners in a bridged gap store the subscription too, but no publication
+// they hold lies in its boxes, so it matches nothing there. At 96 nodes on
+// a rect map with the Hilbert mapping this routes 6.8 ranges a second per
+// node instead of 15.2, for 9% less traffic (BENCHMARKS.md).
+func bridgeRanges(rs []KeyRange, gap uint64) []KeyRange {
+	if len(rs) < 2 || gap == 0 {
+		return rs
+	}
+	out := rs[:1]
+	for _, r := range rs[1:] {
+		last := &out[len(out)-1]
+		if r.Lo-last.Hi <= gap {
+			last.Hi = max(last.Hi, r.Hi)
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}

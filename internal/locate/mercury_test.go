@@ -539,3 +539,44 @@ func contains(s, sub string) bool {
 	}
 	return false
 }
+
+// TestBridgeRanges checks bridgeRanges on seeded random range lists: the
+// result is sorted and disjoint, covers every input range, adds only gaps
+// of at most gap keys, and leaves no gap of at most gap keys unbridged.
+func TestBridgeRanges(t *testing.T) {
+	for seed := range uint64(500) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		var in []KeyRange
+		k := rng.Uint64N(1 << 20)
+		for range rng.IntN(12) {
+			lo := k + 2 + rng.Uint64N(1<<12)
+			hi := lo + rng.Uint64N(1<<10)
+			in = append(in, KeyRange{lo, hi})
+			k = hi
+		}
+		gap := rng.Uint64N(1 << 12)
+		out := bridgeRanges(slices.Clone(in), gap)
+		for i := range out {
+			if out[i].Lo > out[i].Hi || i > 0 && out[i].Lo-out[i-1].Hi <= gap {
+				t.Fatalf("seed %d gap %d: %v → %v: range %d unsorted or gap not bridged", seed, gap, in, out, i)
+			}
+		}
+		j := 0
+		for _, r := range in {
+			for j < len(out) && out[j].Hi < r.Lo {
+				j++
+			}
+			if j == len(out) || out[j].Lo > r.Lo || out[j].Hi < r.Hi {
+				t.Fatalf("seed %d gap %d: %v → %v: %v not covered", seed, gap, in, out, r)
+			}
+		}
+		// Every key of out outside the inputs lies in a gap of at most gap.
+		for i := 1; i < len(in); i++ {
+			inGap := in[i].Lo - in[i-1].Hi - 1
+			bridged := slices.ContainsFunc(out, func(o KeyRange) bool { return o.Lo <= in[i-1].Hi && in[i].Lo <= o.Hi })
+			if bridged != (inGap < gap) {
+				t.Fatalf("seed %d gap %d: %v → %v: gap %d of %d keys bridged=%v", seed, gap, in, out, i, inGap, bridged)
+			}
+		}
+	}
+}
