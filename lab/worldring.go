@@ -22,6 +22,11 @@ const streamWorldRing = 0x72696e67 // "ring"
 // comparison).
 const mercuryPublishPeriod = 500 * time.Millisecond
 
+// mercuryIdleEvery is how often a colyseus primary that has not moved
+// since its last publication (an item, a lingering bot) is published
+// again; its publications live three times as long.
+const mercuryIdleEvery = 5 * time.Second
+
 // worldRingLinks is the number of Mercury long links of every colyseus
 // node in the simulated world and in live mode.
 const worldRingLinks = 8
@@ -57,7 +62,7 @@ func newMercury(cfg WorldConfig, game *arena.Game, id wire.NodeID) (*locate.Merc
 	pc.PredTime = max(cfg.PredTime, 0)
 	pc.PubTTL = mercuryPublishPeriod
 	mc := locate.MercuryConfig{Keys: km, Dims: game.Registry().Space().Dims(), Predict: pc,
-		PublishPeriod: mercuryPublishPeriod, Jump: PublishJump, Pad: world.Point{cfg.Prefetch, cfg.Prefetch}}
+		PublishPeriod: mercuryPublishPeriod, Jump: PublishJump, IdleEvery: mercuryIdleEvery, Pad: world.Point{cfg.Prefetch, cfg.Prefetch}}
 	mc.Ring.Balance = cfg.Balance
 	// Eight long links instead of the ring's default four keep the 99th
 	// percentile of route hops at 3 at 64 nodes (4 with four or six links;

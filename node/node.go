@@ -147,10 +147,18 @@ func (n *Node) Tick(now time.Duration) {
 		if f.Until < now {
 			continue
 		}
+		// A replica's own location is newer than the publication that
+		// found it: once the replica is dropped out of view, the candidate
+		// no longer points into the view (an idle object's long-lived
+		// publication would otherwise fetch it again and again).
+		loc, replica, wanted := n.store.Known(f.ID)
+		if replica {
+			f.Loc = loc
+		}
 		kept = append(kept, f)
 		// Most candidates are replicas already held and requested: for
 		// them Want does nothing, so the view test is skipped.
-		if !n.store.Wanted(f.ID) && n.inView(f.Loc) {
+		if !wanted && n.inView(f.Loc) {
 			n.store.Want(now, f.ID, f.Node, f.Until)
 		}
 	}
@@ -305,8 +313,8 @@ func (n *Node) takeLocatorOutput(now time.Duration) {
 }
 
 // mergeCandidates folds the discoveries since the last Tick into the
-// candidates: per ID, news replaces what is known unless it expires
-// earlier (in arrival order, so of equal expiries the latest wins).
+// candidates: per ID, news replaces what is known unless it is older (see
+// locate.Found.Newer; in arrival order, so of equals the latest wins).
 func (n *Node) mergeCandidates() {
 	if len(n.pend) == 0 {
 		return
@@ -321,11 +329,11 @@ func (n *Node) mergeCandidates() {
 		}
 		switch {
 		case len(out) > 0 && out[len(out)-1].ID == p.ID:
-			if p.Until >= out[len(out)-1].Until {
+			if !out[len(out)-1].Newer(p) {
 				out[len(out)-1] = p
 			}
 		case i < len(n.cands) && n.cands[i].ID == p.ID:
-			if p.Until >= n.cands[i].Until {
+			if !n.cands[i].Newer(p) {
 				out = append(out, p)
 			} else {
 				out = append(out, n.cands[i])

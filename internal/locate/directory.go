@@ -211,7 +211,7 @@ func (d *Directory) Tick(f *Frame, out *Out) {
 	for i := range f.Primaries {
 		p := &f.Primaries[i]
 		if all || p.New || d.jumps.jumped(p, f.Dims) {
-			d.jumps.published(p)
+			d.jumps.published(p, now, false)
 			d.msg.Pubs = append(d.msg.Pubs, wire.Pub{ID: p.ID, Node: f.Self, Loc: p.Loc})
 			if len(d.msg.Pubs) == 40 {
 				d.flushPubs(out, wire.TypePublish, d.cfg.Rendezvous)

@@ -2,53 +2,96 @@ package locate
 
 import (
 	"math"
+	"time"
 
 	"github.com/overworld/overworld/world"
 )
 
-// jumps remembers where each primary was last published, so that one that
-// jumped (moved farther than the configured distance since: a respawn, a
-// teleport) is published at once instead of at the next periodic
-// publication, which may be a whole period away. A zero distance turns it
-// off.
+// jumps remembers where and when each primary was last published, for two
+// rules that change when a primary is published:
+//   - a primary that jumped (moved farther than dist since its last
+//     publication: a respawn, a teleport) is published at once instead of
+//     at the next periodic publication, which may be a whole period away;
+//   - a primary that stayed put (moved at most idleMove since) is idle: its
+//     publication lives longer and is repeated only every idleEvery while
+//     it stays idle (Colyseus §6.1: objects whose naming attributes rarely
+//     change, such as items, need not publish at the rate of players).
+//
+// A zero dist or idleEvery turns its rule off.
 type jumps struct {
-	dist float64
-	last map[world.ObjectID]world.Point
-	live map[world.ObjectID]bool // scratch for prune
+	dist      float64
+	idleEvery time.Duration
+	idleMove  float64
+	last      map[world.ObjectID]pubRec
+	live      map[world.ObjectID]bool // scratch for prune
 }
 
-func newJumps(dist float64) jumps {
-	if dist <= 0 {
-		return jumps{}
+// pubRec is one primary's last publication.
+type pubRec struct {
+	loc  world.Point
+	at   time.Duration
+	idle bool // published as idle
+}
+
+func newJumps(dist float64) jumps { return newPubLog(dist, 0, 0) }
+
+func newPubLog(dist float64, idleEvery time.Duration, idleMove float64) jumps {
+	j := jumps{dist: max(dist, 0), idleEvery: max(idleEvery, 0), idleMove: max(idleMove, 0)}
+	if j.dist > 0 || j.idleEvery > 0 {
+		j.last = map[world.ObjectID]pubRec{}
 	}
-	return jumps{dist: dist, last: map[world.ObjectID]world.Point{}}
+	return j
 }
 
-// validJump checks a configured jump distance.
+// validJump checks a configured jump or idle distance.
 func validJump(d float64) bool { return d >= 0 && !math.IsInf(d, 1) }
 
-// jumped reports whether p moved farther than the distance, over the
-// first dims dimensions, since its last publication (false for a primary
-// never published: New covers those).
-func (j *jumps) jumped(p *Primary, dims int) bool {
+// moved returns the squared distance, over the first dims dimensions, p
+// moved since its last publication, and whether it was published before.
+func (j *jumps) moved(p *Primary, dims int) (float64, pubRec, bool) {
 	if j.last == nil {
-		return false
+		return 0, pubRec{}, false
 	}
 	q, ok := j.last[p.ID]
 	if !ok {
-		return false
+		return 0, q, false
 	}
 	var s float64
 	for d := range dims {
-		s += (p.Loc[d] - q[d]) * (p.Loc[d] - q[d])
+		s += (p.Loc[d] - q.loc[d]) * (p.Loc[d] - q.loc[d])
 	}
-	return s > j.dist*j.dist
+	return s, q, true
 }
 
-// published records p's published location.
-func (j *jumps) published(p *Primary) {
+// jumped reports whether p moved farther than the distance since its last
+// publication (false for a primary never published: New covers those).
+func (j *jumps) jumped(p *Primary, dims int) bool {
+	if j.dist <= 0 {
+		return false
+	}
+	s, _, ok := j.moved(p, dims)
+	return ok && s > j.dist*j.dist
+}
+
+// idle decides a periodic publication of p at now: skip is true while p
+// stays idle and was published as idle less than idleEvery ago; else
+// idle says whether p is published as idle (it moved at most idleMove
+// since its last publication).
+func (j *jumps) idle(p *Primary, dims int, now time.Duration) (skip, idle bool) {
+	if j.idleEvery <= 0 {
+		return false, false
+	}
+	s, q, ok := j.moved(p, dims)
+	if !ok || s > j.idleMove*j.idleMove {
+		return false, false
+	}
+	return q.idle && now-q.at < j.idleEvery, true
+}
+
+// published records p's publication at now.
+func (j *jumps) published(p *Primary, now time.Duration, idle bool) {
 	if j.last != nil {
-		j.last[p.ID] = p.Loc
+		j.last[p.ID] = pubRec{loc: p.Loc, at: now, idle: idle}
 	}
 }
 

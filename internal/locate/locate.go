@@ -44,6 +44,21 @@ type Found struct {
 	Node  wire.NodeID
 	Loc   world.Point
 	Until time.Duration
+	// At is when Node published the location, on Node's clock, if the
+	// locator knows (zero otherwise): of two findings of one object from
+	// the same node, the later At is the newer.
+	At time.Duration
+}
+
+// Newer reports whether f is strictly newer than g (news of the same
+// object): by publication time when both come from the same node and carry
+// one (a publication that lives longer, such as an idle object's, may be
+// the older), else by expiry.
+func (f Found) Newer(g Found) bool {
+	if f.Node == g.Node && f.At != g.At && f.At > 0 && g.At > 0 {
+		return f.At > g.At
+	}
+	return f.Until > g.Until
 }
 
 // Push says that node To must hold a replica of local primary ID.

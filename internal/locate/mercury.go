@@ -58,6 +58,18 @@ type MercuryConfig struct {
 	// latency. Zero (the default) means only the periodic publications;
 	// finite and non-negative.
 	Jump float64
+	// IdleEvery: a primary that moved at most IdleMove since its last
+	// publication is idle. It is published with a TTL of 3 × IdleEvery
+	// (capped at MaxTTL), then again only every IdleEvery while it stays
+	// idle; once it moves it is published at the next period, and
+	// subscribers keep the newest of its publications (wire.LocPub.At).
+	// Items and lingering players stop costing a publication and a match
+	// per subscriber every period. Zero (the default) publishes every
+	// primary every period.
+	IdleEvery time.Duration
+	// IdleMove is the distance (m, Euclidean) a primary may move and still
+	// be idle. Zero: it must not move at all. Finite and non-negative.
+	IdleMove float64
 }
 
 // DefaultMercuryConfig returns the defaults over keys and dims dimensions.
@@ -169,6 +181,15 @@ func NewMercury(self wire.NodeID, cfg MercuryConfig, rng *rand.Rand) (*Mercury, 
 	if !validJump(cfg.Jump) {
 		return nil, fmt.Errorf("%w: mercury Jump %v (want finite, non-negative)", ErrLocateConfig, cfg.Jump)
 	}
+	if !validJump(cfg.IdleMove) {
+		return nil, fmt.Errorf("%w: mercury IdleMove %v (want finite, non-negative)", ErrLocateConfig, cfg.IdleMove)
+	}
+	if cfg.IdleEvery < 0 {
+		return nil, fmt.Errorf("%w: mercury IdleEvery %v is negative", ErrLocateConfig, cfg.IdleEvery)
+	}
+	if cfg.IdleEvery > 0 && cfg.IdleEvery < cfg.PublishPeriod {
+		return nil, fmt.Errorf("%w: mercury IdleEvery %v is shorter than PublishPeriod %v", ErrLocateConfig, cfg.IdleEvery, cfg.PublishPeriod)
+	}
 	for d, v := range cfg.Pad {
 		if !(v >= 0) || v > 1e12 {
 			return nil, fmt.Errorf("%w: mercury Pad %v in dimension %d (want finite, non-negative)", ErrLocateConfig, v, d)
@@ -206,7 +227,7 @@ func NewMercury(self wire.NodeID, cfg MercuryConfig, rng *rand.Rand) (*Mercury, 
 		return nil, err
 	}
 	rc := cfg.Ring
-	m := &Mercury{self: self, store: st, pred: pred, agg: agg, rng: rng, jumps: newJumps(cfg.Jump)}
+	m := &Mercury{self: self, store: st, pred: pred, agg: agg, rng: rng, jumps: newPubLog(cfg.Jump, cfg.IdleEvery, cfg.IdleMove)}
 	rc.ID, rc.Rand, rc.Outbox = self, rng, &m.ob
 	rn, err := ring.New(rc)
 	if err != nil {
@@ -359,12 +380,24 @@ func (m *Mercury) publish(f *Frame) {
 	}
 	for i := range f.Primaries {
 		p := &f.Primaries[i]
-		if !all && !p.New && !m.jumps.jumped(p, f.Dims) {
+		idle := false
+		switch {
+		case p.New || m.jumps.jumped(p, f.Dims):
+		case !all:
 			continue
+		default:
+			var skip bool
+			if skip, idle = m.jumps.idle(p, f.Dims, now); skip {
+				continue
+			}
 		}
-		m.jumps.published(p)
+		m.jumps.published(p, now, idle)
+		ttl := m.cfg.PublishTTL
+		if idle {
+			ttl = min(3*m.cfg.IdleEvery, m.cfg.MaxTTL)
+		}
 		m.msg = wire.Locate{Kind: wire.LocPublish, Sent: now, Dims: f.Dims, Pubs: m.msg.Pubs[:0]}
-		m.msg.Pubs = append(m.msg.Pubs, wire.LocPub{ID: p.ID, Node: m.self, Loc: p.Loc, TTL: m.cfg.PublishTTL})
+		m.msg.Pubs = append(m.msg.Pubs, wire.LocPub{ID: p.ID, Node: m.self, Loc: p.Loc, TTL: ttl, At: now})
 		if m.route(now, m.cfg.Keys.PointKey(p.Loc), 0, false) {
 			m.stats.PubsRouted++
 		}
@@ -462,14 +495,14 @@ func (m *Mercury) found(now time.Duration, out *Out) {
 			continue
 		}
 		m.stats.Found++
-		out.Found = append(out.Found, Found{ID: p.ID, Node: p.Node, Loc: p.Loc, Until: now + min(p.TTL, m.cfg.MaxTTL)})
+		out.Found = append(out.Found, Found{ID: p.ID, Node: p.Node, Loc: p.Loc, Until: now + min(p.TTL, m.cfg.MaxTTL), At: p.At})
 	}
 }
 
 func (m *Mercury) takeHandoff(now time.Duration) {
 	m.hand.Pubs, m.hand.Subs = m.hand.Pubs[:0], m.hand.Subs[:0]
 	for _, p := range m.msg.Pubs {
-		m.hand.Pubs = append(m.hand.Pubs, Publication{ID: p.ID, Node: p.Node, Loc: p.Loc, Until: now + min(p.TTL, m.cfg.MaxTTL)})
+		m.hand.Pubs = append(m.hand.Pubs, Publication{ID: p.ID, Node: p.Node, Loc: p.Loc, Until: now + min(p.TTL, m.cfg.MaxTTL), At: p.At})
 	}
 	for _, s := range m.msg.Subs {
 		m.hand.Subs = append(m.hand.Subs, Subscription{Node: s.Node, Seq: s.Seq, Boxes: s.Boxes, Until: now + min(s.TTL, m.cfg.MaxTTL)})
@@ -534,7 +567,7 @@ func (m *Mercury) deliver(now time.Duration, ev *ring.Event, out *Out) {
 	case wire.LocPublish:
 		for _, p := range m.msg.Pubs {
 			// A node publishes only its own primaries.
-			m.matches, err = m.store.Publish(now, p.ID, origin, p.Loc, p.TTL, m.matches)
+			m.matches, err = m.store.Publish(now, p.ID, origin, p.Loc, p.At, p.TTL, m.matches)
 			if err != nil {
 				m.stats.Rejected++
 				continue
@@ -576,7 +609,7 @@ func (m *Mercury) sendMatches(now, sent time.Duration, dims int, out *Out) {
 		msg := wire.Locate{Kind: wire.LocMatch, Sent: sent, Routed: now, Dims: dims, Pubs: m.msg.Pubs[:0]}
 		for ; i < len(m.matches) && m.matches[i].To == to && len(msg.Pubs) < maxMatch; i++ {
 			p := &m.matches[i].Pub
-			msg.Pubs = append(msg.Pubs, wire.LocPub{ID: p.ID, Node: p.Node, Loc: p.Loc, TTL: p.Until - now})
+			msg.Pubs = append(msg.Pubs, wire.LocPub{ID: p.ID, Node: p.Node, Loc: p.Loc, TTL: p.Until - now, At: p.At})
 		}
 		m.stats.MatchesSent += uint64(len(msg.Pubs))
 		m.msg.Pubs = msg.Pubs
@@ -596,7 +629,7 @@ func (m *Mercury) handoff(now time.Duration, r ring.Range, to wire.NodeID) {
 	for i := 0; i < len(m.hand.Pubs); i += pubChunk {
 		msg := wire.Locate{Kind: wire.LocHandoff, Sent: now, Dims: m.cfg.Dims}
 		for _, p := range m.hand.Pubs[i:min(i+pubChunk, len(m.hand.Pubs))] {
-			msg.Pubs = append(msg.Pubs, wire.LocPub{ID: p.ID, Node: p.Node, Loc: p.Loc, TTL: p.Until - now})
+			msg.Pubs = append(msg.Pubs, wire.LocPub{ID: p.ID, Node: p.Node, Loc: p.Loc, TTL: p.Until - now, At: p.At})
 		}
 		m.sendHandoff(to, &msg)
 	}

@@ -42,6 +42,7 @@ type mnet struct {
 	pkts   []wire.Packet
 	lout   Out
 	errs   int
+	idle   bool // objects stop now and then; news must be close to the truth
 }
 
 type mpkt struct {
@@ -59,7 +60,7 @@ type mobj struct {
 
 const mdims = 2
 
-func newMnet(t *testing.T, seed uint64, n, perNode int, kind string) *mnet {
+func newMnet(t *testing.T, seed uint64, n, perNode int, kind string, opts ...func(*MercuryConfig)) *mnet {
 	t.Helper()
 	m := &mnet{t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, 7)), frame: 100 * time.Millisecond, ext: 200,
 		lat: map[[2]wire.NodeID]time.Duration{}, inside: map[[2]uint64]time.Duration{}}
@@ -70,7 +71,12 @@ func newMnet(t *testing.T, seed uint64, n, perNode int, kind string) *mnet {
 	m.keys = km
 	for i := range n {
 		id := wire.NodeID(i + 1)
-		me, err := NewMercury(id, MercuryConfig{Keys: km, Dims: mdims}, rand.New(rand.NewPCG(seed, uint64(id))))
+		mc := MercuryConfig{Keys: km, Dims: mdims}
+		for _, o := range opts {
+			o(&mc)
+			m.idle = m.idle || mc.IdleEvery > 0
+		}
+		me, err := NewMercury(id, mc, rand.New(rand.NewPCG(seed, uint64(id))))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -165,7 +171,7 @@ func (m *mnet) deliver(p wire.Packet) {
 
 func (m *mnet) take(i int) {
 	for _, f := range m.lout.Found {
-		if old, ok := m.found[i][f.ID]; !ok || f.Until >= old.Until {
+		if old, ok := m.found[i][f.ID]; !ok || !old.Newer(f) {
 			m.found[i][f.ID] = f
 		}
 	}
@@ -181,6 +187,9 @@ func (m *mnet) move() {
 		if m.rng.IntN(20) == 0 {
 			a := m.rng.Float64() * 2 * math.Pi
 			o.vel = world.Point{10 * math.Cos(a), 10 * math.Sin(a)}
+			if m.idle && m.rng.IntN(2) == 0 {
+				o.vel = world.Point{} // stops: idle from its next publication
+			}
 		}
 		for d := range mdims {
 			o.loc[d] += o.vel[d] * dt
@@ -283,6 +292,12 @@ func (m *mnet) checkFound(window time.Duration) (checked int) {
 			}
 			checked++
 			f, ok := m.found[i][o.id]
+			// With idle publications, the newest news must also be close to
+			// the truth: a publication period and a delivery at 10 units/s.
+			if m.idle && ok && math.Hypot(f.Loc[0]-o.loc[0], f.Loc[1]-o.loc[1]) > 10 {
+				m.t.Fatalf("seed %d at %v: node %d's newest news of object %v is at %v, the object at %v",
+					m.seed, m.now, i+1, o.id, f.Loc, o.loc)
+			}
 			if !ok || f.Until < m.now {
 				m.t.Fatalf("seed %d at %v: node %d has no live news of object %v (node %d, at %v) inside its interest since %v (news %+v, %v)",
 					m.seed, m.now, i+1, o.id, o.node+1, o.loc, since, f, ok)
@@ -317,6 +332,38 @@ func TestMercuryFindsEverything(t *testing.T) {
 			if st.Latency.Count() == 0 || st.Found == 0 {
 				t.Fatalf("%s seed %d: no discovery at all: %+v", kind, s+1, st)
 			}
+		}
+	}
+}
+
+// TestMercuryIdle is TestMercuryFindsEverything with idle publications:
+// objects stop now and then, are then published only every IdleEvery with
+// long-lived publications, and the newest news every node holds must stay
+// within a period's movement of the truth.
+func TestMercuryIdle(t *testing.T) {
+	seeds := 4
+	if testing.Short() {
+		seeds = 2
+	}
+	for _, kind := range []string{KeyMapHilbert, KeyMapRegions} {
+		var pubs [2]uint64
+		for k, every := range []time.Duration{0, 3 * time.Second} {
+			for s := range uint64(seeds) {
+				m := newMnet(t, s+1, 6+int(s)*3, 3, kind, func(c *MercuryConfig) { c.IdleEvery = every })
+				m.idle = true
+				checked := 0
+				m.run(20*time.Second, func() { checked += m.checkFound(1500 * time.Millisecond) })
+				if checked == 0 {
+					t.Fatalf("%s seed %d: nothing was ever checked", kind, s+1)
+				}
+				for _, me := range m.mercs {
+					pubs[k] += me.Stats().PubsRouted
+				}
+			}
+		}
+		t.Logf("%s: %d publications without idle publication, %d with", kind, pubs[0], pubs[1])
+		if pubs[1] >= pubs[0]*9/10 {
+			t.Errorf("%s: idle publication saved little: %d publications against %d", kind, pubs[1], pubs[0])
 		}
 	}
 }
@@ -520,6 +567,10 @@ func TestMercuryRejectsBadConfig(t *testing.T) {
 		{MercuryConfig{Keys: km, Dims: 2, PublishPeriod: time.Second, PublishTTL: time.Second}, "PublishTTL"},
 		{MercuryConfig{Keys: km, Dims: 2, Pad: world.Point{math.NaN()}}, "Pad"},
 		{MercuryConfig{Keys: km, Dims: 2, MergeEps: math.NaN()}, "MergeEps"},
+		{MercuryConfig{Keys: km, Dims: 2, IdleEvery: -time.Second}, "IdleEvery"},
+		{MercuryConfig{Keys: km, Dims: 2, IdleEvery: 100 * time.Millisecond}, "IdleEvery"},
+		{MercuryConfig{Keys: km, Dims: 2, IdleEvery: time.Second, IdleMove: math.Inf(1)}, "IdleMove"},
+		{MercuryConfig{Keys: km, Dims: 2, IdleMove: math.NaN()}, "IdleMove"},
 	} {
 		_, err := NewMercury(1, c.cfg, rng)
 		if err == nil || !contains(err.Error(), c.want) {

@@ -75,6 +75,7 @@ type StoreStats struct {
 	Withdrawn   uint64 // subscriptions and publications removed on request
 	Matches     uint64 // matches returned
 	Told        uint64 // matches a new subscription did not return: another live subscription of its node had them
+	Stale       uint64 // publications ignored: older (At) than the one stored from the same node
 	ExpiredPubs uint64 // publications forgotten when their TTL ran out
 	ExpiredSubs uint64 // subscriptions forgotten when their TTL ran out
 	Rejected    uint64 // calls rejected as bad input
@@ -104,6 +105,7 @@ type Publication struct {
 	Loc   world.Point
 	Key   uint64        // its key (KeyMap.PointKey(Loc)); set by the store
 	Until time.Duration // its expiry
+	At    time.Duration // when Node published it, on Node's clock (wire.LocPub.At)
 }
 
 // Subscription is a stored subscription.
@@ -127,10 +129,20 @@ type Handoff struct {
 	Subs []Subscription // in (Node, Seq) order
 }
 
+// newerPub reports whether a publication from node, published at at and
+// expiring at until, is newer than the stored one old: by publication time
+// when both come from the same node, else (clocks differ) by expiry.
+func newerPub(node wire.NodeID, at, until time.Duration, old pubEnt) bool {
+	if node == old.node && at != old.at {
+		return at > old.at
+	}
+	return until > old.until
+}
+
 type pubEnt struct {
-	node  wire.NodeID
-	key   uint64
-	until time.Duration
+	node      wire.NodeID
+	key       uint64
+	until, at time.Duration
 }
 
 type subName struct {
@@ -332,11 +344,14 @@ func (s *Store) checkBoxes(node wire.NodeID, boxes []world.Box) error {
 }
 
 // Publish stores (or moves and refreshes) the publication of object id,
-// whose primary is on node, at loc for ttl (capped at MaxTTL), and appends
-// to dst one Match per other node with a live subscription containing loc,
-// in node order. A NaN location, a non-positive TTL or a time before the
-// store's is rejected with nothing changed.
-func (s *Store) Publish(now time.Duration, id world.ObjectID, node wire.NodeID, loc world.Point, ttl time.Duration, dst []Match) ([]Match, error) {
+// whose primary is on node, at loc, published at at (node's clock) for ttl
+// (capped at MaxTTL), and appends to dst one Match per other node with a
+// live subscription containing loc, in node order. A publication older
+// than the live one stored from the same node (an earlier at: it was
+// overtaken on the way) is ignored and counted as Stale. A NaN location, a
+// non-positive TTL or a time before the store's is rejected with nothing
+// changed.
+func (s *Store) Publish(now time.Duration, id world.ObjectID, node wire.NodeID, loc world.Point, at, ttl time.Duration, dst []Match) ([]Match, error) {
 	if err := s.checkTime(now); err != nil {
 		return dst, err
 	}
@@ -348,12 +363,16 @@ func (s *Store) Publish(now time.Duration, id world.ObjectID, node wire.NodeID, 
 		return dst, err
 	}
 	s.expire(now)
+	if _, old, ok := s.pubs.Get(id); ok && old.node == node && old.at > at {
+		s.stats.Stale++
+		return dst, nil
+	}
 	until, _ := s.ttl(ttl)
 	key := s.cfg.Keys.PointKey(loc)
-	s.pubs.Set(id, loc, pubEnt{node: node, key: key, until: until})
+	s.pubs.Set(id, loc, pubEnt{node: node, key: key, until: until, at: at})
 	s.heapPush(expiry{until: until, id: id, slot: -1})
 	s.stats.Published++
-	pub := Publication{ID: id, Node: node, Loc: loc, Key: key, Until: until}
+	pub := Publication{ID: id, Node: node, Loc: loc, Key: key, Until: until, At: at}
 	s.owners = s.boxes.Owners(loc, s.owners[:0])
 	s.nodes = s.nodes[:0]
 	for _, o := range s.owners {
@@ -449,7 +468,7 @@ func (s *Store) Subscribe(now time.Duration, node wire.NodeID, seq uint64, boxes
 			s.stats.Told++
 			continue
 		}
-		dst = append(dst, Match{To: node, Pub: Publication{ID: id, Node: p.node, Loc: loc, Key: p.key, Until: p.until}})
+		dst = append(dst, Match{To: node, Pub: Publication{ID: id, Node: p.node, Loc: loc, Key: p.key, Until: p.until, At: p.at}})
 		s.stats.Matches++
 	}
 	return dst, nil
@@ -536,7 +555,7 @@ func (s *Store) Publications(dst []Publication) []Publication {
 	start := len(dst)
 	for i := range s.pubs.Len() {
 		id, loc, p := s.pubs.At(i)
-		dst = append(dst, Publication{ID: id, Node: p.node, Loc: loc, Key: p.key, Until: p.until})
+		dst = append(dst, Publication{ID: id, Node: p.node, Loc: loc, Key: p.key, Until: p.until, At: p.at})
 	}
 	slices.SortFunc(dst[start:], func(a, b Publication) int { return cmp.Compare(a.ID, b.ID) })
 	return dst
@@ -602,7 +621,7 @@ func (s *Store) Export(lo, hi uint64, h *Handoff) {
 	h.Pubs, h.Subs = h.Pubs[:0], h.Subs[:0]
 	for i := range s.pubs.Len() {
 		if id, loc, p := s.pubs.At(i); InArc(p.key, lo, hi) {
-			h.Pubs = append(h.Pubs, Publication{ID: id, Node: p.node, Loc: loc, Key: p.key, Until: p.until})
+			h.Pubs = append(h.Pubs, Publication{ID: id, Node: p.node, Loc: loc, Key: p.key, Until: p.until, At: p.at})
 		}
 	}
 	slices.SortFunc(h.Pubs, func(a, b Publication) int { return cmp.Compare(a.ID, b.ID) })
@@ -641,8 +660,10 @@ func (s *Store) Drop(lo, hi uint64) {
 }
 
 // Import merges a hand-off into the store at time now: each publication
-// or subscription replaces the stored one of the same name unless that
-// one expires later; those already expired are skipped. Keys and ranges
+// replaces the stored one of the same object unless that one is newer (a
+// later At from the same node, else a later expiry), each subscription the
+// stored one of the same name unless that one expires later; those
+// already expired are skipped. Keys and ranges
 // are recomputed with this store's KeyMap. Nothing is matched: the node
 // that handed the range off already delivered every match between the
 // state it held. Bad entries (NaN, too many boxes) or a time before the
@@ -667,12 +688,12 @@ func (s *Store) Import(now time.Duration, h *Handoff) error {
 		if p.Until <= now {
 			continue
 		}
-		if _, old, ok := s.pubs.Get(p.ID); ok && old.until >= p.Until {
+		if _, old, ok := s.pubs.Get(p.ID); ok && !newerPub(p.Node, p.At, p.Until, old) {
 			continue
 		}
 		until := min(p.Until, maxUntil)
 		key := s.cfg.Keys.PointKey(p.Loc)
-		s.pubs.Set(p.ID, p.Loc, pubEnt{node: p.Node, key: key, until: until})
+		s.pubs.Set(p.ID, p.Loc, pubEnt{node: p.Node, key: key, until: until, at: p.At})
 		s.heapPush(expiry{until: until, id: p.ID, slot: -1})
 		s.stats.Imported++
 	}

@@ -50,8 +50,11 @@ func (r *refStore) ranges(boxes []world.Box) []KeyRange {
 	return mergeRanges(rs)
 }
 
-func (r *refStore) publish(id world.ObjectID, node wire.NodeID, loc world.Point, ttl time.Duration) []Match {
-	p := Publication{ID: id, Node: node, Loc: loc, Key: r.keys.PointKey(loc), Until: r.now + min(ttl, r.maxTTL)}
+func (r *refStore) publish(id world.ObjectID, node wire.NodeID, loc world.Point, at, ttl time.Duration) []Match {
+	if old, ok := r.pubs[id]; ok && old.Node == node && old.At > at {
+		return nil // overtaken by a newer one from the same node
+	}
+	p := Publication{ID: id, Node: node, Loc: loc, Key: r.keys.PointKey(loc), Until: r.now + min(ttl, r.maxTTL), At: at}
 	r.pubs[id] = p
 	var to []wire.NodeID
 	for _, s := range r.subs {
@@ -142,7 +145,8 @@ func (r *refStore) drop(lo, hi uint64) {
 
 func (r *refStore) imp(h *Handoff) {
 	for _, p := range h.Pubs {
-		if old, ok := r.pubs[p.ID]; p.Until <= r.now || ok && old.Until >= p.Until {
+		if old, ok := r.pubs[p.ID]; p.Until <= r.now || ok && !(old.Node == p.Node && old.At != p.At && p.At > old.At ||
+			(old.Node != p.Node || old.At == p.At) && p.Until > old.Until) {
 			continue
 		}
 		p.Until = min(p.Until, r.now+r.maxTTL)
@@ -307,10 +311,11 @@ func TestStoreMatchesScan(t *testing.T) {
 					loc[r.IntN(dims)] = math.NaN()
 					bad = true
 				}
-				got, err = s.Publish(at, id, node, loc, ttl, nil)
+				pubAt := at - time.Duration(r.IntN(4))*100*time.Millisecond // overtaken now and then
+				got, err = s.Publish(at, id, node, loc, pubAt, ttl, nil)
 				if !bad {
 					rf.expire(at)
-					want = rf.publish(id, node, loc, ttl)
+					want = rf.publish(id, node, loc, pubAt, ttl)
 				}
 			case op < 15:
 				node, seq := wire.NodeID(1+r.IntN(6)), uint64(r.IntN(3))
@@ -449,9 +454,9 @@ func TestStorePartitioned(t *testing.T) {
 			if r.IntN(2) == 0 {
 				id := world.MakeObjectID(uint32(1+r.IntN(8)), uint32(r.IntN(20)))
 				node, loc := wire.NodeID(1+r.IntN(8)), randStoreLoc(r, side)
-				want, _ = global.Publish(now, id, node, loc, time.Second, nil)
+				want, _ = global.Publish(now, id, node, loc, now, time.Second, nil)
 				o := owner(km.PointKey(loc))
-				got, _ = nodes[o].Publish(now, id, node, loc, time.Second, nil)
+				got, _ = nodes[o].Publish(now, id, node, loc, now, time.Second, nil)
 				for j := range nodes { // a moved object's previous publication is elsewhere until
 					if j != o { // its TTL runs out: the subscriber re-checks; here, withdraw it
 						nodes[j].Unpublish(now, id)

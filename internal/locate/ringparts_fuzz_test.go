@@ -113,10 +113,11 @@ func FuzzStore(f *testing.F) {
 				id, node := world.ObjectID(in.byte()%8), wire.NodeID(in.byte()%4)
 				loc := world.Point{in.float(), in.float()}
 				bad = bad || math.IsNaN(loc[0]) || math.IsNaN(loc[1])
-				got, err = s.Publish(at, id, node, loc, ttl, nil)
+				pubAt := at - time.Duration(in.byte()%4)*100*time.Millisecond
+				got, err = s.Publish(at, id, node, loc, pubAt, ttl, nil)
 				if !bad {
 					ref.expire(at)
-					want = ref.publish(id, node, loc, ttl)
+					want = ref.publish(id, node, loc, pubAt, ttl)
 				}
 			case 2, 3:
 				node, seq := wire.NodeID(in.byte()%4), uint64(in.byte()%2)

@@ -560,6 +560,19 @@ func (s *Store) Wanted(id world.ObjectID) bool {
 	return e != nil && (e.primary || e.requested)
 }
 
+// Known is Wanted with, for a replica held here, its location: the
+// newest this node has of the object, newer than any publication it was
+// discovered by. The node refreshes its discovery candidates with it, so
+// that a replica dropped out of view is not fetched again on an older
+// location.
+func (s *Store) Known(id world.ObjectID) (loc world.Point, replica, wanted bool) {
+	e := s.objs.get(id)
+	if e == nil {
+		return loc, false, false
+	}
+	return e.loc, !e.primary, e.primary || e.requested
+}
+
 // Info describes one local object for observers (the simulator's metrics,
 // tests). Its States belong to the store: read them before the next call
 // that changes the store, and never modify them.

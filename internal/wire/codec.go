@@ -12,8 +12,8 @@ import (
 )
 
 // Version is the codec version every payload starts with. A node rejects a
-// payload of another version as malformed.
-const Version byte = 1
+// payload of another version as malformed. Version 2 added LocPub.At.
+const Version byte = 2
 
 // Type is the type byte of one frame (one message) inside a payload.
 type Type uint8
@@ -232,6 +232,17 @@ func (r *reader) duration(what string) time.Duration {
 	return time.Duration(v)
 }
 
+// millis reads a duration sent in whole milliseconds (appendMillis).
+func (r *reader) millis(what string) time.Duration {
+	v := r.uvarint(what)
+	if v > math.MaxInt64/uint64(time.Millisecond) && r.err == nil {
+		r.err = malformed("%s %d ms overflows a duration", what, v)
+		r.p = nil
+		return 0
+	}
+	return time.Duration(v) * time.Millisecond
+}
+
 func (r *reader) id() world.ObjectID {
 	o := r.u32("object origin")
 	s := r.u32("object sequence")
@@ -279,6 +290,12 @@ func appendDuration(b []byte, d time.Duration) []byte {
 		d = 0
 	}
 	return binary.AppendUvarint(b, uint64(d))
+}
+
+// appendMillis writes d in whole milliseconds, rounded down (negative as
+// zero): a time that needs no finer resolution in 3 bytes instead of 5.
+func appendMillis(b []byte, d time.Duration) []byte {
+	return binary.AppendUvarint(b, uint64(max(d, 0)/time.Millisecond))
 }
 
 func appendBytes(b, p []byte) []byte {

@@ -41,12 +41,16 @@ func (k LocKind) String() string {
 }
 
 // LocPub is one publication in a Locate message: object ID, whose primary
-// is on node Node, is at Loc; the information lives TTL more.
+// is on node Node, is at Loc; the information lives TTL more. At is when
+// Node published it, on Node's clock, in whole milliseconds: of two
+// publications of one object by one node, the later At is the newer
+// (publications of different lifetimes expire out of order).
 type LocPub struct {
 	ID   world.ObjectID
 	Node NodeID
 	Loc  world.Point
 	TTL  time.Duration
+	At   time.Duration
 }
 
 // LocSub is one stored subscription in a hand-off: subscription Seq of
@@ -95,6 +99,7 @@ func AppendLocate(b []byte, m *Locate) []byte {
 		b = binary.AppendUvarint(b, uint64(p.Node))
 		b = appendPoint(b, p.Loc, m.Dims)
 		b = appendDuration(b, p.TTL)
+		b = appendMillis(b, p.At)
 	}
 	b = appendBoxes(b, m.Boxes, m.Dims)
 	b = binary.AppendUvarint(b, uint64(len(m.Subs)))
@@ -154,6 +159,7 @@ func (m *Locate) Decode(body []byte) error {
 			p.Loc[d] = r.float()
 		}
 		p.TTL = r.duration("publication ttl")
+		p.At = r.millis("publication time")
 		if r.err != nil {
 			return r.err
 		}

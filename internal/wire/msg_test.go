@@ -194,7 +194,8 @@ func randLocate(r *rand.Rand) *Locate {
 		m.Sent = -m.Sent
 	}
 	for range randN(r) {
-		p := LocPub{ID: randID(r), Node: NodeID(r.Uint32()), TTL: time.Duration(r.Int64N(int64(time.Minute)))}
+		p := LocPub{ID: randID(r), Node: NodeID(r.Uint32()), TTL: time.Duration(r.Int64N(int64(time.Minute))),
+			At: time.Duration(r.Int64N(int64(time.Hour))).Truncate(time.Millisecond)}
 		for d := range m.Dims {
 			p.Loc[d] = randFloat(r)
 		}
