@@ -22,8 +22,17 @@ type Config struct {
 	HistoryLen int
 	// RetransmitAfter: an update a holder has not acknowledged is sent again
 	// after this long, even if the primary did not change (recovers losses).
-	// 300 ms is about the 95th percentile WAN round trip.
+	// 500 ms is the default AckDelay plus about the 95th percentile WAN
+	// round trip.
 	RetransmitAfter time.Duration
+	// AckDelay: an acknowledgement waits up to this long for another
+	// replica-sync frame to the same node, so that it shares that frame's
+	// packet instead of paying a packet header of its own (delayed
+	// acknowledgement, as in TCP and QUIC); a newer acknowledgement of the
+	// same object replaces a waiting one. It must stay below
+	// RetransmitAfter minus a round trip, or idle primaries resend. Default
+	// 200 ms; negative sends every acknowledgement at the next flush.
+	AckDelay time.Duration
 	// KeepalivePeriod: an idle primary tells each holder "you are up to date"
 	// this often, so holders can tell a quiet object from a dead one.
 	KeepalivePeriod time.Duration
@@ -61,7 +70,8 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		HistoryLen:      8,
-		RetransmitAfter: 300 * time.Millisecond,
+		RetransmitAfter: 500 * time.Millisecond,
+		AckDelay:        200 * time.Millisecond,
 		KeepalivePeriod: time.Second,
 		ReplicaTimeout:  3500 * time.Millisecond,
 		RegisterPeriod:  time.Second,
@@ -111,6 +121,16 @@ func (c Config) Validate() (Config, error) {
 		if err := fill(f.v, f.def, f.name); err != nil {
 			return c, err
 		}
+	}
+	switch {
+	case c.AckDelay == 0:
+		c.AckDelay = d.AckDelay
+	case c.AckDelay < 0:
+		c.AckDelay = 0
+	}
+	if c.AckDelay >= c.RetransmitAfter {
+		return c, fmt.Errorf("%w: AckDelay %v must be below RetransmitAfter %v (unacknowledged updates would be resent)",
+			ErrConfig, c.AckDelay, c.RetransmitAfter)
 	}
 	if c.HistoryLen == 0 {
 		c.HistoryLen = d.HistoryLen

@@ -201,7 +201,7 @@ func (s *Store) update(now time.Duration, from wire.NodeID, e *entry, u *wire.Up
 			// acknowledge version 0 so that it sends a full state (or let the
 			// registration lapse if nobody here wants it).
 			s.stats.Stale++
-			s.acks = append(s.acks, ackMsg{to: from, a: wire.Ack{ID: u.ID}})
+			s.acks = append(s.acks, ackMsg{to: from, a: wire.Ack{ID: u.ID}, since: now, now: true})
 			return nil
 		}
 		sc := s.cfg.Registry.Schema(u.Kind)

@@ -101,7 +101,8 @@ type entry struct {
 	stage     uint32
 	kind      world.Kind
 	primary   bool
-	ackDue    bool // replica side
+	ackDue    bool        // replica side
+	ackedTo   wire.NodeID // replica side: the node its last acknowledgement went to
 	handoff   bool // client: handed off, no state from the server yet
 	requested bool // replica side: this node asked for it (else pushed or attached)
 	hist      ring
@@ -233,8 +234,10 @@ type send struct {
 }
 
 type ackMsg struct {
-	to wire.NodeID
-	a  wire.Ack
+	to    wire.NodeID
+	a     wire.Ack
+	since time.Duration // when it was queued (AckDelay)
+	now   bool          // not to be delayed: the first to this primary, or a request for a full state
 }
 
 // NewStore returns an empty store.

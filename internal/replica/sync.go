@@ -49,7 +49,7 @@ func (s *Store) flush(now time.Duration, boxes []world.Box, vf View, o *wire.Out
 	s.entSnap = ents[:0]
 	s.flushRequests(now)
 	s.encodeUpdates(now, o)
-	s.encodeAcks(o)
+	s.encodeAcks(now, o)
 	s.encodeHandoffs(now, o)
 	s.encodeWrites(o)
 	s.encodeIDs(o)
@@ -157,7 +157,10 @@ func (s *Store) flushReplica(now time.Duration, e *entry, boxes []world.Box, vf 
 	}
 	if e.ackDue {
 		e.ackDue = false
-		s.acks = append(s.acks, ackMsg{to: e.from, a: wire.Ack{ID: e.id, Version: e.version}})
+		// The first acknowledgement to a primary goes at once: until it
+		// arrives, the primary can only send full states.
+		s.acks = append(s.acks, ackMsg{to: e.from, a: wire.Ack{ID: e.id, Version: e.version}, since: now, now: e.ackedTo != e.from})
+		e.ackedTo = e.from
 	}
 }
 
@@ -232,23 +235,76 @@ func (s *Store) encodeUpdates(now time.Duration, o *wire.Outbox) {
 	}
 }
 
-func (s *Store) encodeAcks(o *wire.Outbox) {
-	slices.SortFunc(s.acks, func(a, b ackMsg) int {
+// encodeAcks sends the acknowledgements due. With AckDelay, a node's
+// acknowledgements wait until another replica-sync frame goes to that node
+// (they share its packet and its header), one of them must not wait, or
+// the oldest of them is AckDelay old; a newer acknowledgement of an object
+// replaces a waiting one.
+func (s *Store) encodeAcks(now time.Duration, o *wire.Outbox) {
+	// Stable: of two acknowledgements of one object, the later queued wins.
+	slices.SortStableFunc(s.acks, func(a, b ackMsg) int {
 		if c := cmp.Compare(a.to, b.to); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.a.ID, b.a.ID)
 	})
+	kept := s.acks[:0]
 	for i := 0; i < len(s.acks); {
 		to := s.acks[i].to
-		s.ack.Entries = s.ack.Entries[:0]
-		for ; i < len(s.acks) && s.acks[i].to == to && len(s.ack.Entries) < 200; i++ {
-			s.ack.Entries = append(s.ack.Entries, s.acks[i].a)
+		j, since, urgent := i, s.acks[i].since, false
+		// Merge in place: one acknowledgement per object, the latest.
+		n := 0
+		group := s.acks[i:]
+		for ; j < len(s.acks) && s.acks[j].to == to; j++ {
+			since = min(since, s.acks[j].since)
+			urgent = urgent || s.acks[j].now
+			if n > 0 && group[n-1].a.ID == s.acks[j].a.ID {
+				group[n-1].a = s.acks[j].a
+				continue
+			}
+			group[n] = s.acks[j]
+			n++
 		}
-		s.stats.AcksSent += int64(len(s.ack.Entries))
-		o.Commit(to, wire.ClassUpdate, wire.AppendAcks(o.Buf(), &s.ack))
+		group = group[:n]
+		if s.cfg.AckDelay > 0 && now-since < s.cfg.AckDelay && !urgent && !s.busy(to) {
+			for k := range group {
+				group[k].since = since
+			}
+			kept = append(kept, group...) // kept trails i: no overlap
+			i = j
+			continue
+		}
+		for k := 0; k < len(group); {
+			s.ack.Entries = s.ack.Entries[:0]
+			for ; k < len(group) && len(s.ack.Entries) < 200; k++ {
+				s.ack.Entries = append(s.ack.Entries, group[k].a)
+			}
+			s.stats.AcksSent += int64(len(s.ack.Entries))
+			o.Commit(to, wire.ClassUpdate, wire.AppendAcks(o.Buf(), &s.ack))
+		}
+		i = j
 	}
-	s.acks = s.acks[:0]
+	s.acks = kept
+}
+
+// busy reports whether this flush sends node to another replica-sync
+// frame (updates, writes, registrations, drops or deletions) that a
+// delayed acknowledgement can ride with. s.sends is sorted by node.
+func (s *Store) busy(to wire.NodeID) bool {
+	if _, ok := slices.BinarySearchFunc(s.sends, to, func(x send, t wire.NodeID) int { return cmp.Compare(x.to, t) }); ok {
+		return true
+	}
+	for i := range s.writes {
+		if s.writes[i].to == to {
+			return true
+		}
+	}
+	for i := range s.idq {
+		if s.idq[i].to == to {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Store) encodeHandoffs(now time.Duration, o *wire.Outbox) {

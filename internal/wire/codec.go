@@ -66,8 +66,6 @@ func (t Type) Valid() bool { return t > 0 && t < numTypes }
 // Class returns the traffic class a frame of type t is accounted under.
 func (t Type) Class() Class {
 	switch t {
-	case TypeRegister, TypeDrop:
-		return ClassMaintenance
 	case TypePublish, TypeSubscribe:
 		return ClassDiscovery
 	case TypeMatch:

@@ -35,10 +35,10 @@ type Class uint8
 
 // Traffic classes. The numbering is part of metrics files; append only.
 const (
-	ClassUpdate      Class = iota // object updates: deltas, full states, tentative writes
+	ClassUpdate      Class = iota // replica sync: deltas, full states, acks, tentative writes, replica requests and drops
 	ClassDiscovery                // routing of publications and subscriptions toward rendezvous nodes
 	ClassMatching                 // matched publications sent from a rendezvous node to a subscriber
-	ClassMaintenance              // ring upkeep, replica requests and interest refreshes, heartbeats
+	ClassMaintenance              // ring upkeep (stabilisation, probes, lookups) and locator hand-offs
 	ClassControl                  // coordinator traffic: joins, assignments, migrations
 	NumClasses       = 5          // number of classes; valid classes are 0..NumClasses-1
 )
