@@ -103,8 +103,8 @@ type entry struct {
 	primary   bool
 	ackDue    bool        // replica side
 	ackedTo   wire.NodeID // replica side: the node its last acknowledgement went to
-	handoff   bool // client: handed off, no state from the server yet
-	requested bool // replica side: this node asked for it (else pushed or attached)
+	handoff   bool        // client: handed off, no state from the server yet
+	requested bool        // replica side: this node asked for it (else pushed or attached)
 	hist      ring
 	stageVer  uint64
 	stageBase uint64
