@@ -30,6 +30,7 @@ type Stats struct {
 // driver's duties.
 type Node struct {
 	cfg     Config
+	holders func(world.ObjectID, []wire.NodeID) []wire.NodeID // Frame.Holders, bound once
 	store   *replica.Store
 	disc    Discovery
 	host    wire.NodeID
@@ -90,6 +91,7 @@ func New(cfg Config) (*Node, error) {
 	}
 	n := &Node{cfg: cfg, store: st, disc: cfg.Discovery, host: cfg.ID, dims: cfg.Registry.Space().Dims(),
 		created: map[world.ObjectID]bool{}}
+	n.holders = func(id world.ObjectID, dst []wire.NodeID) []wire.NodeID { return n.store.Holders(n.now, id, dst) }
 	if h, ok := cfg.Discovery.(hoster); ok {
 		n.host, n.handoff = h.Host()
 	}
@@ -151,6 +153,9 @@ func (n *Node) Tick(now time.Duration) {
 		// found it: once the replica is dropped out of view, the candidate
 		// no longer points into the view (an idle object's long-lived
 		// publication would otherwise fetch it again and again).
+		// (While it is held, the primary's publications skip this node,
+		// locate.Frame.Holders: the candidate may expire meanwhile, and the
+		// next publication after the replica is dropped brings it back.)
 		loc, replica, wanted := n.store.Known(f.ID)
 		if replica {
 			f.Loc = loc
@@ -212,7 +217,8 @@ func (n *Node) buildFrame(now time.Duration) {
 			return true
 		})
 	}
-	n.frame = locate.Frame{Now: now, Self: n.cfg.ID, Dims: n.dims, Primaries: n.prims, View: n.view, Anticipated: n.antic}
+	n.frame = locate.Frame{Now: now, Self: n.cfg.ID, Dims: n.dims, Primaries: n.prims, View: n.view, Anticipated: n.antic,
+		Holders: n.holders}
 	if n.prefetch || len(n.antic) > 0 {
 		n.pview = n.pview[:0]
 		for _, b := range n.view {

@@ -35,6 +35,10 @@ type Frame struct {
 	// Anticipated is the union of the primaries' anticipated boxes: the
 	// locator discovers what is in them as it does for the view.
 	Anticipated []world.Box
+	// Holders, if set, appends to dst the nodes that hold a replica of
+	// local primary id (its primary sends them updates): a locator need
+	// not introduce the object to them again.
+	Holders func(id world.ObjectID, dst []wire.NodeID) []wire.NodeID
 }
 
 // Found says that object ID, whose primary is on node Node, was at Loc; the

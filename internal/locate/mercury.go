@@ -142,6 +142,7 @@ type Mercury struct {
 	payload                []byte
 	need, pbox, plan, nbuf []world.Box
 	ranges                 []KeyRange
+	skip                   []wire.NodeID // scratch: a publication's Skip list
 	matches                []Match
 	hand                   Handoff
 }
@@ -397,7 +398,12 @@ func (m *Mercury) publish(f *Frame) {
 			ttl = min(3*m.cfg.IdleEvery, m.cfg.MaxTTL)
 		}
 		m.msg = wire.Locate{Kind: wire.LocPublish, Sent: now, Dims: f.Dims, Pubs: m.msg.Pubs[:0]}
-		m.msg.Pubs = append(m.msg.Pubs, wire.LocPub{ID: p.ID, Node: m.self, Loc: p.Loc, TTL: ttl, At: now})
+		pub := wire.LocPub{ID: p.ID, Node: m.self, Loc: p.Loc, TTL: ttl, At: now}
+		if f.Holders != nil {
+			m.skip = f.Holders(p.ID, m.skip[:0])
+			pub.Skip = m.skip[:min(len(m.skip), MaxSkip)]
+		}
+		m.msg.Pubs = append(m.msg.Pubs, pub)
 		if m.route(now, m.cfg.Keys.PointKey(p.Loc), 0, false) {
 			m.stats.PubsRouted++
 		}
@@ -502,7 +508,8 @@ func (m *Mercury) found(now time.Duration, out *Out) {
 func (m *Mercury) takeHandoff(now time.Duration) {
 	m.hand.Pubs, m.hand.Subs = m.hand.Pubs[:0], m.hand.Subs[:0]
 	for _, p := range m.msg.Pubs {
-		m.hand.Pubs = append(m.hand.Pubs, Publication{ID: p.ID, Node: p.Node, Loc: p.Loc, Until: now + min(p.TTL, m.cfg.MaxTTL), At: p.At})
+		m.hand.Pubs = append(m.hand.Pubs, Publication{ID: p.ID, Node: p.Node, Loc: p.Loc, Until: now + min(p.TTL, m.cfg.MaxTTL), At: p.At,
+			Skip: p.Skip})
 	}
 	for _, s := range m.msg.Subs {
 		m.hand.Subs = append(m.hand.Subs, Subscription{Node: s.Node, Seq: s.Seq, Boxes: s.Boxes, Until: now + min(s.TTL, m.cfg.MaxTTL)})
@@ -567,7 +574,7 @@ func (m *Mercury) deliver(now time.Duration, ev *ring.Event, out *Out) {
 	case wire.LocPublish:
 		for _, p := range m.msg.Pubs {
 			// A node publishes only its own primaries.
-			m.matches, err = m.store.Publish(now, p.ID, origin, p.Loc, p.At, p.TTL, m.matches)
+			m.matches, err = m.store.Publish(now, Pub{ID: p.ID, Node: origin, Loc: p.Loc, At: p.At, TTL: p.TTL, Skip: p.Skip}, m.matches)
 			if err != nil {
 				m.stats.Rejected++
 				continue
@@ -629,7 +636,7 @@ func (m *Mercury) handoff(now time.Duration, r ring.Range, to wire.NodeID) {
 	for i := 0; i < len(m.hand.Pubs); i += pubChunk {
 		msg := wire.Locate{Kind: wire.LocHandoff, Sent: now, Dims: m.cfg.Dims}
 		for _, p := range m.hand.Pubs[i:min(i+pubChunk, len(m.hand.Pubs))] {
-			msg.Pubs = append(msg.Pubs, wire.LocPub{ID: p.ID, Node: p.Node, Loc: p.Loc, TTL: p.Until - now, At: p.At})
+			msg.Pubs = append(msg.Pubs, wire.LocPub{ID: p.ID, Node: p.Node, Loc: p.Loc, TTL: p.Until - now, At: p.At, Skip: p.Skip})
 		}
 		m.sendHandoff(to, &msg)
 	}

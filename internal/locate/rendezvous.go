@@ -76,6 +76,7 @@ type StoreStats struct {
 	Matches     uint64 // matches returned
 	Told        uint64 // matches a new subscription did not return: another live subscription of its node had them
 	Stale       uint64 // publications ignored: older (At) than the one stored from the same node
+	Skipped     uint64 // matches not made: the publication's Skip list names the subscriber
 	ExpiredPubs uint64 // publications forgotten when their TTL ran out
 	ExpiredSubs uint64 // subscriptions forgotten when their TTL ran out
 	Rejected    uint64 // calls rejected as bad input
@@ -106,6 +107,7 @@ type Publication struct {
 	Key   uint64        // its key (KeyMap.PointKey(Loc)); set by the store
 	Until time.Duration // its expiry
 	At    time.Duration // when Node published it, on Node's clock (wire.LocPub.At)
+	Skip  []wire.NodeID // nodes that need no match (Pub.Skip); set by Export and Publications
 }
 
 // Subscription is a stored subscription.
@@ -143,6 +145,30 @@ type pubEnt struct {
 	node      wire.NodeID
 	key       uint64
 	until, at time.Duration
+	nskip     uint8
+	skip      [MaxSkip]wire.NodeID
+}
+
+func (p *pubEnt) setSkip(nodes []wire.NodeID) {
+	p.nskip = uint8(copy(p.skip[:], nodes))
+}
+
+// skipList returns a copy of the Skip list (nil when empty).
+func (p *pubEnt) skipList() []wire.NodeID {
+	if p.nskip == 0 {
+		return nil
+	}
+	return slices.Clone(p.skip[:p.nskip])
+}
+
+// skips reports whether node n needs no match of this publication.
+func (p *pubEnt) skips(n wire.NodeID) bool {
+	for _, k := range p.skip[:p.nskip] {
+		if k == n {
+			return true
+		}
+	}
+	return false
 }
 
 type subName struct {
@@ -343,15 +369,31 @@ func (s *Store) checkBoxes(node wire.NodeID, boxes []world.Box) error {
 	return nil
 }
 
-// Publish stores (or moves and refreshes) the publication of object id,
-// whose primary is on node, at loc, published at at (node's clock) for ttl
-// (capped at MaxTTL), and appends to dst one Match per other node with a
-// live subscription containing loc, in node order. A publication older
-// than the live one stored from the same node (an earlier at: it was
-// overtaken on the way) is ignored and counted as Stale. A NaN location, a
-// non-positive TTL or a time before the store's is rejected with nothing
-// changed.
-func (s *Store) Publish(now time.Duration, id world.ObjectID, node wire.NodeID, loc world.Point, at, ttl time.Duration, dst []Match) ([]Match, error) {
+// MaxSkip is how many nodes a publication's Skip list keeps.
+const MaxSkip = 8
+
+// Pub is a publication as Publish receives it.
+type Pub struct {
+	ID   world.ObjectID
+	Node wire.NodeID // the node holding the primary
+	Loc  world.Point
+	At   time.Duration // when Node published it, on Node's clock
+	TTL  time.Duration
+	// Skip lists nodes that need no match: they hold a replica of the
+	// object already (its primary sends them updates). The first MaxSkip
+	// are kept; the others are matched as usual.
+	Skip []wire.NodeID
+}
+
+// Publish stores (or moves and refreshes) publication p for p.TTL (capped
+// at MaxTTL), and appends to dst one Match per other node with a live
+// subscription containing p.Loc that p.Skip does not list, in node order.
+// A publication older than the live one stored from the same node (an
+// earlier At: it was overtaken on the way) is ignored and counted as
+// Stale. A NaN location, a non-positive TTL or a time before the store's
+// is rejected with nothing changed.
+func (s *Store) Publish(now time.Duration, p Pub, dst []Match) ([]Match, error) {
+	id, node, loc, at, ttl := p.ID, p.Node, p.Loc, p.At, p.TTL
 	if err := s.checkTime(now); err != nil {
 		return dst, err
 	}
@@ -369,7 +411,9 @@ func (s *Store) Publish(now time.Duration, id world.ObjectID, node wire.NodeID, 
 	}
 	until, _ := s.ttl(ttl)
 	key := s.cfg.Keys.PointKey(loc)
-	s.pubs.Set(id, loc, pubEnt{node: node, key: key, until: until, at: at})
+	ent := pubEnt{node: node, key: key, until: until, at: at}
+	ent.setSkip(p.Skip)
+	s.pubs.Set(id, loc, ent)
 	s.heapPush(expiry{until: until, id: id, slot: -1})
 	s.stats.Published++
 	pub := Publication{ID: id, Node: node, Loc: loc, Key: key, Until: until, At: at}
@@ -377,6 +421,10 @@ func (s *Store) Publish(now time.Duration, id world.ObjectID, node wire.NodeID, 
 	s.nodes = s.nodes[:0]
 	for _, o := range s.owners {
 		if n := s.subs[o-1].name.node; n != node {
+			if ent.skips(n) {
+				s.stats.Skipped++
+				continue
+			}
 			s.nodes = append(s.nodes, n)
 		}
 	}
@@ -462,6 +510,10 @@ func (s *Store) Subscribe(now time.Duration, node wire.NodeID, seq uint64, boxes
 	for _, id := range s.ids {
 		loc, p, _ := s.pubs.Get(id)
 		if p.node == node {
+			continue
+		}
+		if p.skips(node) {
+			s.stats.Skipped++
 			continue
 		}
 		if s.told(node, slot, loc) {
@@ -555,7 +607,7 @@ func (s *Store) Publications(dst []Publication) []Publication {
 	start := len(dst)
 	for i := range s.pubs.Len() {
 		id, loc, p := s.pubs.At(i)
-		dst = append(dst, Publication{ID: id, Node: p.node, Loc: loc, Key: p.key, Until: p.until, At: p.at})
+		dst = append(dst, Publication{ID: id, Node: p.node, Loc: loc, Key: p.key, Until: p.until, At: p.at, Skip: p.skipList()})
 	}
 	slices.SortFunc(dst[start:], func(a, b Publication) int { return cmp.Compare(a.ID, b.ID) })
 	return dst
@@ -621,7 +673,7 @@ func (s *Store) Export(lo, hi uint64, h *Handoff) {
 	h.Pubs, h.Subs = h.Pubs[:0], h.Subs[:0]
 	for i := range s.pubs.Len() {
 		if id, loc, p := s.pubs.At(i); InArc(p.key, lo, hi) {
-			h.Pubs = append(h.Pubs, Publication{ID: id, Node: p.node, Loc: loc, Key: p.key, Until: p.until, At: p.at})
+			h.Pubs = append(h.Pubs, Publication{ID: id, Node: p.node, Loc: loc, Key: p.key, Until: p.until, At: p.at, Skip: p.skipList()})
 		}
 	}
 	slices.SortFunc(h.Pubs, func(a, b Publication) int { return cmp.Compare(a.ID, b.ID) })
@@ -693,7 +745,9 @@ func (s *Store) Import(now time.Duration, h *Handoff) error {
 		}
 		until := min(p.Until, maxUntil)
 		key := s.cfg.Keys.PointKey(p.Loc)
-		s.pubs.Set(p.ID, p.Loc, pubEnt{node: p.Node, key: key, until: until, at: p.At})
+		ent := pubEnt{node: p.Node, key: key, until: until, at: p.At}
+		ent.setSkip(p.Skip)
+		s.pubs.Set(p.ID, p.Loc, ent)
 		s.heapPush(expiry{until: until, id: p.ID, slot: -1})
 		s.stats.Imported++
 	}

@@ -186,7 +186,7 @@ func (r *scriptRun) run(cmd string) []string {
 		return []string{"ok"}
 	case "pub":
 		loc := parseFloats(f[4])
-		return fmtMatches(s.Publish(parseDur(f[1]), parseID(f[2]), wire.NodeID(atoi(f[3])), world.Point{loc[0], loc[1]}, parseDur(f[1]), parseDur(f[5]), nil))
+		return fmtMatches(s.Publish(parseDur(f[1]), Pub{ID: parseID(f[2]), Node: wire.NodeID(atoi(f[3])), Loc: world.Point{loc[0], loc[1]}, At: parseDur(f[1]), TTL: parseDur(f[5])}, nil))
 	case "sub":
 		var boxes []world.Box
 		for _, b := range f[5:] {

@@ -50,22 +50,30 @@ func (r *refStore) ranges(boxes []world.Box) []KeyRange {
 	return mergeRanges(rs)
 }
 
-func (r *refStore) publish(id world.ObjectID, node wire.NodeID, loc world.Point, at, ttl time.Duration) []Match {
+func (r *refStore) publish(id world.ObjectID, node wire.NodeID, loc world.Point, at, ttl time.Duration, skip ...wire.NodeID) []Match {
 	if old, ok := r.pubs[id]; ok && old.Node == node && old.At > at {
 		return nil // overtaken by a newer one from the same node
 	}
+	if len(skip) > MaxSkip {
+		skip = skip[:MaxSkip]
+	}
 	p := Publication{ID: id, Node: node, Loc: loc, Key: r.keys.PointKey(loc), Until: r.now + min(ttl, r.maxTTL), At: at}
+	if len(skip) > 0 {
+		p.Skip = slices.Clone(skip)
+	}
 	r.pubs[id] = p
 	var to []wire.NodeID
 	for _, s := range r.subs {
-		if s.Node != node && inAny(loc, s.Boxes, r.dims) && !slices.Contains(to, s.Node) {
+		if s.Node != node && !slices.Contains(skip, s.Node) && inAny(loc, s.Boxes, r.dims) && !slices.Contains(to, s.Node) {
 			to = append(to, s.Node)
 		}
 	}
 	slices.Sort(to)
 	var ms []Match
+	m := p
+	m.Skip = nil // a match does not carry the list
 	for _, n := range to {
-		ms = append(ms, Match{To: n, Pub: p})
+		ms = append(ms, Match{To: n, Pub: m})
 	}
 	return ms
 }
@@ -86,7 +94,8 @@ func (r *refStore) subscribe(node wire.NodeID, seq uint64, boxes []world.Box, tt
 	r.subs[name] = Subscription{Node: node, Seq: seq, Boxes: slices.Clone(boxes), Ranges: r.ranges(boxes), Until: until}
 	var ms []Match
 	for _, p := range r.pubs {
-		if p.Node != node && inAny(p.Loc, boxes, r.dims) && !r.told(node, seq, p.Loc) {
+		if p.Node != node && !slices.Contains(p.Skip, node) && inAny(p.Loc, boxes, r.dims) && !r.told(node, seq, p.Loc) {
+			p.Skip = nil
 			ms = append(ms, Match{To: node, Pub: p})
 		}
 	}
@@ -312,10 +321,14 @@ func TestStoreMatchesScan(t *testing.T) {
 					bad = true
 				}
 				pubAt := at - time.Duration(r.IntN(4))*100*time.Millisecond // overtaken now and then
-				got, err = s.Publish(at, id, node, loc, pubAt, ttl, nil)
+				var skip []wire.NodeID // holders that need no match, up to MaxSkip+2
+				for range r.IntN(3) * r.IntN(MaxSkip+3) / 2 {
+					skip = append(skip, wire.NodeID(1+r.IntN(6)))
+				}
+				got, err = s.Publish(at, Pub{ID: id, Node: node, Loc: loc, At: pubAt, TTL: ttl, Skip: skip}, nil)
 				if !bad {
 					rf.expire(at)
-					want = rf.publish(id, node, loc, pubAt, ttl)
+					want = rf.publish(id, node, loc, pubAt, ttl, skip...)
 				}
 			case op < 15:
 				node, seq := wire.NodeID(1+r.IntN(6)), uint64(r.IntN(3))
@@ -454,9 +467,9 @@ func TestStorePartitioned(t *testing.T) {
 			if r.IntN(2) == 0 {
 				id := world.MakeObjectID(uint32(1+r.IntN(8)), uint32(r.IntN(20)))
 				node, loc := wire.NodeID(1+r.IntN(8)), randStoreLoc(r, side)
-				want, _ = global.Publish(now, id, node, loc, now, time.Second, nil)
+				want, _ = global.Publish(now, Pub{ID: id, Node: node, Loc: loc, At: now, TTL: time.Second}, nil)
 				o := owner(km.PointKey(loc))
-				got, _ = nodes[o].Publish(now, id, node, loc, now, time.Second, nil)
+				got, _ = nodes[o].Publish(now, Pub{ID: id, Node: node, Loc: loc, At: now, TTL: time.Second}, nil)
 				for j := range nodes { // a moved object's previous publication is elsewhere until
 					if j != o { // its TTL runs out: the subscriber re-checks; here, withdraw it
 						nodes[j].Unpublish(now, id)

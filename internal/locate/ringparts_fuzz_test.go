@@ -114,7 +114,7 @@ func FuzzStore(f *testing.F) {
 				loc := world.Point{in.float(), in.float()}
 				bad = bad || math.IsNaN(loc[0]) || math.IsNaN(loc[1])
 				pubAt := at - time.Duration(in.byte()%4)*100*time.Millisecond
-				got, err = s.Publish(at, id, node, loc, pubAt, ttl, nil)
+				got, err = s.Publish(at, Pub{ID: id, Node: node, Loc: loc, At: pubAt, TTL: ttl}, nil)
 				if !bad {
 					ref.expire(at)
 					want = ref.publish(id, node, loc, pubAt, ttl)

@@ -563,6 +563,24 @@ func (s *Store) Wanted(id world.ObjectID) bool {
 	return e != nil && (e.primary || e.requested)
 }
 
+// Holders appends to dst the nodes registered at now for a replica of
+// local primary id (they asked for it and keep asking), in node order;
+// nothing for a replica or an unknown object. Nodes the primary only
+// pushes to (Keep, attachment) are not listed: they never asked, and a
+// locator must still introduce the object to them.
+func (s *Store) Holders(now time.Duration, id world.ObjectID, dst []wire.NodeID) []wire.NodeID {
+	e := s.objs.get(id)
+	if e == nil || !e.primary {
+		return dst
+	}
+	for i := range e.holders {
+		if e.holders[i].regUntil > now {
+			dst = append(dst, e.holders[i].node)
+		}
+	}
+	return dst
+}
+
 // Known is Wanted with, for a replica held here, its location: the
 // newest this node has of the object, newer than any publication it was
 // discovered by. The node refreshes its discovery candidates with it, so

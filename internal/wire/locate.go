@@ -51,6 +51,9 @@ type LocPub struct {
 	Loc  world.Point
 	TTL  time.Duration
 	At   time.Duration
+	// Skip lists nodes that need no match of this publication (they hold
+	// a replica already); a rendezvous does not send it to them.
+	Skip []NodeID
 }
 
 // LocSub is one stored subscription in a hand-off: subscription Seq of
@@ -100,6 +103,10 @@ func AppendLocate(b []byte, m *Locate) []byte {
 		b = appendPoint(b, p.Loc, m.Dims)
 		b = appendDuration(b, p.TTL)
 		b = appendMillis(b, p.At)
+		b = binary.AppendUvarint(b, uint64(len(p.Skip)))
+		for _, n := range p.Skip {
+			b = binary.AppendUvarint(b, uint64(n))
+		}
 	}
 	b = appendBoxes(b, m.Boxes, m.Dims)
 	b = binary.AppendUvarint(b, uint64(len(m.Subs)))
@@ -160,6 +167,12 @@ func (m *Locate) Decode(body []byte) error {
 		}
 		p.TTL = r.duration("publication ttl")
 		p.At = r.millis("publication time")
+		if k := r.count("skip count"); k > 0 {
+			p.Skip = make([]NodeID, k)
+			for j := range p.Skip {
+				p.Skip[j] = NodeID(r.u32("skipped node"))
+			}
+		}
 		if r.err != nil {
 			return r.err
 		}

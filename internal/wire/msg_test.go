@@ -196,6 +196,9 @@ func randLocate(r *rand.Rand) *Locate {
 	for range randN(r) {
 		p := LocPub{ID: randID(r), Node: NodeID(r.Uint32()), TTL: time.Duration(r.Int64N(int64(time.Minute))),
 			At: time.Duration(r.Int64N(int64(time.Hour))).Truncate(time.Millisecond)}
+		for range r.IntN(3) * r.IntN(4) {
+			p.Skip = append(p.Skip, NodeID(r.Uint32()))
+		}
 		for d := range m.Dims {
 			p.Loc[d] = randFloat(r)
 		}
