@@ -321,7 +321,7 @@ func TestStoreMatchesScan(t *testing.T) {
 					bad = true
 				}
 				pubAt := at - time.Duration(r.IntN(4))*100*time.Millisecond // overtaken now and then
-				var skip []wire.NodeID // holders that need no match, up to MaxSkip+2
+				var skip []wire.NodeID                                      // holders that need no match, up to MaxSkip+2
 				for range r.IntN(3) * r.IntN(MaxSkip+3) / 2 {
 					skip = append(skip, wire.NodeID(1+r.IntN(6)))
 				}

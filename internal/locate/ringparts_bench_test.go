@@ -82,7 +82,7 @@ func benchStore(b *testing.B, n int, km KeyMap) (*Store, *walkers) {
 	box := make([]world.Box, 1)
 	for i := range n {
 		node := wire.NodeID(i/8 + 1)
-		if _, err := s.Publish(0, Pub{ID: world.ObjectID(i+1), Node: node, Loc: w.pos[i], At: 0, TTL: 1500*time.Millisecond}, nil); err != nil {
+		if _, err := s.Publish(0, Pub{ID: world.ObjectID(i + 1), Node: node, Loc: w.pos[i], At: 0, TTL: 1500 * time.Millisecond}, nil); err != nil {
 			b.Fatal(err)
 		}
 		box[0] = w.interest(i)
@@ -119,7 +119,7 @@ func BenchmarkStore(b *testing.B) {
 					node := wire.NodeID(k/8 + 1)
 					var err error
 					if op == "publish" {
-						ms, err = s.Publish(now, Pub{ID: world.ObjectID(k+1), Node: node, Loc: w.pos[k], At: now, TTL: 1500*time.Millisecond}, ms[:0])
+						ms, err = s.Publish(now, Pub{ID: world.ObjectID(k + 1), Node: node, Loc: w.pos[k], At: now, TTL: 1500 * time.Millisecond}, ms[:0])
 						if err == nil {
 							box[0] = w.interest(k) // keep the subscriptions alive too
 							other, err = s.Subscribe(now, node, uint64(k), box, time.Second, other[:0])
@@ -128,7 +128,7 @@ func BenchmarkStore(b *testing.B) {
 						box[0] = w.interest(k)
 						ms, err = s.Subscribe(now, node, uint64(k), box, time.Second, ms[:0])
 						if err == nil {
-							other, err = s.Publish(now, Pub{ID: world.ObjectID(k+1), Node: node, Loc: w.pos[k], At: now, TTL: 1500*time.Millisecond}, other[:0])
+							other, err = s.Publish(now, Pub{ID: world.ObjectID(k + 1), Node: node, Loc: w.pos[k], At: now, TTL: 1500 * time.Millisecond}, other[:0])
 						}
 					}
 					if err != nil {

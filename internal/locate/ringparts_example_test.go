@@ -16,7 +16,7 @@ func ExampleStore() {
 	s, _ := locate.NewStore(locate.StoreConfig{Dims: 2, Keys: keys})
 
 	// Node 2 publishes its object 2.1 at (100, 100) for 1.5 s.
-	s.Publish(0, locate.Pub{ID: world.MakeObjectID(2, 1), Node: 2, Loc: world.Point{100, 100}, At: 0, TTL: 1500*time.Millisecond}, nil)
+	s.Publish(0, locate.Pub{ID: world.MakeObjectID(2, 1), Node: 2, Loc: world.Point{100, 100}, At: 0, TTL: 1500 * time.Millisecond}, nil)
 	// Node 3 subscribes to a box around (110, 90) for 1 s: matched at once.
 	box := world.BoxAround(world.Point{110, 90}, world.Point{20, 20})
 	ms, _ := s.Subscribe(100*time.Millisecond, 3, 0, []world.Box{box}, time.Second, nil)
@@ -24,7 +24,7 @@ func ExampleStore() {
 		fmt.Printf("to node %d: %v at %v until %v\n", m.To, m.Pub.ID, m.Pub.Loc[:2], m.Pub.Until)
 	}
 	// Node 4's object moves into the box: matched against the subscription.
-	ms, _ = s.Publish(200*time.Millisecond, locate.Pub{ID: world.MakeObjectID(4, 7), Node: 4, Loc: world.Point{120, 95}, At: 200*time.Millisecond, TTL: time.Second}, nil)
+	ms, _ = s.Publish(200*time.Millisecond, locate.Pub{ID: world.MakeObjectID(4, 7), Node: 4, Loc: world.Point{120, 95}, At: 200 * time.Millisecond, TTL: time.Second}, nil)
 	for _, m := range ms {
 		fmt.Printf("to node %d: %v at %v\n", m.To, m.Pub.ID, m.Pub.Loc[:2])
 	}
