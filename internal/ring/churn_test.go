@@ -119,3 +119,48 @@ func churnOnce(t *testing.T, seed uint64, size, minLive int, gap time.Duration, 
 			size, gap, contacts, seed, j, l, x, ringTook, took, len(c.members()), failed, joinFailed)
 	}
 }
+
+// TestProbesSparedAndCrashDetected checks the implicit heartbeat: on a
+// stable ring most probes are spared (peers are heard from between probes),
+// yet no live node points at a crashed node (predecessor, successor list)
+// for longer than Probe + FailAfter + Probe plus a few stabilisation rounds
+// (the old, probe-every-period rule took 3.9 to 6.55 s on these seeds).
+func TestProbesSparedAndCrashDetected(t *testing.T) {
+	cfg := ring.DefaultConfig(0, nil)
+	bound := 2*cfg.Probe + cfg.FailAfter + 4*cfg.Stabilize
+	for seed := uint64(1); seed <= 6; seed++ {
+		c := newCluster(t, seed, nil)
+		c.grow(24, 30*time.Millisecond, 10*time.Second)
+		var spared uint64
+		for _, n := range c.members() {
+			spared += n.Stats().ProbesSpared
+		}
+		if spared == 0 {
+			t.Fatalf("seed %d: no probe spared on a stable ring", seed)
+		}
+		ms := c.members()
+		victim := ms[c.rng.IntN(len(ms))].ID()
+		c.alive[victim] = false
+		crashed := c.now
+		points := func() bool {
+			for _, n := range c.members() {
+				if p, ok := n.Pred(); ok && p.ID == victim {
+					return true
+				}
+				for _, s := range n.Succs(nil) {
+					if s.ID == victim {
+						return true
+					}
+				}
+			}
+			return false
+		}
+		for points() {
+			if c.now-crashed > bound {
+				t.Fatalf("seed %d: crashed node %d still referenced %v after the crash (bound %v)", seed, victim, c.now-crashed, bound)
+			}
+			c.run(c.now + 50*time.Millisecond)
+		}
+		t.Logf("seed %d: crash of node %d forgotten after %v", seed, victim, c.now-crashed)
+	}
+}

@@ -41,7 +41,9 @@ type Config struct {
 	// linked in within about a second on WAN latencies.
 	Stabilize time.Duration
 	// Probe is the period of failure-detector pings to the predecessor,
-	// the successors and the long links. Default 1 s.
+	// the successors and the long links (a peer heard from within the
+	// period is pinged only every third period). Default 1 s: a crashed
+	// peer is dropped within Probe + FailAfter + Probe of its last word.
 	Probe time.Duration
 	// FailAfter declares a probed peer failed when nothing was heard from
 	// it for this long. Default 3 s (three probe periods).

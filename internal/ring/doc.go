@@ -75,8 +75,12 @@
 // own) and the joiner announces itself to its predecessor. Stabilisation
 // (every Stabilize) asks the successor for its predecessor and successor
 // list, adopting a node that joined in between and learning r successors.
-// Probes (every Probe) go to the predecessor, successors and long links, and
-// one unanswered for half a period is sent again; a peer silent for
+// Probes (every Probe) go to the predecessor, successors and long links,
+// except to a peer heard from within the last period (its stabilisation,
+// its own probe or any other ring message proves it alive), which is
+// probed only every third period (to refresh its key and load): at 96
+// nodes this halves the probes. A probe unanswered for half a period is
+// sent again; a peer silent for
 // FailAfter after an unanswered probe is dropped (EventPeerFailed: with the
 // defaults, about six round trips in a row were lost), the next successor takes over, and a node whose
 // successor list empties looks up the owner of the key after its own

@@ -105,6 +105,7 @@ type Stats struct {
 	PeersFailed           uint64 // peers declared failed
 	Moves                 uint64 // load-balancing leave-joins this node made
 	Splits                uint64 // load-balancing splits this node's range offered
+	ProbesSpared          uint64 // probes not sent: the peer was heard from within the period
 }
 
 // Errors of the API.
@@ -1089,6 +1090,10 @@ func (n *Node) probed(yield func(wire.NodeID)) {
 	}
 }
 
+// probeRefresh: a peer heard from between probes is still probed every
+// probeRefresh probe periods.
+const probeRefresh = 3
+
 func (n *Node) sendProbes() {
 	n.probeSeq++
 	m := wire.RingProbe{Seq: n.probeSeq, Key: n.self.Key, Load: milli(n.Load(n.now))}
@@ -1097,6 +1102,14 @@ func (n *Node) sendProbes() {
 		if ps == nil {
 			ps = &peerState{key: n.keyOf(id), lastHeard: n.now}
 			n.peers[id] = ps
+		}
+		// A peer heard from within the last period is alive: it is not
+		// probed (its stabilisation, its own probe or its pong said so),
+		// except every probeRefresh periods, so that its key and load
+		// stay known.
+		if !ps.waiting && n.now-ps.lastHeard < n.cfg.Probe && n.now-ps.lastPing < probeRefresh*n.cfg.Probe {
+			n.stats.ProbesSpared++
+			return
 		}
 		if !ps.waiting {
 			ps.waiting, ps.waitSince = true, n.now
