@@ -530,7 +530,7 @@ func (r *LabColyseusReport) scale(m arena.MapType, km string, n int) *ColyseusRu
 	c := r.Config
 	return r.find(func(w WorldConfig) bool {
 		return w.Arch == ArchColyseus && w.PlayersPerNode == 1 && w.Map == m && w.KeyMap == km && w.Nodes == n &&
-			w.Duration == c.ScaleDuration && !w.Balance && !w.NoProactive && w.PredTime == time.Second && w.Prefetch == 0
+			w.Duration == c.ScaleDuration && !w.Balance && !w.NoProactive && w.PredTime == DefaultPredTime && w.Prefetch == 0
 	})
 }
 

@@ -162,8 +162,8 @@ func TestLabColyseusTiny(t *testing.T) {
 		}
 	}
 	// Table 1: proactive replication must cut missing missiles.
-	on := rep.fed(10, cfg.KeyMaps[0], cfg.FedDuration, time.Second, false, false)
-	off := rep.fed(10, cfg.KeyMaps[0], cfg.FedDuration, time.Second, false, true)
+	on := rep.fed(10, cfg.KeyMaps[0], cfg.FedDuration, DefaultPredTime, false, false)
+	off := rep.fed(10, cfg.KeyMaps[0], cfg.FedDuration, DefaultPredTime, false, true)
 	if on == nil || off == nil {
 		t.Fatal("no Table 1 runs")
 	}
@@ -183,7 +183,7 @@ func TestLabColyseusTiny(t *testing.T) {
 		t.Errorf("PredTime 0 should route more subscriptions than 1 s: %v vs %v", p0, p1)
 	}
 	for _, b := range balanceRuns {
-		run := rep.fed(6, b.keyMap, cfg.BalanceDuration, time.Second, b.balance, false)
+		run := rep.fed(6, b.keyMap, cfg.BalanceDuration, DefaultPredTime, b.balance, false)
 		if run == nil {
 			t.Fatalf("no Table 2 run %+v", b)
 		}

@@ -416,8 +416,8 @@ func (r *LabColyseusReport) WriteTable(w io.Writer) error {
 		newTW()
 		p("nodes\tplayers\ton 0 ms\toff 0 ms\ton 100 ms\toff 100 ms\tpaper on / off (0 ms)\tall objects on / off\t\n")
 		for _, n := range c.ProactiveNodes {
-			on := r.fed(n, c.KeyMaps[0], c.FedDuration, time.Second, false, false)
-			off := r.fed(n, c.KeyMaps[0], c.FedDuration, time.Second, false, true)
+			on := r.fed(n, c.KeyMaps[0], c.FedDuration, DefaultPredTime, false, false)
+			off := r.fed(n, c.KeyMaps[0], c.FedDuration, DefaultPredTime, false, true)
 			if on == nil || off == nil {
 				continue
 			}
@@ -540,7 +540,7 @@ func (r *LabColyseusReport) WriteTable(w io.Writer) error {
 		p("setting\ttotal std\ttotal max\tmatching std\tmatching max\tmissing\tnode kB/s\tmoves\t\n")
 		var dhtMat float64
 		for _, b := range balanceRuns {
-			run := r.fed(c.BalanceNodes, b.keyMap, c.BalanceDuration, time.Second, b.balance, false)
+			run := r.fed(c.BalanceNodes, b.keyMap, c.BalanceDuration, DefaultPredTime, b.balance, false)
 			if run == nil {
 				continue
 			}

@@ -42,8 +42,11 @@
 // Routing. Route(now, key, class, payload) delivers an opaque payload to
 // the owner of key; RouteRange(now, lo, hi, ...) to every node whose range meets
 // the clockwise range [lo, hi] (routed to the owner of lo, then walked
-// along successors to the owner of hi; a node the walk skipped because it
-// joined just before gets a copy back from its successor). A routed frame is committed under
+// along successors to the owner of hi, fanned out: each walker sends a
+// copy at once to every successor in its list within the range, and the
+// last of them walks on, so k owners are reached in about k/r sequential
+// hops; a node the walk skipped because it joined just before gets a copy
+// back from its successor). A routed frame is committed under
 // its payload's traffic class, so routing traffic is accounted with what
 // it carries (route-cache confirmations too); ring upkeep (stabilisation,
 // probes, joins, long-link lookups) is ClassMaintenance. Each hop goes, in order of

@@ -24,7 +24,8 @@ func (n *Node) Route(now time.Duration, key uint64, c wire.Class, payload []byte
 
 // RouteRange sends payload, of traffic class c, to every node whose range
 // intersects the clockwise key range [lo, hi]: it is routed to the owner of
-// lo, which forwards it along its successors until the owner of hi. Each
+// lo, which forwards it along its successors (fanned out over its
+// successor list) until the owner of hi. Each
 // gets an EventDelivered whose Range is [lo, hi].
 func (n *Node) RouteRange(now time.Duration, lo, hi uint64, c wire.Class, payload []byte) error {
 	if err := n.checkRoute(c, payload); err != nil {
@@ -210,7 +211,7 @@ func (n *Node) onWalk(from wire.NodeID, m *wire.RingRoute) {
 		b.Back = true
 		n.sendWalk(n.pred, &b, w)
 	}
-	if !m.Back {
+	if !m.Back && !m.Leaf {
 		n.walk(m)
 	}
 }
@@ -226,21 +227,35 @@ func (n *Node) sendWalk(p Peer, m *wire.RingRoute, w uint64) {
 }
 
 // walk forwards a range message from this node (which holds part of the
-// range) to its successor, unless this node's range reaches the range's end.
+// range) to the successors that hold the rest: at once to every successor
+// in its list whose range meets it (a fan-out: a walk over k owners takes
+// about k/r sequential hops instead of k), each a leaf that delivers and
+// stops, but the last, which walks on. Each copy's Hint is its expected
+// predecessor's key, so that a node that joined in between is still found
+// (onWalk). Nothing is sent once this node's range reaches the range's end.
 func (n *Node) walk(m *wire.RingRoute) {
 	lo, hi := m.Key, m.Hi
-	if hi-lo <= n.self.Key-lo || len(n.succs) == 0 {
-		return // this node owns hi
-	}
-	s := n.succs[0]
-	if s.Key-lo <= n.self.Key-lo {
-		return // the successor is past the start again: the whole ring was covered
-	}
 	if int(m.Hops) >= n.cfg.MaxHops+n.cfg.MaxWalk {
-		n.stats.Dropped++
+		if hi-lo > n.self.Key-lo && len(n.succs) > 0 {
+			n.stats.Dropped++
+		}
 		return
 	}
-	n.sendWalk(s, m, n.self.Key)
+	prev := n.self.Key
+	for i, s := range n.succs {
+		if hi-lo <= prev-lo {
+			return // prev owns hi
+		}
+		if s.Key-lo <= prev-lo {
+			return // the successor is past the start again: the whole ring was covered
+		}
+		f := *m
+		// The last successor known, or the owner of hi, walks on (the
+		// owner of hi then stops at once).
+		f.Leaf = i < len(n.succs)-1 && hi-lo > s.Key-lo
+		n.sendWalk(s, &f, prev)
+		prev = s.Key
+	}
 }
 
 // ackRoute tells the origin of a message that took more than one hop who

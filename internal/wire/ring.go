@@ -36,6 +36,7 @@ type RingRoute struct {
 	Final  bool   // the sender believes the receiver owns Key
 	Ack    bool   // the owner confirms itself to the origin (RingOwner) even after one hop
 	Back   bool   // RouteRange walk: going back to a node the walk skipped (Hint: the key the walk came from)
+	Leaf   bool   // RouteRange walk: a copy fanned out to one successor, which delivers it and does not walk on
 	Hint   uint64 // Final: the receiver's key as the sender knew it
 	Origin NodeID // the node that routed the message first
 	Key    uint64
@@ -53,6 +54,7 @@ const (
 	routeFinal    = 0x10
 	routeAck      = 0x20
 	routeBack     = 0x40
+	routeLeaf     = 0x80
 )
 
 // AppendRingRoute appends m as one frame. Fields m.Kind does not use are
@@ -74,6 +76,9 @@ func AppendRingRoute(b []byte, m *RingRoute) []byte {
 	}
 	if m.Back && m.Walk && m.Kind == RouteRange {
 		f |= routeBack
+	}
+	if m.Leaf && m.Walk && m.Kind == RouteRange {
+		f |= routeLeaf
 	}
 	b = append(b, f)
 	b = binary.AppendUvarint(b, uint64(m.Origin))
@@ -103,18 +108,18 @@ func (m *RingRoute) Decode(body []byte) error {
 	if r.err != nil {
 		return r.err
 	}
-	if f&^(routeKindMask|routeWalk|routeCached|routeFinal|routeAck|routeBack) != 0 {
+	if f&^(routeKindMask|routeWalk|routeCached|routeFinal|routeAck|routeBack|routeLeaf) != 0 {
 		return malformed("route flags %#x", f)
 	}
-	if f&routeBack != 0 && f&routeWalk == 0 {
-		return malformed("back flag without walk flag")
+	if f&(routeBack|routeLeaf) != 0 && f&routeWalk == 0 {
+		return malformed("back or leaf flag without walk flag")
 	}
 	m.Kind = RouteKind(f & routeKindMask)
 	if f&routeWalk != 0 && m.Kind != RouteRange {
 		return malformed("walk flag on a %d route", m.Kind)
 	}
 	m.Walk, m.Cached, m.Final, m.Ack = f&routeWalk != 0, f&routeCached != 0, f&routeFinal != 0, f&routeAck != 0
-	m.Back = f&routeBack != 0
+	m.Back, m.Leaf = f&routeBack != 0, f&routeLeaf != 0
 	m.Origin = NodeID(r.u32("route origin"))
 	m.Key = r.u64("route key")
 	if m.Final {

@@ -78,6 +78,7 @@ func randRingRoute(r *rand.Rand) *RingRoute {
 	case RouteRange:
 		m.Hi, m.Walk = randKey(r), r.IntN(2) == 0
 		m.Back = m.Walk && r.IntN(3) == 0
+		m.Leaf = m.Walk && r.IntN(3) == 0
 		fallthrough
 	case RouteData:
 		m.Class = Class(r.IntN(NumClasses))
@@ -121,7 +122,7 @@ func TestRingDecodeRejects(t *testing.T) {
 		typ  Type
 		body []byte
 	}{
-		{"route unknown flag bit", TypeRingRoute, []byte{0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
+		{"route leaf without walk", TypeRingRoute, []byte{byte(RouteRange) | routeLeaf, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
 		{"route back without walk", TypeRingRoute, []byte{byte(RouteRange) | routeBack, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
 		{"route walk on data", TypeRingRoute, []byte{routeWalk, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
 		{"route key truncated", TypeRingRoute, []byte{byte(RouteLookup), 0, 1, 2}},
