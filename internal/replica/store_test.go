@@ -3,6 +3,7 @@ package replica
 import (
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -326,5 +327,70 @@ func TestDeletedIDsStayDeleted(t *testing.T) {
 	}
 	if s.Len() != 0 {
 		t.Fatalf("%d objects after refused additions", s.Len())
+	}
+}
+
+// TestDelayedAcks: a replica's first acknowledgement goes at once; later
+// ones wait up to AckDelay unless another replica-sync frame goes to the
+// primary's node in the same flush (they then share its packet); a newer
+// acknowledgement of the object replaces a waiting one. With a negative
+// AckDelay every flush acknowledges.
+func TestDelayedAcks(t *testing.T) {
+	for _, c := range []struct {
+		delay time.Duration
+		want  []int // frames (0..) in which store 2 sends an ack
+	}{
+		{-1, []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}},
+		// 200 ms at 100 ms frames: the first at once, then every third
+		// frame (waiting since the frame after the last); frame 11 carries
+		// the replica's registration refresh (RegisterPeriod 1 s after the
+		// first), which the waiting ack joins.
+		{200 * time.Millisecond, []int{1, 4, 7, 10, 11}},
+	} {
+		a := newStore(t, 1, func(cfg *Config) { cfg.AckDelay = c.delay })
+		b := newStore(t, 2, func(cfg *Config) { cfg.AckDelay = c.delay })
+		stores := map[wire.NodeID]*Store{1: a, 2: b}
+		st := schema.NewState(world.MakeObjectID(1, 1))
+		if err := a.AddPrimary(0, &obj{st}, 1); err != nil {
+			t.Fatal(err)
+		}
+		b.Want(0, st.ID(), 1, time.Hour)
+		var oa, ob wire.Outbox
+		var got []int
+		var last uint64
+		for f := 0; f < 12; f++ {
+			now := time.Duration(f) * 100 * time.Millisecond
+			st.SetFloat(0, float64(f))
+			a.Commit(now)
+			a.Flush(now, nil, &oa)
+			deliver(t, now, &oa, 1, stores, nil)
+			b.Flush(now, []world.Box{world.Unbounded()}, &ob)
+			for _, p := range ob.Packets(2, nil) {
+				fr, _ := wire.OpenFrames(p.Payload)
+				for {
+					typ, body, ok := fr.Next()
+					if !ok {
+						break
+					}
+					if typ == wire.TypeAcks {
+						got = append(got, f)
+						var ack wire.Acks
+						if err := ack.Decode(body); err != nil || len(ack.Entries) != 1 || ack.Entries[0].Version <= last {
+							t.Fatalf("delay %v frame %d: ack %+v (%v), last acked %d", c.delay, f, ack, err, last)
+						}
+						last = ack.Entries[0].Version
+						if in, _ := b.Object(st.ID()); in.Version != last {
+							t.Fatalf("delay %v frame %d: acked version %d, replica at %d", c.delay, f, last, in.Version)
+						}
+					}
+				}
+				o := &wire.Outbox{}
+				o.Commit(p.To, p.Class, append(o.Buf(), p.Payload[1:]...))
+				deliver(t, now, o, 2, stores, nil)
+			}
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("delay %v: acks in frames %v, want %v", c.delay, got, c.want)
+		}
 	}
 }
