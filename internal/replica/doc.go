@@ -33,8 +33,10 @@
 //     Flush (which would add up to a frame of discovery latency).
 //  5. Send the packets the outbox makes, in any order: the protocol tolerates
 //     loss, duplication and reordering. Updates are idempotent (a version is
-//     applied once, older ones are ignored), a lost update is resent after
-//     Config.RetransmitAfter, an idle primary sends a keepalive every
+//     applied once, older ones are ignored), acknowledgements wait up to
+//     Config.AckDelay for another frame to the primary's node to share a
+//     packet with, a lost update is resent after Config.RetransmitAfter,
+//     an idle primary sends a keepalive every
 //     Config.KeepalivePeriod, and a replica that hears nothing from its
 //     primary for Config.ReplicaTimeout is deleted — which bounds how long a
 //     replica can outlive its object whatever the network loses.
