@@ -519,3 +519,27 @@ func TestWorldColyseus(t *testing.T) {
 			st.Latency.Quantile(0.5), rr.Hops)
 	}
 }
+
+// TestAutoKeyMap: the x key on maps at least twice as long as wide, the
+// Hilbert curve elsewhere; Validate resolves "" and "auto" to it.
+func TestAutoKeyMap(t *testing.T) {
+	for _, c := range []struct {
+		m    arena.MapType
+		n    int
+		want string
+	}{
+		{arena.Rect, 96, locate.KeyMapLinear}, {arena.Rect, 32, locate.KeyMapLinear}, {arena.Rect, 16, locate.KeyMapHilbert},
+		{arena.Rect, 9, locate.KeyMapHilbert}, {arena.Sqr, 96, locate.KeyMapHilbert}, {arena.Sqr, 1000, locate.KeyMapHilbert},
+	} {
+		if got := AutoKeyMap(c.m, c.n); got != c.want {
+			t.Errorf("%v map, %d players: %s, want %s", c.m, c.n, got, c.want)
+		}
+		for _, km := range []string{"", KeyMapAuto} {
+			cfg := DefaultWorldConfig()
+			cfg.Arch, cfg.Map, cfg.Nodes, cfg.PlayersPerNode, cfg.KeyMap = ArchColyseus, c.m, c.n, 1, km
+			if v, err := cfg.Validate(); err != nil || v.KeyMap != c.want {
+				t.Errorf("%v map, %d players, KeyMap %q: validated to %q (%v), want %s", c.m, c.n, km, v.KeyMap, err, c.want)
+			}
+		}
+	}
+}

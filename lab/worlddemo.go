@@ -128,8 +128,12 @@ func demoAssign(cfg WorldConfig) (cma.Stats, error) {
 func (r *WorldDemoReport) WriteTable(w io.Writer) error {
 	c, s := r.Config, r.Summary
 	mw, mh := arena.Size(c.Map, c.Players())
+	arch := string(c.Arch)
+	if c.Arch == ArchColyseus {
+		arch += " (" + c.KeyMap + ")"
+	}
 	fmt.Fprintf(w, "world demo: %d nodes × %d bots = %d players, %s architecture, %s map %.0f × %.0f m, %v of game time, seed %d\n",
-		c.Nodes, c.PlayersPerNode, c.Players(), c.Arch, c.Map, mw, mh, c.Duration, c.Seed)
+		c.Nodes, c.PlayersPerNode, c.Players(), arch, c.Map, mw, mh, c.Duration, c.Seed)
 	fmt.Fprintf(w, "nodes:   WonderNetwork cities %s\n", listCities(c.Cities[:c.Nodes]))
 	switch c.Arch {
 	case ArchDirectory:
