@@ -63,7 +63,7 @@ var ErrLocateConfig = errors.New("locate: bad config")
 type Directory struct {
 	cfg        DirectoryConfig
 	self       wire.NodeID
-	jumps      jumps
+	pubLog     pubLog
 	nextPub    time.Duration
 	nextSub    time.Duration
 	subscribed []world.Box
@@ -141,7 +141,7 @@ func NewDirectory(self wire.NodeID, cfg DirectoryConfig) (*Directory, error) {
 	if !validJump(cfg.Jump) {
 		return nil, fmt.Errorf("%w: directory Jump %v (want finite, non-negative)", ErrLocateConfig, cfg.Jump)
 	}
-	return &Directory{cfg: cfg, self: self, jumps: newJumps(cfg.Jump)}, nil
+	return &Directory{cfg: cfg, self: self, pubLog: newJumpLog(cfg.Jump)}, nil
 }
 
 // Config returns the directory's configuration.
@@ -206,12 +206,12 @@ func (d *Directory) Tick(f *Frame, out *Out) {
 	}
 	d.msg = wire.Pubs{TTL: d.cfg.PublishTTL, Dims: f.Dims, Pubs: d.msg.Pubs[:0]}
 	if all {
-		d.jumps.prune(f.Primaries)
+		d.pubLog.prune(f.Primaries)
 	}
 	for i := range f.Primaries {
 		p := &f.Primaries[i]
-		if all || p.New || d.jumps.jumped(p, f.Dims) {
-			d.jumps.published(p, now, false)
+		if all || p.New || d.pubLog.jumped(p, f.Dims) {
+			d.pubLog.published(p, now, false)
 			d.msg.Pubs = append(d.msg.Pubs, wire.Pub{ID: p.ID, Node: f.Self, Loc: p.Loc})
 			if len(d.msg.Pubs) == 40 {
 				d.flushPubs(out, wire.TypePublish, d.cfg.Rendezvous)

@@ -120,14 +120,14 @@ type MercuryStats struct {
 // Tick or Step. Written here: no library does range publish/subscribe over
 // a ring.
 type Mercury struct {
-	cfg   MercuryConfig
-	self  wire.NodeID
-	ring  *ring.Node
-	jumps jumps
-	ob    wire.Outbox // the ring's frames, moved to the node's outbox
-	store *Store
-	pred  *Predictor
-	agg   *Aggregator
+	cfg    MercuryConfig
+	self   wire.NodeID
+	ring   *ring.Node
+	pubLog pubLog
+	ob     wire.Outbox // the ring's frames, moved to the node's outbox
+	store  *Store
+	pred   *Predictor
+	agg    *Aggregator
 
 	lastErr error
 	rng     *rand.Rand    // shared with the ring: one goroutine drives both
@@ -228,7 +228,7 @@ func NewMercury(self wire.NodeID, cfg MercuryConfig, rng *rand.Rand) (*Mercury, 
 		return nil, err
 	}
 	rc := cfg.Ring
-	m := &Mercury{self: self, store: st, pred: pred, agg: agg, rng: rng, jumps: newPubLog(cfg.Jump, cfg.IdleEvery, cfg.IdleMove)}
+	m := &Mercury{self: self, store: st, pred: pred, agg: agg, rng: rng, pubLog: newPubLog(cfg.Jump, cfg.IdleEvery, cfg.IdleMove)}
 	rc.ID, rc.Rand, rc.Outbox = self, rng, &m.ob
 	rn, err := ring.New(rc)
 	if err != nil {
@@ -377,22 +377,22 @@ func (m *Mercury) publish(f *Frame) {
 		m.nextPub = now + m.cfg.PublishPeriod
 	}
 	if all {
-		m.jumps.prune(f.Primaries)
+		m.pubLog.prune(f.Primaries)
 	}
 	for i := range f.Primaries {
 		p := &f.Primaries[i]
 		idle := false
 		switch {
-		case p.New || m.jumps.jumped(p, f.Dims):
+		case p.New || m.pubLog.jumped(p, f.Dims):
 		case !all:
 			continue
 		default:
 			var skip bool
-			if skip, idle = m.jumps.idle(p, f.Dims, now); skip {
+			if skip, idle = m.pubLog.idle(p, f.Dims, now); skip {
 				continue
 			}
 		}
-		m.jumps.published(p, now, idle)
+		m.pubLog.published(p, now, idle)
 		ttl := m.cfg.PublishTTL
 		if idle {
 			ttl = min(3*m.cfg.IdleEvery, m.cfg.MaxTTL)

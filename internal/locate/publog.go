@@ -7,7 +7,7 @@ import (
 	"github.com/overworld/overworld/world"
 )
 
-// jumps remembers where and when each primary was last published, for two
+// pubLog remembers where and when each primary was last published, for two
 // rules that change when a primary is published:
 //   - a primary that jumped (moved farther than dist since its last
 //     publication: a respawn, a teleport) is published at once instead of
@@ -18,7 +18,7 @@ import (
 //     change, such as items, need not publish at the rate of players).
 //
 // A zero dist or idleEvery turns its rule off.
-type jumps struct {
+type pubLog struct {
 	dist      float64
 	idleEvery time.Duration
 	idleMove  float64
@@ -33,10 +33,10 @@ type pubRec struct {
 	idle bool // published as idle
 }
 
-func newJumps(dist float64) jumps { return newPubLog(dist, 0, 0) }
+func newJumpLog(dist float64) pubLog { return newPubLog(dist, 0, 0) }
 
-func newPubLog(dist float64, idleEvery time.Duration, idleMove float64) jumps {
-	j := jumps{dist: max(dist, 0), idleEvery: max(idleEvery, 0), idleMove: max(idleMove, 0)}
+func newPubLog(dist float64, idleEvery time.Duration, idleMove float64) pubLog {
+	j := pubLog{dist: max(dist, 0), idleEvery: max(idleEvery, 0), idleMove: max(idleMove, 0)}
 	if j.dist > 0 || j.idleEvery > 0 {
 		j.last = map[world.ObjectID]pubRec{}
 	}
@@ -48,7 +48,7 @@ func validJump(d float64) bool { return d >= 0 && !math.IsInf(d, 1) }
 
 // moved returns the squared distance, over the first dims dimensions, p
 // moved since its last publication, and whether it was published before.
-func (j *jumps) moved(p *Primary, dims int) (float64, pubRec, bool) {
+func (j *pubLog) moved(p *Primary, dims int) (float64, pubRec, bool) {
 	if j.last == nil {
 		return 0, pubRec{}, false
 	}
@@ -65,7 +65,7 @@ func (j *jumps) moved(p *Primary, dims int) (float64, pubRec, bool) {
 
 // jumped reports whether p moved farther than the distance since its last
 // publication (false for a primary never published: New covers those).
-func (j *jumps) jumped(p *Primary, dims int) bool {
+func (j *pubLog) jumped(p *Primary, dims int) bool {
 	if j.dist <= 0 {
 		return false
 	}
@@ -77,7 +77,7 @@ func (j *jumps) jumped(p *Primary, dims int) bool {
 // stays idle and was published as idle less than idleEvery ago; else
 // idle says whether p is published as idle (it moved at most idleMove
 // since its last publication).
-func (j *jumps) idle(p *Primary, dims int, now time.Duration) (skip, idle bool) {
+func (j *pubLog) idle(p *Primary, dims int, now time.Duration) (skip, idle bool) {
 	if j.idleEvery <= 0 {
 		return false, false
 	}
@@ -89,14 +89,14 @@ func (j *jumps) idle(p *Primary, dims int, now time.Duration) (skip, idle bool) 
 }
 
 // published records p's publication at now.
-func (j *jumps) published(p *Primary, now time.Duration, idle bool) {
+func (j *pubLog) published(p *Primary, now time.Duration, idle bool) {
 	if j.last != nil {
 		j.last[p.ID] = pubRec{loc: p.Loc, at: now, idle: idle}
 	}
 }
 
 // prune forgets the objects that are no longer primaries here.
-func (j *jumps) prune(prims []Primary) {
+func (j *pubLog) prune(prims []Primary) {
 	if j.last == nil || len(j.last) <= len(prims) {
 		return
 	}
