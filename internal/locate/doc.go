@@ -58,10 +58,13 @@
 // (predict.go: Predictor, §6.2's formula); and subscription aggregation
 // (aggregate.go: SubCache, Merge, Aggregator). internal/ring routes
 // between them; Mercury (mercury.go) joins them up into a node.Discovery:
-// each frame it publishes the node's primaries (every PublishPeriod, or at
-// once when one moved out of what it last published), subscribes its
-// predicted, aggregated view, and delivers the matches its rendezvous
-// ranges produce; its ring traffic travels in wire.TypeRing frames and its
+// each frame it publishes the node's primaries (every PublishPeriod, at
+// once when one jumped, and only every IdleEvery, with longer-lived
+// publications, while one stays put; a publication lists the nodes already
+// registered for its replicas, Pub.Skip, and carries its time, so that
+// subscribers keep the newest), subscribes its predicted, aggregated view
+// (a box's key ranges bridged across gaps narrower than one owner's
+// range), and delivers the matches its rendezvous ranges produce; its ring traffic travels in wire.TypeRing frames and its
 // locator traffic in wire.TypeLocate frames, each accounted in its class
 // (maintenance, routing, matching). Mercury's caller must also deliver
 // those two frame types to Step, build every node's Mercury with the same
