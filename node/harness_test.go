@@ -273,7 +273,11 @@ func describe(p []byte) string {
 			var m wire.Pubs
 			_ = m.Decode(body)
 			for _, pb := range m.Pubs {
-				ids = append(ids, fmt.Sprintf("%v@%d(%g,%g)", pb.ID, pb.Node, pb.Loc[0], pb.Loc[1]))
+				s := fmt.Sprintf("%v@%d(%g,%g)", pb.ID, pb.Node, pb.Loc[0], pb.Loc[1])
+				if len(pb.Skip) > 0 {
+					s += fmt.Sprintf("-skip%v", pb.Skip)
+				}
+				ids = append(ids, s)
 			}
 		case wire.TypeSubscribe:
 			var m wire.Subscribe

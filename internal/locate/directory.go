@@ -84,9 +84,11 @@ type Directory struct {
 	// against.
 	linear bool
 
-	msg  wire.Pubs
-	sub  wire.Subscribe
-	want []world.Box
+	msg     wire.Pubs
+	sub     wire.Subscribe
+	want    []world.Box
+	skipBuf []wire.NodeID // the Skip lists of the publications in msg, end to end
+	skipEnd []int         // where each one ends in skipBuf
 
 	// The frame Check decoded last (into msg or sub), for Step; nil once
 	// msg or sub is used for anything else.
@@ -97,6 +99,17 @@ type Directory struct {
 type pubVal struct {
 	node  wire.NodeID
 	until time.Duration
+	nskip uint8
+	skip  [MaxSkip]wire.NodeID // Pub.Skip: subscribers that need no match
+}
+
+func (p *pubVal) skips(n wire.NodeID) bool {
+	for _, k := range p.skip[:p.nskip] {
+		if k == n {
+			return true
+		}
+	}
+	return false
 }
 
 type storedSub struct {
@@ -213,6 +226,14 @@ func (d *Directory) Tick(f *Frame, out *Out) {
 		if all || p.New || d.pubLog.jumped(p, f.Dims) {
 			d.pubLog.published(p, now, false)
 			d.msg.Pubs = append(d.msg.Pubs, wire.Pub{ID: p.ID, Node: f.Self, Loc: p.Loc})
+			if f.Holders != nil {
+				// The nodes already holding it need no match (Pub.Skip);
+				// the lists are cut from one buffer when the frame is made.
+				s0 := len(d.skipBuf)
+				d.skipBuf = f.Holders(p.ID, d.skipBuf)
+				d.skipBuf = d.skipBuf[:min(len(d.skipBuf), s0+MaxSkip)]
+				d.skipEnd = append(d.skipEnd, len(d.skipBuf))
+			}
 			if len(d.msg.Pubs) == 40 {
 				d.flushPubs(out, wire.TypePublish, d.cfg.Rendezvous)
 			}
@@ -250,8 +271,19 @@ func (d *Directory) flushPubs(out *Out, t wire.Type, to wire.NodeID) {
 	if len(d.msg.Pubs) == 0 {
 		return
 	}
+	if len(d.skipEnd) == len(d.msg.Pubs) {
+		s0 := 0
+		for i, e := range d.skipEnd {
+			d.msg.Pubs[i].Skip = d.skipBuf[s0:e:e]
+			s0 = e
+		}
+	}
 	out.Outbox.Commit(to, t.Class(), wire.AppendPubs(out.Outbox.Buf(), t, &d.msg))
+	for i := range d.msg.Pubs {
+		d.msg.Pubs[i].Skip = nil
+	}
 	d.msg.Pubs = d.msg.Pubs[:0]
+	d.skipBuf, d.skipEnd = d.skipBuf[:0], d.skipEnd[:0]
 }
 
 // indexSubscribed puts the subscribed boxes in a grid: a node with many
@@ -336,10 +368,13 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 		idx := d.indexed(d.msg.Dims)
 		for _, p := range d.msg.Pubs {
 			p.Node = from // a node publishes only its own primaries
-			d.pubs.Set(p.ID, p.Loc, pubVal{node: from, until: until})
+			v := pubVal{node: from, until: until}
+			v.nskip = uint8(copy(v.skip[:], p.Skip))
+			p.Skip = nil // matches do not carry it
+			d.pubs.Set(p.ID, p.Loc, v)
 			if !idx {
 				for _, s := range d.subs {
-					if s.node != from && s.until > now && inAny(p.Loc, s.boxes, d.msg.Dims) {
+					if s.node != from && s.until > now && !v.skips(s.node) && inAny(p.Loc, s.boxes, d.msg.Dims) {
 						d.matches = append(d.matches, matchOut{to: s.node, pub: p, until: until})
 					}
 				}
@@ -348,7 +383,7 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 			// Only the subscriptions with a box around p: O(nearby boxes).
 			d.owners = d.subIdx.Owners(p.Loc, d.owners[:0])
 			for _, n := range d.owners {
-				if i, ok := d.findSub(n); ok && n != from && d.subs[i].until > now {
+				if i, ok := d.findSub(n); ok && n != from && d.subs[i].until > now && !v.skips(n) {
 					d.matches = append(d.matches, matchOut{to: n, pub: p, until: until})
 				}
 			}
@@ -409,7 +444,7 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 		}
 		d.matches = d.matches[:0]
 		for _, id := range d.ids {
-			if loc, p, _ := d.pubs.Get(id); p.node != from && p.until > now {
+			if loc, p, _ := d.pubs.Get(id); p.node != from && p.until > now && !p.skips(from) {
 				d.matches = append(d.matches, matchOut{to: from, pub: wire.Pub{ID: id, Node: p.node, Loc: loc}, until: p.until})
 			}
 		}

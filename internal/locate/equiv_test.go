@@ -52,8 +52,12 @@ func TestDirectoryIndexMatchesLinear(t *testing.T) {
 			case k < 5:
 				m := wire.Pubs{TTL: ttl, Dims: dims}
 				for range 1 + r.IntN(6) {
-					m.Pubs = append(m.Pubs, wire.Pub{ID: world.MakeObjectID(uint32(from), uint32(1+r.IntN(10))),
-						Node: from, Loc: randPoint(r, cell, r.IntN(10) == 0)})
+					pb := wire.Pub{ID: world.MakeObjectID(uint32(from), uint32(1+r.IntN(10))),
+						Node: from, Loc: randPoint(r, cell, r.IntN(10) == 0)}
+					for range r.IntN(2) * r.IntN(4) {
+						pb.Skip = append(pb.Skip, wire.NodeID(2+r.IntN(8)))
+					}
+					m.Pubs = append(m.Pubs, pb)
 				}
 				typ, b = wire.TypePublish, wire.AppendPubs(nil, wire.TypePublish, &m)
 			case k < 9:

@@ -29,6 +29,7 @@ func TestDirectoryMatchesReference(t *testing.T) {
 			node  wire.NodeID
 			loc   world.Point
 			until time.Duration
+			skip  []wire.NodeID
 		}
 		type rsub struct {
 			boxes []world.Box
@@ -51,10 +52,14 @@ func TestDirectoryMatchesReference(t *testing.T) {
 				for range 1 + r.IntN(5) {
 					id := world.MakeObjectID(uint32(from), uint32(1+r.IntN(6)))
 					loc := world.Point{r.Float64() * 100, r.Float64() * 100}
-					m.Pubs = append(m.Pubs, wire.Pub{ID: id, Node: from, Loc: loc})
-					pubs[id] = rpub{from, loc, now + ttl}
+					var skip []wire.NodeID // holders that need no match
+					for range r.IntN(3) * r.IntN(4) {
+						skip = append(skip, wire.NodeID(2+r.IntN(5)))
+					}
+					m.Pubs = append(m.Pubs, wire.Pub{ID: id, Node: from, Loc: loc, Skip: skip})
+					pubs[id] = rpub{from, loc, now + ttl, skip}
 					for n, s := range subs {
-						if n != from && s.until > now && inAny(loc, s.boxes, 2) {
+						if n != from && s.until > now && !slices.Contains(skip, n) && inAny(loc, s.boxes, 2) {
 							want = append(want, fmt.Sprintf("%d:%v", n, id))
 						}
 					}
@@ -72,7 +77,7 @@ func TestDirectoryMatchesReference(t *testing.T) {
 					subs[from] = rsub{m.Boxes, now + ttl}
 				}
 				for id, p := range pubs {
-					if p.node != from && p.until > now && inAny(p.loc, m.Boxes, 2) {
+					if p.node != from && p.until > now && !slices.Contains(p.skip, from) && inAny(p.loc, m.Boxes, 2) {
 						want = append(want, fmt.Sprintf("%d:%v", from, id))
 					}
 				}
@@ -103,6 +108,9 @@ func TestDirectoryMatchesReference(t *testing.T) {
 						t.Fatal(err)
 					}
 					for _, pb := range m.Pubs {
+						if len(pb.Skip) > 0 {
+							t.Fatalf("a match carries a skip list %v", pb.Skip)
+						}
 						got = append(got, fmt.Sprintf("%d:%v", p.To, pb.ID))
 						if m.TTL <= 0 {
 							t.Fatalf("match with TTL %v", m.TTL)

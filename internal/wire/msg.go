@@ -251,6 +251,10 @@ type Pub struct {
 	ID   world.ObjectID
 	Node NodeID
 	Loc  world.Point
+	// Skip (publications only; empty in matches) lists nodes the
+	// rendezvous need not send this publication to: they hold a replica
+	// of the object already.
+	Skip []NodeID
 }
 
 // Pubs is the body of Publish and Match frames: publications stored as soft
@@ -274,20 +278,34 @@ func AppendPubs(b []byte, t Type, m *Pubs) []byte {
 		for d := range m.Dims {
 			b = appendFloat(b, p.Loc[d])
 		}
+		b = binary.AppendUvarint(b, uint64(len(p.Skip)))
+		for _, n := range p.Skip {
+			b = binary.AppendUvarint(b, uint64(n))
+		}
 	}
 	return endFrame(b, start)
 }
 
-// Decode decodes a Publish or Match frame body into m.
+// Decode decodes a Publish or Match frame body into m. It reuses m's
+// slices, the Skip lists of its earlier publications included.
 func (m *Pubs) Decode(body []byte) error {
 	r := reader{p: body}
 	m.TTL = r.duration("ttl")
 	m.Dims = r.dims()
+	old := m.Pubs[:cap(m.Pubs)]
 	m.Pubs = m.Pubs[:0]
 	for r.more() {
 		p := Pub{ID: r.id(), Node: NodeID(r.u32("node"))}
 		for d := range m.Dims {
 			p.Loc[d] = r.float()
+		}
+		if k := r.count("skip count"); k > 0 {
+			if i := len(m.Pubs); i < len(old) {
+				p.Skip = old[i].Skip[:0]
+			}
+			for range k {
+				p.Skip = append(p.Skip, NodeID(r.u32("skipped node")))
+			}
 		}
 		if r.err != nil {
 			return r.err

@@ -114,6 +114,9 @@ func randPubs(r *rand.Rand) *Pubs {
 		for d := range m.Dims {
 			p.Loc[d] = randFloat(r)
 		}
+		for range r.IntN(3) * r.IntN(4) {
+			p.Skip = append(p.Skip, NodeID(r.Uint32()))
+		}
 		m.Pubs = append(m.Pubs, p)
 	}
 	return m
