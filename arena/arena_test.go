@@ -56,6 +56,9 @@ func TestConfigValidate(t *testing.T) {
 		{func(c *Config) { c.ItemsPerPlayer = 1e9 }, "ItemsPerPlayer"},
 		{func(c *Config) { c.ScanEvery = time.Millisecond }, "ScanEvery"},
 		{func(c *Config) { c.Linger = -time.Second }, "Linger"},
+		{func(c *Config) { c.Zipf = -1 }, "Zipf -1"},
+		{func(c *Config) { c.Zipf = MaxZipf + 1 }, "Zipf 9"},
+		{func(c *Config) { c.Zipf = math.NaN() }, "Zipf NaN"},
 	} {
 		c := Federated(4, Sqr)
 		tc.mod(&c)
@@ -71,6 +74,56 @@ func TestConfigValidate(t *testing.T) {
 	}
 	if m, err := ParseMapType(" RECT "); err != nil || m != Rect {
 		t.Errorf("ParseMapType(RECT) = %v, %v", m, err)
+	}
+}
+
+// TestZipfKnob: the default exponent is 1 and gives NewMap's weights
+// exactly (the map and every draw unchanged); a larger one keeps the map
+// and ranks but puts more of each tile's weight on its top waypoint.
+func TestZipfKnob(t *testing.T) {
+	if v, err := Federated(4, Rect).Validate(); err != nil || v.Zipf != 1 {
+		t.Fatalf("default Zipf = %v, %v; want 1", v.Zipf, err)
+	}
+	def, err := New(Federated(4, Rect))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, h := Size(Rect, 32)
+	ref, err := NewMap(w, h, rand.New(rand.NewPCG(1, 0x6d6170)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Federated(4, Rect)
+	c.Zipf = 3
+	hot, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(def.Map.Waypoints) != len(ref.Waypoints) || len(hot.Map.Waypoints) != len(ref.Waypoints) {
+		t.Fatalf("waypoints %d, %d, NewMap %d", len(def.Map.Waypoints), len(hot.Map.Waypoints), len(ref.Waypoints))
+	}
+	topShare := func(m *Map) float64 {
+		sum, top := 0.0, 0.0
+		for i, p := range m.Waypoints {
+			if p.Weight != ref.Waypoints[i].Weight && m == def.Map {
+				t.Fatalf("waypoint %d: weight %v, NewMap's %v", i, p.Weight, ref.Waypoints[i].Weight)
+			}
+			sum += p.Weight
+			if p.Weight == 1 {
+				top++
+			}
+		}
+		return top / sum
+	}
+	d, hs := topShare(def.Map), topShare(hot.Map)
+	for i, p := range hot.Map.Waypoints {
+		// Same rank k: 1/k^3 = (1/k)^3.
+		if want := math.Pow(ref.Waypoints[i].Weight, 3); math.Abs(p.Weight-want) > 1e-12*want {
+			t.Fatalf("waypoint %d: weight %v with Zipf 3, want %v", i, p.Weight, want)
+		}
+	}
+	if !(hs > 3*d) {
+		t.Errorf("top waypoints' share of weight %v with Zipf 3, %v with 1: want far more", hs, d)
 	}
 }
 

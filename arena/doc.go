@@ -16,7 +16,8 @@
 //
 // Popularity is Zipf-like, as the paper observed in Quake III (§2.3): the
 // waypoints of each Diameter16 × Diameter16 tile are ranked at random and
-// the k-th has weight 1/k. A bot picks its next destination among the
+// the k-th has weight 1/k (1/k^s with Config.Zipf = s, whose larger
+// values crowd the bots onto fewer hot spots). A bot picks its next destination among the
 // waypoints within 0.6 Diameter16 with probability proportional to weight,
 // walks there by the shortest path (A*), and on arrival lingers with
 // probability PLinger for up to Linger. Local choice keeps the player

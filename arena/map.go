@@ -27,7 +27,7 @@ const (
 	waypointSpacing = 6.0
 	edgeRange       = 15.0 // waypoints closer than this are joined if the segment is clear
 	goalRadius      = 0.6 * Diameter16
-	zipfExponent    = 1.0 // popularity of the k-th waypoint of a tile ∝ 1/k
+	zipfExponent    = 1.0 // default popularity of the k-th waypoint of a tile ∝ 1/k (Config.Zipf)
 	gridCell        = 16.0
 )
 
@@ -36,7 +36,7 @@ type Waypoint struct {
 	X, Y float64
 	// Weight is the waypoint's popularity: within each Diameter16 ×
 	// Diameter16 tile of the map, the k-th most popular waypoint has
-	// weight 1/k (Zipf).
+	// weight 1/k^s (Zipf; s is Config.Zipf, 1 for NewMap).
 	Weight float64
 }
 
@@ -63,6 +63,11 @@ var ErrMap = errors.New("arena: map generation failed")
 // waypoints by dart throwing in free space, edges between close waypoints
 // with a clear line, the largest connected component kept.
 func NewMap(w, h float64, rng *rand.Rand) (*Map, error) {
+	return newMap(w, h, zipfExponent, rng)
+}
+
+// newMap is NewMap with waypoint popularity exponent zipf.
+func newMap(w, h, zipf float64, rng *rand.Rand) (*Map, error) {
 	if !(w >= 1 && h >= 1) || math.IsInf(w*h, 0) {
 		return nil, fmt.Errorf("%w: size %g × %g m", ErrMap, w, h)
 	}
@@ -180,13 +185,13 @@ func NewMap(w, h float64, rng *rand.Rand) (*Map, error) {
 		p := m.Waypoints[i]
 		return p.X, p.Y, p.X, p.Y
 	})
-	m.assignPopularity(rng)
+	m.assignPopularity(rng, zipf)
 	return m, nil
 }
 
 // assignPopularity ranks the waypoints of each Diameter16 tile in random
-// order and gives the k-th weight 1/k^zipfExponent.
-func (m *Map) assignPopularity(rng *rand.Rand) {
+// order and gives the k-th weight 1/k^zipf.
+func (m *Map) assignPopularity(rng *rand.Rand, zipf float64) {
 	tiles := map[[2]int][]int{}
 	var keys [][2]int
 	for i, p := range m.Waypoints {
@@ -200,7 +205,7 @@ func (m *Map) assignPopularity(rng *rand.Rand) {
 		ids := tiles[k]
 		rng.Shuffle(len(ids), func(a, b int) { ids[a], ids[b] = ids[b], ids[a] })
 		for r, i := range ids {
-			m.Waypoints[i].Weight = 1 / math.Pow(float64(r+1), zipfExponent)
+			m.Waypoints[i].Weight = 1 / math.Pow(float64(r+1), zipf)
 		}
 	}
 	m.cumW = make([]float64, len(m.Waypoints))
