@@ -121,9 +121,17 @@ type Config struct {
 	// (up to MaxZipf) crowds the bots onto fewer hot spots, a skewed
 	// workload for load balancing.
 	Zipf float64
+	// TileZipf is the exponent t of tile popularity: the Diameter16 tiles
+	// are ranked at random and the weights of the j-th most popular tile's
+	// waypoints are scaled by 1/j^t. Default 0: every tile alike, so the
+	// player density is the same everywhere (the model workload). A
+	// positive value (up to MaxZipf) makes a few tiles hot spots of the
+	// whole map: spawns and respawns, drawn by weight over the map, crowd
+	// there, and bots nearby are drawn to them.
+	TileZipf float64
 }
 
-// MaxZipf bounds Config.Zipf.
+// MaxZipf bounds Config.Zipf and Config.TileZipf.
 const MaxZipf = 8
 
 // P2P returns the paper's peer-to-peer configuration: one player per node.
@@ -200,6 +208,7 @@ func (c Config) Validate() (Config, error) {
 		{"ItemsPerPlayer", c.ItemsPerPlayer, 0, 100},
 		{"PRelocate", c.PRelocate, 0, 1},
 		{"Zipf", c.Zipf, 0.1, MaxZipf},
+		{"TileZipf", c.TileZipf, 0, MaxZipf},
 	} {
 		if !(f.v >= f.lo && f.v <= f.hi) {
 			return bad("%s %v: want %g to %g", f.name, f.v, f.lo, f.hi)
