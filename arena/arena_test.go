@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -59,6 +60,8 @@ func TestConfigValidate(t *testing.T) {
 		{func(c *Config) { c.Zipf = -1 }, "Zipf -1"},
 		{func(c *Config) { c.Zipf = MaxZipf + 1 }, "Zipf 9"},
 		{func(c *Config) { c.Zipf = math.NaN() }, "Zipf NaN"},
+		{func(c *Config) { c.TileZipf = -1 }, "TileZipf -1"},
+		{func(c *Config) { c.TileZipf = math.Inf(1) }, "TileZipf +Inf"},
 	} {
 		c := Federated(4, Sqr)
 		tc.mod(&c)
@@ -124,6 +127,62 @@ func TestZipfKnob(t *testing.T) {
 	}
 	if !(hs > 3*d) {
 		t.Errorf("top waypoints' share of weight %v with Zipf 3, %v with 1: want far more", hs, d)
+	}
+}
+
+// TestTileZipf: tile popularity scales each tile's weights by 1/j^t for
+// its random rank j (the per-tile ranks unchanged), so that spawns crowd
+// into a few tiles; the default (0) leaves every tile alike.
+func TestTileZipf(t *testing.T) {
+	c := Federated(32, Rect) // 16 tiles
+	if v, err := c.Validate(); err != nil || v.TileZipf != 0 {
+		t.Fatalf("default TileZipf = %v, %v; want 0", v.TileZipf, err)
+	}
+	flat, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.TileZipf = 1
+	hot, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tileW := func(m *Map) map[[2]int]float64 {
+		out := map[[2]int]float64{}
+		for _, p := range m.Waypoints {
+			out[[2]int{int(p.X / Diameter16), int(p.Y / Diameter16)}] += p.Weight
+		}
+		return out
+	}
+	fw, hw := tileW(flat.Map), tileW(hot.Map)
+	var scales []float64
+	for k, w := range hw {
+		scales = append(scales, w/fw[k])
+	}
+	slices.Sort(scales)
+	slices.Reverse(scales)
+	if len(scales) != 16 {
+		t.Fatalf("%d tiles, want 16", len(scales))
+	}
+	for j, f := range scales {
+		if want := 1 / float64(j+1); math.Abs(f-want) > 1e-9 {
+			t.Fatalf("tile ranked %d: weights scaled by %v, want %v", j+1, f, want)
+		}
+	}
+	// Spawns follow the weights: the hottest tile gets about 1/H(16) of
+	// them, against 1/16 with every tile alike.
+	rng := rand.New(rand.NewPCG(7, 7))
+	count := map[[2]int]int{}
+	for range 20000 {
+		p := hot.Map.Waypoints[hot.Map.DrawWaypoint(rng)]
+		count[[2]int{int(p.X / Diameter16), int(p.Y / Diameter16)}]++
+	}
+	top := 0
+	for _, n := range count {
+		top = max(top, n)
+	}
+	if share := float64(top) / 20000; share < 0.25 || share > 0.35 {
+		t.Errorf("hottest tile draws %.3f of spawns, want about 1/H(16) = 0.295 (seed 7)", share)
 	}
 }
 
