@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -56,6 +57,11 @@ func TestConfigValidate(t *testing.T) {
 		{func(c *Config) { c.ItemsPerPlayer = 1e9 }, "ItemsPerPlayer"},
 		{func(c *Config) { c.ScanEvery = time.Millisecond }, "ScanEvery"},
 		{func(c *Config) { c.Linger = -time.Second }, "Linger"},
+		{func(c *Config) { c.Zipf = -1 }, "Zipf -1"},
+		{func(c *Config) { c.Zipf = MaxZipf + 1 }, "Zipf 9"},
+		{func(c *Config) { c.Zipf = math.NaN() }, "Zipf NaN"},
+		{func(c *Config) { c.TileZipf = -1 }, "TileZipf -1"},
+		{func(c *Config) { c.TileZipf = math.Inf(1) }, "TileZipf +Inf"},
 	} {
 		c := Federated(4, Sqr)
 		tc.mod(&c)
@@ -71,6 +77,112 @@ func TestConfigValidate(t *testing.T) {
 	}
 	if m, err := ParseMapType(" RECT "); err != nil || m != Rect {
 		t.Errorf("ParseMapType(RECT) = %v, %v", m, err)
+	}
+}
+
+// TestZipfKnob: the default exponent is 1 and gives NewMap's weights
+// exactly (the map and every draw unchanged); a larger one keeps the map
+// and ranks but puts more of each tile's weight on its top waypoint.
+func TestZipfKnob(t *testing.T) {
+	if v, err := Federated(4, Rect).Validate(); err != nil || v.Zipf != 1 {
+		t.Fatalf("default Zipf = %v, %v; want 1", v.Zipf, err)
+	}
+	def, err := New(Federated(4, Rect))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, h := Size(Rect, 32)
+	ref, err := NewMap(w, h, rand.New(rand.NewPCG(1, 0x6d6170)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Federated(4, Rect)
+	c.Zipf = 3
+	hot, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(def.Map.Waypoints) != len(ref.Waypoints) || len(hot.Map.Waypoints) != len(ref.Waypoints) {
+		t.Fatalf("waypoints %d, %d, NewMap %d", len(def.Map.Waypoints), len(hot.Map.Waypoints), len(ref.Waypoints))
+	}
+	topShare := func(m *Map) float64 {
+		sum, top := 0.0, 0.0
+		for i, p := range m.Waypoints {
+			if p.Weight != ref.Waypoints[i].Weight && m == def.Map {
+				t.Fatalf("waypoint %d: weight %v, NewMap's %v", i, p.Weight, ref.Waypoints[i].Weight)
+			}
+			sum += p.Weight
+			if p.Weight == 1 {
+				top++
+			}
+		}
+		return top / sum
+	}
+	d, hs := topShare(def.Map), topShare(hot.Map)
+	for i, p := range hot.Map.Waypoints {
+		// Same rank k: 1/k^3 = (1/k)^3.
+		if want := math.Pow(ref.Waypoints[i].Weight, 3); math.Abs(p.Weight-want) > 1e-12*want {
+			t.Fatalf("waypoint %d: weight %v with Zipf 3, want %v", i, p.Weight, want)
+		}
+	}
+	if !(hs > 3*d) {
+		t.Errorf("top waypoints' share of weight %v with Zipf 3, %v with 1: want far more", hs, d)
+	}
+}
+
+// TestTileZipf: tile popularity scales each tile's weights by 1/j^t for
+// its random rank j (the per-tile ranks unchanged), so that spawns crowd
+// into a few tiles; the default (0) leaves every tile alike.
+func TestTileZipf(t *testing.T) {
+	c := Federated(32, Rect) // 16 tiles
+	if v, err := c.Validate(); err != nil || v.TileZipf != 0 {
+		t.Fatalf("default TileZipf = %v, %v; want 0", v.TileZipf, err)
+	}
+	flat, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.TileZipf = 1
+	hot, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tileW := func(m *Map) map[[2]int]float64 {
+		out := map[[2]int]float64{}
+		for _, p := range m.Waypoints {
+			out[[2]int{int(p.X / Diameter16), int(p.Y / Diameter16)}] += p.Weight
+		}
+		return out
+	}
+	fw, hw := tileW(flat.Map), tileW(hot.Map)
+	var scales []float64
+	for k, w := range hw {
+		scales = append(scales, w/fw[k])
+	}
+	slices.Sort(scales)
+	slices.Reverse(scales)
+	if len(scales) != 16 {
+		t.Fatalf("%d tiles, want 16", len(scales))
+	}
+	for j, f := range scales {
+		if want := 1 / float64(j+1); math.Abs(f-want) > 1e-9 {
+			t.Fatalf("tile ranked %d: weights scaled by %v, want %v", j+1, f, want)
+		}
+	}
+	// Spawns follow the weights: the hottest tile gets about 1/H(16) of
+	// them, against 1/16 with every tile alike.
+	rng := rand.New(rand.NewPCG(7, 7))
+	count := map[[2]int]int{}
+	for range 20000 {
+		p := hot.Map.Waypoints[hot.Map.DrawWaypoint(rng)]
+		count[[2]int{int(p.X / Diameter16), int(p.Y / Diameter16)}]++
+	}
+	top := 0
+	for _, n := range count {
+		top = max(top, n)
+	}
+	if share := float64(top) / 20000; share < 0.25 || share > 0.35 {
+		t.Errorf("hottest tile draws %.3f of spawns, want about 1/H(16) = 0.295 (seed 7)", share)
 	}
 }
 

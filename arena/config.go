@@ -115,7 +115,24 @@ type Config struct {
 	// PRelocate is the probability that an item respawns at another
 	// waypoint instead of its own. Default 0.1.
 	PRelocate float64
+	// Zipf is the exponent s of waypoint popularity: the k-th most
+	// popular waypoint of a Diameter16 tile has weight 1/k^s. Default 1
+	// (Zipf-like, as in the paper's Quake III traces); a larger value
+	// (up to MaxZipf) crowds the bots onto fewer hot spots, a skewed
+	// workload for load balancing.
+	Zipf float64
+	// TileZipf is the exponent t of tile popularity: the Diameter16 tiles
+	// are ranked at random and the weights of the j-th most popular tile's
+	// waypoints are scaled by 1/j^t. Default 0: every tile alike, so the
+	// player density is the same everywhere (the model workload). A
+	// positive value (up to MaxZipf) makes a few tiles hot spots of the
+	// whole map: spawns and respawns, drawn by weight over the map, crowd
+	// there, and bots nearby are drawn to them.
+	TileZipf float64
 }
+
+// MaxZipf bounds Config.Zipf and Config.TileZipf.
+const MaxZipf = 8
 
 // P2P returns the paper's peer-to-peer configuration: one player per node.
 func P2P(nodes int, m MapType) Config {
@@ -171,6 +188,7 @@ func (c Config) Validate() (Config, error) {
 	def(&c.PLinger, 0.3)
 	def(&c.ItemsPerPlayer, 1.5)
 	def(&c.PRelocate, 0.1)
+	def(&c.Zipf, zipfExponent)
 	if c.ScanEvery == 0 {
 		c.ScanEvery = 500 * time.Millisecond
 	}
@@ -189,6 +207,8 @@ func (c Config) Validate() (Config, error) {
 		{"PLinger", c.PLinger, 0, 1},
 		{"ItemsPerPlayer", c.ItemsPerPlayer, 0, 100},
 		{"PRelocate", c.PRelocate, 0, 1},
+		{"Zipf", c.Zipf, 0.1, MaxZipf},
+		{"TileZipf", c.TileZipf, 0, MaxZipf},
 	} {
 		if !(f.v >= f.lo && f.v <= f.hi) {
 			return bad("%s %v: want %g to %g", f.name, f.v, f.lo, f.hi)

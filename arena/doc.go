@@ -21,7 +21,11 @@
 // walks there by the shortest path (A*), and on arrival lingers with
 // probability PLinger for up to Linger. Local choice keeps the player
 // density constant on large maps while each 16-player-sized tile has its own
-// Zipf-like hot spots.
+// Zipf-like hot spots. Two knobs skew it: Config.Zipf = s gives the k-th
+// waypoint of a tile 1/k^s (fewer hot spots per tile, the density per tile
+// unchanged), and Config.TileZipf = t ranks the tiles too, scaling the
+// j-th tile's weights by 1/j^t, so that spawns, respawns and goals crowd
+// into a few tiles of the whole map (hot spots for load balancing).
 //
 // Every ScanEvery (its reaction time) a bot looks for opponents: a live bot
 // within FightRange and in sight. It engages the nearest with probability

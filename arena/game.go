@@ -133,7 +133,7 @@ func New(cfg Config) (*Game, error) {
 		return nil, err
 	}
 	w, h := Size(cfg.Map, cfg.Players())
-	m, err := NewMap(w, h, rand.New(rand.NewPCG(cfg.Seed, 0x6d6170))) // "map"
+	m, err := newMap(w, h, cfg.Zipf, cfg.TileZipf, rand.New(rand.NewPCG(cfg.Seed, 0x6d6170))) // "map"
 	if err != nil {
 		return nil, err
 	}

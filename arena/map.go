@@ -27,7 +27,7 @@ const (
 	waypointSpacing = 6.0
 	edgeRange       = 15.0 // waypoints closer than this are joined if the segment is clear
 	goalRadius      = 0.6 * Diameter16
-	zipfExponent    = 1.0 // popularity of the k-th waypoint of a tile ∝ 1/k
+	zipfExponent    = 1.0 // default popularity of the k-th waypoint of a tile ∝ 1/k (Config.Zipf)
 	gridCell        = 16.0
 )
 
@@ -36,7 +36,8 @@ type Waypoint struct {
 	X, Y float64
 	// Weight is the waypoint's popularity: within each Diameter16 ×
 	// Diameter16 tile of the map, the k-th most popular waypoint has
-	// weight 1/k (Zipf).
+	// weight 1/k^s (Zipf; s is Config.Zipf, 1 for NewMap), times 1/j^t
+	// for the j-th most popular tile (t is Config.TileZipf, 0 for NewMap).
 	Weight float64
 }
 
@@ -63,6 +64,12 @@ var ErrMap = errors.New("arena: map generation failed")
 // waypoints by dart throwing in free space, edges between close waypoints
 // with a clear line, the largest connected component kept.
 func NewMap(w, h float64, rng *rand.Rand) (*Map, error) {
+	return newMap(w, h, zipfExponent, 0, rng)
+}
+
+// newMap is NewMap with waypoint popularity exponent zipf within a tile
+// and tileZipf across tiles (Config.Zipf, Config.TileZipf).
+func newMap(w, h, zipf, tileZipf float64, rng *rand.Rand) (*Map, error) {
 	if !(w >= 1 && h >= 1) || math.IsInf(w*h, 0) {
 		return nil, fmt.Errorf("%w: size %g × %g m", ErrMap, w, h)
 	}
@@ -180,13 +187,15 @@ func NewMap(w, h float64, rng *rand.Rand) (*Map, error) {
 		p := m.Waypoints[i]
 		return p.X, p.Y, p.X, p.Y
 	})
-	m.assignPopularity(rng)
+	m.assignPopularity(rng, zipf, tileZipf)
 	return m, nil
 }
 
 // assignPopularity ranks the waypoints of each Diameter16 tile in random
-// order and gives the k-th weight 1/k^zipfExponent.
-func (m *Map) assignPopularity(rng *rand.Rand) {
+// order and gives the k-th weight 1/k^zipf; with tileZipf > 0, it then
+// ranks the tiles in random order and scales the weights of the j-th by
+// 1/j^tileZipf.
+func (m *Map) assignPopularity(rng *rand.Rand, zipf, tileZipf float64) {
 	tiles := map[[2]int][]int{}
 	var keys [][2]int
 	for i, p := range m.Waypoints {
@@ -200,7 +209,16 @@ func (m *Map) assignPopularity(rng *rand.Rand) {
 		ids := tiles[k]
 		rng.Shuffle(len(ids), func(a, b int) { ids[a], ids[b] = ids[b], ids[a] })
 		for r, i := range ids {
-			m.Waypoints[i].Weight = 1 / math.Pow(float64(r+1), zipfExponent)
+			m.Waypoints[i].Weight = 1 / math.Pow(float64(r+1), zipf)
+		}
+	}
+	if tileZipf > 0 {
+		rng.Shuffle(len(keys), func(a, b int) { keys[a], keys[b] = keys[b], keys[a] })
+		for j, k := range keys {
+			f := 1 / math.Pow(float64(j+1), tileZipf)
+			for _, i := range tiles[k] {
+				m.Waypoints[i].Weight *= f
+			}
 		}
 	}
 	m.cumW = make([]float64, len(m.Waypoints))

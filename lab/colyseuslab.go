@@ -9,6 +9,7 @@ import (
 
 	"github.com/overworld/overworld/arena"
 	"github.com/overworld/overworld/internal/locate"
+	"github.com/overworld/overworld/internal/ring"
 	"github.com/overworld/overworld/internal/wire"
 )
 
@@ -82,6 +83,19 @@ type LabColyseusConfig struct {
 	BalanceNodes    int
 	BalanceDuration time.Duration
 
+	// PaperRouting adds the paper's routing to Fig. 9: the scale sweep
+	// again with WorldConfig.PaperRouting (no route cache, four long
+	// links, as in Mercury), beside overworld's ring (a cache of 2·log2(n)
+	// routes, eight long links). The ranking of the key mappings depends
+	// on it (README, "overworld lab colyseus").
+	PaperRouting bool
+	// BalanceTileZipf adds a hot-spot workload to Table 2: its five
+	// settings again with tile popularity exponent BalanceTileZipf
+	// (WorldConfig.TileZipf; the model game has every tile alike), so that
+	// load is skewed enough for leave-join balancing to act. 0 leaves it
+	// out.
+	BalanceTileZipf float64
+
 	// Prefetch (m) adds overworld's own series to Fig. 11: the scale
 	// sweep on sqr maps with the first key mapping, replicas fetched for
 	// the view widened by Prefetch (WorldConfig.Prefetch; anticipation and
@@ -97,7 +111,9 @@ type LabColyseusConfig struct {
 // 16 to 128 peer-to-peer nodes, sqr and rect maps, dht, rangedht-x and
 // rangedht-hilbert, 60 s each; Table 1 at 28, 50 and 96 federated nodes;
 // Fig. 8 at 50 federated nodes over PredTime 0 to 4 s; Table 2 at 96
-// federated nodes for 90 s. About ten minutes on 2 cores.
+// federated nodes for 90 s, on the model workload and on a hot-spot one
+// (tile popularity exponent BalanceTileZipf); Fig. 9 with overworld's and
+// the paper's routing. About ten minutes on 2 cores.
 func DefaultLabColyseusConfig() LabColyseusConfig {
 	return LabColyseusConfig{Seed: 1, Slice: 1,
 		ScaleNodes: []int{16, 32, 64, 96, 128}, ScaleMaps: []arena.MapType{arena.Sqr, arena.Rect},
@@ -107,7 +123,8 @@ func DefaultLabColyseusConfig() LabColyseusConfig {
 		ProactiveNodes: []int{28, 50, 96},
 		PredNodes:      50,
 		PredTimes:      []time.Duration{0, 250 * time.Millisecond, 500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second},
-		BalanceNodes:   96, BalanceDuration: 90 * time.Second, Prefetch: 15}
+		BalanceNodes:   96, BalanceDuration: 90 * time.Second, Prefetch: 15,
+		PaperRouting: true, BalanceTileZipf: defaultBalanceTileZipf}
 }
 
 // QuickLabColyseusConfig is a CI-sized run of every experiment (about
@@ -125,6 +142,10 @@ func QuickLabColyseusConfig() LabColyseusConfig {
 	c.BalanceNodes, c.BalanceDuration = 16, 40*time.Second
 	return c
 }
+
+// defaultBalanceTileZipf is the tile popularity exponent of Table 2's
+// hot-spot workload (README, "overworld lab colyseus").
+const defaultBalanceTileZipf = 1
 
 // Validate checks the configuration on a copy (Only sorted into
 // ColyseusExperiments' order, node lists ascending); errors wrap ErrConfig.
@@ -189,6 +210,8 @@ func (c LabColyseusConfig) Validate() (LabColyseusConfig, error) {
 		return bad("load balancing on %d nodes: want at least 2", c.BalanceNodes)
 	case len(c.PredTimes) == 0 || len(c.PredTimes) > 20:
 		return bad("%d prediction times: want 1 to 20", len(c.PredTimes))
+	case !(c.BalanceTileZipf >= 0 && c.BalanceTileZipf <= arena.MaxZipf):
+		return bad("hot-spot tile popularity exponent %v: want 0 (no hot-spot runs) to %d", c.BalanceTileZipf, arena.MaxZipf)
 	case !(c.Prefetch >= 0 && c.Prefetch <= 1000):
 		return bad("prefetch %v m: want 0 to 1000", c.Prefetch)
 	case c.Workers < 0 || c.Workers > 256:
@@ -243,6 +266,7 @@ const (
 	groupProactive = "proactive"
 	groupPredTime  = "predtime"
 	groupBalance   = "balance"
+	groupRouting   = "paperrouting"
 	groupOverworld = "overworld"
 )
 
@@ -290,6 +314,17 @@ func (c LabColyseusConfig) plan() []runSpec {
 			}
 		}
 	}
+	if c.has(ExpFig9) && c.PaperRouting {
+		for _, m := range c.ScaleMaps {
+			for _, km := range c.KeyMaps {
+				for _, n := range c.ScaleNodes {
+					w := c.world(n, 1, m, km, c.ScaleDuration)
+					w.PaperRouting = true
+					add(groupRouting, w)
+				}
+			}
+		}
+	}
 	if c.has(ExpFig11) && c.Prefetch > 0 && slices.Contains(c.ScaleMaps, arena.Sqr) {
 		for _, n := range c.ScaleNodes {
 			w := c.world(n, 1, arena.Sqr, c.KeyMaps[0], c.ScaleDuration)
@@ -324,13 +359,24 @@ func (c LabColyseusConfig) plan() []runSpec {
 		}
 	}
 	if c.has(ExpTable2) {
-		for _, b := range balanceRuns {
-			w := c.world(c.BalanceNodes, c.FedPlayers, arena.Rect, b.keyMap, c.BalanceDuration)
-			w.Balance = b.balance
-			add(groupBalance, w)
+		for _, z := range c.balanceTiles() {
+			for _, b := range balanceRuns {
+				w := c.world(c.BalanceNodes, c.FedPlayers, arena.Rect, b.keyMap, c.BalanceDuration)
+				w.Balance, w.TileZipf = b.balance, z
+				add(groupBalance, w)
+			}
 		}
 	}
 	return out
+}
+
+// balanceTiles are Table 2's workloads (tile popularity exponents): the
+// model game's (0) and, with BalanceTileZipf, the hot-spot one.
+func (c LabColyseusConfig) balanceTiles() []float64 {
+	if c.BalanceTileZipf > 0 {
+		return []float64{0, c.BalanceTileZipf}
+	}
+	return []float64{0}
 }
 
 // balanceRuns are Table 2's columns: the paper's dht and load-balanced
@@ -353,14 +399,15 @@ func sameWorld(a, b WorldConfig) bool {
 	}
 	return a.Arch == b.Arch && a.Nodes == b.Nodes && a.PlayersPerNode == b.PlayersPerNode && a.Map == b.Map &&
 		a.KeyMap == b.KeyMap && a.Duration == b.Duration && a.PredTime == b.PredTime && a.Balance == b.Balance &&
-		a.NoProactive == b.NoProactive && a.Seed == b.Seed && a.Slice == b.Slice && a.Prefetch == b.Prefetch
+		a.NoProactive == b.NoProactive && a.Seed == b.Seed && a.Slice == b.Slice && a.Prefetch == b.Prefetch &&
+		a.PaperRouting == b.PaperRouting && a.Zipf == b.Zipf && a.TileZipf == b.TileZipf
 }
 
 // ColyseusRun is one world of LabColyseus with the measures its
 // experiments read.
 type ColyseusRun struct {
 	// Group is the part of the plan that asked for the run first: scale,
-	// baseline, proactive, predtime or balance.
+	// paperrouting, baseline, proactive, predtime or balance.
 	Group  string
 	Result *WorldResult
 	// Ring is the colyseus locators' counters (zero for the baselines);
@@ -379,6 +426,12 @@ type ColyseusRun struct {
 	// MissingNodes is the spread over player nodes of their missing
 	// fraction at 0 ms of grace.
 	MissingNodes Spread
+	// LoadBefore and LoadAfter are the spread over nodes of the ring's
+	// load (publications and subscriptions routed to a node per second
+	// over the 30 s window, ring.Node.Load) when the window first fills,
+	// before load balancing can move a node, and at the end of the run
+	// (zero when the run is not longer than the window).
+	LoadBefore, LoadAfter Spread
 }
 
 // Spread is a distribution over nodes: mean, population standard
@@ -479,12 +532,35 @@ func runColyseusWorld(s runSpec, progress func(WorldProgress)) (*ColyseusRun, er
 		return nil, err
 	}
 	w.TrackKinds()
-	if err := w.Run(progress); err != nil {
+	var before, after Spread
+	window := ring.DefaultConfig(0, nil).LoadWindow
+	loads := func(now time.Duration) Spread {
+		var xs []float64
+		for _, m := range w.Mercury() {
+			xs = append(xs, m.Ring().Load(now))
+		}
+		return spreadOf(xs)
+	}
+	err = w.Run(func(p WorldProgress) {
+		// Between two seconds of simulation: the rings are at rest.
+		if len(w.Mercury()) > 0 && p.Total > window {
+			if p.Virtual == window {
+				before = loads(p.Virtual)
+			}
+			if p.Virtual == p.Total {
+				after = loads(p.Virtual)
+			}
+		}
+		if progress != nil {
+			progress(p)
+		}
+	})
+	if err != nil {
 		return nil, err
 	}
 	res := w.Result()
 	res.sim = nil // keep the summary only
-	run := &ColyseusRun{Group: s.group, Result: res, Ring: w.RingResult(), Kinds: w.KindViews()}
+	run := &ColyseusRun{Group: s.group, Result: res, Ring: w.RingResult(), Kinds: w.KindViews(), LoadBefore: before, LoadAfter: after}
 	for _, m := range w.Mercury() {
 		run.Moves += m.Ring().Stats().Moves
 	}
@@ -527,10 +603,17 @@ func (r *LabColyseusReport) find(ok func(WorldConfig) bool) *ColyseusRun {
 
 // scale returns the scale sweep's colyseus run of (m, km, n), or nil.
 func (r *LabColyseusReport) scale(m arena.MapType, km string, n int) *ColyseusRun {
+	return r.scaleRouting(m, km, n, false)
+}
+
+// scaleRouting returns the scale sweep's colyseus run of (m, km, n) with
+// the paper's routing or overworld's, or nil.
+func (r *LabColyseusReport) scaleRouting(m arena.MapType, km string, n int, paper bool) *ColyseusRun {
 	c := r.Config
 	return r.find(func(w WorldConfig) bool {
 		return w.Arch == ArchColyseus && w.PlayersPerNode == 1 && w.Map == m && w.KeyMap == km && w.Nodes == n &&
-			w.Duration == c.ScaleDuration && !w.Balance && !w.NoProactive && w.PredTime == DefaultPredTime && w.Prefetch == 0
+			w.Duration == c.ScaleDuration && !w.Balance && !w.NoProactive && w.PredTime == DefaultPredTime && w.Prefetch == 0 &&
+			w.PaperRouting == paper && w.Zipf == 0 && w.TileZipf == 0
 	})
 }
 
@@ -543,7 +626,8 @@ func (r *LabColyseusReport) overworld(n int) *ColyseusRun {
 	}
 	return r.find(func(w WorldConfig) bool {
 		return w.Arch == ArchColyseus && w.PlayersPerNode == 1 && w.Map == arena.Sqr && w.KeyMap == c.KeyMaps[0] &&
-			w.Nodes == n && w.Duration == c.ScaleDuration && w.Prefetch == c.Prefetch && !w.Balance && !w.NoProactive
+			w.Nodes == n && w.Duration == c.ScaleDuration && w.Prefetch == c.Prefetch && !w.Balance && !w.NoProactive &&
+			!w.PaperRouting && w.Zipf == 0 && w.TileZipf == 0
 	})
 }
 
@@ -553,17 +637,23 @@ func (r *LabColyseusReport) baseline(a Arch, n int) *ColyseusRun {
 		return r.scale(arena.Rect, r.Config.KeyMaps[0], n)
 	}
 	return r.find(func(w WorldConfig) bool {
-		return w.Arch == a && w.PlayersPerNode == 1 && w.Map == arena.Rect && w.Nodes == n && w.Prefetch == 0
+		return w.Arch == a && w.PlayersPerNode == 1 && w.Map == arena.Rect && w.Nodes == n && w.Prefetch == 0 && w.Zipf == 0 && w.TileZipf == 0
 	})
 }
 
-// fed returns a federated colyseus run on n nodes.
+// fed returns a federated colyseus run on n nodes, on the model workload.
 func (r *LabColyseusReport) fed(n int, km string, d, pred time.Duration, balance, noProactive bool) *ColyseusRun {
+	return r.fedTiles(n, km, d, pred, balance, noProactive, 0)
+}
+
+// fedTiles returns a federated colyseus run on n nodes with tile
+// popularity exponent tiles (WorldConfig.TileZipf).
+func (r *LabColyseusReport) fedTiles(n int, km string, d, pred time.Duration, balance, noProactive bool, tiles float64) *ColyseusRun {
 	c := r.Config
 	return r.find(func(w WorldConfig) bool {
 		return w.Arch == ArchColyseus && w.PlayersPerNode == c.FedPlayers && w.Map == arena.Rect && w.Nodes == n &&
 			w.KeyMap == km && w.Duration == d && w.PredTime == pred && w.Balance == balance && w.NoProactive == noProactive &&
-			w.Prefetch == 0
+			w.Prefetch == 0 && !w.PaperRouting && w.Zipf == 0 && w.TileZipf == tiles
 	})
 }
 

@@ -156,6 +156,28 @@ func TestLabColyseusTiny(t *testing.T) {
 			}
 		}
 	}
+	// Fig. 9's paper routing: the same sweep without the route cache.
+	for _, m := range cfg.ScaleMaps {
+		for _, km := range cfg.KeyMaps {
+			for _, n := range cfg.ScaleNodes {
+				ours, paper := rep.scaleRouting(m, km, n, false), rep.scaleRouting(m, km, n, true)
+				if ours == nil || paper == nil || ours == paper {
+					t.Fatalf("%s %s %d: runs %v, %v", m, km, n, ours, paper)
+				}
+				if paper.Ring.CacheHits != 0 || ours.Ring.CacheHits == 0 || paper.Ring.Routed == 0 {
+					t.Errorf("%s %s %d: cache hops %d with the paper's routing, %d with ours", m, km, n, paper.Ring.CacheHits, ours.Ring.CacheHits)
+				}
+			}
+		}
+	}
+	// Table 2's hot-spot workload: its own runs, the load measured.
+	for _, b := range balanceRuns {
+		model := rep.fed(cfg.BalanceNodes, b.keyMap, cfg.BalanceDuration, DefaultPredTime, b.balance, false)
+		hot := rep.fedTiles(cfg.BalanceNodes, b.keyMap, cfg.BalanceDuration, DefaultPredTime, b.balance, false, cfg.BalanceTileZipf)
+		if model == nil || hot == nil || model == hot || hot.Result.Config.TileZipf != cfg.BalanceTileZipf {
+			t.Fatalf("Table 2 %s %v: runs %v, %v", b.keyMap, b.balance, model, hot)
+		}
+	}
 	for _, a := range []Arch{ArchBroadcast, ArchClientServer} {
 		if rep.baseline(a, 9) == nil {
 			t.Errorf("no %s baseline", a)
@@ -221,7 +243,7 @@ func TestLabColyseusTiny(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range []string{"Fig. 7(b)", "98.97%", "Table 1", "72.9%", "Fig. 8", "sweet spot", "Figs. 9–11", "Table 2",
-		"4.41", "Fig. 12(a)", "broadcast ÷ colyseus"} {
+		"4.41", "the paper's routing", "frames/sub", "hot spots (tile Zipf", "Fig. 12(a)", "broadcast ÷ colyseus"} {
 		if !strings.Contains(tab.String(), s) {
 			t.Errorf("table lacks %q", s)
 		}
@@ -290,6 +312,8 @@ func TestLabColyseusConfigValidate(t *testing.T) {
 		"negative pred":      func(c *LabColyseusConfig) { c.PredTimes = []time.Duration{-time.Second} },
 		"pred twice":         func(c *LabColyseusConfig) { c.PredTimes = []time.Duration{time.Second, time.Second} },
 		"workers":            func(c *LabColyseusConfig) { c.Workers = -1 },
+		"tile zipf":          func(c *LabColyseusConfig) { c.BalanceTileZipf = -1 },
+		"tile zipf high":     func(c *LabColyseusConfig) { c.BalanceTileZipf = arena.MaxZipf + 1 },
 	} {
 		c := DefaultLabColyseusConfig()
 		mod(&c)

@@ -339,12 +339,21 @@ func (b *logBars) Thumbnail(c *draw.Canvas) {
 
 // savePanels draws plots side by side into one PNG of w × h at 120 dpi.
 func savePanels(path string, w, h vg.Length, plots ...*plot.Plot) error {
+	return savePanelGrid(path, w, h, [][]*plot.Plot{plots})
+}
+
+// savePanelGrid writes rows of plots (every row as long as the first), as
+// a w × h PNG.
+func savePanelGrid(path string, w, h vg.Length, rows [][]*plot.Plot) error {
 	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(120))
 	dc := draw.New(img)
-	t := draw.Tiles{Rows: 1, Cols: len(plots), PadX: vg.Points(18), PadTop: vg.Points(6), PadBottom: vg.Points(6), PadLeft: vg.Points(6), PadRight: vg.Points(12)}
-	canvases := plot.Align([][]*plot.Plot{plots}, t, dc)
-	for i, p := range plots {
-		p.Draw(canvases[0][i])
+	t := draw.Tiles{Rows: len(rows), Cols: len(rows[0]), PadX: vg.Points(18), PadY: vg.Points(12), PadTop: vg.Points(6),
+		PadBottom: vg.Points(6), PadLeft: vg.Points(6), PadRight: vg.Points(12)}
+	canvases := plot.Align(rows, t, dc)
+	for i, row := range rows {
+		for j, p := range row {
+			p.Draw(canvases[i][j])
+		}
 	}
 	f, err := os.Create(path)
 	if err != nil {

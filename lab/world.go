@@ -147,11 +147,24 @@ type WorldConfig struct {
 	PredTime time.Duration
 	// Balance turns the ring's leave-join load balancing on.
 	Balance bool
+	// PaperRouting routes on the ring as the paper's Mercury does: no
+	// route cache and the ring's default four long links, instead of
+	// overworld's cache of 2·log2(n) routes and eight long links (Fig. 9
+	// compares the two).
+	PaperRouting bool
 	// Prefetch (m) widens, in x and y, the view each node fetches and
 	// keeps replicas for (node.Config.Prefetch), so that objects are
 	// replicated before they enter an interest. Any architecture; 0 means
 	// none, as in the paper.
 	Prefetch float64
+	// Zipf is the game's waypoint popularity exponent (arena.Config.Zipf;
+	// 0: the game's default, 1): larger values crowd the bots onto fewer
+	// hot spots, a skewed load for the ring's load balancing.
+	Zipf float64
+	// TileZipf is the game's tile popularity exponent
+	// (arena.Config.TileZipf; default 0, every tile alike): a positive
+	// value makes a few tiles hot spots of the whole map.
+	TileZipf float64
 	// NoProactive turns proactive replication off (attached objects,
 	// missiles, are discovered like the rest).
 	NoProactive bool
@@ -249,6 +262,10 @@ func (c WorldConfig) Validate() (WorldConfig, error) {
 		return bad("warmup %v: want less than the duration %v", c.Warmup, c.Duration)
 	case c.PredTime > time.Minute:
 		return bad("prediction time %v: want at most 1m", c.PredTime)
+	case !(c.TileZipf >= 0 && c.TileZipf <= arena.MaxZipf):
+		return bad("tile popularity exponent %v: want 0 to %d", c.TileZipf, arena.MaxZipf)
+	case !(c.Zipf == 0 || c.Zipf >= 0.1 && c.Zipf <= arena.MaxZipf):
+		return bad("waypoint popularity exponent (zipf) %v: want 0 (the game's default) or 0.1 to %d", c.Zipf, arena.MaxZipf)
 	}
 	switch c.Data {
 	case SitesPlanetLab:
@@ -313,7 +330,7 @@ func newWorld(cfg WorldConfig, wrap func(*node.Node) osim.Core) (*World, error) 
 	if err != nil {
 		return nil, err
 	}
-	game, err := arena.New(arena.Config{Map: cfg.Map, Nodes: cfg.Nodes, PlayersPerNode: cfg.PlayersPerNode, Seed: cfg.Seed})
+	game, err := arena.New(arena.Config{Map: cfg.Map, Nodes: cfg.Nodes, PlayersPerNode: cfg.PlayersPerNode, Seed: cfg.Seed, Zipf: cfg.Zipf, TileZipf: cfg.TileZipf})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}

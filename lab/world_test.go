@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -22,6 +23,47 @@ import (
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// TestPaperRouting: WorldConfig.PaperRouting turns the route cache off
+// and leaves four long links; the default keeps overworld's (a cache that
+// takes hops, eight links), and the same seed gives the same run.
+func TestPaperRouting(t *testing.T) {
+	run := func(paper bool) (RingResult, int) {
+		c := DefaultWorldConfig()
+		c.Arch, c.Nodes, c.PlayersPerNode, c.Duration, c.PaperRouting = ArchColyseus, 12, 1, 6*time.Second, paper
+		w, err := NewWorld(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Run(nil); err != nil {
+			t.Fatal(err)
+		}
+		links := 0
+		for _, m := range w.Mercury() {
+			links = max(links, len(m.Ring().Links(nil)))
+		}
+		return w.RingResult(), links
+	}
+	ours, ol := run(false)
+	paper, pl := run(true)
+	again, _ := run(true)
+	if ours.Routed == 0 || paper.Routed == 0 || ours.CacheHits == 0 || paper.CacheHits != 0 {
+		t.Errorf("routes %d / %d, cache hops %d / %d: want routes, and cache hops only without PaperRouting",
+			ours.Routed, paper.Routed, ours.CacheHits, paper.CacheHits)
+	}
+	if ol != worldRingLinks || pl != paperRingLinks {
+		t.Errorf("long links %d / %d, want %d / %d", ol, pl, worldRingLinks, paperRingLinks)
+	}
+	if paper.Hops <= ours.Hops {
+		t.Errorf("mean hops %.2f without the cache, %.2f with it: want more without", paper.Hops, ours.Hops)
+	}
+	if again.Routed != paper.Routed || again.Forwarded != paper.Forwarded || again.Hops != paper.Hops {
+		t.Errorf("same seed, different runs: %+v, %+v", again, paper)
+	}
+	if f := ours.FramesPerSub(); !(f >= 1) {
+		t.Errorf("route frames per subscription %v, want at least 1", f)
+	}
+}
 
 func TestWorldConfigValidate(t *testing.T) {
 	ok := DefaultWorldConfig()
@@ -50,6 +92,10 @@ func TestWorldConfigValidate(t *testing.T) {
 		}, "twice"},
 		{"data", func(c *WorldConfig) { c.Data = "ns2" }, "sites"},
 		{"staleness", func(c *WorldConfig) { c.StalenessCap = -1 }, "staleness"},
+		{"zipf", func(c *WorldConfig) { c.Zipf = -1 }, "zipf"},
+		{"zipf high", func(c *WorldConfig) { c.Zipf = 9 }, "zipf"},
+		{"tile zipf", func(c *WorldConfig) { c.TileZipf = -0.5 }, "tile popularity"},
+		{"tile zipf NaN", func(c *WorldConfig) { c.TileZipf = math.NaN() }, "tile popularity"},
 	} {
 		c := DefaultWorldConfig()
 		tc.mod(&c)

@@ -31,6 +31,10 @@ const mercuryIdleEvery = 5 * time.Second
 // node in the simulated world and in live mode.
 const worldRingLinks = 8
 
+// paperRingLinks is the number of long links under
+// WorldConfig.PaperRouting: the ring's default, Mercury's.
+const paperRingLinks = 4
+
 // PublishJump is the distance (m) past which a primary is published at
 // once instead of at the next period, under the directory and colyseus
 // architectures: three times what a running bot covers in a publication
@@ -68,6 +72,9 @@ func newMercury(cfg WorldConfig, game *arena.Game, id wire.NodeID) (*locate.Merc
 	// percentile of route hops at 3 at 64 nodes (4 with four or six links;
 	// BENCHMARKS.md), for 0.2 kB/s more maintenance per node.
 	mc.Ring.Links = worldRingLinks
+	if cfg.PaperRouting {
+		mc.Ring.Links, mc.Ring.CacheSize = paperRingLinks, -1
+	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, streamWorldRing^uint64(id)))
 	m, err := locate.NewMercury(id, mc, rng)
 	if err != nil {
@@ -119,6 +126,23 @@ type RingResult struct {
 	// delivered; HopsP99 its 99th percentile.
 	Hops    float64
 	HopsP99 int
+	// Routed, Forwarded and CacheHits sum the rings' counters
+	// (ring.Stats): routes originated, route frames sent (every hop and
+	// range-walk step) and route-cache hops taken.
+	Routed, Forwarded, CacheHits uint64
+}
+
+// FramesPerSub estimates the route frames one subscription costs: each
+// of its key ranges routed (RangesRouted ÷ SubsSent of them) takes Hops
+// frames to its first owner, and every further owner a range walk reaches
+// one more (SubsStored counts every owner reached).
+func (r RingResult) FramesPerSub() float64 {
+	s := &r.Stats
+	if s.SubsSent == 0 {
+		return 0
+	}
+	walk := float64(s.SubsStored) - float64(s.RangesRouted)
+	return (float64(s.RangesRouted)*r.Hops + max(walk, 0)) / float64(s.SubsSent)
 }
 
 // RingResult returns the colyseus locators' counters summed over the
@@ -147,6 +171,10 @@ func (w *World) RingResult() RingResult {
 		for i, c := range o.Hops {
 			s.Hops[i] += c
 		}
+		rs := m.Ring().Stats()
+		r.Routed += rs.Routed
+		r.Forwarded += rs.Forwarded
+		r.CacheHits += rs.CacheHits
 	}
 	var n, sum uint64
 	for i, c := range s.Hops {

@@ -128,6 +128,8 @@ func TestLabColyseusQuick(t *testing.T) {
 func TestLabColyseusBadUsage(t *testing.T) {
 	for _, args := range [][]string{
 		{"lab", "colyseus", "--only", "fig13"},
+		{"lab", "colyseus", "--hot-spots", "-1"},
+		{"lab", "colyseus", "--hot-spots", "9"},
 		{"lab", "colyseus", "--only", "fig8,fig8"},
 		{"lab", "colyseus", "--only", ""},
 		{"lab", "colyseus", "--only", "fig8,"},

@@ -17,8 +17,8 @@ type labColyseusFlags struct {
 	fedPlayers, predNodes, balanceNodes, slice, workers  int
 	seed                                                 uint64
 	duration, fedDuration, balanceDuration               time.Duration
-	quick, noPlots, quiet                                bool
-	prefetch                                             float64
+	quick, noPlots, quiet, paperRouting                  bool
+	prefetch, hotSpots                                   float64
 }
 
 func newLabColyseusCmd(e *env) *cobra.Command {
@@ -36,10 +36,12 @@ al., "Colyseus: A Distributed Architecture for Online Multiplayer Games" (NSDI 2
   table1  missing missiles with proactive replication on and off (fed-rect, 28/50/96 nodes)
   fig8    PredTime sweep in a 50-fed-rect game: bandwidth and missing player replicas
   fig9    per-node outbound locator bandwidth (routing, matching, maintenance) vs node
-          count, per key mapping (dht, rangedht-x, rangedht-hilbert) and map (sqr, rect)
+          count, per key mapping (dht, rangedht-x, rangedht-hilbert) and map (sqr, rect),
+          with overworld's routing and the paper's (--paper-routing)
   fig10   median discovery latency, split into routing and matching, vs node count
   fig11   missing replicas with 0, 100 and 400 ms of grace vs node count
-  table2  load balancing in a 96-fed-rect game: per-node bandwidth spread and maximum
+  table2  load balancing in a 96-fed-rect game: per-node bandwidth spread and maximum,
+          on the model workload and on a hot-spot one (--hot-spots)
   fig12   per-node bandwidth vs node count for colyseus, broadcast and client-server,
           with colyseus' aggregate (p2p-rect)
 
@@ -73,6 +75,8 @@ for the same flags.`,
 	fl.StringVar(&f.predTimes, "pred-times", "0s,250ms,500ms,1s,2s,4s", "fig8's prediction times")
 	fl.IntVar(&f.balanceNodes, "balance-nodes", def.BalanceNodes, "table2's node count")
 	fl.DurationVar(&f.balanceDuration, "balance-duration", def.BalanceDuration, "game time per table2 run (1s to 1h)")
+	fl.BoolVar(&f.paperRouting, "paper-routing", def.PaperRouting, "fig9 also runs the sweep with the paper's routing (no route cache, 4 long links)")
+	fl.Float64Var(&f.hotSpots, "hot-spots", def.BalanceTileZipf, "table2 also runs a hot-spot workload: tile popularity exponent (arena TileZipf; 0: left out)")
 	fl.Float64Var(&f.prefetch, "prefetch", def.Prefetch, "fig11's overworld series: the sweep on sqr maps with replicas fetched this many metres beyond the view (0: left out)")
 	fl.Uint64Var(&f.seed, "seed", def.Seed, "seed of every run")
 	fl.IntVar(&f.slice, "slice", def.Slice, "PlanetLab time slice (1..18)")
@@ -173,6 +177,12 @@ func runLabColyseus(e *env, cmd *cobra.Command, f *labColyseusFlags) error {
 	}
 	if set("prefetch") {
 		cfg.Prefetch = f.prefetch
+	}
+	if set("paper-routing") {
+		cfg.PaperRouting = f.paperRouting
+	}
+	if set("hot-spots") {
+		cfg.BalanceTileZipf = f.hotSpots
 	}
 	if set("pred-nodes") {
 		cfg.PredNodes = f.predNodes

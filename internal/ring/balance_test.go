@@ -177,3 +177,48 @@ func TestBalanceUnderChurn(t *testing.T) {
 		t.Logf("seed %d: ok after %v, %d members, %d moves", seed, took, len(c.members()), moves)
 	}
 }
+
+// TestBalanceMovesIntoHeaviest checks the leave-join rule on a crafted
+// load: every node reports 20/s except one light node (0/s) and two of its
+// successors (80/s and 120/s), both above twice the mean it samples. The
+// light node moves into the range of the heavier one (other nodes may move
+// too: a 20/s node that samples both heavy ones sees a mean above 40/s).
+func TestBalanceMovesIntoHeaviest(t *testing.T) {
+	for seed := uint64(1); seed <= 3; seed++ {
+		c := newCluster(t, seed, func(id wire.NodeID, r *rand.Rand) ring.Config {
+			cfg := ring.DefaultConfig(id, r)
+			cfg.Balance = true
+			return cfg
+		})
+		c.grow(16, 20*time.Millisecond, 3*time.Second)
+		if _, err := c.settle(4, time.Minute); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		ms := c.members()
+		light := ms[c.rng.IntN(len(ms))]
+		succs := light.Succs(nil)
+		heavy, second := succs[2].ID, succs[1].ID
+		var heavyRange ring.Range
+		rate := map[wire.NodeID]int{light.ID(): 0, heavy: 120, second: 80}
+		end := c.now + 3*time.Minute
+		for c.now < end && light.Stats().Moves == 0 {
+			for _, m := range c.members() {
+				r, ok := rate[m.ID()]
+				if !ok {
+					r = 20
+				}
+				m.AddLoad(c.now, m.Key(), r)
+				if m.ID() == heavy {
+					heavyRange, _ = m.Range()
+				}
+			}
+			c.run(c.now + time.Second)
+		}
+		if light.Stats().Moves != 1 {
+			t.Fatalf("seed %d: the light node %d made %d moves in 3 minutes, want 1", seed, light.ID(), light.Stats().Moves)
+		}
+		if k := light.Key(); !heavyRange.Contains(k) {
+			t.Errorf("seed %d: the light node moved to key %x, outside the heaviest node's range %+v", seed, k, heavyRange)
+		}
+	}
+}
