@@ -334,7 +334,7 @@ func (c LabColyseusConfig) plan() []runSpec {
 	}
 	if c.has(ExpFig12) {
 		for _, n := range c.ScaleNodes {
-			add(groupBaseline, c.world(n, 1, arena.Rect, c.KeyMaps[0], c.ScaleDuration))
+			add(groupBaseline, c.world(n, 1, arena.Rect, AutoKeyMap(arena.Rect, n), c.ScaleDuration))
 			for _, a := range []Arch{ArchClientServer, ArchBroadcast} {
 				w := c.world(n, 1, arena.Rect, "", c.ScaleDuration)
 				w.Arch = a
@@ -634,7 +634,8 @@ func (r *LabColyseusReport) overworld(n int) *ColyseusRun {
 // baseline returns the Fig. 12(a) run of architecture a at n nodes.
 func (r *LabColyseusReport) baseline(a Arch, n int) *ColyseusRun {
 	if a == ArchColyseus {
-		return r.scale(arena.Rect, r.Config.KeyMaps[0], n)
+		// The product's choice: the key mapping the map's shape picks.
+		return r.scale(arena.Rect, AutoKeyMap(arena.Rect, n), n)
 	}
 	return r.find(func(w WorldConfig) bool {
 		return w.Arch == a && w.PlayersPerNode == 1 && w.Map == arena.Rect && w.Nodes == n && w.Prefetch == 0 && w.Zipf == 0 && w.TileZipf == 0

@@ -382,7 +382,7 @@ func (r *LabColyseusReport) WritePlots(dir string) ([]string, error) {
 			}
 			name := string(a) + " (player node)"
 			if a == ArchColyseus {
-				name = "colyseus " + c.KeyMaps[0] + " (node)"
+				name = "colyseus, shape-picked key map (node)"
 			}
 			if err := colyLine(p, name, pts, archColor(a), 0); err != nil {
 				return files, err
@@ -646,7 +646,8 @@ func (r *LabColyseusReport) WriteTable(w io.Writer) error {
 		fmt.Fprintf(w, "Hot-spot tiles (a few tiles get most spawns, respawns and visits) skew the load as the paper's traces do.\n\n")
 	}
 	if c.has(ExpFig12) {
-		fmt.Fprintf(w, "Fig. 12(a): per-node bandwidth (in + out), p2p-rect; colyseus = %s\n", c.KeyMaps[0])
+		fmt.Fprintf(w, "Fig. 12(a): per-node bandwidth (in + out), p2p-rect; colyseus with the key mapping the map's shape picks (%s from 32 nodes on)\n",
+			AutoKeyMap(arena.Rect, 32))
 		newTW()
 		p("nodes\tcolyseus kB/s\taggregate kB/s\tbroadcast kB/s\tclient-server node\tcentral server\tbroadcast ÷ colyseus\tserver ÷ colyseus\taggregate ÷ server\t\n")
 		for _, n := range c.ScaleNodes {
