@@ -59,21 +59,24 @@ func (s *Store) handle(now time.Duration, from wire.NodeID, t wire.Type, body []
 			}
 		}
 		if !apply {
+			// Look every entry up first: the lookups are independent, so
+			// their cache misses overlap instead of queueing behind each
+			// update's own.
 			s.updEnts = s.updEnts[:0]
+			for i := range s.upd.Entries {
+				s.updEnts = append(s.updEnts, s.objs.get(s.upd.Entries[i].ID))
+			}
 		}
 		for i := range s.upd.Entries {
 			u := &s.upd.Entries[i]
 			var e *entry
-			if reuse {
+			if !apply || reuse {
 				e = s.updEnts[i]
 			}
-			if e == nil {
+			if e == nil && apply {
 				// (Absent at Check: an earlier entry of this frame may have
 				// added it since.)
 				e = s.objs.get(u.ID)
-			}
-			if !apply {
-				s.updEnts = append(s.updEnts, e)
 			}
 			if err := s.update(now, from, e, u, s.upd.Time, apply); err != nil {
 				return err
@@ -86,9 +89,15 @@ func (s *Store) handle(now time.Duration, from wire.NodeID, t wire.Type, body []
 		if err := s.ack.Decode(body); err != nil || !apply {
 			return err
 		}
+		// As for updates: the lookups first, so that their misses overlap.
+		s.ackEnts = s.ackEnts[:0]
 		for _, a := range s.ack.Entries {
-			s.acked(from, a)
+			s.ackEnts = append(s.ackEnts, s.objs.get(a.ID))
 		}
+		for i, a := range s.ack.Entries {
+			s.acked(from, s.ackEnts[i], a)
+		}
+		clear(s.ackEnts)
 	case wire.TypeWrites:
 		if err := s.wr.Decode(body); err != nil {
 			return err
@@ -268,8 +277,9 @@ func (s *Store) accept(e *entry, v uint64, at time.Duration, st *world.State) {
 	s.stats.Applied++
 }
 
-func (s *Store) acked(from wire.NodeID, a wire.Ack) {
-	e := s.objs.get(a.ID)
+// acked applies acknowledgement a from node from; e is the store's entry
+// of a.ID (nil if absent).
+func (s *Store) acked(from wire.NodeID, e *entry, a wire.Ack) {
 	ok := e != nil
 	if !ok || !e.primary {
 		s.stats.Ignored++

@@ -207,6 +207,7 @@ type Store struct {
 	updStamp uint32
 	updBody  []byte
 	updEnts  []*entry
+	ackEnts  []*entry // the entries of an acks frame's entries
 	upd      wire.Updates
 	ack      wire.Acks
 	wr       wire.Writes
