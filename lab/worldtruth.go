@@ -159,9 +159,23 @@ func (t *truth) observe(id wire.NodeID) {
 	snap := t.w.snaps[i].cur()
 	t.serial++
 	t.newOwned = t.newOwned[:0]
+	// Both the snapshot's primaries and the node's previous ones (owned)
+	// are in ID order: most primaries stay, and are found by a merge
+	// instead of a map lookup (checked against the slot's ID: a slot is
+	// reused only after its object is gone).
+	prev, j := t.owned[i], 0
 	for k := range snap.prims {
 		in := &snap.prims[k]
-		s, ok := t.byID[in.id]
+		for j < len(prev) && prev[j].id < in.id {
+			j++
+		}
+		var s int32
+		var ok bool
+		if j < len(prev) && prev[j].id == in.id && t.objs[prev[j].slot].id == in.id {
+			s, ok = prev[j].slot, true
+		} else {
+			s, ok = t.byID[in.id]
+		}
 		loc := in.loc
 		if !ok {
 			if f := len(t.free); f > 0 {
