@@ -132,3 +132,108 @@ func TestBriefsMatchObjects(t *testing.T) {
 		}
 	}
 }
+
+// TestRecycledRings delivers random packets of full states, deltas, drops
+// and deletions (objects leave and come back) to two stores: one reuses
+// the rings of removed entries for new ones, the other allocates every
+// ring (the reference). After every packet both must hold the same
+// objects, versions, states and synced states, and every state must carry
+// its object's ID.
+func TestRecycledRings(t *testing.T) {
+	reused := 0
+	for seed := uint64(1); seed <= 200; seed++ {
+		r := rand.New(rand.NewPCG(seed, 11))
+		fast, ref := newStore(t, 2, nil), newStore(t, 2, nil)
+		ref.noRecycle = true
+		const objs = 6
+		var states [objs][]*world.State // versions 1.. of each object
+		for k := range states {
+			st := schema.NewState(world.MakeObjectID(1, uint32(k+1)))
+			for range 10 {
+				st.SetFloat(0, st.Float(0)+float64(r.IntN(5)))
+				st.SetFloat(1, st.Float(1)-float64(r.IntN(3)))
+				st.SetInt(2, r.Int64N(4))
+				states[k] = append(states[k], st.Clone())
+			}
+		}
+		for pk := range 60 {
+			now := time.Duration(pk) * 100 * time.Millisecond
+			b := wire.AppendHeader(nil)
+			for range 1 + r.IntN(3) {
+				if r.IntN(3) == 0 {
+					id := world.MakeObjectID(1, uint32(1+r.IntN(objs)))
+					typ := wire.TypeDrop
+					if r.IntN(8) == 0 {
+						typ = wire.TypeDelete
+					}
+					b = wire.AppendIDs(b, typ, &wire.IDs{IDs: []world.ObjectID{id}})
+					continue
+				}
+				var mark int
+				b, mark = wire.BeginUpdates(b, now)
+				for range 1 + r.IntN(4) {
+					k := r.IntN(objs)
+					v := 1 + r.IntN(len(states[k]))
+					u := wire.Update{ID: states[k][0].ID(), Version: uint64(v)}
+					if base := r.IntN(v); base == 0 || r.IntN(4) == 0 {
+						u.Kind = 1
+						u.Data = world.AppendDelta(nil, nil, states[k][v-1])
+					} else {
+						u.Base = uint64(base)
+						u.Data = world.AppendDelta(nil, states[k][base-1], states[k][v-1])
+					}
+					b = wire.AppendUpdateEntry(b, &u)
+				}
+				b = wire.EndUpdates(b, mark)
+			}
+			for _, s := range []*Store{fast, ref} {
+				s.BeginPacket()
+				for pass := range 2 {
+					fr, err := wire.OpenFrames(b)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for {
+						typ, body, more := fr.Next()
+						if !more {
+							break
+						}
+						if pass == 0 {
+							err = s.Check(1, typ, body)
+						} else {
+							err = s.Apply(now, 1, typ, body)
+						}
+						if err != nil {
+							t.Fatalf("seed %d packet %d: %v", seed, pk, err)
+						}
+					}
+				}
+			}
+			a, c := fast.Objects(nil), ref.Objects(nil)
+			if len(a) != len(c) {
+				t.Fatalf("seed %d packet %d: %d objects recycling, %d not", seed, pk, len(a), len(c))
+			}
+			for i := range a {
+				x, y := a[i], c[i]
+				if x.ID != y.ID || x.Version != y.Version || !x.State.Equal(y.State) ||
+					(x.Synced == nil) != (y.Synced == nil) || x.Synced != nil && !x.Synced.Equal(y.Synced) {
+					t.Fatalf("seed %d packet %d: object %v v%d recycling, %v v%d not", seed, pk, x.ID, x.Version, y.ID, y.Version)
+				}
+				if x.State.ID() != x.ID || x.Synced != nil && x.Synced.ID() != x.ID {
+					t.Fatalf("seed %d packet %d: object %v has states of %v and %v", seed, pk, x.ID, x.State.ID(), x.Synced.ID())
+				}
+			}
+			if fast.Stats() != ref.Stats() {
+				t.Fatalf("seed %d packet %d: stats %+v recycling, %+v not", seed, pk, fast.Stats(), ref.Stats())
+			}
+		}
+		reused += fast.reused
+		if ref.reused != 0 {
+			t.Fatalf("seed %d: the reference reused %d rings", seed, ref.reused)
+		}
+	}
+	if reused < 1000 {
+		t.Fatalf("only %d rings reused: the test hardly exercises recycling", reused)
+	}
+	t.Logf("%d rings reused", reused)
+}

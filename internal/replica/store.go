@@ -200,8 +200,13 @@ type Store struct {
 	dbuf    []byte
 	scratch []*world.State // per kind, for validation
 	ring    []*world.State // for newRing
-	stamp   uint32         // packets begun (BeginPacket)
-	applied bool           // Apply ran since BeginPacket
+	rings   [][]spareRing  // per kind: rings of removed entries, for new ones
+	// noRecycle makes every entry allocate its ring: the reference the
+	// recycling is tested against.
+	noRecycle bool
+	reused    int    // rings reused (for tests)
+	stamp     uint32 // packets begun (BeginPacket)
+	applied   bool   // Apply ran since BeginPacket
 	// What Check decoded of the packet's latest updates frame (body
 	// updBody, in upd) and the entries of its updates, for Apply.
 	updStamp uint32
@@ -301,10 +306,60 @@ func (s *Store) remove(id world.ObjectID) {
 	if s.track {
 		s.member = append(s.member, Change{ID: id})
 	}
+	e := s.objs.get(id)
 	s.objs.del(id)
 	if i, ok := slices.BinarySearchFunc(s.ents, id, cmpEntry); ok {
 		s.ents = slices.Delete(s.ents, i, i+1)
 	}
+	if e != nil {
+		s.recycle(e)
+	}
+}
+
+// spareRing is the version ring and spare state of a removed entry, kept
+// for the next entry of its kind: replicas come and go all the time, and
+// reusing their States spares the allocator and the collector (the States
+// are the bulk of an entry). Nothing outside the store holds them: Info's
+// Synced is valid only until the store changes.
+type spareRing struct {
+	hist  ring
+	spare *world.State
+}
+
+// recycle keeps removed entry e's ring and spare state for reuse and
+// detaches them from e.
+func (s *Store) recycle(e *entry) {
+	if s.noRecycle || len(e.hist.slots) != s.cfg.HistoryLen {
+		return
+	}
+	if int(e.kind) >= len(s.rings) {
+		s.rings = append(s.rings, make([][]spareRing, int(e.kind)+1-len(s.rings))...)
+	}
+	s.rings[e.kind] = append(s.rings[e.kind], spareRing{e.hist, e.spare})
+	e.hist, e.spare = ring{}, nil
+}
+
+// reuseRing gives e, a new entry of object id, a recycled ring and spare
+// state of its kind, reset as new ones, if there is one.
+func (s *Store) reuseRing(e *entry) bool {
+	if int(e.kind) >= len(s.rings) || len(s.rings[e.kind]) == 0 {
+		return false
+	}
+	fl := s.rings[e.kind]
+	r := fl[len(fl)-1]
+	fl[len(fl)-1] = spareRing{}
+	s.rings[e.kind] = fl[:len(fl)-1]
+	for i := range r.hist.slots {
+		r.hist.slots[i].v = 0
+		r.hist.slots[i].st.ResetAs(e.id)
+	}
+	r.hist.head, r.hist.n = len(r.hist.slots)-1, 0
+	if r.spare != nil {
+		r.spare.ResetAs(e.id)
+	}
+	e.hist, e.spare = r.hist, r.spare
+	s.reused++
+	return true
 }
 
 func (s *Store) newEntry(obj world.Object, st *world.State) (*entry, error) {
@@ -315,8 +370,11 @@ func (s *Store) newEntry(obj world.Object, st *world.State) (*entry, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w (%q)", world.ErrUnregistered, st.Schema().Name())
 	}
-	return &entry{id: st.ID(), kind: k, schema: st.Schema(), obj: obj, st: st,
-		hist: newRing(st.Schema(), st.ID(), s.ringScratch())}, nil
+	e := &entry{id: st.ID(), kind: k, schema: st.Schema(), obj: obj, st: st}
+	if !s.reuseRing(e) {
+		e.hist = newRing(st.Schema(), st.ID(), s.ringScratch())
+	}
+	return e, nil
 }
 
 // AddPrimary adds obj (whose State carries its ID) as a primary of this
