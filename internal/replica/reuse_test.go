@@ -2,6 +2,7 @@ package replica
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -236,4 +237,74 @@ func TestRecycledRings(t *testing.T) {
 		t.Fatalf("only %d rings reused: the test hardly exercises recycling", reused)
 	}
 	t.Logf("%d rings reused", reused)
+}
+
+// TestPrimariesList: the store's list of primaries is always its entries
+// that are primaries, in ID order, through random additions and deletions
+// of primaries and arrivals and drops of replicas.
+func TestPrimariesList(t *testing.T) {
+	for seed := uint64(1); seed <= 50; seed++ {
+		r := rand.New(rand.NewPCG(seed, 13))
+		s := newStore(t, 2, nil)
+		var seq uint32
+		for op := range 300 {
+			now := time.Duration(op) * time.Millisecond
+			switch r.IntN(4) {
+			case 0: // a new primary
+				seq++
+				st := schema.NewState(world.MakeObjectID(2, seq))
+				if err := s.AddPrimary(now, &obj{st}, 2); err != nil {
+					t.Fatal(err)
+				}
+			case 1: // delete a random primary
+				if ids := s.IDs(nil, true); len(ids) > 0 {
+					if err := s.Delete(now, ids[r.IntN(len(ids))]); err != nil {
+						t.Fatal(err)
+					}
+				}
+			default: // a replica arrives from node 1, or is dropped by it
+				id := world.MakeObjectID(1, uint32(1+r.IntN(20)))
+				b := wire.AppendHeader(nil)
+				if r.IntN(3) == 0 {
+					b = wire.AppendIDs(b, wire.TypeDrop, &wire.IDs{IDs: []world.ObjectID{id}})
+				} else {
+					var mark int
+					b, mark = wire.BeginUpdates(b, now)
+					u := wire.Update{ID: id, Version: uint64(1 + op), Kind: 1, Data: world.AppendDelta(nil, nil, schema.NewState(id))}
+					b = wire.AppendUpdateEntry(b, &u)
+					b = wire.EndUpdates(b, mark)
+				}
+				s.BeginPacket()
+				for pass := range 2 {
+					fr, err := wire.OpenFrames(b)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for {
+						typ, body, more := fr.Next()
+						if !more {
+							break
+						}
+						if pass == 0 {
+							err = s.Check(1, typ, body)
+						} else {
+							err = s.Apply(now, 1, typ, body)
+						}
+						if err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+			}
+			var want []*entry
+			for _, e := range s.ents {
+				if e.primary {
+					want = append(want, e)
+				}
+			}
+			if !slices.Equal(s.prims, want) {
+				t.Fatalf("seed %d op %d: %d primaries listed, %d among the entries", seed, op, len(s.prims), len(want))
+			}
+		}
+	}
 }

@@ -178,8 +178,12 @@ type Store struct {
 	dims int
 	objs table    // ID -> entry
 	ents []*entry // the values of objs, sorted by ID (dense, for walks)
-	tomb map[world.ObjectID]time.Duration
-	want map[world.ObjectID]*request
+	// prims is the primaries of ents, sorted by ID: a frame walks them
+	// several times (think order, commit, flush), and they are a few of
+	// the node's objects (its players', among everyone's replicas).
+	prims []*entry
+	tomb  map[world.ObjectID]time.Duration
+	want  map[world.ObjectID]*request
 
 	stats Stats
 
@@ -300,6 +304,10 @@ func (s *Store) insert(e *entry) {
 	s.objs.put(e.id, e)
 	i, _ := slices.BinarySearchFunc(s.ents, e.id, cmpEntry)
 	s.ents = slices.Insert(s.ents, i, e)
+	if e.primary {
+		i, _ := slices.BinarySearchFunc(s.prims, e.id, cmpEntry)
+		s.prims = slices.Insert(s.prims, i, e)
+	}
 }
 
 func (s *Store) remove(id world.ObjectID) {
@@ -310,6 +318,11 @@ func (s *Store) remove(id world.ObjectID) {
 	s.objs.del(id)
 	if i, ok := slices.BinarySearchFunc(s.ents, id, cmpEntry); ok {
 		s.ents = slices.Delete(s.ents, i, i+1)
+	}
+	if e != nil && e.primary {
+		if i, ok := slices.BinarySearchFunc(s.prims, id, cmpEntry); ok {
+			s.prims = slices.Delete(s.prims, i, i+1)
+		}
 	}
 	if e != nil {
 		s.recycle(e)
@@ -478,10 +491,12 @@ func (s *Store) Range(fn func(obj world.Object, primary bool) bool) {
 // IDs appends the IDs of local objects (primaries only if primaries) in
 // increasing order.
 func (s *Store) IDs(dst []world.ObjectID, primaries bool) []world.ObjectID {
-	for _, e := range s.ents {
-		if !primaries || e.primary {
-			dst = append(dst, e.id)
-		}
+	ents := s.ents
+	if primaries {
+		ents = s.prims
+	}
+	for _, e := range ents {
+		dst = append(dst, e.id)
 	}
 	return dst
 }
@@ -563,10 +578,8 @@ func (s *Store) commit(e *entry, now time.Duration, force bool) {
 // Commit ends the think phase of a frame: every primary whose state changed
 // gets a new version, produced at now.
 func (s *Store) Commit(now time.Duration) {
-	for _, e := range s.ents {
-		if e.primary {
-			s.commit(e, now, false)
-		}
+	for _, e := range s.prims {
+		s.commit(e, now, false)
 	}
 }
 
@@ -683,10 +696,8 @@ func (s *Store) Briefs(dst []Brief) []Brief {
 // (Objects without the replicas: cheaper for observers that only need the
 // primaries).
 func (s *Store) Primaries(dst []Info) []Info {
-	for _, e := range s.ents {
-		if e.primary {
-			dst = append(dst, s.info(e))
-		}
+	for _, e := range s.prims {
+		dst = append(dst, s.info(e))
 	}
 	return dst
 }

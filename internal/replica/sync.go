@@ -33,10 +33,8 @@ func (s *Store) FlushView(now time.Duration, view View, o *wire.Outbox) {
 func (s *Store) flush(now time.Duration, boxes []world.Box, vf View, o *wire.Outbox) {
 	s.sends = s.sends[:0]
 	s.answer = s.answer[:0] // fresh holders get their full state below
-	for _, e := range s.ents {
-		if e.primary {
-			s.flushPrimary(now, e)
-		}
+	for _, e := range s.prims {
+		s.flushPrimary(now, e)
 	}
 	// Replica side, in ID order; removal edits s.ents, so walk a snapshot.
 	ents := append(s.entSnap[:0], s.ents...)
