@@ -86,8 +86,17 @@ func (s *Store) handle(now time.Duration, from wire.NodeID, t wire.Type, body []
 			s.updStamp, s.updBody = s.stamp, body
 		}
 	case wire.TypeAcks:
-		if err := s.ack.Decode(body); err != nil || !apply {
-			return err
+		// Apply reuses Check's decoding of the packet's latest acks frame
+		// (decoding does not depend on the store).
+		if !apply || s.stamp == 0 || s.ackStamp != s.stamp || !sameBytes(body, s.ackBody) {
+			if err := s.ack.Decode(body); err != nil {
+				return err
+			}
+			s.ackBody = nil // s.ack now holds this frame
+		}
+		if !apply {
+			s.ackStamp, s.ackBody = s.stamp, body
+			return nil
 		}
 		// As for updates: the lookups first, so that their misses overlap.
 		s.ackEnts = s.ackEnts[:0]

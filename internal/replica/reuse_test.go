@@ -308,3 +308,77 @@ func TestPrimariesList(t *testing.T) {
 		}
 	}
 }
+
+// TestAcksReuseCheck delivers random packets of one to three acks frames
+// (and registrations) to two stores holding the same primaries: one begins
+// every packet, so that Apply reuses the acks Check decoded, the other
+// does not (the reference, decoding again). Their holders must agree after
+// every packet.
+func TestAcksReuseCheck(t *testing.T) {
+	for seed := uint64(1); seed <= 100; seed++ {
+		r := rand.New(rand.NewPCG(seed, 17))
+		fast, ref := newStore(t, 2, nil), newStore(t, 2, nil)
+		const objs = 4
+		for _, s := range []*Store{fast, ref} {
+			for k := range objs {
+				st := schema.NewState(world.MakeObjectID(2, uint32(k+1)))
+				if err := s.AddPrimary(0, &obj{st}, 2); err != nil {
+					t.Fatal(err)
+				}
+				for v := range 5 {
+					st.SetInt(2, int64(v+1))
+					s.Commit(time.Duration(v+1) * time.Millisecond)
+				}
+			}
+		}
+		for pk := range 40 {
+			now := time.Duration(10+pk) * time.Millisecond
+			from := wire.NodeID(1 + r.IntN(3))
+			b := wire.AppendHeader(nil)
+			for range 1 + r.IntN(3) {
+				if r.IntN(4) == 0 {
+					b = wire.AppendIDs(b, wire.TypeRegister, &wire.IDs{IDs: []world.ObjectID{world.MakeObjectID(2, uint32(1+r.IntN(objs)))}})
+					continue
+				}
+				var a wire.Acks
+				for range 1 + r.IntN(4) {
+					a.Entries = append(a.Entries, wire.Ack{ID: world.MakeObjectID(2, uint32(1+r.IntN(objs+1))), Version: uint64(r.IntN(8))})
+				}
+				b = wire.AppendAcks(b, &a)
+			}
+			for _, s := range []*Store{fast, ref} {
+				if s == fast {
+					s.BeginPacket()
+				}
+				for pass := range 2 {
+					fr, err := wire.OpenFrames(b)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for {
+						typ, body, more := fr.Next()
+						if !more {
+							break
+						}
+						if pass == 0 {
+							err = s.Check(from, typ, body)
+						} else {
+							err = s.Apply(now, from, typ, body)
+						}
+						if err != nil {
+							t.Fatalf("seed %d packet %d: %v", seed, pk, err)
+						}
+					}
+				}
+			}
+			for k := range fast.prims {
+				if !slices.Equal(fast.prims[k].holders, ref.prims[k].holders) {
+					t.Fatalf("seed %d packet %d: holders of %v %+v reusing, %+v not", seed, pk, fast.prims[k].id, fast.prims[k].holders, ref.prims[k].holders)
+				}
+			}
+			if fast.Stats() != ref.Stats() {
+				t.Fatalf("seed %d packet %d: stats %+v reusing, %+v not", seed, pk, fast.Stats(), ref.Stats())
+			}
+		}
+	}
+}

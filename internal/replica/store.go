@@ -217,6 +217,9 @@ type Store struct {
 	updBody  []byte
 	updEnts  []*entry
 	ackEnts  []*entry // the entries of an acks frame's entries
+	// The packet's latest acks frame Check decoded (body ackBody, in ack).
+	ackStamp uint32
+	ackBody  []byte
 	upd      wire.Updates
 	ack      wire.Acks
 	wr       wire.Writes
