@@ -358,7 +358,7 @@ func (s *Store) ids1(now time.Duration, from wire.NodeID, t wire.Type, id world.
 			if h := e.holder(from, false); h != nil {
 				h.regUntil = 0
 				if !h.alive(now) {
-					e.holders = deleteHolder(e.holders, from)
+					e.deleteHolder(from)
 				}
 			}
 		case e.from == from:
@@ -386,15 +386,6 @@ func (s *Store) ids1(now time.Duration, from wire.NodeID, t wire.Type, id world.
 			s.stats.Ignored++
 		}
 	}
-}
-
-func deleteHolder(hs []holder, node wire.NodeID) []holder {
-	for i := range hs {
-		if hs[i].node == node {
-			return append(hs[:i], hs[i+1:]...)
-		}
-	}
-	return hs
 }
 
 func (s *Store) handoffIn(now time.Duration, from wire.NodeID, h wire.Handoff, apply bool) error {

@@ -351,8 +351,12 @@ func TestAcksReuseCheck(t *testing.T) {
 			from := wire.NodeID(1 + r.IntN(3))
 			b := wire.AppendHeader(nil)
 			for range 1 + r.IntN(3) {
-				if r.IntN(4) == 0 {
-					b = wire.AppendIDs(b, wire.TypeRegister, &wire.IDs{IDs: []world.ObjectID{world.MakeObjectID(2, uint32(1+r.IntN(objs)))}})
+				if r.IntN(3) == 0 {
+					typ := wire.TypeRegister
+					if r.IntN(3) == 0 {
+						typ = wire.TypeDrop
+					}
+					b = wire.AppendIDs(b, typ, &wire.IDs{IDs: []world.ObjectID{world.MakeObjectID(2, uint32(1+r.IntN(objs)))}})
 					continue
 				}
 				var a wire.Acks
@@ -386,9 +390,25 @@ func TestAcksReuseCheck(t *testing.T) {
 					}
 				}
 			}
+			if r.IntN(5) == 0 { // holders whose registration lapsed leave
+				var o wire.Outbox
+				at := now + time.Duration(r.IntN(3))*fast.cfg.RegistrationTTL
+				for _, s := range []*Store{fast, ref} {
+					s.Flush(at, nil, &o)
+				}
+			}
 			for k := range fast.prims {
 				if !slices.Equal(fast.prims[k].holders, ref.prims[k].holders) {
 					t.Fatalf("seed %d packet %d: holders of %v %+v reusing, %+v not", seed, pk, fast.prims[k].id, fast.prims[k].holders, ref.prims[k].holders)
+				}
+				for _, e := range []*entry{fast.prims[k], ref.prims[k]} {
+					var nodes []wire.NodeID
+					for _, h := range e.holders {
+						nodes = append(nodes, h.node)
+					}
+					if !slices.Equal(e.hnodes, nodes) || !slices.IsSorted(nodes) {
+						t.Fatalf("seed %d packet %d: holder nodes %v, holders of %v", seed, pk, e.hnodes, nodes)
+					}
 				}
 			}
 			if fast.Stats() != ref.Stats() {

@@ -117,7 +117,11 @@ type entry struct {
 	lastRegister time.Duration
 
 	// primary side
-	holders    []holder    // sorted by node
+	holders []holder // sorted by node
+	// hnodes is holders' nodes, in the same order: every acknowledgement
+	// received searches them, and they fit in a cache line or two where
+	// the holders span many.
+	hnodes     []wire.NodeID
 	controller wire.NodeID // the node whose player controls it
 
 	schema      *world.Schema
@@ -129,23 +133,32 @@ type entry struct {
 func (e *entry) holder(node wire.NodeID, create bool) *holder {
 	// Binary search for the first holder with node >= node (inlined: this
 	// runs for every acknowledgement received).
-	i, j := 0, len(e.holders)
+	i, j := 0, len(e.hnodes)
 	for i < j {
 		m := int(uint(i+j) >> 1)
-		if e.holders[m].node < node {
+		if e.hnodes[m] < node {
 			i = m + 1
 		} else {
 			j = m
 		}
 	}
-	if i < len(e.holders) && e.holders[i].node == node {
+	if i < len(e.hnodes) && e.hnodes[i] == node {
 		return &e.holders[i]
 	}
 	if !create {
 		return nil
 	}
 	e.holders = slices.Insert(e.holders, i, holder{node: node, fresh: true})
+	e.hnodes = slices.Insert(e.hnodes, i, node)
 	return &e.holders[i]
+}
+
+// deleteHolder removes the holder node, if any.
+func (e *entry) deleteHolder(node wire.NodeID) {
+	if i, ok := slices.BinarySearch(e.hnodes, node); ok {
+		e.holders = slices.Delete(e.holders, i, i+1)
+		e.hnodes = slices.Delete(e.hnodes, i, i+1)
+	}
 }
 
 type request struct {

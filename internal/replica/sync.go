@@ -98,7 +98,7 @@ func (s *Store) flushPrimary(now time.Duration, e *entry) {
 			}
 		}
 	}
-	kept := e.holders[:0]
+	kept, kn := e.holders[:0], e.hnodes[:0]
 	for _, h := range e.holders {
 		if !h.alive(now) {
 			s.idq = append(s.idq, idMsg{to: h.node, typ: wire.TypeDrop, id: e.id})
@@ -115,10 +115,10 @@ func (s *Store) flushPrimary(now time.Duration, e *entry) {
 			s.sends = append(s.sends, send{to: h.node, e: e, base: base})
 			h.sent, h.sentAt, h.fresh = e.version, now, false
 		}
-		kept = append(kept, h)
+		kept, kn = append(kept, h), append(kn, h.node)
 	}
 	clear(e.holders[len(kept):])
-	e.holders = kept
+	e.holders, e.hnodes = kept, kn
 }
 
 func (s *Store) inView(p world.Point, boxes []world.Box, vf View) bool {
