@@ -44,8 +44,6 @@ type Node struct {
 	cands   []locate.Found // discovered objects, by ID: the latest-expiring news of each
 	pend    []locate.Found // discoveries since the last Tick, in arrival order
 	cbuf    []locate.Found
-	cids    []world.ObjectID // the candidates' IDs, for Store.WantedAll
-	cwant   []bool
 	stats   Stats
 
 	// scratch, reused every frame
@@ -145,24 +143,18 @@ func (n *Node) Tick(now time.Duration) {
 	n.takeLocatorOutput(now)
 	n.mergeCandidates()
 	kept := n.cands[:0]
-	n.cids = n.cids[:0]
 	for _, f := range n.cands {
-		if f.Until >= now {
-			kept = append(kept, f)
-			n.cids = append(n.cids, f.ID)
+		if f.Until < now {
+			continue
 		}
-	}
-	n.cands = kept
-	// Most candidates are replicas already held and requested: for them
-	// Want does nothing, so the view test is skipped. (Want changes only
-	// what Wanted says of its own ID, and the IDs are distinct, so asking
-	// about all of them first is the same as asking before each Want.)
-	n.cwant = n.store.WantedAll(n.cids, n.cwant[:0])
-	for i, f := range n.cands {
-		if !n.cwant[i] && n.inView(f.Loc) {
+		kept = append(kept, f)
+		// Most candidates are replicas already held and requested: for
+		// them Want does nothing, so the view test is skipped.
+		if !n.store.Wanted(f.ID) && n.inView(f.Loc) {
 			n.store.Want(now, f.ID, f.Node, f.Until)
 		}
 	}
+	n.cands = kept
 	n.pushAnticipating(now)
 	if n.linear {
 		n.store.Flush(now, n.keepView(), &n.out)

@@ -230,7 +230,6 @@ type Store struct {
 	updBody  []byte
 	updEnts  []*entry
 	ackEnts  []*entry // the entries of an acks frame's entries
-	wantEnts []*entry // for WantedAll
 	// The packet's latest acks frame Check decoded (body ackBody, in ack).
 	ackStamp uint32
 	ackBody  []byte
@@ -647,22 +646,6 @@ func (s *Store) Want(now time.Duration, id world.ObjectID, from wire.NodeID, unt
 func (s *Store) Wanted(id world.ObjectID) bool {
 	e := s.objs.get(id)
 	return e != nil && (e.primary || e.requested)
-}
-
-// WantedAll appends Wanted(id) of each of ids to dst. It looks all the
-// entries up first, so that their cache misses overlap: the node asks
-// about every discovered object each frame.
-func (s *Store) WantedAll(ids []world.ObjectID, dst []bool) []bool {
-	ents := s.wantEnts[:0]
-	for _, id := range ids {
-		ents = append(ents, s.objs.get(id))
-	}
-	for _, e := range ents {
-		dst = append(dst, e != nil && (e.primary || e.requested))
-	}
-	clear(ents)
-	s.wantEnts = ents[:0]
-	return dst
 }
 
 // Info describes one local object for observers (the simulator's metrics,
