@@ -98,15 +98,9 @@ func (s *Store) handle(now time.Duration, from wire.NodeID, t wire.Type, body []
 			s.ackStamp, s.ackBody = s.stamp, body
 			return nil
 		}
-		// As for updates: the lookups first, so that their misses overlap.
-		s.ackEnts = s.ackEnts[:0]
 		for _, a := range s.ack.Entries {
-			s.ackEnts = append(s.ackEnts, s.objs.get(a.ID))
+			s.acked(from, a)
 		}
-		for i, a := range s.ack.Entries {
-			s.acked(from, s.ackEnts[i], a)
-		}
-		clear(s.ackEnts)
 	case wire.TypeWrites:
 		if err := s.wr.Decode(body); err != nil {
 			return err
@@ -286,9 +280,8 @@ func (s *Store) accept(e *entry, v uint64, at time.Duration, st *world.State) {
 	s.stats.Applied++
 }
 
-// acked applies acknowledgement a from node from; e is the store's entry
-// of a.ID (nil if absent).
-func (s *Store) acked(from wire.NodeID, e *entry, a wire.Ack) {
+func (s *Store) acked(from wire.NodeID, a wire.Ack) {
+	e := s.objs.get(a.ID)
 	ok := e != nil
 	if !ok || !e.primary {
 		s.stats.Ignored++

@@ -229,7 +229,6 @@ type Store struct {
 	updStamp uint32
 	updBody  []byte
 	updEnts  []*entry
-	ackEnts  []*entry // the entries of an acks frame's entries
 	// The packet's latest acks frame Check decoded (body ackBody, in ack).
 	ackStamp uint32
 	ackBody  []byte

@@ -98,8 +98,8 @@ func (s *Store) flushPrimary(now time.Duration, e *entry) {
 			}
 		}
 	}
-	kept, kn := e.holders[:0], e.hnodes[:0]
-	for _, h := range e.holders {
+	kept := e.holders[:0]
+	for i, h := range e.holders {
 		if !h.alive(now) {
 			s.idq = append(s.idq, idMsg{to: h.node, typ: wire.TypeDrop, id: e.id})
 			continue
@@ -115,10 +115,13 @@ func (s *Store) flushPrimary(now time.Duration, e *entry) {
 			s.sends = append(s.sends, send{to: h.node, e: e, base: base})
 			h.sent, h.sentAt, h.fresh = e.version, now, false
 		}
-		kept, kn = append(kept, h), append(kn, h.node)
+		if len(kept) < i { // a holder before h left: shift its node too
+			e.hnodes[len(kept)] = h.node
+		}
+		kept = append(kept, h)
 	}
 	clear(e.holders[len(kept):])
-	e.holders, e.hnodes = kept, kn
+	e.holders, e.hnodes = kept, e.hnodes[:len(kept)]
 }
 
 func (s *Store) inView(p world.Point, boxes []world.Box, vf View) bool {
