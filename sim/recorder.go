@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -40,7 +39,8 @@ type Recorder struct {
 	sim    *Sim  // owner, when created by New: checks nodes are known and up
 
 	views   map[wire.NodeID]*view
-	scratch []idHeld
+	scratch []uint64 // a report's IDs, sorted
+	held    []bool   // their held flags, in that order
 
 	frames     uint64 // reports
 	total      uint64 // sum of interest sizes
@@ -91,12 +91,6 @@ type pair struct {
 type pairOf struct {
 	id uint64
 	pair
-}
-
-// idHeld is one object of a reported view and whether the node holds it.
-type idHeld struct {
-	id   uint64
-	held bool
 }
 
 // NewRecorder returns a stand-alone recorder (for analysing traces outside
@@ -160,15 +154,19 @@ func (r *Recorder) View(node wire.NodeID, now time.Duration, interest []uint64, 
 	}
 	// The report, by ID: it is merged with the previous one (both sorted),
 	// a linear pass instead of a hash lookup per object.
-	r.scratch = r.scratch[:0]
-	for i, id := range interest {
-		r.scratch = append(r.scratch, idHeld{id, held[i]})
-	}
-	slices.SortFunc(r.scratch, func(a, b idHeld) int { return cmp.Compare(a.id, b.id) })
+	r.scratch = append(r.scratch[:0], interest...)
+	slices.Sort(r.scratch)
 	for i := 1; i < len(r.scratch); i++ {
-		if r.scratch[i].id == r.scratch[i-1].id {
-			return fmt.Errorf("%w: view of node %d lists object %d twice", ErrBadArgument, node, r.scratch[i].id)
+		if r.scratch[i] == r.scratch[i-1] {
+			return fmt.Errorf("%w: view of node %d lists object %d twice", ErrBadArgument, node, r.scratch[i])
 		}
+	}
+	// The held flags in ID order (sorting the IDs alone, then finding
+	// each, is cheaper than sorting (ID, flag) pairs with a comparator).
+	r.held = slices.Grow(r.held[:0], len(interest))[:len(interest)]
+	for i, id := range interest {
+		k, _ := slices.BinarySearch(r.scratch, id)
+		r.held[k] = held[i]
 	}
 	if v == nil {
 		v = &view{}
@@ -180,13 +178,13 @@ func (r *Recorder) View(node wire.NodeID, now time.Duration, interest []uint64, 
 	sec := r.sec(t)
 	var miss [maxGrace]uint64
 	old, out, j := v.pairs, v.next[:0], 0
-	for _, x := range r.scratch {
-		for ; j < len(old) && old[j].id < x.id; j++ {
+	for k, id := range r.scratch {
+		for ; j < len(old) && old[j].id < id; j++ {
 			if !old[j].discovered { // left the interest before discovery
 				r.abandoned++
 			}
 		}
-		id, h := x.id, x.held
+		h := r.held[k]
 		var p pair
 		if j < len(old) && old[j].id == id {
 			p = old[j].pair
