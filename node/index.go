@@ -1,8 +1,10 @@
 package node
 
 import (
-	"github.com/overworld/overworld/internal/locate"
+	"math"
 	"slices"
+
+	"github.com/overworld/overworld/internal/locate"
 
 	"github.com/overworld/overworld/world"
 )
@@ -184,6 +186,7 @@ func boxWidth(b *world.Box, dims int) (float64, bool) {
 type viewIndex struct {
 	boxes *locate.Boxes
 	small []world.Box // the view, when it has at most smallView boxes
+	bound world.Box   // the smallest box holding small's (a quick "no")
 	dims  int
 	grid  bool // the view is in boxes
 }
@@ -202,6 +205,23 @@ func (v *viewIndex) build(view []world.Box, linear bool) {
 	}
 	if len(view) <= smallView {
 		v.small = append(v.small, view...)
+		// (A NaN bound contains nothing, and is left out: comparisons
+		// with it are false.)
+		v.bound = world.Box{}
+		for d := range world.MaxDims {
+			v.bound.Min[d], v.bound.Max[d] = math.Inf(1), math.Inf(-1) // empty
+		}
+		for i := range v.small {
+			b := &v.small[i]
+			for d := range world.MaxDims {
+				if b.Min[d] < v.bound.Min[d] {
+					v.bound.Min[d] = b.Min[d]
+				}
+				if b.Max[d] > v.bound.Max[d] {
+					v.bound.Max[d] = b.Max[d]
+				}
+			}
+		}
 		return
 	}
 	v.grid = true
@@ -217,6 +237,11 @@ func (v *viewIndex) build(view []world.Box, linear bool) {
 func (v *viewIndex) Contains(p world.Point) bool {
 	if v.grid {
 		return v.boxes.Any(p)
+	}
+	// Most points asked about outside the view (discoveries not wanted)
+	// are outside the bound too.
+	if !v.bound.Contains(p, v.dims) {
+		return false
 	}
 	for i := range v.small {
 		if v.small[i].Contains(p, v.dims) {

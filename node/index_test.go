@@ -209,6 +209,9 @@ func TestViewIndexMatchesScan(t *testing.T) {
 				for d := range dims {
 					lo := r.Float64() * 500
 					b.Min[d], b.Max[d] = lo, lo+r.Float64()*r.Float64()*200
+					if r.IntN(20) == 0 { // unbounded sides (as arena's z)
+						b.Min[d], b.Max[d] = math.Inf(-1), math.Inf(1)
+					}
 				}
 				view[i] = b
 			}
@@ -220,6 +223,9 @@ func TestViewIndexMatchesScan(t *testing.T) {
 				}
 				if r.IntN(4) == 0 && len(view) > 0 {
 					p = view[r.IntN(len(view))].Max // on an edge
+				}
+				if r.IntN(50) == 0 {
+					p[0] = math.NaN()
 				}
 				want := false
 				for _, b := range view {
