@@ -183,19 +183,34 @@ func boxWidth(b *world.Box, dims int) (float64, bool) {
 // node with many primaries has as many view boxes. A view of at most
 // smallView boxes (a server's few players, a peer's one) is scanned
 // instead: that is cheaper than hashing a cell, and the grid is not built.
+// A scanned view also keeps a coarse map of where its boxes lie (mask):
+// most of the points asked about are discoveries outside the view, and
+// the map refuses them without a scan.
 type viewIndex struct {
 	boxes *locate.Boxes
 	small []world.Box // the view, when it has at most smallView boxes
-	bound world.Box   // the smallest box holding small's (a quick "no")
 	dims  int
 	grid  bool // the view is in boxes
+
+	// The mask: maskSide × maskSide cells over lo..lo+maskSide·side of the
+	// first two dimensions (one, in a 1-dimensional space); bit
+	// row·maskSide+col is set when a box of small overlaps the cell. Off
+	// (masked false) when the boxes' extent is not finite.
+	masked bool
+	lo     [2]float64
+	inv    [2]float64 // 1 / cell side
+	mask   [maskSide * maskSide / 64]uint64
 }
 
 // smallView is the most boxes a view may have to be scanned.
 const smallView = 16
 
+// maskSide is the side of a small view's mask, in cells.
+const maskSide = 16
+
 func (v *viewIndex) build(view []world.Box, linear bool) {
 	v.small = v.small[:0]
+	v.masked = false
 	if v.grid {
 		v.boxes.Reset()
 		v.grid = false
@@ -205,23 +220,7 @@ func (v *viewIndex) build(view []world.Box, linear bool) {
 	}
 	if len(view) <= smallView {
 		v.small = append(v.small, view...)
-		// (A NaN bound contains nothing, and is left out: comparisons
-		// with it are false.)
-		v.bound = world.Box{}
-		for d := range world.MaxDims {
-			v.bound.Min[d], v.bound.Max[d] = math.Inf(1), math.Inf(-1) // empty
-		}
-		for i := range v.small {
-			b := &v.small[i]
-			for d := range world.MaxDims {
-				if b.Min[d] < v.bound.Min[d] {
-					v.bound.Min[d] = b.Min[d]
-				}
-				if b.Max[d] > v.bound.Max[d] {
-					v.bound.Max[d] = b.Max[d]
-				}
-			}
-		}
+		v.buildMask()
 		return
 	}
 	v.grid = true
@@ -233,15 +232,90 @@ func (v *viewIndex) build(view []world.Box, linear bool) {
 	}
 }
 
+// buildMask maps where small's boxes lie. A point maps to the cell
+// floor((p - lo) · inv) in each mapped dimension (clamped to the mask): as
+// that is monotonic in p, a box's points map to cells between those of its
+// corners, which the box marks; so a point in an unmarked cell is in no box.
+func (v *viewIndex) buildMask() {
+	clear(v.mask[:])
+	if len(v.small) == 0 {
+		v.masked = true // nothing is in the view
+		return
+	}
+	md := min(v.dims, 2)
+	var hi [2]float64
+	for d := range md {
+		v.lo[d], hi[d] = math.Inf(1), math.Inf(-1)
+		for i := range v.small {
+			b := &v.small[i]
+			if b.Min[d] > b.Max[d] || math.IsNaN(b.Min[d]) || math.IsNaN(b.Max[d]) {
+				continue // contains nothing
+			}
+			v.lo[d] = min(v.lo[d], b.Min[d])
+			hi[d] = max(hi[d], b.Max[d])
+		}
+		w := hi[d] - v.lo[d]
+		if math.IsInf(v.lo[d], 0) || math.IsInf(hi[d], 0) || math.IsNaN(w) {
+			if v.lo[d] > hi[d] { // every box is empty
+				v.masked = true
+				return
+			}
+			return // unbounded: scan
+		}
+		v.inv[d] = 0
+		if w > 0 {
+			v.inv[d] = maskSide / w
+		}
+	}
+	for i := range v.small {
+		b := &v.small[i]
+		var c0, c1 [2]int
+		empty := false
+		for d := range md {
+			if !(b.Min[d] <= b.Max[d]) {
+				empty = true
+				break
+			}
+			c0[d], c1[d] = v.cell(d, b.Min[d]), v.cell(d, b.Max[d])
+		}
+		if empty {
+			continue
+		}
+		for r := c0[1]; r <= c1[1]; r++ {
+			for c := c0[0]; c <= c1[0]; c++ {
+				k := r*maskSide + c
+				v.mask[k/64] |= 1 << (k % 64)
+			}
+		}
+	}
+	v.masked = true
+}
+
+// cell returns the mask column (d = 0) or row (d = 1) of coordinate x.
+func (v *viewIndex) cell(d int, x float64) int {
+	f := (x - v.lo[d]) * v.inv[d]
+	switch {
+	case !(f >= 0): // below, or NaN
+		return 0
+	case f >= maskSide-1:
+		return maskSide - 1
+	}
+	return int(f)
+}
+
 // Contains reports whether p lies in the view (replica.View).
 func (v *viewIndex) Contains(p world.Point) bool {
 	if v.grid {
 		return v.boxes.Any(p)
 	}
-	// Most points asked about outside the view (discoveries not wanted)
-	// are outside the bound too.
-	if !v.bound.Contains(p, v.dims) {
-		return false
+	if v.masked {
+		var c [2]int
+		for d := range min(v.dims, 2) {
+			c[d] = v.cell(d, p[d])
+		}
+		if k := c[1]*maskSide + c[0]; v.mask[k/64]&(1<<(k%64)) == 0 {
+			return false
+		}
 	}
 	for i := range v.small {
 		if v.small[i].Contains(p, v.dims) {
