@@ -44,6 +44,7 @@ type Node struct {
 	cands   []locate.Found // discovered objects, by ID: the latest-expiring news of each
 	pend    []locate.Found // discoveries since the last Tick, in arrival order
 	cbuf    []locate.Found
+	fresh   []locate.Found // scratch: discoveries of new IDs
 	stats   Stats
 
 	// scratch, reused every frame
@@ -306,39 +307,49 @@ func (n *Node) takeLocatorOutput(now time.Duration) {
 
 // mergeCandidates folds the discoveries since the last Tick into the
 // candidates: per ID, news replaces what is known unless it expires
-// earlier (in arrival order, so of equal expiries the latest wins).
+// earlier (in arrival order, so of equal expiries the latest wins). Most
+// news is about known candidates, which are updated in place; only the
+// news of new IDs is sorted and merged in.
 func (n *Node) mergeCandidates() {
 	if len(n.pend) == 0 {
 		return
 	}
-	slices.SortStableFunc(n.pend, func(a, b locate.Found) int { return cmp.Compare(a.ID, b.ID) })
-	out := n.cbuf[:0]
-	i := 0
+	fresh := n.fresh[:0]
 	for _, p := range n.pend {
-		for i < len(n.cands) && n.cands[i].ID < p.ID {
-			out = append(out, n.cands[i])
-			i++
-		}
-		switch {
-		case len(out) > 0 && out[len(out)-1].ID == p.ID:
-			if p.Until >= out[len(out)-1].Until {
-				out[len(out)-1] = p
-			}
-		case i < len(n.cands) && n.cands[i].ID == p.ID:
+		if i, ok := slices.BinarySearchFunc(n.cands, p.ID, cmpFoundID); ok {
 			if p.Until >= n.cands[i].Until {
-				out = append(out, p)
-			} else {
-				out = append(out, n.cands[i])
+				n.cands[i] = p
 			}
-			i++
-		default:
+			continue
+		}
+		fresh = append(fresh, p)
+	}
+	n.pend = n.pend[:0]
+	if len(fresh) > 0 {
+		// Stable: news of one new ID folds in arrival order.
+		slices.SortStableFunc(fresh, func(a, b locate.Found) int { return cmp.Compare(a.ID, b.ID) })
+		out := n.cbuf[:0]
+		i := 0
+		for _, p := range fresh {
+			for i < len(n.cands) && n.cands[i].ID < p.ID {
+				out = append(out, n.cands[i])
+				i++
+			}
+			if k := len(out) - 1; k >= 0 && out[k].ID == p.ID {
+				if p.Until >= out[k].Until {
+					out[k] = p
+				}
+				continue
+			}
 			out = append(out, p)
 		}
+		out = append(out, n.cands[i:]...)
+		n.cbuf, n.cands = n.cands[:0], out
 	}
-	out = append(out, n.cands[i:]...)
-	n.cbuf, n.cands = n.cands[:0], out
-	n.pend = n.pend[:0]
+	n.fresh = fresh[:0]
 }
+
+func cmpFoundID(f locate.Found, id world.ObjectID) int { return cmp.Compare(f.ID, id) }
 
 // Step delivers one packet addressed to this node. A packet that fails to
 // decode anywhere (header, a frame, a kind, a delta or write against the
