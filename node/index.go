@@ -2,6 +2,7 @@ package node
 
 import (
 	"math"
+	mbits "math/bits"
 	"slices"
 
 	"github.com/overworld/overworld/internal/locate"
@@ -183,26 +184,28 @@ func boxWidth(b *world.Box, dims int) (float64, bool) {
 // node with many primaries has as many view boxes. A view of at most
 // smallView boxes (a server's few players, a peer's one) is scanned
 // instead: that is cheaper than hashing a cell, and the grid is not built.
-// A scanned view also keeps a coarse map of where its boxes lie (mask):
-// most of the points asked about are discoveries outside the view, and
-// the map refuses them without a scan.
+// A scanned view also keeps a coarse map of where its boxes lie (cells):
+// a point is tested against the boxes that overlap its cell only, and
+// most of the points asked about (discoveries outside the view) against
+// none.
 type viewIndex struct {
 	boxes *locate.Boxes
 	small []world.Box // the view, when it has at most smallView boxes
 	dims  int
 	grid  bool // the view is in boxes
 
-	// The mask: maskSide × maskSide cells over lo..lo+maskSide·side of the
-	// first two dimensions (one, in a 1-dimensional space); bit
-	// row·maskSide+col is set when a box of small overlaps the cell. Off
+	// The map: maskSide × maskSide cells over lo..lo+maskSide·side of the
+	// first two dimensions (one, in a 1-dimensional space); bit i of
+	// cells[row·maskSide+col] is set when small[i] overlaps the cell. Off
 	// (masked false) when the boxes' extent is not finite.
 	masked bool
 	lo     [2]float64
 	inv    [2]float64 // 1 / cell side
-	mask   [maskSide * maskSide / 64]uint64
+	cells  [maskSide * maskSide]uint16
 }
 
-// smallView is the most boxes a view may have to be scanned.
+// smallView is the most boxes a view may have to be scanned (at most 16:
+// the bits of a cell of the map).
 const smallView = 16
 
 // maskSide is the side of a small view's mask, in cells.
@@ -233,11 +236,12 @@ func (v *viewIndex) build(view []world.Box, linear bool) {
 }
 
 // buildMask maps where small's boxes lie. A point maps to the cell
-// floor((p - lo) · inv) in each mapped dimension (clamped to the mask): as
+// floor((p - lo) · inv) in each mapped dimension (clamped to the map): as
 // that is monotonic in p, a box's points map to cells between those of its
-// corners, which the box marks; so a point in an unmarked cell is in no box.
+// corners, which the box marks; so a box that does not mark a point's
+// cell does not hold the point.
 func (v *viewIndex) buildMask() {
-	clear(v.mask[:])
+	clear(v.cells[:])
 	if len(v.small) == 0 {
 		v.masked = true // nothing is in the view
 		return
@@ -269,6 +273,7 @@ func (v *viewIndex) buildMask() {
 	}
 	for i := range v.small {
 		b := &v.small[i]
+		bit := uint16(1) << i
 		var c0, c1 [2]int
 		empty := false
 		for d := range md {
@@ -283,8 +288,7 @@ func (v *viewIndex) buildMask() {
 		}
 		for r := c0[1]; r <= c1[1]; r++ {
 			for c := c0[0]; c <= c1[0]; c++ {
-				k := r*maskSide + c
-				v.mask[k/64] |= 1 << (k % 64)
+				v.cells[r*maskSide+c] |= bit
 			}
 		}
 	}
@@ -313,9 +317,12 @@ func (v *viewIndex) Contains(p world.Point) bool {
 		for d := range min(v.dims, 2) {
 			c[d] = v.cell(d, p[d])
 		}
-		if k := c[1]*maskSide + c[0]; v.mask[k/64]&(1<<(k%64)) == 0 {
-			return false
+		for bits := v.cells[c[1]*maskSide+c[0]]; bits != 0; bits &= bits - 1 {
+			if v.small[mbits.TrailingZeros16(bits)].Contains(p, v.dims) {
+				return true
+			}
 		}
+		return false
 	}
 	for i := range v.small {
 		if v.small[i].Contains(p, v.dims) {
