@@ -316,7 +316,18 @@ func (n *Node) mergeCandidates() {
 	}
 	fresh := n.fresh[:0]
 	for _, p := range n.pend {
-		if i, ok := slices.BinarySearchFunc(n.cands, p.ID, cmpFoundID); ok {
+		// (A binary search written out: slices.BinarySearchFunc calls its
+		// comparator, and this runs for every discovery.)
+		i, j := 0, len(n.cands)
+		for i < j {
+			m := int(uint(i+j) >> 1)
+			if n.cands[m].ID < p.ID {
+				i = m + 1
+			} else {
+				j = m
+			}
+		}
+		if i < len(n.cands) && n.cands[i].ID == p.ID {
 			if p.Until >= n.cands[i].Until {
 				n.cands[i] = p
 			}
@@ -348,8 +359,6 @@ func (n *Node) mergeCandidates() {
 	}
 	n.fresh = fresh[:0]
 }
-
-func cmpFoundID(f locate.Found, id world.ObjectID) int { return cmp.Compare(f.ID, id) }
 
 // Step delivers one packet addressed to this node. A packet that fails to
 // decode anywhere (header, a frame, a kind, a delta or write against the
