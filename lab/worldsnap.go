@@ -1,8 +1,6 @@
 package lab
 
 import (
-	"cmp"
-	"slices"
 	"time"
 
 	"github.com/overworld/overworld/internal/replica"
@@ -59,11 +57,21 @@ func (f *frameSnap) take(n *node.Node) {
 
 // object returns what the snapshot holds of id.
 func (f *frameSnap) object(id world.ObjectID) (snapObj, bool) {
-	k, ok := slices.BinarySearchFunc(f.objs, id, func(o snapObj, id world.ObjectID) int { return cmp.Compare(o.id, id) })
-	if !ok {
-		return snapObj{}, false
+	// A binary search written out: the observer asks about every object of
+	// every view, and slices.BinarySearchFunc calls its comparator.
+	i, j := 0, len(f.objs)
+	for i < j {
+		m := int(uint(i+j) >> 1)
+		if f.objs[m].id < id {
+			i = m + 1
+		} else {
+			j = m
+		}
 	}
-	return f.objs[k], true
+	if i < len(f.objs) && f.objs[i].id == id {
+		return f.objs[i], true
+	}
+	return snapObj{}, false
 }
 
 // snapPair is a node's last two frame snapshots: the simulator observes a

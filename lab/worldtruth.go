@@ -30,10 +30,11 @@ type truth struct {
 	w    *World
 	dims int
 
-	objs []tobj  // the grid's hot data, scanned by every view query
-	hist []thist // per slot of objs: the version history
-	free []int32
-	byID map[world.ObjectID]int32
+	objs  []tobj   // per slot: what the grid's moves and the kind measures read
+	marks []uint32 // per slot of objs: the view query that last saw it (dedup)
+	hist  []thist  // per slot of objs: the version history
+	free  []int32
+	byID  map[world.ObjectID]int32
 
 	cell       float64
 	cols, rows int
@@ -64,25 +65,27 @@ type ownedRef struct {
 // staleness (1.6 s of changes at one version per frame).
 const histLen = 16
 
-// tobj is what a view query reads of an object (64 bytes: one cache line);
-// its history is apart, in thist.
+// tobj is one observed primary; its history is apart, in thist, and its
+// dedup mark in truth.marks.
 type tobj struct {
 	id    world.ObjectID
 	owner wire.NodeID
 	loc   world.Point
 	cell  int32
 	pos   int32 // index in grid[cell]
-	mark  uint32
 	seen  uint32
 	kind  world.Kind
 }
 
-// gcell is one object in a grid cell's list: its slot in objs and its
-// location (a copy of objs[slot].loc), so that a view query tests the
-// objects of a cell without touching the objects outside its boxes.
+// gcell is one object in a grid cell's list: its slot in objs and copies
+// of its owner, ID and location, so that a view query reads a cell's list
+// in order and, per object, only its dedup mark (a dense array) besides:
+// the objects' own records stay out of the scan (48 bytes a cell entry).
 type gcell struct {
-	slot int32
-	loc  world.Point
+	slot  int32
+	owner wire.NodeID
+	id    world.ObjectID
+	loc   world.Point
 }
 
 // thist is an object's recent versions and their commit times.
@@ -127,7 +130,7 @@ func (t *truth) gridAdd(s int32) {
 	o := &t.objs[s]
 	c := &t.grid[o.cell]
 	o.pos = int32(len(*c))
-	*c = append(*c, gcell{slot: s, loc: o.loc})
+	*c = append(*c, gcell{slot: s, owner: o.owner, id: o.id, loc: o.loc})
 }
 
 func (t *truth) gridRemove(s int32) {
@@ -156,9 +159,23 @@ func (t *truth) observe(id wire.NodeID) {
 	snap := t.w.snaps[i].cur()
 	t.serial++
 	t.newOwned = t.newOwned[:0]
+	// Both the snapshot's primaries and the node's previous ones (owned)
+	// are in ID order: most primaries stay, and are found by a merge
+	// instead of a map lookup (checked against the slot's ID: a slot is
+	// reused only after its object is gone).
+	prev, j := t.owned[i], 0
 	for k := range snap.prims {
 		in := &snap.prims[k]
-		s, ok := t.byID[in.id]
+		for j < len(prev) && prev[j].id < in.id {
+			j++
+		}
+		var s int32
+		var ok bool
+		if j < len(prev) && prev[j].id == in.id && t.objs[prev[j].slot].id == in.id {
+			s, ok = prev[j].slot, true
+		} else {
+			s, ok = t.byID[in.id]
+		}
 		loc := in.loc
 		if !ok {
 			if f := len(t.free); f > 0 {
@@ -167,6 +184,7 @@ func (t *truth) observe(id wire.NodeID) {
 			} else {
 				s = int32(len(t.objs))
 				t.objs = append(t.objs, tobj{})
+				t.marks = append(t.marks, 0)
 				t.hist = append(t.hist, thist{})
 			}
 			t.objs[s] = tobj{id: in.id, owner: id, loc: loc, cell: t.cellOf(loc), kind: in.kind}
@@ -182,7 +200,8 @@ func (t *truth) observe(id wire.NodeID) {
 				o.cell = c
 				t.gridAdd(s)
 			} else {
-				t.grid[c][o.pos].loc = loc
+				g := &t.grid[c][o.pos]
+				g.owner, g.loc = id, loc
 			}
 		}
 		o := &t.objs[s]
@@ -203,6 +222,7 @@ func (t *truth) observe(id wire.NodeID) {
 			t.gridRemove(r.slot)
 			delete(t.byID, r.id)
 			*o = tobj{}
+			t.marks[r.slot] = 0
 			t.hist[r.slot] = thist{}
 			t.free = append(t.free, r.slot)
 		}
@@ -221,23 +241,24 @@ func (t *truth) report(i int, id wire.NodeID, now time.Duration) {
 		r0, r1 := t.row(b.Min[1]), t.row(b.Max[1])
 		for r := r0; r <= r1; r++ {
 			for c := c0; c <= c1; c++ {
-				for _, g := range t.grid[r*t.cols+c] {
+				cell := t.grid[r*t.cols+c]
+				for k := range cell {
+					g := &cell[k]
 					if !b.Contains(g.loc, t.dims) {
 						continue
 					}
-					o := &t.objs[g.slot]
-					if o.mark == t.stamp {
+					if t.marks[g.slot] == t.stamp {
 						continue
 					}
-					o.mark = t.stamp
-					if o.owner == id || o.id.Origin() == uint32(id) {
+					t.marks[g.slot] = t.stamp
+					if g.owner == id || g.id.Origin() == uint32(id) {
 						continue
 					}
-					_, ok := snap.object(o.id)
-					t.interest = append(t.interest, uint64(o.id))
+					_, ok := snap.object(g.id)
+					t.interest = append(t.interest, uint64(g.id))
 					t.held = append(t.held, ok)
 					if t.kinds != nil {
-						t.kinds.see(i, o.kind, o.id, t.hist[g.slot].version, ok, now)
+						t.kinds.see(i, t.objs[g.slot].kind, g.id, t.hist[g.slot].version, ok, now)
 					}
 				}
 			}

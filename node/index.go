@@ -1,8 +1,11 @@
 package node
 
 import (
-	"github.com/overworld/overworld/internal/locate"
+	"math"
+	mbits "math/bits"
 	"slices"
+
+	"github.com/overworld/overworld/internal/locate"
 
 	"github.com/overworld/overworld/world"
 )
@@ -181,18 +184,36 @@ func boxWidth(b *world.Box, dims int) (float64, bool) {
 // node with many primaries has as many view boxes. A view of at most
 // smallView boxes (a server's few players, a peer's one) is scanned
 // instead: that is cheaper than hashing a cell, and the grid is not built.
+// A scanned view also keeps a coarse map of where its boxes lie (cells):
+// a point is tested against the boxes that overlap its cell only, and
+// most of the points asked about (discoveries outside the view) against
+// none.
 type viewIndex struct {
 	boxes *locate.Boxes
 	small []world.Box // the view, when it has at most smallView boxes
 	dims  int
 	grid  bool // the view is in boxes
+
+	// The map: maskSide × maskSide cells over lo..lo+maskSide·side of the
+	// first two dimensions (one, in a 1-dimensional space); bit i of
+	// cells[row·maskSide+col] is set when small[i] overlaps the cell. Off
+	// (masked false) when the boxes' extent is not finite.
+	masked bool
+	lo     [2]float64
+	inv    [2]float64 // 1 / cell side
+	cells  [maskSide * maskSide]uint16
 }
 
-// smallView is the most boxes a view may have to be scanned.
+// smallView is the most boxes a view may have to be scanned (at most 16:
+// the bits of a cell of the map).
 const smallView = 16
+
+// maskSide is the side of a small view's mask, in cells.
+const maskSide = 16
 
 func (v *viewIndex) build(view []world.Box, linear bool) {
 	v.small = v.small[:0]
+	v.masked = false
 	if v.grid {
 		v.boxes.Reset()
 		v.grid = false
@@ -202,6 +223,7 @@ func (v *viewIndex) build(view []world.Box, linear bool) {
 	}
 	if len(view) <= smallView {
 		v.small = append(v.small, view...)
+		v.buildMask()
 		return
 	}
 	v.grid = true
@@ -213,10 +235,94 @@ func (v *viewIndex) build(view []world.Box, linear bool) {
 	}
 }
 
+// buildMask maps where small's boxes lie. A point maps to the cell
+// floor((p - lo) · inv) in each mapped dimension (clamped to the map): as
+// that is monotonic in p, a box's points map to cells between those of its
+// corners, which the box marks; so a box that does not mark a point's
+// cell does not hold the point.
+func (v *viewIndex) buildMask() {
+	clear(v.cells[:])
+	if len(v.small) == 0 {
+		v.masked = true // nothing is in the view
+		return
+	}
+	md := min(v.dims, 2)
+	var hi [2]float64
+	for d := range md {
+		v.lo[d], hi[d] = math.Inf(1), math.Inf(-1)
+		for i := range v.small {
+			b := &v.small[i]
+			if b.Min[d] > b.Max[d] || math.IsNaN(b.Min[d]) || math.IsNaN(b.Max[d]) {
+				continue // contains nothing
+			}
+			v.lo[d] = min(v.lo[d], b.Min[d])
+			hi[d] = max(hi[d], b.Max[d])
+		}
+		w := hi[d] - v.lo[d]
+		if math.IsInf(v.lo[d], 0) || math.IsInf(hi[d], 0) || math.IsNaN(w) {
+			if v.lo[d] > hi[d] { // every box is empty
+				v.masked = true
+				return
+			}
+			return // unbounded: scan
+		}
+		v.inv[d] = 0
+		if w > 0 {
+			v.inv[d] = maskSide / w
+		}
+	}
+	for i := range v.small {
+		b := &v.small[i]
+		bit := uint16(1) << i
+		var c0, c1 [2]int
+		empty := false
+		for d := range md {
+			if !(b.Min[d] <= b.Max[d]) {
+				empty = true
+				break
+			}
+			c0[d], c1[d] = v.cell(d, b.Min[d]), v.cell(d, b.Max[d])
+		}
+		if empty {
+			continue
+		}
+		for r := c0[1]; r <= c1[1]; r++ {
+			for c := c0[0]; c <= c1[0]; c++ {
+				v.cells[r*maskSide+c] |= bit
+			}
+		}
+	}
+	v.masked = true
+}
+
+// cell returns the mask column (d = 0) or row (d = 1) of coordinate x.
+func (v *viewIndex) cell(d int, x float64) int {
+	f := (x - v.lo[d]) * v.inv[d]
+	switch {
+	case !(f >= 0): // below, or NaN
+		return 0
+	case f >= maskSide-1:
+		return maskSide - 1
+	}
+	return int(f)
+}
+
 // Contains reports whether p lies in the view (replica.View).
 func (v *viewIndex) Contains(p world.Point) bool {
 	if v.grid {
 		return v.boxes.Any(p)
+	}
+	if v.masked {
+		var c [2]int
+		for d := range min(v.dims, 2) {
+			c[d] = v.cell(d, p[d])
+		}
+		for bits := v.cells[c[1]*maskSide+c[0]]; bits != 0; bits &= bits - 1 {
+			if v.small[mbits.TrailingZeros16(bits)].Contains(p, v.dims) {
+				return true
+			}
+		}
+		return false
 	}
 	for i := range v.small {
 		if v.small[i].Contains(p, v.dims) {

@@ -198,7 +198,7 @@ func checkIndex(n *Node) error {
 // or gridded (large ones), against a scan of the boxes, on random views
 // rebuilt over and over (as every frame does) and random points.
 func TestViewIndexMatchesScan(t *testing.T) {
-	for seed := uint64(1); seed <= 100; seed++ {
+	for seed := uint64(1); seed <= 400; seed++ {
 		r := rand.New(rand.NewPCG(seed, 3))
 		dims := 1 + r.IntN(3)
 		v := viewIndex{boxes: locate.NewBoxes(dims, locate.DefaultCell), dims: dims}
@@ -209,6 +209,14 @@ func TestViewIndexMatchesScan(t *testing.T) {
 				for d := range dims {
 					lo := r.Float64() * 500
 					b.Min[d], b.Max[d] = lo, lo+r.Float64()*r.Float64()*200
+					switch r.IntN(40) {
+					case 0: // unbounded sides (as arena's z)
+						b.Min[d], b.Max[d] = math.Inf(-1), math.Inf(1)
+					case 1: // flat
+						b.Max[d] = b.Min[d]
+					case 2: // empty
+						b.Min[d], b.Max[d] = b.Max[d]+1, b.Min[d]
+					}
 				}
 				view[i] = b
 			}
@@ -216,10 +224,13 @@ func TestViewIndexMatchesScan(t *testing.T) {
 			for range 300 {
 				var p world.Point
 				for d := range dims {
-					p[d] = r.Float64() * 600
+					p[d] = r.Float64()*800 - 100
 				}
 				if r.IntN(4) == 0 && len(view) > 0 {
 					p = view[r.IntN(len(view))].Max // on an edge
+				}
+				if r.IntN(50) == 0 {
+					p[0] = math.NaN()
 				}
 				want := false
 				for _, b := range view {

@@ -45,6 +45,7 @@ type Node struct {
 	cands   []locate.Found // discovered objects, by ID: the latest-expiring news of each
 	pend    []locate.Found // discoveries since the last Tick, in arrival order
 	cbuf    []locate.Found
+	fresh   []locate.Found // scratch: discoveries of new IDs
 	stats   Stats
 
 	// scratch, reused every frame
@@ -321,37 +322,56 @@ func (n *Node) takeLocatorOutput(now time.Duration) {
 // mergeCandidates folds the discoveries since the last Tick into the
 // candidates: per ID, news replaces what is known unless it is older (see
 // locate.Found.Newer; in arrival order, so of equals the latest wins).
+// Most news is about known candidates, which are updated in place; only
+// the news of new IDs is sorted and merged in.
 func (n *Node) mergeCandidates() {
 	if len(n.pend) == 0 {
 		return
 	}
-	slices.SortStableFunc(n.pend, func(a, b locate.Found) int { return cmp.Compare(a.ID, b.ID) })
-	out := n.cbuf[:0]
-	i := 0
+	fresh := n.fresh[:0]
 	for _, p := range n.pend {
-		for i < len(n.cands) && n.cands[i].ID < p.ID {
-			out = append(out, n.cands[i])
-			i++
-		}
-		switch {
-		case len(out) > 0 && out[len(out)-1].ID == p.ID:
-			if !out[len(out)-1].Newer(p) {
-				out[len(out)-1] = p
-			}
-		case i < len(n.cands) && n.cands[i].ID == p.ID:
-			if !n.cands[i].Newer(p) {
-				out = append(out, p)
+		// (A binary search written out: slices.BinarySearchFunc calls its
+		// comparator, and this runs for every discovery.)
+		i, j := 0, len(n.cands)
+		for i < j {
+			m := int(uint(i+j) >> 1)
+			if n.cands[m].ID < p.ID {
+				i = m + 1
 			} else {
-				out = append(out, n.cands[i])
+				j = m
 			}
-			i++
-		default:
+		}
+		if i < len(n.cands) && n.cands[i].ID == p.ID {
+			if !n.cands[i].Newer(p) {
+				n.cands[i] = p
+			}
+			continue
+		}
+		fresh = append(fresh, p)
+	}
+	n.pend = n.pend[:0]
+	if len(fresh) > 0 {
+		// Stable: news of one new ID folds in arrival order.
+		slices.SortStableFunc(fresh, func(a, b locate.Found) int { return cmp.Compare(a.ID, b.ID) })
+		out := n.cbuf[:0]
+		i := 0
+		for _, p := range fresh {
+			for i < len(n.cands) && n.cands[i].ID < p.ID {
+				out = append(out, n.cands[i])
+				i++
+			}
+			if k := len(out) - 1; k >= 0 && out[k].ID == p.ID {
+				if !out[k].Newer(p) {
+					out[k] = p
+				}
+				continue
+			}
 			out = append(out, p)
 		}
+		out = append(out, n.cands[i:]...)
+		n.cbuf, n.cands = n.cands[:0], out
 	}
-	out = append(out, n.cands[i:]...)
-	n.cbuf, n.cands = n.cands[:0], out
-	n.pend = n.pend[:0]
+	n.fresh = fresh[:0]
 }
 
 // Step delivers one packet addressed to this node. A packet that fails to

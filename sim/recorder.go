@@ -39,7 +39,8 @@ type Recorder struct {
 	sim    *Sim  // owner, when created by New: checks nodes are known and up
 
 	views   map[wire.NodeID]*view
-	scratch []uint64
+	scratch []uint64 // a report's IDs, sorted
+	held    []bool   // their held flags, in that order
 
 	frames     uint64 // reports
 	total      uint64 // sum of interest sizes
@@ -70,8 +71,8 @@ type viewSec struct {
 // view is one node's interest state.
 type view struct {
 	last       int64
-	gen        uint32
-	pairs      map[uint64]pair
+	pairs      []pairOf // the objects in the interest, by ID
+	next       []pairOf // scratch for the next pairs
 	frames     uint64
 	total      uint64
 	missing    [maxGrace]uint64
@@ -82,9 +83,14 @@ type view struct {
 // node's interest.
 type pair struct {
 	entered    int64
-	gen        uint32
 	held       bool
 	discovered bool
+}
+
+// pairOf is the pair of one object, in a view's list.
+type pairOf struct {
+	id uint64
+	pair
 }
 
 // NewRecorder returns a stand-alone recorder (for analysing traces outside
@@ -146,6 +152,8 @@ func (r *Recorder) View(node wire.NodeID, now time.Duration, interest []uint64, 
 	if v != nil && int64(now) < v.last {
 		return fmt.Errorf("%w: view of node %d at %v, before its previous view at %v", ErrTime, node, now, time.Duration(v.last))
 	}
+	// The report, by ID: it is merged with the previous one (both sorted),
+	// a linear pass instead of a hash lookup per object.
 	r.scratch = append(r.scratch[:0], interest...)
 	slices.Sort(r.scratch)
 	for i := 1; i < len(r.scratch); i++ {
@@ -153,25 +161,34 @@ func (r *Recorder) View(node wire.NodeID, now time.Duration, interest []uint64, 
 			return fmt.Errorf("%w: view of node %d lists object %d twice", ErrBadArgument, node, r.scratch[i])
 		}
 	}
+	// The held flags in ID order (sorting the IDs alone, then finding
+	// each, is cheaper than sorting (ID, flag) pairs with a comparator).
+	r.held = slices.Grow(r.held[:0], len(interest))[:len(interest)]
+	for i, id := range interest {
+		k, _ := slices.BinarySearch(r.scratch, id)
+		r.held[k] = held[i]
+	}
 	if v == nil {
-		v = &view{pairs: make(map[uint64]pair, len(interest))}
+		v = &view{}
 		r.views[node] = v
 	}
 	t := int64(now)
 	counted := t >= r.warmup
 	v.last = t
-	v.gen++
 	sec := r.sec(t)
 	var miss [maxGrace]uint64
-	for i, id := range interest {
-		h := held[i]
-		p, ok := v.pairs[id]
-		if !ok {
-			p = pair{entered: t, discovered: h}
-			if h && counted {
-				r.heldOnEntry++
+	old, out, j := v.pairs, v.next[:0], 0
+	for k, id := range r.scratch {
+		for ; j < len(old) && old[j].id < id; j++ {
+			if !old[j].discovered { // left the interest before discovery
+				r.abandoned++
 			}
-		} else {
+		}
+		h := r.held[k]
+		var p pair
+		if j < len(old) && old[j].id == id {
+			p = old[j].pair
+			j++
 			if !p.discovered && h {
 				p.discovered = true
 				if p.entered >= r.warmup {
@@ -182,9 +199,14 @@ func (r *Recorder) View(node wire.NodeID, now time.Duration, interest []uint64, 
 			} else if p.held && !h && counted {
 				r.lost++
 			}
+		} else {
+			p = pair{entered: t, discovered: h}
+			if h && counted {
+				r.heldOnEntry++
+			}
 		}
-		p.held, p.gen = h, v.gen
-		v.pairs[id] = p
+		p.held = h
+		out = append(out, pairOf{id, p})
 		if !h {
 			age := time.Duration(t - p.entered)
 			for g, grace := range r.grace {
@@ -194,14 +216,12 @@ func (r *Recorder) View(node wire.NodeID, now time.Duration, interest []uint64, 
 			}
 		}
 	}
-	for id, p := range v.pairs {
-		if p.gen != v.gen {
-			if !p.discovered {
-				r.abandoned++
-			}
-			delete(v.pairs, id)
+	for ; j < len(old); j++ {
+		if !old[j].discovered {
+			r.abandoned++
 		}
 	}
+	v.pairs, v.next = out, old[:0]
 	n := uint64(len(interest))
 	sec.frames++
 	sec.total += n
@@ -248,7 +268,7 @@ func (r *Recorder) forget(node wire.NodeID) {
 			r.abandoned++
 		}
 	}
-	v.pairs = nil
+	v.pairs = v.pairs[:0]
 }
 
 // Staleness records one replica-staleness sample: how old a replica's state

@@ -45,3 +45,16 @@ func TestNewStatesIndependent(t *testing.T) {
 		}
 	}
 }
+
+// TestResetAs: a reused State is exactly a new zero State of its new object.
+func TestResetAs(t *testing.T) {
+	st := testSchema.NewState(MakeObjectID(1, 1))
+	for i := range st.v {
+		st.SetInt(i, int64(i+1))
+	}
+	id := MakeObjectID(2, 7)
+	st.ResetAs(id)
+	if want := testSchema.NewState(id); !st.Equal(want) || st.ID() != id {
+		t.Fatalf("after ResetAs: %v %v, want %v %v", st.ID(), st.v, want.ID(), want.v)
+	}
+}

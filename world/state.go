@@ -130,3 +130,11 @@ func (s *State) Clone() *State {
 
 // Reset zeroes every field, keeping the schema and ID.
 func (s *State) Reset() { clear(s.v) }
+
+// ResetAs zeroes every field and makes s a state of object id (same
+// schema): a zero state as Schema.NewState(id) makes, for a runtime that
+// reuses the States of objects that are gone.
+func (s *State) ResetAs(id ObjectID) {
+	s.id = id
+	clear(s.v)
+}

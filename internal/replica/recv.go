@@ -59,21 +59,24 @@ func (s *Store) handle(now time.Duration, from wire.NodeID, t wire.Type, body []
 			}
 		}
 		if !apply {
+			// Look every entry up first: the lookups are independent, so
+			// their cache misses overlap instead of queueing behind each
+			// update's own.
 			s.updEnts = s.updEnts[:0]
+			for i := range s.upd.Entries {
+				s.updEnts = append(s.updEnts, s.objs.get(s.upd.Entries[i].ID))
+			}
 		}
 		for i := range s.upd.Entries {
 			u := &s.upd.Entries[i]
 			var e *entry
-			if reuse {
+			if !apply || reuse {
 				e = s.updEnts[i]
 			}
-			if e == nil {
+			if e == nil && apply {
 				// (Absent at Check: an earlier entry of this frame may have
 				// added it since.)
 				e = s.objs.get(u.ID)
-			}
-			if !apply {
-				s.updEnts = append(s.updEnts, e)
 			}
 			if err := s.update(now, from, e, u, s.upd.Time, apply); err != nil {
 				return err
@@ -83,8 +86,17 @@ func (s *Store) handle(now time.Duration, from wire.NodeID, t wire.Type, body []
 			s.updStamp, s.updBody = s.stamp, body
 		}
 	case wire.TypeAcks:
-		if err := s.ack.Decode(body); err != nil || !apply {
-			return err
+		// Apply reuses Check's decoding of the packet's latest acks frame
+		// (decoding does not depend on the store).
+		if !apply || s.stamp == 0 || s.ackStamp != s.stamp || !sameBytes(body, s.ackBody) {
+			if err := s.ack.Decode(body); err != nil {
+				return err
+			}
+			s.ackBody = nil // s.ack now holds this frame
+		}
+		if !apply {
+			s.ackStamp, s.ackBody = s.stamp, body
+			return nil
 		}
 		for _, a := range s.ack.Entries {
 			s.acked(from, a)
@@ -339,7 +351,7 @@ func (s *Store) ids1(now time.Duration, from wire.NodeID, t wire.Type, id world.
 			if h := e.holder(from, false); h != nil {
 				h.regUntil = 0
 				if !h.alive(now) {
-					e.holders = deleteHolder(e.holders, from)
+					e.deleteHolder(from)
 				}
 			}
 		case e.from == from:
@@ -367,15 +379,6 @@ func (s *Store) ids1(now time.Duration, from wire.NodeID, t wire.Type, id world.
 			s.stats.Ignored++
 		}
 	}
-}
-
-func deleteHolder(hs []holder, node wire.NodeID) []holder {
-	for i := range hs {
-		if hs[i].node == node {
-			return append(hs[:i], hs[i+1:]...)
-		}
-	}
-	return hs
 }
 
 func (s *Store) handoffIn(now time.Duration, from wire.NodeID, h wire.Handoff, apply bool) error {

@@ -2,6 +2,7 @@ package replica
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -128,6 +129,275 @@ func TestBriefsMatchObjects(t *testing.T) {
 		for i, in := range infos {
 			if br := briefs[i]; br != (Brief{ID: in.ID, Kind: in.Kind, Version: in.Version, Produced: in.Produced, Primary: in.Primary, State: in.State}) {
 				t.Fatalf("store %d: brief %+v, info %+v", s.cfg.Self, br, in)
+			}
+		}
+	}
+}
+
+// TestRecycledRings delivers random packets of full states, deltas, drops
+// and deletions (objects leave and come back) to two stores: one reuses
+// the rings of removed entries for new ones, the other allocates every
+// ring (the reference). After every packet both must hold the same
+// objects, versions, states and synced states, and every state must carry
+// its object's ID.
+func TestRecycledRings(t *testing.T) {
+	reused := 0
+	for seed := uint64(1); seed <= 200; seed++ {
+		r := rand.New(rand.NewPCG(seed, 11))
+		fast, ref := newStore(t, 2, nil), newStore(t, 2, nil)
+		ref.noRecycle = true
+		const objs = 6
+		var states [objs][]*world.State // versions 1.. of each object
+		for k := range states {
+			st := schema.NewState(world.MakeObjectID(1, uint32(k+1)))
+			for range 10 {
+				st.SetFloat(0, st.Float(0)+float64(r.IntN(5)))
+				st.SetFloat(1, st.Float(1)-float64(r.IntN(3)))
+				st.SetInt(2, r.Int64N(4))
+				states[k] = append(states[k], st.Clone())
+			}
+		}
+		for pk := range 60 {
+			now := time.Duration(pk) * 100 * time.Millisecond
+			b := wire.AppendHeader(nil)
+			for range 1 + r.IntN(3) {
+				if r.IntN(3) == 0 {
+					id := world.MakeObjectID(1, uint32(1+r.IntN(objs)))
+					typ := wire.TypeDrop
+					if r.IntN(8) == 0 {
+						typ = wire.TypeDelete
+					}
+					b = wire.AppendIDs(b, typ, &wire.IDs{IDs: []world.ObjectID{id}})
+					continue
+				}
+				var mark int
+				b, mark = wire.BeginUpdates(b, now)
+				for range 1 + r.IntN(4) {
+					k := r.IntN(objs)
+					v := 1 + r.IntN(len(states[k]))
+					u := wire.Update{ID: states[k][0].ID(), Version: uint64(v)}
+					if base := r.IntN(v); base == 0 || r.IntN(4) == 0 {
+						u.Kind = 1
+						u.Data = world.AppendDelta(nil, nil, states[k][v-1])
+					} else {
+						u.Base = uint64(base)
+						u.Data = world.AppendDelta(nil, states[k][base-1], states[k][v-1])
+					}
+					b = wire.AppendUpdateEntry(b, &u)
+				}
+				b = wire.EndUpdates(b, mark)
+			}
+			for _, s := range []*Store{fast, ref} {
+				s.BeginPacket()
+				for pass := range 2 {
+					fr, err := wire.OpenFrames(b)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for {
+						typ, body, more := fr.Next()
+						if !more {
+							break
+						}
+						if pass == 0 {
+							err = s.Check(1, typ, body)
+						} else {
+							err = s.Apply(now, 1, typ, body)
+						}
+						if err != nil {
+							t.Fatalf("seed %d packet %d: %v", seed, pk, err)
+						}
+					}
+				}
+			}
+			a, c := fast.Objects(nil), ref.Objects(nil)
+			if len(a) != len(c) {
+				t.Fatalf("seed %d packet %d: %d objects recycling, %d not", seed, pk, len(a), len(c))
+			}
+			for i := range a {
+				x, y := a[i], c[i]
+				if x.ID != y.ID || x.Version != y.Version || !x.State.Equal(y.State) ||
+					(x.Synced == nil) != (y.Synced == nil) || x.Synced != nil && !x.Synced.Equal(y.Synced) {
+					t.Fatalf("seed %d packet %d: object %v v%d recycling, %v v%d not", seed, pk, x.ID, x.Version, y.ID, y.Version)
+				}
+				if x.State.ID() != x.ID || x.Synced != nil && x.Synced.ID() != x.ID {
+					t.Fatalf("seed %d packet %d: object %v has states of %v and %v", seed, pk, x.ID, x.State.ID(), x.Synced.ID())
+				}
+			}
+			if fast.Stats() != ref.Stats() {
+				t.Fatalf("seed %d packet %d: stats %+v recycling, %+v not", seed, pk, fast.Stats(), ref.Stats())
+			}
+		}
+		reused += fast.reused
+		if ref.reused != 0 {
+			t.Fatalf("seed %d: the reference reused %d rings", seed, ref.reused)
+		}
+	}
+	if reused < 1000 {
+		t.Fatalf("only %d rings reused: the test hardly exercises recycling", reused)
+	}
+	t.Logf("%d rings reused", reused)
+}
+
+// TestPrimariesList: the store's list of primaries is always its entries
+// that are primaries, in ID order, through random additions and deletions
+// of primaries and arrivals and drops of replicas.
+func TestPrimariesList(t *testing.T) {
+	for seed := uint64(1); seed <= 50; seed++ {
+		r := rand.New(rand.NewPCG(seed, 13))
+		s := newStore(t, 2, nil)
+		var seq uint32
+		for op := range 300 {
+			now := time.Duration(op) * time.Millisecond
+			switch r.IntN(4) {
+			case 0: // a new primary
+				seq++
+				st := schema.NewState(world.MakeObjectID(2, seq))
+				if err := s.AddPrimary(now, &obj{st}, 2); err != nil {
+					t.Fatal(err)
+				}
+			case 1: // delete a random primary
+				if ids := s.IDs(nil, true); len(ids) > 0 {
+					if err := s.Delete(now, ids[r.IntN(len(ids))]); err != nil {
+						t.Fatal(err)
+					}
+				}
+			default: // a replica arrives from node 1, or is dropped by it
+				id := world.MakeObjectID(1, uint32(1+r.IntN(20)))
+				b := wire.AppendHeader(nil)
+				if r.IntN(3) == 0 {
+					b = wire.AppendIDs(b, wire.TypeDrop, &wire.IDs{IDs: []world.ObjectID{id}})
+				} else {
+					var mark int
+					b, mark = wire.BeginUpdates(b, now)
+					u := wire.Update{ID: id, Version: uint64(1 + op), Kind: 1, Data: world.AppendDelta(nil, nil, schema.NewState(id))}
+					b = wire.AppendUpdateEntry(b, &u)
+					b = wire.EndUpdates(b, mark)
+				}
+				s.BeginPacket()
+				for pass := range 2 {
+					fr, err := wire.OpenFrames(b)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for {
+						typ, body, more := fr.Next()
+						if !more {
+							break
+						}
+						if pass == 0 {
+							err = s.Check(1, typ, body)
+						} else {
+							err = s.Apply(now, 1, typ, body)
+						}
+						if err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+			}
+			var want []*entry
+			for _, e := range s.ents {
+				if e.primary {
+					want = append(want, e)
+				}
+			}
+			if !slices.Equal(s.prims, want) {
+				t.Fatalf("seed %d op %d: %d primaries listed, %d among the entries", seed, op, len(s.prims), len(want))
+			}
+		}
+	}
+}
+
+// TestAcksReuseCheck delivers random packets of one to three acks frames
+// (and registrations) to two stores holding the same primaries: one begins
+// every packet, so that Apply reuses the acks Check decoded, the other
+// does not (the reference, decoding again). Their holders must agree after
+// every packet.
+func TestAcksReuseCheck(t *testing.T) {
+	for seed := uint64(1); seed <= 100; seed++ {
+		r := rand.New(rand.NewPCG(seed, 17))
+		fast, ref := newStore(t, 2, nil), newStore(t, 2, nil)
+		const objs = 4
+		for _, s := range []*Store{fast, ref} {
+			for k := range objs {
+				st := schema.NewState(world.MakeObjectID(2, uint32(k+1)))
+				if err := s.AddPrimary(0, &obj{st}, 2); err != nil {
+					t.Fatal(err)
+				}
+				for v := range 5 {
+					st.SetInt(2, int64(v+1))
+					s.Commit(time.Duration(v+1) * time.Millisecond)
+				}
+			}
+		}
+		for pk := range 40 {
+			now := time.Duration(10+pk) * time.Millisecond
+			from := wire.NodeID(1 + r.IntN(3))
+			b := wire.AppendHeader(nil)
+			for range 1 + r.IntN(3) {
+				if r.IntN(3) == 0 {
+					typ := wire.TypeRegister
+					if r.IntN(3) == 0 {
+						typ = wire.TypeDrop
+					}
+					b = wire.AppendIDs(b, typ, &wire.IDs{IDs: []world.ObjectID{world.MakeObjectID(2, uint32(1+r.IntN(objs)))}})
+					continue
+				}
+				var a wire.Acks
+				for range 1 + r.IntN(4) {
+					a.Entries = append(a.Entries, wire.Ack{ID: world.MakeObjectID(2, uint32(1+r.IntN(objs+1))), Version: uint64(r.IntN(8))})
+				}
+				b = wire.AppendAcks(b, &a)
+			}
+			for _, s := range []*Store{fast, ref} {
+				if s == fast {
+					s.BeginPacket()
+				}
+				for pass := range 2 {
+					fr, err := wire.OpenFrames(b)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for {
+						typ, body, more := fr.Next()
+						if !more {
+							break
+						}
+						if pass == 0 {
+							err = s.Check(from, typ, body)
+						} else {
+							err = s.Apply(now, from, typ, body)
+						}
+						if err != nil {
+							t.Fatalf("seed %d packet %d: %v", seed, pk, err)
+						}
+					}
+				}
+			}
+			if r.IntN(5) == 0 { // holders whose registration lapsed leave
+				var o wire.Outbox
+				at := now + time.Duration(r.IntN(3))*fast.cfg.RegistrationTTL
+				for _, s := range []*Store{fast, ref} {
+					s.Flush(at, nil, &o)
+				}
+			}
+			for k := range fast.prims {
+				if !slices.Equal(fast.prims[k].holders, ref.prims[k].holders) {
+					t.Fatalf("seed %d packet %d: holders of %v %+v reusing, %+v not", seed, pk, fast.prims[k].id, fast.prims[k].holders, ref.prims[k].holders)
+				}
+				for _, e := range []*entry{fast.prims[k], ref.prims[k]} {
+					var nodes []wire.NodeID
+					for _, h := range e.holders {
+						nodes = append(nodes, h.node)
+					}
+					if !slices.Equal(e.hnodes, nodes) || !slices.IsSorted(nodes) {
+						t.Fatalf("seed %d packet %d: holder nodes %v, holders of %v", seed, pk, e.hnodes, nodes)
+					}
+				}
+			}
+			if fast.Stats() != ref.Stats() {
+				t.Fatalf("seed %d packet %d: stats %+v reusing, %+v not", seed, pk, fast.Stats(), ref.Stats())
 			}
 		}
 	}

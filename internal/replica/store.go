@@ -118,7 +118,11 @@ type entry struct {
 	lastRegister time.Duration
 
 	// primary side
-	holders    []holder    // sorted by node
+	holders []holder // sorted by node
+	// hnodes is holders' nodes, in the same order: every acknowledgement
+	// received searches them, and they fit in a cache line or two where
+	// the holders span many.
+	hnodes     []wire.NodeID
 	controller wire.NodeID // the node whose player controls it
 
 	schema      *world.Schema
@@ -130,23 +134,32 @@ type entry struct {
 func (e *entry) holder(node wire.NodeID, create bool) *holder {
 	// Binary search for the first holder with node >= node (inlined: this
 	// runs for every acknowledgement received).
-	i, j := 0, len(e.holders)
+	i, j := 0, len(e.hnodes)
 	for i < j {
 		m := int(uint(i+j) >> 1)
-		if e.holders[m].node < node {
+		if e.hnodes[m] < node {
 			i = m + 1
 		} else {
 			j = m
 		}
 	}
-	if i < len(e.holders) && e.holders[i].node == node {
+	if i < len(e.hnodes) && e.hnodes[i] == node {
 		return &e.holders[i]
 	}
 	if !create {
 		return nil
 	}
 	e.holders = slices.Insert(e.holders, i, holder{node: node, fresh: true})
+	e.hnodes = slices.Insert(e.hnodes, i, node)
 	return &e.holders[i]
+}
+
+// deleteHolder removes the holder node, if any.
+func (e *entry) deleteHolder(node wire.NodeID) {
+	if i, ok := slices.BinarySearch(e.hnodes, node); ok {
+		e.holders = slices.Delete(e.holders, i, i+1)
+		e.hnodes = slices.Delete(e.hnodes, i, i+1)
+	}
 }
 
 type request struct {
@@ -179,8 +192,12 @@ type Store struct {
 	dims int
 	objs table    // ID -> entry
 	ents []*entry // the values of objs, sorted by ID (dense, for walks)
-	tomb map[world.ObjectID]time.Duration
-	want map[world.ObjectID]*request
+	// prims is the primaries of ents, sorted by ID: a frame walks them
+	// several times (think order, commit, flush), and they are a few of
+	// the node's objects (its players', among everyone's replicas).
+	prims []*entry
+	tomb  map[world.ObjectID]time.Duration
+	want  map[world.ObjectID]*request
 
 	stats Stats
 
@@ -201,13 +218,21 @@ type Store struct {
 	dbuf    []byte
 	scratch []*world.State // per kind, for validation
 	ring    []*world.State // for newRing
-	stamp   uint32         // packets begun (BeginPacket)
-	applied bool           // Apply ran since BeginPacket
+	rings   [][]spareRing  // per kind: rings of removed entries, for new ones
+	// noRecycle makes every entry allocate its ring: the reference the
+	// recycling is tested against.
+	noRecycle bool
+	reused    int    // rings reused (for tests)
+	stamp     uint32 // packets begun (BeginPacket)
+	applied   bool   // Apply ran since BeginPacket
 	// What Check decoded of the packet's latest updates frame (body
 	// updBody, in upd) and the entries of its updates, for Apply.
 	updStamp uint32
 	updBody  []byte
 	updEnts  []*entry
+	// The packet's latest acks frame Check decoded (body ackBody, in ack).
+	ackStamp uint32
+	ackBody  []byte
 	upd      wire.Updates
 	ack      wire.Acks
 	wr       wire.Writes
@@ -297,16 +322,75 @@ func (s *Store) insert(e *entry) {
 	s.objs.put(e.id, e)
 	i, _ := slices.BinarySearchFunc(s.ents, e.id, cmpEntry)
 	s.ents = slices.Insert(s.ents, i, e)
+	if e.primary {
+		i, _ := slices.BinarySearchFunc(s.prims, e.id, cmpEntry)
+		s.prims = slices.Insert(s.prims, i, e)
+	}
 }
 
 func (s *Store) remove(id world.ObjectID) {
 	if s.track {
 		s.member = append(s.member, Change{ID: id})
 	}
+	e := s.objs.get(id)
 	s.objs.del(id)
 	if i, ok := slices.BinarySearchFunc(s.ents, id, cmpEntry); ok {
 		s.ents = slices.Delete(s.ents, i, i+1)
 	}
+	if e != nil && e.primary {
+		if i, ok := slices.BinarySearchFunc(s.prims, id, cmpEntry); ok {
+			s.prims = slices.Delete(s.prims, i, i+1)
+		}
+	}
+	if e != nil {
+		s.recycle(e)
+	}
+}
+
+// spareRing is the version ring and spare state of a removed entry, kept
+// for the next entry of its kind: replicas come and go all the time, and
+// reusing their States spares the allocator and the collector (the States
+// are the bulk of an entry). Nothing outside the store holds them: Info's
+// Synced is valid only until the store changes.
+type spareRing struct {
+	hist  ring
+	spare *world.State
+}
+
+// recycle keeps removed entry e's ring and spare state for reuse and
+// detaches them from e.
+func (s *Store) recycle(e *entry) {
+	if s.noRecycle || len(e.hist.slots) != s.cfg.HistoryLen {
+		return
+	}
+	if int(e.kind) >= len(s.rings) {
+		s.rings = append(s.rings, make([][]spareRing, int(e.kind)+1-len(s.rings))...)
+	}
+	s.rings[e.kind] = append(s.rings[e.kind], spareRing{e.hist, e.spare})
+	e.hist, e.spare = ring{}, nil
+}
+
+// reuseRing gives e, a new entry of object id, a recycled ring and spare
+// state of its kind, reset as new ones, if there is one.
+func (s *Store) reuseRing(e *entry) bool {
+	if int(e.kind) >= len(s.rings) || len(s.rings[e.kind]) == 0 {
+		return false
+	}
+	fl := s.rings[e.kind]
+	r := fl[len(fl)-1]
+	fl[len(fl)-1] = spareRing{}
+	s.rings[e.kind] = fl[:len(fl)-1]
+	for i := range r.hist.slots {
+		r.hist.slots[i].v = 0
+		r.hist.slots[i].st.ResetAs(e.id)
+	}
+	r.hist.head, r.hist.n = len(r.hist.slots)-1, 0
+	if r.spare != nil {
+		r.spare.ResetAs(e.id)
+	}
+	e.hist, e.spare = r.hist, r.spare
+	s.reused++
+	return true
 }
 
 func (s *Store) newEntry(obj world.Object, st *world.State) (*entry, error) {
@@ -317,8 +401,11 @@ func (s *Store) newEntry(obj world.Object, st *world.State) (*entry, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w (%q)", world.ErrUnregistered, st.Schema().Name())
 	}
-	return &entry{id: st.ID(), kind: k, schema: st.Schema(), obj: obj, st: st,
-		hist: newRing(st.Schema(), st.ID(), s.ringScratch())}, nil
+	e := &entry{id: st.ID(), kind: k, schema: st.Schema(), obj: obj, st: st}
+	if !s.reuseRing(e) {
+		e.hist = newRing(st.Schema(), st.ID(), s.ringScratch())
+	}
+	return e, nil
 }
 
 // AddPrimary adds obj (whose State carries its ID) as a primary of this
@@ -422,10 +509,12 @@ func (s *Store) Range(fn func(obj world.Object, primary bool) bool) {
 // IDs appends the IDs of local objects (primaries only if primaries) in
 // increasing order.
 func (s *Store) IDs(dst []world.ObjectID, primaries bool) []world.ObjectID {
-	for _, e := range s.ents {
-		if !primaries || e.primary {
-			dst = append(dst, e.id)
-		}
+	ents := s.ents
+	if primaries {
+		ents = s.prims
+	}
+	for _, e := range ents {
+		dst = append(dst, e.id)
 	}
 	return dst
 }
@@ -507,10 +596,8 @@ func (s *Store) commit(e *entry, now time.Duration, force bool) {
 // Commit ends the think phase of a frame: every primary whose state changed
 // gets a new version, produced at now.
 func (s *Store) Commit(now time.Duration) {
-	for _, e := range s.ents {
-		if e.primary {
-			s.commit(e, now, false)
-		}
+	for _, e := range s.prims {
+		s.commit(e, now, false)
 	}
 }
 
@@ -658,10 +745,8 @@ func (s *Store) Briefs(dst []Brief) []Brief {
 // (Objects without the replicas: cheaper for observers that only need the
 // primaries).
 func (s *Store) Primaries(dst []Info) []Info {
-	for _, e := range s.ents {
-		if e.primary {
-			dst = append(dst, s.info(e))
-		}
+	for _, e := range s.prims {
+		dst = append(dst, s.info(e))
 	}
 	return dst
 }

@@ -33,10 +33,8 @@ func (s *Store) FlushView(now time.Duration, view View, o *wire.Outbox) {
 func (s *Store) flush(now time.Duration, boxes []world.Box, vf View, o *wire.Outbox) {
 	s.sends = s.sends[:0]
 	s.answer = s.answer[:0] // fresh holders get their full state below
-	for _, e := range s.ents {
-		if e.primary {
-			s.flushPrimary(now, e)
-		}
+	for _, e := range s.prims {
+		s.flushPrimary(now, e)
 	}
 	// Replica side, in ID order; removal edits s.ents, so walk a snapshot.
 	ents := append(s.entSnap[:0], s.ents...)
@@ -101,7 +99,7 @@ func (s *Store) flushPrimary(now time.Duration, e *entry) {
 		}
 	}
 	kept := e.holders[:0]
-	for _, h := range e.holders {
+	for i, h := range e.holders {
 		if !h.alive(now) {
 			s.idq = append(s.idq, idMsg{to: h.node, typ: wire.TypeDrop, id: e.id})
 			continue
@@ -117,10 +115,13 @@ func (s *Store) flushPrimary(now time.Duration, e *entry) {
 			s.sends = append(s.sends, send{to: h.node, e: e, base: base})
 			h.sent, h.sentAt, h.fresh = e.version, now, false
 		}
+		if len(kept) < i { // a holder before h left: shift its node too
+			e.hnodes[len(kept)] = h.node
+		}
 		kept = append(kept, h)
 	}
 	clear(e.holders[len(kept):])
-	e.holders = kept
+	e.holders, e.hnodes = kept, e.hnodes[:len(kept)]
 }
 
 func (s *Store) inView(p world.Point, boxes []world.Box, vf View) bool {
