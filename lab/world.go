@@ -313,6 +313,7 @@ type World struct {
 	truth *truth
 	snaps []snapPair // per node: as of its latest frames
 	check func(ev osim.Event)
+	warm  bool // the warm-up is over (the locator's histograms were reset)
 
 	wallRun time.Duration
 }
@@ -546,8 +547,19 @@ func (w *World) Run(progress func(WorldProgress)) error {
 	total := w.cfg.Duration
 	for w.sim.Now() < total {
 		step := min(time.Second, total-w.sim.Now())
+		if now := w.sim.Now(); now < w.cfg.Warmup {
+			step = min(step, w.cfg.Warmup-now)
+		}
 		if err := w.sim.RunFor(step); err != nil {
 			return err
+		}
+		if !w.warm && w.cfg.Warmup > 0 && w.sim.Now() >= w.cfg.Warmup {
+			// The locator's latency and hop histograms leave the warm-up
+			// out, as the view measures do (RingResult).
+			w.warm = true
+			for _, m := range w.mercs {
+				m.ResetHists()
+			}
 		}
 		w.wallRun = time.Since(start)
 		if progress != nil {

@@ -589,3 +589,34 @@ func TestAutoKeyMap(t *testing.T) {
 		}
 	}
 }
+
+// TestRingHistsLeaveWarmupOut: the locator's hop and latency histograms
+// count from the end of the warm-up, while its counters count from the
+// start; the reset changes nothing the protocol does (same counters with
+// and without a warm-up).
+func TestRingHistsLeaveWarmupOut(t *testing.T) {
+	var hops, stored [2]uint64
+	for k, warm := range []time.Duration{-1, 2 * time.Second} {
+		cfg := DefaultWorldConfig()
+		cfg.Arch, cfg.Nodes, cfg.PlayersPerNode, cfg.Duration, cfg.Warmup = ArchColyseus, 12, 1, 6*time.Second, warm
+		w, err := NewWorld(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Run(nil); err != nil {
+			t.Fatal(err)
+		}
+		rr := w.RingResult()
+		for _, c := range rr.Stats.Hops {
+			hops[k] += c
+		}
+		stored[k] = rr.Stats.PubsStored + rr.Stats.SubsStored
+		if rr.Stats.Latency.Count() == 0 {
+			t.Errorf("warm-up %v: no discovery latency sample", warm)
+		}
+	}
+	if stored[0] != stored[1] || !(0 < hops[1] && hops[1] < hops[0]) {
+		t.Errorf("without / with a 2 s warm-up: %d / %d deliveries stored, %d / %d routes in the hop histogram",
+			stored[0], stored[1], hops[0], hops[1])
+	}
+}

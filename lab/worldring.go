@@ -120,6 +120,9 @@ func (w *World) bootstrapRing() error {
 func (w *World) Mercury() []*locate.Mercury { return w.mercs }
 
 // RingResult sums the colyseus locators' counters and latency histograms.
+// The histograms (discovery latency and its parts, route hops) leave the
+// warm-up out when the world ran with World.Run, as the view measures do;
+// the counters include it.
 type RingResult struct {
 	Stats locate.MercuryStats
 	// Hops is the mean hop count of the publications and subscriptions
