@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -64,23 +65,8 @@ func TestApplyReusesCheck(t *testing.T) {
 				if s == fast {
 					s.BeginPacket()
 				}
-				ok := true
-				for pass := range 2 {
-					fr, err := wire.OpenFrames(b)
-					if err != nil {
-						t.Fatal(err)
-					}
-					for ok {
-						typ, body, more := fr.Next()
-						if !more {
-							break
-						}
-						if pass == 0 {
-							ok = s.Check(1, typ, body) == nil
-						} else if err := s.Apply(now, 1, typ, body); err != nil {
-							t.Fatalf("seed %d packet %d: apply after check: %v", seed, pk, err)
-						}
-					}
+				if err := checkThenApply(s, now, 1, b); err != nil && !errors.Is(err, errRejected) {
+					t.Fatalf("seed %d packet %d: %v", seed, pk, err)
 				}
 			}
 			a, c := fast.Objects(nil), ref.Objects(nil)
@@ -189,25 +175,8 @@ func TestRecycledRings(t *testing.T) {
 			}
 			for _, s := range []*Store{fast, ref} {
 				s.BeginPacket()
-				for pass := range 2 {
-					fr, err := wire.OpenFrames(b)
-					if err != nil {
-						t.Fatal(err)
-					}
-					for {
-						typ, body, more := fr.Next()
-						if !more {
-							break
-						}
-						if pass == 0 {
-							err = s.Check(1, typ, body)
-						} else {
-							err = s.Apply(now, 1, typ, body)
-						}
-						if err != nil {
-							t.Fatalf("seed %d packet %d: %v", seed, pk, err)
-						}
-					}
+				if err := checkThenApply(s, now, 1, b); err != nil {
+					t.Fatalf("seed %d packet %d: %v", seed, pk, err)
 				}
 			}
 			a, c := fast.Objects(nil), ref.Objects(nil)
@@ -275,25 +244,8 @@ func TestPrimariesList(t *testing.T) {
 					b = wire.EndUpdates(b, mark)
 				}
 				s.BeginPacket()
-				for pass := range 2 {
-					fr, err := wire.OpenFrames(b)
-					if err != nil {
-						t.Fatal(err)
-					}
-					for {
-						typ, body, more := fr.Next()
-						if !more {
-							break
-						}
-						if pass == 0 {
-							err = s.Check(1, typ, body)
-						} else {
-							err = s.Apply(now, 1, typ, body)
-						}
-						if err != nil {
-							t.Fatal(err)
-						}
-					}
+				if err := checkThenApply(s, now, 1, b); err != nil {
+					t.Fatal(err)
 				}
 			}
 			var want []*entry

@@ -2,6 +2,7 @@ package replica
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -43,28 +44,40 @@ func deliver(t testing.TB, now time.Duration, o *wire.Outbox, from wire.NodeID, 
 		if drop != nil && drop(p) {
 			continue
 		}
-		dst := stores[p.To]
-		for pass := range 2 {
-			fr, err := wire.OpenFrames(p.Payload)
-			if err != nil {
-				t.Fatal(err)
+		if err := checkThenApply(stores[p.To], now, p.From, p.Payload); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// errRejected wraps what checkThenApply returns when Check refused a frame
+// (nothing was applied).
+var errRejected = errors.New("packet rejected by Check")
+
+// checkThenApply runs a payload through s as a node does: every frame to
+// Check and, only if all pass, every frame to Apply. A Check error comes
+// wrapped in errRejected; an Apply error alone.
+func checkThenApply(s *Store, now time.Duration, from wire.NodeID, payload []byte) error {
+	for pass := range 2 {
+		fr, err := wire.OpenFrames(payload)
+		if err != nil {
+			return fmt.Errorf("%w: %w", errRejected, err)
+		}
+		for {
+			typ, body, ok := fr.Next()
+			if !ok {
+				break
 			}
-			for {
-				typ, body, ok := fr.Next()
-				if !ok {
-					break
+			if pass == 0 {
+				if err := s.Check(from, typ, body); err != nil {
+					return fmt.Errorf("%w: %v frame from %d: %w", errRejected, typ, from, err)
 				}
-				if pass == 0 {
-					err = dst.Check(p.From, typ, body)
-				} else {
-					err = dst.Apply(now, p.From, typ, body)
-				}
-				if err != nil {
-					t.Fatalf("%v frame from %d: %v", typ, p.From, err)
-				}
+			} else if err := s.Apply(now, from, typ, body); err != nil {
+				return fmt.Errorf("apply after check: %v frame from %d: %w", typ, from, err)
 			}
 		}
 	}
+	return nil
 }
 
 func TestConfigValidate(t *testing.T) {
