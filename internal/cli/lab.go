@@ -212,6 +212,25 @@ func splitList(s string) ([]string, error) {
 	return out, nil
 }
 
+// parseList parses the comma-separated value s of flag with parse, which
+// reports whether one item is valid; a bad list or item is bad input that
+// names the flag, the item and want.
+func parseList[T any](flag, s, want string, parse func(string) (T, bool)) ([]T, error) {
+	parts, err := splitList(s)
+	if err != nil {
+		return nil, badInputf("%s: %v", flag, err)
+	}
+	out := make([]T, 0, len(parts))
+	for _, p := range parts {
+		v, ok := parse(p)
+		if !ok {
+			return nil, badInputf("%s: %q: want %s", flag, p, want)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
 // progress draws a progress bar on a terminal; elsewhere (or quiet) it
 // draws nothing.
 type progress struct {

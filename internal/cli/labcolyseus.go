@@ -90,19 +90,10 @@ for the same flags.`,
 
 // parseNodeList parses a comma-separated list of node counts.
 func parseNodeList(flag, s string) ([]int, error) {
-	parts, err := splitList(s)
-	if err != nil {
-		return nil, badInputf("%s: %v", flag, err)
-	}
-	var out []int
-	for _, p := range parts {
+	return parseList(flag, s, "node counts from 2 to 2000", func(p string) (int, bool) {
 		n, err := strconv.Atoi(p)
-		if err != nil || n < 2 || n > 2000 {
-			return nil, badInputf("%s: %q: want node counts from 2 to 2000", flag, p)
-		}
-		out = append(out, n)
-	}
-	return out, nil
+		return n, err == nil && n >= 2 && n <= 2000
+	})
 }
 
 func runLabColyseus(e *env, cmd *cobra.Command, f *labColyseusFlags) error {
@@ -128,17 +119,11 @@ func runLabColyseus(e *env, cmd *cobra.Command, f *labColyseusFlags) error {
 		}
 	}
 	if set("maps") {
-		parts, err := splitList(f.maps)
-		if err != nil {
-			return badInputf("--maps: %v", err)
-		}
-		cfg.ScaleMaps = nil
-		for _, p := range parts {
+		if cfg.ScaleMaps, err = parseList("--maps", f.maps, "sqr or rect", func(p string) (arena.MapType, bool) {
 			m, err := arena.ParseMapType(p)
-			if err != nil {
-				return badInputf("--maps: %q: want sqr or rect", p)
-			}
-			cfg.ScaleMaps = append(cfg.ScaleMaps, m)
+			return m, err == nil
+		}); err != nil {
+			return err
 		}
 	}
 	if set("keymaps") {
@@ -147,17 +132,11 @@ func runLabColyseus(e *env, cmd *cobra.Command, f *labColyseusFlags) error {
 		}
 	}
 	if set("pred-times") {
-		parts, err := splitList(f.predTimes)
-		if err != nil {
-			return badInputf("--pred-times: %v", err)
-		}
-		cfg.PredTimes = nil
-		for _, p := range parts {
+		if cfg.PredTimes, err = parseList("--pred-times", f.predTimes, "durations such as 0s, 500ms, 1s", func(p string) (time.Duration, bool) {
 			d, err := time.ParseDuration(p)
-			if err != nil {
-				return badInputf("--pred-times: %q: want durations such as 0s, 500ms, 1s", p)
-			}
-			cfg.PredTimes = append(cfg.PredTimes, d)
+			return d, err == nil
+		}); err != nil {
+			return err
 		}
 	}
 	durs := []struct {

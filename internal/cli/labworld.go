@@ -81,18 +81,14 @@ func runLabWorld(e *env, cmd *cobra.Command, f *labWorldFlags) error {
 		cfg = lab.QuickLabWorldConfig()
 	}
 	if !f.quick || cmd.Flags().Changed("nodes") {
-		parts, err := splitList(f.nodes)
-		if err != nil {
-			return badInputf("--nodes: %v", err)
-		}
-		cfg.Nodes = cfg.Nodes[:0]
-		for _, p := range parts {
+		nodes, err := parseList("--nodes", f.nodes, "node counts from 1 to 2000", func(p string) (int, bool) {
 			n, err := strconv.Atoi(p)
-			if err != nil || n < 1 || n > 2000 {
-				return badInputf("--nodes: %q: want node counts from 1 to 2000", p)
-			}
-			cfg.Nodes = append(cfg.Nodes, n)
+			return n, err == nil && n >= 1 && n <= 2000
+		})
+		if err != nil {
+			return err
 		}
+		cfg.Nodes = nodes
 	}
 	if !f.quick || cmd.Flags().Changed("duration") {
 		if f.duration < time.Second || f.duration > time.Hour {
@@ -100,18 +96,14 @@ func runLabWorld(e *env, cmd *cobra.Command, f *labWorldFlags) error {
 		}
 		cfg.Duration = f.duration
 	}
-	parts, err := splitList(f.archs)
-	if err != nil {
-		return badInputf("--arch: %v", err)
-	}
-	cfg.Archs = nil
-	for _, p := range parts {
+	archs, err := parseList("--arch", f.archs, "client-server, broadcast or directory", func(p string) (lab.Arch, bool) {
 		a, err := lab.ParseArch(p)
-		if err != nil {
-			return badInputf("--arch: %q: want client-server, broadcast or directory", p)
-		}
-		cfg.Archs = append(cfg.Archs, a)
+		return a, err == nil
+	})
+	if err != nil {
+		return err
 	}
+	cfg.Archs = archs
 	m, err := arena.ParseMapType(f.mapType)
 	if err != nil {
 		return badInputf("--map %q: want sqr or rect", f.mapType)

@@ -99,17 +99,7 @@ type Directory struct {
 type pubVal struct {
 	node  wire.NodeID
 	until time.Duration
-	nskip uint8
-	skip  [MaxSkip]wire.NodeID // Pub.Skip: subscribers that need no match
-}
-
-func (p *pubVal) skips(n wire.NodeID) bool {
-	for _, k := range p.skip[:p.nskip] {
-		if k == n {
-			return true
-		}
-	}
-	return false
+	skip  skipSet // Pub.Skip: subscribers that need no match
 }
 
 type storedSub struct {
@@ -369,12 +359,12 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 		for _, p := range d.msg.Pubs {
 			p.Node = from // a node publishes only its own primaries
 			v := pubVal{node: from, until: until}
-			v.nskip = uint8(copy(v.skip[:], p.Skip))
+			v.skip.set(p.Skip)
 			p.Skip = nil // matches do not carry it
 			d.pubs.Set(p.ID, p.Loc, v)
 			if !idx {
 				for _, s := range d.subs {
-					if s.node != from && s.until > now && !v.skips(s.node) && inAny(p.Loc, s.boxes, d.msg.Dims) {
+					if s.node != from && s.until > now && !v.skip.has(s.node) && inAny(p.Loc, s.boxes, d.msg.Dims) {
 						d.matches = append(d.matches, matchOut{to: s.node, pub: p, until: until})
 					}
 				}
@@ -383,7 +373,7 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 			// Only the subscriptions with a box around p: O(nearby boxes).
 			d.owners = d.subIdx.Owners(p.Loc, d.owners[:0])
 			for _, n := range d.owners {
-				if i, ok := d.findSub(n); ok && n != from && d.subs[i].until > now && !v.skips(n) {
+				if i, ok := d.findSub(n); ok && n != from && d.subs[i].until > now && !v.skip.has(n) {
 					d.matches = append(d.matches, matchOut{to: n, pub: p, until: until})
 				}
 			}
@@ -444,7 +434,7 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 		}
 		d.matches = d.matches[:0]
 		for _, id := range d.ids {
-			if loc, p, _ := d.pubs.Get(id); p.node != from && p.until > now && !p.skips(from) {
+			if loc, p, _ := d.pubs.Get(id); p.node != from && p.until > now && !p.skip.has(from) {
 				d.matches = append(d.matches, matchOut{to: from, pub: wire.Pub{ID: id, Node: p.node, Loc: loc}, until: p.until})
 			}
 		}

@@ -145,30 +145,27 @@ type pubEnt struct {
 	node      wire.NodeID
 	key       uint64
 	until, at time.Duration
-	nskip     uint8
-	skip      [MaxSkip]wire.NodeID
+	skip      skipSet
 }
 
-func (p *pubEnt) setSkip(nodes []wire.NodeID) {
-	p.nskip = uint8(copy(p.skip[:], nodes))
+// skipSet holds a publication's Skip list (Pub.Skip, the first MaxSkip
+// nodes) inline, so that storing a publication allocates nothing.
+type skipSet struct {
+	n   uint8
+	ids [MaxSkip]wire.NodeID
 }
 
-// skipList returns a copy of the Skip list (nil when empty).
-func (p *pubEnt) skipList() []wire.NodeID {
-	if p.nskip == 0 {
+func (s *skipSet) set(nodes []wire.NodeID) { s.n = uint8(copy(s.ids[:], nodes)) }
+
+// has reports whether node n needs no match of the publication.
+func (s *skipSet) has(n wire.NodeID) bool { return slices.Contains(s.ids[:s.n], n) }
+
+// list returns a copy of the nodes (nil when empty).
+func (s *skipSet) list() []wire.NodeID {
+	if s.n == 0 {
 		return nil
 	}
-	return slices.Clone(p.skip[:p.nskip])
-}
-
-// skips reports whether node n needs no match of this publication.
-func (p *pubEnt) skips(n wire.NodeID) bool {
-	for _, k := range p.skip[:p.nskip] {
-		if k == n {
-			return true
-		}
-	}
-	return false
+	return slices.Clone(s.ids[:s.n])
 }
 
 type subName struct {
@@ -412,7 +409,7 @@ func (s *Store) Publish(now time.Duration, p Pub, dst []Match) ([]Match, error) 
 	until, _ := s.ttl(ttl)
 	key := s.cfg.Keys.PointKey(loc)
 	ent := pubEnt{node: node, key: key, until: until, at: at}
-	ent.setSkip(p.Skip)
+	ent.skip.set(p.Skip)
 	s.pubs.Set(id, loc, ent)
 	s.heapPush(expiry{until: until, id: id, slot: -1})
 	s.stats.Published++
@@ -421,7 +418,7 @@ func (s *Store) Publish(now time.Duration, p Pub, dst []Match) ([]Match, error) 
 	s.nodes = s.nodes[:0]
 	for _, o := range s.owners {
 		if n := s.subs[o-1].name.node; n != node {
-			if ent.skips(n) {
+			if ent.skip.has(n) {
 				s.stats.Skipped++
 				continue
 			}
@@ -512,7 +509,7 @@ func (s *Store) Subscribe(now time.Duration, node wire.NodeID, seq uint64, boxes
 		if p.node == node {
 			continue
 		}
-		if p.skips(node) {
+		if p.skip.has(node) {
 			s.stats.Skipped++
 			continue
 		}
@@ -607,7 +604,7 @@ func (s *Store) Publications(dst []Publication) []Publication {
 	start := len(dst)
 	for i := range s.pubs.Len() {
 		id, loc, p := s.pubs.At(i)
-		dst = append(dst, Publication{ID: id, Node: p.node, Loc: loc, Key: p.key, Until: p.until, At: p.at, Skip: p.skipList()})
+		dst = append(dst, Publication{ID: id, Node: p.node, Loc: loc, Key: p.key, Until: p.until, At: p.at, Skip: p.skip.list()})
 	}
 	slices.SortFunc(dst[start:], func(a, b Publication) int { return cmp.Compare(a.ID, b.ID) })
 	return dst
@@ -673,7 +670,7 @@ func (s *Store) Export(lo, hi uint64, h *Handoff) {
 	h.Pubs, h.Subs = h.Pubs[:0], h.Subs[:0]
 	for i := range s.pubs.Len() {
 		if id, loc, p := s.pubs.At(i); InArc(p.key, lo, hi) {
-			h.Pubs = append(h.Pubs, Publication{ID: id, Node: p.node, Loc: loc, Key: p.key, Until: p.until, At: p.at, Skip: p.skipList()})
+			h.Pubs = append(h.Pubs, Publication{ID: id, Node: p.node, Loc: loc, Key: p.key, Until: p.until, At: p.at, Skip: p.skip.list()})
 		}
 	}
 	slices.SortFunc(h.Pubs, func(a, b Publication) int { return cmp.Compare(a.ID, b.ID) })
@@ -746,7 +743,7 @@ func (s *Store) Import(now time.Duration, h *Handoff) error {
 		until := min(p.Until, maxUntil)
 		key := s.cfg.Keys.PointKey(p.Loc)
 		ent := pubEnt{node: p.Node, key: key, until: until, at: p.At}
-		ent.setSkip(p.Skip)
+		ent.skip.set(p.Skip)
 		s.pubs.Set(p.ID, p.Loc, ent)
 		s.heapPush(expiry{until: until, id: p.ID, slot: -1})
 		s.stats.Imported++
