@@ -54,6 +54,19 @@ type Config struct {
 	// ReplicaLinger: a requested replica outside the node's view is kept
 	// this long before it is dropped (objects often come back at once).
 	ReplicaLinger time.Duration
+	// DormantAfter and DormantEvery: a requested replica that has been out
+	// of the node's view for DormantAfter while it lingers (ReplicaLinger)
+	// is dormant: the node tells the primary (wire.TypeDormant), which then
+	// sends it updates at most once every DormantEvery instead of every
+	// frame, until the replica is back in view and the node registers it
+	// again (at once). Objects that come back find their replica there,
+	// at most DormantEvery plus a trip stale, and lingering costs a
+	// fraction of the updates. DormantEvery must be below the history
+	// (HistoryLen frames) minus a round trip, or dormant holders get full
+	// states. Defaults 200 ms and 400 ms; a negative DormantEvery keeps
+	// lingering replicas at the full rate.
+	DormantAfter time.Duration
+	DormantEvery time.Duration
 	// TombstoneTTL: how long a deleted object's ID is remembered, so late or
 	// reordered messages cannot bring it back.
 	TombstoneTTL time.Duration
@@ -79,6 +92,8 @@ func DefaultConfig() Config {
 		PushTTL:         time.Second,
 		RequestRetry:    400 * time.Millisecond,
 		ReplicaLinger:   time.Second,
+		DormantAfter:    200 * time.Millisecond,
+		DormantEvery:    400 * time.Millisecond,
 		TombstoneTTL:    30 * time.Second,
 		MaxFrame:        1000,
 	}
@@ -117,16 +132,19 @@ func (c Config) Validate() (Config, error) {
 		{&c.RequestRetry, d.RequestRetry, "RequestRetry"},
 		{&c.ReplicaLinger, d.ReplicaLinger, "ReplicaLinger"},
 		{&c.TombstoneTTL, d.TombstoneTTL, "TombstoneTTL"},
+		{&c.DormantAfter, d.DormantAfter, "DormantAfter"},
 	} {
 		if err := fill(f.v, f.def, f.name); err != nil {
 			return c, err
 		}
 	}
-	switch {
-	case c.AckDelay == 0:
+	// Negative AckDelay and DormantEvery stay negative (off), so that
+	// validating twice changes nothing.
+	if c.DormantEvery == 0 {
+		c.DormantEvery = d.DormantEvery
+	}
+	if c.AckDelay == 0 {
 		c.AckDelay = d.AckDelay
-	case c.AckDelay < 0:
-		c.AckDelay = 0
 	}
 	if c.AckDelay >= c.RetransmitAfter {
 		return c, fmt.Errorf("%w: AckDelay %v must be below RetransmitAfter %v (unacknowledged updates would be resent)",

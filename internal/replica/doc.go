@@ -23,9 +23,15 @@
 //     updates, acknowledgements, registrations, drops, deletions, handoffs
 //     and tentative writes. view is the union of the node's primaries'
 //     interests: requested replicas outside it for longer than
-//     Config.ReplicaLinger are dropped.
+//     Config.ReplicaLinger are dropped. While they linger they are dormant
+//     (after Config.DormantAfter): the node tells the primary
+//     (wire.TypeDormant), which sends them updates only every
+//     Config.DormantEvery until they come back into view and are
+//     registered again; an object attached to a dormant one is registered
+//     when it enters the view alone. A dormant replica in view is at most
+//     DormantEvery plus a round trip stale.
 //  4. Deliver every frame of a received packet of a replica message type
-//     (wire.TypeUpdates … wire.TypeHandoff) first to Check, for every frame
+//     (Handles: wire.TypeUpdates … wire.TypeHandoff, wire.TypeDormant) first to Check, for every frame
 //     of the packet, and only if all pass, to Apply. Check changes nothing;
 //     so a malformed packet is rejected whole, with no state changed. Then
 //     call Answer(now, outbox): a replica request (registration) from a

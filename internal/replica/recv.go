@@ -11,7 +11,7 @@ import (
 // Handles reports whether frames of type t belong to the store.
 func Handles(t wire.Type) bool {
 	switch t {
-	case wire.TypeUpdates, wire.TypeAcks, wire.TypeWrites, wire.TypeRegister, wire.TypeDrop,
+	case wire.TypeUpdates, wire.TypeAcks, wire.TypeWrites, wire.TypeRegister, wire.TypeDormant, wire.TypeDrop,
 		wire.TypeDelete, wire.TypeHandoff:
 		return true
 	}
@@ -110,7 +110,7 @@ func (s *Store) handle(now time.Duration, from wire.NodeID, t wire.Type, body []
 				return err
 			}
 		}
-	case wire.TypeRegister, wire.TypeDrop, wire.TypeDelete:
+	case wire.TypeRegister, wire.TypeDormant, wire.TypeDrop, wire.TypeDelete:
 		if err := s.idl.Decode(body); err != nil || !apply {
 			return err
 		}
@@ -156,6 +156,11 @@ func (s *Store) decodeFull(id world.ObjectID, k world.Kind, data []byte, dst *wo
 func sameBytes(a, b []byte) bool {
 	return len(a) == len(b) && len(a) > 0 && &a[0] == &b[0]
 }
+
+// dropGuard is how long after dropping a replica a node ignores full
+// states of it that it did not ask for again: those the primary sent
+// before the drop reached it (longer than any one-way delay).
+const dropGuard = time.Second
 
 // update checks or applies one update; e is the store's entry of u.ID
 // (nil if absent).
@@ -205,6 +210,12 @@ func (s *Store) update(now time.Duration, from wire.NodeID, e *entry, u *wire.Up
 		// Only an absent object can be tombstoned: tombs are set when an
 		// entry is removed, and no entry is added for a tombstoned ID.
 		if _, dead := s.tomb[u.ID]; dead {
+			s.stats.Ignored++
+			return nil
+		}
+		if t, ok := s.dropped[u.ID]; ok && now-t <= dropGuard && s.want[u.ID] == nil {
+			// A full state sent before our drop reached the primary: it
+			// would make an orphan replica that nobody updates.
 			s.stats.Ignored++
 			return nil
 		}
@@ -329,7 +340,7 @@ func (s *Store) write(from wire.NodeID, w wire.Write, apply bool) error {
 func (s *Store) ids1(now time.Duration, from wire.NodeID, t wire.Type, id world.ObjectID) {
 	e := s.objs.get(id)
 	switch t {
-	case wire.TypeRegister:
+	case wire.TypeRegister, wire.TypeDormant:
 		if e == nil || !e.primary {
 			// Unknown or deleted here: tell the requester to forget it.
 			s.idq = append(s.idq, idMsg{to: from, typ: wire.TypeDelete, id: id})
@@ -340,6 +351,7 @@ func (s *Store) ids1(now time.Duration, from wire.NodeID, t wire.Type, id world.
 		}
 		h := e.holder(from, true)
 		h.regUntil = now + s.cfg.RegistrationTTL
+		h.dormant = t == wire.TypeDormant
 		if h.fresh {
 			s.answer = append(s.answer, idMsg{to: from, id: id})
 		}

@@ -81,6 +81,7 @@ type holder struct {
 	sent      uint64        // newest version sent
 	sentAt    time.Duration // when anything was last sent
 	fresh     bool          // never sent anything yet
+	dormant   bool          // the holder's replica is out of its view (TypeDormant)
 }
 
 func (h *holder) alive(now time.Duration) bool { return h.regUntil > now || h.pushUntil > now }
@@ -105,6 +106,7 @@ type entry struct {
 	ackedTo   wire.NodeID // replica side: the node its last acknowledgement went to
 	handoff   bool        // client: handed off, no state from the server yet
 	requested bool        // replica side: this node asked for it (else pushed or attached)
+	dormant   bool        // replica side: the primary was told it is out of view (TypeDormant)
 	hist      ring
 	stageVer  uint64
 	stageBase uint64
@@ -197,7 +199,9 @@ type Store struct {
 	// the node's objects (its players', among everyone's replicas).
 	prims []*entry
 	tomb  map[world.ObjectID]time.Duration
-	want  map[world.ObjectID]*request
+	// dropped: replicas this node dropped, and when (see dropGuard).
+	dropped map[world.ObjectID]time.Duration
+	want    map[world.ObjectID]*request
 
 	stats Stats
 
@@ -273,6 +277,7 @@ func NewStore(cfg Config) (*Store, error) {
 	}
 	return &Store{cfg: cfg, dims: cfg.Registry.Space().Dims(),
 		tomb:    map[world.ObjectID]time.Duration{},
+		dropped: map[world.ObjectID]time.Duration{},
 		want:    map[world.ObjectID]*request{},
 		scratch: make([]*world.State, cfg.Registry.Len()+1)}, nil
 }

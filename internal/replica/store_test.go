@@ -407,3 +407,145 @@ func TestDelayedAcks(t *testing.T) {
 		}
 	}
 }
+
+// TestDormantReplica: a replica out of view while it lingers goes dormant;
+// its primary then sends it updates every DormantEvery, as deltas, until it
+// is back in view, when the full rate resumes at once.
+func TestDormantReplica(t *testing.T) {
+	for _, c := range []struct {
+		every time.Duration
+		want  string // frames 0..29 in which the primary sends the replica an update
+	}{
+		{-1, "011111111111111111111111111111"},
+		// The first update answers the request of frame 0. Out of view
+		// from frame 10, dormant 200 ms after the last frame in view (told
+		// in frame 11, after the primary's flush): an update every 4th
+		// frame after the last; back in view in frame 25, registered then,
+		// full rate from frame 26.
+		{400 * time.Millisecond, "011111111111000100010001001111"},
+	} {
+		mod := func(cfg *Config) { cfg.DormantEvery, cfg.ReplicaLinger, cfg.AckDelay = c.every, 3*time.Second, -1 }
+		a, b := newStore(t, 1, mod), newStore(t, 2, mod)
+		stores := map[wire.NodeID]*Store{1: a, 2: b}
+		st := schema.NewState(world.MakeObjectID(1, 1))
+		if err := a.AddPrimary(0, &obj{st}, 1); err != nil {
+			t.Fatal(err)
+		}
+		b.Want(0, st.ID(), 1, time.Hour)
+		var oa, ob wire.Outbox
+		got := ""
+		for f := 0; f < 30; f++ {
+			now := time.Duration(f) * 100 * time.Millisecond
+			st.SetFloat(0, float64(f))
+			a.Commit(now)
+			before := a.Stats().UpdatesSent
+			a.Flush(now, nil, &oa)
+			got += map[bool]string{true: "1", false: "0"}[a.Stats().UpdatesSent > before]
+			deliver(t, now, &oa, 1, stores, nil)
+			view := []world.Box{world.Unbounded()}
+			if f >= 10 && f < 25 {
+				view = nil
+			}
+			b.Flush(now, view, &ob)
+			deliver(t, now, &ob, 2, stores, nil)
+			if in, ok := b.Object(st.ID()); f >= 3 && (!ok || (f < 10 || f >= 26) && in.Version != uint64(f+1)) {
+				t.Fatalf("every %v frame %d: replica %+v (held %v), primary at version %d", c.every, f, in, ok, f+1)
+			}
+		}
+		if got != c.want {
+			t.Errorf("every %v: updates in frames\n got %s\nwant %s", c.every, got, c.want)
+		}
+		if full := a.Stats().FullSent; full != 1 {
+			t.Errorf("every %v: %d full states sent, want 1 (dormant updates are deltas)", c.every, full)
+		}
+	}
+}
+
+// shot is an object attached to the object whose ID is in its "to" field.
+type shot struct{ st *world.State }
+
+func (o *shot) State() *world.State                  { return o.st }
+func (o *shot) Interest(dst []world.Box) []world.Box { return dst }
+func (o *shot) Think(world.Context)                  {}
+func (o *shot) AttachTo() world.ObjectID             { return world.ObjectID(o.st.Int(2)) }
+
+// TestAttachedToDormant: an object attached to one whose replica is
+// dormant is pushed at the dormant rate too, until it enters the holder's
+// view on its own: the holder then registers it and gets the full rate.
+// And a full state that was on its way when a replica was dropped does not
+// bring the replica back.
+func TestAttachedToDormant(t *testing.T) {
+	shotSchema := world.MustSchema("shot", world.MustSpace("x", "y"), []world.Field{
+		{Name: "x", Type: world.Float}, {Name: "y", Type: world.Float}, {Name: "to", Type: world.Int},
+	}, func(st *world.State) world.Object { return &shot{st} })
+	reg, err := world.NewRegistry(world.MustSpace("x", "y"), schema, shotSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod := func(cfg *Config) { cfg.Registry, cfg.ReplicaLinger, cfg.AckDelay = reg, 2500*time.Millisecond, -1 }
+	a, b := newStore(t, 1, mod), newStore(t, 2, mod)
+	stores := map[wire.NodeID]*Store{1: a, 2: b}
+	owner := schema.NewState(world.MakeObjectID(1, 1))
+	sh := shotSchema.NewState(world.MakeObjectID(1, 2))
+	sh.SetInt(2, int64(owner.ID()))
+	sh.SetFloat(0, 500) // far from the view
+	for _, o := range []world.Object{&obj{owner}, &shot{sh}} {
+		if err := a.AddPrimary(0, o, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.Want(0, owner.ID(), 1, time.Hour)
+	var oa, ob wire.Outbox
+	got := ""
+	view := []world.Box{{Min: world.Point{-10, -10}, Max: world.Point{10, 10}}}
+	for f := 0; f < 30; f++ {
+		now := time.Duration(f) * 100 * time.Millisecond
+		owner.SetFloat(1, float64(f%5))
+		sh.SetFloat(1, float64(f%5))
+		switch {
+		case f == 5:
+			owner.SetFloat(0, 100) // the owner leaves the view
+		case f == 20:
+			sh.SetFloat(0, 0) // the shot enters it
+		}
+		a.Commit(now)
+		before := a.Stats().UpdatesSent
+		a.Flush(now, nil, &oa)
+		got += fmt.Sprint(a.Stats().UpdatesSent - before)
+		deliver(t, now, &oa, 1, stores, nil)
+		b.Flush(now, view, &ob)
+		deliver(t, now, &ob, 2, stores, nil)
+	}
+	// Frame 1 answers the request, with the shot. The owner is out of
+	// view from frame 5, dormant 200 ms after frame 4 (told in frame 6):
+	// both every 4th frame from frame 10; the shot enters the view in
+	// frame 20, seen by b in frame 22's dormant update; its registration
+	// makes it full rate from frame 23.
+	const want = "022222200020002000200021112111"
+	if got != want {
+		t.Errorf("update entries per frame\n got %s\nwant %s", got, want)
+	}
+	if in, ok := b.Object(sh.ID()); !ok || in.Version != 30 {
+		t.Errorf("shot replica %+v (held %v), want version 30", in, ok)
+	}
+
+	// The shot leaves the view; b drops it after the linger; a full
+	// state the primary sent before it heard of the drop is ignored.
+	st := shotSchema.NewState(sh.ID())
+	st.CopyFrom(sh)
+	now := 5600 * time.Millisecond
+	b.Flush(now, nil, &ob) // out of view since frame 29: dropped after 2.5 s
+	ob.Reset()
+	if _, ok := b.Object(sh.ID()); ok {
+		t.Fatal("shot replica not dropped")
+	}
+	var o wire.Outbox
+	b2, mark := wire.BeginUpdates(o.Buf(), now)
+	kind, _ := reg.Kind(shotSchema)
+	b2 = wire.AppendUpdateEntry(b2, &wire.Update{ID: sh.ID(), Kind: kind, Version: 40, Data: world.AppendDelta(nil, nil, st)})
+	o.Commit(2, wire.ClassUpdate, wire.EndUpdates(b2, mark))
+	deliver(t, now+50*time.Millisecond, &o, 1, stores, nil)
+	if in, ok := b.Object(sh.ID()); ok {
+		t.Errorf("a full state sent before the drop made an orphan replica: %+v", in)
+	}
+}

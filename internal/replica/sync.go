@@ -56,6 +56,11 @@ func (s *Store) flush(now time.Duration, boxes []world.Box, vf View, o *wire.Out
 			delete(s.tomb, id)
 		}
 	}
+	for id, t := range s.dropped {
+		if now-t > dropGuard {
+			delete(s.dropped, id)
+		}
+	}
 }
 
 // Answer sends, at once, the full state of every local primary to each
@@ -93,6 +98,12 @@ func (s *Store) flushPrimary(now time.Duration, e *entry) {
 					if h.alive(now) {
 						eh := e.holder(h.node, true)
 						eh.pushUntil = max(eh.pushUntil, h.regUntil, h.pushUntil)
+						if eh.regUntil <= now {
+							// Only attached there: as lively as the
+							// object's replica (the holder registers it
+							// if it comes into its view alone).
+							eh.dormant = h.dormant
+						}
 					}
 				}
 			}
@@ -107,6 +118,9 @@ func (s *Store) flushPrimary(now time.Duration, e *entry) {
 		due := h.fresh ||
 			h.acked < e.version && (h.sent < e.version || now-h.sentAt >= s.cfg.RetransmitAfter) ||
 			now-h.sentAt >= s.cfg.KeepalivePeriod
+		if due && h.dormant && !h.fresh && now-h.sentAt < s.cfg.DormantEvery {
+			due = false
+		}
 		if due {
 			base := h.acked
 			if base != 0 && e.hist.find(base) == nil {
@@ -142,27 +156,69 @@ func (s *Store) flushReplica(now time.Duration, e *entry, boxes []world.Box, vf 
 		s.remove(e.id)
 		return
 	}
+	if !e.requested && s.attachedToDormant(e) && s.inView(e.loc, boxes, vf) {
+		// Pushed along with a dormant replica, hence itself sent at the
+		// dormant rate, and in view: ask for it (and so for the full rate).
+		e.requested, e.lastNeeded, e.lastRegister = true, now, now
+		s.idq = append(s.idq, idMsg{to: e.from, typ: wire.TypeRegister, id: e.id})
+	}
 	if e.requested {
+		reg := now-e.lastRegister >= s.cfg.RegisterPeriod
+		wake := false
 		if s.inView(e.loc, boxes, vf) {
 			e.lastNeeded = now
+			// Back in view: full rate again, at once.
+			wake = e.dormant
+			e.dormant = false
 		} else if now-e.lastNeeded > s.cfg.ReplicaLinger {
 			s.stats.Dropped++
 			s.idq = append(s.idq, idMsg{to: e.from, typ: wire.TypeDrop, id: e.id})
+			s.dropped[e.id] = now
 			s.remove(e.id)
 			return
+		} else if s.cfg.DormantEvery > 0 && !e.dormant && now-e.lastNeeded >= s.cfg.DormantAfter {
+			e.dormant, reg = true, true
 		}
-		if now-e.lastRegister >= s.cfg.RegisterPeriod {
-			e.lastRegister = now
+		switch {
+		case wake:
+			// The next registration comes DormantEvery later, not a
+			// RegisterPeriod: should this one be lost or overtake the
+			// TypeDormant before it, the primary hears it soon.
+			e.lastRegister = now - s.cfg.RegisterPeriod + s.cfg.DormantEvery
 			s.idq = append(s.idq, idMsg{to: e.from, typ: wire.TypeRegister, id: e.id})
+		case reg:
+			e.lastRegister = now
+			typ := wire.TypeRegister
+			if e.dormant {
+				typ = wire.TypeDormant
+			}
+			s.idq = append(s.idq, idMsg{to: e.from, typ: typ, id: e.id})
 		}
 	}
 	if e.ackDue {
 		e.ackDue = false
 		// The first acknowledgement to a primary goes at once: until it
 		// arrives, the primary can only send full states.
-		s.acks = append(s.acks, ackMsg{to: e.from, a: wire.Ack{ID: e.id, Version: e.version}, since: now, now: e.ackedTo != e.from})
+		// So does a dormant replica's: no other frame will come to share
+		// its packet before the next dormant update, which must find it.
+		s.acks = append(s.acks, ackMsg{to: e.from, a: wire.Ack{ID: e.id, Version: e.version}, since: now, now: e.ackedTo != e.from || e.dormant})
 		e.ackedTo = e.from
 	}
+}
+
+// attachedToDormant reports whether replica e is attached to an object
+// whose replica here is dormant.
+func (s *Store) attachedToDormant(e *entry) bool {
+	a, ok := e.obj.(world.Attacher)
+	if !ok || s.cfg.NoAttach {
+		return false
+	}
+	to := a.AttachTo()
+	if to == 0 || to == e.id {
+		return false
+	}
+	t := s.objs.get(to)
+	return t != nil && !t.primary && t.dormant
 }
 
 func (s *Store) flushRequests(now time.Duration) {

@@ -12,8 +12,9 @@ import (
 )
 
 // Version is the codec version every payload starts with. A node rejects a
-// payload of another version as malformed. Version 2 added LocPub.At.
-const Version byte = 2
+// payload of another version as malformed. Version 2 added LocPub.At;
+// version 3 TypeDormant.
+const Version byte = 3
 
 // Type is the type byte of one frame (one message) inside a payload.
 type Type uint8
@@ -45,12 +46,18 @@ const (
 
 	// The distributed locator (internal/locate's Mercury; body in locate.go).
 	TypeLocate // a locator message: publication, subscription, match or hand-off (Locate)
+
+	// TypeDormant: replica holder → primary: keep these replicas, but they
+	// are out of the holder's view; send their updates at the dormant rate
+	// (a TypeRegister makes them active again). Body: IDs.
+	TypeDormant
 	numTypes
 )
 
 var typeNames = [...]string{"", "updates", "acks", "writes", "register", "drop", "delete",
 	"handoff", "publish", "subscribe", "match", "ring-route", "ring-join-reply", "ring-stabilize",
-	"ring-stabilize-reply", "ring-leave", "ring-ping", "ring-pong", "ring-owner", "ring-split", "ring-split-reply", "locate"}
+	"ring-stabilize-reply", "ring-leave", "ring-ping", "ring-pong", "ring-owner", "ring-split", "ring-split-reply", "locate",
+	"dormant"}
 
 // String returns the type's lower-case name.
 func (t Type) String() string {
@@ -77,7 +84,7 @@ func (t Type) Class() Class {
 	case TypeLocate:
 		return ClassMatching // sent direct: matches (hand-offs are committed as maintenance)
 	}
-	if t >= TypeRingJoinReply && t < numTypes {
+	if t >= TypeRingJoinReply && t <= TypeRingSplitReply {
 		return ClassMaintenance
 	}
 	return ClassUpdate

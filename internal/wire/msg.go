@@ -177,8 +177,8 @@ func (m *Writes) Decode(body []byte) error {
 // frames, which differ only in their type.
 type IDs struct{ IDs []world.ObjectID }
 
-// AppendIDs appends m as one frame of type t (TypeRegister, TypeDrop or
-// TypeDelete).
+// AppendIDs appends m as one frame of type t (TypeRegister, TypeDormant,
+// TypeDrop or TypeDelete).
 func AppendIDs(b []byte, t Type, m *IDs) []byte {
 	b, start := beginFrame(b, t)
 	for _, id := range m.IDs {
@@ -187,7 +187,7 @@ func AppendIDs(b []byte, t Type, m *IDs) []byte {
 	return endFrame(b, start)
 }
 
-// Decode decodes a Register, Drop or Delete frame body into m.
+// Decode decodes a Register, Dormant, Drop or Delete frame body into m.
 func (m *IDs) Decode(body []byte) error {
 	r := reader{p: body}
 	m.IDs = m.IDs[:0]

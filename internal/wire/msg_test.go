@@ -155,6 +155,9 @@ var codecs = []codec{
 	{TypeRegister, func(r *rand.Rand) any { return randIDs(r) },
 		func(b []byte, m any) []byte { return AppendIDs(b, TypeRegister, m.(*IDs)) },
 		func(p []byte) (any, error) { m := &IDs{}; return m, m.Decode(p) }},
+	{TypeDormant, func(r *rand.Rand) any { return randIDs(r) },
+		func(b []byte, m any) []byte { return AppendIDs(b, TypeDormant, m.(*IDs)) },
+		func(p []byte) (any, error) { m := &IDs{}; return m, m.Decode(p) }},
 	{TypeDrop, func(r *rand.Rand) any { return randIDs(r) },
 		func(b []byte, m any) []byte { return AppendIDs(b, TypeDrop, m.(*IDs)) },
 		func(p []byte) (any, error) { m := &IDs{}; return m, m.Decode(p) }},
@@ -311,6 +314,7 @@ func FuzzWrites(f *testing.F)    { fuzzType(f, TypeWrites) }
 func FuzzRegister(f *testing.F)  { fuzzType(f, TypeRegister) }
 func FuzzDrop(f *testing.F)      { fuzzType(f, TypeDrop) }
 func FuzzDelete(f *testing.F)    { fuzzType(f, TypeDelete) }
+func FuzzDormant(f *testing.F)   { fuzzType(f, TypeDormant) }
 func FuzzHandoff(f *testing.F)   { fuzzType(f, TypeHandoff) }
 func FuzzPublish(f *testing.F)   { fuzzType(f, TypePublish) }
 func FuzzSubscribe(f *testing.F) { fuzzType(f, TypeSubscribe) }
