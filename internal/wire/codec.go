@@ -227,15 +227,6 @@ func (r *reader) bytes(what string) []byte {
 	return b
 }
 
-func (r *reader) duration(what string) time.Duration {
-	v := r.uvarint(what)
-	if v > math.MaxInt64 && r.err == nil {
-		r.err = malformed("%s %d overflows a duration", what, v)
-		r.p = nil
-		return 0
-	}
-	return time.Duration(v)
-}
 
 // millis reads a duration sent in whole milliseconds (appendMillis).
 func (r *reader) millis(what string) time.Duration {
@@ -290,17 +281,17 @@ func appendFloat(b []byte, v float64) []byte {
 	return binary.AppendUvarint(b, bits.ReverseBytes64(math.Float64bits(v)))
 }
 
-func appendDuration(b []byte, d time.Duration) []byte {
-	if d < 0 {
-		d = 0
-	}
-	return binary.AppendUvarint(b, uint64(d))
-}
 
 // appendMillis writes d in whole milliseconds, rounded down (negative as
 // zero): a time that needs no finer resolution in 3 bytes instead of 5.
 func appendMillis(b []byte, d time.Duration) []byte {
 	return binary.AppendUvarint(b, uint64(max(d, 0)/time.Millisecond))
+}
+
+// appendMillisUp writes d in whole milliseconds, rounded up (negative as
+// zero): a lifetime never shrinks to nothing on the way.
+func appendMillisUp(b []byte, d time.Duration) []byte {
+	return binary.AppendUvarint(b, uint64((max(d, 0)+time.Millisecond-1)/time.Millisecond))
 }
 
 func appendBytes(b, p []byte) []byte {

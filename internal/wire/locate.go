@@ -67,7 +67,8 @@ type LocSub struct {
 
 // Locate is the body of a TypeLocate frame: one message of the distributed
 // object locator (Colyseus §6). A frame carries one kind; the fields a kind
-// does not use are empty.
+// does not use are empty. Times and lifetimes travel in whole milliseconds
+// (times rounded down, lifetimes up).
 type Locate struct {
 	Kind LocKind
 	// Sent is when the publication or subscription left its origin, and
@@ -90,9 +91,9 @@ type Locate struct {
 func AppendLocate(b []byte, m *Locate) []byte {
 	b, start := beginFrame(b, TypeLocate)
 	b = append(b, byte(m.Kind))
-	b = appendDuration(b, m.Sent)
-	b = appendDuration(b, m.Routed)
-	b = appendDuration(b, m.TTL)
+	b = appendMillis(b, m.Sent)
+	b = appendMillis(b, m.Routed)
+	b = appendMillisUp(b, m.TTL)
 	b = binary.AppendUvarint(b, m.Seq)
 	b = append(b, byte(m.Dims))
 	b = binary.AppendUvarint(b, uint64(len(m.Pubs)))
@@ -101,7 +102,7 @@ func AppendLocate(b []byte, m *Locate) []byte {
 		b = appendID(b, p.ID)
 		b = binary.AppendUvarint(b, uint64(p.Node))
 		b = appendPoint(b, p.Loc, m.Dims)
-		b = appendDuration(b, p.TTL)
+		b = appendMillisUp(b, p.TTL)
 		b = appendMillis(b, p.At)
 		b = binary.AppendUvarint(b, uint64(len(p.Skip)))
 		for _, n := range p.Skip {
@@ -114,7 +115,7 @@ func AppendLocate(b []byte, m *Locate) []byte {
 		s := &m.Subs[i]
 		b = binary.AppendUvarint(b, uint64(s.Node))
 		b = binary.AppendUvarint(b, s.Seq)
-		b = appendDuration(b, s.TTL)
+		b = appendMillisUp(b, s.TTL)
 		b = appendBoxes(b, s.Boxes, m.Dims)
 	}
 	return endFrame(b, start)
@@ -151,9 +152,9 @@ func (m *Locate) Decode(body []byte) error {
 	if m.Kind == 0 || m.Kind >= numLocKinds {
 		return malformed("locate: unknown kind %d", body[0])
 	}
-	m.Sent = r.duration("sent")
-	m.Routed = r.duration("routed")
-	m.TTL = r.duration("ttl")
+	m.Sent = r.millis("sent")
+	m.Routed = r.millis("routed")
+	m.TTL = r.millis("ttl")
 	m.Seq = r.uvarint("seq")
 	m.Dims = r.dims()
 	m.Pubs = m.Pubs[:0]
@@ -165,7 +166,7 @@ func (m *Locate) Decode(body []byte) error {
 		for d := range m.Dims {
 			p.Loc[d] = r.float()
 		}
-		p.TTL = r.duration("publication ttl")
+		p.TTL = r.millis("publication ttl")
 		p.At = r.millis("publication time")
 		if k := r.count("skip count"); k > 0 {
 			p.Skip = make([]NodeID, k)
@@ -182,7 +183,7 @@ func (m *Locate) Decode(body []byte) error {
 	m.Subs = m.Subs[:0]
 	n = r.count("subscription count")
 	for range n {
-		s := LocSub{Node: NodeID(r.u32("node")), Seq: r.uvarint("seq"), TTL: r.duration("subscription ttl")}
+		s := LocSub{Node: NodeID(r.u32("node")), Seq: r.uvarint("seq"), TTL: r.millis("subscription ttl")}
 		s.Boxes = r.boxes(nil, m.Dims)
 		if r.err != nil {
 			return r.err

@@ -30,7 +30,8 @@ type Update struct {
 
 // Updates carries a batch of object updates from one primary node to one
 // replica holder; Time is the primary's frame time the states were produced
-// at (replica staleness is measured against it).
+// at (replica staleness is measured against it), sent in whole milliseconds
+// (rounded down).
 type Updates struct {
 	Time    time.Duration
 	Entries []Update
@@ -40,7 +41,7 @@ type Updates struct {
 // Base either 0 or at most Version.
 func AppendUpdates(b []byte, m *Updates) []byte {
 	b, start := beginFrame(b, TypeUpdates)
-	b = appendDuration(b, m.Time)
+	b = appendMillis(b, m.Time)
 	for i := range m.Entries {
 		b = AppendUpdateEntry(b, &m.Entries[i])
 	}
@@ -52,7 +53,7 @@ func AppendUpdates(b []byte, m *Updates) []byte {
 // returns the buffer and the mark to pass to EndUpdates.
 func BeginUpdates(b []byte, now time.Duration) ([]byte, int) {
 	b, start := beginFrame(b, TypeUpdates)
-	return appendDuration(b, now), start
+	return appendMillis(b, now), start
 }
 
 // EndUpdates finishes the frame BeginUpdates started.
@@ -74,7 +75,7 @@ func AppendUpdateEntry(b []byte, u *Update) []byte {
 // Decode decodes an Updates frame body into m.
 func (m *Updates) Decode(body []byte) error {
 	r := reader{p: body}
-	m.Time = r.duration("update time")
+	m.Time = r.millis("update time")
 	m.Entries = m.Entries[:0]
 	for r.more() {
 		var u Update
@@ -269,7 +270,7 @@ type Pubs struct {
 // Dims must be 1 to world.MaxDims.
 func AppendPubs(b []byte, t Type, m *Pubs) []byte {
 	b, start := beginFrame(b, t)
-	b = appendDuration(b, m.TTL)
+	b = appendMillisUp(b, m.TTL)
 	b = append(b, byte(m.Dims))
 	for i := range m.Pubs {
 		p := &m.Pubs[i]
@@ -290,7 +291,7 @@ func AppendPubs(b []byte, t Type, m *Pubs) []byte {
 // slices, the Skip lists of its earlier publications included.
 func (m *Pubs) Decode(body []byte) error {
 	r := reader{p: body}
-	m.TTL = r.duration("ttl")
+	m.TTL = r.millis("ttl")
 	m.Dims = r.dims()
 	old := m.Pubs[:cap(m.Pubs)]
 	m.Pubs = m.Pubs[:0]
@@ -327,7 +328,7 @@ type Subscribe struct {
 // AppendSubscribe appends m as one frame. Dims must be 1 to world.MaxDims.
 func AppendSubscribe(b []byte, m *Subscribe) []byte {
 	b, start := beginFrame(b, TypeSubscribe)
-	b = appendDuration(b, m.TTL)
+	b = appendMillisUp(b, m.TTL)
 	b = append(b, byte(m.Dims))
 	for i := range m.Boxes {
 		for d := range m.Dims {
@@ -341,7 +342,7 @@ func AppendSubscribe(b []byte, m *Subscribe) []byte {
 // Decode decodes a Subscribe frame body into m.
 func (m *Subscribe) Decode(body []byte) error {
 	r := reader{p: body}
-	m.TTL = r.duration("ttl")
+	m.TTL = r.millis("ttl")
 	m.Dims = r.dims()
 	m.Boxes = m.Boxes[:0]
 	for r.more() {

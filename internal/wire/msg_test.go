@@ -44,11 +44,13 @@ func randFloat(r *rand.Rand) float64 {
 	return math.Round((r.Float64()-0.5)*4000*64) / 64
 }
 
+// randDur returns a random duration in whole milliseconds (as every
+// duration travels), sometimes as long as a duration can be.
 func randDur(r *rand.Rand) time.Duration {
 	if r.IntN(4) == 0 {
-		return time.Duration(r.Int64())
+		return time.Duration(r.Int64()).Truncate(time.Millisecond)
 	}
-	return time.Duration(r.Int64N(int64(10 * time.Minute)))
+	return time.Duration(r.Int64N(int64(10 * time.Minute))).Truncate(time.Millisecond)
 }
 
 func randN(r *rand.Rand) int {
@@ -200,7 +202,7 @@ func randLocate(r *rand.Rand) *Locate {
 		m.Sent = -m.Sent
 	}
 	for range randN(r) {
-		p := LocPub{ID: randID(r), Node: NodeID(r.Uint32()), TTL: time.Duration(r.Int64N(int64(time.Minute))),
+		p := LocPub{ID: randID(r), Node: NodeID(r.Uint32()), TTL: time.Duration(r.Int64N(int64(time.Minute))).Truncate(time.Millisecond),
 			At: time.Duration(r.Int64N(int64(time.Hour))).Truncate(time.Millisecond)}
 		for range r.IntN(3) * r.IntN(4) {
 			p.Skip = append(p.Skip, NodeID(r.Uint32()))
@@ -443,5 +445,27 @@ func TestOutboxBatches(t *testing.T) {
 	// per node, plus one for the acknowledgements.
 	if len(ps) != 7 {
 		t.Fatalf("%d packets, want 7", len(ps))
+	}
+}
+
+// TestMillisRounding: times travel rounded down to the millisecond,
+// lifetimes rounded up (a live one never arrives as zero).
+func TestMillisRounding(t *testing.T) {
+	m := Locate{Kind: LocMatch, Sent: 1999 * time.Microsecond, Routed: 2500 * time.Microsecond, TTL: time.Nanosecond, Dims: 1,
+		Pubs: []LocPub{{ID: 1, Node: 2, TTL: 1001 * time.Microsecond, At: 7 * time.Millisecond}}}
+	var got Locate
+	fr, _ := OpenFrames(append(AppendHeader(nil), AppendLocate(nil, &m)...))
+	_, body, _ := fr.Next()
+	if err := got.Decode(body); err != nil {
+		t.Fatal(err)
+	}
+	if got.Sent != time.Millisecond || got.Routed != 2*time.Millisecond || got.TTL != time.Millisecond || got.Pubs[0].TTL != 2*time.Millisecond {
+		t.Errorf("sent %v routed %v ttl %v pub ttl %v, want 1ms 2ms 1ms 2ms", got.Sent, got.Routed, got.TTL, got.Pubs[0].TTL)
+	}
+	var u Updates
+	fr, _ = OpenFrames(append(AppendHeader(nil), AppendUpdates(nil, &Updates{Time: 12345678 * time.Nanosecond})...))
+	_, body, _ = fr.Next()
+	if err := u.Decode(body); err != nil || u.Time != 12*time.Millisecond {
+		t.Errorf("update time %v (%v), want 12ms", u.Time, err)
 	}
 }
