@@ -227,7 +227,6 @@ func (r *reader) bytes(what string) []byte {
 	return b
 }
 
-
 // millis reads a duration sent in whole milliseconds (appendMillis).
 func (r *reader) millis(what string) time.Duration {
 	v := r.uvarint(what)
@@ -280,7 +279,6 @@ func appendID(b []byte, id world.ObjectID) []byte {
 func appendFloat(b []byte, v float64) []byte {
 	return binary.AppendUvarint(b, bits.ReverseBytes64(math.Float64bits(v)))
 }
-
 
 // appendMillis writes d in whole milliseconds, rounded down (negative as
 // zero): a time that needs no finer resolution in 3 bytes instead of 5.
