@@ -27,6 +27,14 @@ const mercuryPublishPeriod = 500 * time.Millisecond
 // again; its publications live three times as long.
 const mercuryIdleEvery = 5 * time.Second
 
+// The colyseus ring's stabilisation and probe periods and its failure
+// timeout (see newMercury).
+const (
+	worldRingStabilize = time.Second
+	worldRingProbe     = 1500 * time.Millisecond
+	worldRingFailAfter = 3 * time.Second
+)
+
 // worldRingLinks is the number of Mercury long links of every colyseus
 // node in the simulated world and in live mode.
 const worldRingLinks = 8
@@ -68,6 +76,11 @@ func newMercury(cfg WorldConfig, game *arena.Game, id wire.NodeID) (*locate.Merc
 	mc := locate.MercuryConfig{Keys: km, Dims: game.Registry().Space().Dims(), Predict: pc,
 		PublishPeriod: mercuryPublishPeriod, Jump: PublishJump, IdleEvery: mercuryIdleEvery, Pad: world.Point{cfg.Prefetch, cfg.Prefetch}}
 	mc.Ring.Balance = cfg.Balance
+	// Stabilisation every second and probes every 1.5 s, not the ring's
+	// 500 ms and 1 s: a third less maintenance traffic at 96 nodes (1.50
+	// → 1.01 kB/s per node), for crash detection within 6 s instead of 5
+	// (Probe + FailAfter + Probe; BENCHMARKS.md).
+	mc.Ring.Stabilize, mc.Ring.Probe, mc.Ring.FailAfter = worldRingStabilize, worldRingProbe, worldRingFailAfter
 	// Eight long links instead of the ring's default four keep the 99th
 	// percentile of route hops at 3 at 64 nodes (4 with four or six links;
 	// BENCHMARKS.md), for 0.2 kB/s more maintenance per node.
