@@ -20,19 +20,12 @@ type Config struct {
 	// (800 ms at 10 Hz) covers a round trip and a few lost acks; a holder
 	// whose acknowledged state fell out of it gets a full state.
 	HistoryLen int
-	// RetransmitAfter: an update a holder has not acknowledged is sent again
-	// after this long, even if the primary did not change (recovers losses).
-	// 500 ms is the default AckDelay plus about the 95th percentile WAN
-	// round trip.
+	// RetransmitAfter: a holder is taken to have every update sent to it
+	// (it acknowledges only to ask for a resync, when an update does not
+	// apply to the version it has); so that it learns of a lost last
+	// update of an object that then stays idle, the primary confirms its
+	// last change with a keepalive this long after sending it. 500 ms.
 	RetransmitAfter time.Duration
-	// AckDelay: an acknowledgement waits up to this long for another
-	// replica-sync frame to the same node, so that it shares that frame's
-	// packet instead of paying a packet header of its own (delayed
-	// acknowledgement, as in TCP and QUIC); a newer acknowledgement of the
-	// same object replaces a waiting one. It must stay below
-	// RetransmitAfter minus a round trip, or idle primaries resend. Default
-	// 200 ms; negative sends every acknowledgement at the next flush.
-	AckDelay time.Duration
 	// KeepalivePeriod: an idle primary tells each holder "you are up to date"
 	// this often, so holders can tell a quiet object from a dead one.
 	KeepalivePeriod time.Duration
@@ -84,7 +77,6 @@ func DefaultConfig() Config {
 	return Config{
 		HistoryLen:      8,
 		RetransmitAfter: 500 * time.Millisecond,
-		AckDelay:        200 * time.Millisecond,
 		KeepalivePeriod: time.Second,
 		ReplicaTimeout:  3500 * time.Millisecond,
 		RegisterPeriod:  time.Second,
@@ -138,17 +130,10 @@ func (c Config) Validate() (Config, error) {
 			return c, err
 		}
 	}
-	// Negative AckDelay and DormantEvery stay negative (off), so that
-	// validating twice changes nothing.
+	// A negative DormantEvery stays negative (off), so that validating
+	// twice changes nothing.
 	if c.DormantEvery == 0 {
 		c.DormantEvery = d.DormantEvery
-	}
-	if c.AckDelay == 0 {
-		c.AckDelay = d.AckDelay
-	}
-	if c.AckDelay >= c.RetransmitAfter {
-		return c, fmt.Errorf("%w: AckDelay %v must be below RetransmitAfter %v (unacknowledged updates would be resent)",
-			ErrConfig, c.AckDelay, c.RetransmitAfter)
 	}
 	if c.HistoryLen == 0 {
 		c.HistoryLen = d.HistoryLen

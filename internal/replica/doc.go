@@ -39,13 +39,17 @@
 //     Flush (which would add up to a frame of discovery latency).
 //  5. Send the packets the outbox makes, in any order: the protocol tolerates
 //     loss, duplication and reordering. Updates are idempotent (a version is
-//     applied once, older ones are ignored), acknowledgements wait up to
-//     Config.AckDelay for another frame to the primary's node to share a
-//     packet with, a lost update is resent after Config.RetransmitAfter,
-//     an idle primary sends a keepalive every
-//     Config.KeepalivePeriod, and a replica that hears nothing from its
-//     primary for Config.ReplicaTimeout is deleted — which bounds how long a
-//     replica can outlive its object whatever the network loses.
+//     applied once, older ones are ignored). A primary takes every update it
+//     sent as received and sends the next as a delta from it; a holder
+//     acknowledges only when an update does not apply to the version it has
+//     (one was lost or overtaken), asking for a resync from that version,
+//     so a loss-free stream of updates carries no acknowledgements at all.
+//     A primary confirms its last change with a keepalive
+//     Config.RetransmitAfter later (a lost last update is found then), an
+//     idle primary sends a keepalive every Config.KeepalivePeriod, and a
+//     replica that hears nothing from its primary for Config.ReplicaTimeout
+//     is deleted — which bounds how long a replica can outlive its object
+//     whatever the network loses.
 //
 // Attached objects (world.Attacher): a primary attached to another local
 // primary is replicated on every node that holds the other (its holders are

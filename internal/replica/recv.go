@@ -224,7 +224,7 @@ func (s *Store) update(now time.Duration, from wire.NodeID, e *entry, u *wire.Up
 			// acknowledge version 0 so that it sends a full state (or let the
 			// registration lapse if nobody here wants it).
 			s.stats.Stale++
-			s.acks = append(s.acks, ackMsg{to: from, a: wire.Ack{ID: u.ID}, since: now, now: true})
+			s.acks = append(s.acks, ackMsg{to: from, a: wire.Ack{ID: u.ID}})
 			return nil
 		}
 		sc := s.cfg.Registry.Schema(u.Kind)
@@ -247,7 +247,6 @@ func (s *Store) update(now time.Duration, from wire.NodeID, e *entry, u *wire.Up
 		return nil
 	}
 	e.from, e.lastHeard = from, now
-	e.ackDue = true
 	if u.Version <= e.version {
 		if u.Version == e.version {
 			e.produced = max(e.produced, at)
@@ -261,7 +260,10 @@ func (s *Store) update(now time.Duration, from wire.NodeID, e *entry, u *wire.Up
 	var base *world.State
 	if u.Base != 0 && !staged {
 		if base = e.hist.find(u.Base); base == nil {
-			s.stats.Stale++ // the acknowledged base fell out of our ring: re-ack ours
+			// An update (or the keepalive of a version) we missed: ask
+			// for a resync from the version we have.
+			s.stats.Stale++
+			e.ackDue = true
 			return nil
 		}
 	}
@@ -287,7 +289,7 @@ func (s *Store) accept(e *entry, v uint64, at time.Duration, st *world.State) {
 	slot.v = v
 	slot.st.CopyFrom(st)
 	e.hist.advance()
-	e.version, e.produced, e.ackDue = v, at, true
+	e.version, e.produced = v, at
 	s.stats.Applied++
 }
 
@@ -303,9 +305,11 @@ func (s *Store) acked(from wire.NodeID, a wire.Ack) {
 		s.stats.Ignored++
 		return
 	}
-	h.acked = a.Version
+	// A resync request: the holder has a.Version (0: nothing), so the next
+	// Flush sends it a delta from there (or a full state).
+	h.acked, h.sent = a.Version, a.Version
 	if a.Version == 0 {
-		h.fresh = true // send a full state at the next Flush
+		h.fresh = true
 	}
 }
 

@@ -75,12 +75,17 @@ func (r *ring) find(v uint64) *world.State {
 
 type holder struct {
 	node      wire.NodeID
-	acked     uint64        // newest version the holder acknowledged (0: none)
+	// acked is the version the primary believes the holder has (0: none):
+	// the last one sent to it, or the one its acknowledgement named (a
+	// holder acknowledges only to ask for a resync). Deltas are taken
+	// against it.
+	acked uint64
 	regUntil  time.Duration // registration expiry
 	pushUntil time.Duration // Keep / attachment expiry
 	sent      uint64        // newest version sent
 	sentAt    time.Duration // when anything was last sent
 	fresh     bool          // never sent anything yet
+	confirm   bool          // the last send changed the replica: confirm it RetransmitAfter later
 	dormant   bool          // the holder's replica is out of its view (TypeDormant)
 }
 
@@ -102,8 +107,7 @@ type entry struct {
 	stage     uint32
 	kind      world.Kind
 	primary   bool
-	ackDue    bool        // replica side
-	ackedTo   wire.NodeID // replica side: the node its last acknowledgement went to
+	ackDue    bool        // replica side: an update could not be applied; ask for a resync
 	handoff   bool        // client: handed off, no state from the server yet
 	requested bool        // replica side: this node asked for it (else pushed or attached)
 	dormant   bool        // replica side: the primary was told it is out of view (TypeDormant)
@@ -263,10 +267,8 @@ type send struct {
 }
 
 type ackMsg struct {
-	to    wire.NodeID
-	a     wire.Ack
-	since time.Duration // when it was queued (AckDelay)
-	now   bool          // not to be delayed: the first to this primary, or a request for a full state
+	to wire.NodeID
+	a  wire.Ack
 }
 
 // NewStore returns an empty store.

@@ -343,68 +343,65 @@ func TestDeletedIDsStayDeleted(t *testing.T) {
 	}
 }
 
-// TestDelayedAcks: a replica's first acknowledgement goes at once; later
-// ones wait up to AckDelay unless another replica-sync frame goes to the
-// primary's node in the same flush (they then share its packet); a newer
-// acknowledgement of the object replaces a waiting one. With a negative
-// AckDelay every flush acknowledges.
-func TestDelayedAcks(t *testing.T) {
-	for _, c := range []struct {
-		delay time.Duration
-		want  []int // frames (0..) in which store 2 sends an ack
-	}{
-		{-1, []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}},
-		// 200 ms at 100 ms frames: the first at once, then every third
-		// frame (waiting since the frame after the last); frame 11 carries
-		// the replica's registration refresh (RegisterPeriod 1 s after the
-		// first), which the waiting ack joins.
-		{200 * time.Millisecond, []int{1, 4, 7, 10, 11}},
-	} {
-		a := newStore(t, 1, func(cfg *Config) { cfg.AckDelay = c.delay })
-		b := newStore(t, 2, func(cfg *Config) { cfg.AckDelay = c.delay })
-		stores := map[wire.NodeID]*Store{1: a, 2: b}
-		st := schema.NewState(world.MakeObjectID(1, 1))
-		if err := a.AddPrimary(0, &obj{st}, 1); err != nil {
-			t.Fatal(err)
-		}
-		b.Want(0, st.ID(), 1, time.Hour)
-		var oa, ob wire.Outbox
-		var got []int
-		var last uint64
-		for f := 0; f < 12; f++ {
-			now := time.Duration(f) * 100 * time.Millisecond
-			st.SetFloat(0, float64(f))
-			a.Commit(now)
-			a.Flush(now, nil, &oa)
-			deliver(t, now, &oa, 1, stores, nil)
-			b.Flush(now, []world.Box{world.Unbounded()}, &ob)
-			for _, p := range ob.Packets(2, nil) {
-				fr, _ := wire.OpenFrames(p.Payload)
-				for {
-					typ, body, ok := fr.Next()
-					if !ok {
-						break
-					}
-					if typ == wire.TypeAcks {
-						got = append(got, f)
-						var ack wire.Acks
-						if err := ack.Decode(body); err != nil || len(ack.Entries) != 1 || ack.Entries[0].Version <= last {
-							t.Fatalf("delay %v frame %d: ack %+v (%v), last acked %d", c.delay, f, ack, err, last)
-						}
-						last = ack.Entries[0].Version
-						if in, _ := b.Object(st.ID()); in.Version != last {
-							t.Fatalf("delay %v frame %d: acked version %d, replica at %d", c.delay, f, last, in.Version)
-						}
-					}
+// TestAcksAskForResync: a holder acknowledges nothing while every update
+// applies (the primary takes what it sent as received); when one is lost,
+// the next does not apply, the holder asks for a resync from the version
+// it has, and the primary's next update is a delta from that version.
+func TestAcksAskForResync(t *testing.T) {
+	a, b := newStore(t, 1, nil), newStore(t, 2, nil)
+	stores := map[wire.NodeID]*Store{1: a, 2: b}
+	st := schema.NewState(world.MakeObjectID(1, 1))
+	if err := a.AddPrimary(0, &obj{st}, 1); err != nil {
+		t.Fatal(err)
+	}
+	b.Want(0, st.ID(), 1, time.Hour)
+	var oa, ob wire.Outbox
+	var acks []string
+	for f := 0; f < 16; f++ {
+		now := time.Duration(f) * 100 * time.Millisecond
+		st.SetFloat(0, float64(f))
+		a.Commit(now)
+		a.Flush(now, nil, &oa)
+		deliver(t, now, &oa, 1, stores, func(p wire.Packet) bool { return f == 6 }) // frame 6's update is lost
+		b.Flush(now, []world.Box{world.Unbounded()}, &ob)
+		for _, p := range ob.Packets(2, nil) {
+			fr, _ := wire.OpenFrames(p.Payload)
+			for {
+				typ, body, ok := fr.Next()
+				if !ok {
+					break
 				}
-				o := &wire.Outbox{}
-				o.Commit(p.To, p.Class, append(o.Buf(), p.Payload[1:]...))
-				deliver(t, now, o, 2, stores, nil)
+				if typ == wire.TypeAcks {
+					var ack wire.Acks
+					if err := ack.Decode(body); err != nil {
+						t.Fatal(err)
+					}
+					acks = append(acks, fmt.Sprintf("%d:%v", f, ack.Entries))
+				}
 			}
+			o := &wire.Outbox{}
+			o.Commit(p.To, p.Class, append(o.Buf(), p.Payload[1:]...))
+			deliver(t, now, o, 2, stores, nil)
 		}
-		if !slices.Equal(got, c.want) {
-			t.Errorf("delay %v: acks in frames %v, want %v", c.delay, got, c.want)
+		in, _ := b.Object(st.ID())
+		// Version f+1 is sent in frame f (the first in frame 1); frame 7's
+		// does not apply, frame 8's resyncs from version 6.
+		want := uint64(f + 1)
+		switch {
+		case f == 0:
+			want = 0
+		case f == 6 || f == 7:
+			want = 6
 		}
+		if in.Version != want {
+			t.Fatalf("frame %d: replica at version %d, want %d", f, in.Version, want)
+		}
+	}
+	if want := []string{"7:[{1.1 6}]"}; !slices.Equal(acks, want) {
+		t.Errorf("acknowledgements %v, want %v", acks, want)
+	}
+	if s := a.Stats(); s.FullSent != 1 {
+		t.Errorf("%d full states sent, want 1", s.FullSent)
 	}
 }
 
@@ -424,7 +421,7 @@ func TestDormantReplica(t *testing.T) {
 		// full rate from frame 26.
 		{400 * time.Millisecond, "011111111111000100010001001111"},
 	} {
-		mod := func(cfg *Config) { cfg.DormantEvery, cfg.ReplicaLinger, cfg.AckDelay = c.every, 3*time.Second, -1 }
+		mod := func(cfg *Config) { cfg.DormantEvery, cfg.ReplicaLinger = c.every, 3*time.Second }
 		a, b := newStore(t, 1, mod), newStore(t, 2, mod)
 		stores := map[wire.NodeID]*Store{1: a, 2: b}
 		st := schema.NewState(world.MakeObjectID(1, 1))
@@ -482,7 +479,7 @@ func TestAttachedToDormant(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mod := func(cfg *Config) { cfg.Registry, cfg.ReplicaLinger, cfg.AckDelay = reg, 2500*time.Millisecond, -1 }
+	mod := func(cfg *Config) { cfg.Registry, cfg.ReplicaLinger = reg, 2500*time.Millisecond }
 	a, b := newStore(t, 1, mod), newStore(t, 2, mod)
 	stores := map[wire.NodeID]*Store{1: a, 2: b}
 	owner := schema.NewState(world.MakeObjectID(1, 1))

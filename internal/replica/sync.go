@@ -47,7 +47,7 @@ func (s *Store) flush(now time.Duration, boxes []world.Box, vf View, o *wire.Out
 	s.entSnap = ents[:0]
 	s.flushRequests(now)
 	s.encodeUpdates(now, o)
-	s.encodeAcks(now, o)
+	s.encodeAcks(o)
 	s.encodeHandoffs(now, o)
 	s.encodeWrites(o)
 	s.encodeIDs(o)
@@ -81,7 +81,7 @@ func (s *Store) Answer(now time.Duration, o *wire.Outbox) {
 		}
 		if h := e.holder(a.to, false); h != nil && h.fresh && h.alive(now) {
 			s.sends = append(s.sends, send{to: a.to, e: e})
-			h.sent, h.sentAt, h.fresh = e.version, now, false
+			h.acked, h.sent, h.sentAt, h.fresh, h.confirm = e.version, e.version, now, false, true
 		}
 	}
 	s.answer = s.answer[:0]
@@ -115,8 +115,8 @@ func (s *Store) flushPrimary(now time.Duration, e *entry) {
 			s.idq = append(s.idq, idMsg{to: h.node, typ: wire.TypeDrop, id: e.id})
 			continue
 		}
-		due := h.fresh ||
-			h.acked < e.version && (h.sent < e.version || now-h.sentAt >= s.cfg.RetransmitAfter) ||
+		due := h.fresh || h.sent < e.version ||
+			h.confirm && now-h.sentAt >= s.cfg.RetransmitAfter ||
 			now-h.sentAt >= s.cfg.KeepalivePeriod
 		if due && h.dormant && !h.fresh && now-h.sentAt < s.cfg.DormantEvery {
 			due = false
@@ -127,7 +127,11 @@ func (s *Store) flushPrimary(now time.Duration, e *entry) {
 				base = 0
 			}
 			s.sends = append(s.sends, send{to: h.node, e: e, base: base})
-			h.sent, h.sentAt, h.fresh = e.version, now, false
+			// Optimistic: the holder is taken to have what was sent; if it
+			// did not get it, its next update fails and it asks for a
+			// resync, or the confirming keepalive does.
+			h.confirm = base != e.version
+			h.acked, h.sent, h.sentAt, h.fresh = e.version, e.version, now, false
 		}
 		if len(kept) < i { // a holder before h left: shift its node too
 			e.hnodes[len(kept)] = h.node
@@ -197,12 +201,7 @@ func (s *Store) flushReplica(now time.Duration, e *entry, boxes []world.Box, vf 
 	}
 	if e.ackDue {
 		e.ackDue = false
-		// The first acknowledgement to a primary goes at once: until it
-		// arrives, the primary can only send full states.
-		// So does a dormant replica's: no other frame will come to share
-		// its packet before the next dormant update, which must find it.
-		s.acks = append(s.acks, ackMsg{to: e.from, a: wire.Ack{ID: e.id, Version: e.version}, since: now, now: e.ackedTo != e.from || e.dormant})
-		e.ackedTo = e.from
+		s.acks = append(s.acks, ackMsg{to: e.from, a: wire.Ack{ID: e.id, Version: e.version}})
 	}
 }
 
@@ -292,12 +291,9 @@ func (s *Store) encodeUpdates(now time.Duration, o *wire.Outbox) {
 	}
 }
 
-// encodeAcks sends the acknowledgements due. With AckDelay, a node's
-// acknowledgements wait until another replica-sync frame goes to that node
-// (they share its packet and its header), one of them must not wait, or
-// the oldest of them is AckDelay old; a newer acknowledgement of an object
-// replaces a waiting one.
-func (s *Store) encodeAcks(now time.Duration, o *wire.Outbox) {
+// encodeAcks sends the acknowledgements (resync requests) queued, one
+// frame per primary node, the latest per object.
+func (s *Store) encodeAcks(o *wire.Outbox) {
 	// Stable: of two acknowledgements of one object, the later queued wins.
 	slices.SortStableFunc(s.acks, func(a, b ackMsg) int {
 		if c := cmp.Compare(a.to, b.to); c != 0 {
@@ -305,63 +301,20 @@ func (s *Store) encodeAcks(now time.Duration, o *wire.Outbox) {
 		}
 		return cmp.Compare(a.a.ID, b.a.ID)
 	})
-	kept := s.acks[:0]
 	for i := 0; i < len(s.acks); {
 		to := s.acks[i].to
-		j, since, urgent := i, s.acks[i].since, false
-		// Merge in place: one acknowledgement per object, the latest.
-		n := 0
-		group := s.acks[i:]
-		for ; j < len(s.acks) && s.acks[j].to == to; j++ {
-			since = min(since, s.acks[j].since)
-			urgent = urgent || s.acks[j].now
-			if n > 0 && group[n-1].a.ID == s.acks[j].a.ID {
-				group[n-1].a = s.acks[j].a
+		s.ack.Entries = s.ack.Entries[:0]
+		for ; i < len(s.acks) && s.acks[i].to == to && len(s.ack.Entries) < 200; i++ {
+			if n := len(s.ack.Entries); n > 0 && s.ack.Entries[n-1].ID == s.acks[i].a.ID {
+				s.ack.Entries[n-1] = s.acks[i].a
 				continue
 			}
-			group[n] = s.acks[j]
-			n++
+			s.ack.Entries = append(s.ack.Entries, s.acks[i].a)
 		}
-		group = group[:n]
-		if s.cfg.AckDelay > 0 && now-since < s.cfg.AckDelay && !urgent && !s.busy(to) {
-			for k := range group {
-				group[k].since = since
-			}
-			kept = append(kept, group...) // kept trails i: no overlap
-			i = j
-			continue
-		}
-		for k := 0; k < len(group); {
-			s.ack.Entries = s.ack.Entries[:0]
-			for ; k < len(group) && len(s.ack.Entries) < 200; k++ {
-				s.ack.Entries = append(s.ack.Entries, group[k].a)
-			}
-			s.stats.AcksSent += int64(len(s.ack.Entries))
-			o.Commit(to, wire.ClassUpdate, wire.AppendAcks(o.Buf(), &s.ack))
-		}
-		i = j
+		s.stats.AcksSent += int64(len(s.ack.Entries))
+		o.Commit(to, wire.ClassUpdate, wire.AppendAcks(o.Buf(), &s.ack))
 	}
-	s.acks = kept
-}
-
-// busy reports whether this flush sends node to another replica-sync
-// frame (updates, writes, registrations, drops or deletions) that a
-// delayed acknowledgement can ride with. s.sends is sorted by node.
-func (s *Store) busy(to wire.NodeID) bool {
-	if _, ok := slices.BinarySearchFunc(s.sends, to, func(x send, t wire.NodeID) int { return cmp.Compare(x.to, t) }); ok {
-		return true
-	}
-	for i := range s.writes {
-		if s.writes[i].to == to {
-			return true
-		}
-	}
-	for i := range s.idq {
-		if s.idq[i].to == to {
-			return true
-		}
-	}
-	return false
+	s.acks = s.acks[:0]
 }
 
 func (s *Store) encodeHandoffs(now time.Duration, o *wire.Outbox) {
