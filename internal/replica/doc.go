@@ -1,8 +1,8 @@
 // Package replica owns a node's local object store — its primaries and its
 // replicas — and replica synchronisation, after Colyseus §5: each frame every
 // changed primary sends a field-wise delta to every node holding a replica,
-// against the state that replica last acknowledged; replicas apply the
-// deltas and acknowledge; writes made to a replica travel to the primary as
+// against the state it last sent there; replicas apply the deltas, and ask
+// for a resync when one does not apply; writes made to a replica travel to the primary as
 // tentative updates; replicas are requested, kept by periodic registration,
 // dropped when no longer needed or no longer registered, and deleted when
 // their object is.

@@ -74,12 +74,12 @@ func (r *ring) find(v uint64) *world.State {
 }
 
 type holder struct {
-	node      wire.NodeID
+	node wire.NodeID
 	// acked is the version the primary believes the holder has (0: none):
 	// the last one sent to it, or the one its acknowledgement named (a
 	// holder acknowledges only to ask for a resync). Deltas are taken
 	// against it.
-	acked uint64
+	acked     uint64
 	regUntil  time.Duration // registration expiry
 	pushUntil time.Duration // Keep / attachment expiry
 	sent      uint64        // newest version sent
@@ -107,10 +107,10 @@ type entry struct {
 	stage     uint32
 	kind      world.Kind
 	primary   bool
-	ackDue    bool        // replica side: an update could not be applied; ask for a resync
-	handoff   bool        // client: handed off, no state from the server yet
-	requested bool        // replica side: this node asked for it (else pushed or attached)
-	dormant   bool        // replica side: the primary was told it is out of view (TypeDormant)
+	ackDue    bool // replica side: an update could not be applied; ask for a resync
+	handoff   bool // client: handed off, no state from the server yet
+	requested bool // replica side: this node asked for it (else pushed or attached)
+	dormant   bool // replica side: the primary was told it is out of view (TypeDormant)
 	hist      ring
 	stageVer  uint64
 	stageBase uint64
