@@ -220,6 +220,7 @@ type Store struct {
 
 	// scratch, reused every call
 	sends   []send
+	dests   []wire.NodeID // the nodes this flush sends updates to, sorted (registrations ride with them)
 	acks    []ackMsg
 	wantIDs []world.ObjectID
 	entSnap []*entry

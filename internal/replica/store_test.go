@@ -546,3 +546,57 @@ func TestAttachedToDormant(t *testing.T) {
 		t.Errorf("a full state sent before the drop made an orphan replica: %+v", in)
 	}
 }
+
+// TestRegistrationsRide: a holder's registration refresh, due every
+// RegisterPeriod, goes with an updates frame to the primary's node from
+// half the period on, not in a packet of its own.
+func TestRegistrationsRide(t *testing.T) {
+	a, b := newStore(t, 1, nil), newStore(t, 2, nil)
+	stores := map[wire.NodeID]*Store{1: a, 2: b}
+	sa, sb := schema.NewState(world.MakeObjectID(1, 1)), schema.NewState(world.MakeObjectID(2, 1))
+	if err := a.AddPrimary(0, &obj{sa}, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.AddPrimary(0, &obj{sb}, 2); err != nil {
+		t.Fatal(err)
+	}
+	a.Want(0, sb.ID(), 2, time.Hour)
+	b.Want(0, sa.ID(), 1, time.Hour)
+	var oa, ob wire.Outbox
+	var regs []int
+	for f := 0; f < 40; f++ {
+		now := time.Duration(f) * 100 * time.Millisecond
+		sa.SetFloat(0, float64(f))
+		sb.SetFloat(0, float64(f))
+		a.Commit(now)
+		b.Commit(now)
+		a.Flush(now, []world.Box{world.Unbounded()}, &oa)
+		deliver(t, now, &oa, 1, stores, nil)
+		b.Flush(now, []world.Box{world.Unbounded()}, &ob)
+		for _, p := range ob.Packets(2, nil) {
+			fr, _ := wire.OpenFrames(p.Payload)
+			var types []wire.Type
+			for {
+				typ, _, ok := fr.Next()
+				if !ok {
+					break
+				}
+				types = append(types, typ)
+			}
+			if slices.Contains(types, wire.TypeRegister) {
+				regs = append(regs, f)
+				if f > 0 && !slices.Contains(types, wire.TypeUpdates) {
+					t.Errorf("frame %d: a registration refresh travels alone: %v", f, types)
+				}
+			}
+			o := &wire.Outbox{}
+			o.Commit(p.To, p.Class, append(o.Buf(), p.Payload[1:]...))
+			deliver(t, now, o, 2, stores, nil)
+		}
+	}
+	// The request in frame 0 (the replica arrives in frame 1), then a
+	// refresh every half period.
+	if want := []int{0, 6, 11, 16, 21, 26, 31, 36}; !slices.Equal(regs, want) {
+		t.Errorf("registrations in frames %v, want %v", regs, want)
+	}
+}

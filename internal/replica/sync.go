@@ -36,6 +36,12 @@ func (s *Store) flush(now time.Duration, boxes []world.Box, vf View, o *wire.Out
 	for _, e := range s.prims {
 		s.flushPrimary(now, e)
 	}
+	s.dests = s.dests[:0]
+	for i := range s.sends {
+		s.dests = append(s.dests, s.sends[i].to)
+	}
+	slices.Sort(s.dests)
+	s.dests = slices.Compact(s.dests)
 	// Replica side, in ID order; removal edits s.ents, so walk a snapshot.
 	ents := append(s.entSnap[:0], s.ents...)
 	for _, e := range ents {
@@ -167,7 +173,12 @@ func (s *Store) flushReplica(now time.Duration, e *entry, boxes []world.Box, vf 
 		s.idq = append(s.idq, idMsg{to: e.from, typ: wire.TypeRegister, id: e.id})
 	}
 	if e.requested {
-		reg := now-e.lastRegister >= s.cfg.RegisterPeriod
+		// A refresh is due every RegisterPeriod; from half of it on, it
+		// goes with an updates frame to the primary's node, if there is
+		// one, instead of in a packet of its own.
+		since := now - e.lastRegister
+		reg := since >= s.cfg.RegisterPeriod ||
+			since >= s.cfg.RegisterPeriod/2 && s.sendsTo(e.from)
 		wake := false
 		if s.inView(e.loc, boxes, vf) {
 			e.lastNeeded = now
@@ -203,6 +214,12 @@ func (s *Store) flushReplica(now time.Duration, e *entry, boxes []world.Box, vf 
 		e.ackDue = false
 		s.acks = append(s.acks, ackMsg{to: e.from, a: wire.Ack{ID: e.id, Version: e.version}})
 	}
+}
+
+// sendsTo reports whether this flush sends updates to node.
+func (s *Store) sendsTo(node wire.NodeID) bool {
+	_, ok := slices.BinarySearch(s.dests, node)
+	return ok
 }
 
 // attachedToDormant reports whether replica e is attached to an object
