@@ -369,6 +369,7 @@ func newWorld(cfg WorldConfig, wrap func(*node.Node) osim.Core) (*World, error) 
 			dc := locate.DefaultDirectoryConfig(w.infra)
 			dc.Margin = directoryMargin
 			dc.Jump = PublishJump
+			dc.IdleEvery = mercuryIdleEvery
 			d, err := locate.NewDirectory(id, dc)
 			if err != nil {
 				return nil, err

@@ -22,9 +22,9 @@ const streamWorldRing = 0x72696e67 // "ring"
 // comparison).
 const mercuryPublishPeriod = 500 * time.Millisecond
 
-// mercuryIdleEvery is how often a colyseus primary that has not moved
-// since its last publication (an item, a lingering bot) is published
-// again; its publications live three times as long.
+// mercuryIdleEvery is how often a colyseus (or directory) primary that
+// has not moved since its last publication (an item, a lingering bot) is
+// published again; its publications live three times as long.
 const mercuryIdleEvery = 5 * time.Second
 
 // The colyseus ring's stabilisation and probe periods and its failure

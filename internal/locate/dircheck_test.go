@@ -103,3 +103,90 @@ func TestDirectoryCheckThenStep(t *testing.T) {
 		}
 	}
 }
+
+// TestDirectoryIdle: with IdleEvery, a primary that stays put is published
+// every IdleEvery with a TTL of 3 × IdleEvery, a moving one every period;
+// the rendezvous keeps the newest publication of an object whatever the
+// order they arrive in, and subscribers learn when each was made (At).
+func TestDirectoryIdle(t *testing.T) {
+	cfg := DefaultDirectoryConfig(1)
+	cfg.IdleEvery = 5 * time.Second
+	d, err := NewDirectory(2, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ob wire.Outbox
+	out := Out{Outbox: &ob}
+	still, mover := world.MakeObjectID(2, 1), world.MakeObjectID(2, 2)
+	count := map[world.ObjectID]int{}
+	ttls := map[world.ObjectID]time.Duration{}
+	for f := range 200 {
+		now := time.Duration(f) * 100 * time.Millisecond
+		prims := []Primary{{ID: still, Loc: world.Point{10, 10}, New: f == 0}, {ID: mover, Loc: world.Point{float64(f), 20}, New: f == 0}}
+		d.Tick(&Frame{Now: now, Self: 2, Dims: 2, Primaries: prims}, &out)
+		for _, p := range ob.Packets(2, nil) {
+			fr, _ := wire.OpenFrames(p.Payload)
+			for {
+				typ, body, ok := fr.Next()
+				if !ok {
+					break
+				}
+				var m wire.Pubs
+				if typ != wire.TypePublish || m.Decode(body) != nil {
+					continue
+				}
+				for _, pub := range m.Pubs {
+					if pub.At != now.Truncate(time.Millisecond) {
+						t.Errorf("frame %d: %v published at %v", f, pub.ID, pub.At)
+					}
+					count[pub.ID]++
+					ttls[pub.ID] = m.TTL
+				}
+			}
+		}
+		out.Reset()
+	}
+	// 20 s: the mover every 500 ms; the still one when new, once more at
+	// the next period (it is idle from then on), then every 5 s.
+	if count[mover] != 40 || count[still] != 5 {
+		t.Errorf("publications: mover %d (want 40), still %d (want 5)", count[mover], count[still])
+	}
+	if ttls[mover] != cfg.PublishTTL || ttls[still] != 15*time.Second {
+		t.Errorf("TTLs: mover %v, still %v", ttls[mover], ttls[still])
+	}
+
+	// The rendezvous: a newer publication, then an older one that was
+	// overtaken on the way; a subscription then matches the newer.
+	r, err := NewDirectory(1, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rb wire.Outbox
+	rout := Out{Outbox: &rb}
+	step := func(now time.Duration, from wire.NodeID, b []byte) {
+		t.Helper()
+		fr, _ := wire.OpenFrames(append(wire.AppendHeader(nil), b...))
+		typ, body, _ := fr.Next()
+		if err := r.Step(now, from, typ, body, &rout); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pub := func(at time.Duration, x float64, ttl time.Duration) []byte {
+		return wire.AppendPubs(nil, wire.TypePublish, &wire.Pubs{TTL: ttl, Dims: 2, Pubs: []wire.Pub{{ID: still, Node: 2, Loc: world.Point{x, 10}, At: at}}})
+	}
+	step(time.Second, 2, pub(900*time.Millisecond, 50, 1500*time.Millisecond))
+	step(time.Second, 2, pub(400*time.Millisecond, 10, 15*time.Second))
+	step(time.Second, 3, wire.AppendSubscribe(nil, &wire.Subscribe{TTL: 3 * time.Second, Dims: 2,
+		Boxes: []world.Box{{Min: world.Point{0, 0}, Max: world.Point{100, 100}}}}))
+	for _, p := range rb.Packets(1, nil) {
+		fr, _ := wire.OpenFrames(p.Payload)
+		typ, body, _ := fr.Next()
+		var m wire.Pubs
+		if typ != wire.TypeMatch || m.Decode(body) != nil || len(m.Pubs) != 1 {
+			t.Fatalf("rendezvous sent %v %x", typ, body)
+		}
+		if got := m.Pubs[0]; got.Loc[0] != 50 || got.At != 900*time.Millisecond {
+			t.Errorf("matched %+v, want the newer publication (x 50, at 900ms)", got)
+		}
+	}
+}

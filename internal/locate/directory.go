@@ -40,6 +40,13 @@ type DirectoryConfig struct {
 	Jump float64
 	// MaxTTL caps the TTL the rendezvous accepts from any node.
 	MaxTTL time.Duration
+	// IdleEvery and IdleMove: a primary that moved at most IdleMove since
+	// its last publication is idle; it is published with a TTL of 3 ×
+	// IdleEvery (capped at MaxTTL), then again only every IdleEvery while
+	// it stays idle (as MercuryConfig's). Zero IdleEvery (the default)
+	// publishes every primary every period.
+	IdleEvery time.Duration
+	IdleMove  float64
 }
 
 // DefaultDirectoryConfig returns the defaults with the given rendezvous.
@@ -85,6 +92,7 @@ type Directory struct {
 	linear bool
 
 	msg     wire.Pubs
+	pubKind []uint8 // this Tick's decision for each primary: pubNone, pubMoving or pubIdle
 	sub     wire.Subscribe
 	want    []world.Box
 	skipBuf []wire.NodeID // the Skip lists of the publications in msg, end to end
@@ -96,9 +104,17 @@ type Directory struct {
 	checkedT wire.Type
 }
 
+// What a Tick publishes of a primary.
+const (
+	pubNone uint8 = iota
+	pubMoving
+	pubIdle
+)
+
 type pubVal struct {
 	node  wire.NodeID
 	until time.Duration
+	at    time.Duration // wire.Pub.At
 	skip  skipSet // Pub.Skip: subscribers that need no match
 }
 
@@ -144,7 +160,13 @@ func NewDirectory(self wire.NodeID, cfg DirectoryConfig) (*Directory, error) {
 	if !validJump(cfg.Jump) {
 		return nil, fmt.Errorf("%w: directory Jump %v (want finite, non-negative)", ErrLocateConfig, cfg.Jump)
 	}
-	return &Directory{cfg: cfg, self: self, pubLog: newJumpLog(cfg.Jump)}, nil
+	if !validJump(cfg.IdleMove) {
+		return nil, fmt.Errorf("%w: directory IdleMove %v (want finite, non-negative)", ErrLocateConfig, cfg.IdleMove)
+	}
+	if cfg.IdleEvery < 0 || cfg.IdleEvery > 0 && cfg.IdleEvery < cfg.PublishPeriod {
+		return nil, fmt.Errorf("%w: directory IdleEvery %v (want 0, or at least PublishPeriod %v)", ErrLocateConfig, cfg.IdleEvery, cfg.PublishPeriod)
+	}
+	return &Directory{cfg: cfg, self: self, pubLog: newPubLog(cfg.Jump, cfg.IdleEvery, cfg.IdleMove)}, nil
 }
 
 // Config returns the directory's configuration.
@@ -207,15 +229,40 @@ func (d *Directory) Tick(f *Frame, out *Out) {
 	if all {
 		d.nextPub = now + d.cfg.PublishPeriod
 	}
-	d.msg = wire.Pubs{TTL: d.cfg.PublishTTL, Dims: f.Dims, Pubs: d.msg.Pubs[:0]}
 	if all {
 		d.pubLog.prune(f.Primaries)
 	}
+	// Decide first, publish after: the moving primaries in frames of
+	// PublishTTL, then the idle ones in frames of their longer TTL.
+	d.pubKind = d.pubKind[:0]
 	for i := range f.Primaries {
 		p := &f.Primaries[i]
-		if all || p.New || d.pubLog.jumped(p, f.Dims) {
-			d.pubLog.published(p, now, false)
-			d.msg.Pubs = append(d.msg.Pubs, wire.Pub{ID: p.ID, Node: f.Self, Loc: p.Loc})
+		k := pubNone
+		switch {
+		case p.New || d.pubLog.jumped(p, f.Dims):
+			k = pubMoving
+		case all:
+			if skip, idle := d.pubLog.idle(p, f.Dims, now); idle && !skip {
+				k = pubIdle
+			} else if !idle {
+				k = pubMoving
+			}
+		}
+		d.pubKind = append(d.pubKind, k)
+	}
+	for _, kind := range []uint8{pubMoving, pubIdle} {
+		ttl := d.cfg.PublishTTL
+		if kind == pubIdle {
+			ttl = min(3*d.cfg.IdleEvery, d.cfg.MaxTTL)
+		}
+		d.msg = wire.Pubs{TTL: ttl, Dims: f.Dims, Pubs: d.msg.Pubs[:0]}
+		for i := range f.Primaries {
+			p := &f.Primaries[i]
+			if d.pubKind[i] != kind {
+				continue
+			}
+			d.pubLog.published(p, now, kind == pubIdle)
+			d.msg.Pubs = append(d.msg.Pubs, wire.Pub{ID: p.ID, Node: f.Self, Loc: p.Loc, At: now})
 			if f.Holders != nil {
 				// The nodes already holding it need no match (Pub.Skip);
 				// the lists are cut from one buffer when the frame is made.
@@ -228,8 +275,8 @@ func (d *Directory) Tick(f *Frame, out *Out) {
 				d.flushPubs(out, wire.TypePublish, d.cfg.Rendezvous)
 			}
 		}
+		d.flushPubs(out, wire.TypePublish, d.cfg.Rendezvous)
 	}
-	d.flushPubs(out, wire.TypePublish, d.cfg.Rendezvous)
 
 	d.want = d.want[:0]
 	for _, b := range f.View {
@@ -340,7 +387,7 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 		}
 		for _, p := range d.msg.Pubs {
 			if p.Node != d.self {
-				out.Found = append(out.Found, Found{ID: p.ID, Node: p.Node, Loc: p.Loc, Until: now + min(d.msg.TTL, d.cfg.MaxTTL)})
+				out.Found = append(out.Found, Found{ID: p.ID, Node: p.Node, Loc: p.Loc, Until: now + min(d.msg.TTL, d.cfg.MaxTTL), At: p.At})
 			}
 		}
 		return nil
@@ -358,7 +405,10 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 		idx := d.indexed(d.msg.Dims)
 		for _, p := range d.msg.Pubs {
 			p.Node = from // a node publishes only its own primaries
-			v := pubVal{node: from, until: until}
+			if _, old, ok := d.pubs.Get(p.ID); ok && old.node == from && old.at > p.At && old.until > now {
+				continue // overtaken on the way by a newer one
+			}
+			v := pubVal{node: from, until: until, at: p.At}
 			v.skip.set(p.Skip)
 			p.Skip = nil // matches do not carry it
 			d.pubs.Set(p.ID, p.Loc, v)
@@ -435,7 +485,7 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 		d.matches = d.matches[:0]
 		for _, id := range d.ids {
 			if loc, p, _ := d.pubs.Get(id); p.node != from && p.until > now && !p.skip.has(from) {
-				d.matches = append(d.matches, matchOut{to: from, pub: wire.Pub{ID: id, Node: p.node, Loc: loc}, until: p.until})
+				d.matches = append(d.matches, matchOut{to: from, pub: wire.Pub{ID: id, Node: p.node, Loc: loc, At: p.at}, until: p.until})
 			}
 		}
 		d.sendMatches(now, d.sub.Dims, out)
@@ -469,19 +519,33 @@ func (d *Directory) findSub(node wire.NodeID) (int, bool) {
 	return slices.BinarySearchFunc(d.subs, node, func(s storedSub, n wire.NodeID) int { return cmp.Compare(s.node, n) })
 }
 
-// sendMatches sends the queued matches, grouped by subscriber; each frame's
-// TTL is the shortest remaining lifetime among its publications.
+// sendMatches sends the queued matches, grouped by subscriber, and the
+// long-lived (idle) publications apart from the others; each frame's TTL
+// is the shortest remaining lifetime among its publications.
 func (d *Directory) sendMatches(now time.Duration, dims int, out *Out) {
-	slices.SortStableFunc(d.matches, func(a, b matchOut) int { return cmp.Compare(a.to, b.to) })
+	long := func(m matchOut) bool { return m.until-now > d.cfg.PublishTTL }
+	slices.SortStableFunc(d.matches, func(a, b matchOut) int {
+		if c := cmp.Compare(a.to, b.to); c != 0 {
+			return c
+		}
+		return cmp.Compare(b2i(long(a)), b2i(long(b)))
+	})
 	for i := 0; i < len(d.matches); {
-		to := d.matches[i].to
+		to, l := d.matches[i].to, long(d.matches[i])
 		d.msg = wire.Pubs{Dims: dims, Pubs: d.msg.Pubs[:0], TTL: 1<<63 - 1}
-		for ; i < len(d.matches) && d.matches[i].to == to && len(d.msg.Pubs) < 40; i++ {
+		for ; i < len(d.matches) && d.matches[i].to == to && long(d.matches[i]) == l && len(d.msg.Pubs) < 40; i++ {
 			d.msg.Pubs = append(d.msg.Pubs, d.matches[i].pub)
 			d.msg.TTL = min(d.msg.TTL, d.matches[i].until-now)
 		}
 		d.flushPubs(out, wire.TypeMatch, to)
 	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // SetLinear makes the rendezvous match by scanning every publication and

@@ -252,6 +252,11 @@ type Pub struct {
 	ID   world.ObjectID
 	Node NodeID
 	Loc  world.Point
+	// At is when Node published it, on Node's clock, in whole
+	// milliseconds: of two publications of one object by one node, the
+	// later At is the newer (publications of different lifetimes travel
+	// in different frames and may overtake each other).
+	At time.Duration
 	// Skip (publications only; empty in matches) lists nodes the
 	// rendezvous need not send this publication to: they hold a replica
 	// of the object already.
@@ -279,6 +284,7 @@ func AppendPubs(b []byte, t Type, m *Pubs) []byte {
 		for d := range m.Dims {
 			b = appendFloat(b, p.Loc[d])
 		}
+		b = appendMillis(b, p.At)
 		b = binary.AppendUvarint(b, uint64(len(p.Skip)))
 		for _, n := range p.Skip {
 			b = binary.AppendUvarint(b, uint64(n))
@@ -300,6 +306,7 @@ func (m *Pubs) Decode(body []byte) error {
 		for d := range m.Dims {
 			p.Loc[d] = r.float()
 		}
+		p.At = r.millis("publication time")
 		if k := r.count("skip count"); k > 0 {
 			if i := len(m.Pubs); i < len(old) {
 				p.Skip = old[i].Skip[:0]

@@ -112,7 +112,7 @@ func randHandoffs(r *rand.Rand) *Handoffs {
 func randPubs(r *rand.Rand) *Pubs {
 	m := &Pubs{TTL: randDur(r), Dims: 1 + r.IntN(world.MaxDims)}
 	for range randN(r) {
-		p := Pub{ID: randID(r), Node: NodeID(r.Uint32())}
+		p := Pub{ID: randID(r), Node: NodeID(r.Uint32()), At: time.Duration(r.Int64N(int64(time.Hour))).Truncate(time.Millisecond)}
 		for d := range m.Dims {
 			p.Loc[d] = randFloat(r)
 		}
