@@ -115,7 +115,7 @@ type pubVal struct {
 	node  wire.NodeID
 	until time.Duration
 	at    time.Duration // wire.Pub.At
-	skip  skipSet // Pub.Skip: subscribers that need no match
+	skip  skipSet       // Pub.Skip: subscribers that need no match
 }
 
 type storedSub struct {
