@@ -15,10 +15,10 @@ type Config struct {
 	Self     wire.NodeID     // this node
 	Registry *world.Registry // the game's schemas, identical on every node
 
-	// HistoryLen is how many past states each primary keeps (and how many
-	// acknowledged states each replica keeps) for delta bases. 8 frames
-	// (800 ms at 10 Hz) covers a round trip and a few lost acks; a holder
-	// whose acknowledged state fell out of it gets a full state.
+	// HistoryLen is how many past states each primary keeps (and each
+	// replica keeps of its own) for delta bases. 8 frames (800 ms at
+	// 10 Hz) cover a dormant holder's 400 ms and a resync request's round
+	// trip; a holder whose version fell out of it gets a full state.
 	HistoryLen int
 	// RetransmitAfter: a holder is taken to have every update sent to it
 	// (it acknowledges only to ask for a resync, when an update does not
@@ -55,8 +55,8 @@ type Config struct {
 	// again (at once). Objects that come back find their replica there,
 	// at most DormantEvery plus a trip stale, and lingering costs a
 	// fraction of the updates. DormantEvery must be below the history
-	// (HistoryLen frames) minus a round trip, or dormant holders get full
-	// states. Defaults 200 ms and 400 ms; a negative DormantEvery keeps
+	// (HistoryLen frames), or dormant holders get full states. Defaults
+	// 200 ms and 400 ms; a negative DormantEvery keeps
 	// lingering replicas at the full rate.
 	DormantAfter time.Duration
 	DormantEvery time.Duration
