@@ -586,8 +586,8 @@ type WorldResult struct {
 	// network's total load.
 	Aggregate float64
 	// BytesPerUpdate is all update-class bytes on the wire (payloads,
-	// IPv4/UDP headers and the acknowledgements that travel in the update
-	// class) per object update entry sent.
+	// IPv4/UDP headers and the registrations, drops and resync requests
+	// that travel in the update class) per object update entry sent.
 	BytesPerUpdate float64
 	// FrameBytesPerUpdate is the bytes of updates frames (entries and
 	// their share of the frame header, no packet header) per update entry.

@@ -184,7 +184,7 @@ func (r *WorldDemoReport) WriteTable(w io.Writer) error {
 	p("%-34s %8.0f %8.0f %8.0f %8.0f %8.0f %8d\n", "replica staleness", st.Mean, st.P50, st.P95, st.P99, st.Max, st.Count)
 	fmt.Fprintf(w, "\nobject updates: %.0f/s in all (%.0f per node); bytes per update: %.1f in updates frames (entry + frame header),\n",
 		r.UpdatesPerS, r.UpdatesPerS/float64(c.Nodes), r.FrameBytesPerUpdate)
-	fmt.Fprintf(w, "                %.1f on the wire (all update-class bytes: payloads, IPv4/UDP headers, acknowledgements)\n", r.BytesPerUpdate)
+	fmt.Fprintf(w, "                %.1f on the wire (all update-class bytes: payloads, IPv4/UDP headers, replica requests)\n", r.BytesPerUpdate)
 	fmt.Fprintf(w, "simulation: %d events in %.2f s wall: %.2g events/s, %.1f× real time\n",
 		r.Events, r.Wall.Seconds(), r.EventsPerS(), r.SpeedFactor())
 	if r.sim != nil {

@@ -4,7 +4,7 @@
 // ClientServer) and runs game frames: each Tick runs the think functions of
 // the node's primaries in ID order, commits their changes as new versions,
 // publishes and subscribes, and produces the frame's updates,
-// acknowledgements, tentative writes and discovery messages.
+// replica requests, tentative writes and discovery messages.
 //
 // A Node is a deterministic state machine (sans-IO, ARCHITECTURE.md rule
 // 1), driven by the simulator (package sim) or the live daemon. It is not
