@@ -116,6 +116,16 @@ type pubVal struct {
 	until time.Duration
 	at    time.Duration // wire.Pub.At
 	skip  skipSet       // Pub.Skip: subscribers that need no match
+	// skipUntil: the Skip list holds until then (PublishTTL after the
+	// publication arrived). An idle object's publication lives longer
+	// than its holders stay holders: a node that dropped the replica
+	// meanwhile must get it again when it subscribes there.
+	skipUntil time.Duration
+}
+
+// skips reports whether the publication needs no match to node at now.
+func (v *pubVal) skips(node wire.NodeID, now time.Duration) bool {
+	return now < v.skipUntil && v.skip.has(node)
 }
 
 type storedSub struct {
@@ -410,11 +420,12 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 			}
 			v := pubVal{node: from, until: until, at: p.At}
 			v.skip.set(p.Skip)
+			v.skipUntil = now + d.cfg.PublishTTL
 			p.Skip = nil // matches do not carry it
 			d.pubs.Set(p.ID, p.Loc, v)
 			if !idx {
 				for _, s := range d.subs {
-					if s.node != from && s.until > now && !v.skip.has(s.node) && inAny(p.Loc, s.boxes, d.msg.Dims) {
+					if s.node != from && s.until > now && !v.skips(s.node, now) && inAny(p.Loc, s.boxes, d.msg.Dims) {
 						d.matches = append(d.matches, matchOut{to: s.node, pub: p, until: until})
 					}
 				}
@@ -423,7 +434,7 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 			// Only the subscriptions with a box around p: O(nearby boxes).
 			d.owners = d.subIdx.Owners(p.Loc, d.owners[:0])
 			for _, n := range d.owners {
-				if i, ok := d.findSub(n); ok && n != from && d.subs[i].until > now && !v.skip.has(n) {
+				if i, ok := d.findSub(n); ok && n != from && d.subs[i].until > now && !v.skips(n, now) {
 					d.matches = append(d.matches, matchOut{to: n, pub: p, until: until})
 				}
 			}
@@ -484,7 +495,7 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 		}
 		d.matches = d.matches[:0]
 		for _, id := range d.ids {
-			if loc, p, _ := d.pubs.Get(id); p.node != from && p.until > now && !p.skip.has(from) {
+			if loc, p, _ := d.pubs.Get(id); p.node != from && p.until > now && !p.skips(from, now) {
 				d.matches = append(d.matches, matchOut{to: from, pub: wire.Pub{ID: id, Node: p.node, Loc: loc, At: p.at}, until: p.until})
 			}
 		}

@@ -26,10 +26,11 @@ func TestDirectoryMatchesReference(t *testing.T) {
 			t.Fatal(err)
 		}
 		type rpub struct {
-			node  wire.NodeID
-			loc   world.Point
-			until time.Duration
-			skip  []wire.NodeID
+			node      wire.NodeID
+			loc       world.Point
+			until     time.Duration
+			skip      []wire.NodeID
+			skipUntil time.Duration // the skip list holds PublishTTL after arrival
 		}
 		type rsub struct {
 			boxes []world.Box
@@ -57,7 +58,7 @@ func TestDirectoryMatchesReference(t *testing.T) {
 						skip = append(skip, wire.NodeID(2+r.IntN(5)))
 					}
 					m.Pubs = append(m.Pubs, wire.Pub{ID: id, Node: from, Loc: loc, Skip: skip})
-					pubs[id] = rpub{from, loc, now + ttl, skip}
+					pubs[id] = rpub{from, loc, now + ttl, skip, now + d.Config().PublishTTL}
 					for n, s := range subs {
 						if n != from && s.until > now && !slices.Contains(skip, n) && inAny(loc, s.boxes, 2) {
 							want = append(want, fmt.Sprintf("%d:%v", n, id))
@@ -77,7 +78,7 @@ func TestDirectoryMatchesReference(t *testing.T) {
 					subs[from] = rsub{m.Boxes, now + ttl}
 				}
 				for id, p := range pubs {
-					if p.node != from && p.until > now && !slices.Contains(p.skip, from) && inAny(p.loc, m.Boxes, 2) {
+					if p.node != from && p.until > now && !(now < p.skipUntil && slices.Contains(p.skip, from)) && inAny(p.loc, m.Boxes, 2) {
 						want = append(want, fmt.Sprintf("%d:%v", from, id))
 					}
 				}

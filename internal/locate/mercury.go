@@ -223,7 +223,7 @@ func NewMercury(self wire.NodeID, cfg MercuryConfig, rng *rand.Rand) (*Mercury, 
 	if cfg.MergeEps < 0 {
 		agg.Eps = -1
 	}
-	st, err := NewStore(StoreConfig{Dims: cfg.Dims, Keys: cfg.Keys, MaxTTL: cfg.MaxTTL})
+	st, err := NewStore(StoreConfig{Dims: cfg.Dims, Keys: cfg.Keys, MaxTTL: cfg.MaxTTL, SkipFor: cfg.PublishTTL})
 	if err != nil {
 		return nil, err
 	}

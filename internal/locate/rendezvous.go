@@ -94,6 +94,11 @@ type StoreConfig struct {
 	MaxTTL time.Duration
 	// MaxBoxes caps the boxes of one subscription (0: 256).
 	MaxBoxes int
+	// SkipFor: a publication's Skip list holds this long after it
+	// arrived (0: as long as the publication). An idle object's
+	// publication lives longer than its holders stay holders; a node that
+	// dropped the replica meanwhile must get it again when it subscribes.
+	SkipFor time.Duration
 }
 
 // ErrRendezvous reports input a Store rejects (nothing was changed).
@@ -146,6 +151,20 @@ type pubEnt struct {
 	key       uint64
 	until, at time.Duration
 	skip      skipSet
+	skipUntil time.Duration // the Skip list holds until then (StoreConfig.SkipFor)
+}
+
+// skips reports whether publication p needs no match to node at now.
+func (p *pubEnt) skips(node wire.NodeID, now time.Duration) bool {
+	return now < p.skipUntil && p.skip.has(node)
+}
+
+// skipUntil returns until when a Skip list received at now holds.
+func (s *Store) skipUntil(now, until time.Duration) time.Duration {
+	if s.cfg.SkipFor > 0 {
+		return min(until, now+s.cfg.SkipFor)
+	}
+	return until
 }
 
 // skipSet holds a publication's Skip list (Pub.Skip, the first MaxSkip
@@ -205,7 +224,7 @@ func NewStore(cfg StoreConfig) (*Store, error) {
 	if cfg.MaxBoxes == 0 {
 		cfg.MaxBoxes = 256
 	}
-	if cfg.MaxTTL < 0 || cfg.MaxTTL > time.Hour || cfg.MaxBoxes < 0 {
+	if cfg.MaxTTL < 0 || cfg.MaxTTL > time.Hour || cfg.MaxBoxes < 0 || cfg.SkipFor < 0 {
 		return nil, fmt.Errorf("%w: store MaxTTL %v, MaxBoxes %d (want positive, MaxTTL at most an hour)", ErrLocateConfig, cfg.MaxTTL, cfg.MaxBoxes)
 	}
 	return &Store{cfg: cfg, pubs: NewPoints[pubEnt](cfg.Dims, DefaultCell), names: map[subName]int32{},
@@ -408,7 +427,7 @@ func (s *Store) Publish(now time.Duration, p Pub, dst []Match) ([]Match, error) 
 	}
 	until, _ := s.ttl(ttl)
 	key := s.cfg.Keys.PointKey(loc)
-	ent := pubEnt{node: node, key: key, until: until, at: at}
+	ent := pubEnt{node: node, key: key, until: until, at: at, skipUntil: s.skipUntil(now, until)}
 	ent.skip.set(p.Skip)
 	s.pubs.Set(id, loc, ent)
 	s.heapPush(expiry{until: until, id: id, slot: -1})
@@ -418,7 +437,7 @@ func (s *Store) Publish(now time.Duration, p Pub, dst []Match) ([]Match, error) 
 	s.nodes = s.nodes[:0]
 	for _, o := range s.owners {
 		if n := s.subs[o-1].name.node; n != node {
-			if ent.skip.has(n) {
+			if ent.skips(n, now) {
 				s.stats.Skipped++
 				continue
 			}
@@ -509,7 +528,7 @@ func (s *Store) Subscribe(now time.Duration, node wire.NodeID, seq uint64, boxes
 		if p.node == node {
 			continue
 		}
-		if p.skip.has(node) {
+		if p.skips(node, now) {
 			s.stats.Skipped++
 			continue
 		}
@@ -670,7 +689,11 @@ func (s *Store) Export(lo, hi uint64, h *Handoff) {
 	h.Pubs, h.Subs = h.Pubs[:0], h.Subs[:0]
 	for i := range s.pubs.Len() {
 		if id, loc, p := s.pubs.At(i); InArc(p.key, lo, hi) {
-			h.Pubs = append(h.Pubs, Publication{ID: id, Node: p.node, Loc: loc, Key: p.key, Until: p.until, At: p.at, Skip: p.skip.list()})
+			pub := Publication{ID: id, Node: p.node, Loc: loc, Key: p.key, Until: p.until, At: p.at}
+			if s.now < p.skipUntil {
+				pub.Skip = p.skip.list() // (a lapsed one would hold again at the importer)
+			}
+			h.Pubs = append(h.Pubs, pub)
 		}
 	}
 	slices.SortFunc(h.Pubs, func(a, b Publication) int { return cmp.Compare(a.ID, b.ID) })
@@ -742,7 +765,7 @@ func (s *Store) Import(now time.Duration, h *Handoff) error {
 		}
 		until := min(p.Until, maxUntil)
 		key := s.cfg.Keys.PointKey(p.Loc)
-		ent := pubEnt{node: p.Node, key: key, until: until, at: p.At}
+		ent := pubEnt{node: p.Node, key: key, until: until, at: p.At, skipUntil: s.skipUntil(now, until)}
 		ent.skip.set(p.Skip)
 		s.pubs.Set(p.ID, p.Loc, ent)
 		s.heapPush(expiry{until: until, id: p.ID, slot: -1})

@@ -566,3 +566,27 @@ func TestStoreImportRejects(t *testing.T) {
 		t.Errorf("the imported publication outlived MaxTTL")
 	}
 }
+
+// TestStoreSkipFor: a publication's Skip list holds SkipFor after it
+// arrived; a listed node that subscribes later is matched.
+func TestStoreSkipFor(t *testing.T) {
+	km, _ := NewLinearMap(extentBox(100, 100))
+	s, err := NewStore(StoreConfig{Dims: 2, Keys: km, SkipFor: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := world.MakeObjectID(2, 1)
+	if _, err := s.Publish(0, Pub{ID: id, Node: 2, Loc: world.Point{50, 50}, At: 0, TTL: 15 * time.Second, Skip: []wire.NodeID{3}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	box := []world.Box{{Min: world.Point{40, 40}, Max: world.Point{60, 60}}}
+	got, err := s.Subscribe(500*time.Millisecond, 3, 1, box, time.Second, nil)
+	if err != nil || len(got) != 0 {
+		t.Fatalf("within SkipFor: matches %v (%v), want none", got, err)
+	}
+	box[0].Max[0] = 61 // a new subscription (moved boxes)
+	got, err = s.Subscribe(1500*time.Millisecond, 3, 2, box, time.Second, nil)
+	if err != nil || len(got) != 1 || got[0].Pub.ID != id {
+		t.Fatalf("after SkipFor: matches %v (%v), want the publication", got, err)
+	}
+}
