@@ -77,6 +77,7 @@ type Directory struct {
 	subs    []storedSub // sorted by node
 	subIdx  *Boxes
 	matches []matchOut
+	order   []uint64 // sendMatches' sort keys
 	ids     []world.ObjectID
 	owners  []wire.NodeID
 	// linear makes the rendezvous match by scanning every publication or
@@ -472,16 +473,31 @@ func (d *Directory) findSub(node wire.NodeID) (int, bool) {
 // sendMatches sends the queued matches, grouped by subscriber; each frame's
 // TTL is the shortest remaining lifetime among its publications.
 func (d *Directory) sendMatches(now time.Duration, dims int, out *Out) {
-	slices.SortStableFunc(d.matches, func(a, b matchOut) int { return cmp.Compare(a.to, b.to) })
-	for i := 0; i < len(d.matches); {
-		to := d.matches[i].to
+	order := matchOrder(d.matches, d.order[:0])
+	d.order = order
+	for i := 0; i < len(order); {
+		to := wire.NodeID(order[i] >> 32)
 		d.msg = wire.Pubs{Dims: dims, Pubs: d.msg.Pubs[:0], TTL: 1<<63 - 1}
-		for ; i < len(d.matches) && d.matches[i].to == to && len(d.msg.Pubs) < 40; i++ {
-			d.msg.Pubs = append(d.msg.Pubs, d.matches[i].pub)
-			d.msg.TTL = min(d.msg.TTL, d.matches[i].until-now)
+		for ; i < len(order) && wire.NodeID(order[i]>>32) == to && len(d.msg.Pubs) < 40; i++ {
+			m := &d.matches[uint32(order[i])]
+			d.msg.Pubs = append(d.msg.Pubs, m.pub)
+			d.msg.TTL = min(d.msg.TTL, m.until-now)
 		}
 		d.flushPubs(out, wire.TypeMatch, to)
 	}
+}
+
+// matchOrder appends to order the matches' (subscriber, index) pairs as
+// integers, sorted: by subscriber, in queued order within one. Sorting
+// plain integers is the stable sort by subscriber without a comparator
+// call per comparison. An index takes 32 bits: far more matches than
+// memory holds.
+func matchOrder(matches []matchOut, order []uint64) []uint64 {
+	for i := range matches {
+		order = append(order, uint64(matches[i].to)<<32|uint64(i))
+	}
+	slices.Sort(order)
+	return order
 }
 
 // SetLinear makes the rendezvous match by scanning every publication and

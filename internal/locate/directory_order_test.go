@@ -1,0 +1,45 @@
+package locate
+
+import (
+	"cmp"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/world"
+)
+
+// TestMatchOrderIsStableSort checks sendMatches' order against a stable
+// sort of the matches by subscriber, on random queues with few and many
+// subscribers (large node IDs too), reusing the key slice.
+func TestMatchOrderIsStableSort(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 8))
+	var order []uint64
+	for round := range 2000 {
+		nsub := 1 + r.IntN(30)
+		subs := make([]wire.NodeID, nsub)
+		for k := range subs {
+			subs[k] = wire.NodeID(r.IntN(100))
+			if r.IntN(5) == 0 {
+				subs[k] = wire.NodeID(r.Uint32())
+			}
+		}
+		ms := make([]matchOut, r.IntN(200))
+		for i := range ms {
+			ms[i] = matchOut{to: subs[r.IntN(nsub)], pub: wire.Pub{ID: world.ObjectID(i)}}
+		}
+		want := slices.Clone(ms)
+		slices.SortStableFunc(want, func(a, b matchOut) int { return cmp.Compare(a.to, b.to) })
+		order = matchOrder(ms, order[:0])
+		if len(order) != len(want) {
+			t.Fatalf("round %d: %d keys for %d matches", round, len(order), len(want))
+		}
+		for i, k := range order {
+			m := ms[uint32(k)]
+			if m.to != want[i].to || m.pub.ID != want[i].pub.ID || wire.NodeID(k>>32) != m.to {
+				t.Fatalf("round %d: position %d holds match %d for %d, want match %d for %d", round, i, m.pub.ID, m.to, want[i].pub.ID, want[i].to)
+			}
+		}
+	}
+}
