@@ -1,7 +1,6 @@
 package locate
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -466,8 +465,21 @@ func (d *Directory) Check(t wire.Type, body []byte) error {
 	return err
 }
 
+// findSub returns where node's subscription is or would be in d.subs, and
+// whether it is there (slices.BinarySearchFunc written out: this runs for
+// every publication's every holder, and the comparator call copied a
+// storedSub each step).
 func (d *Directory) findSub(node wire.NodeID) (int, bool) {
-	return slices.BinarySearchFunc(d.subs, node, func(s storedSub, n wire.NodeID) int { return cmp.Compare(s.node, n) })
+	i, j := 0, len(d.subs)
+	for i < j {
+		m := int(uint(i+j) >> 1)
+		if d.subs[m].node < node {
+			i = m + 1
+		} else {
+			j = m
+		}
+	}
+	return i, i < len(d.subs) && d.subs[i].node == node
 }
 
 // sendMatches sends the queued matches, grouped by subscriber; each frame's

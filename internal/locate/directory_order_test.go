@@ -43,3 +43,25 @@ func TestMatchOrderIsStableSort(t *testing.T) {
 		}
 	}
 }
+
+// TestFindSubIsBinarySearch checks the written-out search against
+// slices.BinarySearchFunc on sorted subscriber lists, for present and absent
+// nodes.
+func TestFindSubIsBinarySearch(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	for round := range 500 {
+		var d Directory
+		for range r.IntN(40) {
+			d.subs = append(d.subs, storedSub{node: wire.NodeID(r.IntN(200))})
+		}
+		slices.SortFunc(d.subs, func(a, b storedSub) int { return cmp.Compare(a.node, b.node) })
+		d.subs = slices.CompactFunc(d.subs, func(a, b storedSub) bool { return a.node == b.node })
+		for n := range wire.NodeID(202) {
+			i, ok := d.findSub(n)
+			wi, wok := slices.BinarySearchFunc(d.subs, n, func(s storedSub, n wire.NodeID) int { return cmp.Compare(s.node, n) })
+			if i != wi || ok != wok {
+				t.Fatalf("round %d: node %d: (%d, %v), want (%d, %v)", round, n, i, ok, wi, wok)
+			}
+		}
+	}
+}
