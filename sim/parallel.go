@@ -3,6 +3,7 @@ package sim
 import (
 	"cmp"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -69,9 +70,124 @@ type parallel struct {
 	always bool       // run every window on the workers, however small (tests)
 	ran    int        // windows run on the workers
 
-	start []chan struct{}
-	done  chan any // one per worker per window: nil, or what it panicked with
+	crew *crew // the worker goroutines of the current Run
 }
+
+// spinFor is how long a goroutine waiting for the others at a window's
+// start or end polls before it parks. Waking a parked goroutine took
+// 150 µs on average on the 2-core test machine (its thread sleeps in the
+// kernel), as long as a worker's share of a typical window, while the
+// caller's goroutine needs only some tens of microseconds between windows
+// (merging, planning the next). Spinning costs CPU time, not results:
+// which worker runs a group never changes the run.
+const spinFor = 200 * time.Microsecond
+
+// A crew is the worker goroutines of one Run. A window starts when gen
+// changes (with left set to the number of workers) and ends when left is
+// back to 0; after quit is set, the next change of gen ends the crew.
+type crew struct {
+	gen  atomic.Uint64
+	left atomic.Int32
+	quit atomic.Bool
+	spin bool  // poll for spinFor before parking
+	fail []any // per worker: what its part of the window panicked with
+	skip int   // the caller's goroutine's (see wait)
+	mu   sync.Mutex
+	cond sync.Cond // broadcast when gen changes or left reaches 0
+}
+
+func newCrew(workers int, spin bool) *crew {
+	c := &crew{fail: make([]any, workers), spin: spin}
+	c.cond.L = &c.mu
+	return c
+}
+
+// serve is worker w's goroutine: it runs work, which returns what it
+// panicked with, once per window until the crew ends.
+func (c *crew) serve(w int, work func() any) {
+	var seen uint64
+	skip := 0
+	for {
+		c.wait(&skip, func() bool { return c.gen.Load() != seen })
+		seen = c.gen.Load()
+		if c.quit.Load() {
+			return
+		}
+		c.fail[w] = work()
+		c.finished()
+	}
+}
+
+// join waits for the workers to finish the window and returns what the
+// first of them that failed panicked with.
+func (c *crew) join() any {
+	c.wait(&c.skip, func() bool { return c.left.Load() == 0 })
+	var failed any
+	for w, r := range c.fail {
+		if r != nil && failed == nil {
+			failed = r
+		}
+		c.fail[w] = nil
+	}
+	return failed
+}
+
+// stop ends the worker goroutines (between windows).
+func (c *crew) stop() {
+	c.quit.Store(true)
+	c.start()
+}
+
+// start starts a window on the workers (or ends the crew, after quit).
+func (c *crew) start() {
+	c.left.Store(int32(len(c.fail)))
+	c.gen.Add(1)
+	c.mu.Lock()
+	c.cond.Broadcast()
+	c.mu.Unlock()
+}
+
+// finished is called by each worker at the end of its part of a window.
+func (c *crew) finished() {
+	if c.left.Add(-1) == 0 {
+		c.mu.Lock()
+		c.cond.Broadcast()
+		c.mu.Unlock()
+	}
+}
+
+// wait returns once done reports true: polling for up to spinFor, then
+// parked (whatever makes done true must then broadcast on c.cond under
+// c.mu). *skip is the waiting goroutine's: after a poll that ran out
+// (the goroutine it waits for was not running: other work has the cores),
+// its next skipAfterMiss waits park at once.
+func (c *crew) wait(skip *int, done func() bool) {
+	if c.spin && *skip == 0 {
+		var deadline time.Time
+		for i := 1; !done(); i++ {
+			if i%64 != 0 {
+				continue
+			}
+			now := time.Now()
+			if deadline.IsZero() {
+				deadline = now.Add(spinFor)
+			} else if now.After(deadline) {
+				*skip = skipAfterMiss
+				break
+			}
+		}
+	} else if *skip > 0 {
+		*skip--
+	}
+	c.mu.Lock()
+	for !done() {
+		c.cond.Wait()
+	}
+	c.mu.Unlock()
+}
+
+// skipAfterMiss is how many waits park at once after a poll ran out.
+const skipAfterMiss = 32
 
 type group struct {
 	cluster int32
@@ -260,9 +376,7 @@ func (s *Sim) runWindow(wEnd int64) {
 	for _, l := range p.lanes {
 		l.wEnd = wEnd
 	}
-	for _, c := range p.start {
-		c <- struct{}{}
-	}
+	p.crew.start()
 	var failed any
 	func() {
 		defer func() {
@@ -278,10 +392,8 @@ func (s *Sim) runWindow(wEnd int64) {
 		}
 		p.work(p.lanes[0])
 	}()
-	for range p.start {
-		if r := <-p.done; r != nil && failed == nil {
-			failed = r
-		}
+	if r := p.crew.join(); failed == nil {
+		failed = r
 	}
 	if failed != nil {
 		panic(failed)
@@ -441,22 +553,13 @@ func (p *parallel) begin(s *Sim) {
 		l.own.lo = int(^uint(0) >> 1)
 		p.lanes = append(p.lanes, l)
 	}
-	p.done = make(chan any, s.workers)
-	p.start = make([]chan struct{}, s.workers-1)
-	var ready sync.WaitGroup
-	for w := range p.start {
-		c := make(chan struct{})
-		p.start[w] = c
+	// Spin only if every lane can have a processor: a spinning goroutine
+	// must not keep the one it waits for from running.
+	p.crew = newCrew(s.workers-1, s.workers <= runtime.GOMAXPROCS(0))
+	for w := range s.workers - 1 {
 		l := p.lanes[w+1]
-		ready.Add(1)
-		go func() {
-			ready.Done()
-			for range c {
-				p.done <- p.workSafe(l)
-			}
-		}()
+		go p.crew.serve(w, func() any { return p.workSafe(l) })
 	}
-	ready.Wait()
 }
 
 // workSafe is work that returns what it panicked with instead.
@@ -472,10 +575,8 @@ func (p *parallel) workSafe(l *lane) (failed any) {
 
 // stop ends the worker goroutines.
 func (p *parallel) stop() {
-	for _, c := range p.start {
-		close(c)
-	}
-	p.start = nil
+	p.crew.stop()
+	p.crew = nil
 }
 
 // mergeInto adds t to d and empties t.

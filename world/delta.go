@@ -65,8 +65,8 @@ func AppendDelta(b []byte, base, cur *State) []byte {
 }
 
 // decodeFields reads a change mask and up to n varints from p into vals.
-// signed selects zig-zag decoding for each field index.
-func decodeFields(p []byte, s *Schema, signed func(FieldType) bool, vals *[MaxFields]int64) (mask uint64, n int, err error) {
+// signed selects zig-zag decoding by field index (a bit mask).
+func decodeFields(p []byte, s *Schema, signed uint64, vals *[MaxFields]int64) (mask uint64, n int, err error) {
 	mask, k := binary.Uvarint(p)
 	if k <= 0 {
 		return 0, 0, fmt.Errorf("%w: bad change mask", ErrCorrupt)
@@ -78,12 +78,19 @@ func decodeFields(p []byte, s *Schema, signed func(FieldType) bool, vals *[MaxFi
 	}
 	for m := mask; m != 0; m &= m - 1 {
 		i := bits.TrailingZeros64(m)
-		u, k := binary.Uvarint(p[n:])
-		if k <= 0 {
-			return 0, 0, fmt.Errorf("%w: field %q truncated", ErrCorrupt, s.fields[i].Name)
+		var u uint64
+		if n < len(p) && p[n] < 0x80 {
+			// Most deltas are small: a one-byte varint.
+			u = uint64(p[n])
+			n++
+		} else {
+			u, k = binary.Uvarint(p[n:])
+			if k <= 0 {
+				return 0, 0, fmt.Errorf("%w: field %q truncated", ErrCorrupt, s.fields[i].Name)
+			}
+			n += k
 		}
-		n += k
-		if signed(s.fields[i].Type) {
+		if signed>>uint(i)&1 != 0 {
 			vals[i] = unzigzag(u)
 		} else {
 			vals[i] = int64(u)
@@ -91,8 +98,6 @@ func decodeFields(p []byte, s *Schema, signed func(FieldType) bool, vals *[MaxFi
 	}
 	return mask, n, nil
 }
-
-func allSigned(FieldType) bool { return true }
 
 // ApplyDelta decodes one delta from the front of p, written by AppendDelta
 // against base, and stores base + delta in dst; it returns the number of
@@ -104,7 +109,7 @@ func ApplyDelta(dst, base *State, p []byte) (int, error) {
 		return 0, fmt.Errorf("world: delta base is a %q, destination a %q", base.schema.name, s.name)
 	}
 	var vals [MaxFields]int64
-	mask, n, err := decodeFields(p, s, allSigned, &vals)
+	mask, n, err := decodeFields(p, s, ^uint64(0), &vals)
 	if err != nil {
 		return 0, err
 	}
@@ -115,7 +120,7 @@ func ApplyDelta(dst, base *State, p []byte) (int, error) {
 			b = base.v[i]
 		}
 		vals[i] += b
-		if s.fields[i].Type == Bool && vals[i]&^1 != 0 {
+		if s.bools>>uint(i)&1 != 0 && vals[i]&^1 != 0 {
 			return 0, fmt.Errorf("%w: bool field %q decodes to %d", ErrCorrupt, s.fields[i].Name, vals[i])
 		}
 	}
@@ -160,7 +165,7 @@ func AppendWrite(b []byte, before, after *State) []byte {
 func ApplyWrite(dst *State, p []byte) (int, error) {
 	s := dst.schema
 	var vals [MaxFields]int64
-	mask, n, err := decodeFields(p, s, numeric, &vals)
+	mask, n, err := decodeFields(p, s, s.numeric, &vals)
 	if err != nil {
 		return 0, err
 	}

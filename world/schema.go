@@ -74,6 +74,9 @@ type Schema struct {
 	quanta []float64 // per field: Quantum for Float fields, 1 otherwise
 	loc    [MaxDims]int
 	newObj func(*State) Object
+	// Fields by type, as bit masks over field indexes (the decoders test a
+	// change mask against them).
+	numeric, bools uint64
 }
 
 // Errors returned by NewSchema.
@@ -112,6 +115,12 @@ func NewSchema(name string, space Space, fields []Field, newObj func(*State) Obj
 			}
 		}
 		s.quanta[i] = 1
+		if numeric(f.Type) {
+			s.numeric |= 1 << i
+		}
+		if f.Type == Bool {
+			s.bools |= 1 << i
+		}
 		switch f.Type {
 		case Float:
 			q := f.Quantum

@@ -119,6 +119,7 @@ func TestDecodeErrorsLeaveStateUnchanged(t *testing.T) {
 		{"empty", nil, "change mask"},
 		{"mask beyond fields", []byte{0x80, 0x01}, "beyond"},
 		{"truncated field", []byte{0x01}, "truncated"},
+		{"truncated long field", []byte{0x03, 0x02, 0x80}, "truncated"},
 		{"bool out of range", []byte{1 << 4, 8}, "bool"},
 	} {
 		if _, err := ApplyDelta(st, st, tc.p); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), tc.want) {
@@ -129,6 +130,19 @@ func TestDecodeErrorsLeaveStateUnchanged(t *testing.T) {
 		}
 		if !st.Equal(orig) {
 			t.Fatalf("%s: state changed by a failed decode", tc.name)
+		}
+	}
+}
+
+// TestSchemaTypeMasks checks the field-type masks the decoders use.
+func TestSchemaTypeMasks(t *testing.T) {
+	for i := range testSchema.NumFields() {
+		ty := testSchema.FieldAt(i).Type
+		if got := testSchema.numeric>>i&1 != 0; got != numeric(ty) {
+			t.Errorf("field %d (%v): numeric %v", i, ty, got)
+		}
+		if got := testSchema.bools>>i&1 != 0; got != (ty == Bool) {
+			t.Errorf("field %d (%v): bool %v", i, ty, got)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package locate
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -84,6 +83,7 @@ type Directory struct {
 	subs    []storedSub // sorted by node
 	subIdx  *Boxes
 	matches []matchOut
+	order   []uint64 // sendMatches' sort keys
 	ids     []world.ObjectID
 	owners  []wire.NodeID
 	// linear makes the rendezvous match by scanning every publication or
@@ -526,37 +526,60 @@ func (d *Directory) Check(t wire.Type, body []byte) error {
 	return err
 }
 
+// findSub returns where node's subscription is or would be in d.subs, and
+// whether it is there (slices.BinarySearchFunc written out: this runs for
+// every publication's every holder, and the comparator call copied a
+// storedSub each step).
 func (d *Directory) findSub(node wire.NodeID) (int, bool) {
-	return slices.BinarySearchFunc(d.subs, node, func(s storedSub, n wire.NodeID) int { return cmp.Compare(s.node, n) })
+	i, j := 0, len(d.subs)
+	for i < j {
+		m := int(uint(i+j) >> 1)
+		if d.subs[m].node < node {
+			i = m + 1
+		} else {
+			j = m
+		}
+	}
+	return i, i < len(d.subs) && d.subs[i].node == node
 }
 
 // sendMatches sends the queued matches, grouped by subscriber, and the
 // long-lived (idle) publications apart from the others; each frame's TTL
 // is the shortest remaining lifetime among its publications.
 func (d *Directory) sendMatches(now time.Duration, dims int, out *Out) {
-	long := func(m matchOut) bool { return m.until-now > d.cfg.PublishTTL }
-	slices.SortStableFunc(d.matches, func(a, b matchOut) int {
-		if c := cmp.Compare(a.to, b.to); c != 0 {
-			return c
-		}
-		return cmp.Compare(b2i(long(a)), b2i(long(b)))
-	})
-	for i := 0; i < len(d.matches); {
-		to, l := d.matches[i].to, long(d.matches[i])
+	order := matchOrder(d.matches, now, d.cfg.PublishTTL, d.order[:0])
+	d.order = order
+	for i := 0; i < len(order); {
+		to, long := wire.NodeID(order[i]>>32), order[i]&matchLong
 		d.msg = wire.Pubs{Dims: dims, Pubs: d.msg.Pubs[:0], TTL: 1<<63 - 1}
-		for ; i < len(d.matches) && d.matches[i].to == to && long(d.matches[i]) == l && len(d.msg.Pubs) < 40; i++ {
-			d.msg.Pubs = append(d.msg.Pubs, d.matches[i].pub)
-			d.msg.TTL = min(d.msg.TTL, d.matches[i].until-now)
+		for ; i < len(order) && wire.NodeID(order[i]>>32) == to && order[i]&matchLong == long && len(d.msg.Pubs) < 40; i++ {
+			m := &d.matches[uint32(order[i]&^matchLong)]
+			d.msg.Pubs = append(d.msg.Pubs, m.pub)
+			d.msg.TTL = min(d.msg.TTL, m.until-now)
 		}
 		d.flushPubs(out, wire.TypeMatch, to)
 	}
 }
 
-func b2i(b bool) int {
-	if b {
-		return 1
+// matchLong marks, in a matchOrder key, a match whose publication lives
+// longer than PublishTTL (an idle one): those travel in frames apart.
+const matchLong = 1 << 31
+
+// matchOrder appends to order the matches' (subscriber, long-lived,
+// index) triples as integers, sorted: by subscriber, the short-lived
+// first, in queued order within those. Sorting plain integers is that
+// stable sort without a comparator call per comparison. An index takes 31
+// bits: far more matches than memory holds.
+func matchOrder(matches []matchOut, now, ttl time.Duration, order []uint64) []uint64 {
+	for i := range matches {
+		k := uint64(matches[i].to)<<32 | uint64(i)
+		if matches[i].until-now > ttl {
+			k |= matchLong
+		}
+		order = append(order, k)
 	}
-	return 0
+	slices.Sort(order)
+	return order
 }
 
 // SetLinear makes the rendezvous match by scanning every publication and

@@ -189,6 +189,17 @@ func (r *reader) fail(what string) {
 }
 
 func (r *reader) uvarint(what string) uint64 {
+	// A one-byte varint inline (IDs, counts, flags, small deltas: most of
+	// them); after an error r.p is empty, so this never reads past one.
+	if p := r.p; len(p) != 0 && p[0] < 0x80 {
+		r.p = p[1:]
+		return uint64(p[0])
+	}
+	return r.uvarintLong(what)
+}
+
+// uvarintLong is uvarint's general case.
+func (r *reader) uvarintLong(what string) uint64 {
 	if r.err != nil {
 		return 0
 	}

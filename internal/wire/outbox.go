@@ -24,6 +24,8 @@ type Outbox struct {
 
 	buf    []byte
 	frames []outFrame
+	keys   []uint64   // Packets' sort keys
+	sorted []outFrame // Packets' frames in packet order
 }
 
 type outFrame struct {
@@ -66,12 +68,7 @@ func (o *Outbox) Packets(from NodeID, dst []Packet) []Packet {
 	if maxp <= 0 {
 		maxp = DefaultMaxPayload
 	}
-	slices.SortStableFunc(o.frames, func(a, b outFrame) int {
-		if c := cmp.Compare(a.to, b.to); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.class, b.class)
-	})
+	o.sort()
 	// One pass to size the arena, one to fill it.
 	total := 0
 	for i := 0; i < len(o.frames); {
@@ -94,6 +91,46 @@ func (o *Outbox) Packets(from NodeID, dst []Packet) []Packet {
 	o.Reset()
 	return dst
 }
+
+// sort orders the frames by destination, then class, then commit order.
+func (o *Outbox) sort() {
+	n := len(o.frames)
+	if n >= 1<<keyIndexBits {
+		slices.SortStableFunc(o.frames, func(a, b outFrame) int {
+			if c := cmp.Compare(a.to, b.to); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.class, b.class)
+		})
+		return
+	}
+	// Sort keys (destination, class, commit index): distinct, so an
+	// unstable sort of plain integers gives the stable order, without a
+	// comparator call per comparison.
+	keys := o.keys[:0]
+	inOrder := true
+	for i, f := range o.frames {
+		k := uint64(f.to)<<32 | uint64(f.class)<<keyIndexBits | uint64(i)
+		if i > 0 && k < keys[i-1] {
+			inOrder = false
+		}
+		keys = append(keys, k)
+	}
+	o.keys = keys
+	if inOrder {
+		return
+	}
+	slices.Sort(keys)
+	sorted := slices.Grow(o.sorted[:0], n)[:n]
+	for i, k := range keys {
+		sorted[i] = o.frames[k&(1<<keyIndexBits-1)]
+	}
+	o.frames, o.sorted = sorted, o.frames
+}
+
+// keyIndexBits is the width of the commit index in a sort key (a class
+// takes the 8 bits above it, a destination the upper 32).
+const keyIndexBits = 24
 
 // pack returns the end of the packet starting at frame i and its payload
 // size: frames of the same destination and class while they fit (a frame
