@@ -348,13 +348,7 @@ func TestDeletedIDsStayDeleted(t *testing.T) {
 // the next does not apply, the holder asks for a resync from the version
 // it has, and the primary's next update is a delta from that version.
 func TestAcksAskForResync(t *testing.T) {
-	a, b := newStore(t, 1, nil), newStore(t, 2, nil)
-	stores := map[wire.NodeID]*Store{1: a, 2: b}
-	st := schema.NewState(world.MakeObjectID(1, 1))
-	if err := a.AddPrimary(0, &obj{st}, 1); err != nil {
-		t.Fatal(err)
-	}
-	b.Want(0, st.ID(), 1, time.Hour)
+	a, b, stores, st := newPair(t, nil)
 	var oa, ob wire.Outbox
 	var acks []string
 	for f := 0; f < 16; f++ {
@@ -422,13 +416,7 @@ func TestDormantReplica(t *testing.T) {
 		{400 * time.Millisecond, "011111111111000100010001001111"},
 	} {
 		mod := func(cfg *Config) { cfg.DormantEvery, cfg.ReplicaLinger = c.every, 3*time.Second }
-		a, b := newStore(t, 1, mod), newStore(t, 2, mod)
-		stores := map[wire.NodeID]*Store{1: a, 2: b}
-		st := schema.NewState(world.MakeObjectID(1, 1))
-		if err := a.AddPrimary(0, &obj{st}, 1); err != nil {
-			t.Fatal(err)
-		}
-		b.Want(0, st.ID(), 1, time.Hour)
+		a, b, stores, st := newPair(t, mod)
 		var oa, ob wire.Outbox
 		got := ""
 		for f := 0; f < 30; f++ {
@@ -599,4 +587,18 @@ func TestRegistrationsRide(t *testing.T) {
 	if want := []int{0, 6, 11, 16, 21, 26, 31, 36}; !slices.Equal(regs, want) {
 		t.Errorf("registrations in frames %v, want %v", regs, want)
 	}
+}
+
+// newPair returns store 1 with primary 1.1 and store 2, which wants a
+// replica of it.
+func newPair(t *testing.T, mod func(*Config)) (a, b *Store, stores map[wire.NodeID]*Store, st *world.State) {
+	t.Helper()
+	a, b = newStore(t, 1, mod), newStore(t, 2, mod)
+	stores = map[wire.NodeID]*Store{1: a, 2: b}
+	st = schema.NewState(world.MakeObjectID(1, 1))
+	if err := a.AddPrimary(0, &obj{st}, 1); err != nil {
+		t.Fatal(err)
+	}
+	b.Want(0, st.ID(), 1, time.Hour)
+	return a, b, stores, st
 }
