@@ -115,17 +115,7 @@ type pubVal struct {
 	node  wire.NodeID
 	until time.Duration
 	at    time.Duration // wire.Pub.At
-	skip  skipSet       // Pub.Skip: subscribers that need no match
-	// skipUntil: the Skip list holds until then (PublishTTL after the
-	// publication arrived). An idle object's publication lives longer
-	// than its holders stay holders: a node that dropped the replica
-	// meanwhile must get it again when it subscribes there.
-	skipUntil time.Duration
-}
-
-// skips reports whether the publication needs no match to node at now.
-func (v *pubVal) skips(node wire.NodeID, now time.Duration) bool {
-	return now < v.skipUntil && v.skip.has(node)
+	skip  skipSet       // Pub.Skip: subscribers that need no match, for PublishTTL after it arrived
 }
 
 type storedSub struct {
@@ -419,13 +409,12 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 				continue // overtaken on the way by a newer one
 			}
 			v := pubVal{node: from, until: until, at: p.At}
-			v.skip.set(p.Skip)
-			v.skipUntil = now + d.cfg.PublishTTL
+			v.skip.set(p.Skip, now+d.cfg.PublishTTL)
 			p.Skip = nil // matches do not carry it
 			d.pubs.Set(p.ID, p.Loc, v)
 			if !idx {
 				for _, s := range d.subs {
-					if s.node != from && s.until > now && !v.skips(s.node, now) && inAny(p.Loc, s.boxes, d.msg.Dims) {
+					if s.node != from && s.until > now && !v.skip.has(s.node, now) && inAny(p.Loc, s.boxes, d.msg.Dims) {
 						d.matches = append(d.matches, matchOut{to: s.node, pub: p, until: until})
 					}
 				}
@@ -434,7 +423,7 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 			// Only the subscriptions with a box around p: O(nearby boxes).
 			d.owners = d.subIdx.Owners(p.Loc, d.owners[:0])
 			for _, n := range d.owners {
-				if i, ok := d.findSub(n); ok && n != from && d.subs[i].until > now && !v.skips(n, now) {
+				if i, ok := d.findSub(n); ok && n != from && d.subs[i].until > now && !v.skip.has(n, now) {
 					d.matches = append(d.matches, matchOut{to: n, pub: p, until: until})
 				}
 			}
@@ -495,7 +484,7 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 		}
 		d.matches = d.matches[:0]
 		for _, id := range d.ids {
-			if loc, p, _ := d.pubs.Get(id); p.node != from && p.until > now && !p.skips(from, now) {
+			if loc, p, _ := d.pubs.Get(id); p.node != from && p.until > now && !p.skip.has(from, now) {
 				d.matches = append(d.matches, matchOut{to: from, pub: wire.Pub{ID: id, Node: p.node, Loc: loc, At: p.at}, until: p.until})
 			}
 		}

@@ -150,13 +150,7 @@ type pubEnt struct {
 	node      wire.NodeID
 	key       uint64
 	until, at time.Duration
-	skip      skipSet
-	skipUntil time.Duration // the Skip list holds until then (StoreConfig.SkipFor)
-}
-
-// skips reports whether publication p needs no match to node at now.
-func (p *pubEnt) skips(node wire.NodeID, now time.Duration) bool {
-	return now < p.skipUntil && p.skip.has(node)
+	skip      skipSet // until now + StoreConfig.SkipFor
 }
 
 // skipUntil returns until when a Skip list received at now holds.
@@ -169,19 +163,29 @@ func (s *Store) skipUntil(now, until time.Duration) time.Duration {
 
 // skipSet holds a publication's Skip list (Pub.Skip, the first MaxSkip
 // nodes) inline, so that storing a publication allocates nothing.
+// It holds until a time: an idle object's publication lives longer than
+// its holders stay holders, and a node that dropped the replica meanwhile
+// must be matched again when it subscribes.
 type skipSet struct {
-	n   uint8
-	ids [MaxSkip]wire.NodeID
+	n     uint8
+	ids   [MaxSkip]wire.NodeID
+	until time.Duration
 }
 
-func (s *skipSet) set(nodes []wire.NodeID) { s.n = uint8(copy(s.ids[:], nodes)) }
+// set stores nodes, to hold until until.
+func (s *skipSet) set(nodes []wire.NodeID, until time.Duration) {
+	s.n, s.until = uint8(copy(s.ids[:], nodes)), until
+}
 
-// has reports whether node n needs no match of the publication.
-func (s *skipSet) has(n wire.NodeID) bool { return slices.Contains(s.ids[:s.n], n) }
+// has reports whether node n needs no match of the publication at now.
+func (s *skipSet) has(n wire.NodeID, now time.Duration) bool {
+	return now < s.until && slices.Contains(s.ids[:s.n], n)
+}
 
-// list returns a copy of the nodes (nil when empty).
-func (s *skipSet) list() []wire.NodeID {
-	if s.n == 0 {
+// list returns a copy of the nodes while they hold at now (nil when
+// empty or lapsed).
+func (s *skipSet) list(now time.Duration) []wire.NodeID {
+	if s.n == 0 || now >= s.until {
 		return nil
 	}
 	return slices.Clone(s.ids[:s.n])
@@ -427,8 +431,8 @@ func (s *Store) Publish(now time.Duration, p Pub, dst []Match) ([]Match, error) 
 	}
 	until, _ := s.ttl(ttl)
 	key := s.cfg.Keys.PointKey(loc)
-	ent := pubEnt{node: node, key: key, until: until, at: at, skipUntil: s.skipUntil(now, until)}
-	ent.skip.set(p.Skip)
+	ent := pubEnt{node: node, key: key, until: until, at: at}
+	ent.skip.set(p.Skip, s.skipUntil(now, until))
 	s.pubs.Set(id, loc, ent)
 	s.heapPush(expiry{until: until, id: id, slot: -1})
 	s.stats.Published++
@@ -437,7 +441,7 @@ func (s *Store) Publish(now time.Duration, p Pub, dst []Match) ([]Match, error) 
 	s.nodes = s.nodes[:0]
 	for _, o := range s.owners {
 		if n := s.subs[o-1].name.node; n != node {
-			if ent.skips(n, now) {
+			if ent.skip.has(n, now) {
 				s.stats.Skipped++
 				continue
 			}
@@ -528,7 +532,7 @@ func (s *Store) Subscribe(now time.Duration, node wire.NodeID, seq uint64, boxes
 		if p.node == node {
 			continue
 		}
-		if p.skips(node, now) {
+		if p.skip.has(node, now) {
 			s.stats.Skipped++
 			continue
 		}
@@ -623,7 +627,7 @@ func (s *Store) Publications(dst []Publication) []Publication {
 	start := len(dst)
 	for i := range s.pubs.Len() {
 		id, loc, p := s.pubs.At(i)
-		dst = append(dst, Publication{ID: id, Node: p.node, Loc: loc, Key: p.key, Until: p.until, At: p.at, Skip: p.skip.list()})
+		dst = append(dst, Publication{ID: id, Node: p.node, Loc: loc, Key: p.key, Until: p.until, At: p.at, Skip: p.skip.list(s.now)})
 	}
 	slices.SortFunc(dst[start:], func(a, b Publication) int { return cmp.Compare(a.ID, b.ID) })
 	return dst
@@ -689,11 +693,8 @@ func (s *Store) Export(lo, hi uint64, h *Handoff) {
 	h.Pubs, h.Subs = h.Pubs[:0], h.Subs[:0]
 	for i := range s.pubs.Len() {
 		if id, loc, p := s.pubs.At(i); InArc(p.key, lo, hi) {
-			pub := Publication{ID: id, Node: p.node, Loc: loc, Key: p.key, Until: p.until, At: p.at}
-			if s.now < p.skipUntil {
-				pub.Skip = p.skip.list() // (a lapsed one would hold again at the importer)
-			}
-			h.Pubs = append(h.Pubs, pub)
+			// (A lapsed skip list is left out: it would hold again at the importer.)
+			h.Pubs = append(h.Pubs, Publication{ID: id, Node: p.node, Loc: loc, Key: p.key, Until: p.until, At: p.at, Skip: p.skip.list(s.now)})
 		}
 	}
 	slices.SortFunc(h.Pubs, func(a, b Publication) int { return cmp.Compare(a.ID, b.ID) })
@@ -765,8 +766,8 @@ func (s *Store) Import(now time.Duration, h *Handoff) error {
 		}
 		until := min(p.Until, maxUntil)
 		key := s.cfg.Keys.PointKey(p.Loc)
-		ent := pubEnt{node: p.Node, key: key, until: until, at: p.At, skipUntil: s.skipUntil(now, until)}
-		ent.skip.set(p.Skip)
+		ent := pubEnt{node: p.Node, key: key, until: until, at: p.At}
+		ent.skip.set(p.Skip, s.skipUntil(now, until))
 		s.pubs.Set(p.ID, p.Loc, ent)
 		s.heapPush(expiry{until: until, id: p.ID, slot: -1})
 		s.stats.Imported++

@@ -307,7 +307,7 @@ func (s *Store) acked(from wire.NodeID, a wire.Ack) {
 	}
 	// A resync request: the holder has a.Version (0: nothing), so the next
 	// Flush sends it a delta from there (or a full state).
-	h.acked, h.sent = a.Version, a.Version
+	h.acked = a.Version
 	if a.Version == 0 {
 		h.fresh = true
 	}

@@ -82,7 +82,6 @@ type holder struct {
 	acked     uint64
 	regUntil  time.Duration // registration expiry
 	pushUntil time.Duration // Keep / attachment expiry
-	sent      uint64        // newest version sent
 	sentAt    time.Duration // when anything was last sent
 	fresh     bool          // never sent anything yet
 	confirm   bool          // the last send changed the replica: confirm it RetransmitAfter later
@@ -220,7 +219,6 @@ type Store struct {
 
 	// scratch, reused every call
 	sends   []send
-	dests   []wire.NodeID // the nodes this flush sends updates to, sorted (registrations ride with them)
 	acks    []ackMsg
 	wantIDs []world.ObjectID
 	entSnap []*entry

@@ -36,12 +36,7 @@ func (s *Store) flush(now time.Duration, boxes []world.Box, vf View, o *wire.Out
 	for _, e := range s.prims {
 		s.flushPrimary(now, e)
 	}
-	s.dests = s.dests[:0]
-	for i := range s.sends {
-		s.dests = append(s.dests, s.sends[i].to)
-	}
-	slices.Sort(s.dests)
-	s.dests = slices.Compact(s.dests)
+	s.sortSends() // (sendsTo searches them)
 	// Replica side, in ID order; removal edits s.ents, so walk a snapshot.
 	ents := append(s.entSnap[:0], s.ents...)
 	for _, e := range ents {
@@ -87,10 +82,11 @@ func (s *Store) Answer(now time.Duration, o *wire.Outbox) {
 		}
 		if h := e.holder(a.to, false); h != nil && h.fresh && h.alive(now) {
 			s.sends = append(s.sends, send{to: a.to, e: e})
-			h.acked, h.sent, h.sentAt, h.fresh, h.confirm = e.version, e.version, now, false, true
+			h.acked, h.sentAt, h.fresh, h.confirm = e.version, now, false, true
 		}
 	}
 	s.answer = s.answer[:0]
+	s.sortSends()
 	s.encodeUpdates(now, o)
 	s.sends = s.sends[:0]
 }
@@ -121,7 +117,7 @@ func (s *Store) flushPrimary(now time.Duration, e *entry) {
 			s.idq = append(s.idq, idMsg{to: h.node, typ: wire.TypeDrop, id: e.id})
 			continue
 		}
-		due := h.fresh || h.sent < e.version ||
+		due := h.fresh || h.acked < e.version ||
 			h.confirm && now-h.sentAt >= s.cfg.RetransmitAfter ||
 			now-h.sentAt >= s.cfg.KeepalivePeriod
 		if due && h.dormant && !h.fresh && now-h.sentAt < s.cfg.DormantEvery {
@@ -137,7 +133,7 @@ func (s *Store) flushPrimary(now time.Duration, e *entry) {
 			// did not get it, its next update fails and it asks for a
 			// resync, or the confirming keepalive does.
 			h.confirm = base != e.version
-			h.acked, h.sent, h.sentAt, h.fresh = e.version, e.version, now, false
+			h.acked, h.sentAt, h.fresh = e.version, now, false
 		}
 		if len(kept) < i { // a holder before h left: shift its node too
 			e.hnodes[len(kept)] = h.node
@@ -216,9 +212,10 @@ func (s *Store) flushReplica(now time.Duration, e *entry, boxes []world.Box, vf 
 	}
 }
 
-// sendsTo reports whether this flush sends updates to node.
+// sendsTo reports whether this flush sends updates to node (s.sends is
+// sorted).
 func (s *Store) sendsTo(node wire.NodeID) bool {
-	_, ok := slices.BinarySearch(s.dests, node)
+	_, ok := slices.BinarySearchFunc(s.sends, node, func(x send, n wire.NodeID) int { return cmp.Compare(x.to, n) })
 	return ok
 }
 
@@ -261,7 +258,8 @@ func byTo[T any](to func(T) wire.NodeID) func(a, b T) int {
 	return func(a, b T) int { return cmp.Compare(to(a), to(b)) }
 }
 
-func (s *Store) encodeUpdates(now time.Duration, o *wire.Outbox) {
+// sortSends sorts the queued updates by destination, then object.
+func (s *Store) sortSends() {
 	// (to, id) is unique, so an unstable sort is deterministic.
 	slices.SortFunc(s.sends, func(a, b send) int {
 		if c := cmp.Compare(a.to, b.to); c != 0 {
@@ -269,6 +267,10 @@ func (s *Store) encodeUpdates(now time.Duration, o *wire.Outbox) {
 		}
 		return cmp.Compare(a.e.id, b.e.id)
 	})
+}
+
+// encodeUpdates encodes the queued updates, which sortSends sorted.
+func (s *Store) encodeUpdates(now time.Duration, o *wire.Outbox) {
 	var u wire.Update
 	for i := 0; i < len(s.sends); {
 		to := s.sends[i].to
