@@ -46,6 +46,26 @@ type DirectoryConfig struct {
 	// publishes every primary every period.
 	IdleEvery time.Duration
 	IdleMove  float64
+	// CoordFrac: locations and boxes travel on a grid of 2^-CoordFrac of
+	// the world's unit (wire.Grid: points rounded to the nearest, boxes
+	// outward). 1 to wire.MaxFrac; zero means DefaultCoordFrac.
+	CoordFrac int
+}
+
+// DefaultCoordFrac is the locators' default coordinate grid: 2^-4 units,
+// 6.25 cm on the model game's maps, far below the metres of prediction
+// margin a publication's location is matched with.
+const DefaultCoordFrac = 4
+
+// coordGrid checks a configured CoordFrac and returns its grid.
+func coordGrid(frac *int, who string) (wire.Grid, error) {
+	if *frac == 0 {
+		*frac = DefaultCoordFrac
+	}
+	if *frac < 0 || *frac > wire.MaxFrac {
+		return wire.Grid{}, fmt.Errorf("%w: %s CoordFrac %d (want 1 to %d)", ErrLocateConfig, who, *frac, wire.MaxFrac)
+	}
+	return wire.Grid{Frac: *frac}, nil
 }
 
 // DefaultDirectoryConfig returns the defaults with the given rendezvous.
@@ -68,6 +88,7 @@ var ErrLocateConfig = errors.New("locate: bad config")
 // Directory; the rendezvous's also holds the store.
 type Directory struct {
 	cfg        DirectoryConfig
+	grid       wire.Grid // coordinates' grid on the wire (cfg.CoordFrac)
 	self       wire.NodeID
 	pubLog     pubLog
 	nextPub    time.Duration
@@ -163,10 +184,14 @@ func NewDirectory(self wire.NodeID, cfg DirectoryConfig) (*Directory, error) {
 	if !validJump(cfg.IdleMove) {
 		return nil, fmt.Errorf("%w: directory IdleMove %v (want finite, non-negative)", ErrLocateConfig, cfg.IdleMove)
 	}
+	grid, err := coordGrid(&cfg.CoordFrac, "directory")
+	if err != nil {
+		return nil, err
+	}
 	if cfg.IdleEvery < 0 || cfg.IdleEvery > 0 && cfg.IdleEvery < cfg.PublishPeriod {
 		return nil, fmt.Errorf("%w: directory IdleEvery %v (want 0, or at least PublishPeriod %v)", ErrLocateConfig, cfg.IdleEvery, cfg.PublishPeriod)
 	}
-	return &Directory{cfg: cfg, self: self, pubLog: newPubLog(cfg.Jump, cfg.IdleEvery, cfg.IdleMove)}, nil
+	return &Directory{cfg: cfg, grid: grid, self: self, pubLog: newPubLog(cfg.Jump, cfg.IdleEvery, cfg.IdleMove)}, nil
 }
 
 // Config returns the directory's configuration.
@@ -255,7 +280,7 @@ func (d *Directory) Tick(f *Frame, out *Out) {
 		if kind == pubIdle {
 			ttl = min(3*d.cfg.IdleEvery, d.cfg.MaxTTL)
 		}
-		d.msg = wire.Pubs{TTL: ttl, Dims: f.Dims, Pubs: d.msg.Pubs[:0]}
+		d.msg = wire.Pubs{TTL: ttl, Dims: f.Dims, Grid: d.grid, Pubs: d.msg.Pubs[:0]}
 		for i := range f.Primaries {
 			p := &f.Primaries[i]
 			if d.pubKind[i] != kind {
@@ -294,7 +319,7 @@ func (d *Directory) Tick(f *Frame, out *Out) {
 		}
 		// Not in d.sub, which received subscriptions are decoded into: its
 		// boxes would alias d.subscribed.
-		sub := wire.Subscribe{TTL: d.cfg.SubscribeTTL, Dims: f.Dims, Boxes: d.subscribed}
+		sub := wire.Subscribe{TTL: d.cfg.SubscribeTTL, Dims: f.Dims, Grid: d.grid, Boxes: d.subscribed}
 		b := out.Outbox.Buf()
 		out.Outbox.Commit(d.cfg.Rendezvous, wire.ClassDiscovery, wire.AppendSubscribe(b, &sub))
 	}
@@ -540,7 +565,7 @@ func (d *Directory) sendMatches(now time.Duration, dims int, out *Out) {
 	d.order = order
 	for i := 0; i < len(order); {
 		to, long := wire.NodeID(order[i]>>32), order[i]&matchLong
-		d.msg = wire.Pubs{Dims: dims, Pubs: d.msg.Pubs[:0], TTL: 1<<63 - 1}
+		d.msg = wire.Pubs{Dims: dims, Grid: d.grid, Pubs: d.msg.Pubs[:0], TTL: 1<<63 - 1}
 		for ; i < len(order) && wire.NodeID(order[i]>>32) == to && order[i]&matchLong == long && len(d.msg.Pubs) < 40; i++ {
 			m := &d.matches[uint32(order[i]&^matchLong)]
 			d.msg.Pubs = append(d.msg.Pubs, m.pub)

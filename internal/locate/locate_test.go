@@ -11,6 +11,24 @@ import (
 	"github.com/overworld/overworld/world"
 )
 
+// grid is the coordinate grid of the tests' hand-made messages; onGrid and
+// boxOnGrid round a point and a box as they travel on it.
+var grid = wire.Grid{Frac: DefaultCoordFrac}
+
+func onGrid(p world.Point) world.Point {
+	for d := range p {
+		p[d] = grid.Value(grid.Point(p[d]))
+	}
+	return p
+}
+
+func boxOnGrid(b world.Box) world.Box {
+	for d := range b.Min {
+		b.Min[d], b.Max[d] = grid.Value(grid.Floor(b.Min[d])), grid.Value(grid.Ceil(b.Max[d]))
+	}
+	return b
+}
+
 // TestDirectoryMatchesReference drives a rendezvous with random
 // publications, subscriptions and expiries and compares every batch of
 // matches it sends with a brute-force reference over the soft state.
@@ -49,11 +67,11 @@ func TestDirectoryMatchesReference(t *testing.T) {
 			var body []byte
 			var typ wire.Type
 			if r.IntN(2) == 0 {
-				m := wire.Pubs{TTL: ttl, Dims: 2}
+				m := wire.Pubs{TTL: ttl, Dims: 2, Grid: grid}
 				for range 1 + r.IntN(5) {
 					id := world.MakeObjectID(uint32(from), uint32(1+r.IntN(6)))
-					loc := world.Point{r.Float64() * 100, r.Float64() * 100}
-					var skip []wire.NodeID // holders that need no match
+					loc := onGrid(world.Point{r.Float64() * 100, r.Float64() * 100}) // as it arrives
+					var skip []wire.NodeID                                           // holders that need no match
 					for range r.IntN(3) * r.IntN(4) {
 						skip = append(skip, wire.NodeID(2+r.IntN(5)))
 					}
@@ -67,10 +85,10 @@ func TestDirectoryMatchesReference(t *testing.T) {
 				}
 				typ, body = wire.TypePublish, wire.AppendPubs(nil, wire.TypePublish, &m)
 			} else {
-				m := wire.Subscribe{TTL: ttl, Dims: 2}
+				m := wire.Subscribe{TTL: ttl, Dims: 2, Grid: grid}
 				for range r.IntN(3) {
 					c := world.Point{r.Float64() * 100, r.Float64() * 100}
-					m.Boxes = append(m.Boxes, world.BoxAround(c, world.Point{5 + r.Float64()*30, 5 + r.Float64()*30}))
+					m.Boxes = append(m.Boxes, boxOnGrid(world.BoxAround(c, world.Point{5 + r.Float64()*30, 5 + r.Float64()*30})))
 				}
 				if len(m.Boxes) == 0 {
 					delete(subs, from)

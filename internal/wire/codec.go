@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/bits"
 	"time"
 
 	"github.com/overworld/overworld/world"
@@ -13,8 +12,9 @@ import (
 
 // Version is the codec version every payload starts with. A node rejects a
 // payload of another version as malformed. Version 2 added LocPub.At;
-// version 3 TypeDormant.
-const Version byte = 3
+// version 3 TypeDormant; version 4 carries the locators' coordinates on a
+// fixed-point grid (see Grid).
+const Version byte = 4
 
 // Type is the type byte of one frame (one message) inside a payload.
 type Type uint8
@@ -255,26 +255,45 @@ func (r *reader) id() world.ObjectID {
 	return world.MakeObjectID(o, s)
 }
 
-func (r *reader) float() float64 {
-	return math.Float64frombits(bits.ReverseBytes64(r.uvarint("coordinate")))
-}
-
-func (r *reader) dims() int {
+// space reads the byte that carries a message's dimension count (low 3
+// bits) and its coordinates' grid (the upper 5: Grid's fraction bits).
+func (r *reader) space() (dims, frac int) {
 	if r.err != nil {
-		return 0
+		return 0, 0
 	}
 	if len(r.p) == 0 {
 		r.fail("dimension count")
-		return 0
+		return 0, 0
 	}
-	d := int(r.p[0])
+	d, f := int(r.p[0]&7), int(r.p[0]>>3)
 	r.p = r.p[1:]
-	if d < 1 || d > world.MaxDims {
+	switch {
+	case d < 1 || d > world.MaxDims:
 		r.err = malformed("dimension count %d (want 1 to %d)", d, world.MaxDims)
+	case f > MaxFrac:
+		r.err = malformed("coordinate grid 2^-%d (want 2^-0 to 2^-%d)", f, MaxFrac)
+	default:
+		return d, f
+	}
+	r.p = nil
+	return 0, 0
+}
+
+// appendSpace writes the byte space reads.
+func appendSpace(b []byte, dims, frac int) []byte {
+	return append(b, byte(dims&7)|byte(min(max(frac, 0), MaxFrac))<<3)
+}
+
+// grid reads one coordinate in grid units (a zigzag varint), refusing
+// values beyond ±MaxGrid.
+func (r *reader) grid(what string) int64 {
+	v := unzigzag(r.uvarint(what))
+	if (v > MaxGrid || v < -MaxGrid) && r.err == nil {
+		r.err = malformed("%s %d grid units beyond ±2^53", what, v)
 		r.p = nil
 		return 0
 	}
-	return d
+	return v
 }
 
 func (r *reader) more() bool { return r.err == nil && len(r.p) > 0 }
@@ -284,12 +303,123 @@ func appendID(b []byte, id world.ObjectID) []byte {
 	return binary.AppendUvarint(b, uint64(id.Seq()))
 }
 
-// appendFloat writes a float64 exactly as the uvarint of its byte-reversed
-// bits: values with short mantissas (quantised positions such as 123.453125)
-// leave the low bytes zero and take 3 to 5 bytes instead of 8.
-func appendFloat(b []byte, v float64) []byte {
-	return binary.AppendUvarint(b, bits.ReverseBytes64(math.Float64bits(v)))
+// MaxFrac is the finest coordinate grid locator messages carry: 2^-MaxFrac
+// of the world's unit.
+const MaxFrac = 24
+
+// MaxGrid bounds a coordinate in grid units: ±2^53, where a float64 still
+// holds every integer.
+const MaxGrid = 1 << 53
+
+// Grid is the fixed-point grid the locators' messages (Pubs, Subscribe,
+// Locate) carry coordinates on: multiples of 2^-Frac of the world's unit,
+// Frac 0 to MaxFrac, as zigzag varints. A 768 m map on a 1/16 m grid
+// takes 2 or 3 bytes a coordinate instead of the 8 to 9 of a float64.
+// Encoders round points to the nearest grid value and boxes outward (Min
+// down, Max up), so a point inside a box stays inside it; NaN travels as 0,
+// and values at or beyond ±MaxGrid units as infinities (an unbounded
+// side of a box, as in a dimension an interest does not restrict).
+type Grid struct{ Frac int }
+
+// Point returns v as a grid value (in units of 2^-Frac), rounded to the
+// nearest.
+func (g Grid) Point(v float64) int64 { return g.clamp(math.Round(math.Ldexp(v, g.frac()))) }
+
+// Floor returns v as a grid value, rounded down.
+func (g Grid) Floor(v float64) int64 { return g.clamp(math.Floor(math.Ldexp(v, g.frac()))) }
+
+// Ceil returns v as a grid value, rounded up.
+func (g Grid) Ceil(v float64) int64 { return g.clamp(math.Ceil(math.Ldexp(v, g.frac()))) }
+
+// Value returns the coordinate grid value u stands for (±MaxGrid and beyond
+// are infinities).
+func (g Grid) Value(u int64) float64 {
+	switch {
+	case u >= MaxGrid:
+		return math.Inf(1)
+	case u <= -MaxGrid:
+		return math.Inf(-1)
+	}
+	return math.Ldexp(float64(u), -g.frac())
 }
+
+func (g Grid) frac() int { return min(max(g.Frac, 0), MaxFrac) }
+
+func (Grid) clamp(s float64) int64 {
+	switch {
+	case s >= MaxGrid:
+		return MaxGrid
+	case s <= -MaxGrid:
+		return -MaxGrid
+	case s == s:
+		return int64(s)
+	}
+	return 0 // NaN
+}
+
+// appendPoint writes the first dims coordinates of p, rounded to the grid.
+func appendPoint(b []byte, p *world.Point, dims int, g Grid) []byte {
+	for d := range dims {
+		b = binary.AppendUvarint(b, zigzag(g.Point(p[d])))
+	}
+	return b
+}
+
+// point reads what appendPoint wrote.
+func (r *reader) point(dims int, g Grid) world.Point {
+	var p world.Point
+	for d := range dims {
+		p[d] = g.Value(r.grid("coordinate"))
+	}
+	return p
+}
+
+// appendBox writes box x rounded outward to the grid, per dimension as
+// its Min, then its extent Max - Min (small for a small box). An unbounded
+// side (at ±MaxGrid, as an infinity arrives) takes one byte: a Min code of
+// 0 is -MaxGrid, an extent code of 0 reaches +MaxGrid; other codes are the
+// zigzag value plus one.
+func appendBox(b []byte, x *world.Box, dims int, g Grid) []byte {
+	for d := range dims {
+		lo, hi := g.Floor(x.Min[d]), g.Ceil(x.Max[d])
+		if lo == -MaxGrid {
+			b = append(b, 0)
+		} else {
+			b = binary.AppendUvarint(b, zigzag(lo)+1)
+		}
+		if hi == MaxGrid {
+			b = append(b, 0)
+		} else {
+			b = binary.AppendUvarint(b, zigzag(hi-lo)+1)
+		}
+	}
+	return b
+}
+
+// box reads what appendBox wrote.
+func (r *reader) box(dims int, g Grid) world.Box {
+	var x world.Box
+	for d := range dims {
+		lo := int64(-MaxGrid)
+		if u := r.uvarint("box minimum"); u > 0 {
+			lo = unzigzag(u - 1)
+		}
+		hi := int64(MaxGrid)
+		if u := r.uvarint("box extent"); u > 0 {
+			hi = lo + min(max(unzigzag(u-1), -4*MaxGrid), 4*MaxGrid)
+		}
+		if (lo > MaxGrid || lo < -MaxGrid || hi > MaxGrid || hi < -MaxGrid) && r.err == nil {
+			r.err = malformed("box [%d, %d] grid units beyond ±2^53", lo, hi)
+			r.p = nil
+		}
+		x.Min[d], x.Max[d] = g.Value(lo), g.Value(hi)
+	}
+	return x
+}
+
+func zigzag(v int64) uint64 { return uint64(v<<1) ^ uint64(v>>63) }
+
+func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
 
 // appendMillis writes d in whole milliseconds, rounded down (negative as
 // zero): a time that needs no finer resolution in 3 bytes instead of 5.

@@ -81,27 +81,34 @@ type Locate struct {
 	TTL          time.Duration // LocSubscribe: the subscription's lifetime
 	Seq          uint64        // LocSubscribe: the subscription's name
 	Dims         int           // dimensions of every point and box (1 to world.MaxDims)
+	Grid         Grid          // the grid coordinates travel on (Frac 0 to MaxFrac)
 	Pubs         []LocPub      // LocPublish, LocMatch, LocHandoff
 	Boxes        []world.Box   // LocSubscribe
 	Subs         []LocSub      // LocHandoff
 }
 
 // AppendLocate appends m as one TypeLocate frame. Dims must be 1 to
-// world.MaxDims.
+// world.MaxDims; coordinates are rounded to m.Grid (see Grid).
 func AppendLocate(b []byte, m *Locate) []byte {
 	b, start := beginFrame(b, TypeLocate)
+	return endFrame(AppendLocateBody(b, m), start)
+}
+
+// AppendLocateBody appends m's body alone, without a frame's type and
+// length: the payload of a ring route, which Decode reads as it is.
+func AppendLocateBody(b []byte, m *Locate) []byte {
 	b = append(b, byte(m.Kind))
 	b = appendMillis(b, m.Sent)
 	b = appendMillis(b, m.Routed)
 	b = appendMillisUp(b, m.TTL)
 	b = binary.AppendUvarint(b, m.Seq)
-	b = append(b, byte(m.Dims))
+	b = appendSpace(b, m.Dims, m.Grid.Frac)
 	b = binary.AppendUvarint(b, uint64(len(m.Pubs)))
 	for i := range m.Pubs {
 		p := &m.Pubs[i]
 		b = appendID(b, p.ID)
 		b = binary.AppendUvarint(b, uint64(p.Node))
-		b = appendPoint(b, p.Loc, m.Dims)
+		b = appendPoint(b, &p.Loc, m.Dims, m.Grid)
 		b = appendMillisUp(b, p.TTL)
 		b = appendMillis(b, p.At)
 		b = binary.AppendUvarint(b, uint64(len(p.Skip)))
@@ -109,32 +116,22 @@ func AppendLocate(b []byte, m *Locate) []byte {
 			b = binary.AppendUvarint(b, uint64(n))
 		}
 	}
-	b = appendBoxes(b, m.Boxes, m.Dims)
+	b = appendBoxes(b, m.Boxes, m.Dims, m.Grid)
 	b = binary.AppendUvarint(b, uint64(len(m.Subs)))
 	for i := range m.Subs {
 		s := &m.Subs[i]
 		b = binary.AppendUvarint(b, uint64(s.Node))
 		b = binary.AppendUvarint(b, s.Seq)
 		b = appendMillisUp(b, s.TTL)
-		b = appendBoxes(b, s.Boxes, m.Dims)
-	}
-	return endFrame(b, start)
-}
-
-func appendPoint(b []byte, p world.Point, dims int) []byte {
-	for d := range dims {
-		b = appendFloat(b, p[d])
+		b = appendBoxes(b, s.Boxes, m.Dims, m.Grid)
 	}
 	return b
 }
 
-func appendBoxes(b []byte, boxes []world.Box, dims int) []byte {
+func appendBoxes(b []byte, boxes []world.Box, dims int, g Grid) []byte {
 	b = binary.AppendUvarint(b, uint64(len(boxes)))
 	for i := range boxes {
-		for d := range dims {
-			b = appendFloat(b, boxes[i].Min[d])
-			b = appendFloat(b, boxes[i].Max[d])
-		}
+		b = appendBox(b, &boxes[i], dims, g)
 	}
 	return b
 }
@@ -156,16 +153,14 @@ func (m *Locate) Decode(body []byte) error {
 	m.Routed = r.millis("routed")
 	m.TTL = r.millis("ttl")
 	m.Seq = r.uvarint("seq")
-	m.Dims = r.dims()
+	m.Dims, m.Grid.Frac = r.space()
 	m.Pubs = m.Pubs[:0]
 	// Every entry takes at least one byte per field: a count beyond the
 	// remaining bytes is a lie, refused before anything is allocated.
 	n := r.count("publication count")
 	for range n {
 		p := LocPub{ID: r.id(), Node: NodeID(r.u32("node"))}
-		for d := range m.Dims {
-			p.Loc[d] = r.float()
-		}
+		p.Loc = r.point(m.Dims, m.Grid)
 		p.TTL = r.millis("publication ttl")
 		p.At = r.millis("publication time")
 		if k := r.count("skip count"); k > 0 {
@@ -179,12 +174,12 @@ func (m *Locate) Decode(body []byte) error {
 		}
 		m.Pubs = append(m.Pubs, p)
 	}
-	m.Boxes = r.boxes(m.Boxes[:0], m.Dims)
+	m.Boxes = r.boxes(m.Boxes[:0], m.Dims, m.Grid)
 	m.Subs = m.Subs[:0]
 	n = r.count("subscription count")
 	for range n {
 		s := LocSub{Node: NodeID(r.u32("node")), Seq: r.uvarint("seq"), TTL: r.millis("subscription ttl")}
-		s.Boxes = r.boxes(nil, m.Dims)
+		s.Boxes = r.boxes(nil, m.Dims, m.Grid)
 		if r.err != nil {
 			return r.err
 		}
@@ -209,14 +204,10 @@ func (r *reader) count(what string) int {
 
 // boxes reads a counted list of boxes over dims dimensions onto dst; it
 // returns dst unchanged (nil stays nil) for an empty list.
-func (r *reader) boxes(dst []world.Box, dims int) []world.Box {
+func (r *reader) boxes(dst []world.Box, dims int, g Grid) []world.Box {
 	n := r.count("box count")
 	for range n {
-		var bx world.Box
-		for d := range dims {
-			bx.Min[d] = r.float()
-			bx.Max[d] = r.float()
-		}
+		bx := r.box(dims, g)
 		if r.err != nil {
 			return dst
 		}

@@ -264,10 +264,11 @@ type Pub struct {
 }
 
 // Pubs is the body of Publish and Match frames: publications stored as soft
-// state for TTL, over a space of Dims dimensions.
+// state for TTL, over a space of Dims dimensions, with coordinates on Grid.
 type Pubs struct {
 	TTL  time.Duration
 	Dims int
+	Grid Grid
 	Pubs []Pub
 }
 
@@ -276,14 +277,12 @@ type Pubs struct {
 func AppendPubs(b []byte, t Type, m *Pubs) []byte {
 	b, start := beginFrame(b, t)
 	b = appendMillisUp(b, m.TTL)
-	b = append(b, byte(m.Dims))
+	b = appendSpace(b, m.Dims, m.Grid.Frac)
 	for i := range m.Pubs {
 		p := &m.Pubs[i]
 		b = appendID(b, p.ID)
 		b = binary.AppendUvarint(b, uint64(p.Node))
-		for d := range m.Dims {
-			b = appendFloat(b, p.Loc[d])
-		}
+		b = appendPoint(b, &p.Loc, m.Dims, m.Grid)
 		b = appendMillis(b, p.At)
 		b = binary.AppendUvarint(b, uint64(len(p.Skip)))
 		for _, n := range p.Skip {
@@ -298,14 +297,12 @@ func AppendPubs(b []byte, t Type, m *Pubs) []byte {
 func (m *Pubs) Decode(body []byte) error {
 	r := reader{p: body}
 	m.TTL = r.millis("ttl")
-	m.Dims = r.dims()
+	m.Dims, m.Grid.Frac = r.space()
 	old := m.Pubs[:cap(m.Pubs)]
 	m.Pubs = m.Pubs[:0]
 	for r.more() {
 		p := Pub{ID: r.id(), Node: NodeID(r.u32("node"))}
-		for d := range m.Dims {
-			p.Loc[d] = r.float()
-		}
+		p.Loc = r.point(m.Dims, m.Grid)
 		p.At = r.millis("publication time")
 		if k := r.count("skip count"); k > 0 {
 			if i := len(m.Pubs); i < len(old) {
@@ -325,10 +322,11 @@ func (m *Pubs) Decode(body []byte) error {
 
 // Subscribe registers the sender's interest (a union of boxes over a space
 // of Dims dimensions) as soft state for TTL, replacing the sender's previous
-// subscription. No boxes withdraws it.
+// subscription. No boxes withdraws it. Coordinates travel on Grid.
 type Subscribe struct {
 	TTL   time.Duration
 	Dims  int
+	Grid  Grid
 	Boxes []world.Box
 }
 
@@ -336,12 +334,9 @@ type Subscribe struct {
 func AppendSubscribe(b []byte, m *Subscribe) []byte {
 	b, start := beginFrame(b, TypeSubscribe)
 	b = appendMillisUp(b, m.TTL)
-	b = append(b, byte(m.Dims))
+	b = appendSpace(b, m.Dims, m.Grid.Frac)
 	for i := range m.Boxes {
-		for d := range m.Dims {
-			b = appendFloat(b, m.Boxes[i].Min[d])
-			b = appendFloat(b, m.Boxes[i].Max[d])
-		}
+		b = appendBox(b, &m.Boxes[i], m.Dims, m.Grid)
 	}
 	return endFrame(b, start)
 }
@@ -350,14 +345,10 @@ func AppendSubscribe(b []byte, m *Subscribe) []byte {
 func (m *Subscribe) Decode(body []byte) error {
 	r := reader{p: body}
 	m.TTL = r.millis("ttl")
-	m.Dims = r.dims()
+	m.Dims, m.Grid.Frac = r.space()
 	m.Boxes = m.Boxes[:0]
 	for r.more() {
-		var bx world.Box
-		for d := range m.Dims {
-			bx.Min[d] = r.float()
-			bx.Max[d] = r.float()
-		}
+		bx := r.box(m.Dims, m.Grid)
 		if r.err != nil {
 			return r.err
 		}

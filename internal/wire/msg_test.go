@@ -34,14 +34,24 @@ func randBytes(r *rand.Rand) []byte {
 	return b
 }
 
-func randFloat(r *rand.Rand) float64 {
-	switch r.IntN(6) {
-	case 0:
-		return math.Float64frombits(r.Uint64()) // anything, NaNs included
-	case 1:
-		return math.Inf(1 - 2*r.IntN(2))
+// randGrid returns a random coordinate grid.
+func randGrid(r *rand.Rand) Grid {
+	if r.IntN(2) == 0 {
+		return Grid{Frac: 4}
 	}
-	return math.Round((r.Float64()-0.5)*4000*64) / 64
+	return Grid{Frac: r.IntN(MaxFrac + 1)}
+}
+
+// randCoord returns a random coordinate on grid g (as every coordinate
+// travels), sometimes at the grid's ends.
+func randCoord(r *rand.Rand, g Grid) float64 {
+	switch r.IntN(8) {
+	case 0:
+		return g.Value(r.Int64N(2*MaxGrid+1) - MaxGrid)
+	case 1:
+		return g.Value(MaxGrid * int64(1-2*r.IntN(2)))
+	}
+	return g.Value(g.Point((r.Float64() - 0.5) * 4000))
 }
 
 // randDur returns a random duration in whole milliseconds (as every
@@ -110,11 +120,11 @@ func randHandoffs(r *rand.Rand) *Handoffs {
 }
 
 func randPubs(r *rand.Rand) *Pubs {
-	m := &Pubs{TTL: randDur(r), Dims: 1 + r.IntN(world.MaxDims)}
+	m := &Pubs{TTL: randDur(r), Dims: 1 + r.IntN(world.MaxDims), Grid: randGrid(r)}
 	for range randN(r) {
 		p := Pub{ID: randID(r), Node: NodeID(r.Uint32()), At: time.Duration(r.Int64N(int64(time.Hour))).Truncate(time.Millisecond)}
 		for d := range m.Dims {
-			p.Loc[d] = randFloat(r)
+			p.Loc[d] = randCoord(r, m.Grid)
 		}
 		for range r.IntN(3) * r.IntN(4) {
 			p.Skip = append(p.Skip, NodeID(r.Uint32()))
@@ -125,14 +135,8 @@ func randPubs(r *rand.Rand) *Pubs {
 }
 
 func randSubscribe(r *rand.Rand) *Subscribe {
-	m := &Subscribe{TTL: randDur(r), Dims: 1 + r.IntN(world.MaxDims)}
-	for range randN(r) {
-		var b world.Box
-		for d := range m.Dims {
-			b.Min[d], b.Max[d] = randFloat(r), randFloat(r)
-		}
-		m.Boxes = append(m.Boxes, b)
-	}
+	m := &Subscribe{TTL: randDur(r), Dims: 1 + r.IntN(world.MaxDims), Grid: randGrid(r)}
+	m.Boxes = randBoxes(r, m.Dims, m.Grid)
 	return m
 }
 
@@ -183,12 +187,12 @@ var codecs = []codec{
 		func(p []byte) (any, error) { m := &Locate{}; return m, m.Decode(p) }},
 }
 
-func randBoxes(r *rand.Rand, dims int) []world.Box {
+func randBoxes(r *rand.Rand, dims int, g Grid) []world.Box {
 	var bs []world.Box
 	for range randN(r) {
 		var b world.Box
 		for d := range dims {
-			b.Min[d], b.Max[d] = randFloat(r), randFloat(r)
+			b.Min[d], b.Max[d] = randCoord(r, g), randCoord(r, g)
 		}
 		bs = append(bs, b)
 	}
@@ -197,7 +201,7 @@ func randBoxes(r *rand.Rand, dims int) []world.Box {
 
 func randLocate(r *rand.Rand) *Locate {
 	m := &Locate{Kind: LocKind(1 + r.IntN(int(numLocKinds)-1)), Sent: randDur(r), Routed: randDur(r), TTL: randDur(r),
-		Seq: r.Uint64() >> r.IntN(64), Dims: 1 + r.IntN(world.MaxDims)}
+		Seq: r.Uint64() >> r.IntN(64), Dims: 1 + r.IntN(world.MaxDims), Grid: randGrid(r)}
 	if m.Sent < 0 {
 		m.Sent = -m.Sent
 	}
@@ -208,13 +212,13 @@ func randLocate(r *rand.Rand) *Locate {
 			p.Skip = append(p.Skip, NodeID(r.Uint32()))
 		}
 		for d := range m.Dims {
-			p.Loc[d] = randFloat(r)
+			p.Loc[d] = randCoord(r, m.Grid)
 		}
 		m.Pubs = append(m.Pubs, p)
 	}
-	m.Boxes = randBoxes(r, m.Dims)
+	m.Boxes = randBoxes(r, m.Dims, m.Grid)
 	for range randN(r) / 3 {
-		m.Subs = append(m.Subs, LocSub{Node: NodeID(r.Uint32()), Seq: r.Uint64(), TTL: time.Second, Boxes: randBoxes(r, m.Dims)})
+		m.Subs = append(m.Subs, LocSub{Node: NodeID(r.Uint32()), Seq: r.Uint64(), TTL: time.Second, Boxes: randBoxes(r, m.Dims, m.Grid)})
 	}
 	return m
 }

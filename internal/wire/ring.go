@@ -1,10 +1,14 @@
 package wire
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // Ring messages (internal/ring). Keys are points of the circular uint64 key
 // space and travel as 8 fixed big-endian bytes (ring keys are spread over
-// the whole space, so a uvarint would be longer); counts, hops and loads as
+// the whole space, so a uvarint would be longer), except a RingRoute's Key
+// and Hi, which the locator rounds (appendKey); counts, hops and loads as
 // uvarints. Fields a message's kind does not use are not sent and decode as
 // zero, so decode(encode(m)) == m for every valid m.
 
@@ -82,12 +86,12 @@ func AppendRingRoute(b []byte, m *RingRoute) []byte {
 	}
 	b = append(b, f)
 	b = binary.AppendUvarint(b, uint64(m.Origin))
-	b = binary.BigEndian.AppendUint64(b, m.Key)
+	b = appendKey(b, m.Key)
 	if m.Final {
 		b = binary.BigEndian.AppendUint64(b, m.Hint)
 	}
 	if m.Kind == RouteRange {
-		b = binary.BigEndian.AppendUint64(b, m.Hi)
+		b = appendKey(b, m.Hi+1)
 	}
 	b = binary.AppendUvarint(b, uint64(m.Hops))
 	switch m.Kind {
@@ -121,12 +125,12 @@ func (m *RingRoute) Decode(body []byte) error {
 	m.Walk, m.Cached, m.Final, m.Ack = f&routeWalk != 0, f&routeCached != 0, f&routeFinal != 0, f&routeAck != 0
 	m.Back, m.Leaf = f&routeBack != 0, f&routeLeaf != 0
 	m.Origin = NodeID(r.u32("route origin"))
-	m.Key = r.u64("route key")
+	m.Key = r.key("route key")
 	if m.Final {
 		m.Hint = r.u64("route hint")
 	}
 	if m.Kind == RouteRange {
-		m.Hi = r.u64("range end")
+		m.Hi = r.key("range end") - 1
 	}
 	m.Hops = r.u32("route hops")
 	switch m.Kind {
@@ -398,6 +402,18 @@ func (r *reader) bool(what string) bool {
 	}
 	return v == 1
 }
+
+// appendKey writes a routed key as the uvarint of its byte-reversed value:
+// a key whose low bytes are zero (the locator rounds the keys it routes to
+// multiples of 2^40) takes 4 bytes instead of 8; an arbitrary key takes
+// up to 10. A range's end travels as the key after it (Hi+1, modulo 2^64),
+// which is rounded too.
+func appendKey(b []byte, k uint64) []byte {
+	return binary.AppendUvarint(b, bits.ReverseBytes64(k))
+}
+
+// key reads what appendKey wrote.
+func (r *reader) key(what string) uint64 { return bits.ReverseBytes64(r.uvarint(what)) }
 
 func (r *reader) u64(what string) uint64 {
 	if r.err != nil {
