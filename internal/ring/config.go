@@ -40,11 +40,18 @@ type Config struct {
 	// predecessor and successor list). Default 500 ms: a joined node is
 	// linked in within about a second on WAN latencies.
 	Stabilize time.Duration
-	// Probe is the period of failure-detector pings to the predecessor,
-	// the successors and the long links (a peer heard from within the
-	// period is pinged only every third period). Default 1 s: a crashed
+	// Probe is the period of failure-detector pings to the predecessor
+	// and the successor (a peer heard from within the period is pinged
+	// only every third period; see LinkProbe for the others). Default 1 s: a crashed
 	// peer is dropped within Probe + FailAfter + Probe of its last word.
 	Probe time.Duration
+	// LinkProbe is the period of pings to the successors after the first
+	// and to the long links (unless they are the predecessor or the
+	// successor): the successor's stabilisation replies list its own
+	// successors, which it probes itself, and a dead long link costs only
+	// the routes sent through it before it is found. Default 3 × Probe;
+	// at least Probe.
+	LinkProbe time.Duration
 	// FailAfter declares a probed peer failed when nothing was heard from
 	// it for this long. Default 3 s (three probe periods).
 	FailAfter time.Duration
@@ -140,6 +147,12 @@ func (c Config) Validate() (Config, error) {
 	}
 	if err := fill(&c.BalanceCooldown, 2*c.LoadWindow, "BalanceCooldown"); err != nil {
 		return c, err
+	}
+	if err := fill(&c.LinkProbe, 3*c.Probe, "LinkProbe"); err != nil {
+		return c, err
+	}
+	if c.LinkProbe < c.Probe {
+		return c, fmt.Errorf("%w: LinkProbe %v is shorter than Probe %v", ErrConfig, c.LinkProbe, c.Probe)
 	}
 	if c.FailAfter <= c.Probe {
 		return c, fmt.Errorf("%w: FailAfter %v must exceed Probe %v", ErrConfig, c.FailAfter, c.Probe)

@@ -78,14 +78,17 @@
 // own) and the joiner announces itself to its predecessor. Stabilisation
 // (every Stabilize) asks the successor for its predecessor and successor
 // list, adopting a node that joined in between and learning r successors.
-// Probes (every Probe) go to the predecessor, successors and long links,
-// except to a peer heard from within the last period (its stabilisation,
-// its own probe or any other ring message proves it alive), which is
-// probed only every third period (to refresh its key and load): at 96
-// nodes this halves the probes. A probe unanswered for half a period is
-// sent again; a peer silent for
-// FailAfter after an unanswered probe is dropped (EventPeerFailed: with the
-// defaults, about six round trips in a row were lost), the next successor takes over, and a node whose
+// Probes go every Probe to the predecessor and the successor, and every
+// LinkProbe (3 × Probe) to the farther successors and the long links (the
+// successor's stabilisation replies carry the farther successors, which
+// it probes itself), except to a peer heard from within the last period
+// (its stabilisation, its own probe or any other ring message proves it
+// alive), which is probed only every third period (to refresh its key and
+// load). A probe unanswered for half a period is sent again; a peer silent
+// for FailAfter after an unanswered probe is dropped (EventPeerFailed: with
+// the defaults, about six round trips in a row were lost), and for
+// FailAfter no stabilisation reply that still lists it puts it back; the
+// next successor takes over, and a node whose
 // successor list empties looks up the owner of the key after its own
 // through any live peer. A graceful Leave sends the predecessor, the
 // successor and every node that probed the leaver lately the leaver's

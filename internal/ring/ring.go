@@ -163,9 +163,13 @@ type Node struct {
 	succs   []Peer
 	links   []link
 	peers   map[wire.NodeID]*peerState
-	cache   cache
-	load    loadWindow
-	join    joinState
+	// failed: when a peer was declared failed here. Until FailAfter later
+	// (or until it is heard from), stabilisation replies that still list
+	// it do not put it back in the successor list.
+	failed map[wire.NodeID]time.Duration
+	cache  cache
+	load   loadWindow
+	join   joinState
 
 	nextStab, nextProbe, nextLink, nextBalance time.Duration
 	linkSlot                                   int
@@ -528,6 +532,9 @@ func (n *Node) Step(now time.Duration, from wire.NodeID, t wire.Type, body []byt
 	if p := n.peers[from]; p != nil {
 		p.lastHeard, p.waiting = n.now, false
 	}
+	if len(n.failed) > 0 {
+		delete(n.failed, from)
+	}
 	switch t {
 	case wire.TypeRingRoute:
 		n.onRoute(from, &n.route)
@@ -712,7 +719,7 @@ func (n *Node) setSuccs(cands []Peer) {
 	var tmp [64]Peer
 	list := append(tmp[:0], cands...)
 	for _, p := range list {
-		if p.ID == n.cfg.ID || p.Key == n.self.Key {
+		if p.ID == n.cfg.ID || p.Key == n.self.Key || n.failedLately(p.ID) {
 			continue
 		}
 		if len(out) > 0 && p.Key-n.self.Key <= out[len(out)-1].Key-n.self.Key {
@@ -1058,9 +1065,20 @@ func (n *Node) dropPeer(id wire.NodeID, failed bool) {
 	if failed {
 		n.stats.PeersFailed++
 		n.emit(Event{Kind: EventPeerFailed, Peer: p})
+		if n.failed == nil {
+			n.failed = map[wire.NodeID]time.Duration{}
+		}
+		n.failed[id] = n.now
 	}
 	n.forget(id)
 	n.fixAlone(true)
+}
+
+// failedLately reports whether id was declared failed here less than
+// FailAfter ago and not heard from since.
+func (n *Node) failedLately(id wire.NodeID) bool {
+	t, ok := n.failed[id]
+	return ok && n.now-t < n.cfg.FailAfter
 }
 
 func (n *Node) probed(yield func(wire.NodeID)) {
@@ -1111,18 +1129,35 @@ func (n *Node) sendProbes() {
 			n.stats.ProbesSpared++
 			return
 		}
+		// The farther successors and the long links are probed every
+		// LinkProbe: the successor's stabilisation replies list its own
+		// successors, which it probes itself.
+		if !ps.waiting && n.now-ps.lastPing < n.cfg.LinkProbe && !n.neighbour(id) {
+			n.stats.ProbesSpared++
+			return
+		}
 		if !ps.waiting {
 			ps.waiting, ps.waitSince = true, n.now
 		}
 		ps.lastPing = n.now
 		n.out.Commit(id, wire.ClassMaintenance, wire.AppendRingProbe(n.out.Buf(), wire.TypeRingPing, &m))
 	})
+	for id, t := range n.failed {
+		if n.now-t >= n.cfg.FailAfter {
+			delete(n.failed, id)
+		}
+	}
 	// Forget peers no longer referenced and long silent.
 	for id, ps := range n.peers {
 		if n.now-ps.lastHeard > 4*n.cfg.FailAfter && !n.references(id) {
 			delete(n.peers, id)
 		}
 	}
+}
+
+// neighbour reports whether id is the predecessor or the successor.
+func (n *Node) neighbour(id wire.NodeID) bool {
+	return (n.hasPred && n.pred.ID == id) || (len(n.succs) > 0 && n.succs[0].ID == id)
 }
 
 func (n *Node) references(id wire.NodeID) bool {
