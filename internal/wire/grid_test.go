@@ -25,14 +25,14 @@ func TestGridRounding(t *testing.T) {
 			box.Min[d], box.Max[d] = min(a, b), max(a, b)
 			p[d] = box.Min[d] + r.Float64()*(box.Max[d]-box.Min[d])
 		}
-		m := Locate{Kind: LocMatch, Dims: dims, Grid: g, Pubs: []LocPub{{ID: 1, Loc: p}}, Boxes: []world.Box{box}}
+		m := Locate{Kind: LocHandoff, Dims: dims, Grid: g, Pubs: []LocPub{{ID: 1, Loc: p}}, Subs: []LocSub{{Node: 2, Boxes: []world.Box{box}}}}
 		var got Locate
 		fr, _ := OpenFrames(append(AppendHeader(nil), AppendLocate(nil, &m)...))
 		_, body, _ := fr.Next()
 		if err := got.Decode(body); err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
-		q, qb := got.Pubs[0].Loc, got.Boxes[0]
+		q, qb := got.Pubs[0].Loc, got.Subs[0].Boxes[0]
 		for d := range dims {
 			if math.Abs(q[d]-p[d]) > step/2 {
 				t.Fatalf("seed %d: coordinate %v arrived as %v on a grid of %v", seed, p[d], q[d], step)

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"encoding/binary"
+	"math"
 	"strconv"
 	"time"
 
@@ -77,14 +78,17 @@ type Locate struct {
 	// routing and matching with them. They are times of the cluster's
 	// clock (the simulator's virtual time); nodes without a shared clock
 	// send them but must not compare them.
-	Sent, Routed time.Duration
-	TTL          time.Duration // LocSubscribe: the subscription's lifetime
-	Seq          uint64        // LocSubscribe: the subscription's name
-	Dims         int           // dimensions of every point and box (1 to world.MaxDims)
-	Grid         Grid          // the grid coordinates travel on (Frac 0 to MaxFrac)
-	Pubs         []LocPub      // LocPublish, LocMatch, LocHandoff
-	Boxes        []world.Box   // LocSubscribe
-	Subs         []LocSub      // LocHandoff
+	Sent   time.Duration
+	Routed time.Duration // LocMatch
+	TTL    time.Duration // LocSubscribe: the subscription's lifetime
+	Seq    uint64        // LocSubscribe: the subscription's name
+	Dims   int           // dimensions of every point and box (1 to world.MaxDims)
+	Grid   Grid          // the grid coordinates travel on (Frac 0 to MaxFrac)
+	// LocPublish (without Node: the route's origin is the publisher),
+	// LocMatch (without Skip), LocHandoff.
+	Pubs  []LocPub
+	Boxes []world.Box // LocSubscribe
+	Subs  []LocSub    // LocHandoff
 }
 
 // AppendLocate appends m as one TypeLocate frame. Dims must be 1 to
@@ -96,27 +100,45 @@ func AppendLocate(b []byte, m *Locate) []byte {
 
 // AppendLocateBody appends m's body alone, without a frame's type and
 // length: the payload of a ring route, which Decode reads as it is.
+//
+// A kind sends only its fields (Locate's comments say which): a
+// publication's Node is not sent (the rendezvous takes the route's
+// origin), Routed and every publication's At travel as differences from
+// Sent, and matches carry no skip lists.
 func AppendLocateBody(b []byte, m *Locate) []byte {
 	b = append(b, byte(m.Kind))
 	b = appendMillis(b, m.Sent)
-	b = appendMillis(b, m.Routed)
-	b = appendMillisUp(b, m.TTL)
-	b = binary.AppendUvarint(b, m.Seq)
+	switch m.Kind {
+	case LocMatch:
+		b = appendMillisFrom(b, m.Sent, m.Routed)
+	case LocSubscribe:
+		b = appendMillisUp(b, m.TTL)
+		b = binary.AppendUvarint(b, m.Seq)
+	}
 	b = appendSpace(b, m.Dims, m.Grid.Frac)
+	if m.Kind == LocSubscribe {
+		return appendBoxes(b, m.Boxes, m.Dims, m.Grid)
+	}
 	b = binary.AppendUvarint(b, uint64(len(m.Pubs)))
 	for i := range m.Pubs {
 		p := &m.Pubs[i]
 		b = appendID(b, p.ID)
-		b = binary.AppendUvarint(b, uint64(p.Node))
+		if m.Kind != LocPublish {
+			b = binary.AppendUvarint(b, uint64(p.Node))
+		}
 		b = appendPoint(b, &p.Loc, m.Dims, m.Grid)
 		b = appendMillisUp(b, p.TTL)
-		b = appendMillis(b, p.At)
-		b = binary.AppendUvarint(b, uint64(len(p.Skip)))
-		for _, n := range p.Skip {
-			b = binary.AppendUvarint(b, uint64(n))
+		b = appendMillisFrom(b, m.Sent, p.At)
+		if m.Kind != LocMatch {
+			b = binary.AppendUvarint(b, uint64(len(p.Skip)))
+			for _, n := range p.Skip {
+				b = binary.AppendUvarint(b, uint64(n))
+			}
 		}
 	}
-	b = appendBoxes(b, m.Boxes, m.Dims, m.Grid)
+	if m.Kind != LocHandoff {
+		return b
+	}
 	b = binary.AppendUvarint(b, uint64(len(m.Subs)))
 	for i := range m.Subs {
 		s := &m.Subs[i]
@@ -126,6 +148,24 @@ func AppendLocateBody(b []byte, m *Locate) []byte {
 		b = appendBoxes(b, s.Boxes, m.Dims, m.Grid)
 	}
 	return b
+}
+
+// appendMillisFrom writes time t as its difference from time base, both
+// rounded down to the millisecond (negative as zero), a zigzag varint.
+func appendMillisFrom(b []byte, base, t time.Duration) []byte {
+	return binary.AppendUvarint(b, zigzag(int64(max(t, 0)/time.Millisecond-max(base, 0)/time.Millisecond)))
+}
+
+// millisFrom reads what appendMillisFrom wrote.
+func (r *reader) millisFrom(base time.Duration, what string) time.Duration {
+	d := unzigzag(r.uvarint(what))
+	v := int64(base/time.Millisecond) + d
+	if (d < -math.MaxInt64/2 || d > math.MaxInt64/2 || v < 0 || v > math.MaxInt64/int64(time.Millisecond)) && r.err == nil {
+		r.err = malformed("%s %d ms from %v out of range", what, d, base)
+		r.p = nil
+		return 0
+	}
+	return time.Duration(v) * time.Millisecond
 }
 
 func appendBoxes(b []byte, boxes []world.Box, dims int, g Grid) []byte {
@@ -150,40 +190,55 @@ func (m *Locate) Decode(body []byte) error {
 		return malformed("locate: unknown kind %d", body[0])
 	}
 	m.Sent = r.millis("sent")
-	m.Routed = r.millis("routed")
-	m.TTL = r.millis("ttl")
-	m.Seq = r.uvarint("seq")
-	m.Dims, m.Grid.Frac = r.space()
-	m.Pubs = m.Pubs[:0]
-	// Every entry takes at least one byte per field: a count beyond the
-	// remaining bytes is a lie, refused before anything is allocated.
-	n := r.count("publication count")
-	for range n {
-		p := LocPub{ID: r.id(), Node: NodeID(r.u32("node"))}
-		p.Loc = r.point(m.Dims, m.Grid)
-		p.TTL = r.millis("publication ttl")
-		p.At = r.millis("publication time")
-		if k := r.count("skip count"); k > 0 {
-			p.Skip = make([]NodeID, k)
-			for j := range p.Skip {
-				p.Skip[j] = NodeID(r.u32("skipped node"))
-			}
-		}
-		if r.err != nil {
-			return r.err
-		}
-		m.Pubs = append(m.Pubs, p)
+	m.Routed, m.TTL, m.Seq = 0, 0, 0
+	switch m.Kind {
+	case LocMatch:
+		m.Routed = r.millisFrom(m.Sent, "routed")
+	case LocSubscribe:
+		m.TTL = r.millis("ttl")
+		m.Seq = r.uvarint("seq")
 	}
-	m.Boxes = r.boxes(m.Boxes[:0], m.Dims, m.Grid)
-	m.Subs = m.Subs[:0]
-	n = r.count("subscription count")
-	for range n {
-		s := LocSub{Node: NodeID(r.u32("node")), Seq: r.uvarint("seq"), TTL: r.millis("subscription ttl")}
-		s.Boxes = r.boxes(nil, m.Dims, m.Grid)
-		if r.err != nil {
-			return r.err
+	m.Dims, m.Grid.Frac = r.space()
+	m.Pubs, m.Boxes, m.Subs = m.Pubs[:0], m.Boxes[:0], m.Subs[:0]
+	if m.Kind == LocSubscribe {
+		m.Boxes = r.boxes(m.Boxes, m.Dims, m.Grid)
+	} else {
+		// Every entry takes at least one byte per field: a count beyond
+		// the remaining bytes is a lie, refused before anything is
+		// allocated.
+		n := r.count("publication count")
+		for range n {
+			p := LocPub{ID: r.id()}
+			if m.Kind != LocPublish {
+				p.Node = NodeID(r.u32("node"))
+			}
+			p.Loc = r.point(m.Dims, m.Grid)
+			p.TTL = r.millis("publication ttl")
+			p.At = r.millisFrom(m.Sent, "publication time")
+			if m.Kind != LocMatch {
+				if k := r.count("skip count"); k > 0 {
+					p.Skip = make([]NodeID, k)
+					for j := range p.Skip {
+						p.Skip[j] = NodeID(r.u32("skipped node"))
+					}
+				}
+			}
+			if r.err != nil {
+				return r.err
+			}
+			m.Pubs = append(m.Pubs, p)
 		}
-		m.Subs = append(m.Subs, s)
+	}
+	if m.Kind == LocHandoff {
+		n := r.count("subscription count")
+		for range n {
+			s := LocSub{Node: NodeID(r.u32("node")), Seq: r.uvarint("seq"), TTL: r.millis("subscription ttl")}
+			s.Boxes = r.boxes(nil, m.Dims, m.Grid)
+			if r.err != nil {
+				return r.err
+			}
+			m.Subs = append(m.Subs, s)
+		}
 	}
 	if r.err == nil && len(r.p) > 0 {
 		return malformed("locate: %d trailing bytes", len(r.p))

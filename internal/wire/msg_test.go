@@ -220,6 +220,28 @@ func randLocate(r *rand.Rand) *Locate {
 	for range randN(r) / 3 {
 		m.Subs = append(m.Subs, LocSub{Node: NodeID(r.Uint32()), Seq: r.Uint64(), TTL: time.Second, Boxes: randBoxes(r, m.Dims, m.Grid)})
 	}
+	// A kind sends only its fields.
+	if m.Kind != LocMatch {
+		m.Routed = 0
+	} else if m.Routed < 0 {
+		m.Routed = -m.Routed
+	}
+	if m.Kind != LocSubscribe {
+		m.TTL, m.Seq, m.Boxes = 0, 0, nil
+	} else {
+		m.Pubs = nil
+	}
+	if m.Kind != LocHandoff {
+		m.Subs = nil
+	}
+	for i := range m.Pubs {
+		if m.Kind == LocPublish {
+			m.Pubs[i].Node = 0
+		}
+		if m.Kind == LocMatch {
+			m.Pubs[i].Skip = nil
+		}
+	}
 	return m
 }
 
@@ -455,16 +477,22 @@ func TestOutboxBatches(t *testing.T) {
 // TestMillisRounding: times travel rounded down to the millisecond,
 // lifetimes rounded up (a live one never arrives as zero).
 func TestMillisRounding(t *testing.T) {
-	m := Locate{Kind: LocMatch, Sent: 1999 * time.Microsecond, Routed: 2500 * time.Microsecond, TTL: time.Nanosecond, Dims: 1,
-		Pubs: []LocPub{{ID: 1, Node: 2, TTL: 1001 * time.Microsecond, At: 7 * time.Millisecond}}}
+	m := Locate{Kind: LocMatch, Sent: 1999 * time.Microsecond, Routed: 2500 * time.Microsecond, Dims: 1,
+		Pubs: []LocPub{{ID: 1, Node: 2, TTL: 1001 * time.Microsecond, At: 7*time.Millisecond + 999*time.Microsecond}}}
 	var got Locate
 	fr, _ := OpenFrames(append(AppendHeader(nil), AppendLocate(nil, &m)...))
 	_, body, _ := fr.Next()
 	if err := got.Decode(body); err != nil {
 		t.Fatal(err)
 	}
-	if got.Sent != time.Millisecond || got.Routed != 2*time.Millisecond || got.TTL != time.Millisecond || got.Pubs[0].TTL != 2*time.Millisecond {
-		t.Errorf("sent %v routed %v ttl %v pub ttl %v, want 1ms 2ms 1ms 2ms", got.Sent, got.Routed, got.TTL, got.Pubs[0].TTL)
+	if got.Sent != time.Millisecond || got.Routed != 2*time.Millisecond || got.Pubs[0].TTL != 2*time.Millisecond || got.Pubs[0].At != 7*time.Millisecond {
+		t.Errorf("sent %v routed %v pub ttl %v at %v, want 1ms 2ms 2ms 7ms", got.Sent, got.Routed, got.Pubs[0].TTL, got.Pubs[0].At)
+	}
+	sub := Locate{Kind: LocSubscribe, TTL: time.Nanosecond, Dims: 1}
+	fr, _ = OpenFrames(append(AppendHeader(nil), AppendLocate(nil, &sub)...))
+	_, body, _ = fr.Next()
+	if err := got.Decode(body); err != nil || got.TTL != time.Millisecond {
+		t.Errorf("subscription ttl %v (%v), want 1ms", got.TTL, err)
 	}
 	var u Updates
 	fr, _ = OpenFrames(append(AppendHeader(nil), AppendUpdates(nil, &Updates{Time: 12345678 * time.Nanosecond})...))
