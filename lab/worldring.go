@@ -33,6 +33,9 @@ const (
 	worldRingStabilize = time.Second
 	worldRingProbe     = 1500 * time.Millisecond
 	worldRingFailAfter = 3 * time.Second
+	// worldRingDefer: probes, stabilisation and route-cache confirmations
+	// wait up to this long for a packet to ride in (ring.Config.Defer).
+	worldRingDefer = 250 * time.Millisecond
 )
 
 // worldRingLinks is the number of Mercury long links of every colyseus
@@ -81,6 +84,7 @@ func newMercury(cfg WorldConfig, game *arena.Game, id wire.NodeID) (*locate.Merc
 	// → 1.01 kB/s per node), for crash detection within 6 s instead of 5
 	// (Probe + FailAfter + Probe; BENCHMARKS.md).
 	mc.Ring.Stabilize, mc.Ring.Probe, mc.Ring.FailAfter = worldRingStabilize, worldRingProbe, worldRingFailAfter
+	mc.Ring.Defer = worldRingDefer
 	// Eight long links instead of the ring's default four keep the 99th
 	// percentile of route hops at 3 at 64 nodes (4 with four or six links;
 	// BENCHMARKS.md), for 0.2 kB/s more maintenance per node.

@@ -31,12 +31,21 @@ type Counters struct {
 	Steps  atomic.Int64 // packets delivered to the core
 }
 
+// countIn counts a received packet under its class (a packet of several
+// classes arrives with its header's class alone: the split,
+// wire.Packet.Parts, does not travel).
 func (c *Counters) countIn(p wire.Packet) {
 	c.BytesIn[p.Class].Add(int64(len(p.Payload)))
 	c.MsgsIn[p.Class].Add(1)
 }
 
+// countOut counts a sent packet's bytes under each class it carries, the
+// packet under its header's class.
 func (c *Counters) countOut(p wire.Packet) {
-	c.BytesOut[p.Class].Add(int64(len(p.Payload)))
+	for cl, n := range p.ClassSizes(0) {
+		if n > 0 {
+			c.BytesOut[cl].Add(int64(n))
+		}
+	}
 	c.MsgsOut[p.Class].Add(1)
 }

@@ -365,13 +365,13 @@ func (p *peer) enqueue(it item, max int) (dropped bool) {
 		dropped = true
 		victim := -1
 		for i := range p.q.len() {
-			if p.q.at(i).p.Class == wire.ClassUpdate {
+			if p.q.at(i).p.Droppable() {
 				victim = i
 				break
 			}
 		}
 		if victim < 0 {
-			if it.p.Class == wire.ClassUpdate {
+			if it.p.Droppable() {
 				p.mu.Unlock()
 				return true
 			}
@@ -495,7 +495,7 @@ func (m *Mesh) runPeer(p *peer) {
 			backoff = min(2*backoff, m.cfg.MaxBackoff)
 		}
 		var err error
-		if it.p.Class == wire.ClassUpdate && recordLen(it.p) <= MaxDatagram {
+		if it.p.Droppable() && recordLen(it.p) <= MaxDatagram {
 			// Update packets waiting behind this one, already due, share
 			// its datagram while they fit.
 			batch = append(batch[:0], it.p)
@@ -503,7 +503,7 @@ func (m *Mesh) runPeer(p *peer) {
 			p.mu.Lock()
 			for p.q.len() > 0 {
 				nx := p.q.at(0)
-				if nx.p.Class != wire.ClassUpdate || size+recordLen(nx.p) > MaxDatagram || time.Until(nx.due) > delaySlack {
+				if !nx.p.Droppable() || size+recordLen(nx.p) > MaxDatagram || time.Until(nx.due) > delaySlack {
 					break
 				}
 				size += recordLen(nx.p)

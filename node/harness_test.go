@@ -151,8 +151,12 @@ func (c *cluster) node(id wire.NodeID) *Node { return c.nodes[id-1] }
 // send queues the packets a node drained.
 func (c *cluster) send(ps []wire.Packet) {
 	for _, p := range ps {
-		c.traffic[p.From-1][p.Class] += int64(len(p.Payload))
-		c.pkts[p.From-1][p.Class]++
+		for cl, n := range p.ClassSizes(0) {
+			if n > 0 {
+				c.traffic[p.From-1][cl] += int64(n)
+				c.pkts[p.From-1][cl]++
+			}
+		}
 		if c.sendHook != nil {
 			c.sendHook(p)
 		}
@@ -189,7 +193,7 @@ func (c *cluster) run(until time.Duration) {
 			n := c.node(d.p.To)
 			n.Step(c.now, d.p)
 			if c.trace != nil {
-				fmt.Fprintf(c.trace, "t=%v %d→%d %v %s\n", fmtDur(c.now), d.p.From, d.p.To, d.p.Class, describe(d.p.Payload))
+				fmt.Fprintf(c.trace, "t=%v %d→%d %s %s\n", fmtDur(c.now), d.p.From, d.p.To, classes(&d.p), describe(d.p.Payload))
 			}
 			c.buf = n.Drain(c.buf[:0])
 			c.send(c.buf)
@@ -471,4 +475,19 @@ func (c *cluster) stats(w io.Writer) {
 		st := n.Stats()
 		fmt.Fprintf(w, "node %d out: %s; malformed in %d\n", n.ID(), strings.Join(parts, ", "), st.Malformed)
 	}
+}
+
+// classes names a packet's traffic classes: "update", or for a packet of
+// several (wire.Packet.Parts) "update+discovery".
+func classes(p *wire.Packet) string {
+	if p.Parts == nil {
+		return p.Class.String()
+	}
+	var names []string
+	for c, n := range p.ClassSizes(0) {
+		if n > 0 {
+			names = append(names, wire.Class(c).String())
+		}
+	}
+	return strings.Join(names, "+")
 }

@@ -127,6 +127,7 @@ func (n *Node) advance(now time.Duration) {
 func (n *Node) Tick(now time.Duration) {
 	n.advance(now)
 	now = n.now
+	n.out.Release(now) // frames that waited for a packet to ride in, due now
 	n.stats.Ticks++
 	n.ids = n.store.IDs(n.ids[:0], true)
 	n.syncIndex()

@@ -137,7 +137,11 @@ func (l *lane) deliver(ev *entry) {
 		l.observe(ev, Event{Kind: EventDrop, At: time.Duration(l.now), Node: n.id, From: p.From, Class: p.Class, Bytes: int(size)})
 		return
 	}
-	n.in[p.Class].add(size)
+	if p.Parts == nil {
+		n.in[p.Class].add(size)
+	} else {
+		addParts(&n.in, &p, s.header)
+	}
 	bump(&n.secIn, l.now/int64(time.Second)-n.firstSec, size)
 	l.tr.received(l.now, size)
 	n.core.Step(time.Duration(l.now), p)
@@ -165,9 +169,14 @@ func (l *lane) send(src int32, p wire.Packet) {
 		return
 	}
 	size := uint64(len(p.Payload)) + s.header
-	n.out[p.Class].add(size)
+	if p.Parts == nil {
+		n.out[p.Class].add(size)
+		l.tr.sent(l.now, p.Class, size)
+	} else {
+		sizes := addParts(&n.out, &p, s.header)
+		l.tr.sentParts(l.now, p.Class, &sizes)
+	}
 	bump(&n.secOut, l.now/int64(time.Second)-n.firstSec, size)
-	l.tr.sent(l.now, p.Class, size)
 	dst, ok := s.lookup(p.To)
 	if !ok {
 		l.tr.dropped(DropUnknown, l.now, size)
@@ -220,4 +229,16 @@ func bump(series *[]uint32, sec int64, size uint64) {
 		*series = append(*series, 0)
 	}
 	(*series)[sec] += uint32(size)
+}
+
+// addParts counts a packet of several classes (wire.Packet.Parts): its
+// bytes split by class (the header under p.Class), the message under
+// p.Class; it returns the split.
+func addParts(to *[wire.NumClasses]Counts, p *wire.Packet, header uint64) [wire.NumClasses]uint64 {
+	sizes := p.ClassSizes(header)
+	for c, b := range sizes {
+		to[c].Bytes += b
+	}
+	to[p.Class].Msgs++
+	return sizes
 }

@@ -41,6 +41,34 @@ func TestDelayIsHalfRTTPlusNothing(t *testing.T) {
 	checkConservation(t, s, 0)
 }
 
+// TestMixedPacketAccounting: a packet of several classes (wire.Packet.Parts)
+// counts its bytes under each class, its header and the packet under its
+// header's class, on both ends, and traffic is conserved.
+func TestMixedPacketAccounting(t *testing.T) {
+	s := newSim(t, DefaultConfig(), threeSites(t))
+	a := addCore(t, s, 1, "a")
+	addCore(t, s, 2, "b")
+	if err := s.Schedule(10*ms1, func(time.Duration) {
+		a.out = append(a.out, wire.Packet{From: 1, To: 2, Class: wire.ClassUpdate, Payload: make([]byte, 61),
+			Parts: &[wire.NumClasses]uint32{wire.ClassUpdate: 40, wire.ClassMaintenance: 20}})
+		if err := s.Flush(1); err != nil {
+			t.Error(err)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Run(time.Second); err != nil {
+		t.Fatal(err)
+	}
+	na, _ := s.Traffic(1)
+	nb, _ := s.Traffic(2)
+	want := [wire.NumClasses]Counts{wire.ClassUpdate: {1, 28 + 1 + 40}, wire.ClassMaintenance: {0, 20}}
+	if na.Out != want || nb.In != want {
+		t.Errorf("a sent %+v, b received %+v; want %+v", na.Out, nb.In, want)
+	}
+	checkConservation(t, s, 0)
+}
+
 func TestTicksArePeriodicWithSeededPhase(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.FramePeriod = 50 * ms1

@@ -76,6 +76,18 @@ func (t *traffic) sent(now int64, c wire.Class, size uint64) {
 	t.row(now).out[c].add(size)
 }
 
+// sentParts counts a packet of several classes: bytes per class, the
+// message under its header's class c.
+func (t *traffic) sentParts(now int64, c wire.Class, sizes *[wire.NumClasses]uint64) {
+	r := t.row(now)
+	for k, b := range sizes {
+		t.out[k].Bytes += b
+		r.out[k].Bytes += b
+	}
+	t.out[c].Msgs++
+	r.out[c].Msgs++
+}
+
 func (t *traffic) received(now int64, size uint64) {
 	t.in.add(size)
 	t.row(now).in.add(size)

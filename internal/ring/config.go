@@ -52,6 +52,13 @@ type Config struct {
 	// the routes sent through it before it is found. Default 3 × Probe;
 	// at least Probe.
 	LinkProbe time.Duration
+	// Defer: frames that are not urgent (probes and their answers,
+	// stabilisation and its replies, route-cache confirmations, lookup
+	// answers) may wait this long for another packet to the same node to
+	// ride in (wire.Outbox.CommitLater; the caller's node releases them on
+	// its frame tick). Zero (the default) sends them at once; at most a
+	// quarter of Probe.
+	Defer time.Duration
 	// FailAfter declares a probed peer failed when nothing was heard from
 	// it for this long. Default 3 s (three probe periods).
 	FailAfter time.Duration
@@ -153,6 +160,9 @@ func (c Config) Validate() (Config, error) {
 	}
 	if c.LinkProbe < c.Probe {
 		return c, fmt.Errorf("%w: LinkProbe %v is shorter than Probe %v", ErrConfig, c.LinkProbe, c.Probe)
+	}
+	if c.Defer < 0 || c.Defer > c.Probe/4 {
+		return c, fmt.Errorf("%w: Defer %v (want 0 to Probe/4 = %v)", ErrConfig, c.Defer, c.Probe/4)
 	}
 	if c.FailAfter <= c.Probe {
 		return c, fmt.Errorf("%w: FailAfter %v must exceed Probe %v", ErrConfig, c.FailAfter, c.Probe)

@@ -548,7 +548,7 @@ func (n *Node) Step(now time.Duration, from wire.NodeID, t wire.Type, body []byt
 		n.notePeerLoad(from, n.probe.Key, n.probe.Load)
 		n.considerSucc(Peer{ID: from, Key: n.probe.Key})
 		pong := wire.RingProbe{Seq: n.probe.Seq, Key: n.self.Key, Load: milli(n.Load(n.now))}
-		n.out.Commit(from, wire.ClassMaintenance, wire.AppendRingProbe(n.out.Buf(), wire.TypeRingPong, &pong))
+		n.commitLater(from, wire.ClassMaintenance, wire.AppendRingProbe(n.out.Buf(), wire.TypeRingPong, &pong))
 	case wire.TypeRingPong:
 		n.onPong(from)
 	case wire.TypeRingOwner:
@@ -600,7 +600,7 @@ func (n *Node) Tick(now time.Duration) {
 		n.nextStab = n.now + n.cfg.Stabilize
 		if len(n.succs) > 0 {
 			m := wire.RingStabilize{Key: n.self.Key}
-			n.out.Commit(n.succs[0].ID, wire.ClassMaintenance, wire.AppendRingStabilize(n.out.Buf(), &m))
+			n.commitLater(n.succs[0].ID, wire.ClassMaintenance, wire.AppendRingStabilize(n.out.Buf(), &m))
 		}
 	}
 	if n.now >= n.nextProbe {
@@ -699,7 +699,7 @@ func (n *Node) probeContact() {
 	}
 	n.contactWait, n.contactID = true, c.ID
 	m := wire.RingProbe{Seq: n.probeSeq, Key: n.self.Key, Load: milli(n.Load(n.now))}
-	n.out.Commit(c.ID, wire.ClassMaintenance, wire.AppendRingProbe(n.out.Buf(), wire.TypeRingPing, &m))
+	n.commitLater(c.ID, wire.ClassMaintenance, wire.AppendRingProbe(n.out.Buf(), wire.TypeRingPing, &m))
 }
 
 func (n *Node) dropContact(id wire.NodeID) {
@@ -901,7 +901,7 @@ func (n *Node) onStabilize(from wire.NodeID) {
 	if len(m.Succs) >= n.cfg.Succs {
 		m.Succs = m.Succs[:n.cfg.Succs-1]
 	}
-	n.out.Commit(from, wire.ClassMaintenance, wire.AppendRingNeighbours(n.out.Buf(), wire.TypeRingStabilizeReply, &m))
+	n.commitLater(from, wire.ClassMaintenance, wire.AppendRingNeighbours(n.out.Buf(), wire.TypeRingStabilizeReply, &m))
 }
 
 func (n *Node) onStabilizeReply(from wire.NodeID) {
@@ -1140,7 +1140,7 @@ func (n *Node) sendProbes() {
 			ps.waiting, ps.waitSince = true, n.now
 		}
 		ps.lastPing = n.now
-		n.out.Commit(id, wire.ClassMaintenance, wire.AppendRingProbe(n.out.Buf(), wire.TypeRingPing, &m))
+		n.commitLater(id, wire.ClassMaintenance, wire.AppendRingProbe(n.out.Buf(), wire.TypeRingPing, &m))
 	})
 	for id, t := range n.failed {
 		if n.now-t >= n.cfg.FailAfter {
@@ -1152,6 +1152,16 @@ func (n *Node) sendProbes() {
 		if n.now-ps.lastHeard > 4*n.cfg.FailAfter && !n.references(id) {
 			delete(n.peers, id)
 		}
+	}
+}
+
+// commitLater commits a maintenance frame that may wait up to Config.Defer
+// for another packet to node to to ride in (wire.Outbox.CommitLater).
+func (n *Node) commitLater(to wire.NodeID, c wire.Class, b []byte) {
+	if n.cfg.Defer > 0 {
+		n.out.CommitLater(to, c, b, n.now+n.cfg.Defer)
+	} else {
+		n.out.Commit(to, c, b)
 	}
 }
 

@@ -68,8 +68,41 @@ func ParseClass(s string) (Class, error) {
 
 // Packet is one datagram from one node to another. Payload is an encoded
 // message; the network that carries it never looks inside.
+//
+// Class is the traffic class of the packet's header (and its version
+// byte), and of all of it unless Parts is set: a packet whose frames are of
+// several classes has Parts[c] = the bytes of its class-c frames.
+// ClassSizes splits a packet's size by class for accounting.
 type Packet struct {
 	From, To NodeID
 	Class    Class
 	Payload  []byte
+	Parts    *[NumClasses]uint32
+}
+
+// Droppable reports whether p carries replica updates alone (ClassUpdate,
+// no other class): superseded by the next, such a packet may be lost, and
+// the live mesh sends it as an unreliable datagram.
+func (p *Packet) Droppable() bool { return p.Class == ClassUpdate && p.Parts == nil }
+
+// ClassSizes returns the bytes of p per traffic class, header bytes
+// (IP/UDP, added by the caller) and the version byte counted under
+// p.Class.
+func (p *Packet) ClassSizes(header uint64) (sizes [NumClasses]uint64) {
+	total := uint64(len(p.Payload)) + header
+	if p.Parts == nil || !p.Class.Valid() {
+		if p.Class.Valid() {
+			sizes[p.Class] = total
+		}
+		return sizes
+	}
+	rest := total
+	for c, n := range p.Parts {
+		if Class(c) != p.Class {
+			sizes[c] = min(uint64(n), rest)
+			rest -= sizes[c]
+		}
+	}
+	sizes[p.Class] = rest
+	return sizes
 }
