@@ -75,8 +75,12 @@ func newMercury(cfg WorldConfig, game *arena.Game, id wire.NodeID) (*locate.Merc
 	}
 	pc := locate.DefaultPredictConfig()
 	pc.PredTime = max(cfg.PredTime, 0)
-	pc.PubTTL = mercuryPublishPeriod
-	mc := locate.MercuryConfig{Keys: km, Dims: game.Registry().Space().Dims(), Predict: pc,
+	// Publications carry velocities and rendezvous match the segment each
+	// covers until the next (MercuryConfig.Sweep): subscriptions are padded
+	// for the discovery latency alone, not for a publish period of
+	// movement (BENCHMARKS.md, session 16).
+	pc.PubTTL = 0
+	mc := locate.MercuryConfig{Keys: km, Dims: game.Registry().Space().Dims(), Predict: pc, Sweep: true,
 		PublishPeriod: mercuryPublishPeriod, Jump: PublishJump, IdleEvery: mercuryIdleEvery, Pad: world.Point{cfg.Prefetch, cfg.Prefetch}}
 	mc.Ring.Balance = cfg.Balance
 	// Stabilisation every second and probes every 1.5 s, not the ring's

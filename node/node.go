@@ -160,12 +160,12 @@ func (n *Node) Tick(now time.Duration) {
 		// next publication after the replica is dropped brings it back.)
 		loc, replica, wanted := n.store.Known(f.ID)
 		if replica {
-			f.Loc = loc
+			f.Loc, f.Vel = loc, world.Point{}
 		}
 		kept = append(kept, f)
 		// Most candidates are replicas already held and requested: for
 		// them Want does nothing, so the view test is skipped.
-		if !wanted && n.inView(f.Loc) {
+		if !wanted && n.inView(f.Where(now, n.dims)) {
 			n.store.Want(now, f.ID, f.Node, f.Until)
 		}
 	}

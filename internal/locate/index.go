@@ -539,6 +539,50 @@ func (x *Boxes) Covers(b world.Box) bool {
 	return false
 }
 
+// Meeting appends to dst, in increasing order and once each, the owners
+// with a box that shares a point with b (world.Box.Intersects, in the
+// index's dimensions; empty boxes, b included, meet nothing).
+func (x *Boxes) Meeting(b world.Box, dst []wire.NodeID) []wire.NodeID {
+	start := len(dst)
+	lo, hi, n, ok := cellRange(&b, x.dims, x.cell)
+	if !ok {
+		return dst
+	}
+	if n > maxBoxCells {
+		for i := range x.ents {
+			if e := &x.ents[i]; (e.cells || e.wide) && e.box.Intersects(b, x.dims) {
+				dst = append(dst, e.owner)
+			}
+		}
+	} else {
+		for cy := lo.y; ; cy++ {
+			for cx := lo.x; ; cx++ {
+				for _, i := range x.cells[cellKey{cx, cy}] {
+					if e := &x.ents[i]; e.box.Intersects(b, x.dims) {
+						dst = append(dst, e.owner)
+					}
+				}
+				if cx == hi.x {
+					break
+				}
+			}
+			if cy == hi.y {
+				break
+			}
+		}
+		for _, i := range x.wide {
+			if e := &x.ents[i]; e.box.Intersects(b, x.dims) {
+				dst = append(dst, e.owner)
+			}
+		}
+	}
+	if len(dst)-start > 1 {
+		slices.Sort(dst[start:])
+		dst = dst[:start+len(slices.Compact(dst[start:]))]
+	}
+	return dst
+}
+
 // Owners appends to dst, in increasing order and once each, the owners
 // with a box containing p (in the index's dimensions).
 func (x *Boxes) Owners(p world.Point, dst []wire.NodeID) []wire.NodeID {

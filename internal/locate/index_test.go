@@ -190,6 +190,17 @@ func TestBoxesMatchScan(t *testing.T) {
 				if x.Covers(q) != cov {
 					t.Fatalf("seed %d step %d (dims %d): Covers(%+v) = %v, scan %v", seed, step, dims, q, !cov, cov)
 				}
+				want = want[:0]
+				for _, o := range ref {
+					if o.b.Validate(dims) == nil && !o.b.Empty(dims) && q.Validate(dims) == nil && !q.Empty(dims) && o.b.Intersects(q, dims) {
+						want = append(want, o.owner)
+					}
+				}
+				slices.Sort(want)
+				want = slices.Compact(want)
+				if got := x.Meeting(q, nil); !slices.Equal(got, want) {
+					t.Fatalf("seed %d step %d (dims %d, cell %g): meeting %+v: %v, scan %v", seed, step, dims, x.Cell(), q, got, want)
+				}
 			}
 		}
 	}

@@ -44,14 +44,37 @@ type Frame struct {
 // Found says that object ID, whose primary is on node Node, was at Loc; the
 // information is valid until Until.
 type Found struct {
-	ID    world.ObjectID
-	Node  wire.NodeID
-	Loc   world.Point
+	ID   world.ObjectID
+	Node wire.NodeID
+	Loc  world.Point
+	// Vel is the object's velocity at publication (units/s; zero if the
+	// locator does not know it), Heard when the finding arrived here (on
+	// this node's clock) and Ahead how long the velocity holds (the
+	// publisher's period): the object is about Loc + Vel × (now − Heard)
+	// later, for up to Ahead (Where).
+	Vel   world.Point
+	Heard time.Duration
+	Ahead time.Duration
 	Until time.Duration
 	// At is when Node published the location, on Node's clock, if the
 	// locator knows (zero otherwise): of two findings of one object from
 	// the same node, the later At is the newer.
 	At time.Duration
+}
+
+// Where returns where the object is expected at now: Loc moved at Vel for
+// the time since Heard, at most for Ahead (a publication's velocity says
+// little about the object beyond its next publication).
+func (f *Found) Where(now time.Duration, dims int) world.Point {
+	if f.Vel == (world.Point{}) || now <= f.Heard || f.Ahead <= 0 {
+		return f.Loc
+	}
+	t := min(now-f.Heard, f.Ahead).Seconds()
+	p := f.Loc
+	for d := range min(dims, world.MaxDims) {
+		p[d] += f.Vel[d] * t
+	}
+	return p
 }
 
 // Newer reports whether f is strictly newer than g (news of the same

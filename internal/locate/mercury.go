@@ -75,6 +75,15 @@ type MercuryConfig struct {
 	// the world's unit (wire.Grid: points rounded to the nearest, boxes
 	// outward). 1 to wire.MaxFrac; zero means DefaultCoordFrac.
 	CoordFrac int
+	// Sweep: a moving primary's publication carries its velocity
+	// (Primary.Vel), and a rendezvous matches the segment it covers until
+	// the next publication (StoreConfig.Sweep = PublishPeriod) instead
+	// of its location alone; subscribers then need no widening for the
+	// publishers' movement between publications (Predict.PubTTL 0, so
+	// the pad is PubTime × PubSpeed) and take the velocity to follow a
+	// candidate between matches (Found.Vel). Off, Colyseus §6.2: every
+	// subscription is widened by (PubTime + PubTTL) × PubSpeed.
+	Sweep bool
 }
 
 // DefaultMercuryConfig returns the defaults over keys and dims dimensions.
@@ -87,6 +96,7 @@ type MercuryStats struct {
 	PubsRouted, SubsSent, RangesRouted uint64 // publications routed; subscription boxes sent; their key ranges routed
 	PubsStored, SubsStored             uint64 // publications and subscription ranges delivered here as rendezvous
 	MatchesSent, Found                 uint64 // publications sent to subscribers; received (another node's)
+	MatchesSpared                      uint64 // matches not sent: the subscriber could predict them (Sweep)
 	HandoffsSent, HandoffsTaken        uint64 // hand-off messages sent and imported
 	NotMember                          uint64 // routes skipped while out of the ring (joining or left)
 	Rejoins                            uint64 // joins retried after a failed join or an isolation
@@ -136,12 +146,15 @@ type Mercury struct {
 	agg    *Aggregator
 
 	lastErr error
-	rng     *rand.Rand    // shared with the ring: one goroutine drives both
-	seeds   []wire.NodeID // members to join through: the join seed and contacts
-	retryAt time.Duration // when to join again after a failed join or isolation (0: no retry due)
-	nextPub time.Duration
-	seq     uint64
-	stats   MercuryStats
+
+	told          map[toldKey]toldRec // what subscribers were sent (Sweep)
+	nextToldSweep time.Duration
+	rng           *rand.Rand    // shared with the ring: one goroutine drives both
+	seeds         []wire.NodeID // members to join through: the join seed and contacts
+	retryAt       time.Duration // when to join again after a failed join or isolation (0: no retry due)
+	nextPub       time.Duration
+	seq           uint64
+	stats         MercuryStats
 
 	evs                    []ring.Event
 	msg, chk               wire.Locate
@@ -218,6 +231,9 @@ func NewMercury(self wire.NodeID, cfg MercuryConfig, rng *rand.Rand) (*Mercury, 
 	if cfg.Predict.PredTime == 0 && cfg.Predict.PubTime == 0 && cfg.Predict.Window == 0 {
 		p := DefaultPredictConfig()
 		p.PubTTL = cfg.PublishPeriod
+		if cfg.Sweep {
+			p.PubTTL = 0 // the rendezvous matches the publishers' movement
+		}
 		cfg.Predict = p
 	}
 	pred, err := NewPredictor(cfg.Predict)
@@ -233,7 +249,11 @@ func NewMercury(self wire.NodeID, cfg MercuryConfig, rng *rand.Rand) (*Mercury, 
 	if cfg.MergeEps < 0 {
 		agg.Eps = -1
 	}
-	st, err := NewStore(StoreConfig{Dims: cfg.Dims, Keys: cfg.Keys, MaxTTL: cfg.MaxTTL, SkipFor: cfg.PublishTTL})
+	sc := StoreConfig{Dims: cfg.Dims, Keys: cfg.Keys, MaxTTL: cfg.MaxTTL, SkipFor: cfg.PublishTTL}
+	if cfg.Sweep {
+		sc.Sweep = cfg.PublishPeriod
+	}
+	st, err := NewStore(sc)
 	if err != nil {
 		return nil, err
 	}
@@ -436,6 +456,9 @@ func (m *Mercury) publish(f *Frame) {
 		}
 		m.msg = wire.Locate{Kind: wire.LocPublish, Sent: now, Dims: f.Dims, Grid: m.grid, Pubs: m.msg.Pubs[:0]}
 		pub := wire.LocPub{ID: p.ID, Node: m.self, Loc: p.Loc, TTL: ttl, At: now}
+		if m.cfg.Sweep && p.HasVel && !idle {
+			pub.Vel = p.Vel
+		}
 		if f.Holders != nil {
 			m.skip = f.Holders(p.ID, m.skip[:0])
 			pub.Skip = m.skip[:min(len(m.skip), MaxSkip)]
@@ -538,14 +561,18 @@ func (m *Mercury) found(now time.Duration, out *Out) {
 			continue
 		}
 		m.stats.Found++
-		out.Found = append(out.Found, Found{ID: p.ID, Node: p.Node, Loc: p.Loc, Until: now + min(p.TTL, m.cfg.MaxTTL), At: p.At})
+		until := now + min(p.TTL, m.cfg.MaxTTL)
+		// A rendezvous sends a publication again before this one runs out
+		// only if the object left the line this one predicts.
+		out.Found = append(out.Found, Found{ID: p.ID, Node: p.Node, Loc: p.Loc, Vel: p.Vel, Heard: now, Ahead: until - now,
+			Until: until, At: p.At})
 	}
 }
 
 func (m *Mercury) takeHandoff(now time.Duration) {
 	m.hand.Pubs, m.hand.Subs = m.hand.Pubs[:0], m.hand.Subs[:0]
 	for _, p := range m.msg.Pubs {
-		m.hand.Pubs = append(m.hand.Pubs, Publication{ID: p.ID, Node: p.Node, Loc: p.Loc, Until: now + min(p.TTL, m.cfg.MaxTTL), At: p.At,
+		m.hand.Pubs = append(m.hand.Pubs, Publication{ID: p.ID, Node: p.Node, Loc: p.Loc, Vel: p.Vel, Until: now + min(p.TTL, m.cfg.MaxTTL), At: p.At,
 			Skip: p.Skip})
 	}
 	for _, s := range m.msg.Subs {
@@ -598,7 +625,7 @@ func (m *Mercury) deliver(now time.Duration, ev *ring.Event, out *Out) {
 	case wire.LocPublish:
 		for _, p := range m.msg.Pubs {
 			// A node publishes only its own primaries.
-			m.matches, err = m.store.Publish(now, Pub{ID: p.ID, Node: origin, Loc: p.Loc, At: p.At, TTL: p.TTL, Skip: p.Skip}, m.matches)
+			m.matches, err = m.store.Publish(now, Pub{ID: p.ID, Node: origin, Loc: p.Loc, Vel: p.Vel, At: p.At, TTL: p.TTL, Skip: p.Skip}, m.matches)
 			if err != nil {
 				m.stats.Rejected++
 				continue
@@ -634,18 +661,89 @@ func (m *Mercury) loadKey(r ring.Range) uint64 {
 // message at most maxMatch publications.
 func (m *Mercury) sendMatches(now, sent time.Duration, dims int, out *Out) {
 	const maxMatch = 24
+	if m.cfg.Sweep {
+		m.spare(now)
+	}
 	slices.SortStableFunc(m.matches, func(a, b Match) int { return cmp.Compare(a.To, b.To) })
 	for i := 0; i < len(m.matches); {
 		to := m.matches[i].To
 		msg := wire.Locate{Kind: wire.LocMatch, Sent: sent, Routed: now, Dims: dims, Grid: m.grid, Pubs: m.msg.Pubs[:0]}
 		for ; i < len(m.matches) && m.matches[i].To == to && len(msg.Pubs) < maxMatch; i++ {
 			p := &m.matches[i].Pub
-			msg.Pubs = append(msg.Pubs, wire.LocPub{ID: p.ID, Node: p.Node, Loc: p.Loc, TTL: p.Until - now, At: p.At})
+			msg.Pubs = append(msg.Pubs, wire.LocPub{ID: p.ID, Node: p.Node, Loc: p.Loc, Vel: p.Vel, TTL: p.Until - now, At: p.At})
 		}
 		m.stats.MatchesSent += uint64(len(msg.Pubs))
 		m.msg.Pubs = msg.Pubs
 		out.Outbox.Commit(to, wire.ClassMatching, wire.AppendLocate(out.Outbox.Buf(), &msg))
 	}
+}
+
+// toldKey names what a rendezvous told a subscriber about an object.
+type toldKey struct {
+	to wire.NodeID
+	id world.ObjectID
+}
+
+// toldRec is the last publication of an object a rendezvous sent a
+// subscriber, and until when the subscriber keeps it.
+type toldRec struct {
+	node     wire.NodeID
+	loc, vel world.Point
+	at       time.Duration
+	until    time.Duration
+}
+
+// Dead reckoning of matches (Sweep): a subscriber follows a candidate at
+// its published velocity (Found.Where), so a rendezvous does not send it a
+// publication that lies within spareDist of where the last one it sent
+// predicts, with the same velocity within spareVel, while that one lives
+// long enough to outlast the next publication.
+const (
+	spareDist  = 1.0 // units
+	spareVel   = 0.5 // units/s: the velocity grid's step on the default grid
+	spareSlack = 200 * time.Millisecond
+)
+
+// spare drops from m.matches the publications their subscribers can
+// predict, and records the others as told.
+func (m *Mercury) spare(now time.Duration) {
+	if m.told == nil {
+		m.told = map[toldKey]toldRec{}
+	}
+	kept := m.matches[:0]
+	for _, mt := range m.matches {
+		k := toldKey{mt.To, mt.Pub.ID}
+		p := &mt.Pub
+		if r, ok := m.told[k]; ok && m.predicts(&r, p, now) {
+			m.stats.MatchesSpared++
+			continue
+		}
+		m.told[k] = toldRec{node: p.Node, loc: p.Loc, vel: p.Vel, at: p.At, until: p.Until}
+		kept = append(kept, mt)
+	}
+	m.matches = kept
+	if now >= m.nextToldSweep {
+		m.nextToldSweep = now + 5*time.Second
+		for k, r := range m.told {
+			if r.until <= now {
+				delete(m.told, k)
+			}
+		}
+	}
+}
+
+// predicts reports whether a subscriber told r still has p, to spareDist.
+func (m *Mercury) predicts(r *toldRec, p *Publication, now time.Duration) bool {
+	if r.node != p.Node || r.until-now <= m.cfg.PublishPeriod+spareSlack || p.At < r.at {
+		return false
+	}
+	t := (p.At - r.at).Seconds()
+	for d := range m.cfg.Dims {
+		if math.Abs(p.Loc[d]-(r.loc[d]+r.vel[d]*t)) > spareDist || math.Abs(p.Vel[d]-r.vel[d]) > spareVel {
+			return false
+		}
+	}
+	return true
 }
 
 // handoff sends the soft state of the arc r to its new owner and forgets
@@ -660,7 +758,7 @@ func (m *Mercury) handoff(now time.Duration, r ring.Range, to wire.NodeID) {
 	for i := 0; i < len(m.hand.Pubs); i += pubChunk {
 		msg := wire.Locate{Kind: wire.LocHandoff, Sent: now, Dims: m.cfg.Dims, Grid: m.grid}
 		for _, p := range m.hand.Pubs[i:min(i+pubChunk, len(m.hand.Pubs))] {
-			msg.Pubs = append(msg.Pubs, wire.LocPub{ID: p.ID, Node: p.Node, Loc: p.Loc, TTL: p.Until - now, At: p.At, Skip: p.Skip})
+			msg.Pubs = append(msg.Pubs, wire.LocPub{ID: p.ID, Node: p.Node, Loc: p.Loc, Vel: p.Vel, TTL: p.Until - now, At: p.At, Skip: p.Skip})
 		}
 		m.sendHandoff(to, &msg)
 	}

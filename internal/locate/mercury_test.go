@@ -631,3 +631,52 @@ func TestBridgeRanges(t *testing.T) {
 		}
 	}
 }
+
+// TestMercurySparesPredictableMatches: with Sweep, a rendezvous sends a
+// subscriber an object's first publication, then only those its last one
+// does not predict (the object turned, or the last one would run out before
+// the next publication), each subscriber on its own; Found.Where follows a
+// candidate along its velocity for Ahead.
+func TestMercurySparesPredictableMatches(t *testing.T) {
+	km, err := NewLinearMap(extentBox(100, 100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewMercury(1, MercuryConfig{Keys: km, Dims: 2, Sweep: true}, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const s = time.Second
+	ttl := m.Config().PublishTTL // 1.5 s
+	pub := func(to wire.NodeID, at time.Duration, x, y, vx, vy float64) Match {
+		return Match{To: to, Pub: Publication{ID: 7, Node: 3, Loc: world.Point{x, y}, Vel: world.Point{vx, vy}, At: at, Until: at + ttl}}
+	}
+	steps := []struct {
+		now  time.Duration
+		in   []Match
+		sent int
+	}{
+		{0, []Match{pub(2, 0, 0, 0, 10, 0)}, 1},                             // first: sent
+		{s / 2, []Match{pub(2, s/2, 5, 0, 10, 0)}, 0},                       // on the line: spared
+		{s / 2, []Match{pub(2, s/2, 5, 0, 10, 0)}, 0},                       // a duplicate: spared
+		{s, []Match{pub(2, s, 10.5, 0, 10, 0), pub(4, s, 10, 0, 10, 0)}, 2}, // on the line but the first runs out soon; node 4's first
+		{3 * s / 2, []Match{pub(2, 3*s/2, 15, 0, 10, 0)}, 0},                // spared (the one sent at 1 s lives to 2.5 s)
+		{2 * s, []Match{pub(2, 2*s, 20, 3, 0, 10)}, 1},                      // turned: sent
+	}
+	for i, st := range steps {
+		m.matches = append(m.matches[:0], st.in...)
+		before := m.stats.MatchesSpared
+		m.spare(st.now)
+		want := len(st.in) - st.sent
+		if got := int(m.stats.MatchesSpared - before); got != want {
+			t.Fatalf("step %d at %v: %d spared, want %d (kept %+v)", i, st.now, got, want, m.matches)
+		}
+	}
+	f := Found{Loc: world.Point{1, 2}, Vel: world.Point{10, -4}, Heard: s, Ahead: s / 2}
+	if got := f.Where(s+s/4, 2); got != (world.Point{3.5, 1}) {
+		t.Errorf("Where after 250 ms: %v, want (3.5, 1)", got)
+	}
+	if got := f.Where(3*s, 2); got != (world.Point{6, 0}) {
+		t.Errorf("Where after 2 s: %v, want (6, 0): no farther than Ahead", got)
+	}
+}

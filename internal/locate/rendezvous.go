@@ -61,6 +61,7 @@ type Store struct {
 
 	owners []wire.NodeID
 	ids    []world.ObjectID
+	reach  world.Point // the longest segment stored per dimension (Sweep); only grows
 	nodes  []wire.NodeID
 	stats  StoreStats
 }
@@ -94,6 +95,14 @@ type StoreConfig struct {
 	MaxTTL time.Duration
 	// MaxBoxes caps the boxes of one subscription (0: 256).
 	MaxBoxes int
+	// Sweep: a publication with a velocity stands for the segment its
+	// object covers over the next Sweep at that velocity (the period it
+	// publishes at): it matches every subscription whose boxes meet the
+	// segment's bounding box, so subscribers need not widen their boxes
+	// for the publishers' movement between publications. 0: a
+	// publication is its location alone (Colyseus §6.2's PubTime widening
+	// is then the subscribers' part).
+	Sweep time.Duration
 	// SkipFor: a publication's Skip list holds this long after it
 	// arrived (0: as long as the publication). An idle object's
 	// publication lives longer than its holders stay holders; a node that
@@ -109,6 +118,7 @@ type Publication struct {
 	ID    world.ObjectID
 	Node  wire.NodeID // the node holding the primary
 	Loc   world.Point
+	Vel   world.Point   // its object's velocity when published (units/s)
 	Key   uint64        // its key (KeyMap.PointKey(Loc)); set by the store
 	Until time.Duration // its expiry
 	At    time.Duration // when Node published it, on Node's clock (wire.LocPub.At)
@@ -148,6 +158,7 @@ func newerPub(node wire.NodeID, at, until time.Duration, old pubEnt) bool {
 
 type pubEnt struct {
 	node      wire.NodeID
+	vel       world.Point
 	key       uint64
 	until, at time.Duration
 	skip      skipSet // until now + StoreConfig.SkipFor
@@ -397,6 +408,7 @@ type Pub struct {
 	ID   world.ObjectID
 	Node wire.NodeID // the node holding the primary
 	Loc  world.Point
+	Vel  world.Point   // its object's velocity (units/s; StoreConfig.Sweep)
 	At   time.Duration // when Node published it, on Node's clock
 	TTL  time.Duration
 	// Skip lists nodes that need no match: they hold a replica of the
@@ -431,13 +443,18 @@ func (s *Store) Publish(now time.Duration, p Pub, dst []Match) ([]Match, error) 
 	}
 	until, _ := s.ttl(ttl)
 	key := s.cfg.Keys.PointKey(loc)
-	ent := pubEnt{node: node, key: key, until: until, at: at}
+	vel := s.sweepVel(&p.Vel)
+	ent := pubEnt{node: node, vel: vel, key: key, until: until, at: at}
 	ent.skip.set(p.Skip, s.skipUntil(now, until))
 	s.pubs.Set(id, loc, ent)
 	s.heapPush(expiry{until: until, id: id, slot: -1})
 	s.stats.Published++
-	pub := Publication{ID: id, Node: node, Loc: loc, Key: key, Until: until, At: at}
-	s.owners = s.boxes.Owners(loc, s.owners[:0])
+	pub := Publication{ID: id, Node: node, Loc: loc, Vel: vel, Key: key, Until: until, At: at}
+	if vel == (world.Point{}) {
+		s.owners = s.boxes.Owners(loc, s.owners[:0])
+	} else {
+		s.owners = s.boxes.Meeting(s.swept(loc, vel), s.owners[:0])
+	}
 	s.nodes = s.nodes[:0]
 	for _, o := range s.owners {
 		if n := s.subs[o-1].name.node; n != node {
@@ -521,7 +538,9 @@ func (s *Store) Subscribe(now time.Duration, node wire.NodeID, seq uint64, boxes
 
 	s.ids = s.ids[:0]
 	for _, b := range boxes {
-		s.ids = s.pubs.Query(b, s.ids)
+		// A moving publication meets b if its segment does: query b
+		// widened by the longest segment stored, then check each.
+		s.ids = s.pubs.Query(b.Expand(s.reach, s.reach), s.ids)
 	}
 	if len(boxes) > 1 {
 		slices.Sort(s.ids)
@@ -529,18 +548,18 @@ func (s *Store) Subscribe(now time.Duration, node wire.NodeID, seq uint64, boxes
 	}
 	for _, id := range s.ids {
 		loc, p, _ := s.pubs.Get(id)
-		if p.node == node {
+		if p.node == node || !s.meets(boxes, loc, p.vel) {
 			continue
 		}
 		if p.skip.has(node, now) {
 			s.stats.Skipped++
 			continue
 		}
-		if s.told(node, slot, loc) {
+		if s.told(node, slot, loc, p.vel) {
 			s.stats.Told++
 			continue
 		}
-		dst = append(dst, Match{To: node, Pub: Publication{ID: id, Node: p.node, Loc: loc, Key: p.key, Until: p.until, At: p.at}})
+		dst = append(dst, Match{To: node, Pub: Publication{ID: id, Node: p.node, Loc: loc, Vel: p.vel, Key: p.key, Until: p.until, At: p.at}})
 		s.stats.Matches++
 	}
 	return dst, nil
@@ -553,10 +572,67 @@ func (s *Store) Subscribe(now time.Duration, node wire.NodeID, seq uint64, boxes
 // already here). A subscriber's successive subscriptions overlap (its
 // interest moves a little between refreshes), so this spares re-sending
 // most of what a new subscription covers.
-func (s *Store) told(node wire.NodeID, slot int32, loc world.Point) bool {
-	s.owners = s.boxes.Owners(loc, s.owners[:0])
+func (s *Store) told(node wire.NodeID, slot int32, loc, vel world.Point) bool {
+	if vel == (world.Point{}) {
+		s.owners = s.boxes.Owners(loc, s.owners[:0])
+	} else {
+		s.owners = s.boxes.Meeting(s.swept(loc, vel), s.owners[:0])
+	}
 	for _, o := range s.owners {
 		if o != wire.NodeID(slot+1) && s.subs[o-1].name.node == node {
+			return true
+		}
+	}
+	return false
+}
+
+// sweepVel returns the velocity a publication is stored with: v's first
+// Dims components if the store sweeps and they are finite, else zero. It
+// widens reach to the longest segment stored.
+func (s *Store) sweepVel(v *world.Point) world.Point {
+	var out world.Point
+	if s.cfg.Sweep <= 0 {
+		return out
+	}
+	t := s.cfg.Sweep.Seconds()
+	for d := range s.cfg.Dims {
+		if math.IsNaN(v[d]) || math.IsInf(v[d], 0) {
+			return world.Point{}
+		}
+		out[d] = v[d]
+	}
+	for d := range s.cfg.Dims {
+		s.reach[d] = max(s.reach[d], math.Abs(out[d])*t)
+	}
+	return out
+}
+
+// swept returns the bounding box of the segment a publication at loc with
+// velocity vel covers over Sweep.
+func (s *Store) swept(loc, vel world.Point) world.Box {
+	t := s.cfg.Sweep.Seconds()
+	b := world.Box{Min: loc, Max: loc}
+	for d := range s.cfg.Dims {
+		e := loc[d] + vel[d]*t
+		b.Min[d], b.Max[d] = min(loc[d], e), max(loc[d], e)
+	}
+	return b
+}
+
+// meets reports whether one of boxes contains loc or, for a moving
+// publication, meets its segment.
+func (s *Store) meets(boxes []world.Box, loc, vel world.Point) bool {
+	if vel == (world.Point{}) {
+		for i := range boxes {
+			if boxes[i].Contains(loc, s.cfg.Dims) {
+				return true
+			}
+		}
+		return false
+	}
+	seg := s.swept(loc, vel)
+	for i := range boxes {
+		if !boxes[i].Empty(s.cfg.Dims) && boxes[i].Intersects(seg, s.cfg.Dims) {
 			return true
 		}
 	}
@@ -627,7 +703,7 @@ func (s *Store) Publications(dst []Publication) []Publication {
 	start := len(dst)
 	for i := range s.pubs.Len() {
 		id, loc, p := s.pubs.At(i)
-		dst = append(dst, Publication{ID: id, Node: p.node, Loc: loc, Key: p.key, Until: p.until, At: p.at, Skip: p.skip.list(s.now)})
+		dst = append(dst, Publication{ID: id, Node: p.node, Loc: loc, Vel: p.vel, Key: p.key, Until: p.until, At: p.at, Skip: p.skip.list(s.now)})
 	}
 	slices.SortFunc(dst[start:], func(a, b Publication) int { return cmp.Compare(a.ID, b.ID) })
 	return dst
@@ -694,7 +770,7 @@ func (s *Store) Export(lo, hi uint64, h *Handoff) {
 	for i := range s.pubs.Len() {
 		if id, loc, p := s.pubs.At(i); InArc(p.key, lo, hi) {
 			// (A lapsed skip list is left out: it would hold again at the importer.)
-			h.Pubs = append(h.Pubs, Publication{ID: id, Node: p.node, Loc: loc, Key: p.key, Until: p.until, At: p.at, Skip: p.skip.list(s.now)})
+			h.Pubs = append(h.Pubs, Publication{ID: id, Node: p.node, Loc: loc, Vel: p.vel, Key: p.key, Until: p.until, At: p.at, Skip: p.skip.list(s.now)})
 		}
 	}
 	slices.SortFunc(h.Pubs, func(a, b Publication) int { return cmp.Compare(a.ID, b.ID) })
@@ -766,7 +842,7 @@ func (s *Store) Import(now time.Duration, h *Handoff) error {
 		}
 		until := min(p.Until, maxUntil)
 		key := s.cfg.Keys.PointKey(p.Loc)
-		ent := pubEnt{node: p.Node, key: key, until: until, at: p.At}
+		ent := pubEnt{node: p.Node, vel: s.sweepVel(&p.Vel), key: key, until: until, at: p.At}
 		ent.skip.set(p.Skip, s.skipUntil(now, until))
 		s.pubs.Set(p.ID, p.Loc, ent)
 		s.heapPush(expiry{until: until, id: p.ID, slot: -1})

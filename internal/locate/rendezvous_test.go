@@ -19,6 +19,7 @@ type refStore struct {
 	dims   int
 	keys   KeyMap
 	maxTTL time.Duration
+	sweep  time.Duration // StoreConfig.Sweep
 	now    time.Duration
 	pubs   map[world.ObjectID]Publication
 	subs   map[subName]Subscription
@@ -50,21 +51,52 @@ func (r *refStore) ranges(boxes []world.Box) []KeyRange {
 	return mergeRanges(rs)
 }
 
-func (r *refStore) publish(id world.ObjectID, node wire.NodeID, loc world.Point, at, ttl time.Duration, skip ...wire.NodeID) []Match {
+// vel is the velocity a publication is stored with: v if the store sweeps.
+func (r *refStore) vel(v world.Point) world.Point {
+	if r.sweep <= 0 {
+		return world.Point{}
+	}
+	for d := r.dims; d < world.MaxDims; d++ {
+		v[d] = 0
+	}
+	return v
+}
+
+// meets: one of boxes contains loc or, moving, the box around the segment
+// from loc to loc + vel × sweep.
+func (r *refStore) meets(loc, vel world.Point, boxes []world.Box) bool {
+	if vel == (world.Point{}) {
+		return inAny(loc, boxes, r.dims)
+	}
+	seg := world.Box{Min: loc, Max: loc}
+	for d := range r.dims {
+		e := loc[d] + vel[d]*r.sweep.Seconds()
+		seg.Min[d], seg.Max[d] = min(loc[d], e), max(loc[d], e)
+	}
+	for _, b := range boxes {
+		if !b.Empty(r.dims) && b.Intersects(seg, r.dims) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *refStore) publish(id world.ObjectID, node wire.NodeID, loc, vel world.Point, at, ttl time.Duration, skip ...wire.NodeID) []Match {
 	if old, ok := r.pubs[id]; ok && old.Node == node && old.At > at {
 		return nil // overtaken by a newer one from the same node
 	}
 	if len(skip) > MaxSkip {
 		skip = skip[:MaxSkip]
 	}
-	p := Publication{ID: id, Node: node, Loc: loc, Key: r.keys.PointKey(loc), Until: r.now + min(ttl, r.maxTTL), At: at}
+	vel = r.vel(vel)
+	p := Publication{ID: id, Node: node, Loc: loc, Vel: vel, Key: r.keys.PointKey(loc), Until: r.now + min(ttl, r.maxTTL), At: at}
 	if len(skip) > 0 {
 		p.Skip = slices.Clone(skip)
 	}
 	r.pubs[id] = p
 	var to []wire.NodeID
 	for _, s := range r.subs {
-		if s.Node != node && !slices.Contains(skip, s.Node) && inAny(loc, s.Boxes, r.dims) && !slices.Contains(to, s.Node) {
+		if s.Node != node && !slices.Contains(skip, s.Node) && r.meets(loc, vel, s.Boxes) && !slices.Contains(to, s.Node) {
 			to = append(to, s.Node)
 		}
 	}
@@ -94,7 +126,7 @@ func (r *refStore) subscribe(node wire.NodeID, seq uint64, boxes []world.Box, tt
 	r.subs[name] = Subscription{Node: node, Seq: seq, Boxes: slices.Clone(boxes), Ranges: r.ranges(boxes), Until: until}
 	var ms []Match
 	for _, p := range r.pubs {
-		if p.Node != node && !slices.Contains(p.Skip, node) && inAny(p.Loc, boxes, r.dims) && !r.told(node, seq, p.Loc) {
+		if p.Node != node && !slices.Contains(p.Skip, node) && r.meets(p.Loc, p.Vel, boxes) && !r.told(node, seq, p.Loc, p.Vel) {
 			p.Skip = nil
 			ms = append(ms, Match{To: node, Pub: p})
 		}
@@ -103,10 +135,10 @@ func (r *refStore) subscribe(node wire.NodeID, seq uint64, boxes []world.Box, tt
 	return ms
 }
 
-// told: another live subscription of node contains loc.
-func (r *refStore) told(node wire.NodeID, seq uint64, loc world.Point) bool {
+// told: another live subscription of node meets the publication.
+func (r *refStore) told(node wire.NodeID, seq uint64, loc, vel world.Point) bool {
 	for n, s := range r.subs {
-		if n.node == node && n.seq != seq && inAny(loc, s.Boxes, r.dims) {
+		if n.node == node && n.seq != seq && r.meets(loc, vel, s.Boxes) {
 			return true
 		}
 	}
@@ -160,6 +192,7 @@ func (r *refStore) imp(h *Handoff) {
 		}
 		p.Until = min(p.Until, r.now+r.maxTTL)
 		p.Key = r.keys.PointKey(p.Loc)
+		p.Vel = r.vel(p.Vel)
 		r.pubs[p.ID] = p
 	}
 	for _, s := range h.Subs {
@@ -281,14 +314,19 @@ func TestStoreMatchesScan(t *testing.T) {
 			km, _ = NewRegionMap(extentBox(side, side), 1+r.IntN(50))
 		}
 		maxTTL := time.Duration(1+r.IntN(5)) * time.Second
+		var sweep time.Duration // moving publications match their segments
+		if r.IntN(2) == 0 {
+			sweep = time.Duration(1+r.IntN(1000)) * time.Millisecond
+		}
 		var st [2]*Store
 		var ref [2]*refStore
 		for i := range st {
 			var err error
-			if st[i], err = NewStore(StoreConfig{Dims: dims, Keys: km, MaxTTL: maxTTL, MaxBoxes: 3}); err != nil {
+			if st[i], err = NewStore(StoreConfig{Dims: dims, Keys: km, MaxTTL: maxTTL, MaxBoxes: 3, Sweep: sweep}); err != nil {
 				t.Fatal(err)
 			}
 			ref[i] = newRefStore(dims, km, maxTTL)
+			ref[i].sweep = sweep
 		}
 		now := time.Duration(0)
 		var h Handoff
@@ -325,10 +363,16 @@ func TestStoreMatchesScan(t *testing.T) {
 				for range r.IntN(3) * r.IntN(MaxSkip+3) / 2 {
 					skip = append(skip, wire.NodeID(1+r.IntN(6)))
 				}
-				got, err = s.Publish(at, Pub{ID: id, Node: node, Loc: loc, At: pubAt, TTL: ttl, Skip: skip}, nil)
+				var vel world.Point
+				if r.IntN(3) > 0 {
+					for d := range dims {
+						vel[d] = (r.Float64() - 0.5) * 60
+					}
+				}
+				got, err = s.Publish(at, Pub{ID: id, Node: node, Loc: loc, Vel: vel, At: pubAt, TTL: ttl, Skip: skip}, nil)
 				if !bad {
 					rf.expire(at)
-					want = rf.publish(id, node, loc, pubAt, ttl, skip...)
+					want = rf.publish(id, node, loc, vel, pubAt, ttl, skip...)
 				}
 			case op < 15:
 				node, seq := wire.NodeID(1+r.IntN(6)), uint64(r.IntN(3))

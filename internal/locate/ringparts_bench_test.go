@@ -295,7 +295,7 @@ func BenchmarkStoreScan(b *testing.B) {
 				w := newWalkers(n, 6)
 				box := make([]world.Box, 1)
 				for i := range n {
-					s.publish(world.ObjectID(i+1), wire.NodeID(i/8+1), w.pos[i], 0, 1500*time.Millisecond)
+					s.publish(world.ObjectID(i+1), wire.NodeID(i/8+1), w.pos[i], world.Point{}, 0, 1500*time.Millisecond)
 					box[0] = w.interest(i)
 					s.subscribe(wire.NodeID(i/8+1), uint64(i), box, time.Second)
 				}
@@ -312,13 +312,13 @@ func BenchmarkStoreScan(b *testing.B) {
 					s.expire(now)
 					box[0] = w.interest(k)
 					if op == "publish" {
-						matches += len(s.publish(world.ObjectID(k+1), node, w.pos[k], 0, 1500*time.Millisecond))
+						matches += len(s.publish(world.ObjectID(k+1), node, w.pos[k], world.Point{}, 0, 1500*time.Millisecond))
 						s.expire(now)
 						s.subscribe(node, uint64(k), box, time.Second)
 					} else {
 						matches += len(s.subscribe(node, uint64(k), box, time.Second))
 						s.expire(now)
-						s.publish(world.ObjectID(k+1), node, w.pos[k], 0, 1500*time.Millisecond)
+						s.publish(world.ObjectID(k+1), node, w.pos[k], world.Point{}, 0, 1500*time.Millisecond)
 					}
 					i++
 				}

@@ -117,7 +117,7 @@ func FuzzStore(f *testing.F) {
 				got, err = s.Publish(at, Pub{ID: id, Node: node, Loc: loc, At: pubAt, TTL: ttl}, nil)
 				if !bad {
 					ref.expire(at)
-					want = ref.publish(id, node, loc, pubAt, ttl)
+					want = ref.publish(id, node, loc, world.Point{}, pubAt, ttl)
 				}
 			case 2, 3:
 				node, seq := wire.NodeID(in.byte()%4), uint64(in.byte()%2)

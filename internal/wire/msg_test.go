@@ -213,6 +213,9 @@ func randLocate(r *rand.Rand) *Locate {
 		}
 		for d := range m.Dims {
 			p.Loc[d] = randCoord(r, m.Grid)
+			if r.IntN(2) == 0 {
+				p.Vel[d] = randCoord(r, VelGrid(m.Grid))
+			}
 		}
 		m.Pubs = append(m.Pubs, p)
 	}
