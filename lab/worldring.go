@@ -89,6 +89,7 @@ func newMercury(cfg WorldConfig, game *arena.Game, id wire.NodeID) (*locate.Merc
 	// (Probe + FailAfter + Probe; BENCHMARKS.md).
 	mc.Ring.Stabilize, mc.Ring.Probe, mc.Ring.FailAfter = worldRingStabilize, worldRingProbe, worldRingFailAfter
 	mc.Ring.Defer = worldRingDefer
+	mc.Ring.CacheTTL = 10 * time.Second
 	// Eight long links instead of the ring's default four keep the 99th
 	// percentile of route hops at 3 at 64 nodes (4 with four or six links;
 	// BENCHMARKS.md), for 0.2 kB/s more maintenance per node.

@@ -87,7 +87,7 @@ func TestConfigValidate(t *testing.T) {
 		{Registry: registry, MaxFrame: 10},
 		{Registry: registry, RetransmitAfter: -time.Second},
 		{Registry: registry, KeepalivePeriod: 5 * time.Second},
-		{Registry: registry, RegisterPeriod: 5 * time.Second},
+		{Registry: registry, RegisterPeriod: 7 * time.Second},
 	}
 	for i, c := range bad {
 		if _, err := c.Validate(); !errors.Is(err, ErrConfig) {
@@ -139,6 +139,11 @@ func TestSyncAgainstAcked(t *testing.T) {
 			if in, _ := a.Object(st.ID()); past[in.Version] == nil {
 				past[in.Version] = in.Synced.Clone()
 			}
+			if _, held := b.Object(st.ID()); !held {
+				// A node wants what its view covers every frame (node.Node:
+				// a replica lost to a timeout is asked for again).
+				b.Want(now, st.ID(), 1, time.Hour)
+			}
 			a.Flush(now, nil, &oa)
 			b.Flush(now, []world.Box{world.Unbounded()}, &ob)
 			for _, x := range []struct {
@@ -172,7 +177,7 @@ func TestSyncAgainstAcked(t *testing.T) {
 		}
 		in, ok := b.Object(st.ID())
 		if !ok || !in.State.Equal(st) {
-			t.Fatalf("seed %d: replica did not converge (held %v)", seed, ok)
+			t.Fatalf("seed %d: replica did not converge (held %v)\na %+v\nb %+v", seed, ok, a.Stats(), b.Stats())
 		}
 		if s := a.Stats(); s.FullSent == 0 || s.UpdatesSent <= s.FullSent {
 			t.Fatalf("seed %d: stats %+v", seed, s)
@@ -584,7 +589,7 @@ func TestRegistrationsRide(t *testing.T) {
 	}
 	// The request in frame 0 (the replica arrives in frame 1), then a
 	// refresh every half period.
-	if want := []int{0, 6, 11, 16, 21, 26, 31, 36}; !slices.Equal(regs, want) {
+	if want := []int{0, 11, 21, 31}; !slices.Equal(regs, want) {
 		t.Errorf("registrations in frames %v, want %v", regs, want)
 	}
 }
