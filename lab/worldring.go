@@ -30,11 +30,12 @@ const mercuryIdleEvery = 5 * time.Second
 // The colyseus ring's stabilisation and probe periods and its failure
 // timeout (see newMercury).
 const (
-	worldRingStabilize = time.Second
+	worldRingStabilize = 1500 * time.Millisecond
 	worldRingProbe     = 1500 * time.Millisecond
 	worldRingFailAfter = 3 * time.Second
-	// worldRingDefer: probes, stabilisation and route-cache confirmations
-	// wait up to this long for a packet to ride in (ring.Config.Defer).
+	worldRingLinkProbe = 9 * time.Second
+	// worldRingDefer: probes and stabilisation wait up to this long for a
+	// packet to ride in (ring.Config.Defer).
 	worldRingDefer = 250 * time.Millisecond
 )
 
@@ -83,13 +84,18 @@ func newMercury(cfg WorldConfig, game *arena.Game, id wire.NodeID) (*locate.Merc
 	mc := locate.MercuryConfig{Keys: km, Dims: game.Registry().Space().Dims(), Predict: pc, Sweep: true,
 		PublishPeriod: mercuryPublishPeriod, Jump: PublishJump, IdleEvery: mercuryIdleEvery, Pad: world.Point{cfg.Prefetch, cfg.Prefetch}}
 	mc.Ring.Balance = cfg.Balance
-	// Stabilisation every second and probes every 1.5 s, not the ring's
-	// 500 ms and 1 s: a third less maintenance traffic at 96 nodes (1.50
-	// → 1.01 kB/s per node), for crash detection within 6 s instead of 5
-	// (Probe + FailAfter + Probe; BENCHMARKS.md).
+	// Stabilisation and probes every 1.5 s, not the ring's 500 ms and 1
+	// s, and the farther successors and long links probed every 9 s: less
+	// than half the maintenance traffic at 96 nodes, for crash detection
+	// by the neighbours within 6 s instead of 5 (Probe + FailAfter +
+	// Probe; BENCHMARKS.md).
 	mc.Ring.Stabilize, mc.Ring.Probe, mc.Ring.FailAfter = worldRingStabilize, worldRingProbe, worldRingFailAfter
 	mc.Ring.Defer = worldRingDefer
+	// Route-cache entries live 10 s, not 5: half the owners' confirmations
+	// (1.8% of a node's bytes at 96 nodes), for up to 10 s of routes lost
+	// through a crashed cached owner.
 	mc.Ring.CacheTTL = 10 * time.Second
+	mc.Ring.LinkProbe = worldRingLinkProbe
 	// Eight long links instead of the ring's default four keep the 99th
 	// percentile of route hops at 3 at 64 nodes (4 with four or six links;
 	// BENCHMARKS.md), for 0.2 kB/s more maintenance per node.
