@@ -78,7 +78,7 @@ func (s *Store) handle(now time.Duration, from wire.NodeID, t wire.Type, body []
 				// added it since.)
 				e = s.objs.get(u.ID)
 			}
-			if err := s.update(now, from, e, u, s.upd.Time, apply); err != nil {
+			if err := s.update(now, from, e, u, wire.UnwrapTime(now, s.upd.Time), apply); err != nil {
 				return err
 			}
 		}

@@ -212,6 +212,20 @@ func (r *reader) uvarintLong(what string) uint64 {
 	return v
 }
 
+// u16 reads two bytes, big-endian.
+func (r *reader) u16(what string) uint16 {
+	if r.err != nil {
+		return 0
+	}
+	if len(r.p) < 2 {
+		r.fail(what)
+		return 0
+	}
+	v := binary.BigEndian.Uint16(r.p)
+	r.p = r.p[2:]
+	return v
+}
+
 func (r *reader) u32(what string) uint32 {
 	v := r.uvarint(what)
 	if v > math.MaxUint32 && r.err == nil {

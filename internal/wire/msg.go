@@ -31,7 +31,8 @@ type Update struct {
 // Updates carries a batch of object updates from one primary node to one
 // replica holder; Time is the primary's frame time the states were produced
 // at (replica staleness is measured against it), sent in whole milliseconds
-// (rounded down).
+// (rounded down) modulo TimeWrap, in two bytes: a decoded Time is in [0,
+// TimeWrap), and the receiver recovers the full time with UnwrapTime.
 type Updates struct {
 	Time    time.Duration
 	Entries []Update
@@ -41,7 +42,7 @@ type Updates struct {
 // Base either 0 or at most Version.
 func AppendUpdates(b []byte, m *Updates) []byte {
 	b, start := beginFrame(b, TypeUpdates)
-	b = appendMillis(b, m.Time)
+	b = appendWrapped(b, m.Time)
 	for i := range m.Entries {
 		b = AppendUpdateEntry(b, &m.Entries[i])
 	}
@@ -53,7 +54,30 @@ func AppendUpdates(b []byte, m *Updates) []byte {
 // returns the buffer and the mark to pass to EndUpdates.
 func BeginUpdates(b []byte, now time.Duration) ([]byte, int) {
 	b, start := beginFrame(b, TypeUpdates)
-	return appendMillis(b, now), start
+	return appendWrapped(b, now), start
+}
+
+// TimeWrap is the period Updates.Time travels modulo: 65.536 s, two bytes
+// of milliseconds.
+const TimeWrap = 65536 * time.Millisecond
+
+// appendWrapped writes t in whole milliseconds modulo TimeWrap, two bytes.
+func appendWrapped(b []byte, t time.Duration) []byte {
+	return binary.BigEndian.AppendUint16(b, uint16(max(t, 0)/time.Millisecond))
+}
+
+// UnwrapTime returns the time congruent to t modulo TimeWrap nearest to
+// now: the sender's time of an Updates frame, given the receiver's clock
+// (which must be within half a TimeWrap of the sender's).
+func UnwrapTime(now, t time.Duration) time.Duration {
+	c := now - now%TimeWrap + t%TimeWrap
+	switch {
+	case c > now+TimeWrap/2:
+		c -= TimeWrap
+	case c <= now-TimeWrap/2:
+		c += TimeWrap
+	}
+	return c
 }
 
 // EndUpdates finishes the frame BeginUpdates started.
@@ -75,7 +99,7 @@ func AppendUpdateEntry(b []byte, u *Update) []byte {
 // Decode decodes an Updates frame body into m.
 func (m *Updates) Decode(body []byte) error {
 	r := reader{p: body}
-	m.Time = r.millis("update time")
+	m.Time = time.Duration(r.u16("update time")) * time.Millisecond
 	m.Entries = m.Entries[:0]
 	for r.more() {
 		var u Update

@@ -71,7 +71,10 @@ func randN(r *rand.Rand) int {
 }
 
 func randUpdates(r *rand.Rand) *Updates {
-	m := &Updates{Time: randDur(r)}
+	m := &Updates{Time: randDur(r) % TimeWrap}
+	if m.Time < 0 {
+		m.Time += TimeWrap
+	}
 	for range randN(r) {
 		u := Update{ID: randID(r), Version: 1 + r.Uint64N(1000), Data: randBytes(r)}
 		if r.IntN(3) == 0 {
@@ -502,5 +505,28 @@ func TestMillisRounding(t *testing.T) {
 	_, body, _ = fr.Next()
 	if err := u.Decode(body); err != nil || u.Time != 12*time.Millisecond {
 		t.Errorf("update time %v (%v), want 12ms", u.Time, err)
+	}
+}
+
+// TestUnwrapTime: an update's time, sent modulo TimeWrap, is recovered
+// from the receiver's clock when the two are within half a wrap.
+func TestUnwrapTime(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 9))
+	for range 100000 {
+		sent := time.Duration(r.Int64N(int64(time.Hour))).Truncate(time.Millisecond)
+		skew := time.Duration(r.Int64N(int64(TimeWrap))) - TimeWrap/2 + 1 // (-wrap/2, wrap/2)
+		now := sent + skew
+		if now < 0 {
+			continue
+		}
+		var u Updates
+		fr, _ := OpenFrames(append(AppendHeader(nil), AppendUpdates(nil, &Updates{Time: sent})...))
+		_, body, _ := fr.Next()
+		if err := u.Decode(body); err != nil {
+			t.Fatal(err)
+		}
+		if got := UnwrapTime(now, u.Time); got != sent {
+			t.Fatalf("sent at %v, received at %v as %v: unwrapped to %v", sent, now, u.Time, got)
+		}
 	}
 }

@@ -99,7 +99,7 @@ func AppendRingRoute(b []byte, m *RingRoute) []byte {
 		b = binary.AppendUvarint(b, uint64(m.Tag))
 	case RouteData, RouteRange:
 		b = append(b, byte(m.Class))
-		b = appendBytes(b, m.Data)
+		b = append(b, m.Data...) // the rest of the frame
 	}
 	return endFrame(b, start)
 }
@@ -142,7 +142,7 @@ func (m *RingRoute) Decode(body []byte) error {
 			return malformed("route class %d", c)
 		}
 		m.Class = c
-		m.Data = r.bytes("route payload")
+		m.Data, r.p = r.p[:len(r.p):len(r.p)], nil // the rest of the frame
 	}
 	if r.err == nil && len(r.p) > 0 {
 		return malformed("%d bytes after a route", len(r.p))
