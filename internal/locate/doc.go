@@ -64,9 +64,17 @@
 // registered for its replicas, Pub.Skip, and carries its time, so that
 // subscribers keep the newest), subscribes its predicted, aggregated view
 // (a box's key ranges bridged across gaps narrower than one owner's
-// range), and delivers the matches its rendezvous ranges produce; its ring traffic travels in wire.TypeRing frames and its
-// locator traffic in wire.TypeLocate frames, each accounted in its class
-// (maintenance, routing, matching). Mercury's caller must also deliver
+// range), and delivers the matches its rendezvous ranges produce; its ring
+// traffic travels in wire.TypeRing frames and its locator traffic in
+// wire.TypeLocate frames (coordinates on a 1/16-unit grid, routed keys
+// rounded to KeyGrain), each accounted in its class (maintenance, routing,
+// matching). With MercuryConfig.Sweep (what the lab runs) a moving
+// primary's publication carries its velocity: a rendezvous matches the
+// segment it covers until the next publication instead of widening every
+// subscription for the publishers' movement (Store's Sweep), the
+// subscriber follows a candidate along it (Found.Where), and a rendezvous
+// does not resend a subscriber a publication that the last one it sent
+// predicts to a metre (dead reckoning of matches). Mercury's caller must also deliver
 // those two frame types to Step, build every node's Mercury with the same
 // KeyMap and ring parameters, and Join it (with a seed contact) before
 // its first Tick.

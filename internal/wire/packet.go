@@ -4,14 +4,18 @@
 //
 // A payload is one version byte followed by frames; a frame is a type byte,
 // the uvarint length of its body, and the body. Object IDs travel as two
-// uvarints (origin, sequence), coordinates as the uvarint of their
-// byte-reversed float64 bits (exact, and 3 to 5 bytes for quantised
-// positions), durations as uvarint nanoseconds. The messages are Updates
-// (deltas against an acknowledged version, full states, keepalives), Acks,
-// Writes (tentative writes), IDs (Register, Drop, Delete), Handoffs
-// (client-server object creation), Pubs (Publish, Match) and Subscribe.
-// An Outbox batches the frames one step produces into one packet per
-// destination and class, up to an MTU-sized payload.
+// uvarints (origin, sequence), the locators' coordinates as zigzag varints
+// on a fixed-point Grid (1/16 unit by default; boxes rounded outward),
+// times and lifetimes as uvarint milliseconds (an Updates frame's time in
+// two bytes modulo TimeWrap), routed ring keys byte-reversed. The messages
+// are Updates (deltas against the version last sent, full states,
+// keepalives), Acks (resync requests), Writes (tentative writes), IDs
+// (Register, Drop, Delete, Dormant), Handoffs (client-server object
+// creation), Pubs (Publish, Match), Subscribe, the ring's messages and
+// Locate (the distributed locator's). An Outbox batches the frames one
+// step produces into one packet per destination, whatever their classes
+// (Packet.Parts splits such a packet's bytes by class), up to an MTU-sized
+// payload; frames committed with CommitLater wait for a packet to ride in.
 //
 // Callers must: encode with the AppendX functions (they append to the
 // caller's buffer and do not allocate when it has room); open a received
