@@ -56,7 +56,7 @@ type Config struct {
 	// at most DormantEvery plus a trip stale, and lingering costs a
 	// fraction of the updates. DormantEvery must be below the history
 	// (HistoryLen frames), or dormant holders get full states. Defaults
-	// 200 ms and 400 ms; a negative DormantEvery keeps
+	// 100 ms and 400 ms; a negative DormantEvery keeps
 	// lingering replicas at the full rate.
 	DormantAfter time.Duration
 	DormantEvery time.Duration
@@ -84,7 +84,7 @@ func DefaultConfig() Config {
 		PushTTL:         time.Second,
 		RequestRetry:    400 * time.Millisecond,
 		ReplicaLinger:   time.Second,
-		DormantAfter:    200 * time.Millisecond,
+		DormantAfter:    100 * time.Millisecond,
 		DormantEvery:    400 * time.Millisecond,
 		TombstoneTTL:    30 * time.Second,
 		MaxFrame:        1000,

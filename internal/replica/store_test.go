@@ -414,11 +414,11 @@ func TestDormantReplica(t *testing.T) {
 	}{
 		{-1, "011111111111111111111111111111"},
 		// The first update answers the request of frame 0. Out of view
-		// from frame 10, dormant 200 ms after the last frame in view (told
-		// in frame 11, after the primary's flush): an update every 4th
+		// from frame 10, dormant 100 ms after the last frame in view (told
+		// in frame 10, after the primary's flush): an update every 4th
 		// frame after the last; back in view in frame 25, registered then,
 		// full rate from frame 26.
-		{400 * time.Millisecond, "011111111111000100010001001111"},
+		{400 * time.Millisecond, "011111111110001000100010001111"},
 	} {
 		mod := func(cfg *Config) { cfg.DormantEvery, cfg.ReplicaLinger = c.every, 3*time.Second }
 		a, b, stores, st := newPair(t, mod)
@@ -507,11 +507,11 @@ func TestAttachedToDormant(t *testing.T) {
 		deliver(t, now, &ob, 2, stores, nil)
 	}
 	// Frame 1 answers the request, with the shot. The owner is out of
-	// view from frame 5, dormant 200 ms after frame 4 (told in frame 6):
-	// both every 4th frame from frame 10; the shot enters the view in
-	// frame 20, seen by b in frame 22's dormant update; its registration
-	// makes it full rate from frame 23.
-	const want = "022222200020002000200021112111"
+	// view from frame 5, dormant 100 ms after frame 4 (told in frame 5):
+	// both every 4th frame from frame 9; the shot enters the view in
+	// frame 20, seen by b in frame 21's dormant update; its registration
+	// makes it full rate from frame 22 (the owner stays dormant).
+	const want = "022222000200020002000211121112"
 	if got != want {
 		t.Errorf("update entries per frame\n got %s\nwant %s", got, want)
 	}
