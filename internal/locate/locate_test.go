@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -176,6 +177,9 @@ func TestDirectorySubscriberSide(t *testing.T) {
 	}
 	if _, err := NewDirectory(1, DirectoryConfig{PublishPeriod: time.Second, PublishTTL: time.Second}); err == nil {
 		t.Fatal("accepted a publish TTL no longer than its period")
+	}
+	if _, err := NewDirectory(1, DirectoryConfig{CoordFrac: wire.MaxFrac + 1}); err == nil || !strings.Contains(err.Error(), "CoordFrac") {
+		t.Fatalf("a 2^-25 coordinate grid: %v, want an error naming CoordFrac", err)
 	}
 	if _, err := NewBroadcast(1, []wire.NodeID{1, 2, 2}); err == nil {
 		t.Fatal("accepted a duplicate broadcast member")

@@ -571,6 +571,8 @@ func TestMercuryRejectsBadConfig(t *testing.T) {
 		{MercuryConfig{Keys: km, Dims: 2, IdleEvery: 100 * time.Millisecond}, "IdleEvery"},
 		{MercuryConfig{Keys: km, Dims: 2, IdleEvery: time.Second, IdleMove: math.Inf(1)}, "IdleMove"},
 		{MercuryConfig{Keys: km, Dims: 2, IdleMove: math.NaN()}, "IdleMove"},
+		{MercuryConfig{Keys: km, Dims: 2, CoordFrac: wire.MaxFrac + 1}, "CoordFrac"},
+		{MercuryConfig{Keys: km, Dims: 2, CoordFrac: -1}, "CoordFrac"},
 	} {
 		_, err := NewMercury(1, c.cfg, rng)
 		if err == nil || !contains(err.Error(), c.want) {
