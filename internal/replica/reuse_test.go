@@ -209,8 +209,9 @@ func TestRecycledRings(t *testing.T) {
 }
 
 // TestPrimariesList: the store's list of primaries is always its entries
-// that are primaries, in ID order, through random additions and deletions
-// of primaries and arrivals and drops of replicas.
+// that are primaries, in ID order, and its arrays of IDs are always those
+// of its entries and primaries, through random additions and deletions of
+// primaries and arrivals and drops of replicas.
 func TestPrimariesList(t *testing.T) {
 	for seed := uint64(1); seed <= 50; seed++ {
 		r := rand.New(rand.NewPCG(seed, 13))
@@ -256,6 +257,18 @@ func TestPrimariesList(t *testing.T) {
 			}
 			if !slices.Equal(s.prims, want) {
 				t.Fatalf("seed %d op %d: %d primaries listed, %d among the entries", seed, op, len(s.prims), len(want))
+			}
+			for _, l := range []struct {
+				ents []*entry
+				ids  []world.ObjectID
+			}{{s.ents, s.entIDs}, {s.prims, s.primIDs}} {
+				ids := make([]world.ObjectID, len(l.ents))
+				for i, e := range l.ents {
+					ids[i] = e.id
+				}
+				if !slices.Equal(l.ids, ids) || !slices.IsSorted(ids) {
+					t.Fatalf("seed %d op %d: IDs %v listed, entries of %v", seed, op, l.ids, ids)
+				}
 			}
 		}
 	}

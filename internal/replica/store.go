@@ -201,7 +201,12 @@ type Store struct {
 	// several times (think order, commit, flush), and they are a few of
 	// the node's objects (its players', among everyone's replicas).
 	prims []*entry
-	tomb  map[world.ObjectID]time.Duration
+	// entIDs and primIDs are the IDs of ents and prims, in the same order:
+	// inserting and removing an entry searches them, touching a few cache
+	// lines where a search through the entries touches an entry per step.
+	entIDs  []world.ObjectID
+	primIDs []world.ObjectID
+	tomb    map[world.ObjectID]time.Duration
 	// dropped: replicas this node dropped, and when (see dropGuard).
 	dropped map[world.ObjectID]time.Duration
 	want    map[world.ObjectID]*request
@@ -326,12 +331,26 @@ func (s *Store) changed(e *entry) {
 func (s *Store) insert(e *entry) {
 	s.changed(e)
 	s.objs.put(e.id, e)
-	i, _ := slices.BinarySearchFunc(s.ents, e.id, cmpEntry)
-	s.ents = slices.Insert(s.ents, i, e)
+	s.ents, s.entIDs = insertSorted(s.ents, s.entIDs, e)
 	if e.primary {
-		i, _ := slices.BinarySearchFunc(s.prims, e.id, cmpEntry)
-		s.prims = slices.Insert(s.prims, i, e)
+		s.prims, s.primIDs = insertSorted(s.prims, s.primIDs, e)
 	}
+}
+
+// insertSorted inserts e into ents, sorted by ID, and its ID at the same
+// index of ids, the IDs of ents.
+func insertSorted(ents []*entry, ids []world.ObjectID, e *entry) ([]*entry, []world.ObjectID) {
+	i, _ := slices.BinarySearch(ids, e.id)
+	return slices.Insert(ents, i, e), slices.Insert(ids, i, e.id)
+}
+
+// deleteSorted removes the entry of id, if any, from ents, sorted by ID,
+// and its ID from ids, the IDs of ents.
+func deleteSorted(ents []*entry, ids []world.ObjectID, id world.ObjectID) ([]*entry, []world.ObjectID) {
+	if i, ok := slices.BinarySearch(ids, id); ok {
+		return slices.Delete(ents, i, i+1), slices.Delete(ids, i, i+1)
+	}
+	return ents, ids
 }
 
 func (s *Store) remove(id world.ObjectID) {
@@ -340,13 +359,9 @@ func (s *Store) remove(id world.ObjectID) {
 	}
 	e := s.objs.get(id)
 	s.objs.del(id)
-	if i, ok := slices.BinarySearchFunc(s.ents, id, cmpEntry); ok {
-		s.ents = slices.Delete(s.ents, i, i+1)
-	}
+	s.ents, s.entIDs = deleteSorted(s.ents, s.entIDs, id)
 	if e != nil && e.primary {
-		if i, ok := slices.BinarySearchFunc(s.prims, id, cmpEntry); ok {
-			s.prims = slices.Delete(s.prims, i, i+1)
-		}
+		s.prims, s.primIDs = deleteSorted(s.prims, s.primIDs, id)
 	}
 	if e != nil {
 		s.recycle(e)
@@ -492,16 +507,6 @@ func (s *Store) Lookup(id world.ObjectID) (obj world.Object, primary, ok bool) {
 // Len returns the number of local objects (primaries and replicas).
 func (s *Store) Len() int { return len(s.ents) }
 
-func cmpEntry(e *entry, id world.ObjectID) int {
-	switch {
-	case e.id < id:
-		return -1
-	case e.id > id:
-		return 1
-	}
-	return 0
-}
-
 // Range calls fn for every local object in increasing ID order until fn
 // returns false. fn must not add or remove objects.
 func (s *Store) Range(fn func(obj world.Object, primary bool) bool) {
@@ -515,14 +520,10 @@ func (s *Store) Range(fn func(obj world.Object, primary bool) bool) {
 // IDs appends the IDs of local objects (primaries only if primaries) in
 // increasing order.
 func (s *Store) IDs(dst []world.ObjectID, primaries bool) []world.ObjectID {
-	ents := s.ents
 	if primaries {
-		ents = s.prims
+		return append(dst, s.primIDs...)
 	}
-	for _, e := range ents {
-		dst = append(dst, e.id)
-	}
-	return dst
+	return append(dst, s.entIDs...)
 }
 
 // Controller returns the controlling node of local primary id.
