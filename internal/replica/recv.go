@@ -184,7 +184,7 @@ func (s *Store) update(now time.Duration, from wire.NodeID, e *entry, u *wire.Up
 			dst, keep := s.scratchFor(e.kind), e.stage != s.stamp && s.stamp != 0
 			if keep {
 				if e.spare == nil {
-					e.spare = e.schema.NewState(e.id)
+					e.spare = s.cfg.Registry.Schema(e.kind).NewState(e.id)
 				}
 				dst = e.spare
 			}

@@ -28,8 +28,8 @@ type versioned struct {
 // history (delta bases), on a replica the states it acknowledged.
 type ring struct {
 	slots []versioned
-	head  int // index of the newest
-	n     int // valid slots
+	head  int32 // index of the newest
+	n     int32 // valid slots
 }
 
 func newRing(s *world.Schema, id world.ObjectID, sts []*world.State) ring {
@@ -39,17 +39,17 @@ func newRing(s *world.Schema, id world.ObjectID, sts []*world.State) ring {
 	for i := range r.slots {
 		r.slots[i].st = sts[i]
 	}
-	r.head = n - 1
+	r.head = int32(n - 1)
 	return r
 }
 
 // next returns the slot the next version goes to (the oldest).
-func (r *ring) next() *versioned { return &r.slots[(r.head+1)%len(r.slots)] }
+func (r *ring) next() *versioned { return &r.slots[(int(r.head)+1)%len(r.slots)] }
 
 // advance makes next() the newest.
 func (r *ring) advance() {
-	r.head = (r.head + 1) % len(r.slots)
-	r.n = min(r.n+1, len(r.slots))
+	r.head = int32((int(r.head) + 1) % len(r.slots))
+	r.n = min(r.n+1, int32(len(r.slots)))
 }
 
 func (r *ring) newest() *versioned {
@@ -61,7 +61,7 @@ func (r *ring) newest() *versioned {
 
 func (r *ring) find(v uint64) *world.State {
 	// From the newest back, without a division per slot.
-	j := r.head
+	j := int(r.head)
 	for range r.n {
 		if s := &r.slots[j]; s.v == v {
 			return s.st
@@ -91,18 +91,14 @@ type holder struct {
 func (h *holder) alive(now time.Duration) bool { return h.regUntil > now || h.pushUntil > now }
 
 type entry struct {
-	// The fields are ordered by use: receiving an update reads and writes
-	// the first ones (about 140 bytes), the frame's flush a few more.
-	id       world.ObjectID
-	version  uint64        // newest version (0: a handed-off object not yet confirmed)
-	produced time.Duration // primary time at which the newest version was current
-	st       *world.State  // obj.State(): what the game reads and writes
-	// A delta validated by Check, kept for Apply (see Store.BeginPacket):
-	// spare holds the new state when stage is the packet's stamp and the
-	// update is (stageVer, stageBase).
-	spare     *world.State
-	lastHeard time.Duration // replica side
-	from      wire.NodeID   // replica side: the primary's node
+	// The fields are grouped by use, a cache line (64 bytes) each: the
+	// entry is 256 bytes, a size class whose objects start on a line.
+	//
+	// Line 0: the lookups (Known, Wanted, the frame's walks) and every
+	// received update.
+	id        world.ObjectID
+	version   uint64      // newest version (0: a handed-off object not yet confirmed)
+	from      wire.NodeID // replica side: the primary's node
 	stage     uint32
 	kind      world.Kind
 	primary   bool
@@ -110,29 +106,36 @@ type entry struct {
 	handoff   bool // client: handed off, no state from the server yet
 	requested bool // replica side: this node asked for it (else pushed or attached)
 	dormant   bool // replica side: the primary was told it is out of view (TypeDormant)
-	hist      ring
-	stageVer  uint64
-	stageBase uint64
-
-	// replica side
 	// loc is the location of st when the store last changed it (changed):
 	// a replica's state changes only through the store, so flushReplica
 	// reads it here, in the entry, instead of from the state.
-	loc          world.Point
+	loc world.Point
+
+	// Line 1: a received update and the frame's walk of the replicas.
+	obj          world.Object
+	st           *world.State  // obj.State(): what the game reads and writes
+	lastHeard    time.Duration // replica side
 	lastNeeded   time.Duration
 	lastRegister time.Duration
+	// A delta validated by Check, kept for Apply (see Store.BeginPacket):
+	// spare holds the new state when stage is the packet's stamp and the
+	// update is (stageVer, stageBase).
+	spare    *world.State
+	produced time.Duration // primary time at which the newest version was current
 
-	// primary side
+	// Line 2: the version ring, for updates received and sent.
+	hist        ring
+	stageVer    uint64
+	stageBase   uint64
+	controller  wire.NodeID // the node whose player controls it
+	lastHandoff time.Duration
+
+	// Line 3: the primary's holders.
 	holders []holder // sorted by node
 	// hnodes is holders' nodes, in the same order: every acknowledgement
 	// received searches them, and they fit in a cache line or two where
 	// the holders span many.
-	hnodes     []wire.NodeID
-	controller wire.NodeID // the node whose player controls it
-
-	schema      *world.Schema
-	obj         world.Object
-	lastHandoff time.Duration
+	hnodes      []wire.NodeID
 	nextHandoff time.Duration
 }
 
@@ -405,7 +408,7 @@ func (s *Store) reuseRing(e *entry) bool {
 		r.hist.slots[i].v = 0
 		r.hist.slots[i].st.ResetAs(e.id)
 	}
-	r.hist.head, r.hist.n = len(r.hist.slots)-1, 0
+	r.hist.head, r.hist.n = int32(len(r.hist.slots)-1), 0
 	if r.spare != nil {
 		r.spare.ResetAs(e.id)
 	}
@@ -422,7 +425,7 @@ func (s *Store) newEntry(obj world.Object, st *world.State) (*entry, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w (%q)", world.ErrUnregistered, st.Schema().Name())
 	}
-	e := &entry{id: st.ID(), kind: k, schema: st.Schema(), obj: obj, st: st}
+	e := &entry{id: st.ID(), kind: k, obj: obj, st: st}
 	if !s.reuseRing(e) {
 		e.hist = newRing(st.Schema(), st.ID(), s.ringScratch())
 	}
