@@ -395,7 +395,11 @@ func (s *Store) recycle(e *entry) {
 }
 
 // reuseRing gives e, a new entry of object id, a recycled ring and spare
-// state of its kind, reset as new ones, if there is one.
+// state of its kind, if there is one. The ring is emptied but its States
+// keep the removed object's ID and values (clearing them would write every
+// line of them): a slot's State is written whole, ID included, before the
+// slot holds a version (CopyFrom, or ApplyDelta from a base of e; see
+// update for a full state), and the spare before it is staged.
 func (s *Store) reuseRing(e *entry) bool {
 	if int(e.kind) >= len(s.rings) || len(s.rings[e.kind]) == 0 {
 		return false
@@ -406,12 +410,8 @@ func (s *Store) reuseRing(e *entry) bool {
 	s.rings[e.kind] = fl[:len(fl)-1]
 	for i := range r.hist.slots {
 		r.hist.slots[i].v = 0
-		r.hist.slots[i].st.ResetAs(e.id)
 	}
 	r.hist.head, r.hist.n = int32(len(r.hist.slots)-1), 0
-	if r.spare != nil {
-		r.spare.ResetAs(e.id)
-	}
 	e.hist, e.spare = r.hist, r.spare
 	s.reused++
 	return true
