@@ -209,11 +209,11 @@ func (s *Store) update(now time.Duration, from wire.NodeID, e *entry, u *wire.Up
 	if e == nil {
 		// Only an absent object can be tombstoned: tombs are set when an
 		// entry is removed, and no entry is added for a tombstoned ID.
-		if _, dead := s.tomb[u.ID]; dead {
+		if s.tomb.has(u.ID) {
 			s.stats.Ignored++
 			return nil
 		}
-		if t, ok := s.dropped[u.ID]; ok && now-t <= dropGuard && s.want[u.ID] == nil {
+		if t, ok := s.dropped.get(u.ID); ok && now-t <= dropGuard && s.want[u.ID] == nil {
 			// A full state sent before our drop reached the primary: it
 			// would make an orphan replica that nobody updates.
 			s.stats.Ignored++
@@ -391,7 +391,7 @@ func (s *Store) ids1(now time.Duration, from wire.NodeID, t wire.Type, id world.
 	case wire.TypeDelete:
 		if e != nil && !e.primary && e.from == from {
 			s.remove(id)
-			s.tomb[id] = now
+			s.tomb.set(id, now)
 		} else if e == nil {
 			if r, ok := s.want[id]; ok && r.from == from {
 				delete(s.want, id)
@@ -410,7 +410,7 @@ func (s *Store) handoffIn(now time.Duration, from wire.NodeID, h wire.Handoff, a
 	if s.objs.get(h.ID) != nil {
 		return nil // a retransmission: the server already has it
 	}
-	if _, dead := s.tomb[h.ID]; dead {
+	if s.tomb.has(h.ID) {
 		s.stats.Ignored++
 		return nil
 	}

@@ -209,9 +209,9 @@ type Store struct {
 	// lines where a search through the entries touches an entry per step.
 	entIDs  []world.ObjectID
 	primIDs []world.ObjectID
-	tomb    map[world.ObjectID]time.Duration
+	tomb    expiring // deleted objects, and when (see Config.TombstoneTTL)
 	// dropped: replicas this node dropped, and when (see dropGuard).
-	dropped map[world.ObjectID]time.Duration
+	dropped expiring
 	want    map[world.ObjectID]*request
 
 	stats Stats
@@ -285,8 +285,8 @@ func NewStore(cfg Config) (*Store, error) {
 		return nil, err
 	}
 	return &Store{cfg: cfg, dims: cfg.Registry.Space().Dims(),
-		tomb:    map[world.ObjectID]time.Duration{},
-		dropped: map[world.ObjectID]time.Duration{},
+		tomb:    newExpiring(),
+		dropped: newExpiring(),
 		want:    map[world.ObjectID]*request{},
 		scratch: make([]*world.State, cfg.Registry.Len()+1)}, nil
 }
@@ -443,7 +443,7 @@ func (s *Store) AddPrimary(now time.Duration, obj world.Object, controller wire.
 	if s.objs.get(st.ID()) != nil {
 		return fmt.Errorf("%w: %v", ErrExists, st.ID())
 	}
-	if _, ok := s.tomb[st.ID()]; ok {
+	if s.tomb.has(st.ID()) {
 		return fmt.Errorf("%w: %v", ErrDeleted, st.ID())
 	}
 	e, err := s.newEntry(obj, st)
@@ -468,7 +468,7 @@ func (s *Store) Handoff(now time.Duration, obj world.Object, server wire.NodeID)
 	if s.objs.get(st.ID()) != nil {
 		return fmt.Errorf("%w: %v", ErrExists, st.ID())
 	}
-	if _, ok := s.tomb[st.ID()]; ok {
+	if s.tomb.has(st.ID()) {
 		return fmt.Errorf("%w: %v", ErrDeleted, st.ID())
 	}
 	e, err := s.newEntry(obj, st)
@@ -494,7 +494,7 @@ func (s *Store) Delete(now time.Duration, id world.ObjectID) error {
 		s.idq = append(s.idq, idMsg{to: h.node, typ: wire.TypeDelete, id: id})
 	}
 	s.remove(id)
-	s.tomb[id] = now
+	s.tomb.set(id, now)
 	return nil
 }
 
@@ -639,7 +639,7 @@ func (s *Store) Want(now time.Duration, id world.ObjectID, from wire.NodeID, unt
 		}
 		return
 	}
-	if _, dead := s.tomb[id]; dead {
+	if s.tomb.has(id) {
 		return
 	}
 	if r, ok := s.want[id]; ok {

@@ -52,16 +52,8 @@ func (s *Store) flush(now time.Duration, boxes []world.Box, vf View, o *wire.Out
 	s.encodeHandoffs(now, o)
 	s.encodeWrites(o)
 	s.encodeIDs(o)
-	for id, t := range s.tomb {
-		if now-t > s.cfg.TombstoneTTL {
-			delete(s.tomb, id)
-		}
-	}
-	for id, t := range s.dropped {
-		if now-t > dropGuard {
-			delete(s.dropped, id)
-		}
-	}
+	s.tomb.expire(now, s.cfg.TombstoneTTL)
+	s.dropped.expire(now, dropGuard)
 }
 
 // Answer sends, at once, the full state of every local primary to each
@@ -184,7 +176,7 @@ func (s *Store) flushReplica(now time.Duration, e *entry, boxes []world.Box, vf 
 		} else if now-e.lastNeeded > s.cfg.ReplicaLinger {
 			s.stats.Dropped++
 			s.idq = append(s.idq, idMsg{to: e.from, typ: wire.TypeDrop, id: e.id})
-			s.dropped[e.id] = now
+			s.dropped.set(e.id, now)
 			s.remove(e.id)
 			return
 		} else if s.cfg.DormantEvery > 0 && !e.dormant && now-e.lastNeeded >= s.cfg.DormantAfter {
