@@ -253,6 +253,9 @@ type Store struct {
 	// recycling is tested against.
 	noRecycle bool
 	reused    int // rings reused (for tests)
+	// handedOff: Handoff was called; until then no entry is handed off,
+	// and the flush does not walk the entries for handoffs to send.
+	handedOff bool
 	wr        wire.Writes
 	idl       wire.IDs
 	ho        wire.Handoffs
@@ -479,6 +482,7 @@ func (s *Store) Handoff(now time.Duration, obj world.Object, server wire.NodeID)
 		return err
 	}
 	e.from, e.handoff, e.lastHeard, e.lastNeeded = server, true, now, now
+	s.handedOff = true
 	s.insert(e)
 	return nil
 }

@@ -329,6 +329,9 @@ func (s *Store) encodeAcks(o *wire.Outbox) {
 }
 
 func (s *Store) encodeHandoffs(now time.Duration, o *wire.Outbox) {
+	if !s.handedOff {
+		return // (a walk of every entry, for nothing)
+	}
 	for _, e := range s.ents {
 		if e.primary || !e.handoff || now < e.nextHandoff {
 			continue
