@@ -245,7 +245,6 @@ type Store struct {
 	sends   []send
 	acks    []ackMsg
 	wantIDs []world.ObjectID
-	entSnap []*entry
 	dbuf    []byte
 	ring    []*world.State // for newRing
 	rings   [][]spareRing  // per kind: rings of removed entries, for new ones

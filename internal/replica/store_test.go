@@ -602,3 +602,40 @@ func newPair(t *testing.T, mod func(*Config)) (a, b *Store, stores map[wire.Node
 	b.Want(0, st.ID(), 1, time.Hour)
 	return a, b, stores, st
 }
+
+// TestFlushRemovesInWalk: one flush times out every replica not heard from
+// for ReplicaTimeout, however they lie in the entry list (runs of them,
+// the first, the last), and keeps the others.
+func TestFlushRemovesInWalk(t *testing.T) {
+	for seed := uint64(1); seed <= 50; seed++ {
+		r := rand.New(rand.NewPCG(seed, 29))
+		s := newStore(t, 2, nil)
+		const objs = 40
+		quiet := map[world.ObjectID]bool{}
+		for k := range objs {
+			id := world.MakeObjectID(1, uint32(k+1))
+			at := 5 * time.Second // heard recently
+			if r.IntN(2) == 0 {
+				at, quiet[id] = 0, true
+			}
+			b, mark := wire.BeginUpdates(wire.AppendHeader(nil), at)
+			u := wire.Update{ID: id, Version: 1, Kind: 1, Data: world.AppendDelta(nil, nil, schema.NewState(id))}
+			b = wire.EndUpdates(wire.AppendUpdateEntry(b, &u), mark)
+			s.BeginPacket()
+			if err := checkThenApply(s, at, 1, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var o wire.Outbox
+		s.Flush(6*time.Second, nil, &o)
+		if got := s.Stats().Timeouts; got != int64(len(quiet)) {
+			t.Fatalf("seed %d: %d replicas timed out, want %d", seed, got, len(quiet))
+		}
+		for k := range objs {
+			id := world.MakeObjectID(1, uint32(k+1))
+			if _, _, ok := s.Lookup(id); ok == quiet[id] {
+				t.Fatalf("seed %d: replica %v held %v after the flush, quiet %v", seed, id, ok, quiet[id])
+			}
+		}
+	}
+}

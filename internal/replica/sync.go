@@ -37,15 +37,17 @@ func (s *Store) flush(now time.Duration, boxes []world.Box, vf View, o *wire.Out
 		s.flushPrimary(now, e)
 	}
 	s.sortSends() // (sendsTo searches them)
-	// Replica side, in ID order; removal edits s.ents, so walk a snapshot.
-	ents := append(s.entSnap[:0], s.ents...)
-	for _, e := range ents {
+	// Replica side, in ID order. flushReplica may remove e (and nothing
+	// else): then the next entry has taken its index.
+	for i := 0; i < len(s.ents); {
+		e, n := s.ents[i], len(s.ents)
 		if !e.primary {
 			s.flushReplica(now, e, boxes, vf)
 		}
+		if len(s.ents) == n {
+			i++
+		}
 	}
-	clear(ents)
-	s.entSnap = ents[:0]
 	s.flushRequests(now)
 	s.encodeUpdates(now, o)
 	s.encodeAcks(o)
