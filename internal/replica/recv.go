@@ -184,7 +184,7 @@ func (s *Store) update(now time.Duration, from wire.NodeID, e *entry, u *wire.Up
 			dst, keep := s.scratchFor(e.kind), e.stage != s.stamp && s.stamp != 0
 			if keep {
 				if e.spare == nil {
-					e.spare = e.schema.NewState(e.id)
+					e.spare = s.cfg.Registry.Schema(e.kind).NewState(e.id)
 				}
 				dst = e.spare
 			}
@@ -209,11 +209,11 @@ func (s *Store) update(now time.Duration, from wire.NodeID, e *entry, u *wire.Up
 	if e == nil {
 		// Only an absent object can be tombstoned: tombs are set when an
 		// entry is removed, and no entry is added for a tombstoned ID.
-		if _, dead := s.tomb[u.ID]; dead {
+		if s.tomb.has(u.ID) {
 			s.stats.Ignored++
 			return nil
 		}
-		if t, ok := s.dropped[u.ID]; ok && now-t <= dropGuard && s.want[u.ID] == nil {
+		if t, ok := s.dropped.get(u.ID); ok && now-t <= dropGuard && s.want[u.ID] == nil {
 			// A full state sent before our drop reached the primary: it
 			// would make an orphan replica that nobody updates.
 			s.stats.Ignored++
@@ -268,6 +268,11 @@ func (s *Store) update(now time.Duration, from wire.NodeID, e *entry, u *wire.Up
 		}
 	}
 	slot := e.hist.next()
+	if !staged && base == nil && slot.st.ID() != e.id {
+		// A recycled State that never held a version of e (see reuseRing):
+		// decoding a full state keeps the destination's ID.
+		slot.st.ResetAs(e.id)
+	}
 	if staged {
 		slot.st, e.spare = e.spare, slot.st // Check decoded it
 		e.stageVer = 0
@@ -386,7 +391,7 @@ func (s *Store) ids1(now time.Duration, from wire.NodeID, t wire.Type, id world.
 	case wire.TypeDelete:
 		if e != nil && !e.primary && e.from == from {
 			s.remove(id)
-			s.tomb[id] = now
+			s.tomb.set(id, now)
 		} else if e == nil {
 			if r, ok := s.want[id]; ok && r.from == from {
 				delete(s.want, id)
@@ -405,7 +410,7 @@ func (s *Store) handoffIn(now time.Duration, from wire.NodeID, h wire.Handoff, a
 	if s.objs.get(h.ID) != nil {
 		return nil // a retransmission: the server already has it
 	}
-	if _, dead := s.tomb[h.ID]; dead {
+	if s.tomb.has(h.ID) {
 		s.stats.Ignored++
 		return nil
 	}

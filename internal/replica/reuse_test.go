@@ -124,8 +124,8 @@ func TestBriefsMatchObjects(t *testing.T) {
 // and deletions (objects leave and come back) to two stores: one reuses
 // the rings of removed entries for new ones, the other allocates every
 // ring (the reference). After every packet both must hold the same
-// objects, versions, states and synced states, and every state must carry
-// its object's ID.
+// objects, versions, states and synced states (and every version held as a
+// delta base), and every state must carry its object's ID.
 func TestRecycledRings(t *testing.T) {
 	reused := 0
 	for seed := uint64(1); seed <= 200; seed++ {
@@ -196,6 +196,22 @@ func TestRecycledRings(t *testing.T) {
 			if fast.Stats() != ref.Stats() {
 				t.Fatalf("seed %d packet %d: stats %+v recycling, %+v not", seed, pk, fast.Stats(), ref.Stats())
 			}
+			// Every version held, not only the newest: the delta bases.
+			for i, e := range fast.ents {
+				f := ref.ents[i]
+				if e.hist.n != f.hist.n {
+					t.Fatalf("seed %d packet %d: object %v holds %d versions recycling, %d not", seed, pk, e.id, e.hist.n, f.hist.n)
+				}
+				for k, j := int32(0), int(f.hist.head); k < f.hist.n; k++ {
+					v := f.hist.slots[j].v
+					if st := e.hist.find(v); st == nil || !st.Equal(f.hist.slots[j].st) {
+						t.Fatalf("seed %d packet %d: object %v version %d differs recycling", seed, pk, e.id, v)
+					}
+					if j--; j < 0 {
+						j = len(f.hist.slots) - 1
+					}
+				}
+			}
 		}
 		reused += fast.reused
 		if ref.reused != 0 {
@@ -209,8 +225,9 @@ func TestRecycledRings(t *testing.T) {
 }
 
 // TestPrimariesList: the store's list of primaries is always its entries
-// that are primaries, in ID order, through random additions and deletions
-// of primaries and arrivals and drops of replicas.
+// that are primaries, in ID order, and its arrays of IDs are always those
+// of its entries and primaries, through random additions and deletions of
+// primaries and arrivals and drops of replicas.
 func TestPrimariesList(t *testing.T) {
 	for seed := uint64(1); seed <= 50; seed++ {
 		r := rand.New(rand.NewPCG(seed, 13))
@@ -256,6 +273,18 @@ func TestPrimariesList(t *testing.T) {
 			}
 			if !slices.Equal(s.prims, want) {
 				t.Fatalf("seed %d op %d: %d primaries listed, %d among the entries", seed, op, len(s.prims), len(want))
+			}
+			for _, l := range []struct {
+				ents []*entry
+				ids  []world.ObjectID
+			}{{s.ents, s.entIDs}, {s.prims, s.primIDs}} {
+				ids := make([]world.ObjectID, len(l.ents))
+				for i, e := range l.ents {
+					ids[i] = e.id
+				}
+				if !slices.Equal(l.ids, ids) || !slices.IsSorted(ids) {
+					t.Fatalf("seed %d op %d: IDs %v listed, entries of %v", seed, op, l.ids, ids)
+				}
 			}
 		}
 	}

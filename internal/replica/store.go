@@ -28,8 +28,8 @@ type versioned struct {
 // history (delta bases), on a replica the states it acknowledged.
 type ring struct {
 	slots []versioned
-	head  int // index of the newest
-	n     int // valid slots
+	head  int32 // index of the newest
+	n     int32 // valid slots
 }
 
 func newRing(s *world.Schema, id world.ObjectID, sts []*world.State) ring {
@@ -39,17 +39,17 @@ func newRing(s *world.Schema, id world.ObjectID, sts []*world.State) ring {
 	for i := range r.slots {
 		r.slots[i].st = sts[i]
 	}
-	r.head = n - 1
+	r.head = int32(n - 1)
 	return r
 }
 
 // next returns the slot the next version goes to (the oldest).
-func (r *ring) next() *versioned { return &r.slots[(r.head+1)%len(r.slots)] }
+func (r *ring) next() *versioned { return &r.slots[(int(r.head)+1)%len(r.slots)] }
 
 // advance makes next() the newest.
 func (r *ring) advance() {
-	r.head = (r.head + 1) % len(r.slots)
-	r.n = min(r.n+1, len(r.slots))
+	r.head = int32((int(r.head) + 1) % len(r.slots))
+	r.n = min(r.n+1, int32(len(r.slots)))
 }
 
 func (r *ring) newest() *versioned {
@@ -61,7 +61,7 @@ func (r *ring) newest() *versioned {
 
 func (r *ring) find(v uint64) *world.State {
 	// From the newest back, without a division per slot.
-	j := r.head
+	j := int(r.head)
 	for range r.n {
 		if s := &r.slots[j]; s.v == v {
 			return s.st
@@ -91,18 +91,14 @@ type holder struct {
 func (h *holder) alive(now time.Duration) bool { return h.regUntil > now || h.pushUntil > now }
 
 type entry struct {
-	// The fields are ordered by use: receiving an update reads and writes
-	// the first ones (about 140 bytes), the frame's flush a few more.
-	id       world.ObjectID
-	version  uint64        // newest version (0: a handed-off object not yet confirmed)
-	produced time.Duration // primary time at which the newest version was current
-	st       *world.State  // obj.State(): what the game reads and writes
-	// A delta validated by Check, kept for Apply (see Store.BeginPacket):
-	// spare holds the new state when stage is the packet's stamp and the
-	// update is (stageVer, stageBase).
-	spare     *world.State
-	lastHeard time.Duration // replica side
-	from      wire.NodeID   // replica side: the primary's node
+	// The fields are grouped by use, a cache line (64 bytes) each: the
+	// entry is 256 bytes, a size class whose objects start on a line.
+	//
+	// Line 0: the lookups (Known, Wanted, the frame's walks) and every
+	// received update.
+	id        world.ObjectID
+	version   uint64      // newest version (0: a handed-off object not yet confirmed)
+	from      wire.NodeID // replica side: the primary's node
 	stage     uint32
 	kind      world.Kind
 	primary   bool
@@ -110,29 +106,36 @@ type entry struct {
 	handoff   bool // client: handed off, no state from the server yet
 	requested bool // replica side: this node asked for it (else pushed or attached)
 	dormant   bool // replica side: the primary was told it is out of view (TypeDormant)
-	hist      ring
-	stageVer  uint64
-	stageBase uint64
-
-	// replica side
 	// loc is the location of st when the store last changed it (changed):
 	// a replica's state changes only through the store, so flushReplica
 	// reads it here, in the entry, instead of from the state.
-	loc          world.Point
+	loc world.Point
+
+	// Line 1: a received update and the frame's walk of the replicas.
+	obj          world.Object
+	st           *world.State  // obj.State(): what the game reads and writes
+	lastHeard    time.Duration // replica side
 	lastNeeded   time.Duration
 	lastRegister time.Duration
+	// A delta validated by Check, kept for Apply (see Store.BeginPacket):
+	// spare holds the new state when stage is the packet's stamp and the
+	// update is (stageVer, stageBase).
+	spare    *world.State
+	produced time.Duration // primary time at which the newest version was current
 
-	// primary side
+	// Line 2: the version ring, for updates received and sent.
+	hist        ring
+	stageVer    uint64
+	stageBase   uint64
+	controller  wire.NodeID // the node whose player controls it
+	lastHandoff time.Duration
+
+	// Line 3: the primary's holders.
 	holders []holder // sorted by node
 	// hnodes is holders' nodes, in the same order: every acknowledgement
 	// received searches them, and they fit in a cache line or two where
 	// the holders span many.
-	hnodes     []wire.NodeID
-	controller wire.NodeID // the node whose player controls it
-
-	schema      *world.Schema
-	obj         world.Object
-	lastHandoff time.Duration
+	hnodes      []wire.NodeID
 	nextHandoff time.Duration
 }
 
@@ -193,27 +196,48 @@ type Stats struct {
 
 // Store is a node's local object store and replica manager.
 type Store struct {
+	// What every received packet reads and writes comes first, in a few
+	// cache lines (a node's store is cold when a packet arrives: each line
+	// touched is a miss at 10,000 players): the packet stamps, the table,
+	// what Check decoded for Apply, the counters and the member record.
+	stamp    uint32 // packets begun (BeginPacket)
+	updStamp uint32
+	ackStamp uint32
+	applied  bool  // Apply ran since BeginPacket
+	track    bool  // record insertions, removals and changes in member
+	objs     table // ID -> entry
+	// What Check decoded of the packet's latest updates frame (body
+	// updBody, in upd) and the entries of its updates, for Apply.
+	updBody []byte
+	updEnts []*entry
+	upd     wire.Updates
+	scratch []*world.State // per kind, for validation
+	member  []Change       // since Members
+	answer  []idMsg        // registrations of new holders, answered by Answer
+	stats   Stats
+	// The packet's latest acks frame Check decoded (body ackBody, in ack).
+	ackBody []byte
+	ack     wire.Acks
+
 	cfg  Config
 	dims int
-	objs table    // ID -> entry
 	ents []*entry // the values of objs, sorted by ID (dense, for walks)
 	// prims is the primaries of ents, sorted by ID: a frame walks them
 	// several times (think order, commit, flush), and they are a few of
 	// the node's objects (its players', among everyone's replicas).
 	prims []*entry
-	tomb  map[world.ObjectID]time.Duration
+	// entIDs and primIDs are the IDs of ents and prims, in the same order:
+	// inserting and removing an entry searches them, touching a few cache
+	// lines where a search through the entries touches an entry per step.
+	entIDs  []world.ObjectID
+	primIDs []world.ObjectID
+	tomb    expiring // deleted objects, and when (see Config.TombstoneTTL)
 	// dropped: replicas this node dropped, and when (see dropGuard).
-	dropped map[world.ObjectID]time.Duration
+	dropped expiring
 	want    map[world.ObjectID]*request
-
-	stats Stats
 
 	// queued outputs
 	idq    []idMsg
-	answer []idMsg // registrations of new holders, answered by Answer
-
-	track  bool     // record insertions, removals and changes in member
-	member []Change // since Members
 	writes []pendingWrite
 	wbuf   []byte
 
@@ -221,30 +245,19 @@ type Store struct {
 	sends   []send
 	acks    []ackMsg
 	wantIDs []world.ObjectID
-	entSnap []*entry
 	dbuf    []byte
-	scratch []*world.State // per kind, for validation
 	ring    []*world.State // for newRing
 	rings   [][]spareRing  // per kind: rings of removed entries, for new ones
 	// noRecycle makes every entry allocate its ring: the reference the
 	// recycling is tested against.
 	noRecycle bool
-	reused    int    // rings reused (for tests)
-	stamp     uint32 // packets begun (BeginPacket)
-	applied   bool   // Apply ran since BeginPacket
-	// What Check decoded of the packet's latest updates frame (body
-	// updBody, in upd) and the entries of its updates, for Apply.
-	updStamp uint32
-	updBody  []byte
-	updEnts  []*entry
-	// The packet's latest acks frame Check decoded (body ackBody, in ack).
-	ackStamp uint32
-	ackBody  []byte
-	upd      wire.Updates
-	ack      wire.Acks
-	wr       wire.Writes
-	idl      wire.IDs
-	ho       wire.Handoffs
+	reused    int // rings reused (for tests)
+	// handedOff: Handoff was called; until then no entry is handed off,
+	// and the flush does not walk the entries for handoffs to send.
+	handedOff bool
+	wr        wire.Writes
+	idl       wire.IDs
+	ho        wire.Handoffs
 }
 
 type idMsg struct {
@@ -277,8 +290,8 @@ func NewStore(cfg Config) (*Store, error) {
 		return nil, err
 	}
 	return &Store{cfg: cfg, dims: cfg.Registry.Space().Dims(),
-		tomb:    map[world.ObjectID]time.Duration{},
-		dropped: map[world.ObjectID]time.Duration{},
+		tomb:    newExpiring(),
+		dropped: newExpiring(),
 		want:    map[world.ObjectID]*request{},
 		scratch: make([]*world.State, cfg.Registry.Len()+1)}, nil
 }
@@ -307,7 +320,20 @@ type Change struct {
 // call (in the order it happened; an ID may repeat) and forgets them. It
 // records nothing unless TrackMembers was called. Changes made through an
 // object's State directly, outside the store, are not seen.
+//
+// Given an empty dst with room (dst[:0] of the previous result, say), it
+// returns the store's own record instead of copying it, and keeps dst's
+// array for the next records: the caller must not use dst's array after
+// the call (clearing it first spares the collector stale references).
 func (s *Store) Members(dst []Change) []Change {
+	if len(dst) == 0 && cap(dst) > 0 {
+		// Every frame of a node: no copy of the record, and no clearing
+		// of it (two passes over memory long out of cache at 10,000
+		// players).
+		out := s.member
+		s.member = dst
+		return out
+	}
 	dst = append(dst, s.member...)
 	clear(s.member)
 	s.member = s.member[:0]
@@ -326,12 +352,26 @@ func (s *Store) changed(e *entry) {
 func (s *Store) insert(e *entry) {
 	s.changed(e)
 	s.objs.put(e.id, e)
-	i, _ := slices.BinarySearchFunc(s.ents, e.id, cmpEntry)
-	s.ents = slices.Insert(s.ents, i, e)
+	s.ents, s.entIDs = insertSorted(s.ents, s.entIDs, e)
 	if e.primary {
-		i, _ := slices.BinarySearchFunc(s.prims, e.id, cmpEntry)
-		s.prims = slices.Insert(s.prims, i, e)
+		s.prims, s.primIDs = insertSorted(s.prims, s.primIDs, e)
 	}
+}
+
+// insertSorted inserts e into ents, sorted by ID, and its ID at the same
+// index of ids, the IDs of ents.
+func insertSorted(ents []*entry, ids []world.ObjectID, e *entry) ([]*entry, []world.ObjectID) {
+	i, _ := slices.BinarySearch(ids, e.id)
+	return slices.Insert(ents, i, e), slices.Insert(ids, i, e.id)
+}
+
+// deleteSorted removes the entry of id, if any, from ents, sorted by ID,
+// and its ID from ids, the IDs of ents.
+func deleteSorted(ents []*entry, ids []world.ObjectID, id world.ObjectID) ([]*entry, []world.ObjectID) {
+	if i, ok := slices.BinarySearch(ids, id); ok {
+		return slices.Delete(ents, i, i+1), slices.Delete(ids, i, i+1)
+	}
+	return ents, ids
 }
 
 func (s *Store) remove(id world.ObjectID) {
@@ -340,13 +380,9 @@ func (s *Store) remove(id world.ObjectID) {
 	}
 	e := s.objs.get(id)
 	s.objs.del(id)
-	if i, ok := slices.BinarySearchFunc(s.ents, id, cmpEntry); ok {
-		s.ents = slices.Delete(s.ents, i, i+1)
-	}
+	s.ents, s.entIDs = deleteSorted(s.ents, s.entIDs, id)
 	if e != nil && e.primary {
-		if i, ok := slices.BinarySearchFunc(s.prims, id, cmpEntry); ok {
-			s.prims = slices.Delete(s.prims, i, i+1)
-		}
+		s.prims, s.primIDs = deleteSorted(s.prims, s.primIDs, id)
 	}
 	if e != nil {
 		s.recycle(e)
@@ -377,7 +413,11 @@ func (s *Store) recycle(e *entry) {
 }
 
 // reuseRing gives e, a new entry of object id, a recycled ring and spare
-// state of its kind, reset as new ones, if there is one.
+// state of its kind, if there is one. The ring is emptied but its States
+// keep the removed object's ID and values (clearing them would write every
+// line of them): a slot's State is written whole, ID included, before the
+// slot holds a version (CopyFrom, or ApplyDelta from a base of e; see
+// update for a full state), and the spare before it is staged.
 func (s *Store) reuseRing(e *entry) bool {
 	if int(e.kind) >= len(s.rings) || len(s.rings[e.kind]) == 0 {
 		return false
@@ -388,12 +428,8 @@ func (s *Store) reuseRing(e *entry) bool {
 	s.rings[e.kind] = fl[:len(fl)-1]
 	for i := range r.hist.slots {
 		r.hist.slots[i].v = 0
-		r.hist.slots[i].st.ResetAs(e.id)
 	}
-	r.hist.head, r.hist.n = len(r.hist.slots)-1, 0
-	if r.spare != nil {
-		r.spare.ResetAs(e.id)
-	}
+	r.hist.head, r.hist.n = int32(len(r.hist.slots)-1), 0
 	e.hist, e.spare = r.hist, r.spare
 	s.reused++
 	return true
@@ -407,7 +443,7 @@ func (s *Store) newEntry(obj world.Object, st *world.State) (*entry, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w (%q)", world.ErrUnregistered, st.Schema().Name())
 	}
-	e := &entry{id: st.ID(), kind: k, schema: st.Schema(), obj: obj, st: st}
+	e := &entry{id: st.ID(), kind: k, obj: obj, st: st}
 	if !s.reuseRing(e) {
 		e.hist = newRing(st.Schema(), st.ID(), s.ringScratch())
 	}
@@ -425,7 +461,7 @@ func (s *Store) AddPrimary(now time.Duration, obj world.Object, controller wire.
 	if s.objs.get(st.ID()) != nil {
 		return fmt.Errorf("%w: %v", ErrExists, st.ID())
 	}
-	if _, ok := s.tomb[st.ID()]; ok {
+	if s.tomb.has(st.ID()) {
 		return fmt.Errorf("%w: %v", ErrDeleted, st.ID())
 	}
 	e, err := s.newEntry(obj, st)
@@ -450,7 +486,7 @@ func (s *Store) Handoff(now time.Duration, obj world.Object, server wire.NodeID)
 	if s.objs.get(st.ID()) != nil {
 		return fmt.Errorf("%w: %v", ErrExists, st.ID())
 	}
-	if _, ok := s.tomb[st.ID()]; ok {
+	if s.tomb.has(st.ID()) {
 		return fmt.Errorf("%w: %v", ErrDeleted, st.ID())
 	}
 	e, err := s.newEntry(obj, st)
@@ -458,6 +494,7 @@ func (s *Store) Handoff(now time.Duration, obj world.Object, server wire.NodeID)
 		return err
 	}
 	e.from, e.handoff, e.lastHeard, e.lastNeeded = server, true, now, now
+	s.handedOff = true
 	s.insert(e)
 	return nil
 }
@@ -476,7 +513,7 @@ func (s *Store) Delete(now time.Duration, id world.ObjectID) error {
 		s.idq = append(s.idq, idMsg{to: h.node, typ: wire.TypeDelete, id: id})
 	}
 	s.remove(id)
-	s.tomb[id] = now
+	s.tomb.set(id, now)
 	return nil
 }
 
@@ -492,16 +529,6 @@ func (s *Store) Lookup(id world.ObjectID) (obj world.Object, primary, ok bool) {
 // Len returns the number of local objects (primaries and replicas).
 func (s *Store) Len() int { return len(s.ents) }
 
-func cmpEntry(e *entry, id world.ObjectID) int {
-	switch {
-	case e.id < id:
-		return -1
-	case e.id > id:
-		return 1
-	}
-	return 0
-}
-
 // Range calls fn for every local object in increasing ID order until fn
 // returns false. fn must not add or remove objects.
 func (s *Store) Range(fn func(obj world.Object, primary bool) bool) {
@@ -515,14 +542,10 @@ func (s *Store) Range(fn func(obj world.Object, primary bool) bool) {
 // IDs appends the IDs of local objects (primaries only if primaries) in
 // increasing order.
 func (s *Store) IDs(dst []world.ObjectID, primaries bool) []world.ObjectID {
-	ents := s.ents
 	if primaries {
-		ents = s.prims
+		return append(dst, s.primIDs...)
 	}
-	for _, e := range ents {
-		dst = append(dst, e.id)
-	}
-	return dst
+	return append(dst, s.entIDs...)
 }
 
 // Controller returns the controlling node of local primary id.
@@ -635,7 +658,7 @@ func (s *Store) Want(now time.Duration, id world.ObjectID, from wire.NodeID, unt
 		}
 		return
 	}
-	if _, dead := s.tomb[id]; dead {
+	if s.tomb.has(id) {
 		return
 	}
 	if r, ok := s.want[id]; ok {

@@ -607,3 +607,112 @@ func newPair(t *testing.T, mod func(*Config)) (a, b *Store, stores map[wire.Node
 	b.Want(0, st.ID(), 1, time.Hour)
 	return a, b, stores, st
 }
+
+// TestFlushRemovesInWalk: one flush times out every replica not heard from
+// for ReplicaTimeout, however they lie in the entry list (runs of them,
+// the first, the last), and keeps the others.
+func TestFlushRemovesInWalk(t *testing.T) {
+	for seed := uint64(1); seed <= 50; seed++ {
+		r := rand.New(rand.NewPCG(seed, 29))
+		s := newStore(t, 2, nil)
+		const objs = 40
+		quiet := map[world.ObjectID]bool{}
+		for k := range objs {
+			id := world.MakeObjectID(1, uint32(k+1))
+			at := 5 * time.Second // heard recently
+			if r.IntN(2) == 0 {
+				at, quiet[id] = 0, true
+			}
+			b, mark := wire.BeginUpdates(wire.AppendHeader(nil), at)
+			u := wire.Update{ID: id, Version: 1, Kind: 1, Data: world.AppendDelta(nil, nil, schema.NewState(id))}
+			b = wire.EndUpdates(wire.AppendUpdateEntry(b, &u), mark)
+			s.BeginPacket()
+			if err := checkThenApply(s, at, 1, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var o wire.Outbox
+		s.Flush(6*time.Second, nil, &o)
+		if got := s.Stats().Timeouts; got != int64(len(quiet)) {
+			t.Fatalf("seed %d: %d replicas timed out, want %d", seed, got, len(quiet))
+		}
+		for k := range objs {
+			id := world.MakeObjectID(1, uint32(k+1))
+			if _, _, ok := s.Lookup(id); ok == quiet[id] {
+				t.Fatalf("seed %d: replica %v held %v after the flush, quiet %v", seed, id, ok, quiet[id])
+			}
+		}
+	}
+}
+
+// TestMembersSwap: Members returns the same records whether it copies them
+// (a nil or non-empty dst) or hands over its own (an empty dst with room),
+// across random additions, updates and removals of replicas, and records
+// handed over stay intact until the caller hands their array back.
+func TestMembersSwap(t *testing.T) {
+	same := func(a, b Change) bool {
+		return a.ID == b.ID && a.Loc == b.Loc && (a.Obj == nil) == (b.Obj == nil) &&
+			(a.Obj == nil || a.Obj.State().Equal(b.Obj.State()))
+	}
+	for seed := uint64(1); seed <= 50; seed++ {
+		r := rand.New(rand.NewPCG(seed, 31))
+		fast, ref := newStore(t, 2, nil), newStore(t, 2, nil)
+		fast.TrackMembers()
+		ref.TrackMembers()
+		var buf, bufWant []Change // the last records handed over, and a copy
+		for op := range 300 {
+			now := time.Duration(op) * time.Millisecond
+			id := world.MakeObjectID(1, uint32(1+r.IntN(10)))
+			b := wire.AppendHeader(nil)
+			if r.IntN(4) == 0 {
+				b = wire.AppendIDs(b, wire.TypeDrop, &wire.IDs{IDs: []world.ObjectID{id}})
+			} else {
+				var mark int
+				b, mark = wire.BeginUpdates(b, now)
+				st := schema.NewState(id)
+				st.SetInt(2, int64(op))
+				st.SetFloat(0, float64(op%7))
+				u := wire.Update{ID: id, Version: uint64(1 + op), Kind: 1, Data: world.AppendDelta(nil, nil, st)}
+				b = wire.EndUpdates(wire.AppendUpdateEntry(b, &u), mark)
+			}
+			for _, s := range []*Store{fast, ref} {
+				s.BeginPacket()
+				if err := checkThenApply(s, now, 1, b); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if r.IntN(3) != 0 {
+				continue
+			}
+			var got []Change
+			handed := false
+			switch r.IntN(4) {
+			case 0: // a nil dst: copied
+				got = fast.Members(nil)
+			case 1: // a non-empty dst: appended to
+				got = fast.Members([]Change{{ID: 99}})[1:]
+			default: // the node's way: the previous records, emptied
+				clear(buf)
+				buf = fast.Members(buf[:0])
+				got, handed = buf, true
+			}
+			w := ref.Members(nil)
+			if len(got) != len(w) {
+				t.Fatalf("seed %d op %d: %d records, want %d", seed, op, len(got), len(w))
+			}
+			for i := range w {
+				if !same(got[i], w[i]) {
+					t.Fatalf("seed %d op %d: record %d is %+v, want %+v", seed, op, i, got[i], w[i])
+				}
+			}
+			if handed {
+				bufWant = slices.Clone(w)
+			}
+			for i := range bufWant {
+				if !same(buf[i], bufWant[i]) {
+					t.Fatalf("seed %d op %d: records handed over were overwritten", seed, op)
+				}
+			}
+		}
+	}
+}

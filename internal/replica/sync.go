@@ -37,31 +37,25 @@ func (s *Store) flush(now time.Duration, boxes []world.Box, vf View, o *wire.Out
 		s.flushPrimary(now, e)
 	}
 	s.sortSends() // (sendsTo searches them)
-	// Replica side, in ID order; removal edits s.ents, so walk a snapshot.
-	ents := append(s.entSnap[:0], s.ents...)
-	for _, e := range ents {
+	// Replica side, in ID order. flushReplica may remove e (and nothing
+	// else): then the next entry has taken its index.
+	for i := 0; i < len(s.ents); {
+		e, n := s.ents[i], len(s.ents)
 		if !e.primary {
 			s.flushReplica(now, e, boxes, vf)
 		}
+		if len(s.ents) == n {
+			i++
+		}
 	}
-	clear(ents)
-	s.entSnap = ents[:0]
 	s.flushRequests(now)
 	s.encodeUpdates(now, o)
 	s.encodeAcks(o)
 	s.encodeHandoffs(now, o)
 	s.encodeWrites(o)
 	s.encodeIDs(o)
-	for id, t := range s.tomb {
-		if now-t > s.cfg.TombstoneTTL {
-			delete(s.tomb, id)
-		}
-	}
-	for id, t := range s.dropped {
-		if now-t > dropGuard {
-			delete(s.dropped, id)
-		}
-	}
+	s.tomb.expire(now, s.cfg.TombstoneTTL)
+	s.dropped.expire(now, dropGuard)
 }
 
 // Answer sends, at once, the full state of every local primary to each
@@ -184,7 +178,7 @@ func (s *Store) flushReplica(now time.Duration, e *entry, boxes []world.Box, vf 
 		} else if now-e.lastNeeded > s.cfg.ReplicaLinger {
 			s.stats.Dropped++
 			s.idq = append(s.idq, idMsg{to: e.from, typ: wire.TypeDrop, id: e.id})
-			s.dropped[e.id] = now
+			s.dropped.set(e.id, now)
 			s.remove(e.id)
 			return
 		} else if s.cfg.DormantEvery > 0 && !e.dormant && now-e.lastNeeded >= s.cfg.DormantAfter {
@@ -337,6 +331,9 @@ func (s *Store) encodeAcks(o *wire.Outbox) {
 }
 
 func (s *Store) encodeHandoffs(now time.Duration, o *wire.Outbox) {
+	if !s.handedOff {
+		return // (a walk of every entry, for nothing)
+	}
 	for _, e := range s.ents {
 		if e.primary || !e.handoff || now < e.nextHandoff {
 			continue
