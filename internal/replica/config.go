@@ -24,7 +24,8 @@ type Config struct {
 	// (it acknowledges only to ask for a resync, when an update does not
 	// apply to the version it has); so that it learns of a lost last
 	// update of an object that then stays idle, the primary confirms its
-	// last change with a keepalive this long after sending it. 500 ms.
+	// last change with a keepalive this long after sending it. 1 s (the
+	// keepalive period: the confirmation is the first periodic keepalive).
 	RetransmitAfter time.Duration
 	// KeepalivePeriod: an idle primary tells each holder "you are up to date"
 	// this often, so holders can tell a quiet object from a dead one.
@@ -67,6 +68,11 @@ type Config struct {
 	// ignored, so attached objects (missiles) are found by discovery like
 	// any other (for experiments that measure what attachment saves).
 	NoAttach bool
+	// KeepaliveWait: a frame of keepalives alone (nothing changed in the
+	// objects it names) may wait this long for another packet to the
+	// holder to ride in (wire.Outbox.CommitLater). Default 500 ms;
+	// negative: keepalives go at once.
+	KeepaliveWait time.Duration
 	// MaxFrame: an updates frame is closed and a new one started once its
 	// body exceeds this many bytes, so packets stay under the MTU.
 	MaxFrame int
@@ -76,7 +82,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		HistoryLen:      8,
-		RetransmitAfter: 500 * time.Millisecond,
+		RetransmitAfter: time.Second,
 		KeepalivePeriod: time.Second,
 		ReplicaTimeout:  3500 * time.Millisecond,
 		RegisterPeriod:  2 * time.Second,
@@ -87,6 +93,7 @@ func DefaultConfig() Config {
 		DormantAfter:    100 * time.Millisecond,
 		DormantEvery:    400 * time.Millisecond,
 		TombstoneTTL:    30 * time.Second,
+		KeepaliveWait:   500 * time.Millisecond,
 		MaxFrame:        1000,
 	}
 }
@@ -134,6 +141,9 @@ func (c Config) Validate() (Config, error) {
 	// twice changes nothing.
 	if c.DormantEvery == 0 {
 		c.DormantEvery = d.DormantEvery
+	}
+	if c.KeepaliveWait == 0 {
+		c.KeepaliveWait = d.KeepaliveWait
 	}
 	if c.HistoryLen == 0 {
 		c.HistoryLen = d.HistoryLen

@@ -40,6 +40,7 @@ func newStore(t testing.TB, self wire.NodeID, mod func(*Config)) *Store {
 // deliver moves every packet in o from one store to the other (both ways
 // are the caller's business), validating each whole packet first.
 func deliver(t testing.TB, now time.Duration, o *wire.Outbox, from wire.NodeID, stores map[wire.NodeID]*Store, drop func(wire.Packet) bool) {
+	o.Release(now) // as a node does on its frame: frames that waited to ride go now
 	for _, p := range o.Packets(from, nil) {
 		if drop != nil && drop(p) {
 			continue
@@ -150,6 +151,7 @@ func TestSyncAgainstAcked(t *testing.T) {
 				from wire.NodeID
 				o    *wire.Outbox
 			}{{1, &oa}, {2, &ob}} {
+				x.o.Release(now)
 				if x.o.Len() == 0 {
 					continue
 				}
@@ -363,6 +365,7 @@ func TestAcksAskForResync(t *testing.T) {
 		a.Flush(now, nil, &oa)
 		deliver(t, now, &oa, 1, stores, func(p wire.Packet) bool { return f == 6 }) // frame 6's update is lost
 		b.Flush(now, []world.Box{world.Unbounded()}, &ob)
+		ob.Release(now)
 		for _, p := range ob.Packets(2, nil) {
 			fr, _ := wire.OpenFrames(p.Payload)
 			for {
@@ -566,6 +569,7 @@ func TestRegistrationsRide(t *testing.T) {
 		a.Flush(now, []world.Box{world.Unbounded()}, &oa)
 		deliver(t, now, &oa, 1, stores, nil)
 		b.Flush(now, []world.Box{world.Unbounded()}, &ob)
+		ob.Release(now)
 		for _, p := range ob.Packets(2, nil) {
 			fr, _ := wire.OpenFrames(p.Payload)
 			var types []wire.Type

@@ -270,10 +270,12 @@ func (s *Store) encodeUpdates(now time.Duration, o *wire.Outbox) {
 		to := s.sends[i].to
 		b, mark := wire.BeginUpdates(o.Buf(), now)
 		start := mark
+		keepalives := true // only keepalives in this frame so far
 		for ; i < len(s.sends) && s.sends[i].to == to; i++ {
 			x := s.sends[i]
 			e := x.e
 			cur := e.hist.newest().st
+			keepalives = keepalives && x.base == e.version
 			u = wire.Update{ID: e.id, Version: e.version, Base: x.base}
 			if x.base == 0 {
 				u.Kind = e.kind
@@ -300,7 +302,13 @@ func (s *Store) encodeUpdates(now time.Duration, o *wire.Outbox) {
 		b = wire.EndUpdates(b, mark)
 		s.stats.UpdateFrames++
 		s.stats.UpdateBytes += int64(len(b) - start + 2)
-		o.Commit(to, wire.ClassUpdate, b)
+		if keepalives && s.cfg.KeepaliveWait > 0 {
+			// Nothing changed: the keepalives may wait for a packet to the
+			// holder to ride in.
+			o.CommitLater(to, wire.ClassUpdate, b, now+s.cfg.KeepaliveWait)
+		} else {
+			o.Commit(to, wire.ClassUpdate, b)
+		}
 	}
 }
 
