@@ -720,3 +720,49 @@ func TestMembersSwap(t *testing.T) {
 		}
 	}
 }
+
+// TestKeepalivesWait: a frame of keepalives alone waits up to KeepaliveWait
+// for a packet to the holder to ride in, and goes alone when released; a
+// frame with a change goes at once and takes a waiting keepalive along.
+func TestKeepalivesWait(t *testing.T) {
+	a, b, stores, st := newPair(t, nil)
+	var oa, ob wire.Outbox
+	frame := func(f int, change bool) string {
+		now := time.Duration(f) * 100 * time.Millisecond
+		if change {
+			st.SetFloat(0, float64(f))
+		}
+		a.Commit(now)
+		a.Flush(now, nil, &oa)
+		r, w := oa.Len(), oa.Waiting()
+		oa.Release(now)
+		ps := oa.Packets(1, nil)
+		for _, p := range ps {
+			if err := checkThenApply(stores[p.To], now, p.From, p.Payload); err != nil {
+				t.Fatal(err)
+			}
+		}
+		b.Flush(now, []world.Box{world.Unbounded()}, &ob)
+		deliver(t, now, &ob, 2, stores, nil)
+		return fmt.Sprintf("%d/%d>%d", r, w, len(ps)) // ready/waiting>packets sent
+	}
+	for f := range 5 {
+		frame(f, true)
+	}
+	// Idle from frame 5: the change of frame 4 is confirmed by the first
+	// keepalive 1 s later, in frame 14, which waits until frame 19 and goes
+	// alone; the next, in frame 24, rides with frame 25's change.
+	var got []string
+	for f := 5; f < 26; f++ {
+		if g := frame(f, f == 25); g != "0/0>0" {
+			got = append(got, fmt.Sprintf("%d:%s", f, g))
+		}
+	}
+	want := []string{"14:0/1>0", "15:0/1>0", "16:0/1>0", "17:0/1>0", "18:0/1>0", "19:0/1>1", "24:0/1>0", "25:1/1>1"}
+	if !slices.Equal(got, want) {
+		t.Errorf("frames (frame:ready/waiting>packets)\n got %v\nwant %v", got, want)
+	}
+	if in, ok := b.Object(st.ID()); !ok || !in.State.Equal(st) {
+		t.Errorf("replica %+v (held %v) not up to date", in, ok)
+	}
+}
