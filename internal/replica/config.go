@@ -24,11 +24,12 @@ type Config struct {
 	// (it acknowledges only to ask for a resync, when an update does not
 	// apply to the version it has); so that it learns of a lost last
 	// update of an object that then stays idle, the primary confirms its
-	// last change with a keepalive this long after sending it. 1 s (the
+	// last change with a keepalive this long after sending it. 1.5 s (the
 	// keepalive period: the confirmation is the first periodic keepalive).
 	RetransmitAfter time.Duration
 	// KeepalivePeriod: an idle primary tells each holder "you are up to date"
 	// this often, so holders can tell a quiet object from a dead one.
+	// 1.5 s: a replica of a crashed node's object goes within 5.25 s.
 	KeepalivePeriod time.Duration
 	// ReplicaTimeout: a replica that hears nothing about its object for this
 	// long is deleted. 3.5 keepalive periods survive three lost keepalives.
@@ -82,9 +83,9 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		HistoryLen:      8,
-		RetransmitAfter: time.Second,
-		KeepalivePeriod: time.Second,
-		ReplicaTimeout:  3500 * time.Millisecond,
+		RetransmitAfter: 1500 * time.Millisecond,
+		KeepalivePeriod: 1500 * time.Millisecond,
+		ReplicaTimeout:  5250 * time.Millisecond,
 		RegisterPeriod:  2 * time.Second,
 		RegistrationTTL: 6 * time.Second,
 		PushTTL:         time.Second,

@@ -87,7 +87,7 @@ func TestConfigValidate(t *testing.T) {
 		{Registry: registry, HistoryLen: -1},
 		{Registry: registry, MaxFrame: 10},
 		{Registry: registry, RetransmitAfter: -time.Second},
-		{Registry: registry, KeepalivePeriod: 5 * time.Second},
+		{Registry: registry, KeepalivePeriod: 6 * time.Second},
 		{Registry: registry, RegisterPeriod: 7 * time.Second},
 	}
 	for i, c := range bad {
@@ -96,7 +96,7 @@ func TestConfigValidate(t *testing.T) {
 		}
 	}
 	c, err := Config{Registry: registry}.Validate()
-	if err != nil || c.HistoryLen != 8 || c.KeepalivePeriod != time.Second {
+	if err != nil || c.HistoryLen != 8 || c.KeepalivePeriod != 1500*time.Millisecond {
 		t.Fatalf("defaults: %+v %v", c, err)
 	}
 }
@@ -725,7 +725,9 @@ func TestMembersSwap(t *testing.T) {
 // for a packet to the holder to ride in, and goes alone when released; a
 // frame with a change goes at once and takes a waiting keepalive along.
 func TestKeepalivesWait(t *testing.T) {
-	a, b, stores, st := newPair(t, nil)
+	a, b, stores, st := newPair(t, func(c *Config) {
+		c.KeepalivePeriod, c.RetransmitAfter, c.ReplicaTimeout = time.Second, time.Second, 3500*time.Millisecond
+	})
 	var oa, ob wire.Outbox
 	frame := func(f int, change bool) string {
 		now := time.Duration(f) * 100 * time.Millisecond
