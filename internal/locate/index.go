@@ -576,11 +576,7 @@ func (x *Boxes) Meeting(b world.Box, dst []wire.NodeID) []wire.NodeID {
 			}
 		}
 	}
-	if len(dst)-start > 1 {
-		slices.Sort(dst[start:])
-		dst = dst[:start+len(slices.Compact(dst[start:]))]
-	}
-	return dst
+	return sortOnce(dst, start)
 }
 
 // Owners appends to dst, in increasing order and once each, the owners
@@ -597,6 +593,11 @@ func (x *Boxes) Owners(p world.Point, dst []wire.NodeID) []wire.NodeID {
 			dst = append(dst, e.owner)
 		}
 	}
+	return sortOnce(dst, start)
+}
+
+// sortOnce sorts dst[start:] and leaves each owner in it once.
+func sortOnce(dst []wire.NodeID, start int) []wire.NodeID {
 	if len(dst)-start > 1 {
 		slices.Sort(dst[start:])
 		dst = dst[:start+len(slices.Compact(dst[start:]))]

@@ -212,19 +212,20 @@ func (r *reader) uvarintLong(what string) uint64 {
 	return v
 }
 
-// u16 reads two bytes, big-endian.
-func (r *reader) u16(what string) uint16 {
-	if r.err != nil {
-		return 0
+// fixed reads n bytes (a fixed-width field), or returns n zero bytes
+// after an error.
+func (r *reader) fixed(n int, what string) []byte {
+	if r.err == nil && len(r.p) >= n {
+		b := r.p[:n]
+		r.p = r.p[n:]
+		return b
 	}
-	if len(r.p) < 2 {
-		r.fail(what)
-		return 0
-	}
-	v := binary.BigEndian.Uint16(r.p)
-	r.p = r.p[2:]
-	return v
+	r.fail(what)
+	return make([]byte, n)
 }
+
+// u16 reads two bytes, big-endian.
+func (r *reader) u16(what string) uint16 { return binary.BigEndian.Uint16(r.fixed(2, what)) }
 
 func (r *reader) u32(what string) uint32 {
 	v := r.uvarint(what)

@@ -415,18 +415,8 @@ func appendKey(b []byte, k uint64) []byte {
 // key reads what appendKey wrote.
 func (r *reader) key(what string) uint64 { return bits.ReverseBytes64(r.uvarint(what)) }
 
-func (r *reader) u64(what string) uint64 {
-	if r.err != nil {
-		return 0
-	}
-	if len(r.p) < 8 {
-		r.fail(what)
-		return 0
-	}
-	v := binary.BigEndian.Uint64(r.p)
-	r.p = r.p[8:]
-	return v
-}
+// u64 reads eight bytes, big-endian.
+func (r *reader) u64(what string) uint64 { return binary.BigEndian.Uint64(r.fixed(8, what)) }
 
 func (r *reader) peer() RingPeer {
 	id := r.u32("peer node")
