@@ -48,13 +48,11 @@ type Found struct {
 	Node wire.NodeID
 	Loc  world.Point
 	// Vel is the object's velocity at publication (units/s; zero if the
-	// locator does not know it), Heard when the finding arrived here (on
-	// this node's clock) and Ahead how long the velocity holds (the
-	// publisher's period): the object is about Loc + Vel × (now − Heard)
-	// later, for up to Ahead (Where).
+	// locator does not know it) and Heard when the finding arrived here
+	// (on this node's clock): the object is about Loc + Vel × (now −
+	// Heard) later, until Until (Where).
 	Vel   world.Point
 	Heard time.Duration
-	Ahead time.Duration
 	Until time.Duration
 	// At is when Node published the location, on Node's clock, if the
 	// locator knows (zero otherwise): of two findings of one object from
@@ -63,13 +61,13 @@ type Found struct {
 }
 
 // Where returns where the object is expected at now: Loc moved at Vel for
-// the time since Heard, at most for Ahead (a publication's velocity says
-// little about the object beyond its next publication).
+// the time since Heard, at most until Until (a rendezvous sends the
+// publication again before then if the object leaves that line).
 func (f *Found) Where(now time.Duration, dims int) world.Point {
-	if f.Vel == (world.Point{}) || now <= f.Heard || f.Ahead <= 0 {
+	if f.Vel == (world.Point{}) || now <= f.Heard || f.Until <= f.Heard {
 		return f.Loc
 	}
-	t := min(now-f.Heard, f.Ahead).Seconds()
+	t := (min(now, f.Until) - f.Heard).Seconds()
 	p := f.Loc
 	for d := range min(dims, world.MaxDims) {
 		p[d] += f.Vel[d] * t

@@ -561,11 +561,8 @@ func (m *Mercury) found(now time.Duration, out *Out) {
 			continue
 		}
 		m.stats.Found++
-		until := now + min(p.TTL, m.cfg.MaxTTL)
-		// A rendezvous sends a publication again before this one runs out
-		// only if the object left the line this one predicts.
-		out.Found = append(out.Found, Found{ID: p.ID, Node: p.Node, Loc: p.Loc, Vel: p.Vel, Heard: now, Ahead: until - now,
-			Until: until, At: p.At})
+		out.Found = append(out.Found, Found{ID: p.ID, Node: p.Node, Loc: p.Loc, Vel: p.Vel, Heard: now,
+			Until: now + min(p.TTL, m.cfg.MaxTTL), At: p.At})
 	}
 }
 

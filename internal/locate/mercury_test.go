@@ -638,7 +638,7 @@ func TestBridgeRanges(t *testing.T) {
 // subscriber an object's first publication, then only those its last one
 // does not predict (the object turned, or the last one would run out before
 // the next publication), each subscriber on its own; Found.Where follows a
-// candidate along its velocity for Ahead.
+// candidate along its velocity until the candidate expires.
 func TestMercurySparesPredictableMatches(t *testing.T) {
 	km, err := NewLinearMap(extentBox(100, 100))
 	if err != nil {
@@ -674,11 +674,11 @@ func TestMercurySparesPredictableMatches(t *testing.T) {
 			t.Fatalf("step %d at %v: %d spared, want %d (kept %+v)", i, st.now, got, want, m.matches)
 		}
 	}
-	f := Found{Loc: world.Point{1, 2}, Vel: world.Point{10, -4}, Heard: s, Ahead: s / 2}
+	f := Found{Loc: world.Point{1, 2}, Vel: world.Point{10, -4}, Heard: s, Until: s + s/2}
 	if got := f.Where(s+s/4, 2); got != (world.Point{3.5, 1}) {
 		t.Errorf("Where after 250 ms: %v, want (3.5, 1)", got)
 	}
 	if got := f.Where(3*s, 2); got != (world.Point{6, 0}) {
-		t.Errorf("Where after 2 s: %v, want (6, 0): no farther than Ahead", got)
+		t.Errorf("Where after 2 s: %v, want (6, 0): no farther than Until", got)
 	}
 }
