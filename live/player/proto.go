@@ -359,6 +359,13 @@ func DecodeJoinOK(body []byte) (Welcome, error) {
 				}
 				f.Quantum = math.Float64frombits(binary.BigEndian.Uint64(r.p))
 				r.p = r.p[8:]
+				if f.Quantum == 0 {
+					// A node sends the schema's resolved quantum, never 0
+					// (which would stand for world.DefaultQuantum and
+					// re-encode differently).
+					r.fail("field %q has quantum 0", f.Name)
+					break
+				}
 			}
 			fields = append(fields, f)
 		}
