@@ -74,6 +74,16 @@ type Config struct {
 	// holder to ride in (wire.Outbox.CommitLater). Default 500 ms;
 	// negative: keepalives go at once.
 	KeepaliveWait time.Duration
+	// DormantTTL: a dormant registration (wire.TypeDormant) lapses this
+	// long after it arrives, without a wire.TypeDrop either way: the
+	// holder drops a dormant replica when it stops lingering, at most
+	// ReplicaLinger − DormantAfter after it went dormant, and sends
+	// nothing. Nodes of one world must share ReplicaLinger and
+	// DormantAfter. Default ReplicaLinger (a frame or two past the
+	// holder's drop); negative: a dormant holder is registered for
+	// RegistrationTTL like any other and drops its replica with a
+	// wire.TypeDrop. Ignored when DormantEvery is negative.
+	DormantTTL time.Duration
 	// MaxFrame: an updates frame is closed and a new one started once its
 	// body exceeds this many bytes, so packets stay under the MTU.
 	MaxFrame int
@@ -95,6 +105,7 @@ func DefaultConfig() Config {
 		DormantEvery:    400 * time.Millisecond,
 		TombstoneTTL:    30 * time.Second,
 		KeepaliveWait:   500 * time.Millisecond,
+		DormantTTL:      time.Second,
 		MaxFrame:        1000,
 	}
 }
@@ -145,6 +156,13 @@ func (c Config) Validate() (Config, error) {
 	}
 	if c.KeepaliveWait == 0 {
 		c.KeepaliveWait = d.KeepaliveWait
+	}
+	if c.DormantTTL == 0 {
+		c.DormantTTL = c.ReplicaLinger
+	}
+	if c.DormantTTL > 0 && c.DormantTTL < c.ReplicaLinger-c.DormantAfter {
+		return c, fmt.Errorf("%w: DormantTTL %v is shorter than ReplicaLinger − DormantAfter (%v): a primary would forget a dormant holder that still keeps its replica",
+			ErrConfig, c.DormantTTL, c.ReplicaLinger-c.DormantAfter)
 	}
 	if c.HistoryLen == 0 {
 		c.HistoryLen = d.HistoryLen

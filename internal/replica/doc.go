@@ -29,7 +29,9 @@
 //     Config.DormantEvery until they come back into view and are
 //     registered again; an object attached to a dormant one is registered
 //     when it enters the view alone. A dormant replica in view is at most
-//     DormantEvery plus a round trip stale.
+//     DormantEvery plus a round trip stale. A dormant registration lapses
+//     at the primary Config.DormantTTL after it arrived, when the holder has
+//     dropped the replica: neither side sends a wire.TypeDrop for it.
 //  4. Deliver every frame of a received packet of a replica message type
 //     (Handles: wire.TypeUpdates … wire.TypeHandoff, wire.TypeDormant) first to Check, for every frame
 //     of the packet, and only if all pass, to Apply. Check changes nothing;

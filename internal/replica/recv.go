@@ -361,6 +361,10 @@ func (s *Store) ids1(now time.Duration, from wire.NodeID, t wire.Type, id world.
 		h := e.holder(from, true)
 		h.regUntil = now + s.cfg.RegistrationTTL
 		h.dormant = t == wire.TypeDormant
+		h.quiet = h.dormant && s.dormantLapses()
+		if h.quiet {
+			h.regUntil = now + s.cfg.DormantTTL
+		}
 		if h.fresh {
 			s.answer = append(s.answer, idMsg{to: from, id: id})
 		}

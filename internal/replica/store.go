@@ -86,6 +86,7 @@ type holder struct {
 	fresh     bool          // never sent anything yet
 	confirm   bool          // the last send changed the replica: confirm it RetransmitAfter later
 	dormant   bool          // the holder's replica is out of its view (TypeDormant)
+	quiet     bool          // the holder said TypeDormant itself: its registration lapses without a TypeDrop (Config.DormantTTL)
 }
 
 func (h *holder) alive(now time.Duration) bool { return h.regUntil > now || h.pushUntil > now }

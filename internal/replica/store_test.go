@@ -768,3 +768,82 @@ func TestKeepalivesWait(t *testing.T) {
 		t.Errorf("replica %+v (held %v) not up to date", in, ok)
 	}
 }
+
+// frameTypes appends the types of p's frames to dst.
+func frameTypes(t *testing.T, p wire.Packet, dst []wire.Type) []wire.Type {
+	t.Helper()
+	fr, err := wire.OpenFrames(p.Payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		typ, _, ok := fr.Next()
+		if !ok {
+			return dst
+		}
+		dst = append(dst, typ)
+	}
+}
+
+// TestDormantLapsesQuietly: a replica that lingers out of view goes
+// dormant and is dropped when its linger ends without a TypeDrop either
+// way (Config.DormantTTL): the primary forgets the holder on its own, in
+// time to send it nothing after the drop; with DormantTTL negative the
+// holder says TypeDrop, as before.
+func TestDormantLapsesQuietly(t *testing.T) {
+	for _, ttl := range []time.Duration{0, -1} {
+		a, b, stores, st := newPair(t, func(cfg *Config) { cfg.DormantTTL = ttl })
+		var oa, ob wire.Outbox
+		var fromB, fromA []wire.Type
+		dropped, lastSent, held := -1, -1, false
+		for f := 0; f < 40; f++ {
+			now := time.Duration(f) * 100 * time.Millisecond
+			st.SetFloat(0, float64(f))
+			a.Commit(now)
+			before := a.Stats().UpdatesSent
+			a.Flush(now, nil, &oa)
+			if a.Stats().UpdatesSent > before {
+				lastSent = f
+			}
+			deliver(t, now, &oa, 1, stores, func(p wire.Packet) bool { fromA = frameTypes(t, p, fromA); return false })
+			view := []world.Box{world.Unbounded()}
+			if f >= 10 {
+				view = nil // out of view for good from frame 10
+			}
+			b.Flush(now, view, &ob)
+			deliver(t, now, &ob, 2, stores, func(p wire.Packet) bool { fromB = frameTypes(t, p, fromB); return false })
+			if _, ok := b.Object(st.ID()); ok {
+				held = true
+			} else if held && dropped < 0 {
+				dropped = f
+			}
+		}
+		if dropped < 0 {
+			t.Fatalf("DormantTTL %v: the replica was never dropped", ttl)
+		}
+		if lastSent >= dropped {
+			t.Errorf("DormantTTL %v: the primary sent an update in frame %d, the replica was dropped in frame %d", ttl, lastSent, dropped)
+		}
+		if !slices.Contains(fromB, wire.TypeDormant) {
+			t.Errorf("DormantTTL %v: the holder never said TypeDormant (%v)", ttl, fromB)
+		}
+		if got, want := slices.Contains(fromB, wire.TypeDrop), ttl < 0; got != want {
+			t.Errorf("DormantTTL %v: the holder sent TypeDrop: %v, want %v (%v)", ttl, got, want, fromB)
+		}
+		if slices.Contains(fromA, wire.TypeDrop) {
+			t.Errorf("DormantTTL %v: the primary sent TypeDrop (%v)", ttl, fromA)
+		}
+		if in, ok := a.Object(st.ID()); !ok || in.Holders != 0 {
+			t.Errorf("DormantTTL %v: the primary still has %d holders", ttl, in.Holders)
+		}
+	}
+}
+
+// TestDormantTTLConfig: a DormantTTL shorter than a replica can stay
+// dormant is refused.
+func TestDormantTTLConfig(t *testing.T) {
+	_, err := NewStore(Config{Self: 1, Registry: registry, DormantTTL: 500 * time.Millisecond})
+	if !errors.Is(err, ErrConfig) {
+		t.Fatalf("DormantTTL 500 ms with a 1 s linger: %v, want ErrConfig", err)
+	}
+}

@@ -108,7 +108,12 @@ func (s *Store) flushPrimary(now time.Duration, e *entry) {
 	kept := e.holders[:0]
 	for i, h := range e.holders {
 		if !h.alive(now) {
-			s.idq = append(s.idq, idMsg{to: h.node, typ: wire.TypeDrop, id: e.id})
+			// A dormant registration that lapses on its own goes without a
+			// word (the holder has dropped the replica), unless a push
+			// outlived it: then the holder may hold a pushed replica again.
+			if !h.quiet || h.pushUntil > h.regUntil {
+				s.idq = append(s.idq, idMsg{to: h.node, typ: wire.TypeDrop, id: e.id})
+			}
 			continue
 		}
 		due := h.fresh || h.acked < e.version ||
@@ -177,7 +182,11 @@ func (s *Store) flushReplica(now time.Duration, e *entry, boxes []world.Box, vf 
 			e.dormant = false
 		} else if now-e.lastNeeded > s.cfg.ReplicaLinger {
 			s.stats.Dropped++
-			s.idq = append(s.idq, idMsg{to: e.from, typ: wire.TypeDrop, id: e.id})
+			if !e.dormant || !s.dormantLapses() {
+				// A dormant registration lapses at the primary on its own
+				// (DormantTTL).
+				s.idq = append(s.idq, idMsg{to: e.from, typ: wire.TypeDrop, id: e.id})
+			}
 			s.dropped.set(e.id, now)
 			s.remove(e.id)
 			return
@@ -205,6 +214,10 @@ func (s *Store) flushReplica(now time.Duration, e *entry, boxes []world.Box, vf 
 		s.acks = append(s.acks, ackMsg{to: e.from, a: wire.Ack{ID: e.id, Version: e.version}})
 	}
 }
+
+// dormantLapses reports whether dormant registrations lapse without a
+// TypeDrop (Config.DormantTTL).
+func (s *Store) dormantLapses() bool { return s.cfg.DormantTTL > 0 && s.cfg.DormantEvery > 0 }
 
 // sendsTo reports whether this flush sends updates to node (s.sends is
 // sorted).
