@@ -74,7 +74,7 @@ func (n *Node) onRoute(from wire.NodeID, m *wire.RingRoute) {
 		return
 	}
 	owned := n.Owns(m.Key)
-	if !owned && m.Final && m.Hint == n.self.Key && !n.hasPred {
+	if !owned && m.Final && m.Hint == wire.HintOf(n.self.Key) && !n.hasPred {
 		owned = true // the predecessor failed: its range is this node's until a new one stabilises
 	}
 	if owned {
@@ -97,7 +97,7 @@ func (n *Node) onRoute(from wire.NodeID, m *wire.RingRoute) {
 		n.stats.Dropped++
 		return
 	}
-	if m.Final && m.Hint == n.self.Key && n.hasPred && n.pred.ID != n.cfg.ID && after(m.Key-1, n.pred.Key, n.self.Key) {
+	if m.Final && m.Hint == wire.HintOf(n.self.Key) && n.hasPred && n.pred.ID != n.cfg.ID && after(m.Key-1, n.pred.Key, n.self.Key) {
 		// The sender thought this node owned the key, but a node joined
 		// in between: the key is behind, in a predecessor's range.
 		n.forward(n.pred, m, true, m.Cached)
@@ -172,7 +172,7 @@ func (n *Node) forward(to Peer, m *wire.RingRoute, final, cached bool) {
 	f.Final, f.Cached = final, cached
 	f.Hint = 0
 	if final {
-		f.Hint = to.Key
+		f.Hint = wire.HintOf(to.Key)
 	}
 	c := f.Class
 	if f.Kind == wire.RouteJoin || f.Kind == wire.RouteLookup {
@@ -195,7 +195,8 @@ func (n *Node) deliver(m *wire.RingRoute, walk bool) {
 }
 
 // onWalk handles a range message walking the successors. Hint is the key
-// of the node the walk came from: when this node's predecessor lies
+// of the node the walk came from (its top bits, wire.HintOf, as the keys
+// compared with it): when this node's predecessor lies
 // between the two (a node joined there and the sender did not know it
 // yet), the walk skipped it, and a copy goes back to it (Back), which
 // goes on back while its own predecessor is skipped too.
@@ -205,7 +206,7 @@ func (n *Node) onWalk(from wire.NodeID, m *wire.RingRoute) {
 	if !known || overlap(rg, Range{m.Key, m.Hi}) {
 		n.deliver(m, true)
 	}
-	if n.hasPred && n.pred.ID != n.cfg.ID && (m.Back || n.pred.ID != from) && strictly(w, n.pred.Key, n.self.Key) &&
+	if n.hasPred && n.pred.ID != n.cfg.ID && (m.Back || n.pred.ID != from) && w != wire.HintOf(n.self.Key) && strictly(w, wire.HintOf(n.pred.Key), wire.HintOf(n.self.Key)) &&
 		int(m.Hops) < n.cfg.MaxHops+n.cfg.MaxWalk {
 		b := *m
 		b.Back = true
@@ -221,7 +222,7 @@ func (n *Node) onWalk(from wire.NodeID, m *wire.RingRoute) {
 func (n *Node) sendWalk(p Peer, m *wire.RingRoute, w uint64) {
 	f := *m
 	f.Hops++
-	f.Walk, f.Final, f.Hint = true, true, w
+	f.Walk, f.Final, f.Hint = true, true, wire.HintOf(w)
 	n.stats.Forwarded++
 	n.out.Commit(p.ID, f.Class, wire.AppendRingRoute(n.out.Buf(), &f))
 }

@@ -13,8 +13,9 @@ import (
 // Version is the codec version every payload starts with. A node rejects a
 // payload of another version as malformed. Version 2 added LocPub.At;
 // version 3 TypeDormant; version 4 carries the locators' coordinates on a
-// fixed-point grid (see Grid).
-const Version byte = 4
+// fixed-point grid (see Grid); version 5 a ring route's Hint in three bytes
+// (HintOf).
+const Version byte = 5
 
 // Type is the type byte of one frame (one message) inside a payload.
 type Type uint8

@@ -530,3 +530,26 @@ func TestUnwrapTime(t *testing.T) {
 		}
 	}
 }
+
+// TestRouteHint: a final route's Hint travels as HintOf of a key, in three
+// bytes, and comes back as it was sent.
+func TestRouteHint(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 1000 {
+		k := r.Uint64()
+		m := RingRoute{Kind: RouteData, Final: true, Hint: HintOf(k), Origin: 7, Key: 1 << 40, Hops: 2, Class: ClassDiscovery, Data: []byte{}}
+		b := AppendRingRoute(nil, &m)
+		plain := m
+		plain.Final, plain.Hint = false, 0
+		if d := len(b) - len(AppendRingRoute(nil, &plain)); d != 3 {
+			t.Fatalf("a hint takes %d bytes, want 3", d)
+		}
+		var got RingRoute
+		if err := got.Decode(b[2:]); err != nil {
+			t.Fatal(err)
+		}
+		if got.Hint != HintOf(k) || HintOf(k)>>40 != k>>40 || HintOf(k)&(1<<40-1) != 0 {
+			t.Fatalf("key %#x: hint %#x, sent %#x", k, got.Hint, HintOf(k))
+		}
+	}
+}

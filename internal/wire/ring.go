@@ -19,6 +19,16 @@ type RingPeer struct {
 	Key uint64
 }
 
+// hintShift: a RingRoute's Hint travels as the top 64 − hintShift bits of
+// a key (three bytes).
+const hintShift = 40
+
+// HintOf returns the part of key k a RingRoute's Hint carries: its top 24
+// bits, the rest zero. Ring keys are spread over the whole space, so two
+// members' keys share their top 24 bits with odds of about n/2^24 for a
+// ring of n; the ring compares hints with HintOf of its own keys.
+func HintOf(k uint64) uint64 { return k &^ (1<<hintShift - 1) }
+
 // RouteKind says what a RingRoute carries.
 type RouteKind uint8
 
@@ -41,7 +51,7 @@ type RingRoute struct {
 	Ack    bool   // the owner confirms itself to the origin (RingOwner) even after one hop
 	Back   bool   // RouteRange walk: going back to a node the walk skipped (Hint: the key the walk came from)
 	Leaf   bool   // RouteRange walk: a copy fanned out to one successor, which delivers it and does not walk on
-	Hint   uint64 // Final: the receiver's key as the sender knew it
+	Hint   uint64 // Final: the receiver's key as the sender knew it, cut to HintOf (walks: the key the walk came from)
 	Origin NodeID // the node that routed the message first
 	Key    uint64
 	Hi     uint64 // RouteRange: the last key of the range (clockwise from Key)
@@ -88,7 +98,8 @@ func AppendRingRoute(b []byte, m *RingRoute) []byte {
 	b = binary.AppendUvarint(b, uint64(m.Origin))
 	b = appendKey(b, m.Key)
 	if m.Final {
-		b = binary.BigEndian.AppendUint64(b, m.Hint)
+		h := m.Hint >> hintShift
+		b = append(b, byte(h>>16), byte(h>>8), byte(h))
 	}
 	if m.Kind == RouteRange {
 		b = appendKey(b, m.Hi+1)
@@ -127,7 +138,10 @@ func (m *RingRoute) Decode(body []byte) error {
 	m.Origin = NodeID(r.u32("route origin"))
 	m.Key = r.key("route key")
 	if m.Final {
-		m.Hint = r.u64("route hint")
+		h := r.fixed(3, "route hint")
+		if len(h) == 3 {
+			m.Hint = (uint64(h[0])<<16 | uint64(h[1])<<8 | uint64(h[2])) << hintShift
+		}
 	}
 	if m.Kind == RouteRange {
 		m.Hi = r.key("range end") - 1

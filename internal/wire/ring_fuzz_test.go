@@ -72,7 +72,7 @@ func randRingRoute(r *rand.Rand) *RingRoute {
 	m := &RingRoute{Kind: RouteKind(r.IntN(int(numRouteKinds))), Cached: r.IntN(3) == 0, Final: r.IntN(2) == 0, Ack: r.IntN(4) == 0,
 		Origin: NodeID(r.Uint32() >> r.IntN(32)), Key: randKey(r), Hops: r.Uint32() >> r.IntN(32)}
 	if m.Final {
-		m.Hint = randKey(r)
+		m.Hint = HintOf(randKey(r))
 	}
 	switch m.Kind {
 	case RouteRange:
