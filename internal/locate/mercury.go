@@ -538,6 +538,7 @@ func (m *Mercury) Step(now time.Duration, from wire.NodeID, t wire.Type, body []
 		m.stats.Malformed++
 		return err
 	}
+	m.msg.Unwrap(now)
 	switch m.msg.Kind {
 	case wire.LocMatch:
 		m.found(now, out)
@@ -608,6 +609,7 @@ func (m *Mercury) deliver(now time.Duration, ev *ring.Event, out *Out) {
 		m.stats.Malformed++
 		return
 	}
+	m.msg.Unwrap(now)
 	if m.msg.Dims != m.cfg.Dims {
 		m.stats.Rejected++
 		return

@@ -14,7 +14,8 @@ import (
 // payload of another version as malformed. Version 2 added LocPub.At;
 // version 3 TypeDormant; version 4 carries the locators' coordinates on a
 // fixed-point grid (see Grid); version 5 a ring route's Hint in three bytes
-// (HintOf).
+// (HintOf), its class in its hops' varint, and a locator message's Sent
+// modulo TimeWrap (Locate.Unwrap).
 const Version byte = 5
 
 // Type is the type byte of one frame (one message) inside a payload.

@@ -80,7 +80,10 @@ type Locate struct {
 	// rendezvous: the subscriber splits the discovery latency into
 	// routing and matching with them. They are times of the cluster's
 	// clock (the simulator's virtual time); nodes without a shared clock
-	// send them but must not compare them.
+	// send them but must not compare them. Sent travels in two bytes,
+	// modulo TimeWrap, and Routed and every publication's At as
+	// differences from it: Decode returns Sent in [0, TimeWrap), and the
+	// receiver moves the three to its own clock with Unwrap.
 	Sent   time.Duration
 	Routed time.Duration // LocMatch
 	TTL    time.Duration // LocSubscribe: the subscription's lifetime
@@ -110,7 +113,7 @@ func AppendLocate(b []byte, m *Locate) []byte {
 // Sent, and matches carry no skip lists.
 func AppendLocateBody(b []byte, m *Locate) []byte {
 	b = append(b, byte(m.Kind))
-	b = appendMillis(b, m.Sent)
+	b = appendWrapped(b, m.Sent)
 	switch m.Kind {
 	case LocMatch:
 		b = appendMillisFrom(b, m.Sent, m.Routed)
@@ -207,16 +210,16 @@ func (r *reader) vel(dims int, g Grid) world.Point {
 }
 
 // appendMillisFrom writes time t as its difference from time base, both
-// rounded down to the millisecond (negative as zero), a zigzag varint.
+// in whole milliseconds, a zigzag varint.
 func appendMillisFrom(b []byte, base, t time.Duration) []byte {
-	return binary.AppendUvarint(b, zigzag(int64(max(t, 0)/time.Millisecond-max(base, 0)/time.Millisecond)))
+	return binary.AppendUvarint(b, zigzag(int64(t/time.Millisecond-base/time.Millisecond)))
 }
 
 // millisFrom reads what appendMillisFrom wrote.
 func (r *reader) millisFrom(base time.Duration, what string) time.Duration {
 	d := unzigzag(r.uvarint(what))
 	v := int64(base/time.Millisecond) + d
-	if (d < -math.MaxInt64/2 || d > math.MaxInt64/2 || v < 0 || v > math.MaxInt64/int64(time.Millisecond)) && r.err == nil {
+	if (d < -math.MaxInt64/2 || d > math.MaxInt64/2 || v < -math.MaxInt64/int64(time.Millisecond) || v > math.MaxInt64/int64(time.Millisecond)) && r.err == nil {
 		r.err = malformed("%s %d ms from %v out of range", what, d, base)
 		r.p = nil
 		return 0
@@ -232,6 +235,24 @@ func appendBoxes(b []byte, boxes []world.Box, dims int, g Grid) []byte {
 	return b
 }
 
+// Unwrap moves the times of a decoded m (Sent, Routed, every publication's
+// At) by the multiple of TimeWrap that puts Sent nearest now (see
+// UnwrapTime): the receiver's clock must be within half a TimeWrap of the
+// sender's.
+func (m *Locate) Unwrap(now time.Duration) {
+	k := UnwrapTime(now, m.Sent) - m.Sent
+	if k == 0 {
+		return
+	}
+	m.Sent += k
+	if m.Kind == LocMatch {
+		m.Routed += k
+	}
+	for i := range m.Pubs {
+		m.Pubs[i].At += k
+	}
+}
+
 // Decode decodes a TypeLocate frame body into m, reusing its slices. A kind
 // outside the defined ones, a count larger than the body can hold, or
 // trailing bytes are malformed.
@@ -245,7 +266,7 @@ func (m *Locate) Decode(body []byte) error {
 	if m.Kind == 0 || m.Kind >= numLocKinds {
 		return malformed("locate: unknown kind %d", body[0])
 	}
-	m.Sent = r.millis("sent")
+	m.Sent = time.Duration(r.u16("sent")) * time.Millisecond
 	m.Routed, m.TTL, m.Seq = 0, 0, 0
 	switch m.Kind {
 	case LocMatch:

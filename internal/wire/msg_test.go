@@ -208,6 +208,7 @@ func randLocate(r *rand.Rand) *Locate {
 	if m.Sent < 0 {
 		m.Sent = -m.Sent
 	}
+	m.Sent %= TimeWrap // Sent travels modulo TimeWrap (Locate.Unwrap)
 	for range randN(r) {
 		p := LocPub{ID: randID(r), Node: NodeID(r.Uint32()), TTL: time.Duration(r.Int64N(int64(time.Minute))).Truncate(time.Millisecond),
 			At: time.Duration(r.Int64N(int64(time.Hour))).Truncate(time.Millisecond)}
@@ -550,6 +551,31 @@ func TestRouteHint(t *testing.T) {
 		}
 		if got.Hint != HintOf(k) || HintOf(k)>>40 != k>>40 || HintOf(k)&(1<<40-1) != 0 {
 			t.Fatalf("key %#x: hint %#x, sent %#x", k, got.Hint, HintOf(k))
+		}
+	}
+}
+
+// TestLocateUnwrap: Sent travels modulo TimeWrap and Routed and At as
+// differences from it; a receiver within half a TimeWrap of the sender's
+// clock gets every time back, across the wrap and hours into a run.
+func TestLocateUnwrap(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 2000 {
+		sent := time.Duration(r.Int64N(int64(10 * time.Hour))).Truncate(time.Millisecond)
+		m := Locate{Kind: LocMatch, Sent: sent, Routed: sent + time.Duration(r.Int64N(int64(time.Second))).Truncate(time.Millisecond),
+			Dims: 2, Pubs: []LocPub{{ID: 1, Node: 2, TTL: time.Second, At: max(0, sent-time.Duration(r.Int64N(int64(5*time.Second)))).Truncate(time.Millisecond)}}}
+		b := AppendLocate(nil, &m)
+		var got Locate
+		if err := got.Decode(b[2:]); err != nil {
+			t.Fatal(err)
+		}
+		if got.Sent < 0 || got.Sent >= TimeWrap {
+			t.Fatalf("decoded Sent %v outside [0, TimeWrap)", got.Sent)
+		}
+		now := sent + time.Duration(r.Int64N(int64(TimeWrap/2-time.Millisecond)))
+		got.Unwrap(now)
+		if got.Sent != m.Sent || got.Routed != m.Routed || got.Pubs[0].At != m.Pubs[0].At {
+			t.Fatalf("sent %v routed %v at %v, received at %v as %v %v %v", m.Sent, m.Routed, m.Pubs[0].At, now, got.Sent, got.Routed, got.Pubs[0].At)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"encoding/binary"
+	"math"
 	"math/bits"
 )
 
@@ -28,6 +29,13 @@ const hintShift = 40
 // members' keys share their top 24 bits with odds of about n/2^24 for a
 // ring of n; the ring compares hints with HintOf of its own keys.
 func HintOf(k uint64) uint64 { return k &^ (1<<hintShift - 1) }
+
+// A data or range route's class travels in the low classBits bits of its
+// hops' varint.
+const (
+	classBits = 3
+	classMask = 1<<classBits - 1
+)
 
 // RouteKind says what a RingRoute carries.
 type RouteKind uint8
@@ -104,12 +112,13 @@ func AppendRingRoute(b []byte, m *RingRoute) []byte {
 	if m.Kind == RouteRange {
 		b = appendKey(b, m.Hi+1)
 	}
-	b = binary.AppendUvarint(b, uint64(m.Hops))
 	switch m.Kind {
 	case RouteJoin, RouteLookup:
+		b = binary.AppendUvarint(b, uint64(m.Hops))
 		b = binary.AppendUvarint(b, uint64(m.Tag))
 	case RouteData, RouteRange:
-		b = append(b, byte(m.Class))
+		// The class shares the hops' varint: one byte under 16 hops.
+		b = binary.AppendUvarint(b, uint64(m.Hops)<<classBits|uint64(m.Class&classMask))
 		b = append(b, m.Data...) // the rest of the frame
 	}
 	return endFrame(b, start)
@@ -146,16 +155,20 @@ func (m *RingRoute) Decode(body []byte) error {
 	if m.Kind == RouteRange {
 		m.Hi = r.key("range end") - 1
 	}
-	m.Hops = r.u32("route hops")
 	switch m.Kind {
 	case RouteJoin, RouteLookup:
+		m.Hops = r.u32("route hops")
 		m.Tag = r.u32("route tag")
 	case RouteData, RouteRange:
-		c := Class(r.byte1("route class"))
+		hc := r.uvarint("route hops and class")
+		if hc>>classBits > math.MaxUint32 && r.err == nil {
+			return malformed("route hops %d", hc>>classBits)
+		}
+		c := Class(hc & classMask)
 		if r.err == nil && !c.Valid() {
 			return malformed("route class %d", c)
 		}
-		m.Class = c
+		m.Hops, m.Class = uint32(hc>>classBits), c
 		m.Data, r.p = r.p[:len(r.p):len(r.p)], nil // the rest of the frame
 	}
 	if r.err == nil && len(r.p) > 0 {

@@ -126,7 +126,7 @@ func TestRingDecodeRejects(t *testing.T) {
 		{"route back without walk", TypeRingRoute, []byte{byte(RouteRange) | routeBack, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
 		{"route walk on data", TypeRingRoute, []byte{routeWalk, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
 		{"route key truncated", TypeRingRoute, []byte{byte(RouteLookup), 0, 0x80}},
-		{"route class 9", TypeRingRoute, []byte{0, 0, 0, 0, 9, 0}},
+		{"route class 7", TypeRingRoute, []byte{0, 0, 0, 7, 0}},
 		{"route trailing byte", TypeRingRoute, []byte{byte(RouteLookup), 0, 0, 0, 0, 7}},
 		{"join reply bool 2", TypeRingJoinReply, []byte{2, 0, 0, 0, 0, 0, 0, 0, 0}},
 		{"join refusal trailing", TypeRingJoinReply, []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 1}},
