@@ -129,11 +129,18 @@ func AppendLocateBody(b []byte, m *Locate) []byte {
 	for i := range m.Pubs {
 		p := &m.Pubs[i]
 		b = appendID(b, p.ID)
-		if m.Kind != LocPublish {
+		// The node travels only if it is not the ID's origin (an object
+		// handed off): a flag in the velocity's mask byte says which.
+		own := m.Kind == LocPublish || uint32(p.Node) == p.ID.Origin()
+		flag := byte(0)
+		if own && m.Kind != LocPublish {
+			flag = velOwnNode
+		}
+		b = appendVel(b, &p.Vel, m.Dims, m.Grid, flag)
+		if !own {
 			b = binary.AppendUvarint(b, uint64(p.Node))
 		}
 		b = appendPoint(b, &p.Loc, m.Dims, m.Grid)
-		b = appendVel(b, &p.Vel, m.Dims, m.Grid)
 		b = appendMillisUp(b, p.TTL)
 		b = appendMillisFrom(b, m.Sent, p.At)
 		if m.Kind != LocMatch {
@@ -162,10 +169,18 @@ func AppendLocateBody(b []byte, m *Locate) []byte {
 // 0.5 m/s on the default grid, a quarter metre over a half-second sweep.
 func VelGrid(g Grid) Grid { return Grid{Frac: max(g.Frac-3, 0)} }
 
+// velOwnNode, in a velocity's mask byte, says that the publication's node
+// is its ID's origin and is not sent (matches and hand-offs).
+const velOwnNode = 0x80
+
+// The flag lies above every dimension's bit.
+var _ = [1]struct{}{}[world.MaxDims/7]
+
 // appendVel writes velocity v on VelGrid(g): a mask byte with bit d set
-// for each of the first dims components that is not zero on the grid, then
-// those components (an object at rest takes the one byte).
-func appendVel(b []byte, v *world.Point, dims int, g Grid) []byte {
+// for each of the first dims components that is not zero on the grid (and
+// flag, velOwnNode or 0), then those components (an object at rest takes
+// the one byte).
+func appendVel(b []byte, v *world.Point, dims int, g Grid, flag byte) []byte {
 	vg := VelGrid(g)
 	var q [world.MaxDims]int64
 	mask := byte(0)
@@ -174,7 +189,7 @@ func appendVel(b []byte, v *world.Point, dims int, g Grid) []byte {
 			mask |= 1 << d
 		}
 	}
-	b = append(b, mask)
+	b = append(b, mask|flag)
 	for d := range dims {
 		if mask&(1<<d) != 0 {
 			b = binary.AppendUvarint(b, zigzag(q[d]))
@@ -183,17 +198,19 @@ func appendVel(b []byte, v *world.Point, dims int, g Grid) []byte {
 	return b
 }
 
-// vel reads what appendVel wrote.
-func (r *reader) vel(dims int, g Grid) world.Point {
+// vel reads what appendVel wrote, and whether the velOwnNode flag was set.
+func (r *reader) vel(dims int, g Grid) (world.Point, bool) {
 	var v world.Point
 	mask := r.byte1("velocity mask")
 	if r.err != nil {
-		return v
+		return v, false
 	}
+	own := mask&velOwnNode != 0
+	mask &^= velOwnNode
 	if mask>>dims != 0 {
 		r.err = malformed("velocity mask %#x beyond %d dimensions", mask, dims)
 		r.p = nil
-		return v
+		return v, false
 	}
 	vg := VelGrid(g)
 	for d := range dims {
@@ -206,7 +223,7 @@ func (r *reader) vel(dims int, g Grid) world.Point {
 			v[d] = vg.Value(u)
 		}
 	}
-	return v
+	return v, own
 }
 
 // appendMillisFrom writes time t as its difference from time base, both
@@ -286,11 +303,19 @@ func (m *Locate) Decode(body []byte) error {
 		n := r.count("publication count")
 		for range n {
 			p := LocPub{ID: r.id()}
-			if m.Kind != LocPublish {
+			var own bool
+			p.Vel, own = r.vel(m.Dims, m.Grid)
+			switch {
+			case m.Kind == LocPublish:
+				if own && r.err == nil {
+					return malformed("locate: a publication's node flag")
+				}
+			case own:
+				p.Node = NodeID(p.ID.Origin())
+			default:
 				p.Node = NodeID(r.u32("node"))
 			}
 			p.Loc = r.point(m.Dims, m.Grid)
-			p.Vel = r.vel(m.Dims, m.Grid)
 			p.TTL = r.millis("publication ttl")
 			p.At = r.millisFrom(m.Sent, "publication time")
 			if m.Kind != LocMatch {

@@ -579,3 +579,36 @@ func TestLocateUnwrap(t *testing.T) {
 		}
 	}
 }
+
+// TestLocateOwnNode: a match's publication from its ID's origin node does
+// not carry the node (a flag in the velocity's mask says so); one handed
+// off does; both come back as sent, and a publication may not set the flag.
+func TestLocateOwnNode(t *testing.T) {
+	id := world.MakeObjectID(9, 300)
+	var sizes []int
+	for _, node := range []NodeID{9, 10} {
+		m := Locate{Kind: LocMatch, Sent: time.Second, Routed: time.Second, Dims: 2,
+			Pubs: []LocPub{{ID: id, Node: node, TTL: time.Second, At: time.Second, Vel: world.Point{3, 0}}}}
+		b := AppendLocate(nil, &m)
+		sizes = append(sizes, len(b))
+		var got Locate
+		if err := got.Decode(b[2:]); err != nil {
+			t.Fatal(err)
+		}
+		if got.Pubs[0].Node != node || got.Pubs[0].Vel != m.Pubs[0].Vel {
+			t.Fatalf("node %d: got node %d velocity %v", node, got.Pubs[0].Node, got.Pubs[0].Vel)
+		}
+	}
+	if sizes[1]-sizes[0] != 1 {
+		t.Errorf("a match from the origin node takes %d bytes, from another %d: want one less", sizes[0], sizes[1])
+	}
+	pub := Locate{Kind: LocPublish, Sent: time.Second, Dims: 2, Pubs: []LocPub{{ID: id, TTL: time.Second, At: time.Second}}}
+	b := AppendLocate(nil, &pub)
+	// The publication's velocity mask follows the kind (1), Sent (2), the
+	// space (1), the count (1) and the ID (1 + 2).
+	b[2+8] |= velOwnNode
+	var got Locate
+	if err := got.Decode(b[2:]); err == nil {
+		t.Errorf("a publication with the own-node flag decoded without error")
+	}
+}
