@@ -265,7 +265,7 @@ func (n *Node) ackRoute(m *wire.RingRoute) {
 	if m.Origin == n.cfg.ID || m.Hops < 2 && !m.Ack || n.cfg.CacheSize < 0 || !n.hasPred {
 		return
 	}
-	o := wire.RingOwner{Key: m.Key, Owner: n.self, Lo: n.pred.Key, Hops: m.Hops}
+	o := wire.RingOwner{Owner: n.self, Lo: n.pred.Key, Hops: m.Hops}
 	// The route cache is part of routing: its confirmations are accounted
 	// with the traffic they route.
 	n.out.Commit(m.Origin, m.Class, wire.AppendRingOwner(n.out.Buf(), &o))
@@ -287,7 +287,7 @@ func (n *Node) answerLookup(m *wire.RingRoute) {
 func (n *Node) onOwner(from wire.NodeID) {
 	o := &n.owner
 	rg := Range{o.Lo + 1, o.Owner.Key}
-	if !rg.Contains(o.Key) || o.Owner.ID == n.cfg.ID && from != n.cfg.ID {
+	if o.Tag != 0 && !rg.Contains(o.Key) || o.Owner.ID == n.cfg.ID && from != n.cfg.ID {
 		n.stats.Unexpected++
 		return
 	}

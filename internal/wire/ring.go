@@ -330,7 +330,9 @@ func (m *RingProbe) Decode(body []byte) error {
 // RingOwner tells the origin of a routed message who owns Key: Owner, whose
 // range is (Lo, Owner.Key]. Tag echoes a RouteLookup's tag (0 for the
 // answer to a data route, which fills the route cache); Hops is how many
-// hops the route took.
+// hops the route took. Key travels only with a lookup's answer (Tag not
+// 0): the route cache takes the range, and a data route's answer decodes
+// with Key 0.
 type RingOwner struct {
 	Tag   uint32
 	Key   uint64
@@ -343,7 +345,9 @@ type RingOwner struct {
 func AppendRingOwner(b []byte, m *RingOwner) []byte {
 	b, start := beginFrame(b, TypeRingOwner)
 	b = binary.AppendUvarint(b, uint64(m.Tag))
-	b = binary.BigEndian.AppendUint64(b, m.Key)
+	if m.Tag != 0 {
+		b = binary.BigEndian.AppendUint64(b, m.Key)
+	}
 	b = appendPeer(b, m.Owner)
 	b = binary.BigEndian.AppendUint64(b, m.Lo)
 	b = binary.AppendUvarint(b, uint64(m.Hops))
@@ -354,7 +358,10 @@ func AppendRingOwner(b []byte, m *RingOwner) []byte {
 func (m *RingOwner) Decode(body []byte) error {
 	r := reader{p: body}
 	m.Tag = r.u32("owner tag")
-	m.Key = r.u64("owner key")
+	m.Key = 0
+	if m.Tag != 0 {
+		m.Key = r.u64("owner key")
+	}
 	m.Owner = r.peer()
 	m.Lo = r.u64("owner range start")
 	m.Hops = r.u32("owner hops")

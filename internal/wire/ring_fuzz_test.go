@@ -33,7 +33,11 @@ func init() {
 			func(p []byte) (any, error) { m := &RingProbe{}; return m, m.Decode(p) }})
 	}
 	codecs = append(codecs, codec{TypeRingOwner, func(r *rand.Rand) any {
-		return &RingOwner{Tag: r.Uint32N(9), Key: randKey(r), Owner: randPeer(r), Lo: randKey(r), Hops: r.Uint32N(40)}
+		m := &RingOwner{Tag: r.Uint32N(9), Key: randKey(r), Owner: randPeer(r), Lo: randKey(r), Hops: r.Uint32N(40)}
+		if m.Tag == 0 {
+			m.Key = 0 // a data route's answer carries no key
+		}
+		return m
 	},
 		func(b []byte, m any) []byte { return AppendRingOwner(b, m.(*RingOwner)) },
 		func(p []byte) (any, error) { m := &RingOwner{}; return m, m.Decode(p) }})
@@ -132,7 +136,8 @@ func TestRingDecodeRejects(t *testing.T) {
 		{"join refusal trailing", TypeRingJoinReply, []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 1}},
 		{"neighbours half a peer", TypeRingLeave, []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 5, 1, 2}},
 		{"probe key truncated", TypeRingPing, []byte{1, 1, 2, 3}},
-		{"owner node beyond 32 bits", TypeRingOwner, []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80, 0x80, 0x80, 0x80, 0x10}},
+		{"owner node beyond 32 bits", TypeRingOwner, []byte{1, 0, 0, 0, 0, 0, 0, 0, 0, 0x80, 0x80, 0x80, 0x80, 0x10}},
+		{"route answer node beyond 32 bits", TypeRingOwner, []byte{0, 0x80, 0x80, 0x80, 0x80, 0x10}},
 		{"split trailing", TypeRingSplitReply, []byte{1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
 	}
 	for _, c := range cases {
