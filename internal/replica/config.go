@@ -79,8 +79,8 @@ type Config struct {
 	// holder drops a dormant replica when it stops lingering, at most
 	// ReplicaLinger − DormantAfter after it went dormant, and sends
 	// nothing. Nodes of one world must share ReplicaLinger and
-	// DormantAfter. Default ReplicaLinger (a frame or two past the
-	// holder's drop); negative: a dormant holder is registered for
+	// DormantAfter. Zero (the default) means ReplicaLinger (a frame or
+	// two past the holder's drop); negative: a dormant holder is registered for
 	// RegistrationTTL like any other and drops its replica with a
 	// wire.TypeDrop. Ignored when DormantEvery is negative.
 	DormantTTL time.Duration
@@ -105,7 +105,6 @@ func DefaultConfig() Config {
 		DormantEvery:    400 * time.Millisecond,
 		TombstoneTTL:    30 * time.Second,
 		KeepaliveWait:   500 * time.Millisecond,
-		DormantTTL:      time.Second,
 		MaxFrame:        1000,
 	}
 }

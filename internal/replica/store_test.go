@@ -846,4 +846,14 @@ func TestDormantTTLConfig(t *testing.T) {
 	if !errors.Is(err, ErrConfig) {
 		t.Fatalf("DormantTTL 500 ms with a 1 s linger: %v, want ErrConfig", err)
 	}
+	// The default follows ReplicaLinger.
+	cfg := DefaultConfig()
+	cfg.Self, cfg.Registry, cfg.ReplicaLinger = 1, registry, 3*time.Second
+	s, err := NewStore(cfg)
+	if err != nil {
+		t.Fatalf("the defaults with a 3 s linger: %v", err)
+	}
+	if got := s.cfg.DormantTTL; got != 3*time.Second {
+		t.Errorf("DormantTTL %v with a 3 s linger, want 3s", got)
+	}
 }
