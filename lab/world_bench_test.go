@@ -12,6 +12,7 @@ import (
 // the speed factor (game time ÷ wall time, and ÷ CPU time of the process,
 // which load from other work on a shared machine disturbs less).
 func BenchmarkWorld(b *testing.B) {
+	defer HugePages(250 * time.Millisecond)() // as the lab's commands run (OVERWORLD_HUGEPAGES=off: not)
 	for _, sz := range []struct {
 		arch           Arch
 		nodes, perNode int

@@ -80,6 +80,7 @@ The placement-only demo (players joining and leaving servers) is "overworld demo
 }
 
 func runDemoWorld(e *env, f *demoWorldFlags) error {
+	defer lab.HugePages(250 * time.Millisecond)() // large worlds run faster on huge pages
 	cfg := lab.DefaultWorldDemoConfig()
 	arch, err := lab.ParseArch(f.arch)
 	if err != nil {

@@ -97,6 +97,7 @@ func parseNodeList(flag, s string) ([]int, error) {
 }
 
 func runLabColyseus(e *env, cmd *cobra.Command, f *labColyseusFlags) error {
+	defer lab.HugePages(250 * time.Millisecond)() // large worlds run faster on huge pages
 	cfg := lab.DefaultLabColyseusConfig()
 	if f.quick {
 		cfg = lab.QuickLabColyseusConfig()

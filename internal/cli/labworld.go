@@ -76,6 +76,7 @@ func joinInts(v []int) string {
 }
 
 func runLabWorld(e *env, cmd *cobra.Command, f *labWorldFlags) error {
+	defer lab.HugePages(250 * time.Millisecond)() // large worlds run faster on huge pages
 	cfg := lab.DefaultLabWorldConfig()
 	if f.quick {
 		cfg = lab.QuickLabWorldConfig()
