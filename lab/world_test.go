@@ -330,7 +330,7 @@ func TestWorldInvariants(t *testing.T) {
 	if testing.Short() {
 		seeds, dur = 1, 20*time.Second
 	}
-	for _, arch := range Archs() {
+	for _, arch := range append(Archs(), ArchColyseus) {
 		for seed := uint64(1); seed <= uint64(seeds); seed++ {
 			t.Run(fmt.Sprintf("%s/seed=%d", arch, seed), func(t *testing.T) {
 				r := rand.New(rand.NewPCG(seed, 77))
