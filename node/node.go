@@ -132,8 +132,9 @@ func (n *Node) Tick(now time.Duration) {
 	n.ids = n.store.IDs(n.ids[:0], true)
 	n.syncIndex()
 	n.inThink = true
+	prims := n.store.WalkPrimaries()
 	for _, id := range n.ids {
-		if obj, primary, ok := n.store.Lookup(id); ok && primary {
+		if obj, _, ok := prims.Primary(id); ok {
 			n.stats.Thinks++
 			n.touch(id)
 			obj.Think(&n.ctx)
@@ -147,6 +148,9 @@ func (n *Node) Tick(now time.Duration) {
 	n.takeLocatorOutput(now)
 	n.mergeCandidates()
 	kept := n.cands[:0]
+	// The candidates are sorted by ID, like the store's entries: one walk
+	// of both (Want adds and removes no entry).
+	known := n.store.WalkKnown()
 	for _, f := range n.cands {
 		if f.Until < now {
 			continue
@@ -158,7 +162,7 @@ func (n *Node) Tick(now time.Duration) {
 		// (While it is held, the primary's publications skip this node,
 		// locate.Frame.Holders: the candidate may expire meanwhile, and the
 		// next publication after the replica is dropped brings it back.)
-		loc, replica, wanted := n.store.Known(f.ID)
+		loc, replica, wanted := known.Known(f.ID)
 		if replica {
 			f.Loc, f.Vel = loc, world.Point{}
 		}
@@ -184,9 +188,9 @@ func (n *Node) buildFrame(now time.Duration) {
 	n.ids = n.store.IDs(n.ids[:0], true)
 	n.prims, n.offs, n.ibuf = n.prims[:0], n.offs[:0], n.ibuf[:0]
 	n.aoffs, n.abuf = n.aoffs[:0], n.abuf[:0]
+	prims := n.store.WalkPrimaries()
 	for _, id := range n.ids {
-		obj, _, _ := n.store.Lookup(id)
-		ctl, _ := n.store.Controller(id)
+		obj, ctl, _ := prims.Primary(id)
 		n.offs = append(n.offs, len(n.ibuf))
 		n.ibuf = n.appendInterest(n.ibuf, obj)
 		n.aoffs = append(n.aoffs, len(n.abuf))
