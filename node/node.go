@@ -44,7 +44,6 @@ type Node struct {
 	created map[world.ObjectID]bool
 	cands   []locate.Found // discovered objects, by ID: the latest-expiring news of each
 	pend    []locate.Found // discoveries since the last Tick, in arrival order
-	cbuf    []locate.Found
 	fresh   []locate.Found // scratch: discoveries of new IDs
 	stats   Stats
 
@@ -132,8 +131,9 @@ func (n *Node) Tick(now time.Duration) {
 	n.ids = n.store.IDs(n.ids[:0], true)
 	n.syncIndex()
 	n.inThink = true
+	prims := n.store.WalkPrimaries()
 	for _, id := range n.ids {
-		if obj, primary, ok := n.store.Lookup(id); ok && primary {
+		if obj, _, ok := prims.Primary(id); ok {
 			n.stats.Thinks++
 			n.touch(id)
 			obj.Think(&n.ctx)
@@ -147,6 +147,9 @@ func (n *Node) Tick(now time.Duration) {
 	n.takeLocatorOutput(now)
 	n.mergeCandidates()
 	kept := n.cands[:0]
+	// The candidates are sorted by ID, like the store's entries: one walk
+	// of both (Want adds and removes no entry).
+	known := n.store.WalkKnown()
 	for _, f := range n.cands {
 		if f.Until < now {
 			continue
@@ -158,7 +161,7 @@ func (n *Node) Tick(now time.Duration) {
 		// (While it is held, the primary's publications skip this node,
 		// locate.Frame.Holders: the candidate may expire meanwhile, and the
 		// next publication after the replica is dropped brings it back.)
-		loc, replica, wanted := n.store.Known(f.ID)
+		loc, replica, wanted := known.Known(f.ID)
 		if replica {
 			f.Loc, f.Vel = loc, world.Point{}
 		}
@@ -184,9 +187,9 @@ func (n *Node) buildFrame(now time.Duration) {
 	n.ids = n.store.IDs(n.ids[:0], true)
 	n.prims, n.offs, n.ibuf = n.prims[:0], n.offs[:0], n.ibuf[:0]
 	n.aoffs, n.abuf = n.aoffs[:0], n.abuf[:0]
+	prims := n.store.WalkPrimaries()
 	for _, id := range n.ids {
-		obj, _, _ := n.store.Lookup(id)
-		ctl, _ := n.store.Controller(id)
+		obj, ctl, _ := prims.Primary(id)
 		n.offs = append(n.offs, len(n.ibuf))
 		n.ibuf = n.appendInterest(n.ibuf, obj)
 		n.aoffs = append(n.aoffs, len(n.abuf))
@@ -323,57 +326,78 @@ func (n *Node) takeLocatorOutput(now time.Duration) {
 // mergeCandidates folds the discoveries since the last Tick into the
 // candidates: per ID, news replaces what is known unless it is older (see
 // locate.Found.Newer; in arrival order, so of equals the latest wins).
-// Most news is about known candidates, which are updated in place; only
-// the news of new IDs is sorted and merged in.
+// The news is sorted by ID first (stably, so that news of one ID folds in
+// arrival order) and walked alongside the candidates, which reads them in
+// order instead of a binary search's scattered lines per discovery. Most
+// news is about known candidates, which are updated in place; only the
+// news of new IDs is merged in, in place.
 func (n *Node) mergeCandidates() {
 	if len(n.pend) == 0 {
 		return
 	}
+	pend := n.pend
+	if !slices.IsSortedFunc(pend, cmpFound) {
+		slices.SortStableFunc(pend, cmpFound)
+	}
 	fresh := n.fresh[:0]
-	for _, p := range n.pend {
-		// (A binary search written out: slices.BinarySearchFunc calls its
-		// comparator, and this runs for every discovery.)
-		i, j := 0, len(n.cands)
-		for i < j {
-			m := int(uint(i+j) >> 1)
-			if n.cands[m].ID < p.ID {
-				i = m + 1
-			} else {
-				j = m
+	cands := n.cands
+	i := 0
+	for _, p := range pend {
+		// Gallop from i to the first candidate not below p.ID.
+		if i < len(cands) && cands[i].ID < p.ID {
+			lo, hi := i, i+1
+			for step := 2; hi < len(cands) && cands[hi].ID < p.ID; step <<= 1 {
+				lo, hi = hi, hi+step
 			}
+			hi = min(hi, len(cands))
+			lo++
+			for lo < hi {
+				m := int(uint(lo+hi) >> 1)
+				if cands[m].ID < p.ID {
+					lo = m + 1
+				} else {
+					hi = m
+				}
+			}
+			i = lo
 		}
-		if i < len(n.cands) && n.cands[i].ID == p.ID {
-			if !n.cands[i].Newer(p) {
-				n.cands[i] = p
+		if i < len(cands) && cands[i].ID == p.ID {
+			if !cands[i].Newer(p) {
+				cands[i] = p
+			}
+			continue
+		}
+		if k := len(fresh) - 1; k >= 0 && fresh[k].ID == p.ID {
+			if !fresh[k].Newer(p) {
+				fresh[k] = p
 			}
 			continue
 		}
 		fresh = append(fresh, p)
 	}
-	n.pend = n.pend[:0]
+	n.pend = pend[:0]
 	if len(fresh) > 0 {
-		// Stable: news of one new ID folds in arrival order.
-		slices.SortStableFunc(fresh, func(a, b locate.Found) int { return cmp.Compare(a.ID, b.ID) })
-		out := n.cbuf[:0]
-		i := 0
-		for _, p := range fresh {
-			for i < len(n.cands) && n.cands[i].ID < p.ID {
-				out = append(out, n.cands[i])
-				i++
+		// Merged in place from the back: the candidates below the first
+		// new ID stay where they are, and no second array is written (a
+		// node's candidates are cold at every Tick at 10,000 players).
+		m := len(cands)
+		cands = slices.Grow(cands, len(fresh))[:m+len(fresh)]
+		i, j := m-1, len(fresh)-1
+		for w := len(cands) - 1; j >= 0; w-- {
+			if i >= 0 && cands[i].ID > fresh[j].ID {
+				cands[w] = cands[i]
+				i--
+			} else {
+				cands[w] = fresh[j]
+				j--
 			}
-			if k := len(out) - 1; k >= 0 && out[k].ID == p.ID {
-				if !out[k].Newer(p) {
-					out[k] = p
-				}
-				continue
-			}
-			out = append(out, p)
 		}
-		out = append(out, n.cands[i:]...)
-		n.cbuf, n.cands = n.cands[:0], out
+		n.cands = cands
 	}
 	n.fresh = fresh[:0]
 }
+
+func cmpFound(a, b locate.Found) int { return cmp.Compare(a.ID, b.ID) }
 
 // Step delivers one packet addressed to this node. A packet that fails to
 // decode anywhere (header, a frame, a kind, a delta or write against the
