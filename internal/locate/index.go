@@ -117,7 +117,7 @@ type Points[V any] struct {
 	dims  int
 	cell  float64
 	ents  []pointEnt[V] // dense; order changes on Delete
-	byID  map[world.ObjectID]int32
+	byID  idTable
 	cells map[cellKey][]cellEnt // no empty lists
 	spare [][]cellEnt
 }
@@ -129,7 +129,7 @@ func NewPoints[V any](dims int, cell float64) *Points[V] {
 		cell = DefaultCell
 	}
 	return &Points[V]{dims: min(max(dims, 1), world.MaxDims), cell: cell,
-		byID: map[world.ObjectID]int32{}, cells: map[cellKey][]cellEnt{}}
+		cells: map[cellKey][]cellEnt{}}
 }
 
 // Dims returns the dimensions the index compares.
@@ -150,7 +150,7 @@ func (x *Points[V]) At(i int) (id world.ObjectID, loc world.Point, v V) {
 
 // Get returns the location and value of id.
 func (x *Points[V]) Get(id world.ObjectID) (loc world.Point, v V, ok bool) {
-	i, ok := x.byID[id]
+	i, ok := x.byID.get(id)
 	if !ok {
 		return loc, v, false
 	}
@@ -160,21 +160,21 @@ func (x *Points[V]) Get(id world.ObjectID) (loc world.Point, v V, ok bool) {
 // Set inserts id at loc with value v, or moves it there and replaces its
 // value.
 func (x *Points[V]) Set(id world.ObjectID, loc world.Point, v V) {
-	if i, ok := x.byID[id]; ok {
+	if i, ok := x.byID.get(id); ok {
 		x.ents[i].val = v
 		x.move(i, loc)
 		return
 	}
 	i := int32(len(x.ents))
 	x.ents = append(x.ents, pointEnt[V]{id: id, loc: loc, val: v})
-	x.byID[id] = i
+	x.byID.put(id, i)
 	x.link(i, pointCell(&loc, x.dims, x.cell))
 }
 
 // Move moves id to loc (keeping its value) and reports whether id is
 // indexed.
 func (x *Points[V]) Move(id world.ObjectID, loc world.Point) bool {
-	i, ok := x.byID[id]
+	i, ok := x.byID.get(id)
 	if ok {
 		x.move(i, loc)
 	}
@@ -202,17 +202,17 @@ func (x *Points[V]) MoveAt(i int, loc world.Point) { x.move(int32(i), loc) }
 // Delete removes id and reports whether it was indexed. The last point of
 // the internal order takes its place.
 func (x *Points[V]) Delete(id world.ObjectID) bool {
-	i, ok := x.byID[id]
+	i, ok := x.byID.get(id)
 	if !ok {
 		return false
 	}
 	x.unlink(i)
-	delete(x.byID, id)
+	x.byID.del(id)
 	last := int32(len(x.ents) - 1)
 	if i != last {
 		x.ents[i] = x.ents[last]
 		e := &x.ents[i]
-		x.byID[e.id] = i
+		x.byID.put(e.id, i)
 		x.cells[e.key][e.pos].ent = i
 	}
 	x.ents[last] = pointEnt[V]{}
