@@ -23,6 +23,7 @@ var layers = map[string]int{
 	"world":             0,
 	"geo":               1,
 	"geo/topo":          1,
+	"internal/idtab":    1,
 	"place":             2,
 	"place/mcf":         2,
 	"place/cma":         2,
@@ -62,7 +63,7 @@ var sameRankEdges = map[[2]string]bool{{"live", "sim"}: true}
 
 // pure packages: deterministic, sans-IO. They may not touch the network,
 // the wall clock, global randomness, or the drivers.
-var pure = []string{"world", "geo", "place", "estimate", "internal/wire", "internal/ring",
+var pure = []string{"world", "internal/idtab", "geo", "place", "estimate", "internal/wire", "internal/ring",
 	"internal/locate", "internal/replica", "internal/host", "internal/control", "node"}
 
 var forbiddenImportsInPure = map[string]string{

@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/overworld/overworld/internal/idtab"
 	"github.com/overworld/overworld/internal/wire"
 	"github.com/overworld/overworld/world"
 )
@@ -116,8 +117,8 @@ type cellEnt struct {
 type Points[V any] struct {
 	dims  int
 	cell  float64
-	ents  []pointEnt[V] // dense; order changes on Delete
-	byID  idTable
+	ents  []pointEnt[V]         // dense; order changes on Delete
+	byID  idtab.Table[int32]    // position in ents + 1
 	cells map[cellKey][]cellEnt // no empty lists
 	spare [][]cellEnt
 }
@@ -148,9 +149,15 @@ func (x *Points[V]) At(i int) (id world.ObjectID, loc world.Point, v V) {
 	return e.id, e.loc, e.val
 }
 
+// pos returns id's position in ents.
+func (x *Points[V]) pos(id world.ObjectID) (int32, bool) {
+	p := x.byID.Get(id)
+	return p - 1, p != 0
+}
+
 // Get returns the location and value of id.
 func (x *Points[V]) Get(id world.ObjectID) (loc world.Point, v V, ok bool) {
-	i, ok := x.byID.get(id)
+	i, ok := x.pos(id)
 	if !ok {
 		return loc, v, false
 	}
@@ -160,21 +167,21 @@ func (x *Points[V]) Get(id world.ObjectID) (loc world.Point, v V, ok bool) {
 // Set inserts id at loc with value v, or moves it there and replaces its
 // value.
 func (x *Points[V]) Set(id world.ObjectID, loc world.Point, v V) {
-	if i, ok := x.byID.get(id); ok {
+	if i, ok := x.pos(id); ok {
 		x.ents[i].val = v
 		x.move(i, loc)
 		return
 	}
 	i := int32(len(x.ents))
 	x.ents = append(x.ents, pointEnt[V]{id: id, loc: loc, val: v})
-	x.byID.put(id, i)
+	x.byID.Put(id, i+1)
 	x.link(i, pointCell(&loc, x.dims, x.cell))
 }
 
 // Move moves id to loc (keeping its value) and reports whether id is
 // indexed.
 func (x *Points[V]) Move(id world.ObjectID, loc world.Point) bool {
-	i, ok := x.byID.get(id)
+	i, ok := x.pos(id)
 	if ok {
 		x.move(i, loc)
 	}
@@ -202,17 +209,17 @@ func (x *Points[V]) MoveAt(i int, loc world.Point) { x.move(int32(i), loc) }
 // Delete removes id and reports whether it was indexed. The last point of
 // the internal order takes its place.
 func (x *Points[V]) Delete(id world.ObjectID) bool {
-	i, ok := x.byID.get(id)
+	i, ok := x.pos(id)
 	if !ok {
 		return false
 	}
 	x.unlink(i)
-	x.byID.del(id)
+	x.byID.Delete(id)
 	last := int32(len(x.ents) - 1)
 	if i != last {
 		x.ents[i] = x.ents[last]
 		e := &x.ents[i]
-		x.byID.put(e.id, i)
+		x.byID.Put(e.id, i+1)
 		x.cells[e.key][e.pos].ent = i
 	}
 	x.ents[last] = pointEnt[V]{}

@@ -64,7 +64,7 @@ func (s *Store) handle(now time.Duration, from wire.NodeID, t wire.Type, body []
 			// update's own.
 			s.updEnts = s.updEnts[:0]
 			for i := range s.upd.Entries {
-				s.updEnts = append(s.updEnts, s.objs.get(s.upd.Entries[i].ID))
+				s.updEnts = append(s.updEnts, s.objs.Get(s.upd.Entries[i].ID))
 			}
 		}
 		for i := range s.upd.Entries {
@@ -76,7 +76,7 @@ func (s *Store) handle(now time.Duration, from wire.NodeID, t wire.Type, body []
 			if e == nil && apply {
 				// (Absent at Check: an earlier entry of this frame may have
 				// added it since.)
-				e = s.objs.get(u.ID)
+				e = s.objs.Get(u.ID)
 			}
 			if err := s.update(now, from, e, u, wire.UnwrapTime(now, s.upd.Time), apply); err != nil {
 				return err
@@ -299,7 +299,7 @@ func (s *Store) accept(e *entry, v uint64, at time.Duration, st *world.State) {
 }
 
 func (s *Store) acked(from wire.NodeID, a wire.Ack) {
-	e := s.objs.get(a.ID)
+	e := s.objs.Get(a.ID)
 	ok := e != nil
 	if !ok || !e.primary {
 		s.stats.Ignored++
@@ -319,7 +319,7 @@ func (s *Store) acked(from wire.NodeID, a wire.Ack) {
 }
 
 func (s *Store) write(from wire.NodeID, w wire.Write, apply bool) error {
-	e := s.objs.get(w.ID)
+	e := s.objs.Get(w.ID)
 	ok := e != nil
 	if !ok || !e.primary {
 		if apply {
@@ -347,7 +347,7 @@ func (s *Store) write(from wire.NodeID, w wire.Write, apply bool) error {
 }
 
 func (s *Store) ids1(now time.Duration, from wire.NodeID, t wire.Type, id world.ObjectID) {
-	e := s.objs.get(id)
+	e := s.objs.Get(id)
 	switch t {
 	case wire.TypeRegister, wire.TypeDormant:
 		if e == nil || !e.primary {
@@ -411,7 +411,7 @@ func (s *Store) handoffIn(now time.Duration, from wire.NodeID, h wire.Handoff, a
 		_, err := s.decodeFull(h.ID, h.Kind, h.Data, nil)
 		return err
 	}
-	if s.objs.get(h.ID) != nil {
+	if s.objs.Get(h.ID) != nil {
 		return nil // a retransmission: the server already has it
 	}
 	if s.tomb.has(h.ID) {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/overworld/overworld/internal/idtab"
 	"github.com/overworld/overworld/internal/wire"
 	"github.com/overworld/overworld/world"
 )
@@ -204,9 +205,9 @@ type Store struct {
 	stamp    uint32 // packets begun (BeginPacket)
 	updStamp uint32
 	ackStamp uint32
-	applied  bool  // Apply ran since BeginPacket
-	track    bool  // record insertions, removals and changes in member
-	objs     table // ID -> entry
+	applied  bool                // Apply ran since BeginPacket
+	track    bool                // record insertions, removals and changes in member
+	objs     idtab.Table[*entry] // ID -> entry
 	// What Check decoded of the packet's latest updates frame (body
 	// updBody, in upd) and the entries of its updates, for Apply.
 	updBody []byte
@@ -352,7 +353,7 @@ func (s *Store) changed(e *entry) {
 
 func (s *Store) insert(e *entry) {
 	s.changed(e)
-	s.objs.put(e.id, e)
+	s.objs.Put(e.id, e)
 	s.ents, s.entIDs = insertSorted(s.ents, s.entIDs, e)
 	if e.primary {
 		s.prims, s.primIDs = insertSorted(s.prims, s.primIDs, e)
@@ -379,8 +380,8 @@ func (s *Store) remove(id world.ObjectID) {
 	if s.track {
 		s.member = append(s.member, Change{ID: id})
 	}
-	e := s.objs.get(id)
-	s.objs.del(id)
+	e := s.objs.Get(id)
+	s.objs.Delete(id)
 	s.ents, s.entIDs = deleteSorted(s.ents, s.entIDs, id)
 	if e != nil && e.primary {
 		s.prims, s.primIDs = deleteSorted(s.prims, s.primIDs, id)
@@ -459,7 +460,7 @@ func (s *Store) AddPrimary(now time.Duration, obj world.Object, controller wire.
 	if st == nil || st.ID() == 0 {
 		return fmt.Errorf("replica: primary has no state or the zero ID")
 	}
-	if s.objs.get(st.ID()) != nil {
+	if s.objs.Get(st.ID()) != nil {
 		return fmt.Errorf("%w: %v", ErrExists, st.ID())
 	}
 	if s.tomb.has(st.ID()) {
@@ -484,7 +485,7 @@ func (s *Store) Handoff(now time.Duration, obj world.Object, server wire.NodeID)
 	if st == nil || st.ID() == 0 {
 		return fmt.Errorf("replica: handed-off object has no state or the zero ID")
 	}
-	if s.objs.get(st.ID()) != nil {
+	if s.objs.Get(st.ID()) != nil {
 		return fmt.Errorf("%w: %v", ErrExists, st.ID())
 	}
 	if s.tomb.has(st.ID()) {
@@ -502,7 +503,7 @@ func (s *Store) Handoff(now time.Duration, obj world.Object, server wire.NodeID)
 
 // Delete removes the local primary id and tells every holder.
 func (s *Store) Delete(now time.Duration, id world.ObjectID) error {
-	e := s.objs.get(id)
+	e := s.objs.Get(id)
 	ok := e != nil
 	if !ok {
 		return fmt.Errorf("%w: %v", ErrUnknown, id)
@@ -520,7 +521,7 @@ func (s *Store) Delete(now time.Duration, id world.ObjectID) error {
 
 // Lookup returns the local object id.
 func (s *Store) Lookup(id world.ObjectID) (obj world.Object, primary, ok bool) {
-	e := s.objs.get(id)
+	e := s.objs.Get(id)
 	if e == nil {
 		return nil, false, false
 	}
@@ -551,7 +552,7 @@ func (s *Store) IDs(dst []world.ObjectID, primaries bool) []world.ObjectID {
 
 // Controller returns the controlling node of local primary id.
 func (s *Store) Controller(id world.ObjectID) (wire.NodeID, bool) {
-	e := s.objs.get(id)
+	e := s.objs.Get(id)
 	ok := e != nil
 	if !ok || !e.primary {
 		return 0, false
@@ -561,7 +562,7 @@ func (s *Store) Controller(id world.ObjectID) (wire.NodeID, bool) {
 
 // Source returns the node holding the primary of replica id.
 func (s *Store) Source(id world.ObjectID) (wire.NodeID, bool) {
-	e := s.objs.get(id)
+	e := s.objs.Get(id)
 	if e == nil || e.primary {
 		return 0, false
 	}
@@ -571,7 +572,7 @@ func (s *Store) Source(id world.ObjectID) (wire.NodeID, bool) {
 // Write applies fn to local object id. On a replica the change is applied
 // at once and queued as a tentative write to the primary's node.
 func (s *Store) Write(id world.ObjectID, fn func(*world.State)) error {
-	e := s.objs.get(id)
+	e := s.objs.Get(id)
 	ok := e != nil
 	if !ok {
 		return fmt.Errorf("%w: %v", ErrUnknown, id)
@@ -634,7 +635,7 @@ func (s *Store) Commit(now time.Duration) {
 // Keep makes node to a holder of local primary id until now+PushTTL
 // (broadcast, client-server). It reports whether id is a local primary.
 func (s *Store) Keep(now time.Duration, id world.ObjectID, to wire.NodeID) bool {
-	e := s.objs.get(id)
+	e := s.objs.Get(id)
 	ok := e != nil
 	if !ok || !e.primary || to == s.cfg.Self {
 		return false
@@ -653,7 +654,7 @@ func (s *Store) Want(now time.Duration, id world.ObjectID, from wire.NodeID, unt
 	if from == s.cfg.Self {
 		return
 	}
-	if e := s.objs.get(id); e != nil {
+	if e := s.objs.Get(id); e != nil {
 		if !e.primary && !e.requested {
 			e.requested, e.lastNeeded = true, now
 		}
@@ -676,7 +677,7 @@ func (s *Store) Want(now time.Duration, id world.ObjectID, from wire.NodeID, unt
 // primary or a replica this node asked for. The node skips its view test
 // for such discoveries.
 func (s *Store) Wanted(id world.ObjectID) bool {
-	e := s.objs.get(id)
+	e := s.objs.Get(id)
 	return e != nil && (e.primary || e.requested)
 }
 
@@ -686,7 +687,7 @@ func (s *Store) Wanted(id world.ObjectID) bool {
 // pushes to (Keep, attachment) are not listed: they never asked, and a
 // locator must still introduce the object to them.
 func (s *Store) Holders(now time.Duration, id world.ObjectID, dst []wire.NodeID) []wire.NodeID {
-	e := s.objs.get(id)
+	e := s.objs.Get(id)
 	if e == nil || !e.primary {
 		return dst
 	}
@@ -704,7 +705,7 @@ func (s *Store) Holders(now time.Duration, id world.ObjectID, dst []wire.NodeID)
 // that a replica dropped out of view is not fetched again on an older
 // location.
 func (s *Store) Known(id world.ObjectID) (loc world.Point, replica, wanted bool) {
-	e := s.objs.get(id)
+	e := s.objs.Get(id)
 	if e == nil {
 		return loc, false, false
 	}
@@ -869,7 +870,7 @@ func (s *Store) Primaries(dst []Info) []Info {
 
 // Object describes local object id.
 func (s *Store) Object(id world.ObjectID) (Info, bool) {
-	e := s.objs.get(id)
+	e := s.objs.Get(id)
 	ok := e != nil
 	if !ok {
 		return Info{}, false

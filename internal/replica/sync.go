@@ -69,7 +69,7 @@ func (s *Store) Answer(now time.Duration, o *wire.Outbox) {
 	}
 	s.sends = s.sends[:0]
 	for _, a := range s.answer {
-		e := s.objs.get(a.id)
+		e := s.objs.Get(a.id)
 		ok := e != nil
 		if !ok || !e.primary {
 			continue
@@ -89,7 +89,7 @@ func (s *Store) flushPrimary(now time.Duration, e *entry) {
 	// Attachment: mirror the holders of the object e is attached to.
 	if a, ok := e.obj.(world.Attacher); ok && !s.cfg.NoAttach {
 		if to := a.AttachTo(); to != 0 && to != e.id {
-			if t := s.objs.get(to); t != nil && t.primary {
+			if t := s.objs.Get(to); t != nil && t.primary {
 				for _, h := range t.holders {
 					if h.alive(now) {
 						eh := e.holder(h.node, true)
@@ -237,7 +237,7 @@ func (s *Store) attachedToDormant(e *entry) bool {
 	if to == 0 || to == e.id {
 		return false
 	}
-	t := s.objs.get(to)
+	t := s.objs.Get(to)
 	return t != nil && !t.primary && t.dormant
 }
 
@@ -249,7 +249,7 @@ func (s *Store) flushRequests(now time.Duration) {
 	slices.Sort(ids)
 	for _, id := range ids {
 		r := s.want[id]
-		if s.objs.get(id) != nil || r.until < now {
+		if s.objs.Get(id) != nil || r.until < now {
 			delete(s.want, id)
 			continue
 		}
