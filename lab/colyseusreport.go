@@ -519,10 +519,10 @@ func (r *LabColyseusReport) WriteTable(w io.Writer) error {
 					}
 					st, s := &run.Ring.Stats, run.Result.Summary
 					o := run.Out
-					p("%s\t%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t%s\t%s\t%.2f\t%s\t%.0f\t%.0f\t\n", m, km, n, run.OutTotal/1e3,
+					p("%s\t%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t%s\t%s\t%.2f\t%s\t%.0f\t%s\t\n", m, km, n, run.OutTotal/1e3,
 						o[wire.ClassDiscovery]/1e3, o[wire.ClassMatching]/1e3, o[wire.ClassMaintenance]/1e3, o[wire.ClassUpdate]/1e3,
 						ms(st.Latency.Quantile(0.5)), ms(st.Routing.Quantile(0.5)), ms(st.Matching.Quantile(0.5)), run.Ring.Hops,
-						missing3(s.Views.Missing), s.Views.Discovery.Mean, run.Result.SpeedFactor())
+						missing3(s.Views.Missing), s.Views.Discovery.Mean, speedText(run.Result.SpeedFactor()))
 				}
 			}
 		}

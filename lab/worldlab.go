@@ -340,6 +340,18 @@ func (r *LabWorldReport) WritePlots(dir string) ([]string, error) {
 	return append(files, path), nil
 }
 
+// speedText formats a speed factor (× real time) with two significant
+// digits below 10, so that a run slower than real time does not read as 1.
+func speedText(f float64) string {
+	switch {
+	case f >= 10:
+		return fmt.Sprintf("%.0f", f)
+	case f >= 1:
+		return fmt.Sprintf("%.1f", f)
+	}
+	return fmt.Sprintf("%.2f", f)
+}
+
 // WriteTable prints the sweep and the paper's claims beside ours.
 func (r *LabWorldReport) WriteTable(w io.Writer) error {
 	c := r.Config
@@ -364,9 +376,9 @@ func (r *LabWorldReport) WriteTable(w io.Writer) error {
 		if res.Config.Arch.hasInfra() {
 			infra = fmt.Sprintf("%.1f", res.Infra.Mean.Total/1e3)
 		}
-		p("%s\t%d\t%.2f\t%.2f\t%s\t%.1f\t%s\t%.0f\t%.0f\t%.1f\t%d\t%.0f\t\n", res.Config.Arch, res.Config.Nodes,
+		p("%s\t%d\t%.2f\t%.2f\t%s\t%.1f\t%s\t%.0f\t%.0f\t%.1f\t%d\t%s\t\n", res.Config.Arch, res.Config.Nodes,
 			res.Players.Mean.Total/1e3, res.Players.P95.Total/1e3, infra, res.Aggregate/1e3, miss,
-			s.Views.Discovery.Mean, s.Staleness.Mean, res.BytesPerUpdate, res.Events, res.SpeedFactor())
+			s.Views.Discovery.Mean, s.Staleness.Mean, res.BytesPerUpdate, res.Events, speedText(res.SpeedFactor()))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
