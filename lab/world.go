@@ -370,6 +370,10 @@ func newWorld(cfg WorldConfig, wrap func(*node.Node) osim.Core) (*World, error) 
 			dc.Margin = directoryMargin
 			dc.Jump = PublishJump
 			dc.IdleEvery = mercuryIdleEvery
+			// Dead reckoning of matches, as colyseus does: discovery 235 →
+			// 200 ms and missing replicas 8.6 → 7.3% at 96 nodes, 2.5% fewer
+			// events (BENCHMARKS.md, session 18).
+			dc.Reckon = true
 			d, err := locate.NewDirectory(id, dc)
 			if err != nil {
 				return nil, err

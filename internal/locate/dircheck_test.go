@@ -190,3 +190,105 @@ func TestDirectoryIdle(t *testing.T) {
 		}
 	}
 }
+
+// TestDirectoryReckon: with Reckon, the rendezvous sends a subscriber a
+// publication only when the last one it sent does not predict it (or runs
+// out before the next), or when the subscriber missed its predecessor (a
+// holder skipped meanwhile); matches carry the velocity.
+func TestDirectoryReckon(t *testing.T) {
+	cfg := DefaultDirectoryConfig(1)
+	cfg.Reckon = true
+	r, err := NewDirectory(1, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ob wire.Outbox
+	out := Out{Outbox: &ob}
+	const s = time.Second
+	id := world.MakeObjectID(2, 1)
+	step := func(now time.Duration, from wire.NodeID, b []byte) {
+		t.Helper()
+		fr, _ := wire.OpenFrames(append(wire.AppendHeader(nil), b...))
+		typ, body, _ := fr.Next()
+		if err := r.Check(typ, body); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Step(now, from, typ, body, &out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sent := func() []wire.Pub {
+		var got []wire.Pub
+		for _, p := range ob.Packets(1, nil) {
+			fr, _ := wire.OpenFrames(p.Payload)
+			for {
+				typ, body, ok := fr.Next()
+				if !ok {
+					break
+				}
+				var m wire.Pubs
+				if typ != wire.TypeMatch || m.Decode(body) != nil {
+					t.Fatalf("rendezvous sent %v %x", typ, body)
+				}
+				got = append(got, m.Pubs...)
+			}
+		}
+		return got
+	}
+	pub := func(at time.Duration, x, y, vx, vy float64, skip ...wire.NodeID) []byte {
+		return wire.AppendPubs(nil, wire.TypePublish, &wire.Pubs{TTL: cfg.PublishTTL, Dims: 2, Grid: wire.Grid{Frac: DefaultCoordFrac},
+			Pubs: []wire.Pub{{ID: id, Node: 2, Loc: world.Point{x, y}, Vel: world.Point{vx, vy}, At: at, Skip: skip}}})
+	}
+	step(0, 3, wire.AppendSubscribe(nil, &wire.Subscribe{TTL: time.Minute, Dims: 2,
+		Boxes: []world.Box{{Min: world.Point{0, 0}, Max: world.Point{100, 100}}}}))
+	if got := sent(); len(got) != 0 {
+		t.Fatalf("matches before any publication: %+v", got)
+	}
+	steps := []struct {
+		now    time.Duration
+		x, y   float64
+		vx, vy float64
+		skip   bool
+		sent   bool
+		reason string
+	}{
+		{0, 10, 10, 10, 0, false, true, "first"},
+		{s / 2, 15, 10, 10, 0, false, false, "on the line"},
+		{s, 20.5, 10, 10, 0, false, true, "on the line, but the one told runs out at 1.5 s"},
+		{3 * s / 2, 25, 10, 10, 0, false, false, "on the line of the one told at 1 s"},
+		{2 * s, 30, 13, 0, 10, false, true, "turned"},
+		{5 * s / 2, 30, 18, 0, 10, true, false, "a holder: skipped"},
+		{3 * s, 30, 23, 0, 10, false, true, "on the line, but the predecessor was skipped"},
+	}
+	for i, st := range steps {
+		var skip []wire.NodeID
+		if st.skip {
+			skip = []wire.NodeID{3}
+		}
+		step(st.now, 2, pub(st.now, st.x, st.y, st.vx, st.vy, skip...))
+		got := sent()
+		if len(got) != map[bool]int{false: 0, true: 1}[st.sent] {
+			t.Fatalf("step %d (%s) at %v: sent %+v", i, st.reason, st.now, got)
+		}
+		if st.sent && (got[0].Vel != world.Point{st.vx, st.vy} || got[0].Loc != world.Point{st.x, st.y} || got[0].Node != 2) {
+			t.Errorf("step %d: sent %+v, want the publication with its velocity", i, got[0])
+		}
+	}
+
+	// A subscriber turns a match into a finding that moves along it.
+	sub, err := NewDirectory(3, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := wire.AppendPubs(nil, wire.TypeMatch, &wire.Pubs{TTL: cfg.PublishTTL, Dims: 2,
+		Pubs: []wire.Pub{{ID: id, Node: 2, Loc: world.Point{10, 10}, Vel: world.Point{4, -2}, At: s}}})
+	fr, _ := wire.OpenFrames(append(wire.AppendHeader(nil), m...))
+	typ, body, _ := fr.Next()
+	var sout Out
+	if err := sub.Step(2*s, 1, typ, body, &sout); err != nil {
+		t.Fatal(err)
+	}
+	if len(sout.Found) != 1 || sout.Found[0].Where(2*s+s/2, 2) != (world.Point{12, 9}) {
+		t.Fatalf("found %+v, want one at (12, 9) half a second after it was heard", sout.Found)
+	}
+}

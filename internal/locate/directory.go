@@ -50,6 +50,13 @@ type DirectoryConfig struct {
 	// the world's unit (wire.Grid: points rounded to the nearest, boxes
 	// outward). 1 to wire.MaxFrac; zero means DefaultCoordFrac.
 	CoordFrac int
+	// Reckon turns on dead reckoning of matches: a moving primary's
+	// publication carries its velocity (world.Mover), a subscriber follows
+	// a candidate along it (Found.Where), and the rendezvous does not
+	// resend a subscriber a publication that the last one it sent predicts
+	// to a metre (as MercuryConfig.Sweep does), while that one outlives the
+	// next publication. Off by default.
+	Reckon bool
 }
 
 // DefaultCoordFrac is the locators' default coordinate grid: 2^-4 units,
@@ -105,6 +112,10 @@ type Directory struct {
 	subIdx  *Boxes
 	matches []matchOut
 	order   []uint64 // sendMatches' sort keys
+	// told is what each subscriber was last sent of each publication
+	// (Reckon), swept of expired records every 5 s.
+	told          map[toldKey]toldRec
+	nextToldSweep time.Duration
 	ids     []world.ObjectID
 	owners  []wire.NodeID
 	// linear makes the rendezvous match by scanning every publication or
@@ -136,6 +147,7 @@ type pubVal struct {
 	node  wire.NodeID
 	until time.Duration
 	at    time.Duration // wire.Pub.At
+	vel   world.Point   // wire.Pub.Vel
 	skip  skipSet       // Pub.Skip: subscribers that need no match, for PublishTTL after it arrived
 }
 
@@ -226,6 +238,14 @@ func (d *Directory) expire(now time.Duration) {
 	if d.pubs == nil {
 		return
 	}
+	if d.told != nil && now >= d.nextToldSweep {
+		d.nextToldSweep = now + 5*time.Second
+		for k, r := range d.told {
+			if r.until <= now {
+				delete(d.told, k)
+			}
+		}
+	}
 	for i := d.pubs.Len() - 1; i >= 0; i-- {
 		if id, _, v := d.pubs.At(i); v.until <= now {
 			d.pubs.Delete(id) // the last point moves to i: already seen
@@ -287,7 +307,11 @@ func (d *Directory) Tick(f *Frame, out *Out) {
 				continue
 			}
 			d.pubLog.published(p, now, kind == pubIdle)
-			d.msg.Pubs = append(d.msg.Pubs, wire.Pub{ID: p.ID, Node: f.Self, Loc: p.Loc, At: now})
+			pub := wire.Pub{ID: p.ID, Node: f.Self, Loc: p.Loc, At: now}
+			if d.cfg.Reckon && p.HasVel && kind == pubMoving {
+				pub.Vel = p.Vel
+			}
+			d.msg.Pubs = append(d.msg.Pubs, pub)
 			if f.Holders != nil {
 				// The nodes already holding it need no match (Pub.Skip);
 				// the lists are cut from one buffer when the frame is made.
@@ -412,7 +436,8 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 		}
 		for _, p := range d.msg.Pubs {
 			if p.Node != d.self {
-				out.Found = append(out.Found, Found{ID: p.ID, Node: p.Node, Loc: p.Loc, Until: now + min(d.msg.TTL, d.cfg.MaxTTL), At: p.At})
+				out.Found = append(out.Found, Found{ID: p.ID, Node: p.Node, Loc: p.Loc, Vel: p.Vel, Heard: now,
+					Until: now + min(d.msg.TTL, d.cfg.MaxTTL), At: p.At})
 			}
 		}
 		return nil
@@ -430,17 +455,24 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 		idx := d.indexed(d.msg.Dims)
 		for _, p := range d.msg.Pubs {
 			p.Node = from // a node publishes only its own primaries
-			if _, old, ok := d.pubs.Get(p.ID); ok && old.node == from && old.at > p.At && old.until > now {
+			_, old, ok := d.pubs.Get(p.ID)
+			if ok && old.node == from && old.at > p.At && old.until > now {
 				continue // overtaken on the way by a newer one
 			}
-			v := pubVal{node: from, until: until, at: p.At}
+			prev := time.Duration(-1) // the previous publication's time, if from the same node
+			if ok && old.node == from {
+				prev = old.at
+			}
+			v := pubVal{node: from, until: until, at: p.At, vel: p.Vel}
 			v.skip.set(p.Skip, now+d.cfg.PublishTTL)
 			p.Skip = nil // matches do not carry it
 			d.pubs.Set(p.ID, p.Loc, v)
 			if !idx {
 				for _, s := range d.subs {
 					if s.node != from && s.until > now && !v.skip.has(s.node, now) && inAny(p.Loc, s.boxes, d.msg.Dims) {
+						if !d.spare(s.node, &p, prev, now) {
 						d.matches = append(d.matches, matchOut{to: s.node, pub: p, until: until})
+					}
 					}
 				}
 				continue
@@ -448,7 +480,7 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 			// Only the subscriptions with a box around p: O(nearby boxes).
 			d.owners = d.subIdx.Owners(p.Loc, d.owners[:0])
 			for _, n := range d.owners {
-				if i, ok := d.findSub(n); ok && n != from && d.subs[i].until > now && !v.skip.has(n, now) {
+				if i, ok := d.findSub(n); ok && n != from && d.subs[i].until > now && !v.skip.has(n, now) && !d.spare(n, &p, prev, now) {
 					d.matches = append(d.matches, matchOut{to: n, pub: p, until: until})
 				}
 			}
@@ -510,7 +542,7 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 		d.matches = d.matches[:0]
 		for _, id := range d.ids {
 			if loc, p, _ := d.pubs.Get(id); p.node != from && p.until > now && !p.skip.has(from, now) {
-				d.matches = append(d.matches, matchOut{to: from, pub: wire.Pub{ID: id, Node: p.node, Loc: loc, At: p.at}, until: p.until})
+				d.matches = append(d.matches, matchOut{to: from, pub: wire.Pub{ID: id, Node: p.node, Loc: loc, At: p.at, Vel: p.vel}, until: p.until})
 			}
 		}
 		d.sendMatches(now, d.sub.Dims, out)
@@ -571,7 +603,45 @@ func (d *Directory) sendMatches(now time.Duration, dims int, out *Out) {
 			d.msg.Pubs = append(d.msg.Pubs, m.pub)
 			d.msg.TTL = min(d.msg.TTL, m.until-now)
 		}
+		if d.cfg.Reckon {
+			d.tell(now, to)
+		}
 		d.flushPubs(out, wire.TypeMatch, to)
+	}
+}
+
+// spare reports whether subscriber n need not be sent publication p
+// (Reckon): it was told or spared p's predecessor, published at prev, and
+// the publication it was last told predicts p. A spared publication
+// becomes the latest the subscriber is covered for.
+func (d *Directory) spare(n wire.NodeID, p *wire.Pub, prev, now time.Duration) bool {
+	if !d.cfg.Reckon || prev < 0 {
+		return false
+	}
+	k := toldKey{n, p.ID}
+	r, ok := d.told[k]
+	period := d.cfg.PublishPeriod
+	if d.msg.TTL > d.cfg.PublishTTL {
+		period = max(period, d.cfg.IdleEvery) // an idle publication: the next is due then
+	}
+	if !ok || r.last != prev || !r.predicts(p.Node, &p.Loc, &p.Vel, p.At, now, period, d.msg.Dims) {
+		return false
+	}
+	r.last = p.At
+	d.told[k] = r
+	return true
+}
+
+// tell records the publications of the match frame in d.msg as told to
+// subscriber to, which keeps them for the frame's TTL.
+func (d *Directory) tell(now time.Duration, to wire.NodeID) {
+	if d.told == nil {
+		d.told = map[toldKey]toldRec{}
+	}
+	until := now + min(d.msg.TTL, d.cfg.MaxTTL)
+	for i := range d.msg.Pubs {
+		p := &d.msg.Pubs[i]
+		d.told[toldKey{to, p.ID}] = toldRec{node: p.Node, loc: p.Loc, vel: p.Vel, at: p.At, until: until, last: p.At}
 	}
 }
 

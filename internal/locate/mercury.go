@@ -690,6 +690,12 @@ type toldRec struct {
 	loc, vel world.Point
 	at       time.Duration
 	until    time.Duration
+	// last (the directory's) is the publication time of the latest
+	// publication the subscriber was told or spared: a publication is
+	// spared only if its predecessor was covered too (a subscriber that
+	// was skipped as a holder meanwhile has the replica's location
+	// instead).
+	last time.Duration
 }
 
 // Dead reckoning of matches (Sweep): a subscriber follows a candidate at
@@ -713,7 +719,7 @@ func (m *Mercury) spare(now time.Duration) {
 	for _, mt := range m.matches {
 		k := toldKey{mt.To, mt.Pub.ID}
 		p := &mt.Pub
-		if r, ok := m.told[k]; ok && m.predicts(&r, p, now) {
+		if r, ok := m.told[k]; ok && r.predicts(p.Node, &p.Loc, &p.Vel, p.At, now, m.cfg.PublishPeriod, m.cfg.Dims) {
 			m.stats.MatchesSpared++
 			continue
 		}
@@ -731,14 +737,16 @@ func (m *Mercury) spare(now time.Duration) {
 	}
 }
 
-// predicts reports whether a subscriber told r still has p, to spareDist.
-func (m *Mercury) predicts(r *toldRec, p *Publication, now time.Duration) bool {
-	if r.node != p.Node || r.until-now <= m.cfg.PublishPeriod+spareSlack || p.At < r.at {
+// predicts reports whether a subscriber told r still has the publication
+// (node, loc, vel, at), to spareDist, and keeps it past the next
+// publication (due within period).
+func (r *toldRec) predicts(node wire.NodeID, loc, vel *world.Point, at, now, period time.Duration, dims int) bool {
+	if r.node != node || r.until-now <= period+spareSlack || at < r.at {
 		return false
 	}
-	t := (p.At - r.at).Seconds()
-	for d := range m.cfg.Dims {
-		if math.Abs(p.Loc[d]-(r.loc[d]+r.vel[d]*t)) > spareDist || math.Abs(p.Vel[d]-r.vel[d]) > spareVel {
+	t := (at - r.at).Seconds()
+	for d := range dims {
+		if math.Abs(loc[d]-(r.loc[d]+r.vel[d]*t)) > spareDist || math.Abs(vel[d]-r.vel[d]) > spareVel {
 			return false
 		}
 	}

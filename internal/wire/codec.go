@@ -15,8 +15,9 @@ import (
 // version 3 TypeDormant; version 4 carries the locators' coordinates on a
 // fixed-point grid (see Grid); version 5 a ring route's Hint in three bytes
 // (HintOf), its class in its hops' varint, and a locator message's Sent
-// modulo TimeWrap (Locate.Unwrap).
-const Version byte = 5
+// modulo TimeWrap (Locate.Unwrap); version 6 a directory publication's
+// velocity (Pub.Vel), and its node only when that is not its ID's origin.
+const Version byte = 6
 
 // Type is the type byte of one frame (one message) inside a payload.
 type Type uint8

@@ -281,6 +281,10 @@ type Pub struct {
 	// later At is the newer (publications of different lifetimes travel
 	// in different frames and may overtake each other).
 	At time.Duration
+	// Vel is the object's velocity (units/s) when published, on the grid
+	// VelGrid; zero for an object at rest or a publisher that sends none
+	// (one byte on the wire, shared with the node's flag).
+	Vel world.Point
 	// Skip (publications only; empty in matches) lists nodes the
 	// rendezvous need not send this publication to: they hold a replica
 	// of the object already.
@@ -305,7 +309,17 @@ func AppendPubs(b []byte, t Type, m *Pubs) []byte {
 	for i := range m.Pubs {
 		p := &m.Pubs[i]
 		b = appendID(b, p.ID)
-		b = binary.AppendUvarint(b, uint64(p.Node))
+		// The node travels only if it is not the ID's origin (an object
+		// handed off): a flag in the velocity's mask byte says which.
+		own := uint32(p.Node) == p.ID.Origin()
+		flag := byte(0)
+		if own {
+			flag = velOwnNode
+		}
+		b = appendVel(b, &p.Vel, m.Dims, m.Grid, flag)
+		if !own {
+			b = binary.AppendUvarint(b, uint64(p.Node))
+		}
 		b = appendPoint(b, &p.Loc, m.Dims, m.Grid)
 		b = appendMillis(b, p.At)
 		b = binary.AppendUvarint(b, uint64(len(p.Skip)))
@@ -325,7 +339,14 @@ func (m *Pubs) Decode(body []byte) error {
 	old := m.Pubs[:cap(m.Pubs)]
 	m.Pubs = m.Pubs[:0]
 	for r.more() {
-		p := Pub{ID: r.id(), Node: NodeID(r.u32("node"))}
+		p := Pub{ID: r.id()}
+		var own bool
+		p.Vel, own = r.vel(m.Dims, m.Grid)
+		if own {
+			p.Node = NodeID(p.ID.Origin())
+		} else if p.Node = NodeID(r.u32("node")); r.err == nil && uint32(p.Node) == p.ID.Origin() {
+			return malformed("publication of %v names its origin node without the flag", p.ID)
+		}
 		p.Loc = r.point(m.Dims, m.Grid)
 		p.At = r.millis("publication time")
 		if k := r.count("skip count"); k > 0 {

@@ -126,8 +126,14 @@ func randPubs(r *rand.Rand) *Pubs {
 	m := &Pubs{TTL: randDur(r), Dims: 1 + r.IntN(world.MaxDims), Grid: randGrid(r)}
 	for range randN(r) {
 		p := Pub{ID: randID(r), Node: NodeID(r.Uint32()), At: time.Duration(r.Int64N(int64(time.Hour))).Truncate(time.Millisecond)}
+		if r.IntN(2) == 0 {
+			p.Node = NodeID(p.ID.Origin()) // sent as a flag
+		}
 		for d := range m.Dims {
 			p.Loc[d] = randCoord(r, m.Grid)
+			if r.IntN(2) == 0 {
+				p.Vel[d] = randCoord(r, VelGrid(m.Grid))
+			}
 		}
 		for range r.IntN(3) * r.IntN(4) {
 			p.Skip = append(p.Skip, NodeID(r.Uint32()))
