@@ -116,8 +116,8 @@ type Directory struct {
 	// (Reckon), swept of expired records every 5 s.
 	told          map[toldKey]toldRec
 	nextToldSweep time.Duration
-	ids     []world.ObjectID
-	owners  []wire.NodeID
+	ids           []world.ObjectID
+	owners        []wire.NodeID
 	// linear makes the rendezvous match by scanning every publication or
 	// subscription: the reference the indexes are tested and benchmarked
 	// against.
@@ -471,8 +471,8 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 				for _, s := range d.subs {
 					if s.node != from && s.until > now && !v.skip.has(s.node, now) && inAny(p.Loc, s.boxes, d.msg.Dims) {
 						if !d.spare(s.node, &p, prev, now) {
-						d.matches = append(d.matches, matchOut{to: s.node, pub: p, until: until})
-					}
+							d.matches = append(d.matches, matchOut{to: s.node, pub: p, until: until})
+						}
 					}
 				}
 				continue
