@@ -112,12 +112,8 @@ type Directory struct {
 	subIdx  *Boxes
 	matches []matchOut
 	order   []uint64 // sendMatches' sort keys
-	// told is what each subscriber was last sent of each publication
-	// (Reckon), swept of expired records every 5 s.
-	told          map[toldKey]toldRec
-	nextToldSweep time.Duration
-	ids           []world.ObjectID
-	owners        []wire.NodeID
+	ids     []world.ObjectID
+	owners  []wire.NodeID
 	// linear makes the rendezvous match by scanning every publication or
 	// subscription: the reference the indexes are tested and benchmarked
 	// against.
@@ -148,7 +144,18 @@ type pubVal struct {
 	until time.Duration
 	at    time.Duration // wire.Pub.At
 	vel   world.Point   // wire.Pub.Vel
-	skip  skipSet       // Pub.Skip: subscribers that need no match, for PublishTTL after it arrived
+	// told is what each subscriber was last sent of this object (Reckon;
+	// a few subscribers each, kept with the publication instead of in a
+	// map keyed by pairs: no hashing on the rendezvous's hot path).
+	told []toldSub
+	skip skipSet // Pub.Skip: subscribers that need no match, for PublishTTL after it arrived
+}
+
+// toldSub is what the rendezvous last sent subscriber to of a
+// publication (Reckon).
+type toldSub struct {
+	to wire.NodeID
+	toldRec
 }
 
 type storedSub struct {
@@ -237,14 +244,6 @@ func (d *Directory) indexed(dims int) bool {
 func (d *Directory) expire(now time.Duration) {
 	if d.pubs == nil {
 		return
-	}
-	if d.told != nil && now >= d.nextToldSweep {
-		d.nextToldSweep = now + 5*time.Second
-		for k, r := range d.told {
-			if r.until <= now {
-				delete(d.told, k)
-			}
-		}
 	}
 	for i := d.pubs.Len() - 1; i >= 0; i-- {
 		if id, _, v := d.pubs.At(i); v.until <= now {
@@ -464,28 +463,35 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 				prev = old.at
 			}
 			v := pubVal{node: from, until: until, at: p.At, vel: p.Vel}
+			if prev >= 0 {
+				v.told = pruneTold(old.told, now)
+			}
 			v.skip.set(p.Skip, now+d.cfg.PublishTTL)
 			p.Skip = nil // matches do not carry it
-			d.pubs.Set(p.ID, p.Loc, v)
+			match := func(n wire.NodeID) {
+				if !d.spare(&v, n, &p, prev, now) {
+					d.matches = append(d.matches, matchOut{to: n, pub: p, until: until})
+					d.tell(&v, n, &p, until)
+				}
+			}
 			if !idx {
 				for _, s := range d.subs {
 					if s.node != from && s.until > now && !v.skip.has(s.node, now) && inAny(p.Loc, s.boxes, d.msg.Dims) {
-						if !d.spare(s.node, &p, prev, now) {
-							d.matches = append(d.matches, matchOut{to: s.node, pub: p, until: until})
-						}
+						match(s.node)
 					}
 				}
-				continue
-			}
-			// Only the subscriptions with a box around p: O(nearby boxes).
-			d.owners = d.subIdx.Owners(p.Loc, d.owners[:0])
-			for _, n := range d.owners {
-				if i, ok := d.findSub(n); ok && n != from && d.subs[i].until > now && !v.skip.has(n, now) && !d.spare(n, &p, prev, now) {
-					d.matches = append(d.matches, matchOut{to: n, pub: p, until: until})
+			} else {
+				// Only the subscriptions with a box around p: O(nearby boxes).
+				d.owners = d.subIdx.Owners(p.Loc, d.owners[:0])
+				for _, n := range d.owners {
+					if i, ok := d.findSub(n); ok && n != from && d.subs[i].until > now && !v.skip.has(n, now) {
+						match(n)
+					}
 				}
 			}
+			d.pubs.Set(p.ID, p.Loc, v)
 		}
-		d.sendMatches(now, d.msg.Dims, out)
+		d.sendMatches(now, d.msg.Dims, false, out)
 		return nil
 	case wire.TypeSubscribe:
 		if !decoded {
@@ -545,7 +551,7 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 				d.matches = append(d.matches, matchOut{to: from, pub: wire.Pub{ID: id, Node: p.node, Loc: loc, At: p.at, Vel: p.vel}, until: p.until})
 			}
 		}
-		d.sendMatches(now, d.sub.Dims, out)
+		d.sendMatches(now, d.sub.Dims, true, out)
 		return nil
 	}
 	return fmt.Errorf("%w: %v frame is not a directory message", wire.ErrMalformed, t)
@@ -591,8 +597,10 @@ func (d *Directory) findSub(node wire.NodeID) (int, bool) {
 
 // sendMatches sends the queued matches, grouped by subscriber, and the
 // long-lived (idle) publications apart from the others; each frame's TTL
-// is the shortest remaining lifetime among its publications.
-func (d *Directory) sendMatches(now time.Duration, dims int, out *Out) {
+// is the shortest remaining lifetime among its publications. With record
+// (and Reckon), the publications sent are recorded as told for that TTL
+// (the publication path records them as it queues them).
+func (d *Directory) sendMatches(now time.Duration, dims int, record bool, out *Out) {
 	order := matchOrder(d.matches, now, d.cfg.PublishTTL, d.order[:0])
 	d.order = order
 	for i := 0; i < len(order); {
@@ -603,46 +611,62 @@ func (d *Directory) sendMatches(now time.Duration, dims int, out *Out) {
 			d.msg.Pubs = append(d.msg.Pubs, m.pub)
 			d.msg.TTL = min(d.msg.TTL, m.until-now)
 		}
-		if d.cfg.Reckon {
-			d.tell(now, to)
+		if record && d.cfg.Reckon {
+			until := now + min(d.msg.TTL, d.cfg.MaxTTL)
+			for j := range d.msg.Pubs {
+				p := &d.msg.Pubs[j]
+				if loc, v, ok := d.pubs.Get(p.ID); ok {
+					d.tell(&v, to, p, until)
+					d.pubs.Set(p.ID, loc, v)
+				}
+			}
 		}
 		d.flushPubs(out, wire.TypeMatch, to)
 	}
 }
 
-// spare reports whether subscriber n need not be sent publication p
+// spare reports whether subscriber n need not be sent publication p of v
 // (Reckon): it was told or spared p's predecessor, published at prev, and
 // the publication it was last told predicts p. A spared publication
 // becomes the latest the subscriber is covered for.
-func (d *Directory) spare(n wire.NodeID, p *wire.Pub, prev, now time.Duration) bool {
+func (d *Directory) spare(v *pubVal, n wire.NodeID, p *wire.Pub, prev, now time.Duration) bool {
 	if !d.cfg.Reckon || prev < 0 {
 		return false
 	}
-	k := toldKey{n, p.ID}
-	r, ok := d.told[k]
 	period := d.cfg.PublishPeriod
 	if d.msg.TTL > d.cfg.PublishTTL {
 		period = max(period, d.cfg.IdleEvery) // an idle publication: the next is due then
 	}
-	if !ok || r.last != prev || !r.predicts(p.Node, &p.Loc, &p.Vel, p.At, now, period, d.msg.Dims) {
-		return false
+	for i := range v.told {
+		if r := &v.told[i]; r.to == n {
+			if r.last != prev || !r.predicts(p.Node, &p.Loc, &p.Vel, p.At, now, period, d.msg.Dims) {
+				return false
+			}
+			r.last = p.At
+			return true
+		}
 	}
-	r.last = p.At
-	d.told[k] = r
-	return true
+	return false
 }
 
-// tell records the publications of the match frame in d.msg as told to
-// subscriber to, which keeps them for the frame's TTL.
-func (d *Directory) tell(now time.Duration, to wire.NodeID) {
-	if d.told == nil {
-		d.told = map[toldKey]toldRec{}
+// tell records p as sent to subscriber n, which keeps it until until.
+func (d *Directory) tell(v *pubVal, n wire.NodeID, p *wire.Pub, until time.Duration) {
+	if !d.cfg.Reckon {
+		return
 	}
-	until := now + min(d.msg.TTL, d.cfg.MaxTTL)
-	for i := range d.msg.Pubs {
-		p := &d.msg.Pubs[i]
-		d.told[toldKey{to, p.ID}] = toldRec{node: p.Node, loc: p.Loc, vel: p.Vel, at: p.At, until: until, last: p.At}
+	r := toldRec{node: p.Node, loc: p.Loc, vel: p.Vel, at: p.At, until: until, last: p.At}
+	for i := range v.told {
+		if v.told[i].to == n {
+			v.told[i].toldRec = r
+			return
+		}
 	}
+	v.told = append(v.told, toldSub{to: n, toldRec: r})
+}
+
+// pruneTold drops, in place, the records subscribers no longer keep.
+func pruneTold(told []toldSub, now time.Duration) []toldSub {
+	return slices.DeleteFunc(told, func(t toldSub) bool { return t.until <= now })
 }
 
 // matchLong marks, in a matchOrder key, a match whose publication lives
