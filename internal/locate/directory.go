@@ -372,8 +372,14 @@ func (d *Directory) flushPubs(out *Out, t wire.Type, to wire.NodeID) {
 }
 
 // indexSubscribed puts the subscribed boxes in a grid: a node with many
-// primaries has as many view boxes, checked every frame.
+// primaries has as many view boxes, checked every frame. Up to
+// scanSubscribed boxes are scanned instead (a few dozen comparisons, less
+// than the grid's cell lookups).
 func (d *Directory) indexSubscribed(dims int) {
+	if len(d.subscribed) <= scanSubscribed {
+		d.subBoxes = nil
+		return
+	}
 	if d.subBoxes == nil || d.subBoxes.Dims() != dims {
 		d.subBoxes = NewBoxes(dims, DefaultCell)
 	}
@@ -385,6 +391,10 @@ func (d *Directory) indexSubscribed(dims int) {
 		d.subBoxes.SetCell(c)
 	}
 }
+
+// scanSubscribed is the most subscribed boxes covered scans without an
+// index.
+const scanSubscribed = 32
 
 // covered reports whether every box of view lies inside a subscribed box.
 func (d *Directory) covered(view []world.Box, dims int) bool {
