@@ -113,6 +113,7 @@ type Directory struct {
 	matches []matchOut
 	order   []uint64 // sendMatches' sort keys
 	ids     []world.ObjectID
+	had     []world.Box // a refreshed subscription's previous boxes
 	owners  []wire.NodeID
 	// linear makes the rendezvous match by scanning every publication or
 	// subscription: the reference the indexes are tested and benchmarked
@@ -521,17 +522,28 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 			}
 			return nil
 		}
-		// A refresh of a live subscription with the same boxes only extends
-		// it: the subscriber already received every stored publication in
-		// them, when it subscribed or when the publication arrived.
-		same := ok && d.subs[i].until > now && slices.Equal(d.subs[i].boxes, d.sub.Boxes)
+		// A refresh of a live subscription only extends it over the boxes
+		// it had: the subscriber already received every stored publication
+		// in them, when it subscribed or when the publication arrived (or
+		// was told one that predicts it, Reckon). Only the publications in
+		// the new boxes and outside the old ones are matched now, and those
+		// whose last publication skipped the subscriber as a holder, a skip
+		// since lapsed (it may have dropped the replica, and the candidate
+		// with it: an idle object's next publication is up to IdleEvery
+		// away).
+		live := ok && d.subs[i].until > now
+		if live && slices.Equal(d.subs[i].boxes, d.sub.Boxes) {
+			d.subs[i].until = now + min(d.sub.TTL, d.cfg.MaxTTL)
+			return nil
+		}
 		if !ok {
 			d.subs = slices.Insert(d.subs, i, storedSub{node: from})
 		}
 		s := &d.subs[i]
 		s.until = now + min(d.sub.TTL, d.cfg.MaxTTL)
-		if same {
-			return nil
+		d.had = d.had[:0]
+		if live {
+			d.had = append(d.had, s.boxes...)
 		}
 		s.boxes = append(s.boxes[:0], d.sub.Boxes...)
 		d.subIdx.Remove(from)
@@ -557,7 +569,8 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 		}
 		d.matches = d.matches[:0]
 		for _, id := range d.ids {
-			if loc, p, _ := d.pubs.Get(id); p.node != from && p.until > now && !p.skip.has(from, now) {
+			if loc, p, _ := d.pubs.Get(id); p.node != from && p.until > now && !p.skip.has(from, now) &&
+				(!inAny(loc, d.had, d.sub.Dims) || p.skip.listed(from)) {
 				d.matches = append(d.matches, matchOut{to: from, pub: wire.Pub{ID: id, Node: p.node, Loc: loc, At: p.at, Vel: p.vel}, until: p.until})
 			}
 		}
