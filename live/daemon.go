@@ -136,6 +136,7 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 		dc := locate.DefaultDirectoryConfig(wire.NodeID(cfg.Discovery.Rendezvous))
 		dc.Margin = game.DirectoryMargin
 		dc.Jump = game.DirectoryJump
+		dc.Reckon, dc.BatchMatches = true, true // as the lab's world runs it
 		if disc, err = locate.NewDirectory(self, dc); err != nil {
 			return nil, err
 		}

@@ -292,3 +292,55 @@ func TestDirectoryReckon(t *testing.T) {
 		t.Fatalf("found %+v, want one at (12, 9) half a second after it was heard", sout.Found)
 	}
 }
+
+// TestDirectoryBatchMatches: with BatchMatches, the matches a subscriber
+// gets from several publications wait in the outbox and leave together,
+// in one packet, once the node releases them (its next frame).
+func TestDirectoryBatchMatches(t *testing.T) {
+	cfg := DefaultDirectoryConfig(1)
+	cfg.BatchMatches = true
+	r, err := NewDirectory(1, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ob wire.Outbox
+	out := Out{Outbox: &ob}
+	step := func(now time.Duration, from wire.NodeID, b []byte) {
+		t.Helper()
+		fr, _ := wire.OpenFrames(append(wire.AppendHeader(nil), b...))
+		typ, body, _ := fr.Next()
+		if err := r.Step(now, from, typ, body, &out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step(0, 3, wire.AppendSubscribe(nil, &wire.Subscribe{TTL: time.Minute, Dims: 2,
+		Boxes: []world.Box{{Min: world.Point{0, 0}, Max: world.Point{100, 100}}}}))
+	for i := range 4 {
+		from := wire.NodeID(4 + i)
+		step(time.Duration(i)*10*time.Millisecond, from, wire.AppendPubs(nil, wire.TypePublish, &wire.Pubs{TTL: cfg.PublishTTL, Dims: 2,
+			Pubs: []wire.Pub{{ID: world.MakeObjectID(uint32(from), 1), Node: from, Loc: world.Point{10, 10}}}}))
+	}
+	if ob.Len() != 0 || ob.Waiting() != 4 {
+		t.Fatalf("before the frame: %d ready, %d waiting; want 0 and 4", ob.Len(), ob.Waiting())
+	}
+	ob.Release(30 * time.Millisecond)
+	ps := ob.Packets(1, nil)
+	if len(ps) != 1 || ps[0].To != 3 {
+		t.Fatalf("after the frame: %d packets %+v, want one to node 3", len(ps), ps)
+	}
+	fr, _ := wire.OpenFrames(ps[0].Payload)
+	n := 0
+	for {
+		typ, _, ok := fr.Next()
+		if !ok {
+			break
+		}
+		if typ != wire.TypeMatch {
+			t.Fatalf("frame %v", typ)
+		}
+		n++
+	}
+	if n != 4 {
+		t.Errorf("%d match frames in the packet, want 4", n)
+	}
+}

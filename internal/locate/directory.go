@@ -57,6 +57,13 @@ type DirectoryConfig struct {
 	// to a metre (as MercuryConfig.Sweep does), while that one outlives the
 	// next publication. Off by default.
 	Reckon bool
+	// BatchMatches makes the rendezvous's match frames wait for its next
+	// frame (wire.Outbox.CommitLater; a node releases waiting frames as a
+	// frame starts): all the matches a subscriber gets in one frame travel
+	// in one packet instead of a packet per arriving publication, for up
+	// to one frame of discovery latency. Off by default: every match goes
+	// at once.
+	BatchMatches bool
 }
 
 // DefaultCoordFrac is the locators' default coordinate grid: 2^-4 units,
@@ -113,7 +120,8 @@ type Directory struct {
 	matches []matchOut
 	order   []uint64 // sendMatches' sort keys
 	ids     []world.ObjectID
-	had     []world.Box // a refreshed subscription's previous boxes
+	had     []world.Box   // a refreshed subscription's previous boxes
+	now     time.Duration // the latest Step's time (BatchMatches' due time)
 	owners  []wire.NodeID
 	// linear makes the rendezvous match by scanning every publication or
 	// subscription: the reference the indexes are tested and benchmarked
@@ -364,7 +372,11 @@ func (d *Directory) flushPubs(out *Out, t wire.Type, to wire.NodeID) {
 			s0 = e
 		}
 	}
-	out.Outbox.Commit(to, t.Class(), wire.AppendPubs(out.Outbox.Buf(), t, &d.msg))
+	if b := wire.AppendPubs(out.Outbox.Buf(), t, &d.msg); t == wire.TypeMatch && d.cfg.BatchMatches {
+		out.Outbox.CommitLater(to, t.Class(), b, d.now)
+	} else {
+		out.Outbox.Commit(to, t.Class(), b)
+	}
 	for i := range d.msg.Pubs {
 		d.msg.Pubs[i].Skip = nil
 	}
@@ -437,6 +449,7 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 	// The frame Check just decoded is not decoded again.
 	decoded := t == d.checkedT && len(body) > 0 && len(body) == len(d.checked) && &body[0] == &d.checked[0]
 	d.checked = nil
+	d.now = now
 	switch t {
 	case wire.TypeMatch:
 		if !decoded {
