@@ -161,8 +161,13 @@ func (n *Node) Tick(now time.Duration) {
 		// (While it is held, the primary's publications skip this node,
 		// locate.Frame.Holders: the candidate may expire meanwhile, and the
 		// next publication after the replica is dropped brings it back.)
-		loc, replica, wanted := known.Known(f.ID)
-		if replica {
+		// Not a replica this node did not ask for that is older than the
+		// publication (both times are the primary's clock): nobody may
+		// update it any more (a pushed replica whose drop was lost), and
+		// it would hide its object's move into the view until it timed
+		// out.
+		loc, produced, replica, wanted := known.Known(f.ID)
+		if replica && (wanted || produced >= f.At) {
 			f.Loc, f.Vel = loc, world.Point{}
 		}
 		kept = append(kept, f)
