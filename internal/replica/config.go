@@ -34,6 +34,13 @@ type Config struct {
 	// ReplicaTimeout: a replica that hears nothing about its object for this
 	// long is deleted. 3.5 keepalive periods survive three lost keepalives.
 	ReplicaTimeout time.Duration
+	// PushedTimeout: a replica this node did not ask for (pushed by Keep
+	// or attachment) that hears nothing for this long is deleted sooner:
+	// its push ended, and the primary's drop was lost, so nobody updates
+	// it, and a game reading it would act on an old state. Default
+	// KeepalivePeriod + KeepaliveWait + 500 ms (the longest silence of a
+	// live one, and a trip); at most ReplicaTimeout.
+	PushedTimeout time.Duration
 	// RegisterPeriod: a node re-registers interest in each replica it needs
 	// this often; RegistrationTTL: a primary drops a holder whose last
 	// registration is older than this (3 periods tolerate 2 losses).
@@ -174,6 +181,13 @@ func (c Config) Validate() (Config, error) {
 	}
 	if c.MaxFrame < 64 {
 		return c, fmt.Errorf("%w: MaxFrame %d (want at least 64)", ErrConfig, c.MaxFrame)
+	}
+	if c.PushedTimeout == 0 {
+		c.PushedTimeout = min(c.ReplicaTimeout, c.KeepalivePeriod+max(c.KeepaliveWait, 0)+500*time.Millisecond)
+	}
+	if c.PushedTimeout <= c.KeepalivePeriod || c.PushedTimeout > c.ReplicaTimeout {
+		return c, fmt.Errorf("%w: PushedTimeout %v must exceed KeepalivePeriod %v and not ReplicaTimeout %v",
+			ErrConfig, c.PushedTimeout, c.KeepalivePeriod, c.ReplicaTimeout)
 	}
 	if c.ReplicaTimeout <= c.KeepalivePeriod {
 		return c, fmt.Errorf("%w: ReplicaTimeout %v must exceed KeepalivePeriod %v (replicas of idle objects would time out)",

@@ -857,3 +857,70 @@ func TestDormantTTLConfig(t *testing.T) {
 		t.Errorf("DormantTTL %v with a 3 s linger, want 3s", got)
 	}
 }
+
+// TestPushedTimeout: a replica pushed by Keep whose push ends and whose
+// drop is lost is deleted once it has heard nothing for PushedTimeout,
+// not ReplicaTimeout; a requested replica that hears nothing lives to
+// ReplicaTimeout; and Validate refuses a PushedTimeout outside
+// (KeepalivePeriod, ReplicaTimeout].
+func TestPushedTimeout(t *testing.T) {
+	for _, requested := range []bool{false, true} {
+		a, b := newStore(t, 1, nil), newStore(t, 2, nil)
+		stores := map[wire.NodeID]*Store{1: a, 2: b}
+		st := schema.NewState(world.MakeObjectID(1, 1))
+		if err := a.AddPrimary(0, &obj{st}, 1); err != nil {
+			t.Fatal(err)
+		}
+		if requested {
+			b.Want(0, st.ID(), 1, time.Hour)
+		}
+		var oa, ob wire.Outbox
+		gone := -1
+		for f := 0; f < 80; f++ {
+			now := time.Duration(f) * 100 * time.Millisecond
+			st.SetFloat(0, float64(f))
+			if !requested && f < 10 {
+				a.Keep(now, st.ID(), 2)
+			}
+			a.Commit(now)
+			a.Flush(now, nil, &oa)
+			oa.Release(now)
+			lost := f >= 15 // from frame 15 on (before the push ends), nothing reaches store 2
+			deliver(t, now, &oa, 1, stores, func(wire.Packet) bool { return lost })
+			b.Flush(now, []world.Box{world.Unbounded()}, &ob)
+			deliver(t, now, &ob, 2, stores, nil)
+			if _, ok := b.Object(st.ID()); !ok && f > 0 && gone < 0 {
+				gone = f
+			}
+			if requested && f == 5 {
+				if in, ok := b.Object(st.ID()); !ok || !in.Requested {
+					t.Fatalf("requested replica not held at frame 5: %+v", in)
+				}
+			}
+		}
+		cfg := b.cfg
+		want := cfg.PushedTimeout
+		if requested {
+			want = cfg.ReplicaTimeout
+		}
+		if gone < 0 {
+			t.Fatalf("requested %v: the replica was never deleted", requested)
+		}
+		// The last update that arrived was frame 14's (the push lasts to
+		// 1.9 s, PushTTL after the last Keep, and its drop is lost).
+		last := 1400 * time.Millisecond
+		if got := time.Duration(gone) * 100 * time.Millisecond; got <= last+want-100*time.Millisecond || got > last+want+200*time.Millisecond {
+			t.Errorf("requested %v: replica deleted at %v, want about %v (last heard %v + %v)", requested, got, last+want, last, want)
+		}
+	}
+	for _, c := range []struct {
+		pushed time.Duration
+		ok     bool
+	}{{0, true}, {2 * time.Second, true}, {5250 * time.Millisecond, true}, {1500 * time.Millisecond, false}, {6 * time.Second, false}, {-time.Second, false}} {
+		cfg := DefaultConfig()
+		cfg.Registry, cfg.PushedTimeout = registry, c.pushed
+		if _, err := cfg.Validate(); (err == nil) != c.ok {
+			t.Errorf("PushedTimeout %v: Validate error %v, want ok %v", c.pushed, err, c.ok)
+		}
+	}
+}

@@ -156,7 +156,7 @@ func (s *Store) inView(p world.Point, boxes []world.Box, vf View) bool {
 }
 
 func (s *Store) flushReplica(now time.Duration, e *entry, boxes []world.Box, vf View) {
-	if now-e.lastHeard > s.cfg.ReplicaTimeout {
+	if silent := now - e.lastHeard; silent > s.cfg.ReplicaTimeout || !e.requested && silent > s.cfg.PushedTimeout {
 		s.stats.Timeouts++
 		s.remove(e.id)
 		return
