@@ -227,6 +227,7 @@ type Bot struct {
 	// primary rebuilt from its State behaves identically.
 	path             []int32
 	pathAt, pathGoal int64
+	scanner          *botScan // scan's scratch, made at the first scan
 }
 
 // State returns the bot's state.
@@ -351,22 +352,41 @@ func (b *Bot) scan(ctx world.Context, now int64, rng *rand.Rand) {
 		}
 		return
 	}
-	x, y, r := st.Float(BotX), st.Float(BotY), b.g.cfg.FightRange
-	var best world.ObjectID
-	bestD := math.Inf(1)
-	ctx.Each(world.BoxAround(st.Location(), world.Point{r, r, math.Inf(1)}), func(obj world.Object, _ bool) bool {
-		if o, ok := b.opponent(obj); ok {
-			if d := math.Hypot(o.Float(BotX)-x, o.Float(BotY)-y); d < bestD {
-				best, bestD = o.ID(), d
-			}
-		}
-		return true
-	})
-	if best != 0 && rng.Float64() < b.g.cfg.PEngage {
+	r := b.g.cfg.FightRange
+	sc := b.scanner
+	if sc == nil {
+		sc = &botScan{b: b}
+		sc.fn = sc.visit
+		b.scanner = sc
+	}
+	sc.x, sc.y, sc.best, sc.bestD = st.Float(BotX), st.Float(BotY), 0, math.Inf(1)
+	ctx.Each(world.BoxAround(st.Location(), world.Point{r, r, math.Inf(1)}), sc.fn)
+	if best := sc.best; best != 0 && rng.Float64() < b.g.cfg.PEngage {
 		st.SetInt(BotMode, ModeFight)
 		st.SetRef(BotTarget, best)
 		st.SetInt(BotUntil, now+4+rng.Int64N(9))
 	}
+}
+
+// botScan is a bot's search for the nearest opponent (scan), kept with the
+// bot with its Each callback: a closure made at every scan would be
+// allocated on the heap (Each is an interface method), every frame of
+// every bot.
+type botScan struct {
+	b     *Bot
+	fn    func(world.Object, bool) bool // visit, bound once
+	x, y  float64
+	best  world.ObjectID
+	bestD float64
+}
+
+func (sc *botScan) visit(obj world.Object, _ bool) bool {
+	if o, ok := sc.b.opponent(obj); ok {
+		if d := math.Hypot(o.Float(BotX)-sc.x, o.Float(BotY)-sc.y); d < sc.bestD {
+			sc.best, sc.bestD = o.ID(), d
+		}
+	}
+	return true
 }
 
 // fire launches a rocket at the target's predicted position, with aim
@@ -539,8 +559,9 @@ func (b *Bot) pickUp(ctx world.Context) {
 // bots within SplashRadius, and expires after MissileLife. It implements
 // world.Object, world.Attacher (to its shooter) and world.Mover.
 type Missile struct {
-	g  *Game
-	st *world.State
+	g       *Game
+	st      *world.State
+	scanner *missileScan // Think's scratch, made at the first Think
 }
 
 // State returns the missile's state.
@@ -574,21 +595,17 @@ func (m *Missile) Think(ctx world.Context) {
 	nx, ny := x+st.Float(MissileVX)*dt, y+st.Float(MissileVY)*dt
 	owner := st.Ref(MissileOwner)
 	// The first bot whose centre the segment passes within HitRadius of.
-	var hit world.ObjectID
-	hitT := math.Inf(1)
+	sc := m.scanner
+	if sc == nil {
+		sc = &missileScan{g: g}
+		sc.fn = sc.visit
+		m.scanner = sc
+	}
+	sc.owner, sc.x, sc.y, sc.nx, sc.ny, sc.hit, sc.hitT = owner, x, y, nx, ny, 0, math.Inf(1)
 	box := world.Box{Min: world.Point{min(x, nx) - HitRadius, min(y, ny) - HitRadius, math.Inf(-1)},
 		Max: world.Point{max(x, nx) + HitRadius, max(y, ny) + HitRadius, math.Inf(1)}}
-	ctx.Each(box, func(obj world.Object, _ bool) bool {
-		o := obj.State()
-		if o.Schema() != g.Bot || o.ID() == owner || o.Int(BotMode) == ModeDead {
-			return true
-		}
-		t, d := closest(x, y, nx, ny, o.Float(BotX), o.Float(BotY))
-		if d <= HitRadius && t < hitT {
-			hit, hitT = o.ID(), t
-		}
-		return true
-	})
+	ctx.Each(box, sc.fn)
+	hit, hitT := sc.hit, sc.hitT
 	switch {
 	case hit != 0 && g.Map.Visible(x, y, x+(nx-x)*hitT, y+(ny-y)*hitT):
 		ex, ey := x+(nx-x)*hitT, y+(ny-y)*hitT
@@ -602,6 +619,31 @@ func (m *Missile) Think(ctx world.Context) {
 		return
 	}
 	_ = ctx.Delete(st.ID())
+}
+
+// missileScan is a missile's search for the bot it hits this frame (Think),
+// kept with the missile with its Each callback: a closure made at every
+// Think would be allocated on the heap (Each is an interface method), every
+// frame of every missile.
+type missileScan struct {
+	g            *Game
+	fn           func(world.Object, bool) bool // visit, bound once
+	owner        world.ObjectID
+	x, y, nx, ny float64
+	hit          world.ObjectID
+	hitT         float64
+}
+
+func (sc *missileScan) visit(obj world.Object, _ bool) bool {
+	o := obj.State()
+	if o.Schema() != sc.g.Bot || o.ID() == sc.owner || o.Int(BotMode) == ModeDead {
+		return true
+	}
+	t, d := closest(sc.x, sc.y, sc.nx, sc.ny, o.Float(BotX), o.Float(BotY))
+	if d <= HitRadius && t < sc.hitT {
+		sc.hit, sc.hitT = o.ID(), t
+	}
+	return true
 }
 
 // closest returns the parameter t in [0,1] of the point of segment
