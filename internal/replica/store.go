@@ -236,7 +236,9 @@ type Store struct {
 	tomb    expiring // deleted objects, and when (see Config.TombstoneTTL)
 	// dropped: replicas this node dropped, and when (see dropGuard).
 	dropped expiring
-	want    map[world.ObjectID]*request
+	// want: replicas asked for and not here yet (values, not pointers:
+	// a request is a few words, and objects are asked for all the time).
+	want map[world.ObjectID]request
 
 	// queued outputs
 	idq    []idMsg
@@ -294,7 +296,7 @@ func NewStore(cfg Config) (*Store, error) {
 	return &Store{cfg: cfg, dims: cfg.Registry.Space().Dims(),
 		tomb:    newExpiring(),
 		dropped: newExpiring(),
-		want:    map[world.ObjectID]*request{},
+		want:    map[world.ObjectID]request{},
 		scratch: make([]*world.State, cfg.Registry.Len()+1)}, nil
 }
 
@@ -668,9 +670,10 @@ func (s *Store) Want(now time.Duration, id world.ObjectID, from wire.NodeID, unt
 		if r.from != from {
 			r.from, r.sent = from, false
 		}
+		s.want[id] = r
 		return
 	}
-	s.want[id] = &request{from: from, until: until}
+	s.want[id] = request{from: from, until: until}
 }
 
 // Wanted reports whether Want would change nothing for id: it is a local
@@ -892,3 +895,10 @@ func (s *Store) info(e *entry) Info {
 
 // Pending returns the number of replicas requested but not yet received.
 func (s *Store) Pending() int { return len(s.want) }
+
+// wants reports whether a replica of id is asked for (Want) and not here
+// yet.
+func (s *Store) wants(id world.ObjectID) bool {
+	_, ok := s.want[id]
+	return ok
+}
