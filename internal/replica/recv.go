@@ -269,7 +269,7 @@ func (s *Store) update(now time.Duration, from wire.NodeID, e *entry, u *wire.Up
 	}
 	slot := e.hist.next()
 	if !staged && base == nil && slot.st.ID() != e.id {
-		// A recycled State that never held a version of e (see reuseRing):
+		// A recycled State that never held a version of e (see reuse):
 		// decoding a full state keeps the destination's ID.
 		slot.st.ResetAs(e.id)
 	}

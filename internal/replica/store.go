@@ -251,11 +251,11 @@ type Store struct {
 	wantIDs []world.ObjectID
 	dbuf    []byte
 	ring    []*world.State // for newRing
-	rings   [][]spareRing  // per kind: rings of removed entries, for new ones
+	free    [][]*entry     // per kind: removed entries, for new ones (recycle)
 	// noRecycle makes every entry allocate its ring: the reference the
 	// recycling is tested against.
 	noRecycle bool
-	reused    int // rings reused (for tests)
+	reused    int // entries reused (for tests)
 	// handedOff: Handoff was called; until then no entry is handed off,
 	// and the flush does not walk the entries for handoffs to send.
 	handedOff bool
@@ -393,50 +393,48 @@ func (s *Store) remove(id world.ObjectID) {
 	}
 }
 
-// spareRing is the version ring and spare state of a removed entry, kept
-// for the next entry of its kind: replicas come and go all the time, and
-// reusing their States spares the allocator and the collector (the States
-// are the bulk of an entry). Nothing outside the store holds them: Info's
-// Synced is valid only until the store changes.
-type spareRing struct {
-	hist  ring
-	spare *world.State
-}
-
-// recycle keeps removed entry e's ring and spare state for reuse and
-// detaches them from e.
+// recycle keeps removed entry e for the next new entry of its kind:
+// replicas come and go all the time, and reusing their entries, version
+// rings, spare States and holder lists spares the allocator and the
+// collector (the States are the bulk of an entry). Nothing outside the
+// store holds them: Info's Synced is valid only until the store changes,
+// and the store keeps no pointer to a removed entry past the call that
+// removed it. The entry drops its object and State (the game's, not the
+// store's) at once.
 func (s *Store) recycle(e *entry) {
 	if s.noRecycle || len(e.hist.slots) != s.cfg.HistoryLen {
 		return
 	}
-	if int(e.kind) >= len(s.rings) {
-		s.rings = append(s.rings, make([][]spareRing, int(e.kind)+1-len(s.rings))...)
+	if int(e.kind) >= len(s.free) {
+		s.free = append(s.free, make([][]*entry, int(e.kind)+1-len(s.free))...)
 	}
-	s.rings[e.kind] = append(s.rings[e.kind], spareRing{e.hist, e.spare})
-	e.hist, e.spare = ring{}, nil
+	e.obj, e.st = nil, nil
+	s.free[e.kind] = append(s.free[e.kind], e)
 }
 
-// reuseRing gives e, a new entry of object id, a recycled ring and spare
-// state of its kind, if there is one. The ring is emptied but its States
-// keep the removed object's ID and values (clearing them would write every
-// line of them): a slot's State is written whole, ID included, before the
-// slot holds a version (CopyFrom, or ApplyDelta from a base of e; see
-// update for a full state), and the spare before it is staged.
-func (s *Store) reuseRing(e *entry) bool {
-	if int(e.kind) >= len(s.rings) || len(s.rings[e.kind]) == 0 {
-		return false
+// reuse returns a recycled entry of kind k made new for object st (whose
+// game object is obj), or nil if there is none. Its ring is emptied but
+// its States keep the removed object's ID and values (clearing them would
+// write every line of them): a slot's State is written whole, ID included,
+// before the slot holds a version (CopyFrom, or ApplyDelta from a base of
+// e; see update for a full state), and the spare before it is staged. Its
+// holder lists keep their arrays, emptied.
+func (s *Store) reuse(k world.Kind, obj world.Object, st *world.State) *entry {
+	if int(k) >= len(s.free) || len(s.free[k]) == 0 {
+		return nil
 	}
-	fl := s.rings[e.kind]
-	r := fl[len(fl)-1]
-	fl[len(fl)-1] = spareRing{}
-	s.rings[e.kind] = fl[:len(fl)-1]
-	for i := range r.hist.slots {
-		r.hist.slots[i].v = 0
+	fl := s.free[k]
+	e := fl[len(fl)-1]
+	fl[len(fl)-1] = nil
+	s.free[k] = fl[:len(fl)-1]
+	hist, spare, holders, hnodes := e.hist, e.spare, e.holders[:0], e.hnodes[:0]
+	for i := range hist.slots {
+		hist.slots[i].v = 0
 	}
-	r.hist.head, r.hist.n = int32(len(r.hist.slots)-1), 0
-	e.hist, e.spare = r.hist, r.spare
+	hist.head, hist.n = int32(len(hist.slots)-1), 0
+	*e = entry{id: st.ID(), kind: k, obj: obj, st: st, hist: hist, spare: spare, holders: holders, hnodes: hnodes}
 	s.reused++
-	return true
+	return e
 }
 
 func (s *Store) newEntry(obj world.Object, st *world.State) (*entry, error) {
@@ -447,10 +445,11 @@ func (s *Store) newEntry(obj world.Object, st *world.State) (*entry, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w (%q)", world.ErrUnregistered, st.Schema().Name())
 	}
-	e := &entry{id: st.ID(), kind: k, obj: obj, st: st}
-	if !s.reuseRing(e) {
-		e.hist = newRing(st.Schema(), st.ID(), s.ringScratch())
+	if e := s.reuse(k, obj, st); e != nil {
+		return e, nil
 	}
+	e := &entry{id: st.ID(), kind: k, obj: obj, st: st}
+	e.hist = newRing(st.Schema(), st.ID(), s.ringScratch())
 	return e, nil
 }
 
