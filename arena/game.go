@@ -227,6 +227,7 @@ type Bot struct {
 	// primary rebuilt from its State behaves identically.
 	path             []int32
 	pathAt, pathGoal int64
+	scanner          *botScan // scan's and pickUp's scratch, made at the first
 }
 
 // State returns the bot's state.
@@ -351,22 +352,48 @@ func (b *Bot) scan(ctx world.Context, now int64, rng *rand.Rand) {
 		}
 		return
 	}
-	x, y, r := st.Float(BotX), st.Float(BotY), b.g.cfg.FightRange
-	var best world.ObjectID
-	bestD := math.Inf(1)
-	ctx.Each(world.BoxAround(st.Location(), world.Point{r, r, math.Inf(1)}), func(obj world.Object, _ bool) bool {
-		if o, ok := b.opponent(obj); ok {
-			if d := math.Hypot(o.Float(BotX)-x, o.Float(BotY)-y); d < bestD {
-				best, bestD = o.ID(), d
-			}
-		}
-		return true
-	})
-	if best != 0 && rng.Float64() < b.g.cfg.PEngage {
+	r := b.g.cfg.FightRange
+	sc := b.scan0()
+	sc.x, sc.y, sc.best, sc.bestD = st.Float(BotX), st.Float(BotY), 0, math.Inf(1)
+	ctx.Each(world.BoxAround(st.Location(), world.Point{r, r, math.Inf(1)}), sc.fn)
+	if best := sc.best; best != 0 && rng.Float64() < b.g.cfg.PEngage {
 		st.SetInt(BotMode, ModeFight)
 		st.SetRef(BotTarget, best)
 		st.SetInt(BotUntil, now+4+rng.Int64N(9))
 	}
+}
+
+// botScan is a bot's search for the nearest opponent (scan) and for items
+// to pick up (pickUp), kept with the bot with their Each callbacks: a
+// closure made at every call would be allocated on the heap (Each is an
+// interface method), every frame of every bot.
+type botScan struct {
+	b      *Bot
+	fn     func(world.Object, bool) bool // visit, bound once
+	pickFn func(world.Object, bool) bool // pick, bound once
+	x, y   float64
+	best   world.ObjectID
+	bestD  float64
+	ctx    world.Context // pickUp's, during the call
+}
+
+// scan0 returns the bot's scratch for its Each calls, made at the first.
+func (b *Bot) scan0() *botScan {
+	if b.scanner == nil {
+		sc := &botScan{b: b}
+		sc.fn, sc.pickFn = sc.visit, sc.pick
+		b.scanner = sc
+	}
+	return b.scanner
+}
+
+func (sc *botScan) visit(obj world.Object, _ bool) bool {
+	if o, ok := sc.b.opponent(obj); ok {
+		if d := math.Hypot(o.Float(BotX)-sc.x, o.Float(BotY)-sc.y); d < sc.bestD {
+			sc.best, sc.bestD = o.ID(), d
+		}
+	}
+	return true
 }
 
 // fire launches a rocket at the target's predicted position, with aim
@@ -521,26 +548,35 @@ func (b *Bot) strafe(now int64, rng *rand.Rand) {
 // an item whose primary is elsewhere); health items heal it.
 func (b *Bot) pickUp(ctx world.Context) {
 	st := b.st
-	ctx.Each(world.BoxAround(st.Location(), world.Point{pickupRadius, pickupRadius, math.Inf(1)}), func(obj world.Object, _ bool) bool {
-		it := obj.State()
-		if it.Schema() != b.g.Item || it.Bool(ItemTaken) {
-			return true
-		}
-		if ctx.Write(it.ID(), func(s *world.State) { s.SetBool(ItemTaken, true) }) == nil &&
-			it.Int(ItemKind) == ItemHealth {
-			st.SetInt(BotHealth, min(MaxHealth, st.Int(BotHealth)+HealthBonus))
-		}
-		return true
-	})
+	sc := b.scan0()
+	sc.ctx = ctx
+	ctx.Each(world.BoxAround(st.Location(), world.Point{pickupRadius, pickupRadius, math.Inf(1)}), sc.pickFn)
+	sc.ctx = nil
 }
+
+// pick is pickUp's Each callback.
+func (sc *botScan) pick(obj world.Object, _ bool) bool {
+	it, st := obj.State(), sc.b.st
+	if it.Schema() != sc.b.g.Item || it.Bool(ItemTaken) {
+		return true
+	}
+	if sc.ctx.Write(it.ID(), takeItem) == nil && it.Int(ItemKind) == ItemHealth {
+		st.SetInt(BotHealth, min(MaxHealth, st.Int(BotHealth)+HealthBonus))
+	}
+	return true
+}
+
+// takeItem marks an item taken (pickUp's write).
+func takeItem(s *world.State) { s.SetBool(ItemTaken, true) }
 
 // Missile is a rocket: it flies straight, hits the first bot (other than
 // its shooter) it passes within HitRadius of, explodes on walls, splashes
 // bots within SplashRadius, and expires after MissileLife. It implements
 // world.Object, world.Attacher (to its shooter) and world.Mover.
 type Missile struct {
-	g  *Game
-	st *world.State
+	g       *Game
+	st      *world.State
+	scanner *missileScan // Think's and explode's scratch, made at the first Think
 }
 
 // State returns the missile's state.
@@ -574,21 +610,12 @@ func (m *Missile) Think(ctx world.Context) {
 	nx, ny := x+st.Float(MissileVX)*dt, y+st.Float(MissileVY)*dt
 	owner := st.Ref(MissileOwner)
 	// The first bot whose centre the segment passes within HitRadius of.
-	var hit world.ObjectID
-	hitT := math.Inf(1)
+	sc := m.scan0()
+	sc.owner, sc.x, sc.y, sc.nx, sc.ny, sc.hit, sc.hitT = owner, x, y, nx, ny, 0, math.Inf(1)
 	box := world.Box{Min: world.Point{min(x, nx) - HitRadius, min(y, ny) - HitRadius, math.Inf(-1)},
 		Max: world.Point{max(x, nx) + HitRadius, max(y, ny) + HitRadius, math.Inf(1)}}
-	ctx.Each(box, func(obj world.Object, _ bool) bool {
-		o := obj.State()
-		if o.Schema() != g.Bot || o.ID() == owner || o.Int(BotMode) == ModeDead {
-			return true
-		}
-		t, d := closest(x, y, nx, ny, o.Float(BotX), o.Float(BotY))
-		if d <= HitRadius && t < hitT {
-			hit, hitT = o.ID(), t
-		}
-		return true
-	})
+	ctx.Each(box, sc.fn)
+	hit, hitT := sc.hit, sc.hitT
 	switch {
 	case hit != 0 && g.Map.Visible(x, y, x+(nx-x)*hitT, y+(ny-y)*hitT):
 		ex, ey := x+(nx-x)*hitT, y+(ny-y)*hitT
@@ -602,6 +629,48 @@ func (m *Missile) Think(ctx world.Context) {
 		return
 	}
 	_ = ctx.Delete(st.ID())
+}
+
+// missileScan is a missile's search for the bot it hits this frame (Think)
+// and for the bots its explosion splashes (explode), kept with the missile
+// with its Each callback: a closure made at every call would be allocated
+// on the heap (Each is an interface method), every frame of every missile.
+type missileScan struct {
+	g            *Game
+	fn           func(world.Object, bool) bool // visit, bound once
+	splash       bool                          // explode's scan, not Think's
+	owner        world.ObjectID
+	x, y, nx, ny float64
+	hit          world.ObjectID
+	hitT         float64
+	direct       world.ObjectID // explode: the bot hit directly
+	hurt         []world.ObjectID
+	dmg          []int64
+}
+
+// scan0 returns the missile's scratch for its Each calls, made at the first.
+func (m *Missile) scan0() *missileScan {
+	if m.scanner == nil {
+		sc := &missileScan{g: m.g}
+		sc.fn = sc.visit
+		m.scanner = sc
+	}
+	return m.scanner
+}
+
+func (sc *missileScan) visit(obj world.Object, _ bool) bool {
+	if sc.splash {
+		return sc.splashVisit(obj)
+	}
+	o := obj.State()
+	if o.Schema() != sc.g.Bot || o.ID() == sc.owner || o.Int(BotMode) == ModeDead {
+		return true
+	}
+	t, d := closest(sc.x, sc.y, sc.nx, sc.ny, o.Float(BotX), o.Float(BotY))
+	if d <= HitRadius && t < sc.hitT {
+		sc.hit, sc.hitT = o.ID(), t
+	}
+	return true
 }
 
 // closest returns the parameter t in [0,1] of the point of segment
@@ -618,26 +687,31 @@ func closest(x0, y0, x1, y1, px, py float64) (t, d float64) {
 // bots within SplashRadius of (x, y) and in sight of it, except the shooter
 // (no self-damage) and the bot hit directly.
 func (m *Missile) explode(ctx world.Context, x, y float64, direct world.ObjectID) {
-	owner := m.st.Ref(MissileOwner)
-	var hurt []world.ObjectID
-	var dmg []int64
-	ctx.Each(world.BoxAround(world.Point{x, y}, world.Point{SplashRadius, SplashRadius, math.Inf(1)}), func(obj world.Object, _ bool) bool {
-		o := obj.State()
-		if o.Schema() != m.g.Bot || o.ID() == owner || o.ID() == direct || o.Int(BotMode) == ModeDead {
-			return true
-		}
-		ox, oy := o.Float(BotX), o.Float(BotY)
-		d := math.Hypot(ox-x, oy-y)
-		if d < SplashRadius && m.g.Map.Visible(x, y, ox, oy) {
-			if n := int64(MissileDamage * (1 - d/SplashRadius)); n > 0 {
-				hurt, dmg = append(hurt, o.ID()), append(dmg, n)
-			}
-		}
-		return true
-	})
-	for i, id := range hurt { // not inside Each: writes may change the index
-		m.damage(ctx, id, dmg[i])
+	sc := m.scan0()
+	sc.splash, sc.owner, sc.x, sc.y, sc.direct = true, m.st.Ref(MissileOwner), x, y, direct
+	sc.hurt, sc.dmg = sc.hurt[:0], sc.dmg[:0]
+	ctx.Each(world.BoxAround(world.Point{x, y}, world.Point{SplashRadius, SplashRadius, math.Inf(1)}), sc.fn)
+	sc.splash = false
+	for i, id := range sc.hurt { // not inside Each: writes may change the index
+		m.damage(ctx, id, sc.dmg[i])
 	}
+}
+
+// splashVisit is explode's Each callback.
+func (sc *missileScan) splashVisit(obj world.Object) bool {
+	o := obj.State()
+	if o.Schema() != sc.g.Bot || o.ID() == sc.owner || o.ID() == sc.direct || o.Int(BotMode) == ModeDead {
+		return true
+	}
+	x, y := sc.x, sc.y
+	ox, oy := o.Float(BotX), o.Float(BotY)
+	d := math.Hypot(ox-x, oy-y)
+	if d < SplashRadius && sc.g.Map.Visible(x, y, ox, oy) {
+		if n := int64(MissileDamage * (1 - d/SplashRadius)); n > 0 {
+			sc.hurt, sc.dmg = append(sc.hurt, o.ID()), append(sc.dmg, n)
+		}
+	}
+	return true
 }
 
 // damage takes n health from bot id by a write to it: a tentative write

@@ -213,7 +213,7 @@ func (s *Store) update(now time.Duration, from wire.NodeID, e *entry, u *wire.Up
 			s.stats.Ignored++
 			return nil
 		}
-		if t, ok := s.dropped.get(u.ID); ok && now-t <= dropGuard && s.want[u.ID] == nil {
+		if t, ok := s.dropped.get(u.ID); ok && now-t <= dropGuard && !s.wants(u.ID) {
 			// A full state sent before our drop reached the primary: it
 			// would make an orphan replica that nobody updates.
 			s.stats.Ignored++
@@ -269,7 +269,7 @@ func (s *Store) update(now time.Duration, from wire.NodeID, e *entry, u *wire.Up
 	}
 	slot := e.hist.next()
 	if !staged && base == nil && slot.st.ID() != e.id {
-		// A recycled State that never held a version of e (see reuseRing):
+		// A recycled State that never held a version of e (see reuse):
 		// decoding a full state keeps the destination's ID.
 		slot.st.ResetAs(e.id)
 	}
@@ -385,7 +385,7 @@ func (s *Store) ids1(now time.Duration, from wire.NodeID, t wire.Type, id world.
 			if e.requested && now-e.lastNeeded <= s.cfg.ReplicaLinger {
 				// Our registrations were lost and the primary let us go,
 				// but we still need the replica: ask again.
-				s.want[id] = &request{from: from, until: now + s.cfg.RegistrationTTL}
+				s.want[id] = request{from: from, until: now + s.cfg.RegistrationTTL}
 				return
 			}
 		}

@@ -383,3 +383,128 @@ func TestAcksReuseCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestRecycledEntries runs two stores through the same random mix of
+// primaries created, changed and deleted, holders registering and
+// dropping, and replicas arriving, dropped and deleted: one recycles the
+// entries of removed objects (their rings, spare States and holder lists)
+// for new ones, primaries and replicas alike, the other allocates every
+// entry (the reference). After every step both must send the same packets
+// and hold the same objects, versions, states, holders and counters.
+func TestRecycledEntries(t *testing.T) {
+	reused := 0
+	for seed := uint64(1); seed <= 200; seed++ {
+		r := rand.New(rand.NewPCG(seed, 23))
+		fast, ref := newStore(t, 2, nil), newStore(t, 2, nil)
+		ref.noRecycle = true
+		stores := []*Store{fast, ref}
+		var prims []world.ObjectID
+		sts := map[world.ObjectID][2]*world.State{}
+		nextID := uint32(1)
+		const remote = 5 // replicas' IDs, of node 1
+		for step := range 150 {
+			now := time.Duration(step) * 50 * time.Millisecond
+			switch op := r.IntN(6); {
+			case op == 0 || len(prims) == 0:
+				id := world.MakeObjectID(2, nextID)
+				nextID++
+				var pair [2]*world.State
+				x := float64(r.IntN(100))
+				for i, s := range stores {
+					pair[i] = schema.NewState(id)
+					pair[i].SetFloat(0, x)
+					if err := s.AddPrimary(now, &obj{pair[i]}, 2); err != nil {
+						t.Fatalf("seed %d step %d: %v", seed, step, err)
+					}
+				}
+				prims, sts[id] = append(prims, id), pair
+			case op == 1:
+				k := r.IntN(len(prims))
+				for _, s := range stores {
+					if err := s.Delete(now, prims[k]); err != nil {
+						t.Fatalf("seed %d step %d: %v", seed, step, err)
+					}
+				}
+				delete(sts, prims[k])
+				prims = slices.Delete(prims, k, k+1)
+			case op == 2:
+				id := prims[r.IntN(len(prims))]
+				x, hp := float64(r.IntN(100)), r.Int64N(9)
+				for _, st := range sts[id] {
+					st.SetFloat(1, x)
+					st.SetInt(2, hp)
+				}
+			default:
+				b := wire.AppendHeader(nil)
+				from := wire.NodeID(3 + r.IntN(3))
+				switch r.IntN(3) {
+				case 0: // a holder registers or drops
+					typ := wire.TypeRegister
+					if r.IntN(3) == 0 {
+						typ = wire.TypeDrop
+					}
+					b = wire.AppendIDs(b, typ, &wire.IDs{IDs: []world.ObjectID{prims[r.IntN(len(prims))]}})
+				case 1: // a replica arrives, in full
+					from = 1
+					st := schema.NewState(world.MakeObjectID(1, uint32(1+r.IntN(remote))))
+					st.SetFloat(0, float64(r.IntN(100)))
+					var mark int
+					b, mark = wire.BeginUpdates(b, now)
+					b = wire.AppendUpdateEntry(b, &wire.Update{ID: st.ID(), Version: uint64(1 + step), Kind: 1, Data: world.AppendDelta(nil, nil, st)})
+					b = wire.EndUpdates(b, mark)
+				default: // a replica is dropped or deleted by its primary
+					from = 1
+					typ := wire.TypeDrop
+					if r.IntN(4) == 0 {
+						typ = wire.TypeDelete
+					}
+					b = wire.AppendIDs(b, typ, &wire.IDs{IDs: []world.ObjectID{world.MakeObjectID(1, uint32(1+r.IntN(remote)))}})
+				}
+				for _, s := range stores {
+					s.BeginPacket()
+					if err := checkThenApply(s, now, from, b); err != nil {
+						t.Fatalf("seed %d step %d: %v", seed, step, err)
+					}
+				}
+			}
+			var out [2][]wire.Packet
+			for i, s := range stores {
+				var o wire.Outbox
+				s.Commit(now)
+				s.Flush(now, []world.Box{world.Unbounded()}, &o)
+				o.Release(now + time.Hour)
+				out[i] = o.Packets(2, nil)
+			}
+			if len(out[0]) != len(out[1]) {
+				t.Fatalf("seed %d step %d: %d packets recycling, %d not", seed, step, len(out[0]), len(out[1]))
+			}
+			for k := range out[0] {
+				if a, c := out[0][k], out[1][k]; a.To != c.To || !slices.Equal(a.Payload, c.Payload) {
+					t.Fatalf("seed %d step %d: packet %d differs recycling", seed, step, k)
+				}
+			}
+			a, c := fast.Objects(nil), ref.Objects(nil)
+			if len(a) != len(c) {
+				t.Fatalf("seed %d step %d: %d objects recycling, %d not", seed, step, len(a), len(c))
+			}
+			for i := range a {
+				if a[i].ID != c[i].ID || a[i].Version != c[i].Version || !a[i].State.Equal(c[i].State) {
+					t.Fatalf("seed %d step %d: object %v v%d recycling, %v v%d not", seed, step, a[i].ID, a[i].Version, c[i].ID, c[i].Version)
+				}
+			}
+			for k := range fast.prims {
+				if !slices.Equal(fast.prims[k].holders, ref.prims[k].holders) || !slices.Equal(fast.prims[k].hnodes, ref.prims[k].hnodes) {
+					t.Fatalf("seed %d step %d: holders of %v %+v recycling, %+v not", seed, step, fast.prims[k].id, fast.prims[k].holders, ref.prims[k].holders)
+				}
+			}
+			if fast.Stats() != ref.Stats() {
+				t.Fatalf("seed %d step %d: stats %+v recycling, %+v not", seed, step, fast.Stats(), ref.Stats())
+			}
+		}
+		reused += fast.reused
+	}
+	if reused < 1000 {
+		t.Fatalf("only %d entries reused: the test hardly exercises recycling", reused)
+	}
+	t.Logf("%d entries reused", reused)
+}

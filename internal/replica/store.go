@@ -236,7 +236,9 @@ type Store struct {
 	tomb    expiring // deleted objects, and when (see Config.TombstoneTTL)
 	// dropped: replicas this node dropped, and when (see dropGuard).
 	dropped expiring
-	want    map[world.ObjectID]*request
+	// want: replicas asked for and not here yet (values, not pointers:
+	// a request is a few words, and objects are asked for all the time).
+	want map[world.ObjectID]request
 
 	// queued outputs
 	idq    []idMsg
@@ -249,11 +251,11 @@ type Store struct {
 	wantIDs []world.ObjectID
 	dbuf    []byte
 	ring    []*world.State // for newRing
-	rings   [][]spareRing  // per kind: rings of removed entries, for new ones
+	free    [][]*entry     // per kind: removed entries, for new ones (recycle)
 	// noRecycle makes every entry allocate its ring: the reference the
 	// recycling is tested against.
 	noRecycle bool
-	reused    int // rings reused (for tests)
+	reused    int // entries reused (for tests)
 	// handedOff: Handoff was called; until then no entry is handed off,
 	// and the flush does not walk the entries for handoffs to send.
 	handedOff bool
@@ -294,7 +296,7 @@ func NewStore(cfg Config) (*Store, error) {
 	return &Store{cfg: cfg, dims: cfg.Registry.Space().Dims(),
 		tomb:    newExpiring(),
 		dropped: newExpiring(),
-		want:    map[world.ObjectID]*request{},
+		want:    map[world.ObjectID]request{},
 		scratch: make([]*world.State, cfg.Registry.Len()+1)}, nil
 }
 
@@ -391,50 +393,48 @@ func (s *Store) remove(id world.ObjectID) {
 	}
 }
 
-// spareRing is the version ring and spare state of a removed entry, kept
-// for the next entry of its kind: replicas come and go all the time, and
-// reusing their States spares the allocator and the collector (the States
-// are the bulk of an entry). Nothing outside the store holds them: Info's
-// Synced is valid only until the store changes.
-type spareRing struct {
-	hist  ring
-	spare *world.State
-}
-
-// recycle keeps removed entry e's ring and spare state for reuse and
-// detaches them from e.
+// recycle keeps removed entry e for the next new entry of its kind:
+// replicas come and go all the time, and reusing their entries, version
+// rings, spare States and holder lists spares the allocator and the
+// collector (the States are the bulk of an entry). Nothing outside the
+// store holds them: Info's Synced is valid only until the store changes,
+// and the store keeps no pointer to a removed entry past the call that
+// removed it. The entry drops its object and State (the game's, not the
+// store's) at once.
 func (s *Store) recycle(e *entry) {
 	if s.noRecycle || len(e.hist.slots) != s.cfg.HistoryLen {
 		return
 	}
-	if int(e.kind) >= len(s.rings) {
-		s.rings = append(s.rings, make([][]spareRing, int(e.kind)+1-len(s.rings))...)
+	if int(e.kind) >= len(s.free) {
+		s.free = append(s.free, make([][]*entry, int(e.kind)+1-len(s.free))...)
 	}
-	s.rings[e.kind] = append(s.rings[e.kind], spareRing{e.hist, e.spare})
-	e.hist, e.spare = ring{}, nil
+	e.obj, e.st = nil, nil
+	s.free[e.kind] = append(s.free[e.kind], e)
 }
 
-// reuseRing gives e, a new entry of object id, a recycled ring and spare
-// state of its kind, if there is one. The ring is emptied but its States
-// keep the removed object's ID and values (clearing them would write every
-// line of them): a slot's State is written whole, ID included, before the
-// slot holds a version (CopyFrom, or ApplyDelta from a base of e; see
-// update for a full state), and the spare before it is staged.
-func (s *Store) reuseRing(e *entry) bool {
-	if int(e.kind) >= len(s.rings) || len(s.rings[e.kind]) == 0 {
-		return false
+// reuse returns a recycled entry of kind k made new for object st (whose
+// game object is obj), or nil if there is none. Its ring is emptied but
+// its States keep the removed object's ID and values (clearing them would
+// write every line of them): a slot's State is written whole, ID included,
+// before the slot holds a version (CopyFrom, or ApplyDelta from a base of
+// e; see update for a full state), and the spare before it is staged. Its
+// holder lists keep their arrays, emptied.
+func (s *Store) reuse(k world.Kind, obj world.Object, st *world.State) *entry {
+	if int(k) >= len(s.free) || len(s.free[k]) == 0 {
+		return nil
 	}
-	fl := s.rings[e.kind]
-	r := fl[len(fl)-1]
-	fl[len(fl)-1] = spareRing{}
-	s.rings[e.kind] = fl[:len(fl)-1]
-	for i := range r.hist.slots {
-		r.hist.slots[i].v = 0
+	fl := s.free[k]
+	e := fl[len(fl)-1]
+	fl[len(fl)-1] = nil
+	s.free[k] = fl[:len(fl)-1]
+	hist, spare, holders, hnodes := e.hist, e.spare, e.holders[:0], e.hnodes[:0]
+	for i := range hist.slots {
+		hist.slots[i].v = 0
 	}
-	r.hist.head, r.hist.n = int32(len(r.hist.slots)-1), 0
-	e.hist, e.spare = r.hist, r.spare
+	hist.head, hist.n = int32(len(hist.slots)-1), 0
+	*e = entry{id: st.ID(), kind: k, obj: obj, st: st, hist: hist, spare: spare, holders: holders, hnodes: hnodes}
 	s.reused++
-	return true
+	return e
 }
 
 func (s *Store) newEntry(obj world.Object, st *world.State) (*entry, error) {
@@ -445,10 +445,11 @@ func (s *Store) newEntry(obj world.Object, st *world.State) (*entry, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w (%q)", world.ErrUnregistered, st.Schema().Name())
 	}
-	e := &entry{id: st.ID(), kind: k, obj: obj, st: st}
-	if !s.reuseRing(e) {
-		e.hist = newRing(st.Schema(), st.ID(), s.ringScratch())
+	if e := s.reuse(k, obj, st); e != nil {
+		return e, nil
 	}
+	e := &entry{id: st.ID(), kind: k, obj: obj, st: st}
+	e.hist = newRing(st.Schema(), st.ID(), s.ringScratch())
 	return e, nil
 }
 
@@ -668,9 +669,10 @@ func (s *Store) Want(now time.Duration, id world.ObjectID, from wire.NodeID, unt
 		if r.from != from {
 			r.from, r.sent = from, false
 		}
+		s.want[id] = r
 		return
 	}
-	s.want[id] = &request{from: from, until: until}
+	s.want[id] = request{from: from, until: until}
 }
 
 // Wanted reports whether Want would change nothing for id: it is a local
@@ -893,3 +895,10 @@ func (s *Store) info(e *entry) Info {
 
 // Pending returns the number of replicas requested but not yet received.
 func (s *Store) Pending() int { return len(s.want) }
+
+// wants reports whether a replica of id is asked for (Want) and not here
+// yet.
+func (s *Store) wants(id world.ObjectID) bool {
+	_, ok := s.want[id]
+	return ok
+}

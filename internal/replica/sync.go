@@ -255,6 +255,7 @@ func (s *Store) flushRequests(now time.Duration) {
 		}
 		if !r.sent || now-r.lastSent >= s.cfg.RequestRetry {
 			r.sent, r.lastSent = true, now
+			s.want[id] = r
 			s.idq = append(s.idq, idMsg{to: r.from, typ: wire.TypeRegister, id: id})
 		}
 	}
