@@ -128,8 +128,9 @@ type Directory struct {
 	// against.
 	linear bool
 
-	msg     wire.Pubs
-	pubKind []uint8 // this Tick's decision for each primary: pubNone, pubMoving or pubIdle
+	msg     wire.Pubs // publications and matches being sent
+	in      wire.Pubs // the publication or match frame received (its Skip arrays reused by Decode)
+	pubKind []uint8   // this Tick's decision for each primary: pubNone, pubMoving or pubIdle
 	sub     wire.Subscribe
 	want    []world.Box
 	skipBuf []wire.NodeID // the Skip lists of the publications in msg, end to end
@@ -453,30 +454,30 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 	switch t {
 	case wire.TypeMatch:
 		if !decoded {
-			if err := d.msg.Decode(body); err != nil {
+			if err := d.in.Decode(body); err != nil {
 				return err
 			}
 		}
-		for _, p := range d.msg.Pubs {
+		for _, p := range d.in.Pubs {
 			if p.Node != d.self {
 				out.Found = append(out.Found, Found{ID: p.ID, Node: p.Node, Loc: p.Loc, Vel: p.Vel, Heard: now,
-					Until: now + min(d.msg.TTL, d.cfg.MaxTTL), At: p.At})
+					Until: now + min(d.in.TTL, d.cfg.MaxTTL), At: p.At})
 			}
 		}
 		return nil
 	case wire.TypePublish:
 		if !decoded {
-			if err := d.msg.Decode(body); err != nil {
+			if err := d.in.Decode(body); err != nil {
 				return err
 			}
 		}
 		if !d.IsRendezvous() {
 			return nil
 		}
-		until := now + min(d.msg.TTL, d.cfg.MaxTTL)
+		until := now + min(d.in.TTL, d.cfg.MaxTTL)
 		d.matches = d.matches[:0]
-		idx := d.indexed(d.msg.Dims)
-		for _, p := range d.msg.Pubs {
+		idx := d.indexed(d.in.Dims)
+		for _, p := range d.in.Pubs {
 			p.Node = from // a node publishes only its own primaries
 			_, old, ok := d.pubs.Get(p.ID)
 			if ok && old.node == from && old.at > p.At && old.until > now {
@@ -500,7 +501,7 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 			}
 			if !idx {
 				for _, s := range d.subs {
-					if s.node != from && s.until > now && !v.skip.has(s.node, now) && inAny(p.Loc, s.boxes, d.msg.Dims) {
+					if s.node != from && s.until > now && !v.skip.has(s.node, now) && inAny(p.Loc, s.boxes, d.in.Dims) {
 						match(s.node)
 					}
 				}
@@ -515,7 +516,7 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 			}
 			d.pubs.Set(p.ID, p.Loc, v)
 		}
-		d.sendMatches(now, d.msg.Dims, false, out)
+		d.sendMatches(now, d.in.Dims, false, out)
 		return nil
 	case wire.TypeSubscribe:
 		if !decoded {
@@ -602,7 +603,7 @@ func (d *Directory) Check(t wire.Type, body []byte) error {
 	var err error
 	switch t {
 	case wire.TypePublish, wire.TypeMatch:
-		err = d.msg.Decode(body)
+		err = d.in.Decode(body)
 	case wire.TypeSubscribe:
 		err = d.sub.Decode(body)
 	default:
@@ -670,12 +671,12 @@ func (d *Directory) spare(v *pubVal, n wire.NodeID, p *wire.Pub, prev, now time.
 		return false
 	}
 	period := d.cfg.PublishPeriod
-	if d.msg.TTL > d.cfg.PublishTTL {
+	if d.in.TTL > d.cfg.PublishTTL {
 		period = max(period, d.cfg.IdleEvery) // an idle publication: the next is due then
 	}
 	for i := range v.told {
 		if r := &v.told[i]; r.to == n {
-			if r.last != prev || !r.predicts(p.Node, &p.Loc, &p.Vel, p.At, now, period, d.msg.Dims) {
+			if r.last != prev || !r.predicts(p.Node, &p.Loc, &p.Vel, p.At, now, period, d.in.Dims) {
 				return false
 			}
 			r.last = p.At
