@@ -136,8 +136,8 @@ type Directory struct {
 	skipBuf []wire.NodeID // the Skip lists of the publications in msg, end to end
 	skipEnd []int         // where each one ends in skipBuf
 
-	// The frame Check decoded last (into msg or sub), for Step; nil once
-	// msg or sub is used for anything else.
+	// The frame Check decoded last (into in or sub), for Step; nil once
+	// another frame is stepped.
 	checked  []byte
 	checkedT wire.Type
 }
@@ -277,7 +277,6 @@ func (d *Directory) expire(now time.Duration) {
 // once), refreshes its subscription when due or when the view left it, and
 // expires soft state on the rendezvous.
 func (d *Directory) Tick(f *Frame, out *Out) {
-	d.checked = nil // msg and sub are reused below
 	now := f.Now
 	all := now >= d.nextPub
 	if all {
