@@ -157,6 +157,7 @@ type checker struct {
 	events   int
 	replicas int
 	views    int
+	ordered  int // sampling frames whose order was checked
 	quietChk int
 	// prims is every node's primaries as of its latest frame (the
 	// observer's semantics: primaries move only in their node's frames).
@@ -295,6 +296,12 @@ func (c *checker) checkView(id wire.NodeID, now time.Duration) {
 			c.fail("node %d: the observer reported object %v (held %v); brute force: present %v, held %v", id, world.ObjectID(oid), tr.held[k], ok, h)
 		}
 	}
+	// The report must be in the order of a scan of every view box, the
+	// order staleness is sampled in.
+	if ids, held := scanReport(tr, id, view); !slices.Equal(ids, tr.interest) || !slices.Equal(held, tr.held) {
+		c.fail("node %d: report %v (held %v), a scan of every box: %v (held %v)", id, tr.interest, tr.held, ids, held)
+	}
+	c.ordered++
 	c.views++
 	if c.quietAt == 0 || now < c.quietAt+c.settle {
 		return
@@ -358,12 +365,12 @@ func TestWorldInvariants(t *testing.T) {
 				if err := w.Run(nil); err != nil {
 					t.Fatal(err)
 				}
-				if c.events < 2000 || c.replicas == 0 || len(c.deleted) == 0 || c.quietChk == 0 {
-					t.Fatalf("seed %d: a weak run: %d events, %d replica observations, %d deletions, %d quiet checks",
-						seed, c.events, c.replicas, len(c.deleted), c.quietChk)
+				if c.events < 2000 || c.replicas == 0 || len(c.deleted) == 0 || c.quietChk == 0 || c.ordered == 0 {
+					t.Fatalf("seed %d: a weak run: %d events, %d replica observations, %d deletions, %d quiet checks, %d order checks",
+						seed, c.events, c.replicas, len(c.deleted), c.quietChk, c.ordered)
 				}
-				t.Logf("%d nodes × %d, %s: %d events, %d deletions, %d view checks, %d quiet staleness checks",
-					cfg.Nodes, cfg.PlayersPerNode, cfg.Map, c.events, len(c.deleted), c.views, c.quietChk)
+				t.Logf("%d nodes × %d, %s: %d events, %d deletions, %d view checks (%d of their order), %d quiet staleness checks",
+					cfg.Nodes, cfg.PlayersPerNode, cfg.Map, c.events, len(c.deleted), c.views, c.ordered, c.quietChk)
 			})
 		}
 	}
@@ -619,4 +626,40 @@ func TestRingHistsLeaveWarmupOut(t *testing.T) {
 		t.Errorf("without / with a 2 s warm-up: %d / %d deliveries stored, %d / %d routes in the hop histogram",
 			stored[0], stored[1], hops[0], hops[1])
 	}
+}
+
+// scanReport lists node id's view in the order the observer's report must
+// keep (staleness is sampled from it, so the summaries depend on it): box
+// by box, the grid cells each box covers row by row, each cell's objects
+// in its list's order, an object once (for the first box containing it),
+// leaving out the node's own. Any other way of finding the view's objects
+// (finer cells, skipping boxes) must give this order.
+func scanReport(t *truth, id wire.NodeID, view []world.Box) ([]uint64, []bool) {
+	snap := t.w.snaps[id-1].cur()
+	var ids []uint64
+	var held []bool
+	seen := map[int32]bool{}
+	for _, b := range view {
+		c0, c1 := t.col(b.Min[0]), t.col(b.Max[0])
+		r0, r1 := t.row(b.Min[1]), t.row(b.Max[1])
+		for r := r0; r <= r1; r++ {
+			for c := c0; c <= c1; c++ {
+				for _, g := range t.grid[r*t.cols+c] {
+					s := g.slot
+					o := &t.objs[s]
+					if !b.Contains(o.loc, t.dims) || seen[s] {
+						continue
+					}
+					seen[s] = true
+					if o.owner == id || o.id.Origin() == uint32(id) {
+						continue
+					}
+					_, ok := snap.object(o.id)
+					ids = append(ids, uint64(o.id))
+					held = append(held, ok)
+				}
+			}
+		}
+	}
+	return ids, held
 }

@@ -117,9 +117,9 @@ type cellEnt struct {
 type Points[V any] struct {
 	dims  int
 	cell  float64
-	ents  []pointEnt[V]         // dense; order changes on Delete
-	byID  idtab.Table[int32]    // position in ents + 1
-	cells map[cellKey][]cellEnt // no empty lists
+	ents  []pointEnt[V]      // dense; order changes on Delete
+	byID  idtab.Table[int32] // position in ents + 1
+	cells cellTab[cellEnt]   // no empty lists
 	spare [][]cellEnt
 }
 
@@ -129,8 +129,7 @@ func NewPoints[V any](dims int, cell float64) *Points[V] {
 	if !(cell > 0) || math.IsInf(cell, 0) {
 		cell = DefaultCell
 	}
-	return &Points[V]{dims: min(max(dims, 1), world.MaxDims), cell: cell,
-		cells: map[cellKey][]cellEnt{}}
+	return &Points[V]{dims: min(max(dims, 1), world.MaxDims), cell: cell}
 }
 
 // Dims returns the dimensions the index compares.
@@ -198,7 +197,7 @@ func (x *Points[V]) move(i int32, loc world.Point) {
 		x.unlink(i)
 		x.link(i, k)
 	} else {
-		x.cells[k][e.pos].loc = loc
+		x.cells.get(k)[e.pos].loc = loc
 	}
 }
 
@@ -220,7 +219,7 @@ func (x *Points[V]) Delete(id world.ObjectID) bool {
 		x.ents[i] = x.ents[last]
 		e := &x.ents[i]
 		x.byID.Put(e.id, i+1)
-		x.cells[e.key][e.pos].ent = i
+		x.cells.get(e.key)[e.pos].ent = i
 	}
 	x.ents[last] = pointEnt[V]{}
 	x.ents = x.ents[:last]
@@ -228,29 +227,31 @@ func (x *Points[V]) Delete(id world.ObjectID) bool {
 }
 
 func (x *Points[V]) link(i int32, k cellKey) {
-	l, ok := x.cells[k]
-	if !ok {
+	s := x.cells.ref(k)
+	if s.l == nil {
 		if n := len(x.spare); n > 0 {
-			l, x.spare = x.spare[n-1], x.spare[:n-1]
+			s.l, x.spare = x.spare[n-1], x.spare[:n-1]
 		}
 	}
 	e := &x.ents[i]
-	e.key, e.pos = k, int32(len(l))
-	x.cells[k] = append(l, cellEnt{loc: e.loc, id: e.id, ent: i})
+	e.key, e.pos = k, int32(len(s.l))
+	s.l = append(s.l, cellEnt{loc: e.loc, id: e.id, ent: i})
 }
 
 func (x *Points[V]) unlink(i int32) {
 	e := &x.ents[i]
-	l := x.cells[e.key]
+	c := x.cells.find(e.key)
+	s := &x.cells.slots[c]
+	l := s.l
 	last := l[len(l)-1]
 	l[e.pos] = last
 	x.ents[last.ent].pos = e.pos
 	l = l[:len(l)-1]
 	if len(l) == 0 {
-		delete(x.cells, e.key)
 		x.spare = append(x.spare, l)
+		x.cells.delAt(c)
 	} else {
-		x.cells[e.key] = l
+		s.l = l
 	}
 }
 
@@ -261,13 +262,20 @@ func (x *Points[V]) SetCell(cell float64) {
 		return
 	}
 	x.cell = cell
-	for k, l := range x.cells {
-		x.spare = append(x.spare, l[:0])
-		delete(x.cells, k)
-	}
+	x.spareAll()
 	for i := range x.ents {
 		x.link(int32(i), pointCell(&x.ents[i].loc, x.dims, cell))
 	}
+}
+
+// spareAll empties the cells, keeping their lists for the next links.
+func (x *Points[V]) spareAll() {
+	for j := range x.cells.slots {
+		if l := x.cells.slots[j].l; l != nil {
+			x.spare = append(x.spare, l[:0])
+		}
+	}
+	x.cells.clear()
 }
 
 // Query appends to dst the IDs of the points that box contains (in the
@@ -278,7 +286,7 @@ func (x *Points[V]) Query(box world.Box, dst []world.ObjectID) []world.ObjectID 
 	if !ok {
 		return dst
 	}
-	if n > float64(len(x.cells)) {
+	if n > float64(x.cells.len()) {
 		// The box spans more cells than are occupied: scan the points.
 		for i := range x.ents {
 			if box.Contains(x.ents[i].loc, x.dims) {
@@ -288,7 +296,7 @@ func (x *Points[V]) Query(box world.Box, dst []world.ObjectID) []world.ObjectID 
 	} else {
 		for cy := int64(lo.y); cy <= int64(hi.y); cy++ {
 			for cx := int64(lo.x); cx <= int64(hi.x); cx++ {
-				l := x.cells[cellKey{int32(cx), int32(cy)}]
+				l := x.cells.get(cellKey{int32(cx), int32(cy)})
 				for j := range l {
 					if box.Contains(l[j].loc, x.dims) {
 						dst = append(dst, l[j].id)
@@ -322,9 +330,10 @@ type Boxes struct {
 	ents   []boxEnt
 	free   []int32
 	owners map[wire.NodeID][]int32 // box slots of each owner (may be empty)
-	cells  map[cellKey][]int32     // may hold empty lists after Reset
+	cells  cellTab[int32]          // may hold empty lists after Reset
 	wide   []int32
 	spare  [][]int32
+	gone   []cellKey // Reset's scratch
 	hits   []wire.NodeID
 	sum    float64 // of finite widths, for MeanWidth
 	nsum   int
@@ -337,7 +346,7 @@ func NewBoxes(dims int, cell float64) *Boxes {
 		cell = DefaultCell
 	}
 	return &Boxes{dims: min(max(dims, 1), world.MaxDims), cell: cell,
-		owners: map[wire.NodeID][]int32{}, cells: map[cellKey][]int32{}}
+		owners: map[wire.NodeID][]int32{}}
 }
 
 // Dims returns the dimensions the index compares.
@@ -389,14 +398,13 @@ func (x *Boxes) place(i int32) {
 		e.cells, e.lo, e.hi = true, lo, hi
 		for cy := lo.y; ; cy++ {
 			for cx := lo.x; ; cx++ {
-				k := cellKey{cx, cy}
-				l, ok := x.cells[k]
-				if !ok {
+				s := x.cells.ref(cellKey{cx, cy})
+				if s.l == nil {
 					if m := len(x.spare); m > 0 {
-						l, x.spare = x.spare[m-1], x.spare[:m-1]
+						s.l, x.spare = x.spare[m-1], x.spare[:m-1]
 					}
 				}
-				x.cells[k] = append(l, i)
+				s.l = append(s.l, i)
 				if cx == hi.x {
 					break
 				}
@@ -418,13 +426,13 @@ func (x *Boxes) unplace(i int32) {
 	}
 	for cy := e.lo.y; ; cy++ {
 		for cx := e.lo.x; ; cx++ {
-			k := cellKey{cx, cy}
-			l := deleteSlot(x.cells[k], i)
-			if len(l) == 0 {
-				delete(x.cells, k)
+			c := x.cells.find(cellKey{cx, cy})
+			s := &x.cells.slots[c]
+			if l := deleteSlot(s.l, i); len(l) == 0 {
 				x.spare = append(x.spare, l)
+				x.cells.delAt(c)
 			} else {
-				x.cells[k] = l
+				s.l = l
 			}
 			if cx == e.hi.x {
 				break
@@ -467,13 +475,21 @@ func (x *Boxes) Remove(owner wire.NodeID) {
 // Reset removes every box, keeping the memory: a cell keeps its list
 // (empty) for the next boxes, unless it was already empty.
 func (x *Boxes) Reset() {
-	for k, l := range x.cells {
-		if len(l) == 0 {
-			delete(x.cells, k)
-			x.spare = append(x.spare, l)
-		} else {
-			x.cells[k] = l[:0]
+	x.gone = x.gone[:0]
+	for j := range x.cells.slots {
+		s := &x.cells.slots[j]
+		switch {
+		case s.l == nil:
+		case len(s.l) == 0:
+			x.gone = append(x.gone, s.key)
+		default:
+			s.l = s.l[:0]
 		}
+	}
+	for _, k := range x.gone { // after the walk: a deletion moves slots
+		c := x.cells.find(k)
+		x.spare = append(x.spare, x.cells.slots[c].l)
+		x.cells.delAt(c)
 	}
 	for o, l := range x.owners {
 		if len(l) == 0 {
@@ -493,10 +509,12 @@ func (x *Boxes) SetCell(cell float64) {
 		return
 	}
 	x.cell = cell
-	for k, l := range x.cells {
-		x.spare = append(x.spare, l[:0])
-		delete(x.cells, k)
+	for j := range x.cells.slots {
+		if l := x.cells.slots[j].l; l != nil {
+			x.spare = append(x.spare, l[:0])
+		}
 	}
+	x.cells.clear()
 	x.wide = x.wide[:0]
 	for i := range x.ents {
 		if x.ents[i].live {
@@ -507,7 +525,7 @@ func (x *Boxes) SetCell(cell float64) {
 
 // Any reports whether a box contains p (in the index's dimensions).
 func (x *Boxes) Any(p world.Point) bool {
-	for _, i := range x.cells[pointCell(&p, x.dims, x.cell)] {
+	for _, i := range x.cells.get(pointCell(&p, x.dims, x.cell)) {
 		if x.ents[i].box.Contains(p, x.dims) {
 			return true
 		}
@@ -533,7 +551,7 @@ func (x *Boxes) Covers(b world.Box) bool {
 		}
 		return false
 	}
-	for _, i := range x.cells[pointCell(&b.Min, x.dims, x.cell)] {
+	for _, i := range x.cells.get(pointCell(&b.Min, x.dims, x.cell)) {
 		if x.ents[i].box.Covers(b, x.dims) {
 			return true
 		}
@@ -564,7 +582,7 @@ func (x *Boxes) Meeting(b world.Box, dst []wire.NodeID) []wire.NodeID {
 	} else {
 		for cy := lo.y; ; cy++ {
 			for cx := lo.x; ; cx++ {
-				for _, i := range x.cells[cellKey{cx, cy}] {
+				for _, i := range x.cells.get(cellKey{cx, cy}) {
 					if e := &x.ents[i]; e.box.Intersects(b, x.dims) {
 						dst = append(dst, e.owner)
 					}
@@ -590,7 +608,7 @@ func (x *Boxes) Meeting(b world.Box, dst []wire.NodeID) []wire.NodeID {
 // with a box containing p (in the index's dimensions).
 func (x *Boxes) Owners(p world.Point, dst []wire.NodeID) []wire.NodeID {
 	start := len(dst)
-	for _, i := range x.cells[pointCell(&p, x.dims, x.cell)] {
+	for _, i := range x.cells.get(pointCell(&p, x.dims, x.cell)) {
 		if e := &x.ents[i]; e.box.Contains(p, x.dims) {
 			dst = append(dst, e.owner)
 		}

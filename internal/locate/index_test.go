@@ -1,6 +1,7 @@
 package locate
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -119,6 +120,9 @@ func TestPointsMatchScan(t *testing.T) {
 					t.Fatalf("seed %d step %d (dims %d, cell %g): query %+v gave %v, scan %v", seed, step, dims, x.Cell(), b, got, want)
 				}
 			}
+			if err := pointsCellsOK(x); err != "" {
+				t.Fatalf("seed %d step %d: %s", seed, step, err)
+			}
 			for id, p := range ref {
 				got, _, ok := x.Get(id)
 				if !ok || !samePoint(got, p) {
@@ -158,9 +162,12 @@ func TestBoxesMatchScan(t *testing.T) {
 				ref = slices.DeleteFunc(ref, func(o ownedBox) bool { return o.owner == owner })
 			case k == 15:
 				x.SetCell([]float64{1, 4, 0.25, 16, 3}[r.IntN(5)])
-			case k == 16 && r.IntN(4) == 0:
+			case k == 16 && r.IntN(2) == 0:
 				x.Reset()
 				ref = ref[:0]
+			}
+			if err := boxesCellsOK(x); err != "" {
+				t.Fatalf("seed %d step %d: %s", seed, step, err)
 			}
 			if x.Len() != len(ref) {
 				t.Fatalf("seed %d step %d: Len %d, reference %d", seed, step, x.Len(), len(ref))
@@ -226,4 +233,80 @@ func samePoint(a, b world.Point) bool {
 		}
 	}
 	return true
+}
+
+// pointsCellsOK checks a Points index's cells against its points: each
+// point is listed once, where its key and position say, with its location
+// and ID, and no cell is held with an empty list.
+func pointsCellsOK[V any](x *Points[V]) string {
+	listed := 0
+	for j := range x.cells.slots {
+		s := &x.cells.slots[j]
+		if s.l == nil {
+			continue
+		}
+		if len(s.l) == 0 {
+			return fmt.Sprintf("cell %v held with an empty list", s.key)
+		}
+		listed += len(s.l)
+		for p, c := range s.l {
+			e := &x.ents[c.ent]
+			if e.key != s.key || int(e.pos) != p || e.id != c.id || !samePoint(e.loc, c.loc) {
+				return fmt.Sprintf("cell %v lists %+v at %d, the point is %+v", s.key, c, p, *e)
+			}
+		}
+	}
+	if listed != len(x.ents) {
+		return fmt.Sprintf("%d points listed, %d indexed", listed, len(x.ents))
+	}
+	for i := range x.ents {
+		e := &x.ents[i]
+		if k := pointCell(&e.loc, x.dims, x.cell); k != e.key {
+			return fmt.Sprintf("point %v in cell %v, belongs in %v", e.id, e.key, k)
+		}
+		if l := x.cells.get(e.key); int(e.pos) >= len(l) || l[e.pos].ent != int32(i) {
+			return fmt.Sprintf("point %v not found in its cell %v", e.id, e.key)
+		}
+	}
+	return ""
+}
+
+// boxesCellsOK checks a Boxes index's cells against its boxes: each box
+// listed in cells is in each cell of its range once, and in no other.
+func boxesCellsOK(x *Boxes) string {
+	want := map[cellKey]map[int32]bool{}
+	for i := range x.ents {
+		e := &x.ents[i]
+		if !e.live || !e.cells {
+			continue
+		}
+		for cy := int64(e.lo.y); cy <= int64(e.hi.y); cy++ {
+			for cx := int64(e.lo.x); cx <= int64(e.hi.x); cx++ {
+				k := cellKey{int32(cx), int32(cy)}
+				if want[k] == nil {
+					want[k] = map[int32]bool{}
+				}
+				want[k][int32(i)] = true
+			}
+		}
+	}
+	for j := range x.cells.slots {
+		s := &x.cells.slots[j]
+		if s.l == nil {
+			continue
+		}
+		if len(s.l) != len(want[s.key]) {
+			return fmt.Sprintf("cell %v lists %v, want %v", s.key, s.l, want[s.key])
+		}
+		for _, i := range s.l {
+			if !want[s.key][i] {
+				return fmt.Sprintf("cell %v lists box %d, outside it", s.key, i)
+			}
+		}
+		delete(want, s.key)
+	}
+	if len(want) > 0 {
+		return fmt.Sprintf("cells %v not held", want)
+	}
+	return ""
 }
