@@ -119,7 +119,7 @@ type Directory struct {
 	subIdx  *Boxes
 	matches []matchOut
 	order   []uint64 // sendMatches' sort keys
-	ids     []world.ObjectID
+	refs    []PointRef
 	had     []world.Box   // a refreshed subscription's previous boxes
 	now     time.Duration // the latest Step's time (BatchMatches' due time)
 	owners  []wire.NodeID
@@ -477,8 +477,8 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 		d.matches = d.matches[:0]
 		idx := d.indexed(d.in.Dims)
 		for _, p := range d.in.Pubs {
-			p.Node = from // a node publishes only its own primaries
-			_, old, ok := d.pubs.Get(p.ID)
+			p.Node = from                    // a node publishes only its own primaries
+			_, old, ok := d.pubs.Value(p.ID) // valid until the Set below
 			if ok && old.node == from && old.at > p.At && old.until > now {
 				continue // overtaken on the way by a newer one
 			}
@@ -563,28 +563,29 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 		for _, b := range s.boxes {
 			d.subIdx.Add(from, b)
 		}
-		d.ids = d.ids[:0]
+		d.refs = d.refs[:0]
 		if idx {
 			for _, b := range s.boxes {
-				d.ids = d.pubs.Query(b, d.ids)
+				d.refs = d.pubs.QueryRefs(b, d.refs)
 			}
 			if len(s.boxes) > 1 {
-				slices.Sort(d.ids)
-				d.ids = slices.Compact(d.ids)
+				slices.SortFunc(d.refs, cmpPointRef)
+				d.refs = slices.CompactFunc(d.refs, func(a, b PointRef) bool { return a.ID == b.ID })
 			}
 		} else {
-			for j := range d.pubs.Len() {
-				if id, loc, _ := d.pubs.At(j); inAny(loc, s.boxes, d.sub.Dims) {
-					d.ids = append(d.ids, id)
+			for j := range int32(d.pubs.Len()) {
+				if loc, _ := d.pubs.ValueAt(j); inAny(loc, s.boxes, d.sub.Dims) {
+					id, _, _ := d.pubs.At(int(j))
+					d.refs = append(d.refs, PointRef{id, j})
 				}
 			}
-			slices.Sort(d.ids)
+			slices.SortFunc(d.refs, cmpPointRef)
 		}
 		d.matches = d.matches[:0]
-		for _, id := range d.ids {
-			if loc, p, _ := d.pubs.Get(id); p.node != from && p.until > now && !p.skip.has(from, now) &&
+		for _, r := range d.refs {
+			if loc, p := d.pubs.ValueAt(r.I); p.node != from && p.until > now && !p.skip.has(from, now) &&
 				(!inAny(loc, d.had, d.sub.Dims) || p.skip.listed(from)) {
-				d.matches = append(d.matches, matchOut{to: from, pub: wire.Pub{ID: id, Node: p.node, Loc: loc, At: p.at, Vel: p.vel}, until: p.until})
+				d.matches = append(d.matches, matchOut{to: from, pub: wire.Pub{ID: r.ID, Node: p.node, Loc: loc, At: p.at, Vel: p.vel}, until: p.until})
 			}
 		}
 		d.sendMatches(now, d.sub.Dims, true, out)
@@ -651,9 +652,8 @@ func (d *Directory) sendMatches(now time.Duration, dims int, record bool, out *O
 			until := now + min(d.msg.TTL, d.cfg.MaxTTL)
 			for j := range d.msg.Pubs {
 				p := &d.msg.Pubs[j]
-				if loc, v, ok := d.pubs.Get(p.ID); ok {
-					d.tell(&v, to, p, until)
-					d.pubs.Set(p.ID, loc, v)
+				if _, v, ok := d.pubs.Value(p.ID); ok {
+					d.tell(v, to, p, until)
 				}
 			}
 		}

@@ -1,6 +1,7 @@
 package locate
 
 import (
+	"cmp"
 	"math"
 	"slices"
 
@@ -162,6 +163,66 @@ func (x *Points[V]) Get(id world.ObjectID) (loc world.Point, v V, ok bool) {
 	}
 	return x.ents[i].loc, x.ents[i].val, true
 }
+
+// Value returns id's location and a pointer to its value, which the
+// caller may change in place (not the location: Move does that); the
+// pointer is valid until the next Set of a new ID or Delete. It reads only
+// the value's lines that the caller touches, where Get copies it whole.
+func (x *Points[V]) Value(id world.ObjectID) (loc world.Point, v *V, ok bool) {
+	i, ok := x.pos(id)
+	if !ok {
+		return loc, nil, false
+	}
+	e := &x.ents[i]
+	return e.loc, &e.val, true
+}
+
+// PointRef names a point found by QueryRefs: its ID and its position in
+// the internal order (At's i).
+type PointRef struct {
+	ID world.ObjectID
+	I  int32
+}
+
+// ValueAt returns the location of the i-th point of the internal order
+// and a pointer to its value (as Value).
+func (x *Points[V]) ValueAt(i int32) (loc world.Point, v *V) {
+	e := &x.ents[i]
+	return e.loc, &e.val
+}
+
+// QueryRefs is Query with each point's position beside its ID (sorted by
+// ID), so that the caller reads the points with ValueAt instead of looking
+// each ID up again.
+func (x *Points[V]) QueryRefs(box world.Box, dst []PointRef) []PointRef {
+	start := len(dst)
+	lo, hi, n, ok := cellRange(&box, x.dims, x.cell)
+	if !ok {
+		return dst
+	}
+	if n > float64(x.cells.len()) {
+		for i := range x.ents {
+			if box.Contains(x.ents[i].loc, x.dims) {
+				dst = append(dst, PointRef{x.ents[i].id, int32(i)})
+			}
+		}
+	} else {
+		for cy := int64(lo.y); cy <= int64(hi.y); cy++ {
+			for cx := int64(lo.x); cx <= int64(hi.x); cx++ {
+				l := x.cells.get(cellKey{int32(cx), int32(cy)})
+				for j := range l {
+					if box.Contains(l[j].loc, x.dims) {
+						dst = append(dst, PointRef{l[j].id, l[j].ent})
+					}
+				}
+			}
+		}
+	}
+	slices.SortFunc(dst[start:], cmpPointRef)
+	return dst
+}
+
+func cmpPointRef(a, b PointRef) int { return cmp.Compare(a.ID, b.ID) }
 
 // Set inserts id at loc with value v, or moves it there and replaces its
 // value.

@@ -119,15 +119,31 @@ func TestPointsMatchScan(t *testing.T) {
 				if !slices.Equal(got, want) {
 					t.Fatalf("seed %d step %d (dims %d, cell %g): query %+v gave %v, scan %v", seed, step, dims, x.Cell(), b, got, want)
 				}
+				// QueryRefs: the same IDs, each with its position.
+				refs := x.QueryRefs(b, nil)
+				if len(refs) != len(want) {
+					t.Fatalf("seed %d step %d: QueryRefs found %d points, Query %d", seed, step, len(refs), len(want))
+				}
+				for k, rf := range refs {
+					id, loc, _ := x.At(int(rf.I))
+					vloc, _ := x.ValueAt(rf.I)
+					if rf.ID != want[k] || id != rf.ID || !samePoint(vloc, loc) {
+						t.Fatalf("seed %d step %d: QueryRefs %d is %+v, point there %v, want %v", seed, step, k, rf, id, want[k])
+					}
+				}
 			}
 			if err := pointsCellsOK(x); err != "" {
 				t.Fatalf("seed %d step %d: %s", seed, step, err)
 			}
 			for id, p := range ref {
-				got, _, ok := x.Get(id)
-				if !ok || !samePoint(got, p) {
-					t.Fatalf("seed %d step %d: Get(%v) = %v %v, want %v", seed, step, id, got, ok, p)
+				got, v, ok := x.Get(id)
+				vloc, vp, vok := x.Value(id)
+				if !ok || !samePoint(got, p) || !vok || !samePoint(vloc, got) || *vp != v {
+					t.Fatalf("seed %d step %d: Get(%v) = %v %v, Value %v %v, want %v", seed, step, id, got, ok, vloc, vok, p)
 				}
+			}
+			if _, vp, ok := x.Value(world.ObjectID(1 << 60)); ok || vp != nil {
+				t.Fatalf("seed %d step %d: Value of an absent ID", seed, step)
 			}
 		}
 	}
