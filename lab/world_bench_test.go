@@ -13,6 +13,7 @@ import (
 // which load from other work on a shared machine disturbs less).
 func BenchmarkWorld(b *testing.B) {
 	defer HugePages(250 * time.Millisecond)() // as the lab's commands run (OVERWORLD_HUGEPAGES=off: not)
+	defer SimGC()()                           // as the lab's commands run (GOGC set: as set)
 	for _, sz := range []struct {
 		arch           Arch
 		nodes, perNode int

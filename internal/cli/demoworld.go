@@ -81,6 +81,7 @@ The placement-only demo (players joining and leaving servers) is "overworld demo
 
 func runDemoWorld(e *env, f *demoWorldFlags) error {
 	defer lab.HugePages(250 * time.Millisecond)() // large worlds run faster on huge pages
+	defer lab.SimGC()()                           // and with the collector less eager (GOGC set: as set)
 	cfg := lab.DefaultWorldDemoConfig()
 	arch, err := lab.ParseArch(f.arch)
 	if err != nil {

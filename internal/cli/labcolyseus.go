@@ -98,6 +98,7 @@ func parseNodeList(flag, s string) ([]int, error) {
 
 func runLabColyseus(e *env, cmd *cobra.Command, f *labColyseusFlags) error {
 	defer lab.HugePages(250 * time.Millisecond)() // large worlds run faster on huge pages
+	defer lab.SimGC()()                           // and with the collector less eager (GOGC set: as set)
 	cfg := lab.DefaultLabColyseusConfig()
 	if f.quick {
 		cfg = lab.QuickLabColyseusConfig()

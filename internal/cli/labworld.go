@@ -77,6 +77,7 @@ func joinInts(v []int) string {
 
 func runLabWorld(e *env, cmd *cobra.Command, f *labWorldFlags) error {
 	defer lab.HugePages(250 * time.Millisecond)() // large worlds run faster on huge pages
+	defer lab.SimGC()()                           // and with the collector less eager (GOGC set: as set)
 	cfg := lab.DefaultLabWorldConfig()
 	if f.quick {
 		cfg = lab.QuickLabWorldConfig()
