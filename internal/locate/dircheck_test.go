@@ -163,14 +163,7 @@ func TestDirectoryIdle(t *testing.T) {
 	}
 	var rb wire.Outbox
 	rout := Out{Outbox: &rb}
-	step := func(now time.Duration, from wire.NodeID, b []byte) {
-		t.Helper()
-		fr, _ := wire.OpenFrames(append(wire.AppendHeader(nil), b...))
-		typ, body, _ := fr.Next()
-		if err := r.Step(now, from, typ, body, &rout); err != nil {
-			t.Fatal(err)
-		}
-	}
+	step := func(now time.Duration, from wire.NodeID, b []byte) { t.Helper(); stepFrame(t, r, now, from, b, &rout) }
 	pub := func(at time.Duration, x float64, ttl time.Duration) []byte {
 		return wire.AppendPubs(nil, wire.TypePublish, &wire.Pubs{TTL: ttl, Dims: 2, Pubs: []wire.Pub{{ID: still, Node: 2, Loc: world.Point{x, 10}, At: at}}})
 	}
@@ -206,17 +199,7 @@ func TestDirectoryReckon(t *testing.T) {
 	out := Out{Outbox: &ob}
 	const s = time.Second
 	id := world.MakeObjectID(2, 1)
-	step := func(now time.Duration, from wire.NodeID, b []byte) {
-		t.Helper()
-		fr, _ := wire.OpenFrames(append(wire.AppendHeader(nil), b...))
-		typ, body, _ := fr.Next()
-		if err := r.Check(typ, body); err != nil {
-			t.Fatal(err)
-		}
-		if err := r.Step(now, from, typ, body, &out); err != nil {
-			t.Fatal(err)
-		}
-	}
+	step := func(now time.Duration, from wire.NodeID, b []byte) { t.Helper(); stepFrame(t, r, now, from, b, &out) }
 	sent := func() []wire.Pub {
 		var got []wire.Pub
 		for _, p := range ob.Packets(1, nil) {
@@ -305,14 +288,7 @@ func TestDirectoryBatchMatches(t *testing.T) {
 	}
 	var ob wire.Outbox
 	out := Out{Outbox: &ob}
-	step := func(now time.Duration, from wire.NodeID, b []byte) {
-		t.Helper()
-		fr, _ := wire.OpenFrames(append(wire.AppendHeader(nil), b...))
-		typ, body, _ := fr.Next()
-		if err := r.Step(now, from, typ, body, &out); err != nil {
-			t.Fatal(err)
-		}
-	}
+	step := func(now time.Duration, from wire.NodeID, b []byte) { t.Helper(); stepFrame(t, r, now, from, b, &out) }
 	step(0, 3, wire.AppendSubscribe(nil, &wire.Subscribe{TTL: time.Minute, Dims: 2,
 		Boxes: []world.Box{{Min: world.Point{0, 0}, Max: world.Point{100, 100}}}}))
 	for i := range 4 {
@@ -342,5 +318,19 @@ func TestDirectoryBatchMatches(t *testing.T) {
 	}
 	if n != 4 {
 		t.Errorf("%d match frames in the packet, want 4", n)
+	}
+}
+
+// stepFrame checks, then steps, one frame b (a frame without a packet
+// header) from node from at d.
+func stepFrame(t *testing.T, d *Directory, now time.Duration, from wire.NodeID, b []byte, out *Out) {
+	t.Helper()
+	fr, _ := wire.OpenFrames(append(wire.AppendHeader(nil), b...))
+	typ, body, _ := fr.Next()
+	if err := d.Check(typ, body); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Step(now, from, typ, body, out); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -196,28 +196,7 @@ func (x *Points[V]) ValueAt(i int32) (loc world.Point, v *V) {
 // each ID up again.
 func (x *Points[V]) QueryRefs(box world.Box, dst []PointRef) []PointRef {
 	start := len(dst)
-	lo, hi, n, ok := cellRange(&box, x.dims, x.cell)
-	if !ok {
-		return dst
-	}
-	if n > float64(x.cells.len()) {
-		for i := range x.ents {
-			if box.Contains(x.ents[i].loc, x.dims) {
-				dst = append(dst, PointRef{x.ents[i].id, int32(i)})
-			}
-		}
-	} else {
-		for cy := int64(lo.y); cy <= int64(hi.y); cy++ {
-			for cx := int64(lo.x); cx <= int64(hi.x); cx++ {
-				l := x.cells.get(cellKey{int32(cx), int32(cy)})
-				for j := range l {
-					if box.Contains(l[j].loc, x.dims) {
-						dst = append(dst, PointRef{l[j].id, l[j].ent})
-					}
-				}
-			}
-		}
-	}
+	x.inBox(&box, func(id world.ObjectID, i int32) { dst = append(dst, PointRef{id, i}) })
 	slices.SortFunc(dst[start:], cmpPointRef)
 	return dst
 }
@@ -343,31 +322,37 @@ func (x *Points[V]) spareAll() {
 // index's dimensions), in increasing order.
 func (x *Points[V]) Query(box world.Box, dst []world.ObjectID) []world.ObjectID {
 	start := len(dst)
-	lo, hi, n, ok := cellRange(&box, x.dims, x.cell)
+	x.inBox(&box, func(id world.ObjectID, _ int32) { dst = append(dst, id) })
+	slices.Sort(dst[start:])
+	return dst
+}
+
+// inBox calls f with the ID and position of every point box contains, in
+// no particular order.
+func (x *Points[V]) inBox(box *world.Box, f func(id world.ObjectID, i int32)) {
+	lo, hi, n, ok := cellRange(box, x.dims, x.cell)
 	if !ok {
-		return dst
+		return
 	}
 	if n > float64(x.cells.len()) {
 		// The box spans more cells than are occupied: scan the points.
 		for i := range x.ents {
 			if box.Contains(x.ents[i].loc, x.dims) {
-				dst = append(dst, x.ents[i].id)
+				f(x.ents[i].id, int32(i))
 			}
 		}
-	} else {
-		for cy := int64(lo.y); cy <= int64(hi.y); cy++ {
-			for cx := int64(lo.x); cx <= int64(hi.x); cx++ {
-				l := x.cells.get(cellKey{int32(cx), int32(cy)})
-				for j := range l {
-					if box.Contains(l[j].loc, x.dims) {
-						dst = append(dst, l[j].id)
-					}
+		return
+	}
+	for cy := int64(lo.y); cy <= int64(hi.y); cy++ {
+		for cx := int64(lo.x); cx <= int64(hi.x); cx++ {
+			l := x.cells.get(cellKey{int32(cx), int32(cy)})
+			for j := range l {
+				if box.Contains(l[j].loc, x.dims) {
+					f(l[j].id, l[j].ent)
 				}
 			}
 		}
 	}
-	slices.Sort(dst[start:])
-	return dst
 }
 
 // boxEnt is one indexed box; free slots have owner 0 and live false.
