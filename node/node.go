@@ -166,8 +166,8 @@ func (n *Node) Tick(now time.Duration) {
 		// update it any more (a pushed replica whose drop was lost), and
 		// it would hide its object's move into the view until it timed
 		// out.
-		loc, produced, replica, wanted := known.Known(f.ID)
-		if replica && (wanted || produced >= f.At) {
+		loc, replica, wanted := known.Known(f.ID)
+		if replica && (wanted || n.producedSince(f.ID, f.At)) {
 			f.Loc, f.Vel = loc, world.Point{}
 		}
 		kept = append(kept, f)
@@ -185,6 +185,13 @@ func (n *Node) Tick(now time.Duration) {
 		n.store.FlushView(now, &n.vidx, &n.out)
 	}
 	clear(n.created)
+}
+
+// producedSince reports whether the replica of id this node holds is of a
+// state the primary had at or after at (the primary's clock).
+func (n *Node) producedSince(id world.ObjectID, at time.Duration) bool {
+	p, ok := n.store.Produced(id)
+	return ok && p >= at
 }
 
 // buildFrame collects the primaries' locations and interests and the view.

@@ -701,18 +701,27 @@ func (s *Store) Holders(now time.Duration, id world.ObjectID, dst []wire.NodeID)
 	return dst
 }
 
-// Known is Wanted with, for a replica held here, its location and the
-// primary's time of that state (Info.Produced): usually newer than any
-// publication it was discovered by. The node refreshes its discovery
-// candidates with it, so that a replica dropped out of view is not fetched
-// again on an older location, unless a publication is newer (a replica
-// nobody updates any more: pushed, and its drop lost).
-func (s *Store) Known(id world.ObjectID) (loc world.Point, produced time.Duration, replica, wanted bool) {
+// Known is Wanted with, for a replica held here, its location: usually
+// newer than any publication it was discovered by. The node refreshes its
+// discovery candidates with it, so that a replica dropped out of view is
+// not fetched again on an older location (unless the replica was not
+// asked for and is older than the publication: see Produced).
+func (s *Store) Known(id world.ObjectID) (loc world.Point, replica, wanted bool) {
 	e := s.objs.Get(id)
 	if e == nil {
-		return loc, 0, false, false
+		return loc, false, false
 	}
-	return e.loc, e.produced, !e.primary, e.primary || e.requested
+	return e.loc, !e.primary, e.primary || e.requested
+}
+
+// Produced returns the primary's time of the state this node holds of id
+// (Info.Produced), and whether it holds id.
+func (s *Store) Produced(id world.ObjectID) (time.Duration, bool) {
+	e := s.objs.Get(id)
+	if e == nil {
+		return 0, false
+	}
+	return e.produced, true
 }
 
 // A KnownWalk answers Known for IDs asked in increasing order by walking
@@ -732,7 +741,7 @@ type KnownWalk struct {
 func (s *Store) WalkKnown() KnownWalk { return KnownWalk{s: s} }
 
 // Known is Store.Known.
-func (w *KnownWalk) Known(id world.ObjectID) (loc world.Point, produced time.Duration, replica, wanted bool) {
+func (w *KnownWalk) Known(id world.ObjectID) (loc world.Point, replica, wanted bool) {
 	if id <= w.last {
 		return w.s.Known(id)
 	}
@@ -765,9 +774,9 @@ func (w *KnownWalk) Known(id world.ObjectID) (loc world.Point, produced time.Dur
 	w.i = i
 	if i < len(ids) && ids[i] == id {
 		e := w.s.ents[i]
-		return e.loc, e.produced, !e.primary, e.primary || e.requested
+		return e.loc, !e.primary, e.primary || e.requested
 	}
-	return loc, 0, false, false
+	return loc, false, false
 }
 
 // A PrimaryWalk looks up local primaries asked in increasing ID order,
