@@ -26,9 +26,14 @@
 // NaN boxes behave as under a scan; results come in ID or node order). The
 // directory's rendezvous matches a publication only against the
 // subscriptions with a box in its cell, and a new or changed subscription
-// only against the publications in its boxes; an unchanged refresh of a
-// live subscription is not matched again (the subscriber already has
-// every publication in it). The client-server server finds the clients
+// only against the publications in its boxes; a refresh of a live
+// subscription is matched only against the publications outside its old
+// boxes (the subscriber already has every publication in them), and those
+// that skipped it as a holder since. With DirectoryConfig.Reckon
+// publications carry velocities and the rendezvous does not resend what a
+// subscriber can predict (as Mercury's Sweep does); with BatchMatches a
+// frame's matches to one subscriber leave in one packet at the
+// rendezvous node's next frame. The client-server server finds the clients
 // whose view holds each object from a grid of the views. Node uses the
 // same grids for Context.Each and for its view.
 //
