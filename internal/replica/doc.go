@@ -51,7 +51,9 @@
 //     idle primary sends a keepalive every Config.KeepalivePeriod, and a
 //     replica that hears nothing from its primary for Config.ReplicaTimeout
 //     is deleted — which bounds how long a replica can outlive its object
-//     whatever the network loses.
+//     whatever the network loses. A replica this node did not ask for
+//     (pushed) goes sooner, after Config.PushedTimeout: its push ended and
+//     the primary's drop was lost, so nobody updates it any more.
 //
 // Attached objects (world.Attacher): a primary attached to another local
 // primary is replicated on every node that holds the other (its holders are
