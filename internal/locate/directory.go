@@ -255,8 +255,9 @@ func (d *Directory) expire(now time.Duration) {
 	if d.pubs == nil {
 		return
 	}
-	for i := d.pubs.Len() - 1; i >= 0; i-- {
-		if id, _, v := d.pubs.At(i); v.until <= now {
+	for i := int32(d.pubs.Len()) - 1; i >= 0; i-- {
+		if _, v := d.pubs.ValueAt(i); v.until <= now {
+			id, _, _ := d.pubs.At(int(i))
 			d.pubs.Delete(id) // the last point moves to i: already seen
 		}
 	}
