@@ -334,3 +334,54 @@ func stepFrame(t *testing.T, d *Directory, now time.Duration, from wire.NodeID, 
 		t.Fatal(err)
 	}
 }
+
+// TestDirectorySkipLapse: a long-lived (idle) publication that skipped a
+// holder is matched to it once the skip lapses (PublishTTL after it
+// arrived), at the rendezvous's next frame, if its subscription holds the
+// publication; a subscriber whose boxes do not, or that was not skipped,
+// gets nothing then.
+func TestDirectorySkipLapse(t *testing.T) {
+	cfg := DefaultDirectoryConfig(1)
+	r, err := NewDirectory(1, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ob wire.Outbox
+	out := Out{Outbox: &ob}
+	step := func(now time.Duration, from wire.NodeID, b []byte) { t.Helper(); stepFrame(t, r, now, from, b, &out) }
+	sub := func(x0, x1 float64) []byte {
+		return wire.AppendSubscribe(nil, &wire.Subscribe{TTL: time.Minute, Dims: 2,
+			Boxes: []world.Box{{Min: world.Point{x0, 0}, Max: world.Point{x1, 100}}}})
+	}
+	step(0, 3, sub(0, 100))  // holds the publication, and was skipped
+	step(0, 4, sub(50, 100)) // skipped, but its box does not hold it
+	step(0, 5, sub(0, 100))  // matched at once: not skipped
+	id := world.MakeObjectID(2, 1)
+	step(100*time.Millisecond, 2, wire.AppendPubs(nil, wire.TypePublish, &wire.Pubs{TTL: 15 * time.Second, Dims: 2,
+		Pubs: []wire.Pub{{ID: id, Node: 2, Loc: world.Point{10, 10}, At: 100 * time.Millisecond, Skip: []wire.NodeID{3, 4}}}}))
+	matched := func() []wire.NodeID {
+		var to []wire.NodeID
+		for _, p := range ob.Packets(1, nil) {
+			to = append(to, p.To)
+		}
+		return to
+	}
+	if got := matched(); !slices.Equal(got, []wire.NodeID{5}) {
+		t.Fatalf("at the publication: matches to %v, want [5]", got)
+	}
+	frame := func(now time.Duration) []wire.NodeID {
+		r.Tick(&Frame{Now: now, Self: 1, Dims: 2}, &out)
+		return matched()
+	}
+	for _, now := range []time.Duration{time.Second, 1500 * time.Millisecond} {
+		if got := frame(now); len(got) != 0 {
+			t.Fatalf("at %v, before the skip lapses: matches to %v", now, got)
+		}
+	}
+	if got := frame(1700 * time.Millisecond); !slices.Equal(got, []wire.NodeID{3}) {
+		t.Fatalf("after the skip lapsed: matches to %v, want [3]", got)
+	}
+	if got := frame(2 * time.Second); len(got) != 0 {
+		t.Fatalf("a frame later: matches to %v, want none", got)
+	}
+}

@@ -122,7 +122,9 @@ type Directory struct {
 	refs    []PointRef
 	had     []world.Box   // a refreshed subscription's previous boxes
 	now     time.Duration // the latest Step's time (BatchMatches' due time)
-	owners  []wire.NodeID
+	// lastExpire is the previous expiry scan's time.
+	lastExpire time.Duration
+	owners     []wire.NodeID
 	// linear makes the rendezvous match by scanning every publication or
 	// subscription: the reference the indexes are tested and benchmarked
 	// against.
@@ -248,18 +250,39 @@ func (d *Directory) indexed(dims int) bool {
 	return !d.linear && d.pubs.Dims() == dims
 }
 
-// expire drops the soft state whose TTL ran out, and re-buckets the
-// indexes when the subscribed boxes' typical width drifted away from the
-// cell size.
-func (d *Directory) expire(now time.Duration) {
+// expire drops the soft state whose TTL ran out, matches a publication
+// whose skip lapsed since the last scan to the holders it skipped (into
+// out), and re-buckets the indexes when the subscribed boxes' typical width
+// drifted away from the cell size.
+func (d *Directory) expire(now time.Duration, out *Out) {
 	if d.pubs == nil {
 		return
 	}
+	last := d.lastExpire
+	d.lastExpire = now
+	d.matches = d.matches[:0]
 	for i := int32(d.pubs.Len()) - 1; i >= 0; i-- {
-		if _, v := d.pubs.ValueAt(i); v.until <= now {
+		loc, v := d.pubs.ValueAt(i)
+		if v.until <= now {
 			id, _, _ := d.pubs.At(int(i))
 			d.pubs.Delete(id) // the last point moves to i: already seen
+			continue
 		}
+		if v.skip.n > 0 && v.skip.until > last && v.skip.until <= now {
+			// Its skip lapsed (an idle object's publication outlives it):
+			// the holders it skipped may have dropped the replica since,
+			// and its next publication is up to IdleEvery away. Match it
+			// to those whose subscription holds it.
+			id, _, _ := d.pubs.At(int(i))
+			for _, n := range v.skip.ids[:v.skip.n] {
+				if k, ok := d.findSub(n); ok && n != v.node && d.subs[k].until > now && inAny(loc, d.subs[k].boxes, d.pubs.Dims()) {
+					d.matches = append(d.matches, matchOut{to: n, pub: wire.Pub{ID: id, Node: v.node, Loc: loc, At: v.at, Vel: v.vel}, until: v.until})
+				}
+			}
+		}
+	}
+	if len(d.matches) > 0 {
+		d.sendMatches(now, d.pubs.Dims(), true, out)
 	}
 	d.subs = slices.DeleteFunc(d.subs, func(s storedSub) bool {
 		if s.until <= now {
@@ -344,7 +367,23 @@ func (d *Directory) Tick(f *Frame, out *Out) {
 		d.want = append(d.want, b.Expand(d.cfg.Margin, d.cfg.Margin))
 	}
 	if now >= d.nextSub && (len(d.want) > 0 || len(d.subscribed) > 0) || !d.covered(f.View, f.Dims) || !d.covered(f.Anticipated, f.Dims) {
-		d.subscribed = append(d.subscribed[:0], d.want...)
+		if len(d.subscribed) == len(d.want) {
+			// A box that still covers its view is kept: the rendezvous
+			// matches only the boxes that changed, and a refresh that
+			// changes none only extends the subscription.
+			for i := range d.want {
+				v := f.Anticipated
+				j := i - len(f.View)
+				if j < 0 {
+					v, j = f.View, i
+				}
+				if !d.subscribed[i].Covers(v[j], f.Dims) {
+					d.subscribed[i] = d.want[i]
+				}
+			}
+		} else {
+			d.subscribed = append(d.subscribed[:0], d.want...)
+		}
 		d.indexSubscribed(f.Dims)
 		d.nextSub = now + d.cfg.SubscribePeriod
 		if len(d.want) == 0 {
@@ -358,7 +397,7 @@ func (d *Directory) Tick(f *Frame, out *Out) {
 	}
 
 	if d.IsRendezvous() {
-		d.expire(now)
+		d.expire(now, out)
 	}
 }
 
@@ -539,12 +578,9 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 		// A refresh of a live subscription only extends it over the boxes
 		// it had: the subscriber already received every stored publication
 		// in them, when it subscribed or when the publication arrived (or
-		// was told one that predicts it, Reckon). Only the publications in
-		// the new boxes and outside the old ones are matched now, and those
-		// whose last publication skipped the subscriber as a holder, a skip
-		// since lapsed (it may have dropped the replica, and the candidate
-		// with it: an idle object's next publication is up to IdleEvery
-		// away).
+		// was told one that predicts it, Reckon), or when a skip that kept
+		// it from the subscriber lapsed (expire). Only the publications in
+		// the new boxes and outside the old ones are matched now.
 		live := ok && d.subs[i].until > now
 		if live && slices.Equal(d.subs[i].boxes, d.sub.Boxes) {
 			d.subs[i].until = now + min(d.sub.TTL, d.cfg.MaxTTL)
@@ -567,6 +603,9 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 		d.refs = d.refs[:0]
 		if idx {
 			for _, b := range s.boxes {
+				if slices.Contains(d.had, b) {
+					continue // kept: its publications were matched before
+				}
 				d.refs = d.pubs.QueryRefs(b, d.refs)
 			}
 			if len(s.boxes) > 1 {
@@ -585,7 +624,7 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 		d.matches = d.matches[:0]
 		for _, r := range d.refs {
 			if loc, p := d.pubs.ValueAt(r.I); p.node != from && p.until > now && !p.skip.has(from, now) &&
-				(!inAny(loc, d.had, d.sub.Dims) || p.skip.listed(from)) {
+				!inAny(loc, d.had, d.sub.Dims) {
 				d.matches = append(d.matches, matchOut{to: from, pub: wire.Pub{ID: r.ID, Node: p.node, Loc: loc, At: p.at, Vel: p.vel}, until: p.until})
 			}
 		}

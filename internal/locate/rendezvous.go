@@ -193,10 +193,6 @@ func (s *skipSet) has(n wire.NodeID, now time.Duration) bool {
 	return now < s.until && slices.Contains(s.ids[:s.n], n)
 }
 
-// listed reports whether node n is on the list, whether or not it still
-// holds.
-func (s *skipSet) listed(n wire.NodeID) bool { return slices.Contains(s.ids[:s.n], n) }
-
 // list returns a copy of the nodes while they hold at now (nil when
 // empty or lapsed).
 func (s *skipSet) list(now time.Duration) []wire.NodeID {
