@@ -207,3 +207,38 @@ func TestDist(t *testing.T) {
 		t.Errorf("empty dist %+v", e)
 	}
 }
+
+// TestRecorderTopBitIDs: IDs with the top bit set (no room to pack the held
+// flag beside them) give the same views as the same IDs without it, over
+// random reports, and a duplicate among them is refused too.
+func TestRecorderTopBitIDs(t *testing.T) {
+	for seed := uint64(1); seed <= 50; seed++ {
+		r := rand.New(rand.NewPCG(seed, 41))
+		a, _ := NewRecorder(nil)
+		b, _ := NewRecorder(nil)
+		for step := range 60 {
+			at := time.Duration(step) * 100 * ms1
+			var ids, top []uint64
+			var held []bool
+			for id := uint64(1); id <= 30; id++ {
+				if r.IntN(3) > 0 {
+					ids, top, held = append(ids, id), append(top, id|1<<63), append(held, r.IntN(2) == 0)
+				}
+			}
+			r.Shuffle(len(ids), func(i, j int) { ids[i], ids[j], top[i], top[j], held[i], held[j] = ids[j], ids[i], top[j], top[i], held[j], held[i] })
+			mustView(t, a, 1, at, ids, held)
+			mustView(t, b, 1, at, top, held)
+		}
+		if va, vb := a.Views(), b.Views(); va.Reports != vb.Reports || va.Interesting != vb.Interesting ||
+			!slices.Equal(va.Missing, vb.Missing) || va.Discovery.Count != vb.Discovery.Count || va.Discovery.Mean != vb.Discovery.Mean {
+			t.Fatalf("seed %d: views differ:\n%+v\n%+v", seed, va, vb)
+		}
+	}
+	r, _ := NewRecorder(nil)
+	if err := r.View(1, 0, []uint64{1 << 63, 2, 1 << 63}, []bool{true, false, false}); err == nil {
+		t.Error("a duplicate top-bit ID was accepted")
+	}
+	if err := r.View(1, 0, []uint64{5, 2, 5}, []bool{true, false, false}); err == nil {
+		t.Error("a duplicate ID with different held flags was accepted")
+	}
+}
