@@ -225,7 +225,9 @@ func TestRecorderTopBitIDs(t *testing.T) {
 					ids, top, held = append(ids, id), append(top, id|1<<63), append(held, r.IntN(2) == 0)
 				}
 			}
-			r.Shuffle(len(ids), func(i, j int) { ids[i], ids[j], top[i], top[j], held[i], held[j] = ids[j], ids[i], top[j], top[i], held[j], held[i] })
+			r.Shuffle(len(ids), func(i, j int) {
+				ids[i], ids[j], top[i], top[j], held[i], held[j] = ids[j], ids[i], top[j], top[i], held[j], held[i]
+			})
 			mustView(t, a, 1, at, ids, held)
 			mustView(t, b, 1, at, top, held)
 		}
