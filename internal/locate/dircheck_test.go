@@ -157,13 +157,7 @@ func TestDirectoryIdle(t *testing.T) {
 
 	// The rendezvous: a newer publication, then an older one that was
 	// overtaken on the way; a subscription then matches the newer.
-	r, err := NewDirectory(1, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rb wire.Outbox
-	rout := Out{Outbox: &rb}
-	step := func(now time.Duration, from wire.NodeID, b []byte) { t.Helper(); stepFrame(t, r, now, from, b, &rout) }
+	_, rb, _, step := newRendezvous(t, cfg)
 	pub := func(at time.Duration, x float64, ttl time.Duration) []byte {
 		return wire.AppendPubs(nil, wire.TypePublish, &wire.Pubs{TTL: ttl, Dims: 2, Pubs: []wire.Pub{{ID: still, Node: 2, Loc: world.Point{x, 10}, At: at}}})
 	}
@@ -191,15 +185,9 @@ func TestDirectoryIdle(t *testing.T) {
 func TestDirectoryReckon(t *testing.T) {
 	cfg := DefaultDirectoryConfig(1)
 	cfg.Reckon = true
-	r, err := NewDirectory(1, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ob wire.Outbox
-	out := Out{Outbox: &ob}
+	_, ob, _, step := newRendezvous(t, cfg)
 	const s = time.Second
 	id := world.MakeObjectID(2, 1)
-	step := func(now time.Duration, from wire.NodeID, b []byte) { t.Helper(); stepFrame(t, r, now, from, b, &out) }
 	sent := func() []wire.Pub {
 		var got []wire.Pub
 		for _, p := range ob.Packets(1, nil) {
@@ -282,13 +270,7 @@ func TestDirectoryReckon(t *testing.T) {
 func TestDirectoryBatchMatches(t *testing.T) {
 	cfg := DefaultDirectoryConfig(1)
 	cfg.BatchMatches = true
-	r, err := NewDirectory(1, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ob wire.Outbox
-	out := Out{Outbox: &ob}
-	step := func(now time.Duration, from wire.NodeID, b []byte) { t.Helper(); stepFrame(t, r, now, from, b, &out) }
+	_, ob, _, step := newRendezvous(t, cfg)
 	step(0, 3, wire.AppendSubscribe(nil, &wire.Subscribe{TTL: time.Minute, Dims: 2,
 		Boxes: []world.Box{{Min: world.Point{0, 0}, Max: world.Point{100, 100}}}}))
 	for i := range 4 {
@@ -342,13 +324,7 @@ func stepFrame(t *testing.T, d *Directory, now time.Duration, from wire.NodeID, 
 // gets nothing then.
 func TestDirectorySkipLapse(t *testing.T) {
 	cfg := DefaultDirectoryConfig(1)
-	r, err := NewDirectory(1, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ob wire.Outbox
-	out := Out{Outbox: &ob}
-	step := func(now time.Duration, from wire.NodeID, b []byte) { t.Helper(); stepFrame(t, r, now, from, b, &out) }
+	r, ob, out, step := newRendezvous(t, cfg)
 	sub := func(x0, x1 float64) []byte {
 		return wire.AppendSubscribe(nil, &wire.Subscribe{TTL: time.Minute, Dims: 2,
 			Boxes: []world.Box{{Min: world.Point{x0, 0}, Max: world.Point{x1, 100}}}})
@@ -370,7 +346,7 @@ func TestDirectorySkipLapse(t *testing.T) {
 		t.Fatalf("at the publication: matches to %v, want [5]", got)
 	}
 	frame := func(now time.Duration) []wire.NodeID {
-		r.Tick(&Frame{Now: now, Self: 1, Dims: 2}, &out)
+		r.Tick(&Frame{Now: now, Self: 1, Dims: 2}, out)
 		return matched()
 	}
 	for _, now := range []time.Duration{time.Second, 1500 * time.Millisecond} {
@@ -384,4 +360,17 @@ func TestDirectorySkipLapse(t *testing.T) {
 	if got := frame(2 * time.Second); len(got) != 0 {
 		t.Fatalf("a frame later: matches to %v, want none", got)
 	}
+}
+
+// newRendezvous returns node 1 as the rendezvous of cfg, the outbox and Out
+// it sends into, and a step function that checks and steps one frame.
+func newRendezvous(t *testing.T, cfg DirectoryConfig) (*Directory, *wire.Outbox, *Out, func(now time.Duration, from wire.NodeID, b []byte)) {
+	t.Helper()
+	r, err := NewDirectory(1, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ob := &wire.Outbox{}
+	out := &Out{Outbox: ob}
+	return r, ob, out, func(now time.Duration, from wire.NodeID, b []byte) { t.Helper(); stepFrame(t, r, now, from, b, out) }
 }
