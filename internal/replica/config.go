@@ -15,10 +15,11 @@ type Config struct {
 	Self     wire.NodeID     // this node
 	Registry *world.Registry // the game's schemas, identical on every node
 
-	// HistoryLen is how many past states each primary keeps (and each
-	// replica keeps of its own) for delta bases. 8 frames (800 ms at
-	// 10 Hz) cover a dormant holder's 400 ms and a resync request's round
-	// trip; a holder whose version fell out of it gets a full state.
+	// HistoryLen is how many past states each primary keeps for delta
+	// bases. 8 frames (800 ms at 10 Hz) cover a dormant holder's 400 ms
+	// and a resync request's round trip; a holder whose version fell out
+	// of it gets a full state. A replica keeps only the newest state it
+	// received (see replicaHistory).
 	HistoryLen int
 	// RetransmitAfter: a holder is taken to have every update sent to it
 	// (it acknowledges only to ask for a resync, when an update does not

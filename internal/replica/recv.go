@@ -233,7 +233,7 @@ func (s *Store) update(now time.Duration, from wire.NodeID, e *entry, u *wire.Up
 			return err
 		}
 		obj := sc.NewObject(st)
-		e, err := s.newEntry(obj, st)
+		e, err := s.newEntry(obj, st, false)
 		if err != nil {
 			return err
 		}
@@ -255,15 +255,24 @@ func (s *Store) update(now time.Duration, from wire.NodeID, e *entry, u *wire.Up
 		return nil
 	}
 	// Staged: Check decoded this delta against its base, which is still in
-	// the ring (only another update of e, which unstages it, could evict it).
+	// the ring (only another version of e, which unstages it, could evict
+	// it).
 	staged := e.stage == s.stamp && s.stamp != 0 && e.stageVer == u.Version && e.stageBase == u.Base && e.spare != nil
 	var base *world.State
 	if u.Base != 0 && !staged {
 		if base = e.hist.find(u.Base); base == nil {
 			// An update (or the keepalive of a version) we missed: ask
-			// for a resync from the version we have.
+			// for a resync from the version we have. Once per version,
+			// and again after RequestRetry (the request may be lost):
+			// the primary's updates sent before a request arrives are
+			// stale too, and asking again for each would make it resync
+			// again after the first resync brought the replica up to
+			// date, from a version the replica has moved past (a replica
+			// keeps only its newest, see ring), and so on.
 			s.stats.Stale++
-			e.ackDue = true
+			if e.asked != uint32(e.version)+1 || now-e.askedAt >= s.cfg.RequestRetry {
+				e.ackDue = true
+			}
 			return nil
 		}
 	}
@@ -275,10 +284,12 @@ func (s *Store) update(now time.Duration, from wire.NodeID, e *entry, u *wire.Up
 	}
 	if staged {
 		slot.st, e.spare = e.spare, slot.st // Check decoded it
-		e.stageVer = 0
 	} else if _, err := world.ApplyDelta(slot.st, base, u.Data); err != nil {
 		return fmt.Errorf("%v: %w", u.ID, err)
 	}
+	// Any version applied unstages e: it may have evicted the staged
+	// delta's base (a replica's ring holds one version).
+	e.stageVer = 0
 	slot.v = u.Version
 	e.hist.advance()
 	e.st.CopyFrom(slot.st)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/overworld/overworld/internal/wire"
 	"github.com/overworld/overworld/world"
@@ -507,4 +508,80 @@ func TestRecycledEntries(t *testing.T) {
 		t.Fatalf("only %d entries reused: the test hardly exercises recycling", reused)
 	}
 	t.Logf("%d entries reused", reused)
+}
+
+// TestReplicaKeepsNewestOnly: a replica keeps only the newest version it
+// received. A delta against an older one (a reordered packet behind a
+// resync) cannot be applied: it is counted stale, the replica asks for a
+// resync from its newest version, and the primary's next update brings it
+// up to date. A primary keeps Config.HistoryLen versions.
+func TestReplicaKeepsNewestOnly(t *testing.T) {
+	a, b := newStore(t, 1, nil), newStore(t, 2, nil)
+	stores := map[wire.NodeID]*Store{1: a, 2: b}
+	var oa, ob wire.Outbox
+	st := schema.NewState(world.MakeObjectID(1, 1))
+	if err := a.AddPrimary(0, &obj{st}, 1); err != nil {
+		t.Fatal(err)
+	}
+	b.Want(0, st.ID(), 1, time.Hour)
+	var states []*world.State // by version - 1
+	frame := func(f int) {
+		now := time.Duration(f) * 100 * time.Millisecond
+		if err := a.Write(st.ID(), func(s *world.State) { s.SetFloat(0, float64(f)) }); err != nil {
+			t.Fatal(err)
+		}
+		a.Commit(now)
+		for len(states) < int(a.objs.Get(st.ID()).version) {
+			states = append(states, st.Clone())
+		}
+		a.Flush(now, nil, &oa)
+		b.Flush(now, []world.Box{world.Unbounded()}, &ob)
+		deliver(t, now, &oa, 1, stores, nil)
+		deliver(t, now, &ob, 2, stores, nil)
+	}
+	for f := range 5 {
+		frame(f)
+	}
+	e := b.objs.Get(st.ID())
+	if e == nil || e.version < 3 {
+		t.Fatalf("replica not at version 3 or later: %+v", e)
+	}
+	if got := len(e.hist.slots); got != replicaHistory {
+		t.Fatalf("replica ring holds %d versions, want %d", got, replicaHistory)
+	}
+	if got, want := len(a.objs.Get(st.ID()).hist.slots), a.cfg.HistoryLen; got != want {
+		t.Fatalf("primary ring holds %d versions, want %d", got, want)
+	}
+	// A delta from the version before the replica's newest.
+	v := e.version
+	stale := b.Stats().Stale
+	pk := wire.AppendHeader(nil)
+	pk, mark := wire.BeginUpdates(pk, 500*time.Millisecond)
+	pk = wire.AppendUpdateEntry(pk, &wire.Update{ID: st.ID(), Version: v + 1, Base: v - 1,
+		Data: world.AppendDelta(nil, states[v-2], states[v-1])})
+	pk = wire.EndUpdates(pk, mark)
+	if err := checkThenApply(b, 500*time.Millisecond, 1, pk); err != nil {
+		t.Fatal(err)
+	}
+	if b.Stats().Stale != stale+1 || e.version != v || !e.ackDue {
+		t.Fatalf("delta from an old version: stale %d (was %d), version %d (was %d), resync asked %v",
+			b.Stats().Stale, stale, e.version, v, e.ackDue)
+	}
+	// The resync request names the replica's newest version, which may
+	// already be behind again when it arrives (one more round).
+	for f := 5; f < 10; f++ {
+		frame(f)
+	}
+	want := a.objs.Get(st.ID())
+	if e.version != want.version || !e.st.Equal(want.st) {
+		t.Fatalf("replica at version %d after the resync, primary at %d", e.version, want.version)
+	}
+}
+
+// TestEntrySize: an entry fills its 256-byte size class, whose objects
+// start on a cache line, as its field groups assume.
+func TestEntrySize(t *testing.T) {
+	if got := unsafe.Sizeof(entry{}); got != 256 {
+		t.Fatalf("entry is %d bytes, want 256", got)
+	}
 }

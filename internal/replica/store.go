@@ -26,7 +26,18 @@ type versioned struct {
 }
 
 // ring keeps the last len(slots) versions of an object: on a primary its
-// history (delta bases), on a replica the states it acknowledged.
+// history (delta bases, Config.HistoryLen), on a replica the newest state
+// it received (replicaHistory).
+//
+// A replica needs no older one: a primary takes each delta against the
+// version it last sent the holder (or the one the holder named in a resync
+// request, its newest), so a delta whose base is not the replica's newest
+// follows one the replica missed and cannot be applied from any version
+// it has; only a reordering of two of a primary's packets behind a resync
+// request could use one, and costs another request instead. Keeping one
+// state instead of eight makes a replica about a quarter of the memory it
+// was, which at 10,000 players is most of the store's, and each update
+// reads one state fewer.
 type ring struct {
 	slots []versioned
 	head  int32 // index of the newest
@@ -59,6 +70,9 @@ func (r *ring) newest() *versioned {
 	}
 	return &r.slots[r.head]
 }
+
+// replicaHistory is the length of a replica's ring (see ring).
+const replicaHistory = 1
 
 func (r *ring) find(v uint64) *world.State {
 	// From the newest back, without a division per slot.
@@ -94,7 +108,8 @@ func (h *holder) alive(now time.Duration) bool { return h.regUntil > now || h.pu
 
 type entry struct {
 	// The fields are grouped by use, a cache line (64 bytes) each: the
-	// entry is 256 bytes, a size class whose objects start on a line.
+	// entry is 256 bytes, a size class whose objects start on a line
+	// (TestEntrySize).
 	//
 	// Line 0: the lookups (Known, Wanted, the frame's walks) and every
 	// received update.
@@ -126,10 +141,13 @@ type entry struct {
 	produced time.Duration // primary time at which the newest version was current
 
 	// Line 2: the version ring, for updates received and sent.
-	hist        ring
-	stageVer    uint64
-	stageBase   uint64
-	controller  wire.NodeID // the node whose player controls it
+	hist       ring
+	stageVer   uint64
+	stageBase  uint64
+	controller wire.NodeID // the node whose player controls it
+	// asked is 1 + the version (its low 32 bits) a replica last asked a
+	// resync from, at askedAt (0: never; see update).
+	asked       uint32
 	lastHandoff time.Duration
 
 	// Line 3: the primary's holders.
@@ -139,6 +157,7 @@ type entry struct {
 	// the holders span many.
 	hnodes      []wire.NodeID
 	nextHandoff time.Duration
+	askedAt     time.Duration
 }
 
 func (e *entry) holder(node wire.NodeID, create bool) *holder {
@@ -251,7 +270,7 @@ type Store struct {
 	wantIDs []world.ObjectID
 	dbuf    []byte
 	ring    []*world.State // for newRing
-	free    [][]*entry     // per kind: removed entries, for new ones (recycle)
+	free    [][]*entry     // per kind and role (freeIndex): removed entries, for new ones (recycle)
 	// noRecycle makes every entry allocate its ring: the reference the
 	// recycling is tested against.
 	noRecycle bool
@@ -402,14 +421,32 @@ func (s *Store) remove(id world.ObjectID) {
 // removed it. The entry drops its object and State (the game's, not the
 // store's) at once.
 func (s *Store) recycle(e *entry) {
-	if s.noRecycle || len(e.hist.slots) != s.cfg.HistoryLen {
+	if s.noRecycle || len(e.hist.slots) != s.historyLen(e.primary) {
 		return
 	}
-	if int(e.kind) >= len(s.free) {
-		s.free = append(s.free, make([][]*entry, int(e.kind)+1-len(s.free))...)
+	i := freeIndex(e.kind, e.primary)
+	if i >= len(s.free) {
+		s.free = append(s.free, make([][]*entry, i+1-len(s.free))...)
 	}
 	e.obj, e.st = nil, nil
-	s.free[e.kind] = append(s.free[e.kind], e)
+	s.free[i] = append(s.free[i], e)
+}
+
+// freeIndex is the index in Store.free of the removed entries of kind k
+// that were primaries (or replicas): their rings differ in length.
+func freeIndex(k world.Kind, primary bool) int {
+	if primary {
+		return 2 * int(k)
+	}
+	return 2*int(k) + 1
+}
+
+// historyLen is the length of a primary's (or a replica's) version ring.
+func (s *Store) historyLen(primary bool) int {
+	if primary {
+		return s.cfg.HistoryLen
+	}
+	return replicaHistory
 }
 
 // reuse returns a recycled entry of kind k made new for object st (whose
@@ -419,14 +456,15 @@ func (s *Store) recycle(e *entry) {
 // before the slot holds a version (CopyFrom, or ApplyDelta from a base of
 // e; see update for a full state), and the spare before it is staged. Its
 // holder lists keep their arrays, emptied.
-func (s *Store) reuse(k world.Kind, obj world.Object, st *world.State) *entry {
-	if int(k) >= len(s.free) || len(s.free[k]) == 0 {
+func (s *Store) reuse(k world.Kind, primary bool, obj world.Object, st *world.State) *entry {
+	i := freeIndex(k, primary)
+	if i >= len(s.free) || len(s.free[i]) == 0 {
 		return nil
 	}
-	fl := s.free[k]
+	fl := s.free[i]
 	e := fl[len(fl)-1]
 	fl[len(fl)-1] = nil
-	s.free[k] = fl[:len(fl)-1]
+	s.free[i] = fl[:len(fl)-1]
 	hist, spare, holders, hnodes := e.hist, e.spare, e.holders[:0], e.hnodes[:0]
 	for i := range hist.slots {
 		hist.slots[i].v = 0
@@ -437,7 +475,9 @@ func (s *Store) reuse(k world.Kind, obj world.Object, st *world.State) *entry {
 	return e
 }
 
-func (s *Store) newEntry(obj world.Object, st *world.State) (*entry, error) {
+// newEntry returns a new entry for obj (whose State is st), with the ring
+// of a primary (or of a replica); the caller sets primary.
+func (s *Store) newEntry(obj world.Object, st *world.State, primary bool) (*entry, error) {
 	if obj == nil || st == nil || obj.State() != st {
 		return nil, fmt.Errorf("replica: object of %v does not return its State", st.ID())
 	}
@@ -445,11 +485,11 @@ func (s *Store) newEntry(obj world.Object, st *world.State) (*entry, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w (%q)", world.ErrUnregistered, st.Schema().Name())
 	}
-	if e := s.reuse(k, obj, st); e != nil {
+	if e := s.reuse(k, primary, obj, st); e != nil {
 		return e, nil
 	}
 	e := &entry{id: st.ID(), kind: k, obj: obj, st: st}
-	e.hist = newRing(st.Schema(), st.ID(), s.ringScratch())
+	e.hist = newRing(st.Schema(), st.ID(), s.ringScratch(s.historyLen(primary)))
 	return e, nil
 }
 
@@ -467,7 +507,7 @@ func (s *Store) AddPrimary(now time.Duration, obj world.Object, controller wire.
 	if s.tomb.has(st.ID()) {
 		return fmt.Errorf("%w: %v", ErrDeleted, st.ID())
 	}
-	e, err := s.newEntry(obj, st)
+	e, err := s.newEntry(obj, st, true)
 	if err != nil {
 		return err
 	}
@@ -492,7 +532,7 @@ func (s *Store) Handoff(now time.Duration, obj world.Object, server wire.NodeID)
 	if s.tomb.has(st.ID()) {
 		return fmt.Errorf("%w: %v", ErrDeleted, st.ID())
 	}
-	e, err := s.newEntry(obj, st)
+	e, err := s.newEntry(obj, st, false)
 	if err != nil {
 		return err
 	}
@@ -596,12 +636,12 @@ func (s *Store) Write(id world.ObjectID, fn func(*world.State)) error {
 	return nil
 }
 
-// ringScratch returns a scratch slice of HistoryLen state pointers.
-func (s *Store) ringScratch() []*world.State {
-	if len(s.ring) != s.cfg.HistoryLen {
-		s.ring = make([]*world.State, s.cfg.HistoryLen)
+// ringScratch returns a scratch slice of n state pointers.
+func (s *Store) ringScratch(n int) []*world.State {
+	if cap(s.ring) < n {
+		s.ring = make([]*world.State, n)
 	}
-	return s.ring
+	return s.ring[:n]
 }
 
 func (s *Store) scratchFor(k world.Kind) *world.State {

@@ -211,6 +211,7 @@ func (s *Store) flushReplica(now time.Duration, e *entry, boxes []world.Box, vf 
 	}
 	if e.ackDue {
 		e.ackDue = false
+		e.asked, e.askedAt = uint32(e.version)+1, now
 		s.acks = append(s.acks, ackMsg{to: e.from, a: wire.Ack{ID: e.id, Version: e.version}})
 	}
 }
