@@ -44,8 +44,11 @@
 //     applied once, older ones are ignored). A primary takes every update it
 //     sent as received and sends the next as a delta from it; a holder
 //     acknowledges only when an update does not apply to the version it has
-//     (one was lost or overtaken), asking for a resync from that version,
-//     so a loss-free stream of updates carries no acknowledgements at all.
+//     (one was lost or overtaken), asking for a resync from that version
+//     (once per version, and again after Config.RequestRetry), so a
+//     loss-free stream of updates carries no acknowledgements at all. A
+//     primary keeps Config.HistoryLen versions as delta bases; a replica
+//     keeps only the newest it received.
 //     A primary confirms its last change with a keepalive
 //     Config.RetransmitAfter later (a lost last update is found then), an
 //     idle primary sends a keepalive every Config.KeepalivePeriod, and a
