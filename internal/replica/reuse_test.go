@@ -585,3 +585,100 @@ func TestEntrySize(t *testing.T) {
 		t.Fatalf("entry is %d bytes, want 256", got)
 	}
 }
+
+// TestSharedDeltas: a primary encodes one delta per base for all its
+// holders (flushPrimary); every update it sends, over random holders whose
+// acknowledged versions differ (resync requests, fresh holders, keepalives),
+// must still decode from its base to the primary's newest state.
+func TestSharedDeltas(t *testing.T) {
+	checked, older := 0, 0
+	for seed := uint64(1); seed <= 50; seed++ {
+		r := rand.New(rand.NewPCG(seed, 11))
+		a := newStore(t, 1, nil)
+		const objs = 3
+		var past [objs]map[uint64]*world.State
+		var sts [objs]*world.State
+		for k := range sts {
+			sts[k] = schema.NewState(world.MakeObjectID(1, uint32(k+1)))
+			if err := a.AddPrimary(0, &obj{sts[k]}, 1); err != nil {
+				t.Fatal(err)
+			}
+			past[k] = map[uint64]*world.State{1: sts[k].Clone()}
+		}
+		var o wire.Outbox
+		for f := 1; f <= 12; f++ {
+			now := time.Duration(f) * 100 * time.Millisecond
+			for k := range sts {
+				if r.IntN(3) > 0 {
+					_ = a.Write(sts[k].ID(), func(s *world.State) { s.SetFloat(0, float64(r.IntN(50))) })
+				}
+				if r.IntN(2) == 0 {
+					_ = a.Write(sts[k].ID(), func(s *world.State) { s.SetInt(2, r.Int64N(9)) })
+				}
+			}
+			a.Commit(now)
+			for k := range sts {
+				e := a.objs.Get(sts[k].ID())
+				past[k][e.version] = sts[k].Clone()
+				for node := wire.NodeID(2); node <= 6; node++ {
+					switch r.IntN(4) {
+					case 0: // a registration
+						h := e.holder(node, true)
+						h.regUntil = now + time.Hour
+					case 1: // a resync request from a random version it may have
+						if h := e.holder(node, false); h != nil {
+							h.acked = uint64(r.Int64N(int64(e.version) + 1))
+							h.fresh = h.acked == 0
+						}
+					}
+				}
+			}
+			o.Reset()
+			a.Flush(now, nil, &o)
+			o.Release(now + time.Hour)
+			for _, p := range o.Packets(1, nil) {
+				fr, err := wire.OpenFrames(p.Payload)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for {
+					typ, body, ok := fr.Next()
+					if !ok {
+						break
+					}
+					if typ != wire.TypeUpdates {
+						continue
+					}
+					var ups wire.Updates
+					if err := ups.Decode(body); err != nil {
+						t.Fatal(err)
+					}
+					for _, u := range ups.Entries {
+						k := int(u.ID.Seq()) - 1
+						var base *world.State
+						if u.Base != 0 {
+							if base = past[k][u.Base]; base == nil {
+								t.Fatalf("seed %d frame %d: %v delta from unknown version %d", seed, f, u.ID, u.Base)
+							}
+						}
+						got := schema.NewState(u.ID)
+						if _, err := world.ApplyDelta(got, base, u.Data); err != nil {
+							t.Fatalf("seed %d frame %d: %v from %d: %v", seed, f, u.ID, u.Base, err)
+						}
+						if want := past[k][u.Version]; !got.Equal(want) {
+							t.Fatalf("seed %d frame %d: %v from %d to %d decodes to another state", seed, f, u.ID, u.Base, u.Version)
+						}
+						checked++
+						if u.Base != 0 && u.Base+1 < u.Version {
+							older++
+						}
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d updates checked, %d from before the previous version", checked, older)
+	if checked < 1000 || older < 100 {
+		t.Fatalf("only %d updates checked, %d of them from a version before the previous", checked, older)
+	}
+}

@@ -269,6 +269,7 @@ type Store struct {
 	acks    []ackMsg
 	wantIDs []world.ObjectID
 	dbuf    []byte
+	dcache  []byte         // the deltas of a Flush's sends (send.off, send.end)
 	ring    []*world.State // for newRing
 	free    [][]*entry     // per kind and role (freeIndex): removed entries, for new ones (recycle)
 	// noRecycle makes every entry allocate its ring: the reference the
@@ -299,6 +300,10 @@ type send struct {
 	to   wire.NodeID
 	e    *entry
 	base uint64 // 0: full state
+	// The delta, in Store.dcache[off:end], when flushPrimary encoded it
+	// (every holder of an object with the same base shares one).
+	off, end int32
+	coded    bool
 }
 
 type ackMsg struct {

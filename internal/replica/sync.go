@@ -31,7 +31,7 @@ func (s *Store) FlushView(now time.Duration, view View, o *wire.Outbox) {
 
 // flush is Flush; the view is vf if not nil, else boxes.
 func (s *Store) flush(now time.Duration, boxes []world.Box, vf View, o *wire.Outbox) {
-	s.sends = s.sends[:0]
+	s.sends, s.dcache = s.sends[:0], s.dcache[:0]
 	s.answer = s.answer[:0] // fresh holders get their full state below
 	for _, e := range s.prims {
 		s.flushPrimary(now, e)
@@ -106,6 +106,14 @@ func (s *Store) flushPrimary(now time.Duration, e *entry) {
 		}
 	}
 	kept := e.holders[:0]
+	// The delta from the last base encoded for a holder of e: most holders
+	// have the same (the version before), and get the same bytes.
+	var (
+		memoBase uint64
+		memoOff  int32
+		memoEnd  int32
+		memo     bool
+	)
 	for i, h := range e.holders {
 		if !h.alive(now) {
 			// A dormant registration that lapses on its own goes without a
@@ -124,10 +132,18 @@ func (s *Store) flushPrimary(now time.Duration, e *entry) {
 		}
 		if due {
 			base := h.acked
-			if base != 0 && e.hist.find(base) == nil {
-				base = 0
+			var from *world.State
+			if base != 0 {
+				if from = e.hist.find(base); from == nil {
+					base = 0
+				}
 			}
-			s.sends = append(s.sends, send{to: h.node, e: e, base: base})
+			if !memo || memoBase != base {
+				memo, memoBase, memoOff = true, base, int32(len(s.dcache))
+				s.dcache = world.AppendDelta(s.dcache, from, e.hist.newest().st)
+				memoEnd = int32(len(s.dcache))
+			}
+			s.sends = append(s.sends, send{to: h.node, e: e, base: base, off: memoOff, end: memoEnd, coded: true})
 			// Optimistic: the holder is taken to have what was sent; if it
 			// did not get it, its next update fails and it asks for a
 			// resync, or the confirming keepalive does.
@@ -294,15 +310,20 @@ func (s *Store) encodeUpdates(now time.Duration, o *wire.Outbox) {
 			u = wire.Update{ID: e.id, Version: e.version, Base: x.base}
 			if x.base == 0 {
 				u.Kind = e.kind
-				s.dbuf = world.AppendDelta(s.dbuf[:0], nil, cur)
 				s.stats.FullSent++
-			} else {
-				s.dbuf = world.AppendDelta(s.dbuf[:0], e.hist.find(x.base), cur)
-				if x.base == e.version {
-					s.stats.KeepalivesSent++
-				}
+			} else if x.base == e.version {
+				s.stats.KeepalivesSent++
 			}
-			u.Data = s.dbuf
+			switch {
+			case x.coded:
+				u.Data = s.dcache[x.off:x.end]
+			case x.base == 0:
+				s.dbuf = world.AppendDelta(s.dbuf[:0], nil, cur)
+				u.Data = s.dbuf
+			default:
+				s.dbuf = world.AppendDelta(s.dbuf[:0], e.hist.find(x.base), cur)
+				u.Data = s.dbuf
+			}
 			b = wire.AppendUpdateEntry(b, &u)
 			s.stats.UpdatesSent++
 			if len(b)-mark > s.cfg.MaxFrame && i+1 < len(s.sends) && s.sends[i+1].to == to {
