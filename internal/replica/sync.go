@@ -186,7 +186,7 @@ func (s *Store) flushReplica(now time.Duration, e *entry, boxes []world.Box, vf 
 		s.remove(e.id)
 		return
 	}
-	if !e.requested && s.attachedToDormant(e) && s.inView(e.loc, boxes, vf) {
+	if !e.requested && s.inView(e.loc, boxes, vf) && s.attachedToDormant(e) {
 		// Pushed along with a dormant replica, hence itself sent at the
 		// dormant rate, and in view: ask for it (and so for the full rate).
 		e.requested, e.lastNeeded, e.lastRegister = true, now, now
