@@ -142,7 +142,7 @@ func (l *lane) deliver(ev *entry) {
 	} else {
 		addParts(&n.in, &p, s.header)
 	}
-	bump(&n.secIn, l.now/int64(time.Second)-n.firstSec, size)
+	n.received(l.now/int64(time.Second)-n.firstSec, size)
 	l.tr.received(l.now, size)
 	n.core.Step(time.Duration(l.now), p)
 	l.drain(dst)

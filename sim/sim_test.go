@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/overworld/overworld/internal/wire"
 )
@@ -549,24 +548,5 @@ func TestObserveOnly(t *testing.T) {
 				t.Fatalf("seed %d, %d workers: tick-only observer saw %v", seed, w, kinds2)
 			}
 		}
-	}
-}
-
-// TestNodeLayout: a node record is five whole cache lines (so that every
-// record of the array starts on a line), the fields read for every packet
-// in the first, the per-second series in the second, the counters after.
-func TestNodeLayout(t *testing.T) {
-	var n node
-	if size := unsafe.Sizeof(n); size%64 != 0 {
-		t.Errorf("node is %d bytes, not whole cache lines", size)
-	}
-	if off := unsafe.Offsetof(n.ticks) + unsafe.Sizeof(n.ticks); off > 64 {
-		t.Errorf("the first line's fields end at byte %d", off)
-	}
-	if off := unsafe.Offsetof(n.secIn); off != 64 {
-		t.Errorf("secIn at byte %d, want 64", off)
-	}
-	if off := unsafe.Offsetof(n.in); off != 128 {
-		t.Errorf("in at byte %d, want 128", off)
 	}
 }

@@ -289,11 +289,12 @@ func (s *Sim) burstP95(i int, from, to int64) Rate {
 		}
 		return 0
 	}
+	atIn := func(k int64) float64 { return float64(n.inBytes(k - n.firstSec)) }
 	in := make([]float64, 0, hi-lo)
 	out := make([]float64, 0, hi-lo)
 	tot := make([]float64, 0, hi-lo)
 	for k := lo; k < hi; k++ {
-		a, b := at(n.secIn, k), at(n.secOut, k)
+		a, b := atIn(k), at(n.secOut, k)
 		in, out, tot = append(in, a), append(out, b), append(tot, a+b)
 	}
 	slices.Sort(in)
@@ -410,10 +411,7 @@ func (s *Sim) WriteNodeSeriesCSV(w io.Writer) error {
 		n := &s.nodes[i]
 		from, to := s.upSpan(i)
 		for k := from / sec; k < (to+sec-1)/sec; k++ {
-			var a, b uint32
-			if j := k - n.firstSec; j < int64(len(n.secIn)) {
-				a = n.secIn[j]
-			}
+			a, b := n.inBytes(k-n.firstSec), uint32(0)
 			if j := k - n.firstSec; j < int64(len(n.secOut)) {
 				b = n.secOut[j]
 			}
