@@ -103,6 +103,10 @@ type snapCore struct {
 	timed bool
 }
 
+// Unwrap returns the core snapCore wraps, which the simulator steps and
+// drains directly (osim.Wrapper).
+func (c *snapCore) Unwrap() osim.Core { return c.Core }
+
 func (c *snapCore) Tick(now time.Duration) {
 	var start time.Time
 	if c.timed {

@@ -107,7 +107,7 @@ func (l *lane) dispatch(ev *entry) {
 			return // the tick chain ends with the node
 		}
 		n.ticks++
-		n.core.Tick(time.Duration(l.now))
+		n.ticked.Tick(time.Duration(l.now))
 		l.drain(ev.ref)
 		l.push(l.now+s.period, entry{kind: evTick, ref: ev.ref, seq: s.nodeSeq(ev.ref)})
 		l.observe(ev, Event{Kind: EventTick, At: time.Duration(l.now), Node: n.id})

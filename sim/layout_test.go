@@ -2,8 +2,12 @@ package sim
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
+	"time"
 	"unsafe"
+
+	"github.com/overworld/overworld/internal/wire"
 )
 
 // TestNodeLayout: a node is five cache lines, and what delivering a packet
@@ -47,5 +51,64 @@ func TestReceivedSeries(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// wrapCore is a Wrapper: it counts the ticks of the core it wraps and must
+// never be stepped or drained itself.
+type wrapCore struct {
+	*testCore
+	ticks int
+	t     *testing.T
+}
+
+func (w *wrapCore) Tick(now time.Duration) { w.ticks++; w.testCore.Tick(now) }
+func (w *wrapCore) Unwrap() Core           { return w.testCore }
+func (w *wrapCore) Step(time.Duration, wire.Packet) {
+	w.t.Error("the wrapper was stepped")
+}
+func (w *wrapCore) Drain(dst []wire.Packet) []wire.Packet {
+	w.t.Error("the wrapper was drained")
+	return dst
+}
+
+// TestWrapper: the simulator ticks a Wrapper and steps and drains the core
+// it wraps, with the same run as the bare cores; Sim.Core returns the
+// wrapper.
+func TestWrapper(t *testing.T) {
+	run := func(wrap bool) ([]rx, []time.Duration, Totals, *Sim, []*wrapCore) {
+		s := newSim(t, Config{Seed: 3, Jitter: 5 * time.Millisecond}, threeSites(t))
+		var cores []*testCore
+		var wraps []*wrapCore
+		for i, site := range []string{"a", "b", "c"} {
+			c := &testCore{id: wire.NodeID(i + 1), echo: true}
+			c.tick = func(c *testCore, now time.Duration) {
+				c.send(c.id%3+1, wire.ClassUpdate, 40+int(now/time.Millisecond)%7)
+			}
+			var core Core = c
+			if wrap {
+				w := &wrapCore{testCore: c, t: t}
+				wraps, core = append(wraps, w), w
+			}
+			if err := s.AddNode(c.id, site, core); err != nil {
+				t.Fatal(err)
+			}
+			cores = append(cores, c)
+		}
+		if err := s.RunFor(2 * time.Second); err != nil {
+			t.Fatal(err)
+		}
+		return cores[0].got, cores[1].ticks, s.Totals(), s, wraps
+	}
+	got0, ticks0, tot0, _, _ := run(false)
+	got1, ticks1, tot1, s, wraps := run(true)
+	if !slices.Equal(got0, got1) || !slices.Equal(ticks0, ticks1) || tot0 != tot1 {
+		t.Fatalf("wrapped run differs: %d and %d packets received, %d and %d ticks", len(got0), len(got1), len(ticks0), len(ticks1))
+	}
+	if len(got1) == 0 || wraps[1].ticks != len(ticks1) {
+		t.Fatalf("%d packets received; wrapper ticked %d times, its core %d", len(got1), wraps[1].ticks, len(ticks1))
+	}
+	if c, err := s.Core(2); err != nil || c != Core(wraps[1]) {
+		t.Fatalf("Core returned %v, %v; want the wrapper", c, err)
 	}
 }

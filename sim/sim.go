@@ -27,6 +27,16 @@ type Core interface {
 	Drain(dst []wire.Packet) []wire.Packet
 }
 
+// A Wrapper is a Core that wraps another only to act around its frames
+// (package lab's wrapper takes a snapshot of the node after each Tick):
+// its Step and Drain must be the wrapped core's. The simulator then steps
+// and drains the wrapped core (Unwrap) directly, and ticks the wrapper,
+// which saves a packet's delivery reading the wrapper.
+type Wrapper interface {
+	Core
+	Unwrap() Core
+}
+
 // Sentinel errors of the simulator's API; errors wrap them with details.
 var (
 	// ErrConfig reports an invalid Config.
@@ -172,7 +182,7 @@ type node struct {
 	// are out of cache when a packet arrives): the bytes received in the
 	// current second add up in inAcc, and go to secIn when the second
 	// changes (inBytes reads both).
-	core     Core
+	core     Core // stepped and drained: the core added, or what it wraps (Wrapper)
 	id       wire.NodeID
 	site     int32
 	firstSec int64    // second of added
@@ -187,7 +197,8 @@ type node struct {
 	secOut   []uint32 // bytes sent per second since firstSec
 	added    int64    // ns
 	down     int64    // ns, when state != nodeUp
-	_        [24]byte
+	ticked   Core     // ticked: the core added
+	_        [8]byte
 }
 
 // received counts size bytes received in second sec since firstSec.
@@ -378,7 +389,11 @@ func (s *Sim) AddNode(id wire.NodeID, site string, core Core) error {
 	if idx >= maxNodes {
 		return fmt.Errorf("%w: node %d: at most %d nodes", ErrBadArgument, id, maxNodes)
 	}
-	s.nodes = append(s.nodes, node{id: id, site: int32(si), core: core, added: s.now, firstSec: s.now / int64(time.Second),
+	stepped := core
+	if w, ok := core.(Wrapper); ok && w.Unwrap() != nil {
+		stepped = w.Unwrap()
+	}
+	s.nodes = append(s.nodes, node{id: id, site: int32(si), core: stepped, ticked: core, added: s.now, firstSec: s.now / int64(time.Second),
 		rng: rand.New(rand.NewPCG(s.cfg.Seed, 0x6e6574^uint64(id)<<24))}) // "net", per sender
 	s.hot = append(s.hot, hot{site: int32(si)})
 	if id < 1<<16 {
@@ -433,7 +448,7 @@ func (s *Sim) Core(id wire.NodeID) (Core, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.nodes[i].core, nil
+	return s.nodes[i].ticked, nil
 }
 
 // Nodes returns the IDs of all nodes ever added, in the order they were
