@@ -574,3 +574,66 @@ func TestDeadBotsAnticipateRespawn(t *testing.T) {
 	}
 	t.Logf("%d respawns checked", respawns)
 }
+
+// TestMapObstacleTests checks Inside, Visible and Clear, which walk the
+// obstacle grid's cells, against a test of every obstacle, for random
+// points and segments (short ones, long ones, along an axis, degenerate,
+// and ending outside the map) over random maps.
+func TestMapObstacleTests(t *testing.T) {
+	for seed := uint64(1); seed <= 40; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 11))
+		w, h := 30+rng.Float64()*150, 30+rng.Float64()*150
+		m, err := NewMap(w, h, rng)
+		if err != nil {
+			continue
+		}
+		inside := func(x, y float64) bool {
+			if !(x >= 0 && x <= w && y >= 0 && y <= h) {
+				return false
+			}
+			for _, o := range m.Obstacles {
+				if o.Contains(x, y, 0) {
+					return false
+				}
+			}
+			return true
+		}
+		clear := func(x0, y0, x1, y1, margin float64) bool {
+			for _, o := range m.Obstacles {
+				if o.segmentHits(x0, y0, x1, y1, margin) {
+					return false
+				}
+			}
+			return true
+		}
+		point := func() (float64, float64) {
+			return -5 + rng.Float64()*(w+10), -5 + rng.Float64()*(h+10)
+		}
+		for k := range 3000 {
+			x0, y0 := point()
+			var x1, y1 float64
+			switch k % 4 {
+			case 0: // anywhere
+				x1, y1 = point()
+			case 1: // short
+				x1, y1 = x0+rng.NormFloat64()*3, y0+rng.NormFloat64()*3
+			case 2: // along an axis
+				x1, y1 = x0, y0+rng.NormFloat64()*20
+				if rng.IntN(2) == 0 {
+					x1, y1 = x0+rng.NormFloat64()*20, y0
+				}
+			default: // a point
+				x1, y1 = x0, y0
+			}
+			if got, want := m.Inside(x0, y0), inside(x0, y0); got != want {
+				t.Fatalf("seed %d: Inside(%v, %v) = %v, want %v", seed, x0, y0, got, want)
+			}
+			if got, want := m.Visible(x0, y0, x1, y1), clear(x0, y0, x1, y1, 0); got != want {
+				t.Fatalf("seed %d: Visible(%v, %v, %v, %v) = %v, want %v", seed, x0, y0, x1, y1, got, want)
+			}
+			if got, want := m.Clear(x0, y0, x1, y1), clear(x0, y0, x1, y1, BotRadius); got != want {
+				t.Fatalf("seed %d: Clear(%v, %v, %v, %v) = %v, want %v", seed, x0, y0, x1, y1, got, want)
+			}
+		}
+	}
+}
