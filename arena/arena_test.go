@@ -637,3 +637,68 @@ func TestMapObstacleTests(t *testing.T) {
 		}
 	}
 }
+
+// TestScanFiltersByType checks the premise of the Each callbacks' type
+// tests (opponent, the rockets' scans, pickUp): an object has the bot
+// (item) schema exactly when it is a *Bot (*Item), and opponent agrees with
+// a reference that tests the schema first, for every pair of a bot and an
+// object of a game in its steady state (rockets in flight, items taken).
+func TestScanFiltersByType(t *testing.T) {
+	g := mustGame(t, Federated(12, Rect))
+	l := mustRun(t, g, 5)
+	ref := func(b *Bot, obj world.Object) (*world.State, bool) {
+		o := obj.State()
+		if o.Schema() != b.g.Bot || o.ID() == b.st.ID() || o.Int(BotMode) == ModeDead || o.Int(BotHealth) <= 0 {
+			return nil, false
+		}
+		x, y := b.st.Float(BotX), b.st.Float(BotY)
+		ox, oy := o.Float(BotX), o.Float(BotY)
+		if math.Hypot(ox-x, oy-y) > b.g.cfg.FightRange || !b.g.Map.Visible(x, y, ox, oy) {
+			return nil, false
+		}
+		return o, true
+	}
+	kinds := map[string]int{}
+	pairs, found := 0, 0
+	for frame := range 400 {
+		l.Step()
+		if frame%50 != 49 {
+			continue
+		}
+		var objs []world.Object
+		l.Range(func(obj world.Object, _ int) bool {
+			objs = append(objs, obj)
+			return true
+		})
+		for _, obj := range objs {
+			s := obj.State().Schema()
+			_, isBot := obj.(*Bot)
+			_, isItem := obj.(*Item)
+			_, isMissile := obj.(*Missile)
+			if isBot != (s == g.Bot) || isItem != (s == g.Item) || isMissile != (s == g.Missile) {
+				t.Fatalf("frame %d: a %T has schema %q", frame, obj, s.Name())
+			}
+			kinds[s.Name()]++
+		}
+		for _, a := range objs {
+			b, ok := a.(*Bot)
+			if !ok {
+				continue
+			}
+			for _, obj := range objs {
+				got, gok := b.opponent(obj)
+				want, wok := ref(b, obj)
+				if got != want || gok != wok {
+					t.Fatalf("frame %d: opponent(%v, %v) = %v, want %v", frame, b.st.ID(), obj.State().ID(), gok, wok)
+				}
+				pairs++
+				if gok {
+					found++
+				}
+			}
+		}
+	}
+	if kinds["arena.missile"] == 0 || found == 0 {
+		t.Fatalf("no rockets (%v) or no opponents (%d of %d pairs): the test tests nothing", kinds, found, pairs)
+	}
+}
