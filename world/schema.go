@@ -74,6 +74,10 @@ type Schema struct {
 	fields []Field
 	quanta []float64 // per field: Quantum for Float fields, 1 otherwise
 	loc    [MaxDims]int
+	// The location's fields, for Location: ndims of them, with their
+	// quanta.
+	ndims  int
+	locQ   [MaxDims]float64
 	newObj func(*State) Object
 	// Fields by type, as bit masks over field indexes (the decoders test a
 	// change mask against them).
@@ -156,7 +160,9 @@ func NewSchema(name string, space Space, fields []Field, newObj func(*State) Obj
 			return bad("attribute field %q is %v, want float or int", attr, t)
 		}
 		s.loc[d] = i
+		s.locQ[d] = s.quanta[i]
 	}
+	s.ndims = len(space.names)
 	return s, nil
 }
 
