@@ -574,3 +574,131 @@ func TestDeadBotsAnticipateRespawn(t *testing.T) {
 	}
 	t.Logf("%d respawns checked", respawns)
 }
+
+// TestMapObstacleTests checks Inside, Visible and Clear, which walk the
+// obstacle grid's cells, against a test of every obstacle, for random
+// points and segments (short ones, long ones, along an axis, degenerate,
+// and ending outside the map) over random maps.
+func TestMapObstacleTests(t *testing.T) {
+	for seed := uint64(1); seed <= 40; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 11))
+		w, h := 30+rng.Float64()*150, 30+rng.Float64()*150
+		m, err := NewMap(w, h, rng)
+		if err != nil {
+			continue
+		}
+		inside := func(x, y float64) bool {
+			if !(x >= 0 && x <= w && y >= 0 && y <= h) {
+				return false
+			}
+			for _, o := range m.Obstacles {
+				if o.Contains(x, y, 0) {
+					return false
+				}
+			}
+			return true
+		}
+		clear := func(x0, y0, x1, y1, margin float64) bool {
+			for _, o := range m.Obstacles {
+				if o.segmentHits(x0, y0, x1, y1, margin) {
+					return false
+				}
+			}
+			return true
+		}
+		point := func() (float64, float64) {
+			return -5 + rng.Float64()*(w+10), -5 + rng.Float64()*(h+10)
+		}
+		for k := range 3000 {
+			x0, y0 := point()
+			var x1, y1 float64
+			switch k % 4 {
+			case 0: // anywhere
+				x1, y1 = point()
+			case 1: // short
+				x1, y1 = x0+rng.NormFloat64()*3, y0+rng.NormFloat64()*3
+			case 2: // along an axis
+				x1, y1 = x0, y0+rng.NormFloat64()*20
+				if rng.IntN(2) == 0 {
+					x1, y1 = x0+rng.NormFloat64()*20, y0
+				}
+			default: // a point
+				x1, y1 = x0, y0
+			}
+			if got, want := m.Inside(x0, y0), inside(x0, y0); got != want {
+				t.Fatalf("seed %d: Inside(%v, %v) = %v, want %v", seed, x0, y0, got, want)
+			}
+			if got, want := m.Visible(x0, y0, x1, y1), clear(x0, y0, x1, y1, 0); got != want {
+				t.Fatalf("seed %d: Visible(%v, %v, %v, %v) = %v, want %v", seed, x0, y0, x1, y1, got, want)
+			}
+			if got, want := m.Clear(x0, y0, x1, y1), clear(x0, y0, x1, y1, BotRadius); got != want {
+				t.Fatalf("seed %d: Clear(%v, %v, %v, %v) = %v, want %v", seed, x0, y0, x1, y1, got, want)
+			}
+		}
+	}
+}
+
+// TestScanFiltersByType checks the premise of the Each callbacks' type
+// tests (opponent, the rockets' scans, pickUp): an object has the bot
+// (item) schema exactly when it is a *Bot (*Item), and opponent agrees with
+// a reference that tests the schema first, for every pair of a bot and an
+// object of a game in its steady state (rockets in flight, items taken).
+func TestScanFiltersByType(t *testing.T) {
+	g := mustGame(t, Federated(12, Rect))
+	l := mustRun(t, g, 5)
+	ref := func(b *Bot, obj world.Object) (*world.State, bool) {
+		o := obj.State()
+		if o.Schema() != b.g.Bot || o.ID() == b.st.ID() || o.Int(BotMode) == ModeDead || o.Int(BotHealth) <= 0 {
+			return nil, false
+		}
+		x, y := b.st.Float(BotX), b.st.Float(BotY)
+		ox, oy := o.Float(BotX), o.Float(BotY)
+		if math.Hypot(ox-x, oy-y) > b.g.cfg.FightRange || !b.g.Map.Visible(x, y, ox, oy) {
+			return nil, false
+		}
+		return o, true
+	}
+	kinds := map[string]int{}
+	pairs, found := 0, 0
+	for frame := range 400 {
+		l.Step()
+		if frame%50 != 49 {
+			continue
+		}
+		var objs []world.Object
+		l.Range(func(obj world.Object, _ int) bool {
+			objs = append(objs, obj)
+			return true
+		})
+		for _, obj := range objs {
+			s := obj.State().Schema()
+			_, isBot := obj.(*Bot)
+			_, isItem := obj.(*Item)
+			_, isMissile := obj.(*Missile)
+			if isBot != (s == g.Bot) || isItem != (s == g.Item) || isMissile != (s == g.Missile) {
+				t.Fatalf("frame %d: a %T has schema %q", frame, obj, s.Name())
+			}
+			kinds[s.Name()]++
+		}
+		for _, a := range objs {
+			b, ok := a.(*Bot)
+			if !ok {
+				continue
+			}
+			for _, obj := range objs {
+				got, gok := b.opponent(obj)
+				want, wok := ref(b, obj)
+				if got != want || gok != wok {
+					t.Fatalf("frame %d: opponent(%v, %v) = %v, want %v", frame, b.st.ID(), obj.State().ID(), gok, wok)
+				}
+				pairs++
+				if gok {
+					found++
+				}
+			}
+		}
+	}
+	if kinds["arena.missile"] == 0 || found == 0 {
+		t.Fatalf("no rockets (%v) or no opponents (%d of %d pairs): the test tests nothing", kinds, found, pairs)
+	}
+}

@@ -326,7 +326,13 @@ func (b *Bot) Think(ctx world.Context) {
 // opponent returns the fight-worthy state of obj: a live bot other than b
 // within FightRange and in sight.
 func (b *Bot) opponent(obj world.Object) (*world.State, bool) {
-	o := obj.State()
+	// Only a *Bot has the bot schema (Schema.NewObject builds every object):
+	// the interface's type rejects rockets and items without reading them.
+	ob, isBot := obj.(*Bot)
+	if !isBot {
+		return nil, false
+	}
+	o := ob.st
 	if o.Schema() != b.g.Bot || o.ID() == b.st.ID() || o.Int(BotMode) == ModeDead || o.Int(BotHealth) <= 0 {
 		return nil, false
 	}
@@ -556,7 +562,11 @@ func (b *Bot) pickUp(ctx world.Context) {
 
 // pick is pickUp's Each callback.
 func (sc *botScan) pick(obj world.Object, _ bool) bool {
-	it, st := obj.State(), sc.b.st
+	ob, isItem := obj.(*Item) // only an *Item has the item schema (see opponent)
+	if !isItem {
+		return true
+	}
+	it, st := ob.st, sc.b.st
 	if it.Schema() != sc.b.g.Item || it.Bool(ItemTaken) {
 		return true
 	}
@@ -659,10 +669,14 @@ func (m *Missile) scan0() *missileScan {
 }
 
 func (sc *missileScan) visit(obj world.Object, _ bool) bool {
-	if sc.splash {
-		return sc.splashVisit(obj)
+	ob, isBot := obj.(*Bot) // only a *Bot has the bot schema (see opponent)
+	if !isBot {
+		return true
 	}
-	o := obj.State()
+	if sc.splash {
+		return sc.splashVisit(ob)
+	}
+	o := ob.st
 	if o.Schema() != sc.g.Bot || o.ID() == sc.owner || o.Int(BotMode) == ModeDead {
 		return true
 	}
@@ -697,9 +711,9 @@ func (m *Missile) explode(ctx world.Context, x, y float64, direct world.ObjectID
 	}
 }
 
-// splashVisit is explode's Each callback.
-func (sc *missileScan) splashVisit(obj world.Object) bool {
-	o := obj.State()
+// splashVisit is explode's Each callback, for a bot.
+func (sc *missileScan) splashVisit(ob *Bot) bool {
+	o := ob.st
 	if o.Schema() != sc.g.Bot || o.ID() == sc.owner || o.ID() == sc.direct || o.Int(BotMode) == ModeDead {
 		return true
 	}

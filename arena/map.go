@@ -235,14 +235,14 @@ func (m *Map) free(x, y, margin float64) bool {
 	if !(x >= 0 && x <= m.W && y >= 0 && y <= m.H) {
 		return false
 	}
-	ok := true
-	m.obsGrid.visit(x, y, x, y, func(i int32) bool {
+	g := m.obsGrid
+	c := g.clampCellY(y)*g.nx + g.clampCell(x)
+	for _, i := range g.items[g.start[c]:g.start[c+1]] {
 		if m.Obstacles[i].Contains(x, y, margin) {
-			ok = false
+			return false
 		}
-		return ok
-	})
-	return ok
+	}
+	return true
 }
 
 // Inside reports whether (x, y) is inside the map and outside every
@@ -258,15 +258,23 @@ func (m *Map) Clear(x0, y0, x1, y1 float64) bool { return m.clear(x0, y0, x1, y1
 // points (obstacles are walls from floor to ceiling).
 func (m *Map) Visible(x0, y0, x1, y1 float64) bool { return m.clear(x0, y0, x1, y1, 0) }
 
+// clear walks the obstacle grid's cells itself rather than through
+// cellGrid.visit: a line of sight is tested for every opponent a bot scans
+// and every rocket every frame, and the callback cost more than the test.
 func (m *Map) clear(x0, y0, x1, y1, margin float64) bool {
-	ok := true
-	m.obsGrid.visit(min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1), func(i int32) bool {
-		if m.Obstacles[i].segmentHits(x0, y0, x1, y1, margin) {
-			ok = false
+	g := m.obsGrid
+	cx0, cx1 := g.clampCell(min(x0, x1)), g.clampCell(max(x0, x1))
+	cy0, cy1 := g.clampCellY(min(y0, y1)), g.clampCellY(max(y0, y1))
+	for cy := cy0; cy <= cy1; cy++ {
+		for c := cy*g.nx + cx0; c <= cy*g.nx+cx1; c++ {
+			for _, i := range g.items[g.start[c]:g.start[c+1]] {
+				if m.Obstacles[i].segmentHits(x0, y0, x1, y1, margin) {
+					return false
+				}
+			}
 		}
-		return ok
-	})
-	return ok
+	}
+	return true
 }
 
 // Neighbours returns the waypoints joined to waypoint i (read-only).

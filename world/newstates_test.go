@@ -2,7 +2,9 @@ package world
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
+	"unsafe"
 )
 
 // TestNewStatesIndependent builds States of schemas of 1 to 20 fields one
@@ -56,5 +58,41 @@ func TestResetAs(t *testing.T) {
 	st.ResetAs(id)
 	if want := testSchema.NewState(id); !st.Equal(want) || st.ID() != id {
 		t.Fatalf("after ResetAs: %v %v, want %v %v", st.ID(), st.v, want.ID(), want.v)
+	}
+}
+
+// TestStateBlockSize checks that a State of at most 16 fields has its
+// values right after it, in an allocation no larger than the size class of
+// the State and its values (stateBlock): 160 bytes for 14 fields, not 176.
+func TestStateBlockSize(t *testing.T) {
+	for nf := 1; nf <= 16; nf++ {
+		fields := make([]Field, nf)
+		for i := range fields {
+			fields[i] = Field{Name: fmt.Sprintf("f%d", i), Type: Int}
+		}
+		fields[0].Name = "x"
+		s := MustSchema(fmt.Sprintf("s%d", nf), MustSpace("x"), fields, func(*State) Object { return nil })
+		block := make([]*State, 4)
+		s.NewStates(1, block)
+		for k, st := range append(block, s.NewState(1)) {
+			if got, want := uintptr(unsafe.Pointer(&st.v[0])), uintptr(unsafe.Pointer(st))+unsafe.Sizeof(State{}); got != want {
+				t.Fatalf("%d fields, state %d: values at %#x, want %#x (right after the State)", nf, k, got, want)
+			}
+		}
+		if k := len(block) - 1; uintptr(unsafe.Pointer(block[k]))-uintptr(unsafe.Pointer(block[0])) != uintptr(k)*(unsafe.Sizeof(State{})+uintptr(nf)*8) {
+			t.Fatalf("%d fields: NewStates' States are not packed", nf)
+		}
+		const n = 1000
+		keep := make([]*State, n)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for i := range keep {
+			keep[i] = s.NewState(1)
+		}
+		runtime.ReadMemStats(&after)
+		per := (after.TotalAlloc - before.TotalAlloc) / n
+		if limit := (uint64(unsafe.Sizeof(State{})) + 8*uint64(nf) + 15) &^ 15; per > limit {
+			t.Errorf("%d fields: %d bytes per NewState, want at most %d", nf, per, limit)
+		}
 	}
 }

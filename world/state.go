@@ -86,11 +86,13 @@ func (s *State) SetRef(i int, id ObjectID) { s.v[i] = int64(id) }
 
 // Location returns the object's naming attributes as a Point of its Space.
 func (s *State) Location() Point {
+	// The runtime asks for every object's location every frame: the loop
+	// runs over the space's dimensions only, with the fields' indexes and
+	// quanta kept together in the schema (small enough to be inlined).
+	sc, v := s.schema, s.v
 	var p Point
-	for d, i := range s.schema.loc {
-		if i >= 0 {
-			p[d] = s.Float(i)
-		}
+	for d := range min(sc.ndims, MaxDims) {
+		p[d] = float64(v[sc.loc[d]]) * sc.locQ[d]
 	}
 	return p
 }

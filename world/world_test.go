@@ -2,6 +2,7 @@ package world
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -301,6 +302,41 @@ func BenchmarkApplyDelta(b *testing.B) {
 	for b.Loop() {
 		if _, err := ApplyDelta(dst, base, p); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestLocationMatchesFields checks Location, which reads the naming fields
+// straight for three dimensions, against the field-by-field reference, for
+// spaces of one to four attributes whose fields lie anywhere in the schema
+// (Float of any quantum, and Int), over random states.
+func TestLocationMatchesFields(t *testing.T) {
+	names := []string{"a", "b", "c", "d"}
+	for seed := uint64(1); seed <= 200; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 17))
+		dims := 1 + rng.IntN(MaxDims)
+		space := MustSpace(names[:dims]...)
+		nf := dims + rng.IntN(8)
+		fields := make([]Field, nf)
+		for i := range fields {
+			fields[i] = Field{Name: fmt.Sprintf("f%d", i), Type: Int}
+			if rng.IntN(2) == 0 {
+				fields[i] = Field{Name: fmt.Sprintf("f%d", i), Type: Float, Quantum: []float64{0, 1.0 / 16, 0.5, 3}[rng.IntN(4)]}
+			}
+		}
+		for d, i := range rng.Perm(nf)[:dims] {
+			fields[i].Name = names[d]
+		}
+		s := MustSchema("s", space, fields, newTestObj)
+		for range 20 {
+			st := randomState(rng, s)
+			var want Point
+			for d := range dims {
+				want[d] = st.Float(s.Field(names[d]))
+			}
+			if got := st.Location(); got != want {
+				t.Fatalf("seed %d: %d dims, fields %v: Location %v, want %v", seed, dims, fields, got, want)
+			}
 		}
 	}
 }
