@@ -176,9 +176,9 @@ func (s *Store) update(now time.Duration, from wire.NodeID, e *entry, u *wire.Up
 		if e == nil || e.primary {
 			return nil
 		}
-		if base := e.hist.find(u.Base); base != nil {
+		if base := e.base(u.Base); base != nil {
 			// The first delta of a packet for e is decoded into e's spare
-			// state, which Apply swaps into the version ring instead of
+			// state, which Apply copies into the game's instead of
 			// decoding again; a second one (rare) goes to scratch and makes
 			// both decode again in Apply.
 			dst, keep := s.scratchFor(e.kind), e.stage != s.stamp && s.stamp != 0
@@ -242,7 +242,7 @@ func (s *Store) update(now time.Duration, from wire.NodeID, e *entry, u *wire.Up
 			e.requested = true
 			delete(s.want, u.ID)
 		}
-		s.accept(e, u.Version, at, st)
+		s.accept(e, u.Version, at)
 		s.insert(e)
 		return nil
 	}
@@ -254,13 +254,13 @@ func (s *Store) update(now time.Duration, from wire.NodeID, e *entry, u *wire.Up
 		s.stats.Stale++
 		return nil
 	}
-	// Staged: Check decoded this delta against its base, which is still in
-	// the ring (only another version of e, which unstages it, could evict
-	// it).
+	// Staged: Check decoded this delta against its base, which is still
+	// e's newest version (only another version of e, which unstages it,
+	// could replace it).
 	staged := e.stage == s.stamp && s.stamp != 0 && e.stageVer == u.Version && e.stageBase == u.Base && e.spare != nil
 	var base *world.State
 	if u.Base != 0 && !staged {
-		if base = e.hist.find(u.Base); base == nil {
+		if base = e.base(u.Base); base == nil {
 			// An update (or the keepalive of a version) we missed: ask
 			// for a resync from the version we have. Once per version,
 			// and again after RequestRetry (the request may be lost):
@@ -276,35 +276,24 @@ func (s *Store) update(now time.Duration, from wire.NodeID, e *entry, u *wire.Up
 			return nil
 		}
 	}
-	slot := e.hist.next()
-	if !staged && base == nil && slot.st.ID() != e.id {
-		// A recycled State that never held a version of e (see reuse):
-		// decoding a full state keeps the destination's ID.
-		slot.st.ResetAs(e.id)
-	}
+	// The new version goes straight into the game's State (tentative
+	// writes made to it are overwritten, as the primary's state wins).
 	if staged {
-		slot.st, e.spare = e.spare, slot.st // Check decoded it
-	} else if _, err := world.ApplyDelta(slot.st, base, u.Data); err != nil {
+		e.st.CopyFrom(e.spare) // Check decoded it
+	} else if _, err := world.ApplyDelta(e.st, base, u.Data); err != nil {
 		return fmt.Errorf("%v: %w", u.ID, err)
 	}
-	// Any version applied unstages e: it may have evicted the staged
-	// delta's base (a replica's ring holds one version).
+	// Any version applied unstages e: it replaced the staged delta's base.
 	e.stageVer = 0
-	slot.v = u.Version
-	e.hist.advance()
-	e.st.CopyFrom(slot.st)
+	e.written = false
 	s.changed(e)
 	e.version, e.produced, e.handoff = u.Version, at, false
 	s.stats.Applied++
 	return nil
 }
 
-// accept records the first state of a new replica.
-func (s *Store) accept(e *entry, v uint64, at time.Duration, st *world.State) {
-	slot := e.hist.next()
-	slot.v = v
-	slot.st.CopyFrom(st)
-	e.hist.advance()
+// accept records the first state of a new replica (its State holds it).
+func (s *Store) accept(e *entry, v uint64, at time.Duration) {
 	e.version, e.produced = v, at
 	s.stats.Applied++
 }

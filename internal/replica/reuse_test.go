@@ -682,3 +682,58 @@ func TestSharedDeltas(t *testing.T) {
 		t.Fatalf("only %d updates checked, %d of them from a version before the previous", checked, older)
 	}
 }
+
+// TestReplicaWriteKeepsBase: a tentative write changes a replica's State
+// at once, while the newest version stays the base of the primary's next
+// delta and what Info.Synced reports; the next version overwrites the
+// write.
+func TestReplicaWriteKeepsBase(t *testing.T) {
+	a, b := newStore(t, 1, nil), newStore(t, 2, nil)
+	stores := map[wire.NodeID]*Store{1: a, 2: b}
+	var oa, ob wire.Outbox
+	st := schema.NewState(world.MakeObjectID(1, 1))
+	if err := a.AddPrimary(0, &obj{st}, 1); err != nil {
+		t.Fatal(err)
+	}
+	b.Want(0, st.ID(), 1, time.Hour)
+	frame := func(f int, move bool) {
+		now := time.Duration(f) * 100 * time.Millisecond
+		if move {
+			if err := a.Write(st.ID(), func(s *world.State) { s.SetFloat(0, float64(f)) }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		a.Commit(now)
+		a.Flush(now, nil, &oa)
+		b.Flush(now, []world.Box{world.Unbounded()}, &ob)
+		deliver(t, now, &oa, 1, stores, nil)
+		deliver(t, now, &ob, 2, stores, nil)
+	}
+	for f := range 3 {
+		frame(f, true)
+	}
+	in, ok := b.Object(st.ID())
+	if !ok || !in.State.Equal(st) || in.Synced != in.State {
+		t.Fatalf("replica before the write: %+v", in)
+	}
+	synced := in.State.Clone()
+	if err := b.Write(st.ID(), func(s *world.State) { s.SetInt(2, 42) }); err != nil {
+		t.Fatal(err)
+	}
+	in, _ = b.Object(st.ID())
+	if in.State.Int(2) != 42 || in.Synced == in.State || !in.Synced.Equal(synced) {
+		t.Fatalf("after the write: state hp %d, synced %v (want the version before the write)", in.State.Int(2), in.Synced)
+	}
+	// The primary moves on (its next delta is from the version the
+	// replica had before the write); the write reaches it too.
+	frame(3, true)
+	frame(4, true)
+	in, _ = b.Object(st.ID())
+	want, _ := a.Object(st.ID())
+	if in.Version != want.Version || !in.State.Equal(want.State) || in.Synced != in.State {
+		t.Fatalf("replica v%d %v, primary v%d %v", in.Version, in.State, want.Version, want.State)
+	}
+	if want.State.Int(2) != 42 {
+		t.Fatalf("the tentative write did not reach the primary: hp %d", want.State.Int(2))
+	}
+}

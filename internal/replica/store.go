@@ -26,18 +26,22 @@ type versioned struct {
 }
 
 // ring keeps the last len(slots) versions of an object: on a primary its
-// history (delta bases, Config.HistoryLen), on a replica the newest state
-// it received (replicaHistory).
+// history (delta bases, Config.HistoryLen). A replica keeps only the newest
+// version it received, in the game's State itself; its ring has one slot,
+// allocated on the replica's first tentative write (Store.Write), which
+// holds the newest version while a write has changed the game's State
+// (entry.written), as the base of the primary's next delta.
 //
-// A replica needs no older one: a primary takes each delta against the
+// A replica needs no older version: a primary takes each delta against the
 // version it last sent the holder (or the one the holder named in a resync
 // request, its newest), so a delta whose base is not the replica's newest
 // follows one the replica missed and cannot be applied from any version
 // it has; only a reordering of two of a primary's packets behind a resync
-// request could use one, and costs another request instead. Keeping one
-// state instead of eight makes a replica about a quarter of the memory it
-// was, which at 10,000 players is most of the store's, and each update
-// reads one state fewer.
+// request could use one, and costs another request instead. Keeping the
+// game's State alone instead of eight versions and a copy makes a replica
+// about a fifth of the memory it was, which at 10,000 players is most of
+// the store's, and an update reads and writes two States (the game's, its
+// base, and a spare to check the delta in) instead of three and the ring.
 type ring struct {
 	slots []versioned
 	head  int32 // index of the newest
@@ -71,8 +75,34 @@ func (r *ring) newest() *versioned {
 	return &r.slots[r.head]
 }
 
-// replicaHistory is the length of a replica's ring (see ring).
-const replicaHistory = 1
+// replicaHistory is the length of a replica's ring when it is made (see
+// ring).
+const replicaHistory = 0
+
+// base returns the state of version v of replica e to take a delta from,
+// or nil if e does not have it: its newest version (the game's State, or
+// the copy of it a tentative write left), as a replica keeps no other.
+func (e *entry) base(v uint64) *world.State {
+	switch {
+	case v == 0 || v != e.version:
+		return nil
+	case e.written:
+		return e.hist.slots[0].st
+	}
+	return e.st
+}
+
+// synced returns replica e's newest version exactly as its primary
+// committed it (nil before the first).
+func (e *entry) synced() *world.State {
+	switch {
+	case e.version == 0:
+		return nil
+	case e.written:
+		return e.hist.slots[0].st
+	}
+	return e.st
+}
 
 func (r *ring) find(v uint64) *world.State {
 	// From the newest back, without a division per slot.
@@ -123,6 +153,7 @@ type entry struct {
 	handoff   bool // client: handed off, no state from the server yet
 	requested bool // replica side: this node asked for it (else pushed or attached)
 	dormant   bool // replica side: the primary was told it is out of view (TypeDormant)
+	written   bool // replica side: a tentative write changed st since the newest version (see ring)
 	// loc is the location of st when the store last changed it (changed):
 	// a replica's state changes only through the store, so flushReplica
 	// reads it here, in the entry, instead of from the state.
@@ -628,6 +659,14 @@ func (s *Store) Write(id world.ObjectID, fn func(*world.State)) error {
 		s.changed(e)
 		return nil
 	}
+	if !e.written && e.version > 0 {
+		// Keep the newest version as the base of the primary's next delta.
+		if len(e.hist.slots) == 0 {
+			e.hist = newRing(e.st.Schema(), e.id, s.ringScratch(1))
+		}
+		e.hist.slots[0].st.CopyFrom(e.st)
+		e.written = true
+	}
 	before := s.scratchFor(e.kind)
 	before.CopyFrom(e.st)
 	fn(e.st)
@@ -941,7 +980,9 @@ func (s *Store) info(e *entry) Info {
 	if e.primary {
 		in.From = s.cfg.Self
 	}
-	if nw := e.hist.newest(); nw != nil {
+	if !e.primary {
+		in.Synced = e.synced()
+	} else if nw := e.hist.newest(); nw != nil {
 		in.Synced = nw.st
 	}
 	return in
