@@ -596,10 +596,7 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 			d.had = append(d.had, s.boxes...)
 		}
 		s.boxes = append(s.boxes[:0], d.sub.Boxes...)
-		d.subIdx.Remove(from)
-		for _, b := range s.boxes {
-			d.subIdx.Add(from, b)
-		}
+		d.subIdx.Replace(from, s.boxes) // moves only the boxes that changed
 		d.refs = d.refs[:0]
 		if idx {
 			for _, b := range s.boxes {

@@ -380,6 +380,7 @@ type Boxes struct {
 	wide   []int32
 	spare  [][]int32
 	gone   []cellKey // Reset's scratch
+	used   []bool    // Replace's scratch
 	hits   []wire.NodeID
 	sum    float64 // of finite widths, for MeanWidth
 	nsum   int
@@ -504,15 +505,62 @@ func deleteSlot(l []int32, i int32) []int32 {
 func (x *Boxes) Remove(owner wire.NodeID) {
 	slots := x.owners[owner]
 	for _, i := range slots {
-		x.unplace(i)
-		if w, ok := boxWidth(&x.ents[i].box, x.dims); ok {
-			x.sum -= w
-			x.nsum--
-		}
-		x.ents[i] = boxEnt{}
-		x.free = append(x.free, i)
+		x.drop(i)
 	}
 	x.owners[owner] = slots[:0] // kept for the owner's next boxes
+	if x.nsum == 0 {
+		x.sum = 0 // no drift
+	}
+}
+
+// drop removes the box in slot i from the cells and frees the slot (not
+// from its owner's list).
+func (x *Boxes) drop(i int32) {
+	x.unplace(i)
+	if w, ok := boxWidth(&x.ents[i].box, x.dims); ok {
+		x.sum -= w
+		x.nsum--
+	}
+	x.ents[i] = boxEnt{}
+	x.free = append(x.free, i)
+}
+
+// Replace makes owner's boxes exactly boxes (as Remove and then Add of each
+// would): a box owner has that boxes lists too (equal bounds, once per
+// listing) stays where it is, the others are removed and the rest of boxes
+// are added, so that a subscription whose boxes mostly stay costs only the
+// boxes that changed.
+func (x *Boxes) Replace(owner wire.NodeID, boxes []world.Box) {
+	slots := x.owners[owner]
+	used := x.used[:0]
+	for range boxes {
+		used = append(used, false)
+	}
+	x.used = used
+	kept := slots[:0] // written behind the walk
+	for _, i := range slots {
+		b := &x.ents[i].box
+		j := 0
+		for ; j < len(boxes); j++ {
+			if !used[j] && boxes[j] == *b {
+				break
+			}
+		}
+		if j < len(boxes) {
+			used[j] = true
+			kept = append(kept, i)
+		} else {
+			x.drop(i)
+		}
+	}
+	if slots != nil || len(boxes) > 0 {
+		x.owners[owner] = kept
+	}
+	for j := range boxes {
+		if !used[j] {
+			x.Add(owner, boxes[j])
+		}
+	}
 	if x.nsum == 0 {
 		x.sum = 0 // no drift
 	}
