@@ -129,6 +129,9 @@ type Directory struct {
 	// subscription: the reference the indexes are tested and benchmarked
 	// against.
 	linear bool
+	// byID makes sendMatches find the publications it records as told by
+	// their IDs, not by the positions the matches carry (the reference).
+	byID bool
 
 	msg     wire.Pubs // publications and matches being sent
 	in      wire.Pubs // the publication or match frame received (its Skip arrays reused by Decode)
@@ -178,6 +181,7 @@ type storedSub struct {
 
 type matchOut struct {
 	to    wire.NodeID
+	ref   int32 // the publication's position in pubs + 1, if still valid when sent; else 0
 	pub   wire.Pub
 	until time.Duration
 }
@@ -599,14 +603,22 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 		d.subIdx.Replace(from, s.boxes) // moves only the boxes that changed
 		d.refs = d.refs[:0]
 		if idx {
-			for _, b := range s.boxes {
-				if slices.Contains(d.had, b) {
+			dims := d.sub.Dims
+			for j := range s.boxes {
+				b := &s.boxes[j]
+				if slices.Contains(d.had, *b) {
 					continue // kept: its publications were matched before
 				}
-				d.refs = d.pubs.QueryRefs(b, d.refs)
+				// The publications in the old boxes are left out here,
+				// from the cell lists' copies of their locations.
+				d.pubs.inBox(b, func(id world.ObjectID, i int32, loc *world.Point) {
+					if !inAny(*loc, d.had, dims) {
+						d.refs = append(d.refs, PointRef{id, i})
+					}
+				})
 			}
+			slices.SortFunc(d.refs, cmpPointRef)
 			if len(s.boxes) > 1 {
-				slices.SortFunc(d.refs, cmpPointRef)
 				d.refs = slices.CompactFunc(d.refs, func(a, b PointRef) bool { return a.ID == b.ID })
 			}
 		} else {
@@ -621,8 +633,8 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 		d.matches = d.matches[:0]
 		for _, r := range d.refs {
 			if loc, p := d.pubs.ValueAt(r.I); p.node != from && p.until > now && !p.skip.has(from, now) &&
-				!inAny(loc, d.had, d.sub.Dims) {
-				d.matches = append(d.matches, matchOut{to: from, pub: wire.Pub{ID: r.ID, Node: p.node, Loc: loc, At: p.at, Vel: p.vel}, until: p.until})
+				(idx || !inAny(loc, d.had, d.sub.Dims)) {
+				d.matches = append(d.matches, matchOut{to: from, ref: r.I + 1, pub: wire.Pub{ID: r.ID, Node: p.node, Loc: loc, At: p.at, Vel: p.vel}, until: p.until})
 			}
 		}
 		d.sendMatches(now, d.sub.Dims, true, out)
@@ -689,7 +701,10 @@ func (d *Directory) sendMatches(now time.Duration, dims int, record bool, out *O
 			until := now + min(d.msg.TTL, d.cfg.MaxTTL)
 			for j := range d.msg.Pubs {
 				p := &d.msg.Pubs[j]
-				if _, v, ok := d.pubs.Value(p.ID); ok {
+				if r := d.matches[uint32(order[i-len(d.msg.Pubs)+j]&^matchLong)].ref; r > 0 && !d.byID {
+					_, v := d.pubs.ValueAt(r - 1)
+					d.tell(v, to, p, until)
+				} else if _, v, ok := d.pubs.Value(p.ID); ok {
 					d.tell(v, to, p, until)
 				}
 			}

@@ -196,7 +196,7 @@ func (x *Points[V]) ValueAt(i int32) (loc world.Point, v *V) {
 // each ID up again.
 func (x *Points[V]) QueryRefs(box world.Box, dst []PointRef) []PointRef {
 	start := len(dst)
-	x.inBox(&box, func(id world.ObjectID, i int32) { dst = append(dst, PointRef{id, i}) })
+	x.inBox(&box, func(id world.ObjectID, i int32, _ *world.Point) { dst = append(dst, PointRef{id, i}) })
 	slices.SortFunc(dst[start:], cmpPointRef)
 	return dst
 }
@@ -322,14 +322,14 @@ func (x *Points[V]) spareAll() {
 // index's dimensions), in increasing order.
 func (x *Points[V]) Query(box world.Box, dst []world.ObjectID) []world.ObjectID {
 	start := len(dst)
-	x.inBox(&box, func(id world.ObjectID, _ int32) { dst = append(dst, id) })
+	x.inBox(&box, func(id world.ObjectID, _ int32, _ *world.Point) { dst = append(dst, id) })
 	slices.Sort(dst[start:])
 	return dst
 }
 
-// inBox calls f with the ID and position of every point box contains, in
-// no particular order.
-func (x *Points[V]) inBox(box *world.Box, f func(id world.ObjectID, i int32)) {
+// inBox calls f with the ID, position and location of every point box
+// contains, in no particular order.
+func (x *Points[V]) inBox(box *world.Box, f func(id world.ObjectID, i int32, loc *world.Point)) {
 	lo, hi, n, ok := cellRange(box, x.dims, x.cell)
 	if !ok {
 		return
@@ -338,7 +338,7 @@ func (x *Points[V]) inBox(box *world.Box, f func(id world.ObjectID, i int32)) {
 		// The box spans more cells than are occupied: scan the points.
 		for i := range x.ents {
 			if box.Contains(x.ents[i].loc, x.dims) {
-				f(x.ents[i].id, int32(i))
+				f(x.ents[i].id, int32(i), &x.ents[i].loc)
 			}
 		}
 		return
@@ -348,7 +348,7 @@ func (x *Points[V]) inBox(box *world.Box, f func(id world.ObjectID, i int32)) {
 			l := x.cells.get(cellKey{int32(cx), int32(cy)})
 			for j := range l {
 				if box.Contains(l[j].loc, x.dims) {
-					f(l[j].id, l[j].ent)
+					f(l[j].id, l[j].ent, &l[j].loc)
 				}
 			}
 		}
