@@ -520,32 +520,37 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 		until := now + min(d.in.TTL, d.cfg.MaxTTL)
 		d.matches = d.matches[:0]
 		idx := d.indexed(d.in.Dims)
-		for _, p := range d.in.Pubs {
-			p.Node = from                    // a node publishes only its own primaries
-			_, old, ok := d.pubs.Value(p.ID) // valid until the Set below
-			if ok && old.node == from && old.at > p.At && old.until > now {
-				continue // overtaken on the way by a newer one
-			}
+		for k := range d.in.Pubs {
+			p := d.in.Pubs[k] // a copy: Decode reuses the Skip arrays
+			p.Node = from     // a node publishes only its own primaries
+			// The publication is updated where it is stored: no second
+			// lookup, no copy of the value.
+			at, ok := d.pubs.pos(p.ID)
+			var v *pubVal
 			prev := time.Duration(-1) // the previous publication's time, if from the same node
-			if ok && old.node == from {
-				prev = old.at
-			}
-			v := pubVal{node: from, until: until, at: p.At, vel: p.Vel}
-			if prev >= 0 {
-				v.told = pruneTold(old.told, now)
+			if ok {
+				_, v = d.pubs.ValueAt(at)
+				if v.node == from && v.at > p.At && v.until > now {
+					continue // overtaken on the way by a newer one
+				}
+				var told []toldSub
+				if v.node == from {
+					prev = v.at
+					told = pruneTold(v.told, now)
+				}
+				*v = pubVal{node: from, until: until, at: p.At, vel: p.Vel, told: told}
+				d.pubs.move(at, p.Loc)
+			} else {
+				at = int32(d.pubs.Len())
+				d.pubs.Set(p.ID, p.Loc, pubVal{node: from, until: until, at: p.At, vel: p.Vel})
+				_, v = d.pubs.ValueAt(at)
 			}
 			v.skip.set(p.Skip, now+d.cfg.PublishTTL)
 			p.Skip = nil // matches do not carry it
-			match := func(n wire.NodeID) {
-				if !d.spare(&v, n, &p, prev, now) {
-					d.matches = append(d.matches, matchOut{to: n, pub: p, until: until})
-					d.tell(&v, n, &p, until)
-				}
-			}
 			if !idx {
 				for _, s := range d.subs {
 					if s.node != from && s.until > now && !v.skip.has(s.node, now) && inAny(p.Loc, s.boxes, d.in.Dims) {
-						match(s.node)
+						d.match(v, s.node, &p, prev, now, until)
 					}
 				}
 			} else {
@@ -553,11 +558,10 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 				d.owners = d.subIdx.Owners(p.Loc, d.owners[:0])
 				for _, n := range d.owners {
 					if i, ok := d.findSub(n); ok && n != from && d.subs[i].until > now && !v.skip.has(n, now) {
-						match(n)
+						d.match(v, n, &p, prev, now, until)
 					}
 				}
 			}
-			d.pubs.Set(p.ID, p.Loc, v)
 		}
 		d.sendMatches(now, d.in.Dims, false, out)
 		return nil
@@ -710,6 +714,15 @@ func (d *Directory) sendMatches(now time.Duration, dims int, record bool, out *O
 			}
 		}
 		d.flushPubs(out, wire.TypeMatch, to)
+	}
+}
+
+// match queues publication p of v for subscriber n unless it can be
+// spared (spare), and records it as told.
+func (d *Directory) match(v *pubVal, n wire.NodeID, p *wire.Pub, prev, now, until time.Duration) {
+	if !d.spare(v, n, p, prev, now) {
+		d.matches = append(d.matches, matchOut{to: n, pub: *p, until: until})
+		d.tell(v, n, p, until)
 	}
 }
 
