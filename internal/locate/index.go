@@ -381,6 +381,7 @@ type Boxes struct {
 	spare  [][]int32
 	gone   []cellKey // Reset's scratch
 	used   []bool    // Replace's scratch
+	moved  []int32   // Replace's scratch
 	hits   []wire.NodeID
 	sum    float64 // of finite widths, for MeanWidth
 	nsum   int
@@ -538,6 +539,7 @@ func (x *Boxes) Replace(owner wire.NodeID, boxes []world.Box) {
 	}
 	x.used = used
 	kept := slots[:0] // written behind the walk
+	gone := x.moved[:0]
 	for _, i := range slots {
 		b := &x.ents[i].box
 		j := 0
@@ -550,9 +552,41 @@ func (x *Boxes) Replace(owner wire.NodeID, boxes []world.Box) {
 			used[j] = true
 			kept = append(kept, i)
 		} else {
-			x.drop(i)
+			gone = append(gone, i) // moved or removed below
 		}
 	}
+	// A moved box that spans the same cells as a removed one takes its
+	// slot: only the bounds change, the cell lists stay.
+	for _, i := range gone {
+		e := &x.ents[i]
+		if e.cells {
+			j := 0
+			for ; j < len(boxes); j++ {
+				if !used[j] {
+					lo, hi, n, ok := cellRange(&boxes[j], x.dims, x.cell)
+					if ok && n <= maxBoxCells && lo == e.lo && hi == e.hi {
+						break
+					}
+				}
+			}
+			if j < len(boxes) {
+				used[j] = true
+				if w, ok := boxWidth(&e.box, x.dims); ok {
+					x.sum -= w
+					x.nsum--
+				}
+				e.box = boxes[j]
+				if w, ok := boxWidth(&e.box, x.dims); ok {
+					x.sum += w
+					x.nsum++
+				}
+				kept = append(kept, i)
+				continue
+			}
+		}
+		x.drop(i)
+	}
+	x.moved = gone[:0]
 	if slots != nil || len(boxes) > 0 {
 		x.owners[owner] = kept
 	}

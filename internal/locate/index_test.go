@@ -187,7 +187,16 @@ func TestBoxesMatchScan(t *testing.T) {
 				var boxes []world.Box
 				for _, o := range ref {
 					if o.owner == owner && r.IntN(3) > 0 {
-						boxes = append(boxes, o.b)
+						b := o.b
+						if r.IntN(3) == 0 {
+							// Moved a little: often within the same cells.
+							for d := range dims {
+								s := (r.Float64() - 0.5) * cell / 4
+								b.Min[d] += s
+								b.Max[d] += s
+							}
+						}
+						boxes = append(boxes, b)
 						if r.IntN(5) == 0 {
 							boxes = append(boxes, o.b)
 						}
