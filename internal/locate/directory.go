@@ -718,11 +718,36 @@ func (d *Directory) sendMatches(now time.Duration, dims int, record bool, out *O
 }
 
 // match queues publication p of v for subscriber n unless it can be
-// spared (spare), and records it as told.
+// spared, and records it as told: spare, then tell, with one walk of the
+// told records.
 func (d *Directory) match(v *pubVal, n wire.NodeID, p *wire.Pub, prev, now, until time.Duration) {
-	if !d.spare(v, n, p, prev, now) {
+	if !d.cfg.Reckon {
 		d.matches = append(d.matches, matchOut{to: n, pub: *p, until: until})
-		d.tell(v, n, p, until)
+		return
+	}
+	k := -1
+	for i := range v.told {
+		if v.told[i].to == n {
+			k = i
+			break
+		}
+	}
+	if k >= 0 && prev >= 0 {
+		period := d.cfg.PublishPeriod
+		if d.in.TTL > d.cfg.PublishTTL {
+			period = max(period, d.cfg.IdleEvery) // an idle publication: the next is due then
+		}
+		if r := &v.told[k]; r.last == prev && r.predicts(p.Node, &p.Loc, &p.Vel, p.At, now, period, d.in.Dims) {
+			r.last = p.At // spared
+			return
+		}
+	}
+	d.matches = append(d.matches, matchOut{to: n, pub: *p, until: until})
+	r := toldRec{node: p.Node, loc: p.Loc, vel: p.Vel, at: p.At, until: until, last: p.At}
+	if k >= 0 {
+		v.told[k].toldRec = r
+	} else {
+		v.told = append(v.told, toldSub{to: n, toldRec: r})
 	}
 }
 
@@ -767,7 +792,17 @@ func (d *Directory) tell(v *pubVal, n wire.NodeID, p *wire.Pub, until time.Durat
 
 // pruneTold drops, in place, the records subscribers no longer keep.
 func pruneTold(told []toldSub, now time.Duration) []toldSub {
-	return slices.DeleteFunc(told, func(t toldSub) bool { return t.until <= now })
+	w := 0
+	for i := range told {
+		if told[i].until > now {
+			if w != i {
+				told[w] = told[i]
+			}
+			w++
+		}
+	}
+	clear(told[w:])
+	return told[:w]
 }
 
 // matchLong marks, in a matchOrder key, a match whose publication lives
