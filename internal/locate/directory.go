@@ -121,6 +121,7 @@ type Directory struct {
 	order   []uint64 // sendMatches' sort keys
 	refs    []PointRef
 	had     []world.Box   // a refreshed subscription's previous boxes
+	near    []world.Box   // those of them that meet the box being queried
 	now     time.Duration // the latest Step's time (BatchMatches' due time)
 	// lastExpire is the previous expiry scan's time.
 	lastExpire time.Duration
@@ -614,9 +615,17 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 					continue // kept: its publications were matched before
 				}
 				// The publications in the old boxes are left out here,
-				// from the cell lists' copies of their locations.
+				// from the cell lists' copies of their locations; only the
+				// old boxes that meet b can hold a point of b.
+				near := d.near[:0]
+				for k := range d.had {
+					if d.had[k].Intersects(*b, dims) {
+						near = append(near, d.had[k])
+					}
+				}
+				d.near = near
 				d.pubs.inBox(b, func(id world.ObjectID, i int32, loc *world.Point) {
-					if !inAny(*loc, d.had, dims) {
+					if !inAny(*loc, near, dims) {
 						d.refs = append(d.refs, PointRef{id, i})
 					}
 				})
