@@ -121,6 +121,7 @@ type Directory struct {
 	order   []uint64 // sendMatches' sort keys
 	refs    []PointRef
 	had     []world.Box   // a refreshed subscription's previous boxes
+	near    []world.Box   // those of them that meet the box being queried
 	now     time.Duration // the latest Step's time (BatchMatches' due time)
 	// lastExpire is the previous expiry scan's time.
 	lastExpire time.Duration
@@ -129,6 +130,9 @@ type Directory struct {
 	// subscription: the reference the indexes are tested and benchmarked
 	// against.
 	linear bool
+	// byID makes sendMatches find the publications it records as told by
+	// their IDs, not by the positions the matches carry (the reference).
+	byID bool
 
 	msg     wire.Pubs // publications and matches being sent
 	in      wire.Pubs // the publication or match frame received (its Skip arrays reused by Decode)
@@ -178,6 +182,7 @@ type storedSub struct {
 
 type matchOut struct {
 	to    wire.NodeID
+	ref   int32 // the publication's position in pubs + 1, if still valid when sent; else 0
 	pub   wire.Pub
 	until time.Duration
 }
@@ -516,32 +521,37 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 		until := now + min(d.in.TTL, d.cfg.MaxTTL)
 		d.matches = d.matches[:0]
 		idx := d.indexed(d.in.Dims)
-		for _, p := range d.in.Pubs {
-			p.Node = from                    // a node publishes only its own primaries
-			_, old, ok := d.pubs.Value(p.ID) // valid until the Set below
-			if ok && old.node == from && old.at > p.At && old.until > now {
-				continue // overtaken on the way by a newer one
-			}
+		for k := range d.in.Pubs {
+			p := d.in.Pubs[k] // a copy: Decode reuses the Skip arrays
+			p.Node = from     // a node publishes only its own primaries
+			// The publication is updated where it is stored: no second
+			// lookup, no copy of the value.
+			at, ok := d.pubs.pos(p.ID)
+			var v *pubVal
 			prev := time.Duration(-1) // the previous publication's time, if from the same node
-			if ok && old.node == from {
-				prev = old.at
-			}
-			v := pubVal{node: from, until: until, at: p.At, vel: p.Vel}
-			if prev >= 0 {
-				v.told = pruneTold(old.told, now)
+			if ok {
+				_, v = d.pubs.ValueAt(at)
+				if v.node == from && v.at > p.At && v.until > now {
+					continue // overtaken on the way by a newer one
+				}
+				var told []toldSub
+				if v.node == from {
+					prev = v.at
+					told = pruneTold(v.told, now)
+				}
+				*v = pubVal{node: from, until: until, at: p.At, vel: p.Vel, told: told}
+				d.pubs.move(at, p.Loc)
+			} else {
+				at = int32(d.pubs.Len())
+				d.pubs.Set(p.ID, p.Loc, pubVal{node: from, until: until, at: p.At, vel: p.Vel})
+				_, v = d.pubs.ValueAt(at)
 			}
 			v.skip.set(p.Skip, now+d.cfg.PublishTTL)
 			p.Skip = nil // matches do not carry it
-			match := func(n wire.NodeID) {
-				if !d.spare(&v, n, &p, prev, now) {
-					d.matches = append(d.matches, matchOut{to: n, pub: p, until: until})
-					d.tell(&v, n, &p, until)
-				}
-			}
 			if !idx {
 				for _, s := range d.subs {
 					if s.node != from && s.until > now && !v.skip.has(s.node, now) && inAny(p.Loc, s.boxes, d.in.Dims) {
-						match(s.node)
+						d.match(v, s.node, &p, prev, now, until)
 					}
 				}
 			} else {
@@ -549,11 +559,10 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 				d.owners = d.subIdx.Owners(p.Loc, d.owners[:0])
 				for _, n := range d.owners {
 					if i, ok := d.findSub(n); ok && n != from && d.subs[i].until > now && !v.skip.has(n, now) {
-						match(n)
+						d.match(v, n, &p, prev, now, until)
 					}
 				}
 			}
-			d.pubs.Set(p.ID, p.Loc, v)
 		}
 		d.sendMatches(now, d.in.Dims, false, out)
 		return nil
@@ -596,20 +605,33 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 			d.had = append(d.had, s.boxes...)
 		}
 		s.boxes = append(s.boxes[:0], d.sub.Boxes...)
-		d.subIdx.Remove(from)
-		for _, b := range s.boxes {
-			d.subIdx.Add(from, b)
-		}
+		d.subIdx.Replace(from, s.boxes) // moves only the boxes that changed
 		d.refs = d.refs[:0]
 		if idx {
-			for _, b := range s.boxes {
-				if slices.Contains(d.had, b) {
+			dims := d.sub.Dims
+			for j := range s.boxes {
+				b := &s.boxes[j]
+				if slices.Contains(d.had, *b) {
 					continue // kept: its publications were matched before
 				}
-				d.refs = d.pubs.QueryRefs(b, d.refs)
+				// The publications in the old boxes are left out here,
+				// from the cell lists' copies of their locations; only the
+				// old boxes that meet b can hold a point of b.
+				near := d.near[:0]
+				for k := range d.had {
+					if d.had[k].Intersects(*b, dims) {
+						near = append(near, d.had[k])
+					}
+				}
+				d.near = near
+				d.pubs.inBox(b, func(id world.ObjectID, i int32, loc *world.Point) {
+					if !inAny(*loc, near, dims) {
+						d.refs = append(d.refs, PointRef{id, i})
+					}
+				})
 			}
+			slices.SortFunc(d.refs, cmpPointRef)
 			if len(s.boxes) > 1 {
-				slices.SortFunc(d.refs, cmpPointRef)
 				d.refs = slices.CompactFunc(d.refs, func(a, b PointRef) bool { return a.ID == b.ID })
 			}
 		} else {
@@ -624,8 +646,8 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 		d.matches = d.matches[:0]
 		for _, r := range d.refs {
 			if loc, p := d.pubs.ValueAt(r.I); p.node != from && p.until > now && !p.skip.has(from, now) &&
-				!inAny(loc, d.had, d.sub.Dims) {
-				d.matches = append(d.matches, matchOut{to: from, pub: wire.Pub{ID: r.ID, Node: p.node, Loc: loc, At: p.at, Vel: p.vel}, until: p.until})
+				(idx || !inAny(loc, d.had, d.sub.Dims)) {
+				d.matches = append(d.matches, matchOut{to: from, ref: r.I + 1, pub: wire.Pub{ID: r.ID, Node: p.node, Loc: loc, At: p.at, Vel: p.vel}, until: p.until})
 			}
 		}
 		d.sendMatches(now, d.sub.Dims, true, out)
@@ -692,12 +714,49 @@ func (d *Directory) sendMatches(now time.Duration, dims int, record bool, out *O
 			until := now + min(d.msg.TTL, d.cfg.MaxTTL)
 			for j := range d.msg.Pubs {
 				p := &d.msg.Pubs[j]
-				if _, v, ok := d.pubs.Value(p.ID); ok {
+				if r := d.matches[uint32(order[i-len(d.msg.Pubs)+j]&^matchLong)].ref; r > 0 && !d.byID {
+					_, v := d.pubs.ValueAt(r - 1)
+					d.tell(v, to, p, until)
+				} else if _, v, ok := d.pubs.Value(p.ID); ok {
 					d.tell(v, to, p, until)
 				}
 			}
 		}
 		d.flushPubs(out, wire.TypeMatch, to)
+	}
+}
+
+// match queues publication p of v for subscriber n unless it can be
+// spared, and records it as told: spare, then tell, with one walk of the
+// told records.
+func (d *Directory) match(v *pubVal, n wire.NodeID, p *wire.Pub, prev, now, until time.Duration) {
+	if !d.cfg.Reckon {
+		d.matches = append(d.matches, matchOut{to: n, pub: *p, until: until})
+		return
+	}
+	k := -1
+	for i := range v.told {
+		if v.told[i].to == n {
+			k = i
+			break
+		}
+	}
+	if k >= 0 && prev >= 0 {
+		period := d.cfg.PublishPeriod
+		if d.in.TTL > d.cfg.PublishTTL {
+			period = max(period, d.cfg.IdleEvery) // an idle publication: the next is due then
+		}
+		if r := &v.told[k]; r.last == prev && r.predicts(p.Node, &p.Loc, &p.Vel, p.At, now, period, d.in.Dims) {
+			r.last = p.At // spared
+			return
+		}
+	}
+	d.matches = append(d.matches, matchOut{to: n, pub: *p, until: until})
+	r := toldRec{node: p.Node, loc: p.Loc, vel: p.Vel, at: p.At, until: until, last: p.At}
+	if k >= 0 {
+		v.told[k].toldRec = r
+	} else {
+		v.told = append(v.told, toldSub{to: n, toldRec: r})
 	}
 }
 
@@ -742,7 +801,17 @@ func (d *Directory) tell(v *pubVal, n wire.NodeID, p *wire.Pub, until time.Durat
 
 // pruneTold drops, in place, the records subscribers no longer keep.
 func pruneTold(told []toldSub, now time.Duration) []toldSub {
-	return slices.DeleteFunc(told, func(t toldSub) bool { return t.until <= now })
+	w := 0
+	for i := range told {
+		if told[i].until > now {
+			if w != i {
+				told[w] = told[i]
+			}
+			w++
+		}
+	}
+	clear(told[w:])
+	return told[:w]
 }
 
 // matchLong marks, in a matchOrder key, a match whose publication lives

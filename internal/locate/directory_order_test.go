@@ -3,6 +3,7 @@ package locate
 import (
 	"cmp"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -75,6 +76,57 @@ func TestFindSubIsBinarySearch(t *testing.T) {
 			if i != wi || ok != wok {
 				t.Fatalf("round %d: node %d: (%d, %v), want (%d, %v)", round, n, i, ok, wi, wok)
 			}
+		}
+	}
+}
+
+// TestMatchIsSpareThenTell checks the rendezvous's one-walk match against
+// spare followed by tell (the two walks it replaced) on random told
+// records: the same matches queued and the same records after.
+func TestMatchIsSpareThenTell(t *testing.T) {
+	for seed := range uint64(2000) {
+		r := rand.New(rand.NewPCG(seed, 21))
+		cfg := DefaultDirectoryConfig(1)
+		cfg.Reckon = seed%8 != 0
+		cfg.IdleEvery = 5 * time.Second
+		var ds [2]*Directory
+		ttl := []time.Duration{cfg.PublishTTL, 15 * time.Second}[r.IntN(2)]
+		for i := range ds {
+			d, err := NewDirectory(1, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d.in.Dims = 2
+			d.in.TTL = ttl
+			ds[i] = d
+		}
+		now := time.Duration(10+r.IntN(10)) * time.Second
+		p := wire.Pub{ID: 7, Node: wire.NodeID(2 + r.IntN(2)), Loc: world.Point{r.Float64() * 4, r.Float64() * 4},
+			Vel: world.Point{r.Float64(), 0}, At: now - time.Duration(r.IntN(300))*time.Millisecond}
+		var told []toldSub
+		for k := range r.IntN(5) {
+			rec := toldRec{node: wire.NodeID(2 + r.IntN(2)), loc: world.Point{r.Float64() * 4, r.Float64() * 4},
+				vel: p.Vel, at: p.At - time.Duration(r.IntN(500))*time.Millisecond,
+				until: now + time.Duration(r.IntN(3000))*time.Millisecond, last: p.At - time.Duration(r.IntN(2))*time.Second}
+			told = append(told, toldSub{to: wire.NodeID(10 + 2*k + r.IntN(2)), toldRec: rec}) // one record per subscriber
+		}
+		n := wire.NodeID(10 + r.IntN(6))
+		prev := []time.Duration{-1, p.At - time.Second, p.At - 500*time.Millisecond}[r.IntN(3)]
+		for i := range told {
+			if r.IntN(2) == 0 {
+				told[i].last = prev
+			}
+		}
+		until := now + cfg.PublishTTL
+		va, vb := pubVal{told: slices.Clone(told)}, pubVal{told: slices.Clone(told)}
+		ds[0].match(&va, n, &p, prev, now, until)
+		if !ds[1].spare(&vb, n, &p, prev, now) {
+			ds[1].matches = append(ds[1].matches, matchOut{to: n, pub: p, until: until})
+			ds[1].tell(&vb, n, &p, until)
+		}
+		if !reflect.DeepEqual(ds[0].matches, ds[1].matches) || !slices.Equal(va.told, vb.told) {
+			t.Fatalf("seed %d: match queued %v, told %v; spare and tell queued %v, told %v", seed,
+				ds[0].matches, va.told, ds[1].matches, vb.told)
 		}
 	}
 }

@@ -26,12 +26,14 @@ func TestDirectoryIndexMatchesLinear(t *testing.T) {
 		var ds [2]*Directory
 		var obs [2]wire.Outbox
 		var outs [2]Out
+		cfg := DefaultDirectoryConfig(1)
+		cfg.Reckon = seed%2 == 1 // the told records: matches sent by the subscription path are recorded by position
 		for i := range ds {
-			d, err := NewDirectory(1, DefaultDirectoryConfig(1))
+			d, err := NewDirectory(1, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			d.linear = i == 0
+			d.linear, d.byID = i == 0, i == 0
 			ds[i] = d
 			outs[i] = Out{Outbox: &obs[i]}
 		}
@@ -64,6 +66,19 @@ func TestDirectoryIndexMatchesLinear(t *testing.T) {
 				m := wire.Subscribe{TTL: ttl, Dims: dims}
 				if prev, ok := last[from]; ok && r.IntN(3) == 0 {
 					m.Boxes = prev // an unchanged refresh
+				} else if ok && len(prev) > 0 && r.IntN(2) == 0 {
+					// Some boxes kept (a subscriber keeps a box that still
+					// covers its view), the others moved.
+					m.Boxes = slices.Clone(prev)
+					for j := range m.Boxes {
+						if r.IntN(2) == 0 {
+							d := randPoint(r, cell, false)
+							for k := range dims {
+								m.Boxes[j].Min[k] += d[k]
+								m.Boxes[j].Max[k] += d[k]
+							}
+						}
+					}
 				} else {
 					for range r.IntN(4) {
 						bx := randBox(r, cell)

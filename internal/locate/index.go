@@ -196,7 +196,7 @@ func (x *Points[V]) ValueAt(i int32) (loc world.Point, v *V) {
 // each ID up again.
 func (x *Points[V]) QueryRefs(box world.Box, dst []PointRef) []PointRef {
 	start := len(dst)
-	x.inBox(&box, func(id world.ObjectID, i int32) { dst = append(dst, PointRef{id, i}) })
+	x.inBox(&box, func(id world.ObjectID, i int32, _ *world.Point) { dst = append(dst, PointRef{id, i}) })
 	slices.SortFunc(dst[start:], cmpPointRef)
 	return dst
 }
@@ -322,14 +322,14 @@ func (x *Points[V]) spareAll() {
 // index's dimensions), in increasing order.
 func (x *Points[V]) Query(box world.Box, dst []world.ObjectID) []world.ObjectID {
 	start := len(dst)
-	x.inBox(&box, func(id world.ObjectID, _ int32) { dst = append(dst, id) })
+	x.inBox(&box, func(id world.ObjectID, _ int32, _ *world.Point) { dst = append(dst, id) })
 	slices.Sort(dst[start:])
 	return dst
 }
 
-// inBox calls f with the ID and position of every point box contains, in
-// no particular order.
-func (x *Points[V]) inBox(box *world.Box, f func(id world.ObjectID, i int32)) {
+// inBox calls f with the ID, position and location of every point box
+// contains, in no particular order.
+func (x *Points[V]) inBox(box *world.Box, f func(id world.ObjectID, i int32, loc *world.Point)) {
 	lo, hi, n, ok := cellRange(box, x.dims, x.cell)
 	if !ok {
 		return
@@ -338,7 +338,7 @@ func (x *Points[V]) inBox(box *world.Box, f func(id world.ObjectID, i int32)) {
 		// The box spans more cells than are occupied: scan the points.
 		for i := range x.ents {
 			if box.Contains(x.ents[i].loc, x.dims) {
-				f(x.ents[i].id, int32(i))
+				f(x.ents[i].id, int32(i), &x.ents[i].loc)
 			}
 		}
 		return
@@ -348,7 +348,7 @@ func (x *Points[V]) inBox(box *world.Box, f func(id world.ObjectID, i int32)) {
 			l := x.cells.get(cellKey{int32(cx), int32(cy)})
 			for j := range l {
 				if box.Contains(l[j].loc, x.dims) {
-					f(l[j].id, l[j].ent)
+					f(l[j].id, l[j].ent, &l[j].loc)
 				}
 			}
 		}
@@ -380,6 +380,8 @@ type Boxes struct {
 	wide   []int32
 	spare  [][]int32
 	gone   []cellKey // Reset's scratch
+	used   []bool    // Replace's scratch
+	moved  []int32   // Replace's scratch
 	hits   []wire.NodeID
 	sum    float64 // of finite widths, for MeanWidth
 	nsum   int
@@ -504,15 +506,95 @@ func deleteSlot(l []int32, i int32) []int32 {
 func (x *Boxes) Remove(owner wire.NodeID) {
 	slots := x.owners[owner]
 	for _, i := range slots {
-		x.unplace(i)
-		if w, ok := boxWidth(&x.ents[i].box, x.dims); ok {
-			x.sum -= w
-			x.nsum--
-		}
-		x.ents[i] = boxEnt{}
-		x.free = append(x.free, i)
+		x.drop(i)
 	}
 	x.owners[owner] = slots[:0] // kept for the owner's next boxes
+	if x.nsum == 0 {
+		x.sum = 0 // no drift
+	}
+}
+
+// drop removes the box in slot i from the cells and frees the slot (not
+// from its owner's list).
+func (x *Boxes) drop(i int32) {
+	x.unplace(i)
+	if w, ok := boxWidth(&x.ents[i].box, x.dims); ok {
+		x.sum -= w
+		x.nsum--
+	}
+	x.ents[i] = boxEnt{}
+	x.free = append(x.free, i)
+}
+
+// Replace makes owner's boxes exactly boxes (as Remove and then Add of each
+// would): a box owner has that boxes lists too (equal bounds, once per
+// listing) stays where it is, the others are removed and the rest of boxes
+// are added, so that a subscription whose boxes mostly stay costs only the
+// boxes that changed.
+func (x *Boxes) Replace(owner wire.NodeID, boxes []world.Box) {
+	slots := x.owners[owner]
+	used := x.used[:0]
+	for range boxes {
+		used = append(used, false)
+	}
+	x.used = used
+	kept := slots[:0] // written behind the walk
+	gone := x.moved[:0]
+	for _, i := range slots {
+		b := &x.ents[i].box
+		j := 0
+		for ; j < len(boxes); j++ {
+			if !used[j] && boxes[j] == *b {
+				break
+			}
+		}
+		if j < len(boxes) {
+			used[j] = true
+			kept = append(kept, i)
+		} else {
+			gone = append(gone, i) // moved or removed below
+		}
+	}
+	// A moved box that spans the same cells as a removed one takes its
+	// slot: only the bounds change, the cell lists stay.
+	for _, i := range gone {
+		e := &x.ents[i]
+		if e.cells {
+			j := 0
+			for ; j < len(boxes); j++ {
+				if !used[j] {
+					lo, hi, n, ok := cellRange(&boxes[j], x.dims, x.cell)
+					if ok && n <= maxBoxCells && lo == e.lo && hi == e.hi {
+						break
+					}
+				}
+			}
+			if j < len(boxes) {
+				used[j] = true
+				if w, ok := boxWidth(&e.box, x.dims); ok {
+					x.sum -= w
+					x.nsum--
+				}
+				e.box = boxes[j]
+				if w, ok := boxWidth(&e.box, x.dims); ok {
+					x.sum += w
+					x.nsum++
+				}
+				kept = append(kept, i)
+				continue
+			}
+		}
+		x.drop(i)
+	}
+	x.moved = gone[:0]
+	if slots != nil || len(boxes) > 0 {
+		x.owners[owner] = kept
+	}
+	for j := range boxes {
+		if !used[j] {
+			x.Add(owner, boxes[j])
+		}
+	}
 	if x.nsum == 0 {
 		x.sum = 0 // no drift
 	}

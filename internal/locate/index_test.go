@@ -181,6 +181,36 @@ func TestBoxesMatchScan(t *testing.T) {
 			case k == 16 && r.IntN(2) == 0:
 				x.Reset()
 				ref = ref[:0]
+			case k >= 17:
+				// Replace with a mix of the owner's boxes (some kept,
+				// some listed twice, shuffled) and new ones.
+				var boxes []world.Box
+				for _, o := range ref {
+					if o.owner == owner && r.IntN(3) > 0 {
+						b := o.b
+						if r.IntN(3) == 0 {
+							// Moved a little: often within the same cells.
+							for d := range dims {
+								s := (r.Float64() - 0.5) * cell / 4
+								b.Min[d] += s
+								b.Max[d] += s
+							}
+						}
+						boxes = append(boxes, b)
+						if r.IntN(5) == 0 {
+							boxes = append(boxes, o.b)
+						}
+					}
+				}
+				for range r.IntN(4) {
+					boxes = append(boxes, randBox(r, cell))
+				}
+				r.Shuffle(len(boxes), func(i, j int) { boxes[i], boxes[j] = boxes[j], boxes[i] })
+				x.Replace(owner, boxes)
+				ref = slices.DeleteFunc(ref, func(o ownedBox) bool { return o.owner == owner })
+				for _, b := range boxes {
+					ref = append(ref, ownedBox{owner, b})
+				}
 			}
 			if err := boxesCellsOK(x); err != "" {
 				t.Fatalf("seed %d step %d: %s", seed, step, err)
