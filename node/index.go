@@ -1,6 +1,7 @@
 package node
 
 import (
+	"cmp"
 	"math"
 	mbits "math/bits"
 	"slices"
@@ -59,8 +60,8 @@ func (n *Node) syncIndex() {
 	n.applyMembers()
 	if n.stats.Ticks%fullEvery == 0 {
 		for i := range n.idx.Len() {
-			_, loc, obj := n.idx.At(i)
-			if l := obj.State().Location(); l != loc {
+			_, loc, v := n.idx.At(i)
+			if l := v.obj.State().Location(); l != loc {
 				n.idx.MoveAt(i, l)
 			}
 		}
@@ -85,7 +86,7 @@ func (n *Node) applyMembers() {
 	}
 	for i := range n.members {
 		if c := &n.members[i]; c.Obj != nil {
-			n.idx.Set(c.ID, c.Loc, c.Obj)
+			n.idx.Set(c.ID, c.Loc, indexed{c.Obj, c.Primary})
 		} else {
 			n.idx.Delete(c.ID)
 		}
@@ -96,8 +97,8 @@ func (n *Node) applyMembers() {
 // reindex puts local object id at its current location, or drops it from
 // the index if it is gone.
 func (n *Node) reindex(id world.ObjectID) {
-	if obj, _, ok := n.store.Lookup(id); ok {
-		n.idx.Set(id, obj.State().Location(), obj)
+	if obj, primary, ok := n.store.Lookup(id); ok {
+		n.idx.Set(id, obj.State().Location(), indexed{obj, primary})
 	} else {
 		n.idx.Delete(id)
 	}
@@ -120,45 +121,65 @@ func (n *Node) settle() {
 
 }
 
+// indexed is what the location index keeps of a local object: the
+// object, and whether it is a primary here (fixed while it is held).
+type indexed struct {
+	obj     world.Object
+	primary bool
+}
+
 // eachIndexed is Context.Each over the index: the indexed objects in box
 // that the current think has not touched, and the touched ones whose live
 // location is in box, visited in ID order if they still exist when their
 // turn comes (the objects in box when Each is called: what fn changes does
-// not change the walk, as in arena.Local, the reference Context).
+// not change the walk, as in arena.Local, the reference Context). An
+// untouched object is read from the index, which holds it as the store
+// does, without looking it up in the store (a table probe and its entry's
+// line: most objects a bot's scan visits are items and rockets that it
+// rejects by type at once); once fn has touched anything, the rest are
+// looked up, as fn may have deleted them.
 func (n *Node) eachIndexed(box world.Box, fn func(world.Object, bool) bool) {
 	if w, ok := boxWidth(&box, n.dims); ok {
 		n.qsum += w
 		n.qn++
 	}
-	start := len(n.each)
-	defer func() { n.each = n.each[:start] }()
-	n.each = n.idx.Query(box, n.each)
+	start := len(n.erefs)
+	defer func() { n.erefs = n.erefs[:start] }()
+	n.erefs = n.idx.QueryRefs(box, n.erefs)
 	if len(n.touched) > 0 {
 		t := append(n.tsort[:0], n.touched...)
 		slices.Sort(t)
 		t = slices.Compact(t)
 		n.tsort = t
-		kept := n.each[:start]
+		kept := n.erefs[:start]
 		j := 0
-		for _, id := range n.each[start:] {
-			for j < len(t) && t[j] < id {
+		for _, r := range n.erefs[start:] {
+			for j < len(t) && t[j] < r.ID {
 				j++
 			}
-			if j == len(t) || t[j] != id {
-				kept = append(kept, id)
+			if j == len(t) || t[j] != r.ID {
+				kept = append(kept, r)
 			}
 		}
-		n.each = kept
+		n.erefs = kept
 		for _, id := range t {
 			if obj, _, ok := n.store.Lookup(id); ok && box.Contains(obj.State().Location(), n.dims) {
-				n.each = append(n.each, id)
+				n.erefs = append(n.erefs, locate.PointRef{ID: id, I: -1}) // looked up below
 			}
 		}
-		slices.Sort(n.each[start:])
+		slices.SortFunc(n.erefs[start:], func(a, b locate.PointRef) int { return cmp.Compare(a.ID, b.ID) })
 	}
-	ids := n.each[start:]
-	for _, id := range ids {
-		obj, primary, ok := n.store.Lookup(id)
+	refs := n.erefs[start:]
+	t0 := len(n.touched)
+	for _, r := range refs {
+		var obj world.Object
+		var primary, ok bool
+		if r.I >= 0 && len(n.touched) == t0 {
+			_, v := n.idx.ValueAt(r.I)
+			obj, primary, ok = v.obj, v.primary, true
+		} else {
+			obj, primary, ok = n.store.Lookup(r.ID)
+		}
 		if !ok {
 			continue
 		}

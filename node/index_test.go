@@ -85,11 +85,27 @@ func (p *prober) Think(ctx world.Context) {
 		st.SetFloat(pX, st.Float(pX)+float64(r.IntN(9)-4)*0.5)
 		st.SetFloat(pY, st.Float(pY)+float64(r.IntN(9)-4)*0.5)
 	}
-	var seen []world.ObjectID
+	var seen, ahead []world.ObjectID
 	fmt.Fprintf(&p.w.log, "%v %v:", ctx.Now(), st.ID())
-	ctx.Each(probeBox(r, st.Location()), func(o world.Object, primary bool) bool {
+	box := probeBox(r, st.Location())
+	if r.IntN(3) == 0 {
+		// The objects the walk below will visit, some of which it deletes
+		// or writes to before their turn.
+		ctx.Each(box, func(o world.Object, _ bool) bool { ahead = append(ahead, o.State().ID()); return true })
+	}
+	ctx.Each(box, func(o world.Object, primary bool) bool {
 		fmt.Fprintf(&p.w.log, " %v/%v", o.State().ID(), primary)
 		seen = append(seen, o.State().ID())
+		if len(ahead) > 0 && r.IntN(60) == 0 {
+			id := ahead[r.IntN(len(ahead))]
+			if err := ctx.Delete(id); err == nil {
+				fmt.Fprintf(&p.w.log, " -%v", id)
+			}
+		}
+		if len(ahead) > 0 && r.IntN(8) == 0 {
+			x := float64(r.IntN(129)) * 0.5
+			_ = ctx.Write(ahead[r.IntN(len(ahead))], func(s *world.State) { s.SetFloat(pX, x) })
+		}
 		if r.IntN(20) == 0 {
 			p.w.log.WriteString(" [")
 			ctx.Each(probeBox(r, o.State().Location()), func(o world.Object, _ bool) bool {
@@ -155,6 +171,9 @@ func TestEachIndexMatchesScan(t *testing.T) {
 		if strings.Count(logA, "/false") < 100 {
 			t.Fatalf("seed %d: only %d replica visits", seed, strings.Count(logA, "/false"))
 		}
+		if strings.Count(logA, " -") < 5 {
+			t.Fatalf("seed %d: only %d deletions during a walk", seed, strings.Count(logA, " -"))
+		}
 		if logA != logB {
 			t.Fatalf("seed %d: Each visits differ:\n%s", seed, firstDiff(logB, logA))
 		}
@@ -174,15 +193,17 @@ func checkIndex(n *Node) error {
 	n.syncIndex()
 	count := 0
 	var err error
-	n.store.Range(func(obj world.Object, _ bool) bool {
+	n.store.Range(func(obj world.Object, primary bool) bool {
 		count++
 		id := obj.State().ID()
 		loc, v, ok := n.idx.Get(id)
 		switch {
 		case !ok:
 			err = fmt.Errorf("node %d: %v is not in the location index", n.ID(), id)
-		case v != obj:
+		case v.obj != obj:
 			err = fmt.Errorf("node %d: %v is indexed with another object", n.ID(), id)
+		case v.primary != primary:
+			err = fmt.Errorf("node %d: %v is indexed as primary %v, is %v", n.ID(), id, v.primary, primary)
 		case loc != obj.State().Location():
 			err = fmt.Errorf("node %d: %v indexed at %v, located at %v", n.ID(), id, loc, obj.State().Location())
 		}

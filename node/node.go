@@ -75,11 +75,12 @@ type Node struct {
 	check   locate.Scratch
 	selfPs  []wire.Packet
 	each    []world.ObjectID
+	erefs   []locate.PointRef // eachIndexed's, stacked like each
 	ctx     context
 	inThink bool
 
 	// The location index Context.Each queries (see index.go).
-	idx      *locate.Points[world.Object]
+	idx      *locate.Points[indexed]
 	vidx     viewIndex   // over keepView
 	pview    []world.Box // the view widened by Config.Prefetch
 	prefetch bool
@@ -110,7 +111,7 @@ func New(cfg Config) (*Node, error) {
 	if h, ok := cfg.Discovery.(hoster); ok {
 		n.host, n.handoff = h.Host()
 	}
-	n.idx = locate.NewPoints[world.Object](n.dims, locate.DefaultCell)
+	n.idx = locate.NewPoints[indexed](n.dims, locate.DefaultCell)
 	st.TrackMembers()
 	n.vidx.boxes, n.vidx.dims = locate.NewBoxes(n.dims, locate.DefaultCell), n.dims
 	n.prefetch = cfg.Prefetch != world.Point{}
@@ -654,13 +655,21 @@ func (c *context) Each(box world.Box, fn func(world.Object, bool) bool) {
 		n.eachIndexed(box, fn)
 		return
 	}
+	// The objects in box when Each is called, visited if they still
+	// exist when their turn comes (what fn moves stays in the walk).
 	start := len(n.each)
 	n.each = n.store.IDs(n.each, false)
+	kept := n.each[:start]
+	for _, id := range n.each[start:] {
+		if obj, _, ok := n.store.Lookup(id); ok && box.Contains(obj.State().Location(), n.dims) {
+			kept = append(kept, id)
+		}
+	}
+	n.each = kept
 	ids := n.each[start:]
 	defer func() { n.each = n.each[:start] }()
 	for _, id := range ids {
-		obj, primary, ok := n.store.Lookup(id)
-		if ok && box.Contains(obj.State().Location(), n.dims) && !fn(obj, primary) {
+		if obj, primary, ok := n.store.Lookup(id); ok && !fn(obj, primary) {
 			return
 		}
 	}

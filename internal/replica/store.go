@@ -370,9 +370,10 @@ func (s *Store) TrackMembers() { s.track = true }
 // A Change is one object added or changed (Obj set, Loc its location
 // then), or removed (Obj nil).
 type Change struct {
-	ID  world.ObjectID
-	Obj world.Object
-	Loc world.Point
+	ID      world.ObjectID
+	Obj     world.Object
+	Loc     world.Point
+	Primary bool // Obj is a primary here (fixed for as long as it is held)
 }
 
 // Members appends the objects added, removed or changed since the last
@@ -404,7 +405,7 @@ func (s *Store) Members(dst []Change) []Change {
 func (s *Store) changed(e *entry) {
 	e.loc = e.st.Location()
 	if s.track {
-		s.member = append(s.member, Change{ID: e.id, Obj: e.obj, Loc: e.loc})
+		s.member = append(s.member, Change{ID: e.id, Obj: e.obj, Loc: e.loc, Primary: e.primary})
 	}
 }
 
