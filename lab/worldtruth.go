@@ -2,6 +2,7 @@ package lab
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/overworld/overworld/arena"
@@ -49,6 +50,7 @@ type truth struct {
 	view     []world.Box
 	interest []uint64
 	held     []bool
+	scanned  bool // interest and held are in scan order (else in ID order)
 
 	kinds *kindTracker // per-kind view measures, when on (trackKinds)
 
@@ -231,11 +233,20 @@ func (t *truth) observe(id wire.NodeID) {
 }
 
 // report gives the recorder node id's view and samples staleness.
+//
+// The recorder takes a view in any order (it sorts it by ID), but the
+// staleness samples are drawn from the held objects in the order of the
+// grid scan. So on the frames that sample staleness (and when the kind
+// measures are on) the view is listed in scan order, and each object
+// looked up in the snapshot; on the others it is sorted by ID here, which
+// spares the recorder its sort, and the held flags come from one merge
+// with the snapshot's objects (in ID order too).
 func (t *truth) report(i int, id wire.NodeID, now time.Duration) {
 	snap := t.w.snaps[i].cur()
 	t.view = append(t.view[:0], snap.view...)
 	t.interest, t.held = t.interest[:0], t.held[:0]
 	t.stamp++
+	ordered := t.kinds != nil || (t.ticks[i]+1)%t.w.cfg.StalenessEvery == 0
 	for _, b := range t.view {
 		c0, c1 := t.col(b.Min[0]), t.col(b.Max[0])
 		r0, r1 := t.row(b.Min[1]), t.row(b.Max[1])
@@ -254,8 +265,11 @@ func (t *truth) report(i int, id wire.NodeID, now time.Duration) {
 					if g.owner == id || g.id.Origin() == uint32(id) {
 						continue
 					}
-					_, ok := snap.object(g.id)
 					t.interest = append(t.interest, uint64(g.id))
+					if !ordered {
+						continue
+					}
+					_, ok := snap.object(g.id)
 					t.held = append(t.held, ok)
 					if t.kinds != nil {
 						t.kinds.see(i, t.objs[g.slot].kind, g.id, t.hist[g.slot].version, ok, now)
@@ -266,6 +280,17 @@ func (t *truth) report(i int, id wire.NodeID, now time.Duration) {
 	}
 	if t.kinds != nil {
 		t.kinds.done(i)
+	}
+	t.scanned = ordered
+	if !ordered {
+		slices.Sort(t.interest)
+		objs, o := snap.objs, 0
+		for _, oid := range t.interest {
+			for o < len(objs) && uint64(objs[o].id) < oid {
+				o++
+			}
+			t.held = append(t.held, o < len(objs) && uint64(objs[o].id) == oid)
+		}
 	}
 	rec := t.w.sim.Recorder()
 	_ = rec.View(id, now, t.interest, t.held) // the node is up and time is the sim's: cannot fail
