@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"sync"
 	"time"
 
 	"github.com/overworld/overworld/internal/replica"
@@ -18,10 +19,9 @@ import (
 // (kept in a snapPair, so that the next frame does not overwrite it), so
 // the observer sees exactly what it would in a serial run.
 type frameSnap struct {
-	prims []snapPrim      // the node's primaries, in ID order
-	objs  []snapObj       // every local object, in ID order
-	view  []world.Box     // node.View
-	infos []replica.Brief // scratch
+	prims []snapPrim  // the node's primaries, in ID order
+	objs  []snapObj   // every local object, in ID order
+	view  []world.Box // node.View
 	frame time.Duration
 	timed bool
 }
@@ -40,18 +40,27 @@ type snapObj struct {
 	primary bool
 }
 
+// briefScratch holds the buffers take reads a node's Briefs into: one
+// per worker at a time, still in its caches from the previous take,
+// instead of one per snapshot (thousands of nodes' worth, each read once
+// per frame and evicted by the next).
+var briefScratch = sync.Pool{New: func() any { return new([]replica.Brief) }}
+
 // take records n as it is now.
 func (f *frameSnap) take(n *node.Node) {
-	f.infos = n.Briefs(f.infos[:0])
+	buf := briefScratch.Get().(*[]replica.Brief)
+	infos := n.Briefs((*buf)[:0])
 	f.prims, f.objs = f.prims[:0], f.objs[:0]
-	for k := range f.infos {
-		in := &f.infos[k]
+	for k := range infos {
+		in := &infos[k]
 		f.objs = append(f.objs, snapObj{id: in.ID, version: in.Version, primary: in.Primary})
 		if in.Primary {
 			f.prims = append(f.prims, snapPrim{id: in.ID, version: in.Version, produced: in.Produced, loc: in.State.Location(), kind: in.Kind})
 		}
 	}
-	clear(f.infos) // drop State references
+	clear(infos) // drop State references
+	*buf = infos
+	briefScratch.Put(buf)
 	f.view = n.View(f.view[:0])
 }
 
