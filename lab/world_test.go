@@ -659,7 +659,7 @@ func scanReport(t *truth, id wire.NodeID, view []world.Box) ([]uint64, []bool) {
 				for _, g := range t.grid[r*t.cols+c] {
 					s := g.slot
 					o := &t.objs[s]
-					if !b.Contains(o.loc, t.dims) || seen[s] {
+					if !b.Contains(t.locOf(s), t.dims) || seen[s] {
 						continue
 					}
 					seen[s] = true
@@ -674,4 +674,80 @@ func scanReport(t *truth, id wire.NodeID, view []world.Box) ([]uint64, []bool) {
 		}
 	}
 	return ids, held
+}
+
+// TestTruthStalenessMatchesHistory: the observer's version ring (its
+// newest version and ring position in the object's record, the versions
+// beside their times) gives the staleness a full history does, over random
+// commits to objects whose slots are freed and reused, for versions inside
+// and beyond the remembered ones (a lower bound there, counted in beyond).
+func TestTruthStalenessMatchesHistory(t *testing.T) {
+	for seed := uint64(1); seed <= 200; seed++ {
+		r := rand.New(rand.NewPCG(seed, 47))
+		tr := &truth{byID: map[world.ObjectID]int32{}}
+		type ver struct {
+			v  uint64
+			at time.Duration
+		}
+		const slots = 4
+		full := make([][]ver, slots)
+		now := time.Duration(0)
+		for s := range slots {
+			tr.objs = append(tr.objs, tobj{id: world.ObjectID(s + 1)})
+			tr.hist = append(tr.hist, thist{})
+			tr.byID[world.ObjectID(s+1)] = int32(s)
+		}
+		for step := range 400 {
+			now += time.Duration(1+r.IntN(50)) * time.Millisecond
+			s := int32(r.IntN(slots))
+			id := tr.objs[s].id
+			switch k := r.IntN(10); {
+			case k == 0: // the object goes, another takes its slot (as observe does)
+				tr.objs[s] = tobj{id: id + slots}
+				delete(tr.byID, id)
+				tr.byID[id+slots] = s
+				full[s] = nil
+			case k < 7: // a commit, sometimes of an old version (ignored)
+				last := uint64(0)
+				if n := len(full[s]); n > 0 {
+					last = full[s][n-1].v
+				}
+				v := last + uint64(r.IntN(3))
+				tr.commit(s, v, now)
+				if v > last {
+					full[s] = append(full[s], ver{v, now})
+				}
+			default: // the staleness of a random version
+				h := full[s]
+				top := uint64(0)
+				if len(h) > 0 {
+					top = h[len(h)-1].v
+				}
+				v := uint64(r.IntN(int(top) + 2))
+				// The reference: 0 for the newest version (or none); else
+				// the time since the first version after v, if the last
+				// histLen versions include one at or before v; else since
+				// the oldest of them (a lower bound).
+				want, beyond := time.Duration(0), false
+				if v < top {
+					lo := max(0, len(h)-histLen)
+					first := lo
+					for first < len(h) && h[first].v <= v {
+						first++
+					}
+					beyond = first == lo
+					want = max(0, now-h[first].at)
+				}
+				b0 := tr.beyond
+				got, ok := tr.staleness(id, v, now)
+				if !ok || got != want || (tr.beyond != b0) != beyond {
+					t.Fatalf("seed %d step %d: staleness of %d at version %d (history %v): %v %v (beyond %v), want %v (beyond %v)",
+						seed, step, id, v, h, got, ok, tr.beyond != b0, want, beyond)
+				}
+			}
+		}
+		if _, ok := tr.staleness(world.ObjectID(10_000), 1, now); ok {
+			t.Fatalf("seed %d: staleness of an unknown object", seed)
+		}
+	}
 }
