@@ -751,3 +751,42 @@ func TestTruthStalenessMatchesHistory(t *testing.T) {
 		}
 	}
 }
+
+// TestTruthInIsContains: the observer's box test on a cell entry (three
+// coordinates there, a fourth in the record) agrees with Box.Contains on
+// the whole location, in spaces of one to four dimensions, for points on,
+// inside and outside the faces, infinities and NaNs.
+func TestTruthInIsContains(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 53))
+	coord := func(lo, hi float64) float64 {
+		switch r.IntN(8) {
+		case 0:
+			return lo
+		case 1:
+			return hi
+		case 2:
+			return math.NaN()
+		case 3:
+			return math.Inf(2*r.IntN(2) - 1)
+		default:
+			return lo - 1 + r.Float64()*(hi-lo+2)
+		}
+	}
+	for dims := 1; dims <= world.MaxDims; dims++ {
+		tr := &truth{dims: dims, objs: make([]tobj, 1)}
+		for range 20000 {
+			var b world.Box
+			var p world.Point
+			for d := range world.MaxDims {
+				b.Min[d] = float64(r.IntN(5))
+				b.Max[d] = b.Min[d] + float64(r.IntN(3))
+				p[d] = coord(b.Min[d], b.Max[d])
+			}
+			g := &gcell{x: p[0], y: p[1], z: p[2]}
+			tr.objs[0].w = p[3]
+			if got, want := tr.in(&b, g), b.Contains(p, dims); got != want {
+				t.Fatalf("dims %d: in(%v, %v) = %v, Contains %v", dims, b, p, got, want)
+			}
+		}
+	}
+}

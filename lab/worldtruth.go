@@ -97,9 +97,13 @@ type gcell struct {
 }
 
 // in reports whether box b contains the object of g, as b.Contains does
-// with its location.
+// with its location (report writes it out for three dimensions, the
+// arena's space).
 func (t *truth) in(b *world.Box, g *gcell) bool {
-	if t.dims > 3 {
+	switch {
+	case t.dims == 3:
+		return g.x >= b.Min[0] && g.x <= b.Max[0] && g.y >= b.Min[1] && g.y <= b.Max[1] && g.z >= b.Min[2] && g.z <= b.Max[2]
+	case t.dims > 3:
 		return b.Contains(world.Point{g.x, g.y, g.z, t.objs[g.slot].w}, t.dims)
 	}
 	return b.Contains(world.Point{g.x, g.y, g.z}, t.dims)
@@ -261,6 +265,7 @@ func (t *truth) report(i int, id wire.NodeID, now time.Duration) {
 	t.interest, t.held = t.interest[:0], t.held[:0]
 	t.stamp++
 	ordered := t.kinds != nil || (t.ticks[i]+1)%t.w.cfg.StalenessEvery == 0
+	d3 := t.dims == 3
 	for v := range t.view {
 		b := &t.view[v]
 		c0, c1 := t.col(b.Min[0]), t.col(b.Max[0])
@@ -270,7 +275,11 @@ func (t *truth) report(i int, id wire.NodeID, now time.Duration) {
 				cell := t.grid[r*t.cols+c]
 				for k := range cell {
 					g := &cell[k]
-					if !t.in(b, g) {
+					if d3 {
+						if !(g.x >= b.Min[0] && g.x <= b.Max[0] && g.y >= b.Min[1] && g.y <= b.Max[1] && g.z >= b.Min[2] && g.z <= b.Max[2]) {
+							continue
+						}
+					} else if !t.in(b, g) {
 						continue
 					}
 					if t.marks[g.slot] == t.stamp {
