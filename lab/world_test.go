@@ -289,6 +289,18 @@ func (c *checker) checkView(id wire.NodeID, now time.Duration) {
 		}
 	}
 	tr := c.w.truth
+	// The snapshot the observer read holds the node's objects, with their
+	// versions and roles.
+	snap := c.w.snaps[id-1].cur()
+	ins := n.Objects(nil)
+	if len(snap.objs) != len(ins) {
+		c.fail("node %d: snapshot of %d objects, the node has %d", id, len(snap.objs), len(ins))
+	}
+	for _, in := range ins {
+		if o, primary, ok := snap.object(in.ID); !ok || o.version != in.Version || primary != in.Primary {
+			c.fail("node %d: snapshot has %v: %v version %d primary %v; the node: version %d primary %v", id, in.ID, ok, o.version, primary, in.Version, in.Primary)
+		}
+	}
 	if len(tr.interest) != len(want) {
 		c.fail("node %d: the observer reported %d objects in its interest, brute force finds %d", id, len(tr.interest), len(want))
 	}
@@ -666,7 +678,7 @@ func scanReport(t *truth, id wire.NodeID, view []world.Box) ([]uint64, []bool) {
 					if o.owner == id || o.id.Origin() == uint32(id) {
 						continue
 					}
-					_, ok := snap.object(o.id)
+					_, _, ok := snap.object(o.id)
 					ids = append(ids, uint64(o.id))
 					held = append(held, ok)
 				}

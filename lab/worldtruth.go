@@ -293,7 +293,7 @@ func (t *truth) report(i int, id wire.NodeID, now time.Duration) {
 					if !ordered {
 						continue
 					}
-					_, ok := snap.object(g.id)
+					_, _, ok := snap.object(g.id)
 					t.held = append(t.held, ok)
 					if t.kinds != nil {
 						t.kinds.see(i, t.objs[g.slot].kind, g.id, t.objs[g.slot].version, ok, now)
@@ -338,8 +338,8 @@ func (t *truth) report(i int, id wire.NodeID, now time.Duration) {
 		if (k-1)%step != 0 {
 			continue
 		}
-		in, ok := snap.object(world.ObjectID(oid))
-		if !ok || in.primary || in.version == 0 {
+		in, primary, ok := snap.object(world.ObjectID(oid))
+		if !ok || primary || in.version == 0 {
 			continue
 		}
 		if d, ok := t.staleness(world.ObjectID(oid), in.version, now); ok {
