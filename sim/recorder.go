@@ -41,6 +41,7 @@ type Recorder struct {
 	views   map[wire.NodeID]*view
 	scratch []uint64 // a report's IDs, sorted
 	held    []bool   // their held flags, in that order
+	merged  []pairOf // a report's pairs, before they go back to its view
 
 	frames     uint64 // reports
 	total      uint64 // sum of interest sizes
@@ -72,7 +73,6 @@ type viewSec struct {
 type view struct {
 	last       int64
 	pairs      []pairOf // the objects in the interest, by ID
-	next       []pairOf // scratch for the next pairs
 	frames     uint64
 	total      uint64
 	missing    [maxGrace]uint64
@@ -164,7 +164,9 @@ func (r *Recorder) View(node wire.NodeID, now time.Duration, interest []uint64, 
 	v.last = t
 	sec := r.sec(t)
 	var miss [maxGrace]uint64
-	old, out, j := v.pairs, v.next[:0], 0
+	// The merge goes to the recorder's scratch (in the caches), then back
+	// over the node's pairs (just read): a node keeps one list, not two.
+	old, out, j := v.pairs, r.merged[:0], 0
 	for k, id := range r.scratch {
 		for ; j < len(old) && old[j].id < id; j++ {
 			if !old[j].discovered { // left the interest before discovery
@@ -208,7 +210,7 @@ func (r *Recorder) View(node wire.NodeID, now time.Duration, interest []uint64, 
 			r.abandoned++
 		}
 	}
-	v.pairs, v.next = out, old[:0]
+	v.pairs, r.merged = append(old[:0], out...), out
 	n := uint64(len(interest))
 	sec.frames++
 	sec.total += n
