@@ -1,6 +1,8 @@
 package lab
 
 import (
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/overworld/overworld/internal/replica"
@@ -18,10 +20,10 @@ import (
 // (kept in a snapPair, so that the next frame does not overwrite it), so
 // the observer sees exactly what it would in a serial run.
 type frameSnap struct {
-	prims []snapPrim      // the node's primaries, in ID order
-	objs  []snapObj       // every local object, in ID order
-	view  []world.Box     // node.View
-	infos []replica.Brief // scratch
+	prims []snapPrim  // the node's primaries, in ID order
+	objs  []snapObj   // every local object, in ID order
+	prim  []uint64    // bit k: objs[k] is a primary
+	view  []world.Box // node.View
 	frame time.Duration
 	timed bool
 }
@@ -34,29 +36,43 @@ type snapPrim struct {
 	kind     world.Kind
 }
 
+// snapObj is one local object (16 bytes: whether it is a primary is in
+// frameSnap.prim).
 type snapObj struct {
 	id      world.ObjectID
 	version uint64
-	primary bool
 }
+
+// briefScratch holds the buffers take reads a node's Briefs into: one
+// per worker at a time, still in its caches from the previous take,
+// instead of one per snapshot (thousands of nodes' worth, each read once
+// per frame and evicted by the next).
+var briefScratch = sync.Pool{New: func() any { return new([]replica.Brief) }}
 
 // take records n as it is now.
 func (f *frameSnap) take(n *node.Node) {
-	f.infos = n.Briefs(f.infos[:0])
+	buf := briefScratch.Get().(*[]replica.Brief)
+	infos := n.Briefs((*buf)[:0])
 	f.prims, f.objs = f.prims[:0], f.objs[:0]
-	for k := range f.infos {
-		in := &f.infos[k]
-		f.objs = append(f.objs, snapObj{id: in.ID, version: in.Version, primary: in.Primary})
+	f.prim = slices.Grow(f.prim[:0], (len(infos)+63)/64)[:(len(infos)+63)/64]
+	clear(f.prim)
+	for k := range infos {
+		in := &infos[k]
+		f.objs = append(f.objs, snapObj{id: in.ID, version: in.Version})
 		if in.Primary {
+			f.prim[k/64] |= 1 << (k % 64)
 			f.prims = append(f.prims, snapPrim{id: in.ID, version: in.Version, produced: in.Produced, loc: in.State.Location(), kind: in.Kind})
 		}
 	}
-	clear(f.infos) // drop State references
+	clear(infos) // drop State references
+	*buf = infos
+	briefScratch.Put(buf)
 	f.view = n.View(f.view[:0])
 }
 
-// object returns what the snapshot holds of id.
-func (f *frameSnap) object(id world.ObjectID) (snapObj, bool) {
+// object returns what the snapshot holds of id, and whether it is a
+// primary.
+func (f *frameSnap) object(id world.ObjectID) (o snapObj, primary, ok bool) {
 	// A binary search written out: the observer asks about every object of
 	// every view, and slices.BinarySearchFunc calls its comparator.
 	i, j := 0, len(f.objs)
@@ -69,9 +85,9 @@ func (f *frameSnap) object(id world.ObjectID) (snapObj, bool) {
 		}
 	}
 	if i < len(f.objs) && f.objs[i].id == id {
-		return f.objs[i], true
+		return f.objs[i], f.prim[i/64]&(1<<(i%64)) != 0, true
 	}
-	return snapObj{}, false
+	return snapObj{}, false, false
 }
 
 // snapPair is a node's last two frame snapshots: the simulator observes a

@@ -2,6 +2,7 @@ package lab
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/overworld/overworld/arena"
@@ -32,7 +33,7 @@ type truth struct {
 
 	objs  []tobj   // per slot: what the grid's moves and the kind measures read
 	marks []uint32 // per slot of objs: the view query that last saw it (dedup)
-	hist  []thist  // per slot of objs: the version history
+	hist  []thist  // per slot of objs: the version history (from objs' head and n)
 	free  []int32
 	byID  map[world.ObjectID]int32
 
@@ -49,6 +50,7 @@ type truth struct {
 	view     []world.Box
 	interest []uint64
 	held     []bool
+	scanned  bool // interest and held are in scan order (else in ID order)
 
 	kinds *kindTracker // per-kind view measures, when on (trackKinds)
 
@@ -65,36 +67,54 @@ type ownedRef struct {
 // staleness (1.6 s of changes at one version per frame).
 const histLen = 16
 
-// tobj is one observed primary; its history is apart, in thist, and its
-// dedup mark in truth.marks.
+// tobj is one observed primary (48 bytes): the first three coordinates of
+// its location are in its grid cell entry, its version history in thist
+// (the newest version, the ring's head and length here, in the line the
+// frame's observation writes anyway), its dedup mark in truth.marks.
 type tobj struct {
-	id    world.ObjectID
-	owner wire.NodeID
-	loc   world.Point
-	cell  int32
-	pos   int32 // index in grid[cell]
-	seen  uint32
-	kind  world.Kind
+	id      world.ObjectID
+	w       float64 // the fourth coordinate (read in a space of four dimensions only)
+	version uint64  // newest version seen
+	owner   wire.NodeID
+	cell    int32
+	pos     int32 // index in grid[cell]
+	seen    uint32
+	kind    world.Kind
+	head, n uint8 // the newest version's index in thist, and how many it holds
 }
 
 // gcell is one object in a grid cell's list: its slot in objs and copies
-// of its owner, ID and location, so that a view query reads a cell's list
-// in order and, per object, only its dedup mark (a dense array) besides:
-// the objects' own records stay out of the scan (48 bytes a cell entry).
+// of its owner, ID and first three coordinates, so that a view query reads
+// a cell's list in order and, per object, only its dedup mark (a dense
+// array) besides: the objects' own records stay out of the scan (40 bytes a
+// cell entry; in a space of four dimensions the query reads the location
+// from the record).
 type gcell struct {
-	slot  int32
-	owner wire.NodeID
-	id    world.ObjectID
-	loc   world.Point
+	slot    int32
+	owner   wire.NodeID
+	id      world.ObjectID
+	x, y, z float64
 }
 
-// thist is an object's recent versions and their commit times.
-type thist struct {
-	version uint64 // newest version seen
-	head    uint8
-	n       uint8
-	vers    [histLen]uint64
-	at      [histLen]time.Duration // commit time of vers[k]
+// in reports whether box b contains the object of g, as b.Contains does
+// with its location (report writes it out for three dimensions, the
+// arena's space).
+func (t *truth) in(b *world.Box, g *gcell) bool {
+	switch {
+	case t.dims == 3:
+		return g.x >= b.Min[0] && g.x <= b.Max[0] && g.y >= b.Min[1] && g.y <= b.Max[1] && g.z >= b.Min[2] && g.z <= b.Max[2]
+	case t.dims > 3:
+		return b.Contains(world.Point{g.x, g.y, g.z, t.objs[g.slot].w}, t.dims)
+	}
+	return b.Contains(world.Point{g.x, g.y, g.z}, t.dims)
+}
+
+// thist is an object's recent versions and their commit times, a ring
+// (tobj.head, tobj.n): a version and its time share a cache line. Entries
+// past n are never read, so a reused slot's history is not cleared.
+type thist [histLen]struct {
+	v  uint64
+	at time.Duration // commit time of v
 }
 
 func newTruth(w *World) *truth {
@@ -126,11 +146,18 @@ func (t *truth) row(y float64) int {
 
 func (t *truth) cellOf(p world.Point) int32 { return int32(t.row(p[1])*t.cols + t.col(p[0])) }
 
-func (t *truth) gridAdd(s int32) {
+func (t *truth) gridAdd(s int32, loc world.Point) {
 	o := &t.objs[s]
 	c := &t.grid[o.cell]
 	o.pos = int32(len(*c))
-	*c = append(*c, gcell{slot: s, owner: o.owner, id: o.id, loc: o.loc})
+	*c = append(*c, gcell{slot: s, owner: o.owner, id: o.id, x: loc[0], y: loc[1], z: loc[2]})
+}
+
+// locOf returns the location of the object in slot s.
+func (t *truth) locOf(s int32) world.Point {
+	o := &t.objs[s]
+	g := &t.grid[o.cell][o.pos]
+	return world.Point{g.x, g.y, g.z, o.w}
 }
 
 func (t *truth) gridRemove(s int32) {
@@ -187,31 +214,25 @@ func (t *truth) observe(id wire.NodeID) {
 				t.marks = append(t.marks, 0)
 				t.hist = append(t.hist, thist{})
 			}
-			t.objs[s] = tobj{id: in.id, owner: id, loc: loc, cell: t.cellOf(loc), kind: in.kind}
-			t.hist[s] = thist{}
+			t.objs[s] = tobj{id: in.id, owner: id, w: loc[3], cell: t.cellOf(loc), kind: in.kind}
 			t.byID[in.id] = s
-			t.gridAdd(s)
+			t.gridAdd(s, loc)
 		} else {
 			o := &t.objs[s]
 			o.owner = id
-			o.loc = loc
+			o.w = loc[3]
 			if c := t.cellOf(loc); c != o.cell {
 				t.gridRemove(s)
 				o.cell = c
-				t.gridAdd(s)
+				t.gridAdd(s, loc)
 			} else {
 				g := &t.grid[c][o.pos]
-				g.owner, g.loc = id, loc
+				g.owner, g.x, g.y, g.z = id, loc[0], loc[1], loc[2]
 			}
 		}
 		o := &t.objs[s]
 		o.seen = t.serial
-		if h := &t.hist[s]; in.version > h.version {
-			h.version = in.version
-			h.head = (h.head + 1) % histLen
-			h.vers[h.head], h.at[h.head] = in.version, in.produced
-			h.n = min(h.n+1, histLen)
-		}
+		t.commit(s, in.version, in.produced)
 		t.newOwned = append(t.newOwned, ownedRef{s, in.id})
 	}
 	// Primaries this node had at its previous frame and no longer has were
@@ -223,7 +244,6 @@ func (t *truth) observe(id wire.NodeID) {
 			delete(t.byID, r.id)
 			*o = tobj{}
 			t.marks[r.slot] = 0
-			t.hist[r.slot] = thist{}
 			t.free = append(t.free, r.slot)
 		}
 	}
@@ -231,12 +251,23 @@ func (t *truth) observe(id wire.NodeID) {
 }
 
 // report gives the recorder node id's view and samples staleness.
+//
+// The recorder takes a view in any order (it sorts it by ID), but the
+// staleness samples are drawn from the held objects in the order of the
+// grid scan. So on the frames that sample staleness (and when the kind
+// measures are on) the view is listed in scan order, and each object
+// looked up in the snapshot; on the others it is sorted by ID here, which
+// spares the recorder its sort, and the held flags come from one merge
+// with the snapshot's objects (in ID order too).
 func (t *truth) report(i int, id wire.NodeID, now time.Duration) {
 	snap := t.w.snaps[i].cur()
 	t.view = append(t.view[:0], snap.view...)
 	t.interest, t.held = t.interest[:0], t.held[:0]
 	t.stamp++
-	for _, b := range t.view {
+	ordered := t.kinds != nil || (t.ticks[i]+1)%t.w.cfg.StalenessEvery == 0
+	d3 := t.dims == 3
+	for v := range t.view {
+		b := &t.view[v]
 		c0, c1 := t.col(b.Min[0]), t.col(b.Max[0])
 		r0, r1 := t.row(b.Min[1]), t.row(b.Max[1])
 		for r := r0; r <= r1; r++ {
@@ -244,7 +275,11 @@ func (t *truth) report(i int, id wire.NodeID, now time.Duration) {
 				cell := t.grid[r*t.cols+c]
 				for k := range cell {
 					g := &cell[k]
-					if !b.Contains(g.loc, t.dims) {
+					if d3 {
+						if !(g.x >= b.Min[0] && g.x <= b.Max[0] && g.y >= b.Min[1] && g.y <= b.Max[1] && g.z >= b.Min[2] && g.z <= b.Max[2]) {
+							continue
+						}
+					} else if !t.in(b, g) {
 						continue
 					}
 					if t.marks[g.slot] == t.stamp {
@@ -254,11 +289,14 @@ func (t *truth) report(i int, id wire.NodeID, now time.Duration) {
 					if g.owner == id || g.id.Origin() == uint32(id) {
 						continue
 					}
-					_, ok := snap.object(g.id)
 					t.interest = append(t.interest, uint64(g.id))
+					if !ordered {
+						continue
+					}
+					_, _, ok := snap.object(g.id)
 					t.held = append(t.held, ok)
 					if t.kinds != nil {
-						t.kinds.see(i, t.objs[g.slot].kind, g.id, t.hist[g.slot].version, ok, now)
+						t.kinds.see(i, t.objs[g.slot].kind, g.id, t.objs[g.slot].version, ok, now)
 					}
 				}
 			}
@@ -266,6 +304,17 @@ func (t *truth) report(i int, id wire.NodeID, now time.Duration) {
 	}
 	if t.kinds != nil {
 		t.kinds.done(i)
+	}
+	t.scanned = ordered
+	if !ordered {
+		slices.Sort(t.interest)
+		objs, o := snap.objs, 0
+		for _, oid := range t.interest {
+			for o < len(objs) && uint64(objs[o].id) < oid {
+				o++
+			}
+			t.held = append(t.held, o < len(objs) && uint64(objs[o].id) == oid)
+		}
 	}
 	rec := t.w.sim.Recorder()
 	_ = rec.View(id, now, t.interest, t.held) // the node is up and time is the sim's: cannot fail
@@ -289,14 +338,28 @@ func (t *truth) report(i int, id wire.NodeID, now time.Duration) {
 		if (k-1)%step != 0 {
 			continue
 		}
-		in, ok := snap.object(world.ObjectID(oid))
-		if !ok || in.primary || in.version == 0 {
+		in, primary, ok := snap.object(world.ObjectID(oid))
+		if !ok || primary || in.version == 0 {
 			continue
 		}
 		if d, ok := t.staleness(world.ObjectID(oid), in.version, now); ok {
 			_ = rec.Staleness(d)
 		}
 	}
+}
+
+// commit records that the object in slot s has version v, committed at
+// at (nothing if it already had v or a newer one).
+func (t *truth) commit(s int32, v uint64, at time.Duration) {
+	o := &t.objs[s]
+	if v <= o.version {
+		return
+	}
+	o.version = v
+	o.head = (o.head + 1) % histLen
+	h := &t.hist[s][o.head]
+	h.v, h.at = v, at
+	o.n = min(o.n+1, histLen)
 }
 
 // staleness returns how long ago the primary of id moved past version v
@@ -308,18 +371,18 @@ func (t *truth) staleness(id world.ObjectID, v uint64, now time.Duration) (time.
 	if !ok {
 		return 0, false // deleted since: not a replica of a live object
 	}
-	o := &t.hist[s]
+	o, h := &t.objs[s], &t.hist[s]
 	if v >= o.version || o.n == 0 {
 		return 0, true
 	}
 	// Walk from the newest back to the first version after v.
-	at := o.at[o.head]
+	at := h[o.head].at
 	for k := 0; k < int(o.n); k++ {
 		j := (int(o.head) - k + histLen) % histLen
-		if o.vers[j] <= v {
+		if h[j].v <= v {
 			return max(0, now-at), true
 		}
-		at = o.at[j]
+		at = h[j].at
 	}
 	t.beyond++
 	return max(0, now-at), true

@@ -41,6 +41,7 @@ type Recorder struct {
 	views   map[wire.NodeID]*view
 	scratch []uint64 // a report's IDs, sorted
 	held    []bool   // their held flags, in that order
+	merged  []pairOf // a report's pairs, before they go back to its view
 
 	frames     uint64 // reports
 	total      uint64 // sum of interest sizes
@@ -72,7 +73,6 @@ type viewSec struct {
 type view struct {
 	last       int64
 	pairs      []pairOf // the objects in the interest, by ID
-	next       []pairOf // scratch for the next pairs
 	frames     uint64
 	total      uint64
 	missing    [maxGrace]uint64
@@ -152,45 +152,8 @@ func (r *Recorder) View(node wire.NodeID, now time.Duration, interest []uint64, 
 	if v != nil && int64(now) < v.last {
 		return fmt.Errorf("%w: view of node %d at %v, before its previous view at %v", ErrTime, node, now, time.Duration(v.last))
 	}
-	// The report, by ID: it is merged with the previous one (both sorted),
-	// a linear pass instead of a hash lookup per object. The held flags go
-	// along in ID order: when every ID leaves the top bit free (object IDs
-	// do), each flag rides in the low bit of its ID shifted left, and one
-	// sort of plain integers orders both; otherwise the IDs are sorted
-	// alone and each flag is found by a search.
-	r.held = slices.Grow(r.held[:0], len(interest))[:len(interest)]
-	r.scratch = r.scratch[:0]
-	packed := true
-	for i, id := range interest {
-		if id>>63 != 0 {
-			packed = false
-			break
-		}
-		f := uint64(0)
-		if held[i] {
-			f = 1
-		}
-		r.scratch = append(r.scratch, id<<1|f)
-	}
-	if packed {
-		slices.Sort(r.scratch)
-		for k, x := range r.scratch {
-			r.scratch[k], r.held[k] = x>>1, x&1 != 0
-		}
-	} else {
-		r.scratch = append(r.scratch[:0], interest...)
-		slices.Sort(r.scratch)
-	}
-	for i := 1; i < len(r.scratch); i++ {
-		if r.scratch[i] == r.scratch[i-1] {
-			return fmt.Errorf("%w: view of node %d lists object %d twice", ErrBadArgument, node, r.scratch[i])
-		}
-	}
-	if !packed {
-		for i, id := range interest {
-			k, _ := slices.BinarySearch(r.scratch, id)
-			r.held[k] = held[i]
-		}
+	if dup, ok := r.byID(interest, held); !ok {
+		return fmt.Errorf("%w: view of node %d lists object %d twice", ErrBadArgument, node, dup)
 	}
 	if v == nil {
 		v = &view{}
@@ -201,7 +164,9 @@ func (r *Recorder) View(node wire.NodeID, now time.Duration, interest []uint64, 
 	v.last = t
 	sec := r.sec(t)
 	var miss [maxGrace]uint64
-	old, out, j := v.pairs, v.next[:0], 0
+	// The merge goes to the recorder's scratch (in the caches), then back
+	// over the node's pairs (just read): a node keeps one list, not two.
+	old, out, j := v.pairs, r.merged[:0], 0
 	for k, id := range r.scratch {
 		for ; j < len(old) && old[j].id < id; j++ {
 			if !old[j].discovered { // left the interest before discovery
@@ -245,7 +210,7 @@ func (r *Recorder) View(node wire.NodeID, now time.Duration, interest []uint64, 
 			r.abandoned++
 		}
 	}
-	v.pairs, v.next = out, old[:0]
+	v.pairs, r.merged = append(old[:0], out...), out
 	n := uint64(len(interest))
 	sec.frames++
 	sec.total += n
@@ -270,6 +235,65 @@ func (r *Recorder) View(node wire.NodeID, now time.Duration, interest []uint64, 
 		r.fracFrames++
 	}
 	return nil
+}
+
+// byID puts a report in ID order, in scratch, with its held flags in held:
+// it is merged with the node's previous one (both sorted), a linear pass
+// instead of a hash lookup per object. A report already in strictly
+// ascending order (the lab's observer gives most so) is taken as it is.
+// Otherwise the held flags go along in ID order: when every ID leaves the
+// top bit free (object IDs do), each flag rides in the low bit of its ID
+// shifted left, and one sort of plain integers orders both; otherwise the
+// IDs are sorted alone and each flag is found by a search. It returns
+// false and an ID listed twice if there is one.
+func (r *Recorder) byID(interest []uint64, held []bool) (dup uint64, ok bool) {
+	r.held = slices.Grow(r.held[:0], len(interest))[:len(interest)]
+	ascending := true
+	for i := 1; i < len(interest); i++ {
+		if interest[i] <= interest[i-1] {
+			ascending = false
+			break
+		}
+	}
+	if ascending {
+		r.scratch = append(r.scratch[:0], interest...)
+		copy(r.held, held)
+		return 0, true
+	}
+	r.scratch = r.scratch[:0]
+	packed := true
+	for i, id := range interest {
+		if id>>63 != 0 {
+			packed = false
+			break
+		}
+		f := uint64(0)
+		if held[i] {
+			f = 1
+		}
+		r.scratch = append(r.scratch, id<<1|f)
+	}
+	if packed {
+		slices.Sort(r.scratch)
+		for k, x := range r.scratch {
+			r.scratch[k], r.held[k] = x>>1, x&1 != 0
+		}
+	} else {
+		r.scratch = append(r.scratch[:0], interest...)
+		slices.Sort(r.scratch)
+	}
+	for i := 1; i < len(r.scratch); i++ {
+		if r.scratch[i] == r.scratch[i-1] {
+			return r.scratch[i], false
+		}
+	}
+	if !packed {
+		for i, id := range interest {
+			k, _ := slices.BinarySearch(r.scratch, id)
+			r.held[k] = held[i]
+		}
+	}
+	return 0, true
 }
 
 func (r *Recorder) sec(t int64) *viewSec {
