@@ -109,20 +109,9 @@ func ApplyDelta(dst, base *State, p []byte) (int, error) {
 		return 0, fmt.Errorf("world: delta base is a %q, destination a %q", base.schema.name, s.name)
 	}
 	var vals [MaxFields]int64
-	mask, n, err := decodeFields(p, s, ^uint64(0), &vals)
+	mask, n, err := decodeDelta(s, base, p, &vals)
 	if err != nil {
 		return 0, err
-	}
-	for m := mask; m != 0; m &= m - 1 {
-		i := bits.TrailingZeros64(m)
-		var b int64
-		if base != nil {
-			b = base.v[i]
-		}
-		vals[i] += b
-		if s.bools>>uint(i)&1 != 0 && vals[i]&^1 != 0 {
-			return 0, fmt.Errorf("%w: bool field %q decodes to %d", ErrCorrupt, s.fields[i].Name, vals[i])
-		}
 	}
 	if base == nil {
 		dst.Reset()
@@ -134,6 +123,42 @@ func ApplyDelta(dst, base *State, p []byte) (int, error) {
 		dst.v[i] = vals[i]
 	}
 	return n, nil
+}
+
+// CheckDelta reports what ApplyDelta(dst, base, p) would for a dst of
+// schema s (the bytes read, or the error), without a destination: a
+// receiver validates a delta against the state it will apply it to, and
+// then applies it, reading and writing that state alone. A nil base means
+// the zero state of s.
+func CheckDelta(s *Schema, base *State, p []byte) (int, error) {
+	if base != nil && base.schema != s {
+		return 0, fmt.Errorf("world: delta base is a %q, destination a %q", base.schema.name, s.name)
+	}
+	var vals [MaxFields]int64
+	_, n, err := decodeDelta(s, base, p, &vals)
+	return n, err
+}
+
+// decodeDelta decodes a delta of schema s from the front of p into vals:
+// the changed fields' values, base's added; it returns the change mask and
+// the bytes read.
+func decodeDelta(s *Schema, base *State, p []byte, vals *[MaxFields]int64) (uint64, int, error) {
+	mask, n, err := decodeFields(p, s, ^uint64(0), vals)
+	if err != nil {
+		return 0, 0, err
+	}
+	for m := mask; m != 0; m &= m - 1 {
+		i := bits.TrailingZeros64(m)
+		var b int64
+		if base != nil {
+			b = base.v[i]
+		}
+		vals[i] += b
+		if s.bools>>uint(i)&1 != 0 && vals[i]&^1 != 0 {
+			return 0, 0, fmt.Errorf("%w: bool field %q decodes to %d", ErrCorrupt, s.fields[i].Name, vals[i])
+		}
+	}
+	return mask, n, nil
 }
 
 // numeric reports whether a tentative write adds (Float, Int) rather than

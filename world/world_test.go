@@ -158,6 +158,14 @@ func FuzzApplyDelta(f *testing.F) {
 	f.Fuzz(func(t *testing.T, p []byte) {
 		st := testSchema.NewState(1)
 		before := st.Clone()
+		// CheckDelta answers what ApplyDelta does, from a base and from none.
+		for _, base := range []*State{before, nil} {
+			cn, cerr := CheckDelta(testSchema, base, p)
+			an, aerr := ApplyDelta(testSchema.NewState(1), base, p)
+			if cn != an || (cerr == nil) != (aerr == nil) || cerr != nil && cerr.Error() != aerr.Error() {
+				t.Fatalf("CheckDelta: %d, %v; ApplyDelta: %d, %v", cn, cerr, an, aerr)
+			}
+		}
 		if n, err := ApplyDelta(st, st, p); err != nil {
 			if !st.Equal(before) {
 				t.Fatal("failed ApplyDelta changed the state")

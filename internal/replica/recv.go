@@ -177,27 +177,15 @@ func (s *Store) update(now time.Duration, from wire.NodeID, e *entry, u *wire.Up
 			return nil
 		}
 		if base := e.base(u.Base); base != nil {
-			// The first delta of a packet for e is decoded into e's spare
-			// state, which Apply copies into the game's instead of
-			// decoding again; a second one (rare) goes to scratch and makes
-			// both decode again in Apply.
-			dst, keep := s.scratchFor(e.kind), e.stage != s.stamp && s.stamp != 0
-			if keep {
-				if e.spare == nil {
-					e.spare = s.cfg.Registry.Schema(e.kind).NewState(e.id)
-				}
-				dst = e.spare
-			}
-			n, err := world.ApplyDelta(dst, base, u.Data)
+			// Validated against the base alone, with no destination:
+			// Apply decodes it again, into the base (the replica's State),
+			// so that an update reads and writes that State only.
+			n, err := world.CheckDelta(e.st.Schema(), base, u.Data)
 			if err != nil {
 				return fmt.Errorf("%v: %w", u.ID, err)
 			}
 			if n != len(u.Data) {
 				return fmt.Errorf("%w: %v: %d bytes after the delta", world.ErrCorrupt, u.ID, len(u.Data)-n)
-			}
-			e.stage, e.stageVer, e.stageBase = s.stamp, u.Version, u.Base
-			if !keep {
-				e.stageVer = 0 // two deltas in one packet: decode both again
 			}
 		}
 		return nil
@@ -254,12 +242,8 @@ func (s *Store) update(now time.Duration, from wire.NodeID, e *entry, u *wire.Up
 		s.stats.Stale++
 		return nil
 	}
-	// Staged: Check decoded this delta against its base, which is still
-	// e's newest version (only another version of e, which unstages it,
-	// could replace it).
-	staged := e.stage == s.stamp && s.stamp != 0 && e.stageVer == u.Version && e.stageBase == u.Base && e.spare != nil
 	var base *world.State
-	if u.Base != 0 && !staged {
+	if u.Base != 0 {
 		if base = e.base(u.Base); base == nil {
 			// An update (or the keepalive of a version) we missed: ask
 			// for a resync from the version we have. Once per version,
@@ -278,13 +262,9 @@ func (s *Store) update(now time.Duration, from wire.NodeID, e *entry, u *wire.Up
 	}
 	// The new version goes straight into the game's State (tentative
 	// writes made to it are overwritten, as the primary's state wins).
-	if staged {
-		e.st.CopyFrom(e.spare) // Check decoded it
-	} else if _, err := world.ApplyDelta(e.st, base, u.Data); err != nil {
+	if _, err := world.ApplyDelta(e.st, base, u.Data); err != nil {
 		return fmt.Errorf("%v: %w", u.ID, err)
 	}
-	// Any version applied unstages e: it replaced the staged delta's base.
-	e.stageVer = 0
 	e.written = false
 	s.changed(e)
 	e.version, e.produced, e.handoff = u.Version, at, false

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/overworld/overworld/internal/wire"
 	"github.com/overworld/overworld/world"
@@ -575,14 +574,6 @@ func TestReplicaKeepsNewestOnly(t *testing.T) {
 	want := a.objs.Get(st.ID())
 	if e.version != want.version || !e.st.Equal(want.st) {
 		t.Fatalf("replica at version %d after the resync, primary at %d", e.version, want.version)
-	}
-}
-
-// TestEntrySize: an entry fills its 256-byte size class, whose objects
-// start on a cache line, as its field groups assume.
-func TestEntrySize(t *testing.T) {
-	if got := unsafe.Sizeof(entry{}); got != 256 {
-		t.Fatalf("entry is %d bytes, want 256", got)
 	}
 }
 

@@ -38,10 +38,12 @@ type versioned struct {
 // follows one the replica missed and cannot be applied from any version
 // it has; only a reordering of two of a primary's packets behind a resync
 // request could use one, and costs another request instead. Keeping the
-// game's State alone instead of eight versions and a copy makes a replica
-// about a fifth of the memory it was, which at 10,000 players is most of
-// the store's, and an update reads and writes two States (the game's, its
-// base, and a spare to check the delta in) instead of three and the ring.
+// game's State alone, instead of eight versions, a copy and a spare, makes
+// a replica about a fifth of the memory it was, which at 10,000 players is
+// most of the store's, and an update reads and writes one State: Check
+// validates the delta against it (world.CheckDelta) and Apply decodes it
+// into it, where a ring's update read its base, wrote a spare and copied
+// it into the game's State.
 type ring struct {
 	slots []versioned
 	head  int32 // index of the newest
@@ -139,14 +141,13 @@ func (h *holder) alive(now time.Duration) bool { return h.regUntil > now || h.pu
 type entry struct {
 	// The fields are grouped by use, a cache line (64 bytes) each: the
 	// entry is 256 bytes, a size class whose objects start on a line
-	// (TestEntrySize).
+	// (TestEntryLayout).
 	//
 	// Line 0: the lookups (Known, Wanted, the frame's walks) and every
 	// received update.
 	id        world.ObjectID
 	version   uint64      // newest version (0: a handed-off object not yet confirmed)
 	from      wire.NodeID // replica side: the primary's node
-	stage     uint32
 	kind      world.Kind
 	primary   bool
 	ackDue    bool // replica side: an update could not be applied; ask for a resync
@@ -154,6 +155,9 @@ type entry struct {
 	requested bool // replica side: this node asked for it (else pushed or attached)
 	dormant   bool // replica side: the primary was told it is out of view (TypeDormant)
 	written   bool // replica side: a tentative write changed st since the newest version (see ring)
+	// asked is 1 + the version (its low 32 bits) a replica last asked a
+	// resync from, at askedAt (0: never; see update).
+	asked uint32
 	// loc is the location of st when the store last changed it (changed):
 	// a replica's state changes only through the store, so flushReplica
 	// reads it here, in the entry, instead of from the state.
@@ -165,30 +169,23 @@ type entry struct {
 	lastHeard    time.Duration // replica side
 	lastNeeded   time.Duration
 	lastRegister time.Duration
-	// A delta validated by Check, kept for Apply (see Store.BeginPacket):
-	// spare holds the new state when stage is the packet's stamp and the
-	// update is (stageVer, stageBase).
-	spare    *world.State
-	produced time.Duration // primary time at which the newest version was current
+	produced     time.Duration // primary time at which the newest version was current
+	askedAt      time.Duration
 
-	// Line 2: the version ring, for updates received and sent.
-	hist       ring
-	stageVer   uint64
-	stageBase  uint64
-	controller wire.NodeID // the node whose player controls it
-	// asked is 1 + the version (its low 32 bits) a replica last asked a
-	// resync from, at askedAt (0: never; see update).
-	asked       uint32
-	lastHandoff time.Duration
-
-	// Line 3: the primary's holders.
+	// Line 2: the primary's version ring and holders.
+	hist    ring
 	holders []holder // sorted by node
+	// controller is the node whose player controls it.
+	controller wire.NodeID
+
+	// Line 3: the holders' nodes and the client-server handoff.
 	// hnodes is holders' nodes, in the same order: every acknowledgement
 	// received searches them, and they fit in a cache line or two where
 	// the holders span many.
 	hnodes      []wire.NodeID
+	lastHandoff time.Duration
 	nextHandoff time.Duration
-	askedAt     time.Duration
+	_           [24]byte // the rest of the line (see above)
 }
 
 func (e *entry) holder(node wire.NodeID, create bool) *holder {
@@ -451,7 +448,7 @@ func (s *Store) remove(id world.ObjectID) {
 
 // recycle keeps removed entry e for the next new entry of its kind:
 // replicas come and go all the time, and reusing their entries, version
-// rings, spare States and holder lists spares the allocator and the
+// rings and holder lists spares the allocator and the
 // collector (the States are the bulk of an entry). Nothing outside the
 // store holds them: Info's Synced is valid only until the store changes,
 // and the store keeps no pointer to a removed entry past the call that
@@ -490,9 +487,8 @@ func (s *Store) historyLen(primary bool) int {
 // game object is obj), or nil if there is none. Its ring is emptied but
 // its States keep the removed object's ID and values (clearing them would
 // write every line of them): a slot's State is written whole, ID included,
-// before the slot holds a version (CopyFrom, or ApplyDelta from a base of
-// e; see update for a full state), and the spare before it is staged. Its
-// holder lists keep their arrays, emptied.
+// before the slot holds a version (CopyFrom). Its holder lists keep their
+// arrays, emptied.
 func (s *Store) reuse(k world.Kind, primary bool, obj world.Object, st *world.State) *entry {
 	i := freeIndex(k, primary)
 	if i >= len(s.free) || len(s.free[i]) == 0 {
@@ -502,12 +498,12 @@ func (s *Store) reuse(k world.Kind, primary bool, obj world.Object, st *world.St
 	e := fl[len(fl)-1]
 	fl[len(fl)-1] = nil
 	s.free[i] = fl[:len(fl)-1]
-	hist, spare, holders, hnodes := e.hist, e.spare, e.holders[:0], e.hnodes[:0]
+	hist, holders, hnodes := e.hist, e.holders[:0], e.hnodes[:0]
 	for i := range hist.slots {
 		hist.slots[i].v = 0
 	}
 	hist.head, hist.n = int32(len(hist.slots)-1), 0
-	*e = entry{id: st.ID(), kind: k, obj: obj, st: st, hist: hist, spare: spare, holders: holders, hnodes: hnodes}
+	*e = entry{id: st.ID(), kind: k, obj: obj, st: st, hist: hist, holders: holders, hnodes: hnodes}
 	s.reused++
 	return e
 }

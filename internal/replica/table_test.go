@@ -18,7 +18,8 @@ func TestEntryLayout(t *testing.T) {
 	}{
 		{"obj", unsafe.Offsetof(e.obj), 64},
 		{"hist", unsafe.Offsetof(e.hist), 128},
-		{"holders", unsafe.Offsetof(e.holders), 192},
+		{"holders", unsafe.Offsetof(e.holders), 160},
+		{"hnodes", unsafe.Offsetof(e.hnodes), 192},
 	} {
 		if f.off != f.want {
 			t.Errorf("entry.%s at offset %d, want %d", f.name, f.off, f.want)
