@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"cmp"
 	"errors"
 	"math/rand/v2"
 	"slices"
@@ -726,5 +727,32 @@ func TestReplicaWriteKeepsBase(t *testing.T) {
 	}
 	if want.State.Int(2) != 42 {
 		t.Fatalf("the tentative write did not reach the primary: hp %d", want.State.Int(2))
+	}
+}
+
+// TestSortSendsByTo: for updates queued in object order, as a Flush queues
+// them, the stable sort by destination gives sortSends' order.
+func TestSortSendsByTo(t *testing.T) {
+	for seed := uint64(1); seed <= 300; seed++ {
+		r := rand.New(rand.NewPCG(seed, 13))
+		s := newStore(t, 1, nil)
+		var sends []send
+		for obj := range 1 + r.IntN(20) {
+			e := &entry{id: world.MakeObjectID(uint32(1+r.IntN(3)), uint32(obj+1))}
+			nodes := r.Perm(12)[:r.IntN(8)]
+			slices.Sort(nodes)
+			for _, n := range nodes {
+				sends = append(sends, send{to: wire.NodeID(n + 2), e: e, base: uint64(r.IntN(5))})
+			}
+		}
+		slices.SortStableFunc(sends, func(a, b send) int { return cmp.Compare(a.e.id, b.e.id) })
+		s.sends = append(s.sends[:0], sends...)
+		s.sortSendsByTo()
+		got := slices.Clone(s.sends)
+		s.sends = append(s.sends[:0], sends...)
+		s.sortSends()
+		if !slices.Equal(got, s.sends) {
+			t.Fatalf("seed %d: sortSendsByTo and sortSends differ", seed)
+		}
 	}
 }

@@ -293,13 +293,15 @@ type Store struct {
 	wbuf   []byte
 
 	// scratch, reused every call
-	sends   []send
-	acks    []ackMsg
-	wantIDs []world.ObjectID
-	dbuf    []byte
-	dcache  []byte         // the deltas of a Flush's sends (send.off, send.end)
-	ring    []*world.State // for newRing
-	free    [][]*entry     // per kind and role (freeIndex): removed entries, for new ones (recycle)
+	sends    []send
+	sendsBy  []send   // sortSendsByTo's
+	sendKeys []uint64 // sortSendsByTo's
+	acks     []ackMsg
+	wantIDs  []world.ObjectID
+	dbuf     []byte
+	dcache   []byte         // the deltas of a Flush's sends (send.off, send.end)
+	ring     []*world.State // for newRing
+	free     [][]*entry     // per kind and role (freeIndex): removed entries, for new ones (recycle)
 	// noRecycle makes every entry allocate its ring: the reference the
 	// recycling is tested against.
 	noRecycle bool

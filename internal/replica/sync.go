@@ -36,7 +36,7 @@ func (s *Store) flush(now time.Duration, boxes []world.Box, vf View, o *wire.Out
 	for _, e := range s.prims {
 		s.flushPrimary(now, e)
 	}
-	s.sortSends() // (sendsTo searches them)
+	s.sortSendsByTo() // (sendsTo searches them)
 	// Replica side, in ID order. flushReplica may remove e (and nothing
 	// else): then the next entry has taken its index. The primaries are
 	// skipped by their IDs, without reading their entries (cold, at
@@ -290,6 +290,26 @@ func (s *Store) flushRequests(now time.Duration) {
 
 func byTo[T any](to func(T) wire.NodeID) func(a, b T) int {
 	return func(a, b T) int { return cmp.Compare(to(a), to(b)) }
+}
+
+// sortSendsByTo is sortSends for updates queued in object order (a Flush
+// queues them primary by primary, in ID order): a stable sort by
+// destination alone, of integer keys (destination, position), without a
+// comparison function that reads each update's entry.
+func (s *Store) sortSendsByTo() {
+	if len(s.sends) < 2 {
+		return
+	}
+	keys := s.sendKeys[:0]
+	for i := range s.sends {
+		keys = append(keys, uint64(s.sends[i].to)<<32|uint64(i))
+	}
+	slices.Sort(keys)
+	sorted := s.sendsBy[:0]
+	for _, k := range keys {
+		sorted = append(sorted, s.sends[uint32(k)])
+	}
+	s.sends, s.sendsBy, s.sendKeys = sorted, s.sends, keys
 }
 
 // sortSends sorts the queued updates by destination, then object.
