@@ -516,31 +516,10 @@ func TestRecycledEntries(t *testing.T) {
 // resync from its newest version, and the primary's next update brings it
 // up to date. A primary keeps Config.HistoryLen versions.
 func TestReplicaKeepsNewestOnly(t *testing.T) {
-	a, b := newStore(t, 1, nil), newStore(t, 2, nil)
-	stores := map[wire.NodeID]*Store{1: a, 2: b}
-	var oa, ob wire.Outbox
-	st := schema.NewState(world.MakeObjectID(1, 1))
-	if err := a.AddPrimary(0, &obj{st}, 1); err != nil {
-		t.Fatal(err)
-	}
-	b.Want(0, st.ID(), 1, time.Hour)
-	var states []*world.State // by version - 1
-	frame := func(f int) {
-		now := time.Duration(f) * 100 * time.Millisecond
-		if err := a.Write(st.ID(), func(s *world.State) { s.SetFloat(0, float64(f)) }); err != nil {
-			t.Fatal(err)
-		}
-		a.Commit(now)
-		for len(states) < int(a.objs.Get(st.ID()).version) {
-			states = append(states, st.Clone())
-		}
-		a.Flush(now, nil, &oa)
-		b.Flush(now, []world.Box{world.Unbounded()}, &ob)
-		deliver(t, now, &oa, 1, stores, nil)
-		deliver(t, now, &ob, 2, stores, nil)
-	}
+	p := newReplicaPair(t)
+	a, b, st, states := p.a, p.b, p.st, &p.states
 	for f := range 5 {
-		frame(f)
+		p.frame(f)
 	}
 	e := b.objs.Get(st.ID())
 	if e == nil || e.version < 3 {
@@ -558,7 +537,7 @@ func TestReplicaKeepsNewestOnly(t *testing.T) {
 	pk := wire.AppendHeader(nil)
 	pk, mark := wire.BeginUpdates(pk, 500*time.Millisecond)
 	pk = wire.AppendUpdateEntry(pk, &wire.Update{ID: st.ID(), Version: v + 1, Base: v - 1,
-		Data: world.AppendDelta(nil, states[v-2], states[v-1])})
+		Data: world.AppendDelta(nil, (*states)[v-2], (*states)[v-1])})
 	pk = wire.EndUpdates(pk, mark)
 	if err := checkThenApply(b, 500*time.Millisecond, 1, pk); err != nil {
 		t.Fatal(err)
@@ -570,7 +549,7 @@ func TestReplicaKeepsNewestOnly(t *testing.T) {
 	// The resync request names the replica's newest version, which may
 	// already be behind again when it arrives (one more round).
 	for f := 5; f < 10; f++ {
-		frame(f)
+		p.frame(f)
 	}
 	want := a.objs.Get(st.ID())
 	if e.version != want.version || !e.st.Equal(want.st) {
@@ -680,29 +659,10 @@ func TestSharedDeltas(t *testing.T) {
 // delta and what Info.Synced reports; the next version overwrites the
 // write.
 func TestReplicaWriteKeepsBase(t *testing.T) {
-	a, b := newStore(t, 1, nil), newStore(t, 2, nil)
-	stores := map[wire.NodeID]*Store{1: a, 2: b}
-	var oa, ob wire.Outbox
-	st := schema.NewState(world.MakeObjectID(1, 1))
-	if err := a.AddPrimary(0, &obj{st}, 1); err != nil {
-		t.Fatal(err)
-	}
-	b.Want(0, st.ID(), 1, time.Hour)
-	frame := func(f int, move bool) {
-		now := time.Duration(f) * 100 * time.Millisecond
-		if move {
-			if err := a.Write(st.ID(), func(s *world.State) { s.SetFloat(0, float64(f)) }); err != nil {
-				t.Fatal(err)
-			}
-		}
-		a.Commit(now)
-		a.Flush(now, nil, &oa)
-		b.Flush(now, []world.Box{world.Unbounded()}, &ob)
-		deliver(t, now, &oa, 1, stores, nil)
-		deliver(t, now, &ob, 2, stores, nil)
-	}
+	p := newReplicaPair(t)
+	a, b, st := p.a, p.b, p.st
 	for f := range 3 {
-		frame(f, true)
+		p.frame(f)
 	}
 	in, ok := b.Object(st.ID())
 	if !ok || !in.State.Equal(st) || in.Synced != in.State {
@@ -718,8 +678,8 @@ func TestReplicaWriteKeepsBase(t *testing.T) {
 	}
 	// The primary moves on (its next delta is from the version the
 	// replica had before the write); the write reaches it too.
-	frame(3, true)
-	frame(4, true)
+	p.frame(3)
+	p.frame(4)
 	in, _ = b.Object(st.ID())
 	want, _ := a.Object(st.ID())
 	if in.Version != want.Version || !in.State.Equal(want.State) || in.Synced != in.State {
@@ -755,4 +715,40 @@ func TestSortSendsByTo(t *testing.T) {
 			t.Fatalf("seed %d: sortSendsByTo and sortSends differ", seed)
 		}
 	}
+}
+
+// replicaPair is a store with one primary (node 1) and a store that wants
+// a replica of it (node 2). frame runs frame f of both, at f × 100 ms: the
+// primary moves its object and commits, both flush, and their packets are
+// delivered. states holds the primary's versions (version v at v-1).
+type replicaPair struct {
+	a, b   *Store
+	st     *world.State
+	states []*world.State
+	frame  func(f int)
+}
+
+func newReplicaPair(t *testing.T) *replicaPair {
+	p := &replicaPair{a: newStore(t, 1, nil), b: newStore(t, 2, nil), st: schema.NewState(world.MakeObjectID(1, 1))}
+	stores := map[wire.NodeID]*Store{1: p.a, 2: p.b}
+	var oa, ob wire.Outbox
+	if err := p.a.AddPrimary(0, &obj{p.st}, 1); err != nil {
+		t.Fatal(err)
+	}
+	p.b.Want(0, p.st.ID(), 1, time.Hour)
+	p.frame = func(f int) {
+		now := time.Duration(f) * 100 * time.Millisecond
+		if err := p.a.Write(p.st.ID(), func(s *world.State) { s.SetFloat(0, float64(f)) }); err != nil {
+			t.Fatal(err)
+		}
+		p.a.Commit(now)
+		for len(p.states) < int(p.a.objs.Get(p.st.ID()).version) {
+			p.states = append(p.states, p.st.Clone())
+		}
+		p.a.Flush(now, nil, &oa)
+		p.b.Flush(now, []world.Box{world.Unbounded()}, &ob)
+		deliver(t, now, &oa, 1, stores, nil)
+		deliver(t, now, &ob, 2, stores, nil)
+	}
+	return p
 }
