@@ -12,12 +12,7 @@ import (
 // fields, and that writing every field of one changes no other.
 func TestNewStatesIndependent(t *testing.T) {
 	for nf := 1; nf <= 20; nf++ {
-		fields := make([]Field, nf)
-		for i := range fields {
-			fields[i] = Field{Name: fmt.Sprintf("f%d", i), Type: Int}
-		}
-		fields[0].Name = "x"
-		s := MustSchema(fmt.Sprintf("s%d", nf), MustSpace("x"), fields, func(*State) Object { return nil })
+		s := intSchema(nf)
 		id := MakeObjectID(3, uint32(nf))
 		block := make([]*State, 5)
 		s.NewStates(id, block)
@@ -66,12 +61,7 @@ func TestResetAs(t *testing.T) {
 // the State and its values (stateBlock): 160 bytes for 14 fields, not 176.
 func TestStateBlockSize(t *testing.T) {
 	for nf := 1; nf <= 16; nf++ {
-		fields := make([]Field, nf)
-		for i := range fields {
-			fields[i] = Field{Name: fmt.Sprintf("f%d", i), Type: Int}
-		}
-		fields[0].Name = "x"
-		s := MustSchema(fmt.Sprintf("s%d", nf), MustSpace("x"), fields, func(*State) Object { return nil })
+		s := intSchema(nf)
 		block := make([]*State, 4)
 		s.NewStates(1, block)
 		for k, st := range append(block, s.NewState(1)) {
@@ -95,4 +85,15 @@ func TestStateBlockSize(t *testing.T) {
 			t.Errorf("%d fields: %d bytes per NewState, want at most %d", nf, per, limit)
 		}
 	}
+}
+
+// intSchema returns a schema of nf Int fields in a one-dimensional space
+// (the first field is x).
+func intSchema(nf int) *Schema {
+	fields := make([]Field, nf)
+	for i := range fields {
+		fields[i] = Field{Name: fmt.Sprintf("f%d", i), Type: Int}
+	}
+	fields[0].Name = "x"
+	return MustSchema(fmt.Sprintf("s%d", nf), MustSpace("x"), fields, func(*State) Object { return nil })
 }

@@ -3,6 +3,7 @@ package replica
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -70,14 +71,8 @@ func TestApplyReusesCheck(t *testing.T) {
 					t.Fatalf("seed %d packet %d: %v", seed, pk, err)
 				}
 			}
-			a, c := fast.Objects(nil), ref.Objects(nil)
-			if len(a) != len(c) {
-				t.Fatalf("seed %d packet %d: %d objects with reuse, %d without", seed, pk, len(a), len(c))
-			}
-			for i := range a {
-				if a[i].ID != c[i].ID || a[i].Version != c[i].Version || !a[i].State.Equal(c[i].State) {
-					t.Fatalf("seed %d packet %d: object %v v%d with reuse, %v v%d without", seed, pk, a[i].ID, a[i].Version, c[i].ID, c[i].Version)
-				}
+			if err := sameObjects(fast, ref); err != nil {
+				t.Fatalf("seed %d packet %d: with reuse and without: %v", seed, pk, err)
 			}
 			if fast.Stats() != ref.Stats() {
 				t.Fatalf("seed %d packet %d: stats %+v with reuse, %+v without", seed, pk, fast.Stats(), ref.Stats())
@@ -180,19 +175,8 @@ func TestRecycledRings(t *testing.T) {
 					t.Fatalf("seed %d packet %d: %v", seed, pk, err)
 				}
 			}
-			a, c := fast.Objects(nil), ref.Objects(nil)
-			if len(a) != len(c) {
-				t.Fatalf("seed %d packet %d: %d objects recycling, %d not", seed, pk, len(a), len(c))
-			}
-			for i := range a {
-				x, y := a[i], c[i]
-				if x.ID != y.ID || x.Version != y.Version || !x.State.Equal(y.State) ||
-					(x.Synced == nil) != (y.Synced == nil) || x.Synced != nil && !x.Synced.Equal(y.Synced) {
-					t.Fatalf("seed %d packet %d: object %v v%d recycling, %v v%d not", seed, pk, x.ID, x.Version, y.ID, y.Version)
-				}
-				if x.State.ID() != x.ID || x.Synced != nil && x.Synced.ID() != x.ID {
-					t.Fatalf("seed %d packet %d: object %v has states of %v and %v", seed, pk, x.ID, x.State.ID(), x.Synced.ID())
-				}
+			if err := sameObjects(fast, ref); err != nil {
+				t.Fatalf("seed %d packet %d: recycling and not: %v", seed, pk, err)
 			}
 			if fast.Stats() != ref.Stats() {
 				t.Fatalf("seed %d packet %d: stats %+v recycling, %+v not", seed, pk, fast.Stats(), ref.Stats())
@@ -484,14 +468,8 @@ func TestRecycledEntries(t *testing.T) {
 					t.Fatalf("seed %d step %d: packet %d differs recycling", seed, step, k)
 				}
 			}
-			a, c := fast.Objects(nil), ref.Objects(nil)
-			if len(a) != len(c) {
-				t.Fatalf("seed %d step %d: %d objects recycling, %d not", seed, step, len(a), len(c))
-			}
-			for i := range a {
-				if a[i].ID != c[i].ID || a[i].Version != c[i].Version || !a[i].State.Equal(c[i].State) {
-					t.Fatalf("seed %d step %d: object %v v%d recycling, %v v%d not", seed, step, a[i].ID, a[i].Version, c[i].ID, c[i].Version)
-				}
+			if err := sameObjects(fast, ref); err != nil {
+				t.Fatalf("seed %d step %d: recycling and not: %v", seed, step, err)
 			}
 			for k := range fast.prims {
 				if !slices.Equal(fast.prims[k].holders, ref.prims[k].holders) || !slices.Equal(fast.prims[k].hnodes, ref.prims[k].hnodes) {
@@ -751,4 +729,30 @@ func newReplicaPair(t *testing.T) *replicaPair {
 		deliver(t, now, &ob, 2, stores, nil)
 	}
 	return p
+}
+
+// sameObjects reports how two stores' objects differ: IDs, versions, States
+// and synced States (Info.Synced), in order; and whether each State carries
+// its object's ID.
+func sameObjects(a, b *Store) error {
+	x, y := a.Objects(nil), b.Objects(nil)
+	if len(x) != len(y) {
+		return fmt.Errorf("%d objects against %d", len(x), len(y))
+	}
+	for i := range x {
+		p, q := x[i], y[i]
+		if p.ID != q.ID || p.Version != q.Version || !p.State.Equal(q.State) ||
+			(p.Synced == nil) != (q.Synced == nil) || p.Synced != nil && !p.Synced.Equal(q.Synced) {
+			return fmt.Errorf("object %v v%d against %v v%d", p.ID, p.Version, q.ID, q.Version)
+		}
+		for _, in := range []Info{p, q} {
+			if in.State.ID() != in.ID {
+				return fmt.Errorf("object %v has the State of %v", in.ID, in.State.ID())
+			}
+			if in.Synced != nil && in.Synced.ID() != in.ID {
+				return fmt.Errorf("object %v has the synced State of %v", in.ID, in.Synced.ID())
+			}
+		}
+	}
+	return nil
 }

@@ -330,10 +330,9 @@ type send struct {
 	to   wire.NodeID
 	e    *entry
 	base uint64 // 0: full state
-	// The delta, in Store.dcache[off:end], when flushPrimary encoded it
-	// (every holder of an object with the same base shares one).
+	// The delta, in Store.dcache[off:end] (in a Flush, every holder of an
+	// object with the same base shares one).
 	off, end int32
-	coded    bool
 }
 
 type ackMsg struct {

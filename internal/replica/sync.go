@@ -76,7 +76,7 @@ func (s *Store) Answer(now time.Duration, o *wire.Outbox) {
 	if len(s.answer) == 0 {
 		return
 	}
-	s.sends = s.sends[:0]
+	s.sends, s.dcache = s.sends[:0], s.dcache[:0]
 	for _, a := range s.answer {
 		e := s.objs.Get(a.id)
 		ok := e != nil
@@ -84,7 +84,8 @@ func (s *Store) Answer(now time.Duration, o *wire.Outbox) {
 			continue
 		}
 		if h := e.holder(a.to, false); h != nil && h.fresh && h.alive(now) {
-			s.sends = append(s.sends, send{to: a.to, e: e})
+			off, end := s.appendDelta(e, nil)
+			s.sends = append(s.sends, send{to: a.to, e: e, off: off, end: end})
 			h.acked, h.sentAt, h.fresh, h.confirm = e.version, now, false, true
 		}
 	}
@@ -148,11 +149,10 @@ func (s *Store) flushPrimary(now time.Duration, e *entry) {
 				}
 			}
 			if !memo || memoBase != base {
-				memo, memoBase, memoOff = true, base, int32(len(s.dcache))
-				s.dcache = world.AppendDelta(s.dcache, from, e.hist.newest().st)
-				memoEnd = int32(len(s.dcache))
+				memo, memoBase = true, base
+				memoOff, memoEnd = s.appendDelta(e, from)
 			}
-			s.sends = append(s.sends, send{to: h.node, e: e, base: base, off: memoOff, end: memoEnd, coded: true})
+			s.sends = append(s.sends, send{to: h.node, e: e, base: base, off: memoOff, end: memoEnd})
 			// Optimistic: the holder is taken to have what was sent; if it
 			// did not get it, its next update fails and it asks for a
 			// resync, or the confirming keepalive does.
@@ -323,7 +323,16 @@ func (s *Store) sortSends() {
 	})
 }
 
-// encodeUpdates encodes the queued updates, which sortSends sorted.
+// appendDelta appends primary e's newest version, as a delta from base
+// (nil: a full state), to dcache and returns where it lies there.
+func (s *Store) appendDelta(e *entry, base *world.State) (off, end int32) {
+	off = int32(len(s.dcache))
+	s.dcache = world.AppendDelta(s.dcache, base, e.hist.newest().st)
+	return off, int32(len(s.dcache))
+}
+
+// encodeUpdates encodes the queued updates, which sortSends sorted, with
+// the deltas queued with them.
 func (s *Store) encodeUpdates(now time.Duration, o *wire.Outbox) {
 	var u wire.Update
 	for i := 0; i < len(s.sends); {
@@ -334,24 +343,13 @@ func (s *Store) encodeUpdates(now time.Duration, o *wire.Outbox) {
 		for ; i < len(s.sends) && s.sends[i].to == to; i++ {
 			x := s.sends[i]
 			e := x.e
-			cur := e.hist.newest().st
 			keepalives = keepalives && x.base == e.version
-			u = wire.Update{ID: e.id, Version: e.version, Base: x.base}
+			u = wire.Update{ID: e.id, Version: e.version, Base: x.base, Data: s.dcache[x.off:x.end]}
 			if x.base == 0 {
 				u.Kind = e.kind
 				s.stats.FullSent++
 			} else if x.base == e.version {
 				s.stats.KeepalivesSent++
-			}
-			switch {
-			case x.coded:
-				u.Data = s.dcache[x.off:x.end]
-			case x.base == 0:
-				s.dbuf = world.AppendDelta(s.dbuf[:0], nil, cur)
-				u.Data = s.dbuf
-			default:
-				s.dbuf = world.AppendDelta(s.dbuf[:0], e.hist.find(x.base), cur)
-				u.Data = s.dbuf
 			}
 			b = wire.AppendUpdateEntry(b, &u)
 			s.stats.UpdatesSent++
