@@ -17,7 +17,7 @@ import (
 // player's minimap position once a second, from gameplay videos. The
 // embedded file keeps, for each game not marked as badly extracted, the
 // samples of the on-foot phases (1 and 2; phase 0 is the battle bus and -1
-// the glide down). internal/gendata derives it (-fortnite).
+// the glide down). cmd/gendata derives it (-fortnite).
 //
 //go:embed data/fortnite.bin.gz
 var fortniteGz []byte

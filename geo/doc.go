@@ -5,7 +5,7 @@
 // places players in real cities and derives their RTT to server cities, and
 // great-circle geometry. Topology generators live in geo/topo.
 //
-// Embedded data (geo/data, written by internal/gendata; sources, licences
+// Embedded data (geo/data, written by cmd/gendata; sources, licences
 // and required citations in geo/data/NOTICE.md):
 //
 //   - PlanetLab(slice): 18 time slices of RTT between 490 PlanetLab hosts

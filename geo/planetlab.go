@@ -135,7 +135,7 @@ func planetLabSlice(slice int) (*plSlice, error) {
 	return s, s.err
 }
 
-// The packed PlanetLab format (written by internal/gendata). After gzip:
+// The packed PlanetLab format (written by cmd/gendata). After gzip:
 //
 //	"OWPL" | version=1 | kind (0 absolute, 1 delta vs slice 1) | n uint16 BE
 //	3 byte planes of T = n(n-1)/2 24-bit values (high byte plane first):

@@ -452,7 +452,7 @@ func loadWonder() (*PingSet, error) {
 	return decodeWonderRTT(raw, cities)
 }
 
-// The packed WonderNetwork RTT format (written by internal/gendata). After
+// The packed WonderNetwork RTT format (written by cmd/gendata). After
 // gzip: "OWWN" | version=1 | 3 reserved bytes | n uint16 BE, then for avg and
 // then min, 3 byte planes (high first) of n×n 24-bit values in row-major
 // order (row = source city of cities.csv.gz): 0 for not measured, else

@@ -10,7 +10,7 @@ import (
 	"github.com/overworld/overworld/arena"
 	"github.com/overworld/overworld/internal/locate"
 	"github.com/overworld/overworld/internal/ring"
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 )
 
 // The experiments of LabColyseus, each a figure or table of Colyseus §5–§7

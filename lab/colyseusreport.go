@@ -18,7 +18,7 @@ import (
 
 	"github.com/overworld/overworld/arena"
 	"github.com/overworld/overworld/internal/locate"
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 	osim "github.com/overworld/overworld/sim"
 )
 
@@ -30,7 +30,7 @@ var (
 	// node count (8 players per node).
 	paperProactive = map[int][2]float64{28: {27.5, 72.9}, 50: {23.9, 64.5}, 96: {27.2, 72.9}}
 	// paperMissing64 is Fig. 11 at 64 nodes: % missing at 0, 100, 400 ms;
-	// issue 4's targets are half of it.
+	// overworld's targets are half of it.
 	paperMissing64 = [3]float64{4, 2, 1}
 )
 
@@ -661,7 +661,7 @@ func (r *LabColyseusReport) WriteTable(w io.Writer) error {
 				bc.Result.Players.Mean.Total/cn, cs.Result.Infra.Mean.Total/cn, co.Result.Aggregate/cs.Result.Infra.Mean.Total)
 		}
 		p("paper\t\t\t\t\t\t≈ 10× at scale (< 1 at 9)\t≈ 10×\t≈ 5\t\n")
-		p("target (issue 4)\t\t\t\t\t\t≥ 10× at 96+ nodes\t\t\t\n")
+		p("target\t\t\t\t\t\t≥ 10× at 96+ nodes\t\t\t\n")
 		if err := flush(); err != nil {
 			return err
 		}

@@ -11,7 +11,7 @@ import (
 	"github.com/overworld/overworld/place/core"
 )
 
-// The core-selection reference and its ties (issue 6's core-selection
+// The core-selection reference and its ties (the lab's core-selection
 // target): the optimum on measurements is proven with core.Prove rather
 // than taken from core.Select's local search, and the near-ties of the
 // optimum are measured so that a miss can be told apart from a choice

@@ -11,7 +11,7 @@
 // players drawn from real cities (geo.Population); Demo is the short
 // real-data comparison behind "overworld demo placement".
 //
-// World composes the runtime for issue 3: the model game (arena) on node
+// World composes the runtime of a world run: the model game (arena) on node
 // cores (node) driven by the simulator (sim), with a ground-truth observer
 // that reports every node's view to the sim Recorder each frame. NewWorld
 // and RunWorld take a WorldConfig (DefaultWorldConfig,

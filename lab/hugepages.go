@@ -12,7 +12,7 @@ import (
 // a gigabyte of node state that every event touches somewhere, and on 4
 // KiB pages the TLB misses as often as the caches do: at 10,000 players,
 // 2 MiB pages make the run 4–6% faster on the 2-core test machine, event
-// for event the same (BENCHMARKS.md, session 17).
+// for event the same (BENCHMARKS.md).
 //
 // On Linux it madvises every large anonymous read-write mapping (the Go
 // heap's arenas) with MADV_HUGEPAGE, and collapses what is already

@@ -13,13 +13,13 @@ import (
 	"github.com/overworld/overworld/arena"
 	"github.com/overworld/overworld/internal/locate"
 	"github.com/overworld/overworld/internal/replica"
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/node"
 	osim "github.com/overworld/overworld/sim"
 	"github.com/overworld/overworld/world"
 )
 
-// Arch names one of the three discovery architectures of issue 3 (the
+// Arch names one of the three discovery architectures of the lab (the
 // baselines of Colyseus §7.1).
 type Arch string
 
@@ -374,7 +374,7 @@ func newWorld(cfg WorldConfig, wrap func(*node.Node) osim.Core) (*World, error) 
 			// matches to a subscriber in one packet: at 96 nodes × 8
 			// players, 12.7% fewer packets and 8.7% less bandwidth per
 			// node, with discovery 235 → 205 ms and missing replicas 8.5 →
-			// 7.4% (BENCHMARKS.md, session 18).
+			// 7.4% (BENCHMARKS.md).
 			dc.Reckon, dc.BatchMatches = true, true
 			d, err := locate.NewDirectory(id, dc)
 			if err != nil {

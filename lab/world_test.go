@@ -16,7 +16,7 @@ import (
 
 	"github.com/overworld/overworld/arena"
 	"github.com/overworld/overworld/internal/locate"
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/node"
 	osim "github.com/overworld/overworld/sim"
 	"github.com/overworld/overworld/world"

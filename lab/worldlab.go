@@ -18,7 +18,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/overworld/overworld/arena"
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 )
 
 // LabWorldConfig is the Colyseus Fig. 12(a) comparison: per-node bandwidth

@@ -8,7 +8,7 @@ import (
 	"github.com/overworld/overworld/arena"
 	"github.com/overworld/overworld/internal/locate"
 	"github.com/overworld/overworld/internal/ring"
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/node"
 	"github.com/overworld/overworld/world"
 )
@@ -81,7 +81,7 @@ func newMercury(cfg WorldConfig, game *arena.Game, id wire.NodeID) (*locate.Merc
 	// Publications carry velocities and rendezvous match the segment each
 	// covers until the next (MercuryConfig.Sweep): subscriptions are padded
 	// for the discovery latency alone, not for a publish period of
-	// movement (BENCHMARKS.md, session 16).
+	// movement (BENCHMARKS.md).
 	pc.PubTTL = 0
 	mc := locate.MercuryConfig{Keys: km, Dims: game.Registry().Space().Dims(), Predict: pc, Sweep: true,
 		PublishPeriod: mercuryPublishPeriod, Jump: PublishJump, IdleEvery: mercuryIdleEvery, Pad: world.Point{cfg.Prefetch, cfg.Prefetch}}

@@ -3,7 +3,7 @@ package live
 import (
 	"sync/atomic"
 
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 )
 
 // Counters are a live node's transport and driver counters (metrics as

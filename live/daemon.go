@@ -20,7 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/overworld/overworld/internal/locate"
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/live/pki"
 	"github.com/overworld/overworld/live/player"
 	"github.com/overworld/overworld/node"

@@ -6,7 +6,7 @@ import (
 	"io"
 	"testing"
 
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 )
 
 // FuzzDatagram: parseDatagram never panics, rejects a datagram whole or

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 )
 
 // Transport carries a node's packets: the driver hands it every packet the

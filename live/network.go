@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 )
 
 // Errors.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/overworld/overworld/internal/locate"
 	"github.com/overworld/overworld/internal/replica"
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/world"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 )
 
 // gossipCore is a deterministic synthetic core: each frame it sends a few

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 )
 
 // rx is one packet a test core received.

@@ -3,7 +3,7 @@ package sim
 import (
 	"time"
 
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 )
 
 // A lane processes events: the serial loop has one that pushes new events

@@ -7,7 +7,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 )
 
 // TestNodeLayout: a node is five cache lines, and what delivering a packet

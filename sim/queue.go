@@ -3,7 +3,7 @@ package sim
 import (
 	"slices"
 
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 )
 
 // eventKind says what a queued event does when it comes due.

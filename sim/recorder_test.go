@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 )
 
 func mustView(t *testing.T, r *Recorder, node wire.NodeID, at time.Duration, ids []uint64, held []bool) {

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 )
 
 // Core is what the simulator drives: one node's deterministic protocol

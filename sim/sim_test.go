@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 )
 
 const ms1 = time.Millisecond

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 )
 
 // SummarySchema names the layout of Summary's JSON; it changes when a field

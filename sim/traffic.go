@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 )
 
 // Counts is a number of messages and their bytes (payload plus the

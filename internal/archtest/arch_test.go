@@ -31,12 +31,10 @@ var layers = map[string]int{
 	"place/spd":         2,
 	"place/balance":     2,
 	"estimate":          2,
-	"internal/wire":     3,
+	"wire":              3,
 	"internal/ring":     4,
 	"internal/locate":   5,
 	"internal/replica":  6,
-	"internal/host":     7,
-	"internal/control":  8,
 	"node":              9,
 	"sim":               10,
 	"live":              10,
@@ -44,11 +42,9 @@ var layers = map[string]int{
 	"live/player":       10,
 	"arena":             11,
 	"lab":               12,
-	"dashboard":         12,
-	"internal/plot":     12,
-	"internal/cli":      13,
+	"cmd/overworld/cli": 13,
 	"cmd/overworld":     14,
-	"internal/gendata":  14,
+	"cmd/gendata":       14,
 	"internal/archtest": 15,
 }
 
@@ -63,8 +59,8 @@ var sameRankEdges = map[[2]string]bool{{"live", "sim"}: true}
 
 // pure packages: deterministic, sans-IO. They may not touch the network,
 // the wall clock, global randomness, or the drivers.
-var pure = []string{"world", "internal/idtab", "geo", "place", "estimate", "internal/wire", "internal/ring",
-	"internal/locate", "internal/replica", "internal/host", "internal/control", "node"}
+var pure = []string{"world", "internal/idtab", "geo", "place", "estimate", "wire", "internal/ring",
+	"internal/locate", "internal/replica", "node"}
 
 var forbiddenImportsInPure = map[string]string{
 	"net":         "pure packages do no network I/O (drivers do)",
@@ -214,7 +210,7 @@ func TestPurePackagesStayPure(t *testing.T) {
 			if why, bad := forbiddenImportsInPure[ip]; bad {
 				t.Errorf("pure package %s imports %s in %v: %s", p.dir, ip, files, why)
 			}
-			for _, drv := range []string{"sim", "live", "lab", "dashboard", "internal/cli"} {
+			for _, drv := range []string{"sim", "live", "lab", "cmd"} {
 				if ip == module+"/"+drv || strings.HasPrefix(ip, module+"/"+drv+"/") {
 					t.Errorf("pure package %s imports driver %s in %v", p.dir, ip, files)
 				}

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 )
 
 // Broadcast is the broadcast architecture: every node holds a replica of

@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/overworld/overworld/internal/idtab"
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/world"
 )
 

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/world"
 )
 

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/overworld/overworld/internal/ring"
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/world"
 )
 

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/world"
 )
 

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/overworld/overworld/internal/idtab"
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/world"
 )
 

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/overworld/overworld/internal/ring"
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 )
 
 // TestSteadyStateAllocs checks that a member's hot paths do not allocate

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/overworld/overworld/internal/ring"
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 )
 
 // stableRing builds and settles an n-node ring for the benchmarks.

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/overworld/overworld/internal/ring"
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 )
 
 // churn applies a seeded random schedule of joins, graceful leaves and

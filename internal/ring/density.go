@@ -3,7 +3,7 @@ package ring
 import (
 	"math"
 
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 )
 
 // Mercury draws its long links by node count, not key distance: a link at

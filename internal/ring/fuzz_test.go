@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/overworld/overworld/internal/ring"
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 )
 
 // FuzzNodeStep drives one node (a ring creator, or a joiner) with an

@@ -11,7 +11,7 @@ import (
 
 	"github.com/overworld/overworld/geo"
 	"github.com/overworld/overworld/internal/ring"
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 )
 
 // cluster is a small deterministic discrete-event network for ring nodes:

@@ -7,7 +7,7 @@ import (
 
 	"github.com/overworld/overworld/geo"
 	"github.com/overworld/overworld/internal/ring"
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 )
 
 // TestRouteLatency measures how long routes take on PlanetLab latencies

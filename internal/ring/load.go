@@ -4,7 +4,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 )
 
 // loadSamples is how many keys each one-second bucket of the load window

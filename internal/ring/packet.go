@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 )
 
 // StepPacket delivers one whole packet of ring frames, as a driver that

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 )
 
 // Peer is one ring member: its node and its key.

@@ -5,7 +5,7 @@ import (
 	"reflect"
 
 	"github.com/overworld/overworld/internal/ring"
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 	"testing"
 	"time"
 )

@@ -5,7 +5,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 )
 
 // Route sends payload, of traffic class c, to the owner of key at time now; the owner

@@ -34,7 +34,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 )
 
 // Errors. Refusals in the TLS handshake wrap ErrRefused.

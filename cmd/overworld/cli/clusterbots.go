@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/overworld/overworld/arena"
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/live/pki"
 	"github.com/overworld/overworld/live/player"
 )

@@ -4,9 +4,9 @@
 //
 // Usage, from the repository root:
 //
-//	go run ./internal/gendata -src ../shared/data -out geo/data
-//	go run ./internal/gendata -src ../shared/data -verify
-//	go run ./internal/gendata -src ../shared/data -fortnite -out arena/data
+//	go run ./cmd/gendata -src ../shared/data -out geo/data
+//	go run ./cmd/gendata -src ../shared/data -verify
+//	go run ./cmd/gendata -src ../shared/data -fortnite -out arena/data
 //
 // The first command reads
 //

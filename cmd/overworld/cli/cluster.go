@@ -25,7 +25,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/overworld/overworld/arena"
-	"github.com/overworld/overworld/internal/wire"
+	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/lab"
 	"github.com/overworld/overworld/live"
 	"github.com/overworld/overworld/live/pki"
