@@ -18,9 +18,9 @@ import (
 	"github.com/quic-go/quic-go"
 
 	"github.com/overworld/overworld/internal/locate"
-	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/live/player"
 	"github.com/overworld/overworld/node"
+	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/world"
 )
 

@@ -18,8 +18,8 @@ import (
 
 	"github.com/overworld/overworld/arena"
 	"github.com/overworld/overworld/internal/locate"
-	"github.com/overworld/overworld/wire"
 	osim "github.com/overworld/overworld/sim"
+	"github.com/overworld/overworld/wire"
 )
 
 // The paper's printed numbers (Colyseus, NSDI 2006).

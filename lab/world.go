@@ -13,9 +13,9 @@ import (
 	"github.com/overworld/overworld/arena"
 	"github.com/overworld/overworld/internal/locate"
 	"github.com/overworld/overworld/internal/replica"
-	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/node"
 	osim "github.com/overworld/overworld/sim"
+	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/world"
 )
 

@@ -11,8 +11,8 @@ import (
 
 	"github.com/overworld/overworld/arena"
 	"github.com/overworld/overworld/geo"
-	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/place/cma"
+	"github.com/overworld/overworld/wire"
 )
 
 // DefaultWorldDemoConfig is "overworld demo": 16 nodes × 8 bots (128

@@ -8,8 +8,8 @@ import (
 	"github.com/overworld/overworld/arena"
 	"github.com/overworld/overworld/internal/locate"
 	"github.com/overworld/overworld/internal/ring"
-	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/node"
+	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/world"
 )
 

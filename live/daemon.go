@@ -20,10 +20,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/overworld/overworld/internal/locate"
-	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/live/pki"
 	"github.com/overworld/overworld/live/player"
 	"github.com/overworld/overworld/node"
+	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/world"
 )
 

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/node"
+	"github.com/overworld/overworld/wire"
 )
 
 // FrameHook is code that runs on the driver's goroutine once per frame,

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/node"
+	"github.com/overworld/overworld/wire"
 )
 
 // BenchmarkNodeFrame runs four nodes of the test game (broadcast: every

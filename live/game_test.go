@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/overworld/overworld/internal/locate"
-	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/node"
+	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/world"
 )
 

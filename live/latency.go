@@ -6,8 +6,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/sim"
+	"github.com/overworld/overworld/wire"
 )
 
 // Latency returns the per-destination delay of WAN emulation: node self is

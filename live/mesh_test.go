@@ -7,8 +7,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/node"
+	"github.com/overworld/overworld/wire"
 )
 
 // memCluster is k nodes of the test game over a MemNetwork, each with a

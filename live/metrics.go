@@ -9,8 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/overworld/overworld/internal/replica"
-	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/node"
+	"github.com/overworld/overworld/wire"
 )
 
 // Metrics exports a live node's counters to Prometheus: the transport's

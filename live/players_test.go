@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/live/pki"
 	"github.com/overworld/overworld/live/player"
 	"github.com/overworld/overworld/node"
+	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/world"
 )
 

@@ -12,8 +12,8 @@ import (
 
 	"github.com/quic-go/quic-go"
 
-	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/live/pki"
+	"github.com/overworld/overworld/wire"
 )
 
 // ALPN is the TLS application protocol of node-to-node connections.

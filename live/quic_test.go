@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/live/pki"
+	"github.com/overworld/overworld/wire"
 )
 
 // quicNode is one node's QUIC network and mesh on a loopback port.

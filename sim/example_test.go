@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/sim"
+	"github.com/overworld/overworld/wire"
 )
 
 // pinger is a minimal core: every frame it sends a 32-byte update to its

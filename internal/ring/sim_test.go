@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/overworld/overworld/internal/ring"
-	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/sim"
+	"github.com/overworld/overworld/wire"
 )
 
 // TestInSimulator runs the ring in the project's simulator (sim, over

@@ -25,12 +25,12 @@ import (
 	"golang.org/x/term"
 
 	"github.com/overworld/overworld/arena"
-	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/lab"
 	"github.com/overworld/overworld/live"
 	"github.com/overworld/overworld/live/pki"
 	"github.com/overworld/overworld/live/player"
 	osim "github.com/overworld/overworld/sim"
+	"github.com/overworld/overworld/wire"
 )
 
 // clusterOpts describes a local cluster: N player nodes (game slots 1..N,

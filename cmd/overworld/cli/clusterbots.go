@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/overworld/overworld/arena"
-	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/live/pki"
 	"github.com/overworld/overworld/live/player"
+	"github.com/overworld/overworld/wire"
 )
 
 // botFleet is the cluster's bots as real clients: one goroutine per bot,

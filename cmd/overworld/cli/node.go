@@ -15,11 +15,11 @@ import (
 
 	"github.com/overworld/overworld/arena"
 	"github.com/overworld/overworld/internal/locate"
-	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/lab"
 	"github.com/overworld/overworld/live"
 	"github.com/overworld/overworld/live/pki"
 	"github.com/overworld/overworld/node"
+	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/world"
 )
 

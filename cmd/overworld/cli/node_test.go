@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/overworld/overworld/arena"
-	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/live"
+	"github.com/overworld/overworld/wire"
 )
 
 // TestMain lets the cluster tests re-execute this test binary as the
