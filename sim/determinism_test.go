@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -194,6 +195,8 @@ func TestParallelIsSerial(t *testing.T) {
 		}
 	}
 }
+
+var update = flag.Bool("update", false, "rewrite the metrics golden files in testdata")
 
 // TestMetricsGolden pins the metrics file layout (schema overworld-sim/1)
 // and its numbers for one small seeded run (-update rewrites it).
