@@ -21,6 +21,7 @@ import (
 
 	"github.com/overworld/overworld/arena"
 	"github.com/overworld/overworld/internal/locate"
+	"github.com/overworld/overworld/live/arenaplay"
 	"github.com/overworld/overworld/live/player"
 	"github.com/overworld/overworld/node"
 )
@@ -219,7 +220,7 @@ func playBot(ctx context.Context, g *arena.Game, key ed25519.PrivateKey, f *botF
 	}
 	pctx, stop := context.WithTimeout(ctx, f.duration)
 	defer stop()
-	err = c.Run(pctx, arena.NewPlayerBrain(g, f.seed<<20+uint64(i)), 0)
+	err = c.Run(pctx, arenaplay.NewBrain(g, f.seed<<20+uint64(i)), 0)
 	return c.Stats(), err
 }
 
@@ -284,7 +285,7 @@ func startLocalNode(ctx context.Context, g *arena.Game, f *botFlags) (gw *player
 			}
 		}
 	}
-	gw, err = player.New(player.Config{Verifier: ver, Controller: g.Players(), MaxPlayers: max(64, f.n), FrameEvery: arena.Frame})
+	gw, err = player.New(player.Config{Verifier: ver, Controller: arenaplay.NewController(g), MaxPlayers: max(64, f.n), FrameEvery: arena.Frame})
 	if err != nil {
 		return nil, "", "", nil, err
 	}

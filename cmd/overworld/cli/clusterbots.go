@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/overworld/overworld/arena"
+	"github.com/overworld/overworld/live/arenaplay"
 	"github.com/overworld/overworld/live/pki"
 	"github.com/overworld/overworld/live/player"
 	"github.com/overworld/overworld/wire"
@@ -119,7 +120,7 @@ func (b *fleetBot) run(ctx context.Context, fc fleetConfig, k, i int, c *player.
 	b.joins++
 	b.joinsOn[i]++
 	b.mu.Unlock()
-	err := c.Run(ctx, arena.NewPlayerBrain(fc.game, fc.seed<<20+uint64(k)), 0)
+	err := c.Run(ctx, arenaplay.NewBrain(fc.game, fc.seed<<20+uint64(k)), 0)
 	st := c.Stats()
 	b.mu.Lock()
 	b.cur = nil

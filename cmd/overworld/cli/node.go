@@ -17,10 +17,9 @@ import (
 	"github.com/overworld/overworld/internal/locate"
 	"github.com/overworld/overworld/lab"
 	"github.com/overworld/overworld/live"
+	"github.com/overworld/overworld/live/arenaplay"
 	"github.com/overworld/overworld/live/pki"
-	"github.com/overworld/overworld/node"
 	"github.com/overworld/overworld/wire"
-	"github.com/overworld/overworld/world"
 )
 
 func newNodeCmd(e *env) *cobra.Command {
@@ -70,18 +69,16 @@ migrate between nodes yet).`,
 	return cmd
 }
 
-// arenaGame builds the model game a node configuration names: the registry,
-// this node's spawns (its slot's bots and items) and the directory margin.
+// arenaGame builds the model game a node configuration names
+// (arenaplay.NodeGame: the registry, this node's spawns, the directory
+// margin, the player controller) with the simulated world's discovery
+// presets.
 func arenaGame(g live.GameConfig) (*arena.Game, live.Game, error) {
-	m, err := arena.ParseMapType(g.Map)
+	game, lg, err := arenaplay.NodeGame(g)
 	if err != nil {
-		return nil, live.Game{}, fmt.Errorf("%w: game.map %q: want rect or sqr", live.ErrConfig, g.Map)
+		return nil, live.Game{}, err
 	}
-	game, err := arena.New(arena.Config{Map: m, Nodes: g.Nodes, PlayersPerNode: g.PlayersPerNode, Seed: g.Seed})
-	if err != nil {
-		return nil, live.Game{}, fmt.Errorf("%w: game: %v", live.ErrConfig, err)
-	}
-	slot := g.Slot
+	m := game.Config().Map
 	// The colyseus locator is the simulated world's (lab), over the same
 	// map: the same key mapping, prediction and publication period.
 	colyseus := func(self wire.NodeID) (*locate.Mercury, error) {
@@ -93,25 +90,10 @@ func arenaGame(g live.GameConfig) (*arena.Game, live.Game, error) {
 		}
 		return lab.NewColyseusLocator(wc, game, self)
 	}
-	lg := live.Game{Registry: game.Registry(), Colyseus: colyseus,
-		// Colyseus' predicted subscription at the bots' run speed, as in
-		// the simulated world (lab.NewWorld).
-		DirectoryMargin: world.Point{2 * arena.RunSpeed * 0.5, 2 * arena.RunSpeed * 0.5, 0},
-		// Respawns (teleports) are published at once, as in the simulated
-		// world.
-		DirectoryJump: lab.PublishJump,
-		Players:       game.Players(),
-		Spawn: func(now time.Duration, n *node.Node) error {
-			for _, sp := range game.Spawns() {
-				if sp.Node != slot-1 || (sp.Schema == game.Bot && !g.AIBots) {
-					continue
-				}
-				if _, err := n.Spawn(now, sp.Schema, sp.Init); err != nil {
-					return err
-				}
-			}
-			return nil
-		}}
+	lg.Colyseus = colyseus
+	// Respawns (teleports) are published at once, as in the simulated
+	// world.
+	lg.DirectoryJump = lab.PublishJump
 	return game, lg, nil
 }
 
