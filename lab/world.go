@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/overworld/overworld/arena"
+	"github.com/overworld/overworld/geo"
 	"github.com/overworld/overworld/internal/locate"
 	"github.com/overworld/overworld/internal/replica"
 	"github.com/overworld/overworld/node"
@@ -448,13 +449,13 @@ const (
 // random order, once all 490 are taken). The infrastructure node goes to
 // the site with the least mean one-way delay to the player nodes (the
 // 1-median: where an operator would put a central server).
-func buildSites(cfg WorldConfig) (*osim.Sites, []string, error) {
-	var sites *osim.Sites
+func buildSites(cfg WorldConfig) (*geo.Sites, []string, error) {
+	var sites *geo.Sites
 	var where []string
 	var err error
 	switch cfg.Data {
 	case SitesPlanetLab:
-		if sites, err = osim.PlanetLabSites(cfg.Slice); err != nil {
+		if sites, err = geo.PlanetLabSites(cfg.Slice); err != nil {
 			return nil, nil, fmt.Errorf("%w: %w", ErrConfig, err)
 		}
 		rng := rand.New(rand.NewPCG(cfg.Seed, streamWorldSites))
@@ -467,7 +468,7 @@ func buildSites(cfg WorldConfig) (*osim.Sites, []string, error) {
 			}
 		}
 	case SitesWonder:
-		if sites, err = osim.WonderNetworkSites(cfg.Cities[:cfg.Nodes]); err != nil {
+		if sites, err = geo.WonderNetworkSites(cfg.Cities[:cfg.Nodes]); err != nil {
 			return nil, nil, fmt.Errorf("%w: %w", ErrConfig, err)
 		}
 		where = slices.Clone(cfg.Cities[:cfg.Nodes])

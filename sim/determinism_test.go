@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/overworld/overworld/geo"
 	"github.com/overworld/overworld/wire"
 )
 
@@ -61,7 +62,7 @@ func runWorld(t *testing.T, seed uint64, nodes int, until time.Duration) (summar
 // window goes to the workers, however small).
 func runWorldW(t *testing.T, seed uint64, nodes int, until time.Duration, workers int, always bool) (summary, series, perNode []byte) {
 	t.Helper()
-	sites, err := PlanetLabSites(1)
+	sites, err := geo.PlanetLabSites(1)
 	if err != nil {
 		t.Fatal(err)
 	}

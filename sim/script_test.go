@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/overworld/overworld/geo"
 	"github.com/overworld/overworld/internal/scripttest"
 	"github.com/overworld/overworld/wire"
 )
@@ -81,7 +82,7 @@ func (sc *script) sim(cmd *scripttest.Cmd) *Sim {
 			}
 		}
 	}
-	sites, err := NewSites(sc.names, rows)
+	sites, err := geo.NewSites(sc.names, rows)
 	if err != nil {
 		cmd.Fatalf("%v", err)
 	}
