@@ -41,7 +41,9 @@ var layers = map[string]int{
 	"live":                10,
 	"live/pki":            10,
 	"live/player":         10,
-	"arena":               11,
+	"live/arenaplay":      10,
+	"live/localcluster":   10,
+	"arena":               8,
 	"lab":                 12,
 	"cmd/overworld/cli":   13,
 	"cmd/overworld":       14,
@@ -54,9 +56,9 @@ var layers = map[string]int{
 var sameGroup = []string{"geo", "place", "live"}
 
 // sameRankEdges are imports allowed between two packages of equal rank in
-// different groups: the live driver emulates the WAN with the simulator's
-// latency table (sim never imports live).
-var sameRankEdges = map[[2]string]bool{{"live", "sim"}: true}
+// different groups. There are none: the two drivers (sim and live) never
+// import each other; what both read (site latencies) lives in geo.
+var sameRankEdges = map[[2]string]bool{}
 
 // pure packages: deterministic, sans-IO. They may not touch the network,
 // the wall clock, global randomness, or the drivers.
