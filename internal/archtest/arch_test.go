@@ -118,6 +118,12 @@ func loadPackages(t *testing.T) map[string]*pkgInfo {
 			if path != root && (strings.HasPrefix(name, ".") || name == "testdata" || strings.HasPrefix(name, "_")) {
 				return filepath.SkipDir
 			}
+			// A directory with its own go.mod (examples/) is another
+			// module: it sees only the public API, which the compiler
+			// enforces, and is not layered here.
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); path != root && err == nil {
+				return filepath.SkipDir
+			}
 			return nil
 		}
 		if !strings.HasSuffix(path, ".go") {
