@@ -97,22 +97,25 @@ func lineTail(s string) string {
 }
 
 // TestDiaryPattern checks the pattern against wording it must and must not
-// flag.
+// flag. The wording it must flag is written with a "|" inside each phrase,
+// removed before matching, so that this file does not flag itself.
 func TestDiaryPattern(t *testing.T) {
+	unmark := strings.NewReplacer("|", "")
 	for _, s := range []string{
-		"measured in session 14", "Session 3 took", "(helper)", "helper-28's layout",
-		"issue 4's target", "Issue #12", "a ticket number", "numbered work periods", "as the brief asked",
+		"measured in sess|ion 14", "Sess|ion 3 took", "(help|er)", "help|er-28's layout",
+		"iss|ue 4's target", "Iss|ue #12", "a tick|et number", "numbered work per|iods", "as the bri|ef asked",
 	} {
-		if !diary.MatchString(s) {
+		if s = unmark.Replace(s); !diary.MatchString(s) {
 			t.Errorf("%q is not flagged", s)
 		}
 	}
-	if got := diary.FindString(lineTail("// faster (BENCHMARKS.md, session") + " " + lineHead("// 18). It does")); got == "" {
-		t.Error("a phrase split over two comment lines is not flagged")
+	split := lineTail(unmark.Replace("// faster (BENCHMARKS.md, sess|ion")) + " " + lineHead("// 18). It does")
+	if diary.FindString(split) == "" {
+		t.Errorf("%q, a phrase split over two comment lines, is not flagged", split)
 	}
 	for _, s := range []string{
 		"a player session", "the session's token", "issue a token", "overworld token issue --dir coord",
-		"Store.Briefs", "the briefs of every node", "a work item",
+		"Store.Briefs", "every node's briefs", "briefly", "a work item",
 	} {
 		if diary.MatchString(s) {
 			t.Errorf("%q is flagged", s)
