@@ -12,10 +12,10 @@ import (
 )
 
 // diary matches wording that speaks of how the project was developed
-// rather than of what it is: numbered work sessions, helpers, issue and
-// ticket numbers, work periods, briefs. The repository speaks of the
+// rather than of what it is: numbered sessions, helpers, tracker numbers,
+// the instructions a piece of work was given. The repository speaks of the
 // product alone; its history lives in git. (The character classes keep
-// this file from matching itself.)
+// the pattern from matching itself.)
 var diary = regexp.MustCompile(`(?i)\bsess[i]on [0-9]|\(help[e]r\)|\bhelp[e]r-[0-9]|\biss[u]e #?[0-9]|\btick[e]t|\bwork [p]eriod|\bthe bri[e]f\b`)
 
 // TestNoDevelopmentHistory scans every text file git tracks for diary
