@@ -420,16 +420,7 @@ func (b *Bot) fire(ctx world.Context, now int64, rng *rand.Rand) {
 	tx += o.Float(BotVX) * tof
 	ty += o.Float(BotVY) * tof
 	a := math.Atan2(ty-y, tx-x) + rng.NormFloat64()*AimError
-	vx, vy := MissileSpeed*math.Cos(a), MissileSpeed*math.Sin(a)
-	owner := st.ID()
-	_, _ = ctx.Create(b.g.Missile, func(m *world.State) {
-		m.SetFloat(MissileX, x)
-		m.SetFloat(MissileY, y)
-		m.SetFloat(MissileVX, vx)
-		m.SetFloat(MissileVY, vy)
-		m.SetRef(MissileOwner, owner)
-		m.SetInt(MissileExpires, now+framesOf(MissileLife))
-	})
+	_, _ = ctx.Create(b.g.Missile, launch(st, a, now))
 }
 
 // nextHop returns the waypoint after cur on the way to goal.
@@ -578,6 +569,25 @@ func (sc *botScan) pick(obj world.Object, _ bool) bool {
 
 // takeItem marks an item taken (pickUp's write).
 func takeItem(s *world.State) { s.SetBool(ItemTaken, true) }
+
+// launch returns the initialisation of the rocket that shooter (a bot's
+// or a player avatar's state) fires at frame now in direction aim
+// (radians): a Missile leaving the shooter's position at MissileSpeed,
+// attached to the shooter, that expires MissileLife later. Bots (fire)
+// and players (SteerPlayer) launch their rockets with it.
+func launch(shooter *world.State, aim float64, now int64) func(*world.State) {
+	x, y, owner := shooter.Float(BotX), shooter.Float(BotY), shooter.ID()
+	vx, vy := MissileSpeed*math.Cos(aim), MissileSpeed*math.Sin(aim)
+	expires := now + framesOf(MissileLife)
+	return func(m *world.State) {
+		m.SetFloat(MissileX, x)
+		m.SetFloat(MissileY, y)
+		m.SetFloat(MissileVX, vx)
+		m.SetFloat(MissileVY, vy)
+		m.SetRef(MissileOwner, owner)
+		m.SetInt(MissileExpires, expires)
+	}
+}
 
 // Missile is a rocket: it flies straight, hits the first bot (other than
 // its shooter) it passes within HitRadius of, explodes on walls, splashes

@@ -96,16 +96,7 @@ func (g *Game) SteerPlayer(st *world.State, in Input, now int64) (rocket func(*w
 		return nil
 	}
 	st.SetInt(BotUntil, now+framesOf(FireEvery))
-	x, y, owner := st.Float(BotX), st.Float(BotY), st.ID()
-	vx, vy := MissileSpeed*math.Cos(in.Aim), MissileSpeed*math.Sin(in.Aim)
-	return func(m *world.State) {
-		m.SetFloat(MissileX, x)
-		m.SetFloat(MissileY, y)
-		m.SetFloat(MissileVX, vx)
-		m.SetFloat(MissileVY, vy)
-		m.SetRef(MissileOwner, owner)
-		m.SetInt(MissileExpires, now+framesOf(MissileLife))
-	}
+	return launch(st, in.Aim, now)
 }
 
 // thinkPlayer runs a player avatar's frame: death and respawn as for a bot,

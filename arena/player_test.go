@@ -52,6 +52,59 @@ func TestSteerPlayer(t *testing.T) {
 	}
 }
 
+// TestBotRocketsLeaveTheirShooter checks the rockets bots fire in a game
+// the way TestSteerPlayer checks a player's: each leaves its shooter's
+// position (before the shooter's move that frame) at MissileSpeed, owned
+// by the shooter, and expires MissileLife after the frame it was fired.
+func TestBotRocketsLeaveTheirShooter(t *testing.T) {
+	cfg := Federated(6, Rect)
+	cfg.Seed = 3
+	g := mustGame(t, cfg)
+	l := mustRun(t, g, 3)
+	type pos struct{ x, y float64 }
+	before := map[world.ObjectID]pos{}
+	seen := map[world.ObjectID]bool{}
+	checked := 0
+	for range 300 {
+		clear(before)
+		l.Range(func(obj world.Object, _ int) bool {
+			if st := obj.State(); st.Schema() == g.Bot {
+				before[st.ID()] = pos{st.Float(BotX), st.Float(BotY)}
+			}
+			return true
+		})
+		fired := l.Frame()
+		l.Step()
+		l.Range(func(obj world.Object, _ int) bool {
+			m := obj.State()
+			if m.Schema() != g.Missile || seen[m.ID()] {
+				return true
+			}
+			seen[m.ID()] = true
+			checked++
+			shooter, ok := before[m.Ref(MissileOwner)]
+			if !ok {
+				t.Fatalf("frame %d: rocket %v owned by %v, not a bot", fired, m.ID(), m.Ref(MissileOwner))
+			}
+			if m.Float(MissileX) != shooter.x || m.Float(MissileY) != shooter.y {
+				t.Fatalf("frame %d: rocket %v at (%v, %v), its shooter at (%v, %v)", fired, m.ID(),
+					m.Float(MissileX), m.Float(MissileY), shooter.x, shooter.y)
+			}
+			if v := math.Hypot(m.Float(MissileVX), m.Float(MissileVY)); math.Abs(v-MissileSpeed) > velQuantum {
+				t.Fatalf("frame %d: rocket %v flies at %v m/s, want %v", fired, m.ID(), v, MissileSpeed)
+			}
+			if m.Int(MissileExpires) != fired+framesOf(MissileLife) {
+				t.Fatalf("frame %d: rocket %v expires at frame %d, want %d", fired, m.ID(), m.Int(MissileExpires), fired+framesOf(MissileLife))
+			}
+			return true
+		})
+	}
+	if checked == 0 {
+		t.Fatal("no bot fired in 300 frames")
+	}
+	t.Logf("%d rockets checked", checked)
+}
+
 func FuzzDecodeInput(f *testing.F) {
 	f.Add(AppendInput(nil, Input{VX: 3, VY: -4, Fire: true, Aim: 1}))
 	f.Add([]byte{2, 0, 0, 0, 0, 0, 0})

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"embed"
-	"encoding/binary"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -445,55 +444,5 @@ func loadWonder() (*PingSet, error) {
 	if err != nil {
 		return nil, err
 	}
-	raw, err := gunzip(rz)
-	if err != nil {
-		return nil, err
-	}
-	return decodeWonderRTT(raw, cities)
-}
-
-// The packed WonderNetwork RTT format (written by cmd/gendata). After
-// gzip: "OWWN" | version=1 | 3 reserved bytes | n uint16 BE, then for avg and
-// then min, 3 byte planes (high first) of n×n 24-bit values in row-major
-// order (row = source city of cities.csv.gz): 0 for not measured, else
-// 1 + RTT in units of 0.01 ms (the published resolution).
-func decodeWonderRTT(raw []byte, cities []City) (*PingSet, error) {
-	if len(raw) < 10 || string(raw[:4]) != "OWWN" || raw[4] != 1 {
-		return nil, fmt.Errorf("%w: not a packed WonderNetwork RTT file", ErrSyntax)
-	}
-	n := int(binary.BigEndian.Uint16(raw[8:10]))
-	if n != len(cities) {
-		return nil, fmt.Errorf("%w: RTT file for %d cities, city list has %d", ErrShape, n, len(cities))
-	}
-	raw = raw[10:]
-	if len(raw) != 6*n*n {
-		return nil, fmt.Errorf("%w: packed WonderNetwork RTT file has %d bytes, want %d", ErrSyntax, len(raw), 6*n*n)
-	}
-	s, err := newPingSet(cities)
-	if err != nil {
-		return nil, err
-	}
-	for part, dst := range [][]float64{s.avg, s.min} {
-		p := raw[part*3*n*n:]
-		hi, mid, lo := p[:n*n], p[n*n:2*n*n], p[2*n*n:3*n*n]
-		for k := range dst {
-			v := uint32(hi[k])<<16 | uint32(mid[k])<<8 | uint32(lo[k])
-			if v == 0 {
-				continue
-			}
-			if k/n == k%n {
-				return nil, fmt.Errorf("%w: packed WonderNetwork RTT file measures city %d to itself", ErrSyntax, k/n)
-			}
-			dst[k] = float64(v-1) / 100
-		}
-	}
-	for k := range s.avg {
-		if math.IsNaN(s.avg[k]) != math.IsNaN(s.min[k]) {
-			return nil, fmt.Errorf("%w: packed WonderNetwork RTT file: avg and min disagree on pair %d", ErrSyntax, k)
-		}
-		if !math.IsNaN(s.avg[k]) {
-			s.pairs++
-		}
-	}
-	return s, nil
+	return DecodeWonderRTT(rz, cities)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/overworld/overworld/geo"
 	"github.com/overworld/overworld/wire"
+	"github.com/overworld/overworld/world"
 )
 
 // Duration is a time.Duration written as a string in TOML ("2s").
@@ -198,7 +199,7 @@ ai_bots = true
 
 // DefaultDaemonConfig returns the defaults (DefaultConfigTOML).
 func DefaultDaemonConfig() DaemonConfig {
-	return DaemonConfig{ID: 1, DataDir: "data", FrameRate: 10, QueueLen: 256,
+	return DaemonConfig{ID: 1, DataDir: "data", FrameRate: float64(time.Second / world.DefaultFrame), QueueLen: 256,
 		ShutdownGrace: Duration{2 * time.Second}, LogLevel: "info", LogFormat: "text",
 		Listen:    ListenConfig{Node: "127.0.0.1:7100", Admin: "127.0.0.1:7180"},
 		TLS:       TLSConfig{CACert: "ca/ca.crt", NodeCert: "node.pem"},

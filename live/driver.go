@@ -9,6 +9,7 @@ import (
 
 	"github.com/overworld/overworld/node"
 	"github.com/overworld/overworld/wire"
+	"github.com/overworld/overworld/world"
 )
 
 // FrameHook is code that runs on the driver's goroutine once per frame,
@@ -34,7 +35,7 @@ type DriverConfig struct {
 	Node *node.Node
 	// Transport carries its packets (required).
 	Transport Transport
-	// Frame is the frame period. Default 100 ms (10 Hz, arena's rate).
+	// Frame is the frame period. Default world.DefaultFrame (100 ms, 10 Hz).
 	Frame time.Duration
 	// Epoch is the wall-clock instant the core's time counts from, so
 	// that nodes started apart share one clock (staleness across nodes
@@ -65,7 +66,7 @@ func NewDriver(cfg DriverConfig) (*Driver, error) {
 		return nil, fmt.Errorf("%w: driver needs a node and a transport", ErrConfig)
 	}
 	if cfg.Frame == 0 {
-		cfg.Frame = 100 * time.Millisecond
+		cfg.Frame = world.DefaultFrame
 	}
 	if cfg.Frame < time.Millisecond || cfg.Frame > 10*time.Second {
 		return nil, fmt.Errorf("%w: frame period %v: want 1ms to 10s", ErrConfig, cfg.Frame)

@@ -15,8 +15,8 @@
 //     wire.NodeID. Seed Config.Rand per node for reproducible games.
 //  2. Create the game's initial objects with Spawn (outside think
 //     functions); a think function creates more through its world.Context.
-//  3. Call Tick(now) once per frame (every 100 ms by default) with a
-//     non-decreasing virtual time.
+//  3. Call Tick(now) once per frame (every world.DefaultFrame, 100 ms, by
+//     default) with a non-decreasing virtual time.
 //  4. Deliver each packet addressed to the node with Step(now, p), in any
 //     order, possibly lost or duplicated: the protocol tolerates all three.
 //     A malformed packet changes nothing and is counted (Stats.Malformed).

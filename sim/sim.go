@@ -9,6 +9,7 @@ import (
 
 	"github.com/overworld/overworld/geo"
 	"github.com/overworld/overworld/wire"
+	"github.com/overworld/overworld/world"
 )
 
 // Core is what the simulator drives: one node's deterministic protocol
@@ -64,8 +65,8 @@ type Config struct {
 	// Seed seeds every random choice: tick phases, jitter, loss and
 	// duplication. Same seed, same inputs ⇒ the same run, event for event.
 	Seed uint64
-	// FramePeriod is the interval between a node's Ticks. Default 100 ms
-	// (10 Hz), the frame rate of Quake and of the Colyseus model workload.
+	// FramePeriod is the interval between a node's Ticks. Default
+	// world.DefaultFrame (100 ms, 10 Hz).
 	FramePeriod time.Duration
 	// SameSite is the one-way delay between two nodes at one site (and from
 	// a node to itself). Default geo.SameSiteDelay (0.5 ms): one LAN hop in
@@ -114,7 +115,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		Seed:        1,
-		FramePeriod: 100 * time.Millisecond,
+		FramePeriod: world.DefaultFrame,
 		SameSite:    geo.SameSiteDelay,
 		HeaderBytes: 28,
 		Grace:       []time.Duration{0, 100 * time.Millisecond, 400 * time.Millisecond},
@@ -129,7 +130,7 @@ const maxWorkers = 256
 // validate checks c and returns a copy with defaults filled in.
 func (c Config) validate() (Config, error) {
 	if c.FramePeriod == 0 {
-		c.FramePeriod = 100 * time.Millisecond
+		c.FramePeriod = world.DefaultFrame
 	}
 	if c.Grace == nil {
 		c.Grace = DefaultConfig().Grace

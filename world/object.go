@@ -57,6 +57,17 @@ var (
 	ErrUnregistered  = errors.New("world: schema is not registered with this node")
 )
 
+// DefaultFrame is the time between two frames (two Think calls of a
+// primary) when the driver running the game is not told another: 100 ms,
+// 10 frames per second, the server rate of Quake II and of the model
+// workload Colyseus measures. It is the game API's because it is a
+// property of the game being run, the rate its speeds and timers are
+// written against. The simulator and the live daemon both default to it,
+// and the node's protocol defaults that count in frames (8 frames of delta
+// history, a 5-frame velocity window for interest prediction) are tuned
+// for it. A game that thinks at another rate gives its driver that period.
+const DefaultFrame = 100 * time.Millisecond
+
 // Context is what a think function may do. The runtime (package node)
 // implements it; it is valid only during the Think call it was passed to.
 type Context interface {

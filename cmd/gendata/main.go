@@ -17,18 +17,21 @@
 //     reader side by side, in geo/planetlab_pack.go);
 //   - wondernetwork-2018/cities.csv and Data/<City>/<City>Ping.csv and writes
 //     wondernetwork/cities.csv.gz (name, country, coordinates, population)
-//     and wondernetwork/rtt.bin.gz (avg and min RTT per directed pair);
+//     and wondernetwork/rtt.bin.gz with geo.EncodeWonderRTT (avg and min
+//     RTT per directed pair, in 0.01 ms; the format is defined, writer and
+//     reader side by side, in geo/wonder_pack.go);
 //   - geonames-cities-100k/cities100000.txt and writes
 //     geonames/cities100000.txt.gz, the same 19-column format with only
 //     name, asciiname, latitude, longitude, country code and population
 //     kept;
 //
 // and copies the licence texts next to them. It decodes every file it
-// writes (PlanetLab with geo.DecodePlanetLab, the others with decoders of
-// its own) and fails unless the result reproduces the source exactly. The second command (-verify), run after the first, checks
-// the loaders of package geo, which embed what the first wrote, against the
-// source: bit-exact for every PlanetLab slice, every WonderNetwork pair and
-// every GeoNames city.
+// writes with the reader of package geo (geo.DecodePlanetLab,
+// geo.DecodeWonderRTT, geo.ReadWonderCities, geo.ReadGeoNames) and fails
+// unless the result reproduces the source exactly. The second command
+// (-verify), run after the first, checks the loaders of package geo, which
+// embed what the first wrote, against the source: bit-exact for every
+// PlanetLab slice, every WonderNetwork pair and every GeoNames city.
 //
 // WonderNetwork coordinates: the distance column of the ping files is
 // WonderNetwork's own great-circle distance between its servers. For each
@@ -42,12 +45,10 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
-	"encoding/binary"
 	"encoding/csv"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log"
 	"math"
 	"os"
@@ -113,14 +114,6 @@ func gz(data []byte) []byte {
 	w.Write(data)
 	w.Close()
 	return b.Bytes()
-}
-
-func gunzip(b []byte) ([]byte, error) {
-	r, err := gzip.NewReader(bytes.NewReader(b))
-	if err != nil {
-		return nil, err
-	}
-	return io.ReadAll(r)
 }
 
 func (g *gen) licences() error {
@@ -398,84 +391,23 @@ func fixCoordinates(cities []geo.City, known map[string]bool, km []float64) ([]s
 	return fixed, nil
 }
 
-func encodeWonderRTT(set *geo.PingSet) ([]byte, error) {
-	n := set.Len()
-	raw := []byte("OWWN")
-	raw = append(raw, 1, 0, 0, 0)
-	raw = binary.BigEndian.AppendUint16(raw, uint16(n))
-	for _, get := range []func(i, j int) (float64, bool){set.RTT, set.MinRTT} {
-		vals := make([]uint32, n*n)
-		for i := 0; i < n; i++ {
-			for j := 0; j < n; j++ {
-				v, ok := get(i, j)
-				if !ok {
-					continue
-				}
-				c := math.Round(v * 100)
-				if float64(uint32(c))/100 != v || c+1 >= 1<<24 {
-					return nil, fmt.Errorf("RTT %v (%d→%d) is not a whole number of 0.01 ms", v, i, j)
-				}
-				vals[i*n+j] = uint32(c) + 1
-			}
-		}
-		for shift := 16; shift >= 0; shift -= 8 {
-			for _, v := range vals {
-				raw = append(raw, byte(v>>shift))
-			}
-		}
-	}
-	return gz(raw), nil
-}
-
-// decodeWonderRTT is an independent decoder used to check the encoder.
-func decodeWonderRTT(packed []byte, n int) (avg, mn []float64, err error) {
-	raw, err := gunzip(packed)
-	if err != nil {
-		return nil, nil, err
-	}
-	if int(binary.BigEndian.Uint16(raw[8:])) != n || len(raw) != 10+6*n*n {
-		return nil, nil, errors.New("bad packed RTT header")
-	}
-	out := [2][]float64{make([]float64, n*n), make([]float64, n*n)}
-	for part := range out {
-		p := raw[10+part*3*n*n:]
-		for k := range out[part] {
-			v := uint32(p[k])<<16 | uint32(p[n*n+k])<<8 | uint32(p[2*n*n+k])
-			out[part][k] = math.NaN()
-			if v > 0 {
-				out[part][k] = float64(v-1) / 100
-			}
-		}
-	}
-	return out[0], out[1], nil
-}
-
 func (g *gen) wonder() error {
 	w, err := readWonder(g.src)
 	if err != nil {
 		return fmt.Errorf("WonderNetwork: %w", err)
 	}
-	packed, err := encodeWonderRTT(w.set)
+	packed, err := geo.EncodeWonderRTT(w.set)
 	if err != nil {
 		return fmt.Errorf("WonderNetwork: %w", err)
 	}
-	avg, mn, err := decodeWonderRTT(packed, w.set.Len())
+	decoded, err := geo.DecodeWonderRTT(packed, w.cities)
 	if err != nil {
-		return err
+		return fmt.Errorf("WonderNetwork: decode: %w", err)
+	}
+	if err := samePings(decoded, w.set); err != nil {
+		return fmt.Errorf("WonderNetwork: packed RTT does not round-trip: %w", err)
 	}
 	n := w.set.Len()
-	for i := 0; i < n; i++ {
-		for j := 0; j < n; j++ {
-			a, ok := w.set.RTT(i, j)
-			m, _ := w.set.MinRTT(i, j)
-			if !ok {
-				a, m = math.NaN(), math.NaN()
-			}
-			if !same(a, avg[i*n+j]) || !same(m, mn[i*n+j]) {
-				return fmt.Errorf("WonderNetwork: pair %d→%d does not round-trip", i, j)
-			}
-		}
-	}
 	back, err := geo.ReadWonderCities(bytes.NewReader(w.csvText))
 	if err != nil || !slices.Equal(back, w.cities) {
 		return fmt.Errorf("WonderNetwork: city list does not round-trip (%v)", err)
@@ -513,7 +445,30 @@ func coverage(s *geo.PingSet) (both, one, none int) {
 	return
 }
 
-func same(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNaN(b)) }
+// samePings reports the first difference between got and want: their
+// cities, their number of measured pairs, or a directed pair measured in
+// one and not the other or with another average or minimum RTT.
+func samePings(got, want *geo.PingSet) error {
+	if !slices.Equal(got.Cities(), want.Cities()) {
+		return errors.New("cities differ")
+	}
+	if got.Pairs() != want.Pairs() {
+		return fmt.Errorf("%d measured pairs, want %d", got.Pairs(), want.Pairs())
+	}
+	n := got.Len()
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			a1, ok1 := got.RTT(i, j)
+			a2, ok2 := want.RTT(i, j)
+			m1, _ := got.MinRTT(i, j)
+			m2, _ := want.MinRTT(i, j)
+			if ok1 != ok2 || a1 != a2 || m1 != m2 {
+				return fmt.Errorf("pair %d→%d differs", i, j)
+			}
+		}
+	}
+	return nil
+}
 
 // ---- GeoNames ----
 
@@ -572,19 +527,8 @@ func (g *gen) verify() error {
 	if err != nil {
 		return err
 	}
-	if !slices.Equal(set.Cities(), w.cities) || set.Pairs() != w.set.Pairs() {
-		return errors.New("geo.WonderNetwork() cities or pair count differ from the source")
-	}
-	for i := 0; i < set.Len(); i++ {
-		for j := 0; j < set.Len(); j++ {
-			a1, ok1 := set.RTT(i, j)
-			a2, ok2 := w.set.RTT(i, j)
-			m1, _ := set.MinRTT(i, j)
-			m2, _ := w.set.MinRTT(i, j)
-			if ok1 != ok2 || a1 != a2 || m1 != m2 {
-				return fmt.Errorf("geo.WonderNetwork() pair %d→%d differs from the source", i, j)
-			}
-		}
+	if err := samePings(set, w.set); err != nil {
+		return fmt.Errorf("geo.WonderNetwork() differs from the source: %w", err)
 	}
 	log.Printf("verify: geo.WonderNetwork() equals the source (%d cities, %d pairs)", set.Len(), set.Pairs())
 	f, err := os.Open(filepath.Join(g.src, "geonames-cities-100k", "cities100000.txt"))

@@ -62,7 +62,7 @@ type Config struct {
 	// deltas, a slower one full states. Default 32 (3.2 s at 10 Hz).
 	History int
 	// FrameEvery is the driver's frame period, told to clients. Default
-	// 100 ms.
+	// world.DefaultFrame (100 ms).
 	FrameEvery time.Duration
 	// JoinTimeout is how long a new connection has to send its Join.
 	// Default 5 s.
@@ -93,7 +93,7 @@ func (c Config) validate() (Config, error) {
 	def(&c.MaxInputs, 8)
 	def(&c.History, 32)
 	if c.FrameEvery == 0 {
-		c.FrameEvery = 100 * time.Millisecond
+		c.FrameEvery = world.DefaultFrame
 	}
 	if c.JoinTimeout == 0 {
 		c.JoinTimeout = 5 * time.Second
