@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/overworld/overworld/arena"
+	"github.com/overworld/overworld/discovery"
 	"github.com/overworld/overworld/internal/locate"
 	"github.com/overworld/overworld/internal/ring"
 	"github.com/overworld/overworld/wire"
@@ -279,7 +280,7 @@ type runSpec struct {
 // world returns a colyseus world of n nodes × ppn bots on map m.
 func (c LabColyseusConfig) world(n, ppn int, m arena.MapType, km string, d time.Duration) WorldConfig {
 	w := DefaultWorldConfig()
-	w.Arch, w.Nodes, w.PlayersPerNode, w.Map, w.KeyMap, w.Duration = ArchColyseus, n, ppn, m, km, d
+	w.Arch, w.Nodes, w.PlayersPerNode, w.Map, w.KeyMap, w.Duration = discovery.Colyseus, n, ppn, m, km, d
 	w.Seed, w.Slice, w.Workers = c.Seed, c.Slice, c.Workers
 	return w
 }
@@ -335,7 +336,7 @@ func (c LabColyseusConfig) plan() []runSpec {
 	if c.has(ExpFig12) {
 		for _, n := range c.ScaleNodes {
 			add(groupBaseline, c.world(n, 1, arena.Rect, AutoKeyMap(arena.Rect, n), c.ScaleDuration))
-			for _, a := range []Arch{ArchClientServer, ArchBroadcast} {
+			for _, a := range []discovery.Arch{discovery.ClientServer, discovery.Broadcast} {
 				w := c.world(n, 1, arena.Rect, "", c.ScaleDuration)
 				w.Arch = a
 				add(groupBaseline, w)
@@ -394,7 +395,7 @@ var balanceRuns = []struct {
 
 // sameWorld reports whether two planned worlds are the same run.
 func sameWorld(a, b WorldConfig) bool {
-	if a.Arch != ArchColyseus || b.Arch != ArchColyseus {
+	if a.Arch != discovery.Colyseus || b.Arch != discovery.Colyseus {
 		a.KeyMap, b.KeyMap = "", ""
 	}
 	return a.Arch == b.Arch && a.Nodes == b.Nodes && a.PlayersPerNode == b.PlayersPerNode && a.Map == b.Map &&
@@ -611,8 +612,8 @@ func (r *LabColyseusReport) scale(m arena.MapType, km string, n int) *ColyseusRu
 func (r *LabColyseusReport) scaleRouting(m arena.MapType, km string, n int, paper bool) *ColyseusRun {
 	c := r.Config
 	return r.find(func(w WorldConfig) bool {
-		return w.Arch == ArchColyseus && w.PlayersPerNode == 1 && w.Map == m && w.KeyMap == km && w.Nodes == n &&
-			w.Duration == c.ScaleDuration && !w.Balance && !w.NoProactive && w.PredTime == DefaultPredTime && w.Prefetch == 0 &&
+		return w.Arch == discovery.Colyseus && w.PlayersPerNode == 1 && w.Map == m && w.KeyMap == km && w.Nodes == n &&
+			w.Duration == c.ScaleDuration && !w.Balance && !w.NoProactive && w.PredTime == discovery.DefaultPredTime && w.Prefetch == 0 &&
 			w.PaperRouting == paper && w.Zipf == 0 && w.TileZipf == 0
 	})
 }
@@ -625,15 +626,15 @@ func (r *LabColyseusReport) overworld(n int) *ColyseusRun {
 		return nil
 	}
 	return r.find(func(w WorldConfig) bool {
-		return w.Arch == ArchColyseus && w.PlayersPerNode == 1 && w.Map == arena.Sqr && w.KeyMap == c.KeyMaps[0] &&
+		return w.Arch == discovery.Colyseus && w.PlayersPerNode == 1 && w.Map == arena.Sqr && w.KeyMap == c.KeyMaps[0] &&
 			w.Nodes == n && w.Duration == c.ScaleDuration && w.Prefetch == c.Prefetch && !w.Balance && !w.NoProactive &&
 			!w.PaperRouting && w.Zipf == 0 && w.TileZipf == 0
 	})
 }
 
 // baseline returns the Fig. 12(a) run of architecture a at n nodes.
-func (r *LabColyseusReport) baseline(a Arch, n int) *ColyseusRun {
-	if a == ArchColyseus {
+func (r *LabColyseusReport) baseline(a discovery.Arch, n int) *ColyseusRun {
+	if a == discovery.Colyseus {
 		// The product's choice: the key mapping the map's shape picks.
 		return r.scale(arena.Rect, AutoKeyMap(arena.Rect, n), n)
 	}
@@ -652,7 +653,7 @@ func (r *LabColyseusReport) fed(n int, km string, d, pred time.Duration, balance
 func (r *LabColyseusReport) fedTiles(n int, km string, d, pred time.Duration, balance, noProactive bool, tiles float64) *ColyseusRun {
 	c := r.Config
 	return r.find(func(w WorldConfig) bool {
-		return w.Arch == ArchColyseus && w.PlayersPerNode == c.FedPlayers && w.Map == arena.Rect && w.Nodes == n &&
+		return w.Arch == discovery.Colyseus && w.PlayersPerNode == c.FedPlayers && w.Map == arena.Rect && w.Nodes == n &&
 			w.KeyMap == km && w.Duration == d && w.PredTime == pred && w.Balance == balance && w.NoProactive == noProactive &&
 			w.Prefetch == 0 && !w.PaperRouting && w.Zipf == 0 && w.TileZipf == tiles
 	})

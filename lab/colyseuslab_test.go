@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/overworld/overworld/arena"
+	"github.com/overworld/overworld/discovery"
 	"github.com/overworld/overworld/internal/locate"
 	"github.com/overworld/overworld/world"
 )
@@ -64,7 +65,7 @@ func TestKindTrackerExact(t *testing.T) {
 // add up exactly to the simulator's recorder's, which counts the same
 // (report, object) pairs without kinds.
 func TestKindViewsSumToRecorder(t *testing.T) {
-	for _, a := range []Arch{ArchColyseus, ArchDirectory} {
+	for _, a := range []discovery.Arch{discovery.Colyseus, discovery.Directory} {
 		cfg := DefaultWorldConfig()
 		cfg.Arch, cfg.Nodes, cfg.PlayersPerNode, cfg.Duration, cfg.Map = a, 6, 2, 8*time.Second, arena.Sqr
 		w, err := NewWorld(cfg)
@@ -172,20 +173,20 @@ func TestLabColyseusTiny(t *testing.T) {
 	}
 	// Table 2's hot-spot workload: its own runs, the load measured.
 	for _, b := range balanceRuns {
-		model := rep.fed(cfg.BalanceNodes, b.keyMap, cfg.BalanceDuration, DefaultPredTime, b.balance, false)
-		hot := rep.fedTiles(cfg.BalanceNodes, b.keyMap, cfg.BalanceDuration, DefaultPredTime, b.balance, false, cfg.BalanceTileZipf)
+		model := rep.fed(cfg.BalanceNodes, b.keyMap, cfg.BalanceDuration, discovery.DefaultPredTime, b.balance, false)
+		hot := rep.fedTiles(cfg.BalanceNodes, b.keyMap, cfg.BalanceDuration, discovery.DefaultPredTime, b.balance, false, cfg.BalanceTileZipf)
 		if model == nil || hot == nil || model == hot || hot.Result.Config.TileZipf != cfg.BalanceTileZipf {
 			t.Fatalf("Table 2 %s %v: runs %v, %v", b.keyMap, b.balance, model, hot)
 		}
 	}
-	for _, a := range []Arch{ArchBroadcast, ArchClientServer} {
+	for _, a := range []discovery.Arch{discovery.Broadcast, discovery.ClientServer} {
 		if rep.baseline(a, 9) == nil {
 			t.Errorf("no %s baseline", a)
 		}
 	}
 	// Table 1: proactive replication must cut missing missiles.
-	on := rep.fed(10, cfg.KeyMaps[0], cfg.FedDuration, DefaultPredTime, false, false)
-	off := rep.fed(10, cfg.KeyMaps[0], cfg.FedDuration, DefaultPredTime, false, true)
+	on := rep.fed(10, cfg.KeyMaps[0], cfg.FedDuration, discovery.DefaultPredTime, false, false)
+	off := rep.fed(10, cfg.KeyMaps[0], cfg.FedDuration, discovery.DefaultPredTime, false, true)
 	if on == nil || off == nil {
 		t.Fatal("no Table 1 runs")
 	}
@@ -205,7 +206,7 @@ func TestLabColyseusTiny(t *testing.T) {
 		t.Errorf("PredTime 0 should route more subscriptions than 1 s: %v vs %v", p0, p1)
 	}
 	for _, b := range balanceRuns {
-		run := rep.fed(6, b.keyMap, cfg.BalanceDuration, DefaultPredTime, b.balance, false)
+		run := rep.fed(6, b.keyMap, cfg.BalanceDuration, discovery.DefaultPredTime, b.balance, false)
 		if run == nil {
 			t.Fatalf("no Table 2 run %+v", b)
 		}

@@ -17,6 +17,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/overworld/overworld/arena"
+	"github.com/overworld/overworld/discovery"
 	"github.com/overworld/overworld/internal/locate"
 	osim "github.com/overworld/overworld/sim"
 	"github.com/overworld/overworld/wire"
@@ -80,7 +81,7 @@ func (r *LabColyseusReport) WriteCSV(dir string) ([]string, error) {
 	for _, run := range r.Runs {
 		res, c, s := run.Result, run.Result.Config, run.Result.Summary
 		km := c.KeyMap
-		if c.Arch != ArchColyseus {
+		if c.Arch != discovery.Colyseus {
 			km = ""
 		}
 		row := []string{run.Group, string(c.Arch), km, c.Map.String(), strconv.Itoa(c.Nodes), strconv.Itoa(c.PlayersPerNode),
@@ -364,7 +365,7 @@ func (r *LabColyseusReport) WritePlots(dir string) ([]string, error) {
 		p := newPlot("Fig. 12(a): p2p-rect, per-node bandwidth", "nodes", "kB/s (in + out), log scale")
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-		for _, a := range []Arch{ArchColyseus, ArchBroadcast, ArchClientServer} {
+		for _, a := range []discovery.Arch{discovery.Colyseus, discovery.Broadcast, discovery.ClientServer} {
 			var pts, infra, agg plotter.XYs
 			for _, n := range c.ScaleNodes {
 				run := r.baseline(a, n)
@@ -373,15 +374,15 @@ func (r *LabColyseusReport) WritePlots(dir string) ([]string, error) {
 				}
 				res := run.Result
 				pts = append(pts, plotter.XY{X: float64(n), Y: res.Players.Mean.Total / 1e3})
-				if a == ArchClientServer {
+				if a == discovery.ClientServer {
 					infra = append(infra, plotter.XY{X: float64(n), Y: res.Infra.Mean.Total / 1e3})
 				}
-				if a == ArchColyseus {
+				if a == discovery.Colyseus {
 					agg = append(agg, plotter.XY{X: float64(n), Y: res.Aggregate / 1e3})
 				}
 			}
 			name := string(a) + " (player node)"
-			if a == ArchColyseus {
+			if a == discovery.Colyseus {
 				name = "colyseus, shape-picked key map (node)"
 			}
 			if err := colyLine(p, name, pts, archColor(a), 0); err != nil {
@@ -458,8 +459,8 @@ func (r *LabColyseusReport) WriteTable(w io.Writer) error {
 		newTW()
 		p("nodes\tplayers\ton 0 ms\toff 0 ms\ton 100 ms\toff 100 ms\tpaper on / off (0 ms)\tall objects on / off\t\n")
 		for _, n := range c.ProactiveNodes {
-			on := r.fed(n, c.KeyMaps[0], c.FedDuration, DefaultPredTime, false, false)
-			off := r.fed(n, c.KeyMaps[0], c.FedDuration, DefaultPredTime, false, true)
+			on := r.fed(n, c.KeyMaps[0], c.FedDuration, discovery.DefaultPredTime, false, false)
+			off := r.fed(n, c.KeyMaps[0], c.FedDuration, discovery.DefaultPredTime, false, true)
 			if on == nil || off == nil {
 				continue
 			}
@@ -599,7 +600,7 @@ func (r *LabColyseusReport) WriteTable(w io.Writer) error {
 				wl = fmt.Sprintf("hot spots (tile Zipf %g)", z)
 			}
 			for _, b := range balanceRuns {
-				run := r.fedTiles(c.BalanceNodes, b.keyMap, c.BalanceDuration, DefaultPredTime, b.balance, false, z)
+				run := r.fedTiles(c.BalanceNodes, b.keyMap, c.BalanceDuration, discovery.DefaultPredTime, b.balance, false, z)
 				if run == nil {
 					continue
 				}
@@ -632,7 +633,7 @@ func (r *LabColyseusReport) WriteTable(w io.Writer) error {
 		var moves uint64
 		loadMax := 0.0
 		for _, b := range balanceRuns {
-			run := r.fedTiles(c.BalanceNodes, b.keyMap, c.BalanceDuration, DefaultPredTime, b.balance, false, 0)
+			run := r.fedTiles(c.BalanceNodes, b.keyMap, c.BalanceDuration, discovery.DefaultPredTime, b.balance, false, 0)
 			if run == nil || b.keyMap == locate.KeyMapRegions {
 				continue
 			}
@@ -651,7 +652,7 @@ func (r *LabColyseusReport) WriteTable(w io.Writer) error {
 		newTW()
 		p("nodes\tcolyseus kB/s\taggregate kB/s\tbroadcast kB/s\tclient-server node\tcentral server\tbroadcast ÷ colyseus\tserver ÷ colyseus\taggregate ÷ server\t\n")
 		for _, n := range c.ScaleNodes {
-			co, bc, cs := r.baseline(ArchColyseus, n), r.baseline(ArchBroadcast, n), r.baseline(ArchClientServer, n)
+			co, bc, cs := r.baseline(discovery.Colyseus, n), r.baseline(discovery.Broadcast, n), r.baseline(discovery.ClientServer, n)
 			if co == nil || bc == nil || cs == nil {
 				continue
 			}
@@ -674,8 +675,8 @@ func (r *LabColyseusReport) WriteTable(w io.Writer) error {
 // largest node count, with the explanation.
 func (r *LabColyseusReport) writeRouting(w io.Writer) error {
 	c := r.Config
-	fmt.Fprintf(w, "Fig. 9, routing: overworld's ring (a route cache of 2·log2(n) entries, %d long links) against the paper's\n", worldRingLinks)
-	fmt.Fprintf(w, "(no route cache, %d long links). hops = to a publication's or a range's first owner; cache = share of routes that\n", paperRingLinks)
+	fmt.Fprintf(w, "Fig. 9, routing: overworld's ring (a route cache of 2·log2(n) entries, %d long links) against the paper's\n", discovery.RingLinks)
+	fmt.Fprintf(w, "(no route cache, %d long links). hops = to a publication's or a range's first owner; cache = share of routes that\n", discovery.PaperRingLinks)
 	fmt.Fprintf(w, "took a route-cache hop; frames/sub = route frames per subscription: its key ranges × hops, plus one per further\n")
 	fmt.Fprintf(w, "owner a range walk reaches\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

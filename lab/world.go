@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/overworld/overworld/arena"
+	"github.com/overworld/overworld/discovery"
 	"github.com/overworld/overworld/internal/locate"
 	"github.com/overworld/overworld/internal/replica"
 	"github.com/overworld/overworld/node"
@@ -19,43 +20,11 @@ import (
 	"github.com/overworld/overworld/world"
 )
 
-// Arch names one of the three discovery architectures of the lab (the
-// baselines of Colyseus §7.1).
-type Arch string
-
-// The architectures.
-const (
-	// ArchDirectory: one rendezvous node (an extra node with no players)
-	// stores publications and subscriptions and matches them; replicas
-	// then sync directly between the player nodes.
-	ArchDirectory Arch = "directory"
-	// ArchBroadcast: every node sends every update to every other node.
-	ArchBroadcast Arch = "broadcast"
-	// ArchClientServer: one central server (an extra node) holds every
-	// primary and runs every think function; the player nodes are clients
-	// that receive what their players' interests cover.
-	ArchClientServer Arch = "client-server"
-	// ArchColyseus: the distributed locator of Colyseus §6 on a Mercury
-	// ring (locate.Mercury): every player node is a rendezvous for a key
-	// range; no infrastructure node.
-	ArchColyseus Arch = "colyseus"
-)
-
-// Archs lists the architectures in the order the lab reports them.
-func Archs() []Arch { return []Arch{ArchClientServer, ArchBroadcast, ArchDirectory} }
-
-// ParseArch parses an architecture name.
-func ParseArch(s string) (Arch, error) {
-	switch a := Arch(strings.ToLower(strings.TrimSpace(s))); a {
-	case ArchDirectory, ArchBroadcast, ArchClientServer, ArchColyseus:
-		return a, nil
-	}
-	return "", fmt.Errorf("%w: architecture %q: want directory, broadcast, client-server or colyseus", ErrConfig, s)
+// Archs lists the three baseline architectures (Colyseus §7.1) in the
+// order the lab reports them.
+func Archs() []discovery.Arch {
+	return []discovery.Arch{discovery.ClientServer, discovery.Broadcast, discovery.Directory}
 }
-
-// hasInfra reports whether the architecture adds a node with no players
-// (the directory's rendezvous or the central server).
-func (a Arch) hasInfra() bool { return a == ArchDirectory || a == ArchClientServer }
 
 // SiteData names the latency data set a world runs over.
 type SiteData string
@@ -69,33 +38,30 @@ const (
 	SitesWonder SiteData = "wonder"
 )
 
-// WorldConfig is one run of the model game (package arena) on node cores
-// (package node) inside the simulator (package sim). Start from
-// KeyMapAuto asks WorldConfig.Validate to pick the key mapping by the map's
-// shape (AutoKeyMap).
-const KeyMapAuto = "auto"
+// AutoKeyMap returns the key mapping discovery.AutoKeyMap picks for n
+// players on a map of type m.
+func AutoKeyMap(m arena.MapType, n int) string { return discovery.AutoKeyMap(arenaBounds(m, n)) }
 
-// AutoKeyMap returns the key mapping for n players on a map of type m:
-// rangedht-x (locate.KeyMapLinear) on maps at least twice as long as they
-// are wide, where a subscription's x range is one contiguous key range
-// over a few owners' strips; the Hilbert curve otherwise. At 96
-// peer-to-peer nodes on a 6:1 rect map, x costs 9% less than the Hilbert
-// curve (14.6 against 16.1 kB/s per node, 60 s); at 64 nodes on a sqr map
-// the Hilbert curve costs 15% less than x (13.9 against 16.3; BENCHMARKS.md).
-func AutoKeyMap(m arena.MapType, n int) string {
-	if w, h := arena.Size(m, n); w >= 2*h {
-		return locate.KeyMapLinear
-	}
-	return locate.KeyMapHilbert
+// arenaBounds is the extent of the model game's map of type m for n
+// players.
+func arenaBounds(m arena.MapType, n int) world.Box {
+	w, h := arena.Size(m, n)
+	return world.Box{Max: world.Point{w, h}}
 }
 
-// DefaultPredTime is WorldConfig.PredTime's default (see there).
-const DefaultPredTime = 1500 * time.Millisecond
+// ArenaSpace returns what discovery's presets need to know of the model
+// game g.
+func ArenaSpace(g *arena.Game) discovery.Space {
+	return discovery.Space{Dims: g.Registry().Space().Dims(), Bounds: world.Box{Max: world.Point{g.Map.W, g.Map.H}},
+		Interest: g.Config().Interest, Speed: arena.RunSpeed, Players: g.Config().Players()}
+}
 
+// WorldConfig is one run of the model game (package arena) on node cores
+// (package node) inside the simulator (package sim). Start from
 // DefaultWorldConfig; Validate fills the zero fields.
 type WorldConfig struct {
 	// Arch is the discovery architecture. Default directory.
-	Arch Arch
+	Arch discovery.Arch
 	// Nodes is the number of player nodes (servers or player machines);
 	// directory and client-server add one infrastructure node.
 	Nodes int
@@ -135,15 +101,12 @@ type WorldConfig struct {
 	Workers int
 
 	// The colyseus architecture's knobs (ignored by the others).
-	// KeyMap is the key mapping: locate.KeyMapHilbert, KeyMapLinear,
+	// KeyMap is the key mapping: discovery.KeyMapHilbert, KeyMapLinear,
 	// KeyMapRegions (dht, one region per player), or KeyMapAuto (the
 	// default; Validate resolves it, see AutoKeyMap).
 	KeyMap string
 	// PredTime is the interest prediction horizon and subscription TTL;
-	// negative means none (0). Default 1.5 s: the paper's sweet spot is
-	// about 1 s, but with idle objects publishing rarely and holders
-	// skipped, 1.5 s costs 5% less bandwidth at 96 p2p nodes with the same
-	// missing replicas (2 s: 6% less, 0.5 points more missing; BENCHMARKS.md).
+	// negative means none (0). Default discovery.DefaultPredTime.
 	PredTime time.Duration
 	// Balance turns the ring's leave-join load balancing on.
 	Balance bool
@@ -180,7 +143,7 @@ type WorldConfig struct {
 // DefaultWorldConfig returns 16 nodes × 8 bots on a rect map for 60 s of
 // game time under the directory architecture, on PlanetLab slice 1, seed 1.
 func DefaultWorldConfig() WorldConfig {
-	return WorldConfig{Arch: ArchDirectory, Nodes: 16, PlayersPerNode: 8, Map: arena.Rect, Seed: 1,
+	return WorldConfig{Arch: discovery.Directory, Nodes: 16, PlayersPerNode: 8, Map: arena.Rect, Seed: 1,
 		Duration: 60 * time.Second, Data: SitesPlanetLab, Slice: 1, StalenessEvery: 10, StalenessCap: 16}
 }
 
@@ -218,20 +181,20 @@ func (c WorldConfig) Validate() (WorldConfig, error) {
 	if c.StalenessCap == 0 {
 		c.StalenessCap = d.StalenessCap
 	}
-	if c.KeyMap == "" || c.KeyMap == KeyMapAuto {
+	if c.KeyMap == "" || c.KeyMap == discovery.KeyMapAuto {
 		c.KeyMap = AutoKeyMap(c.Map, c.Players())
 	}
 	if c.Warmup == 0 {
 		c.Warmup = min(5*time.Second, c.Duration/10)
 	}
 	if c.PredTime == 0 {
-		c.PredTime = DefaultPredTime
+		c.PredTime = discovery.DefaultPredTime
 	}
 	bad := func(format string, args ...any) (WorldConfig, error) {
 		return c, fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, args...))
 	}
-	if _, err := ParseArch(string(c.Arch)); err != nil {
-		return c, err
+	if _, err := discovery.ParseArch(string(c.Arch)); err != nil {
+		return bad("architecture %q: want directory, broadcast, client-server or colyseus", c.Arch)
 	}
 	switch {
 	case c.Nodes < 1 || c.Nodes > maxWorldNodes:
@@ -295,11 +258,6 @@ func (c WorldConfig) Validate() (WorldConfig, error) {
 // Players returns the number of bots.
 func (c WorldConfig) Players() int { return c.Nodes * c.PlayersPerNode }
 
-// directoryMargin widens every subscription (Colyseus' predicted
-// subscription: PubTime × speed + PredTime × speed with both times the
-// 500 ms publication period, at the bots' run speed: 10 m).
-var directoryMargin = world.Point{2 * arena.RunSpeed * 0.5, 2 * arena.RunSpeed * 0.5, 0}
-
 // World is one composed run: the simulator, the node cores, the game and
 // the ground-truth observer. Build it with NewWorld, then Run it; tests use
 // Sim, Nodes and SetCheck to look inside.
@@ -352,50 +310,26 @@ func newWorld(cfg WorldConfig, wrap func(*node.Node) osim.Core) (*World, error) 
 	}
 	w := &World{cfg: cfg, game: game, sim: s}
 	total := cfg.Nodes
-	if cfg.Arch.hasInfra() {
+	if cfg.Arch.HasInfra() {
 		total++
 		w.infra = wire.NodeID(total)
 	}
 	w.snaps = make([]snapPair, total)
+	space := ArenaSpace(game)
 	members := make([]wire.NodeID, cfg.Nodes)
 	for i := range members {
 		members[i] = wire.NodeID(i + 1)
 	}
 	for i := range total {
 		id := wire.NodeID(i + 1)
-		var disc node.Discovery
-		switch cfg.Arch {
-		case ArchDirectory:
-			dc := locate.DefaultDirectoryConfig(w.infra)
-			dc.Margin = directoryMargin
-			dc.Jump = PublishJump
-			dc.IdleEvery = mercuryIdleEvery
-			// Dead reckoning of matches, as colyseus does, and a frame's
-			// matches to a subscriber in one packet: at 96 nodes × 8
-			// players, 12.7% fewer packets and 8.7% less bandwidth per
-			// node, with discovery 235 → 205 ms and missing replicas 8.5 →
-			// 7.4% (BENCHMARKS.md).
-			dc.Reckon, dc.BatchMatches = true, true
-			d, err := locate.NewDirectory(id, dc)
-			if err != nil {
-				return nil, err
-			}
-			disc = d
-		case ArchBroadcast:
-			b, err := locate.NewBroadcast(id, members)
-			if err != nil {
-				return nil, err
-			}
-			disc = b
-		case ArchClientServer:
-			disc = locate.NewClientServer(id, w.infra)
-		case ArchColyseus:
-			m, err := newMercury(cfg, game, id)
-			if err != nil {
-				return nil, err
-			}
+		disc, err := discovery.New(discovery.Config{Arch: cfg.Arch, Self: id, Members: members, Infra: w.infra,
+			Space: space, Seed: cfg.Seed, KeyMap: cfg.KeyMap, PredTime: cfg.PredTime, Balance: cfg.Balance,
+			PaperRouting: cfg.PaperRouting, Prefetch: cfg.Prefetch})
+		if err != nil {
+			return nil, fmt.Errorf("%w: node %d: %w", ErrConfig, id, err)
+		}
+		if m, ok := disc.(*locate.Mercury); ok {
 			w.mercs = append(w.mercs, m)
-			disc = m
 		}
 		n, err := node.New(node.Config{ID: id, Registry: game.Registry(), Discovery: disc,
 			Rand:    rand.New(rand.NewPCG(cfg.Seed, streamWorldNode^uint64(id))),
@@ -412,9 +346,6 @@ func newWorld(cfg WorldConfig, wrap func(*node.Node) osim.Core) (*World, error) 
 		if err := s.AddNode(id, where[i], core); err != nil {
 			return nil, err
 		}
-	}
-	if err := w.bootstrapRing(); err != nil {
-		return nil, err
 	}
 	for _, sp := range game.Spawns() {
 		n := w.nodes[sp.Node]
@@ -472,7 +403,7 @@ func buildSites(cfg WorldConfig) (*osim.Sites, []string, error) {
 		}
 		where = slices.Clone(cfg.Cities[:cfg.Nodes])
 	}
-	if cfg.Arch.hasInfra() {
+	if cfg.Arch.HasInfra() {
 		idx := make([]int, len(where))
 		for i, name := range where {
 			idx[i], _ = sites.Index(name)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/overworld/overworld/discovery"
 )
 
 // BenchmarkWorld simulates the model game on node cores in the simulator:
@@ -15,13 +17,13 @@ func BenchmarkWorld(b *testing.B) {
 	defer HugePages(250 * time.Millisecond)() // as the lab's commands run (OVERWORLD_HUGEPAGES=off: not)
 	defer SimGC()()                           // as the lab's commands run (GOGC set: as set)
 	for _, sz := range []struct {
-		arch           Arch
+		arch           discovery.Arch
 		nodes, perNode int
 	}{
-		{ArchDirectory, 16, 8},
-		{ArchDirectory, 96, 8},
-		{ArchBroadcast, 96, 1},
-		{ArchDirectory, 1250, 8},
+		{discovery.Directory, 16, 8},
+		{discovery.Directory, 96, 8},
+		{discovery.Broadcast, 96, 1},
+		{discovery.Directory, 1250, 8},
 	} {
 		for _, workers := range []int{1, 2} {
 			b.Run(fmt.Sprintf("%s/nodes=%d/players=%d/workers=%d", sz.arch, sz.nodes, sz.nodes*sz.perNode, workers), func(b *testing.B) {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/overworld/overworld/arena"
+	"github.com/overworld/overworld/discovery"
 	"github.com/overworld/overworld/internal/locate"
 	"github.com/overworld/overworld/node"
 	osim "github.com/overworld/overworld/sim"
@@ -30,7 +31,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 func TestPaperRouting(t *testing.T) {
 	run := func(paper bool) (RingResult, int) {
 		c := DefaultWorldConfig()
-		c.Arch, c.Nodes, c.PlayersPerNode, c.Duration, c.PaperRouting = ArchColyseus, 12, 1, 6*time.Second, paper
+		c.Arch, c.Nodes, c.PlayersPerNode, c.Duration, c.PaperRouting = discovery.Colyseus, 12, 1, 6*time.Second, paper
 		w, err := NewWorld(c)
 		if err != nil {
 			t.Fatal(err)
@@ -51,8 +52,8 @@ func TestPaperRouting(t *testing.T) {
 		t.Errorf("routes %d / %d, cache hops %d / %d: want routes, and cache hops only without PaperRouting",
 			ours.Routed, paper.Routed, ours.CacheHits, paper.CacheHits)
 	}
-	if ol != worldRingLinks || pl != paperRingLinks {
-		t.Errorf("long links %d / %d, want %d / %d", ol, pl, worldRingLinks, paperRingLinks)
+	if ol != discovery.RingLinks || pl != discovery.PaperRingLinks {
+		t.Errorf("long links %d / %d, want %d / %d", ol, pl, discovery.RingLinks, discovery.PaperRingLinks)
 	}
 	if paper.Hops <= ours.Hops {
 		t.Errorf("mean hops %.2f without the cache, %.2f with it: want more without", paper.Hops, ours.Hops)
@@ -361,7 +362,7 @@ func TestWorldInvariants(t *testing.T) {
 	if testing.Short() {
 		seeds, dur = 1, 20*time.Second
 	}
-	for _, arch := range append(Archs(), ArchColyseus) {
+	for _, arch := range append(Archs(), discovery.Colyseus) {
 		for seed := uint64(1); seed <= uint64(seeds); seed++ {
 			t.Run(fmt.Sprintf("%s/seed=%d", arch, seed), func(t *testing.T) {
 				r := rand.New(rand.NewPCG(seed, 77))
@@ -434,7 +435,7 @@ func TestWorldDeterminism(t *testing.T) {
 // TestWorldParallelIsSerial: the simulation on parallel workers gives the
 // serial run's summary, byte for byte, under every architecture.
 func TestWorldParallelIsSerial(t *testing.T) {
-	for _, arch := range append(Archs(), ArchColyseus) {
+	for _, arch := range append(Archs(), discovery.Colyseus) {
 		cfg := DefaultWorldConfig()
 		cfg.Arch, cfg.Nodes, cfg.PlayersPerNode, cfg.Duration, cfg.Seed = arch, 40, 4, 3*time.Second, 5
 		cfg.Jitter, cfg.Loss, cfg.Duplicate = 5*time.Millisecond, 0.02, 0.01
@@ -451,7 +452,7 @@ func TestWorldParallelIsSerial(t *testing.T) {
 			}
 			// Client-server has too few events per window at this size
 			// (about one packet per client per frame) to wake workers.
-			if res.sim.ParallelWindows() == 0 && arch != ArchClientServer {
+			if res.sim.ParallelWindows() == 0 && arch != discovery.ClientServer {
 				t.Fatalf("%s: no parallel window with %d workers (lookahead %v)", arch, w, res.sim.Lookahead())
 			}
 			var b bytes.Buffer
@@ -507,7 +508,7 @@ func firstLineDiff(a, b string) string {
 // TestWorldMeasures checks what a default-sized run reports against what
 // the architectures imply.
 func TestWorldMeasures(t *testing.T) {
-	res := map[Arch]*WorldResult{}
+	res := map[discovery.Arch]*WorldResult{}
 	for _, a := range Archs() {
 		cfg := DefaultWorldConfig()
 		cfg.Arch, cfg.Nodes, cfg.PlayersPerNode, cfg.Duration = a, 12, 1, 15*time.Second
@@ -526,19 +527,19 @@ func TestWorldMeasures(t *testing.T) {
 		if m := s.Views.Missing; len(m) != 3 || !(m[0].Fraction >= m[1].Fraction && m[1].Fraction >= m[2].Fraction) || m[2].Fraction > 0.05 {
 			t.Errorf("%s: missing replicas %+v", a, m)
 		}
-		if (r.Infra.Nodes == 1) != a.hasInfra() || r.Players.Nodes != 12 {
+		if (r.Infra.Nodes == 1) != a.HasInfra() || r.Players.Nodes != 12 {
 			t.Errorf("%s: %d player nodes, %d infra", a, r.Players.Nodes, r.Infra.Nodes)
 		}
 	}
 	// Broadcast sends every update to every node; the central server sends
 	// each client only what it needs but carries the whole game.
-	if bc, dir := res[ArchBroadcast].Players.Mean.Total, res[ArchDirectory].Players.Mean.Total; bc <= dir {
+	if bc, dir := res[discovery.Broadcast].Players.Mean.Total, res[discovery.Directory].Players.Mean.Total; bc <= dir {
 		t.Errorf("broadcast node %.0f B/s ≤ directory node %.0f B/s at 12 nodes", bc, dir)
 	}
-	if cs := res[ArchClientServer]; cs.Infra.Mean.Total <= cs.Players.Mean.Total {
+	if cs := res[discovery.ClientServer]; cs.Infra.Mean.Total <= cs.Players.Mean.Total {
 		t.Errorf("central server %.0f B/s ≤ its clients' %.0f B/s", cs.Infra.Mean.Total, cs.Players.Mean.Total)
 	}
-	if res[ArchClientServer].Players.ByClass[wire.ClassMatching].Total != 0 {
+	if res[discovery.ClientServer].Players.ByClass[wire.ClassMatching].Total != 0 {
 		t.Errorf("client-server has matching traffic")
 	}
 }
@@ -556,14 +557,14 @@ func TestWorldColyseus(t *testing.T) {
 	}
 	base.Prefetch = 10
 	dir := base
-	dir.Arch = ArchDirectory
+	dir.Arch = discovery.Directory
 	dres, err := RunWorld(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, km := range []string{locate.KeyMapHilbert, locate.KeyMapLinear, locate.KeyMapRegions} {
 		cfg := base
-		cfg.Arch, cfg.KeyMap = ArchColyseus, km
+		cfg.Arch, cfg.KeyMap = discovery.Colyseus, km
 		w, err := NewWorld(cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -611,9 +612,9 @@ func TestAutoKeyMap(t *testing.T) {
 		if got := AutoKeyMap(c.m, c.n); got != c.want {
 			t.Errorf("%v map, %d players: %s, want %s", c.m, c.n, got, c.want)
 		}
-		for _, km := range []string{"", KeyMapAuto} {
+		for _, km := range []string{"", discovery.KeyMapAuto} {
 			cfg := DefaultWorldConfig()
-			cfg.Arch, cfg.Map, cfg.Nodes, cfg.PlayersPerNode, cfg.KeyMap = ArchColyseus, c.m, c.n, 1, km
+			cfg.Arch, cfg.Map, cfg.Nodes, cfg.PlayersPerNode, cfg.KeyMap = discovery.Colyseus, c.m, c.n, 1, km
 			if v, err := cfg.Validate(); err != nil || v.KeyMap != c.want {
 				t.Errorf("%v map, %d players, KeyMap %q: validated to %q (%v), want %s", c.m, c.n, km, v.KeyMap, err, c.want)
 			}
@@ -629,7 +630,7 @@ func TestRingHistsLeaveWarmupOut(t *testing.T) {
 	var hops, stored [2]uint64
 	for k, warm := range []time.Duration{-1, 2 * time.Second} {
 		cfg := DefaultWorldConfig()
-		cfg.Arch, cfg.Nodes, cfg.PlayersPerNode, cfg.Duration, cfg.Warmup = ArchColyseus, 12, 1, 6*time.Second, warm
+		cfg.Arch, cfg.Nodes, cfg.PlayersPerNode, cfg.Duration, cfg.Warmup = discovery.Colyseus, 12, 1, 6*time.Second, warm
 		w, err := NewWorld(cfg)
 		if err != nil {
 			t.Fatal(err)

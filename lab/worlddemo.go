@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/overworld/overworld/arena"
+	"github.com/overworld/overworld/discovery"
 	"github.com/overworld/overworld/geo"
 	"github.com/overworld/overworld/place/cma"
 	"github.com/overworld/overworld/wire"
@@ -129,16 +130,16 @@ func (r *WorldDemoReport) WriteTable(w io.Writer) error {
 	c, s := r.Config, r.Summary
 	mw, mh := arena.Size(c.Map, c.Players())
 	arch := string(c.Arch)
-	if c.Arch == ArchColyseus {
+	if c.Arch == discovery.Colyseus {
 		arch += " (" + c.KeyMap + ")"
 	}
 	fmt.Fprintf(w, "world demo: %d nodes × %d bots = %d players, %s architecture, %s map %.0f × %.0f m, %v of game time, seed %d\n",
 		c.Nodes, c.PlayersPerNode, c.Players(), arch, c.Map, mw, mh, c.Duration, c.Seed)
 	fmt.Fprintf(w, "nodes:   WonderNetwork cities %s\n", listCities(c.Cities[:c.Nodes]))
 	switch c.Arch {
-	case ArchDirectory:
+	case discovery.Directory:
 		fmt.Fprintf(w, "         + the directory's rendezvous node, at %s (least mean delay to the nodes)\n", r.InfraSite)
-	case ArchClientServer:
+	case discovery.ClientServer:
 		fmt.Fprintf(w, "         + the central server holding every primary, at %s (least mean delay to the nodes)\n", r.InfraSite)
 	}
 	fmt.Fprintf(w, "players: drawn from GeoNames cities by population, assigned to the nodes by place/cma (SA, %d seats each);\n", c.PlayersPerNode)
@@ -159,9 +160,9 @@ func (r *WorldDemoReport) WriteTable(w io.Writer) error {
 	}
 	row(fmt.Sprintf("player nodes (%d)", r.Players.Nodes), r.Players)
 	switch c.Arch {
-	case ArchDirectory:
+	case discovery.Directory:
 		row("rendezvous", r.Infra)
-	case ArchClientServer:
+	case discovery.ClientServer:
 		row("central server", r.Infra)
 	}
 	p("%-34s %8.1f\n\n", "all nodes: kB sent per second", r.Aggregate/1e3)

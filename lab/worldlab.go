@@ -18,6 +18,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/overworld/overworld/arena"
+	"github.com/overworld/overworld/discovery"
 	"github.com/overworld/overworld/wire"
 )
 
@@ -27,7 +28,7 @@ type LabWorldConfig struct {
 	// Nodes are the node counts to run (the paper's x axis).
 	Nodes []int
 	// Archs are the architectures to compare.
-	Archs []Arch
+	Archs []discovery.Arch
 	// PlayersPerNode: 1 is the paper's peer-to-peer setting of Fig. 12(a).
 	PlayersPerNode int
 	// Map: the paper's Fig. 12(a) uses rect maps.
@@ -81,8 +82,8 @@ func (c LabWorldConfig) Validate() (LabWorldConfig, error) {
 		}
 	}
 	for i, a := range c.Archs {
-		if _, err := ParseArch(string(a)); err != nil {
-			return c, err
+		if _, err := discovery.ParseArch(string(a)); err != nil {
+			return c, fmt.Errorf("%w: architecture %q: want directory, broadcast, client-server or colyseus", ErrConfig, a)
 		}
 		if slices.Contains(c.Archs[:i], a) {
 			return c, fmt.Errorf("%w: architecture %s listed twice", ErrConfig, a)
@@ -96,7 +97,7 @@ func (c LabWorldConfig) Validate() (LabWorldConfig, error) {
 	return c, nil
 }
 
-func (c LabWorldConfig) world(a Arch, n int) WorldConfig {
+func (c LabWorldConfig) world(a discovery.Arch, n int) WorldConfig {
 	w := DefaultWorldConfig()
 	w.Arch, w.Nodes, w.PlayersPerNode, w.Map, w.Duration, w.Seed, w.Slice = a, n, c.PlayersPerNode, c.Map, c.Duration, c.Seed, c.Slice
 	return w
@@ -143,7 +144,7 @@ func LabWorld(cfg LabWorldConfig, progress func(done, total int)) (*LabWorldRepo
 }
 
 // result returns the run of (a, n), or nil.
-func (r *LabWorldReport) result(a Arch, n int) *WorldResult {
+func (r *LabWorldReport) result(a discovery.Arch, n int) *WorldResult {
 	for _, res := range r.Results {
 		if res.Config.Arch == a && res.Config.Nodes == n {
 			return res
@@ -215,11 +216,11 @@ func (r *LabWorldReport) writeCSV(w io.Writer) error {
 }
 
 // archColor gives every architecture one colour in every figure.
-func archColor(a Arch) color.Color {
+func archColor(a discovery.Arch) color.Color {
 	switch a {
-	case ArchClientServer:
+	case discovery.ClientServer:
 		return color.RGBA{R: 200, G: 40, B: 40, A: 255}
-	case ArchBroadcast:
+	case discovery.Broadcast:
 		return color.RGBA{R: 230, G: 130, B: 0, A: 255}
 	}
 	return color.RGBA{R: 30, G: 90, B: 200, A: 255}
@@ -255,10 +256,10 @@ func (r *LabWorldReport) WritePlots(dir string) ([]string, error) {
 			m := res.Players.Mean.Total / 1e3
 			pts = append(pts, plotter.XY{X: float64(n), Y: m})
 			errs = append(errs, struct{ Low, High float64 }{0, max(0, res.Players.P95.Total/1e3-m)})
-			if a.hasInfra() {
+			if a.HasInfra() {
 				infra = append(infra, plotter.XY{X: float64(n), Y: res.Infra.Mean.Total / 1e3})
 			}
-			if a == ArchDirectory {
+			if a == discovery.Directory {
 				agg = append(agg, plotter.XY{X: float64(n), Y: res.Aggregate / 1e3})
 			}
 		}
@@ -283,7 +284,7 @@ func (r *LabWorldReport) WritePlots(dir string) ([]string, error) {
 			li.Color, li.Dashes = col, []vg.Length{vg.Points(5), vg.Points(3)}
 			p.Add(li)
 			name := "central server"
-			if a == ArchDirectory {
+			if a == discovery.Directory {
 				name = "directory: rendezvous node"
 			}
 			p.Legend.Add(name, li)
@@ -373,7 +374,7 @@ func (r *LabWorldReport) WriteTable(w io.Writer) error {
 			miss += fmt.Sprintf("%.1f%%", 100*m.Fraction)
 		}
 		infra := "–"
-		if res.Config.Arch.hasInfra() {
+		if res.Config.Arch.HasInfra() {
 			infra = fmt.Sprintf("%.1f", res.Infra.Mean.Total/1e3)
 		}
 		p("%s\t%d\t%.2f\t%.2f\t%s\t%.1f\t%s\t%.0f\t%.0f\t%.1f\t%d\t%s\t\n", res.Config.Arch, res.Config.Nodes,
@@ -394,12 +395,12 @@ func (r *LabWorldReport) WriteTable(w io.Writer) error {
 		}
 		return fmt.Sprintf("%.2f×", a/b)
 	}
-	dirLo, bcLo := r.result(ArchDirectory, lo), r.result(ArchBroadcast, lo)
+	dirLo, bcLo := r.result(discovery.Directory, lo), r.result(discovery.Broadcast, lo)
 	if dirLo != nil && bcLo != nil {
 		p("at %d nodes: directory node ÷ broadcast node\t> 1 (location overhead; 9 players)\t%s\t\n", lo,
 			ratio(dirLo.Players.Mean.Total, bcLo.Players.Mean.Total))
 	}
-	dirHi, bcHi, csHi := r.result(ArchDirectory, hi), r.result(ArchBroadcast, hi), r.result(ArchClientServer, hi)
+	dirHi, bcHi, csHi := r.result(discovery.Directory, hi), r.result(discovery.Broadcast, hi), r.result(discovery.ClientServer, hi)
 	if dirHi != nil && bcHi != nil {
 		p("at %d nodes: broadcast node ÷ directory node\t≈ 10× (an order of magnitude)\t%s\t\n", hi,
 			ratio(bcHi.Players.Mean.Total, dirHi.Players.Mean.Total))
@@ -429,7 +430,7 @@ func (r *LabWorldReport) WriteTable(w io.Writer) error {
 			m := res.Summary.Views.Missing
 			if len(m) == 3 {
 				paper := "–"
-				if a == ArchDirectory {
+				if a == discovery.Directory {
 					paper = "≈ 4% / 2% / 1% (64 nodes)"
 				}
 				p("missing replicas, 0/100/400 ms grace, %s, %d nodes\t%s\t%.1f%% / %.1f%% / %.1f%%\t\n", a, at, paper,
