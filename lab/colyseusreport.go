@@ -19,6 +19,7 @@ import (
 	"github.com/overworld/overworld/arena"
 	"github.com/overworld/overworld/discovery"
 	"github.com/overworld/overworld/internal/locate"
+	"github.com/overworld/overworld/lab/report"
 	osim "github.com/overworld/overworld/sim"
 	"github.com/overworld/overworld/wire"
 )
@@ -121,7 +122,7 @@ func (r *LabColyseusReport) WriteCSV(dir string) ([]string, error) {
 		rows = append(rows, row)
 	}
 	path := filepath.Join(dir, "colyseus-runs.csv")
-	if err := writeCSVFile(path, rows); err != nil {
+	if err := report.WriteCSV(path, rows); err != nil {
 		return nil, err
 	}
 	return []string{path}, nil
@@ -131,11 +132,11 @@ func (r *LabColyseusReport) WriteCSV(dir string) ([]string, error) {
 func keyMapColor(km string) color.Color {
 	switch km {
 	case locate.KeyMapRegions:
-		return color.RGBA{R: 200, G: 40, B: 40, A: 255}
+		return report.Red
 	case locate.KeyMapLinear:
-		return color.RGBA{R: 40, G: 160, B: 60, A: 255}
+		return report.Green
 	}
-	return color.RGBA{R: 30, G: 90, B: 200, A: 255}
+	return report.Blue
 }
 
 // dashes: solid, dashed, dotted, dash-dot.
@@ -181,16 +182,16 @@ func (r *LabColyseusReport) WritePlots(dir string) ([]string, error) {
 	var files []string
 	save := func(name string, w, h vg.Length, panels ...*plot.Plot) error {
 		path := filepath.Join(dir, name)
-		if err := savePanels(path, w, h, panels...); err != nil {
+		if err := report.SavePNG(path, w, h, panels...); err != nil {
 			return err
 		}
 		files = append(files, path)
 		return nil
 	}
-	blue, orange := color.RGBA{R: 30, G: 90, B: 200, A: 255}, color.RGBA{R: 230, G: 130, B: 0, A: 255}
+	blue, orange := report.Blue, report.Orange
 	if c.has(ExpFig8) {
-		bw := newPlot(fmt.Sprintf("Fig. 8: %d-fed-rect, %s", c.PredNodes, c.KeyMaps[0]), "PredTime (s)", "per-node kB/s (in + out)")
-		miss := newPlot("missing player (bot) replicas", "PredTime (s)", "% missing")
+		bw := report.NewPlot(fmt.Sprintf("Fig. 8: %d-fed-rect, %s", c.PredNodes, c.KeyMaps[0]), "PredTime (s)", "per-node kB/s (in + out)")
+		miss := report.NewPlot("missing player (bot) replicas", "PredTime (s)", "% missing")
 		var pb, pr, pmt, pm, pl plotter.XYs
 		for _, p := range c.PredTimes {
 			run := r.fed(c.PredNodes, c.KeyMaps[0], c.FedDuration, predTime(p), false, false)
@@ -220,8 +221,8 @@ func (r *LabColyseusReport) WritePlots(dir string) ([]string, error) {
 			}
 			return m
 		}
-		headroom(bw, 0, top(pb))
-		headroom(miss, 0, top(pm))
+		report.Headroom(bw, 0, top(pb))
+		report.Headroom(miss, 0, top(pm))
 		bw.Legend.Left, miss.Legend.Left = false, false
 		if err := colyLine(miss, "0 ms grace", pm, orange, 0); err != nil {
 			return files, err
@@ -241,7 +242,7 @@ func (r *LabColyseusReport) WritePlots(dir string) ([]string, error) {
 			if paper {
 				title += ", the paper's routing (no route cache, 4 long links)"
 			}
-			p := newPlot(title, "nodes", ylabel)
+			p := report.NewPlot(title, "nodes", ylabel)
 			if log {
 				p.Y.Scale = plot.LogScale{}
 				p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
@@ -312,7 +313,7 @@ func (r *LabColyseusReport) WritePlots(dir string) ([]string, error) {
 			}
 		}
 		path := filepath.Join(dir, "colyseus-fig9.png")
-		if err := savePanelGrid(path, vg.Length(len(rows[0]))*5.5*vg.Inch, vg.Length(len(rows))*5*vg.Inch, rows); err != nil {
+		if err := report.SaveGrid(path, vg.Length(len(rows[0]))*5.5*vg.Inch, vg.Length(len(rows))*5*vg.Inch, rows); err != nil {
 			return files, err
 		}
 		files = append(files, path)
@@ -362,7 +363,7 @@ func (r *LabColyseusReport) WritePlots(dir string) ([]string, error) {
 		}
 	}
 	if c.has(ExpFig12) {
-		p := newPlot("Fig. 12(a): p2p-rect, per-node bandwidth", "nodes", "kB/s (in + out), log scale")
+		p := report.NewPlot("Fig. 12(a): p2p-rect, per-node bandwidth", "nodes", "kB/s (in + out), log scale")
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 		for _, a := range []discovery.Arch{discovery.Colyseus, discovery.Broadcast, discovery.ClientServer} {

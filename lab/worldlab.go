@@ -19,6 +19,7 @@ import (
 
 	"github.com/overworld/overworld/arena"
 	"github.com/overworld/overworld/discovery"
+	"github.com/overworld/overworld/lab/report"
 	"github.com/overworld/overworld/wire"
 )
 
@@ -219,11 +220,11 @@ func (r *LabWorldReport) writeCSV(w io.Writer) error {
 func archColor(a discovery.Arch) color.Color {
 	switch a {
 	case discovery.ClientServer:
-		return color.RGBA{R: 200, G: 40, B: 40, A: 255}
+		return report.Red
 	case discovery.Broadcast:
-		return color.RGBA{R: 230, G: 130, B: 0, A: 255}
+		return report.Orange
 	}
-	return color.RGBA{R: 30, G: 90, B: 200, A: 255}
+	return report.Blue
 }
 
 // WritePlots draws into dir:
@@ -241,7 +242,7 @@ func (r *LabWorldReport) WritePlots(dir string) ([]string, error) {
 	}
 	c := r.Config
 	title := fmt.Sprintf("per-node bandwidth, %s, %d player(s) per node, %v runs (seed %d)", c.Map, c.PlayersPerNode, c.Duration, c.Seed)
-	p := newPlot(title, "nodes", "kB/s (in + out), log scale")
+	p := report.NewPlot(title, "nodes", "kB/s (in + out), log scale")
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	for _, a := range c.Archs {
@@ -301,16 +302,16 @@ func (r *LabWorldReport) WritePlots(dir string) ([]string, error) {
 	}
 	var files []string
 	path := filepath.Join(dir, "world-bandwidth.png")
-	if err := savePanels(path, 8*vg.Inch, 5.5*vg.Inch, p); err != nil {
+	if err := report.SavePNG(path, 8*vg.Inch, 5.5*vg.Inch, p); err != nil {
 		return nil, err
 	}
 	files = append(files, path)
 
 	var panels []*plot.Plot
-	classCols := []color.Color{color.RGBA{R: 30, G: 90, B: 200, A: 255}, color.RGBA{R: 230, G: 130, B: 0, A: 255},
-		color.RGBA{R: 40, G: 160, B: 60, A: 255}, color.RGBA{R: 130, G: 60, B: 170, A: 255}, color.Gray{Y: 100}}
+	classCols := []color.Color{report.Blue, report.Orange,
+		report.Green, report.Purple, color.Gray{Y: 100}}
 	for _, a := range c.Archs {
-		q := newPlot(fmt.Sprintf("%s: player node by class", a), "nodes", "kB/s (in + out)")
+		q := report.NewPlot(fmt.Sprintf("%s: player node by class", a), "nodes", "kB/s (in + out)")
 		for cl := range wire.NumClasses {
 			var pts plotter.XYs
 			nonzero := false
@@ -335,7 +336,7 @@ func (r *LabWorldReport) WritePlots(dir string) ([]string, error) {
 		panels = append(panels, q)
 	}
 	path = filepath.Join(dir, "world-classes.png")
-	if err := savePanels(path, vg.Length(len(panels))*4.5*vg.Inch, 4*vg.Inch, panels...); err != nil {
+	if err := report.SavePNG(path, vg.Length(len(panels))*4.5*vg.Inch, 4*vg.Inch, panels...); err != nil {
 		return files, err
 	}
 	return append(files, path), nil
