@@ -19,6 +19,7 @@ import (
 	"github.com/overworld/overworld/arena"
 	"github.com/overworld/overworld/discovery"
 	"github.com/overworld/overworld/internal/locate"
+	"github.com/overworld/overworld/lab/harness"
 	"github.com/overworld/overworld/lab/report"
 	osim "github.com/overworld/overworld/sim"
 	"github.com/overworld/overworld/wire"
@@ -80,7 +81,7 @@ func (r *LabColyseusReport) WriteCSV(dir string) ([]string, error) {
 	g := func(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
 	msf := func(d time.Duration) string { return g(float64(d) / float64(time.Millisecond)) }
 	for _, run := range r.Runs {
-		res, c, s := run.Result, run.Result.Config, run.Result.Summary
+		res, c, s := run.Result, run.Config(), run.Result.Summary
 		km := c.KeyMap
 		if c.Arch != discovery.Colyseus {
 			km = ""
@@ -649,7 +650,7 @@ func (r *LabColyseusReport) WriteTable(w io.Writer) error {
 	}
 	if c.has(ExpFig12) {
 		fmt.Fprintf(w, "Fig. 12(a): per-node bandwidth (in + out), p2p-rect; colyseus with the key mapping the map's shape picks (%s from 32 nodes on)\n",
-			AutoKeyMap(arena.Rect, 32))
+			harness.AutoKeyMap(arena.Rect, 32))
 		newTW()
 		p("nodes\tcolyseus kB/s\taggregate kB/s\tbroadcast kB/s\tclient-server node\tcentral server\tbroadcast ÷ colyseus\tserver ÷ colyseus\taggregate ÷ server\t\n")
 		for _, n := range c.ScaleNodes {
@@ -745,4 +746,12 @@ func missing3(m []osim.Missing) string {
 		s += fmt.Sprintf("%.1f%%", 100*x.Fraction)
 	}
 	return s
+}
+
+// ratio is a over b, 0 when b is 0.
+func ratio(a, b uint64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
 }

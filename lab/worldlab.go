@@ -19,6 +19,7 @@ import (
 
 	"github.com/overworld/overworld/arena"
 	"github.com/overworld/overworld/discovery"
+	"github.com/overworld/overworld/lab/harness"
 	"github.com/overworld/overworld/lab/report"
 	"github.com/overworld/overworld/wire"
 )
@@ -98,8 +99,8 @@ func (c LabWorldConfig) Validate() (LabWorldConfig, error) {
 	return c, nil
 }
 
-func (c LabWorldConfig) world(a discovery.Arch, n int) WorldConfig {
-	w := DefaultWorldConfig()
+func (c LabWorldConfig) world(a discovery.Arch, n int) harness.ArenaConfig {
+	w := harness.DefaultArenaConfig()
 	w.Arch, w.Nodes, w.PlayersPerNode, w.Map, w.Duration, w.Seed, w.Slice = a, n, c.PlayersPerNode, c.Map, c.Duration, c.Seed, c.Slice
 	return w
 }
@@ -108,7 +109,7 @@ func (c LabWorldConfig) world(a discovery.Arch, n int) WorldConfig {
 // architecture), in that order.
 type LabWorldReport struct {
 	Config  LabWorldConfig
-	Results []*WorldResult
+	Results []*harness.Result
 	Elapsed time.Duration
 }
 
@@ -127,7 +128,7 @@ func LabWorld(cfg LabWorldConfig, progress func(done, total int)) (*LabWorldRepo
 	for _, n := range cfg.Nodes {
 		for _, a := range cfg.Archs {
 			base := done
-			res, err := RunWorld(cfg.world(a, n), func(p WorldProgress) {
+			res, err := harness.RunArena(cfg.world(a, n), func(p harness.Progress) {
 				if progress != nil {
 					progress(base+int(p.Virtual/time.Second), total)
 				}
@@ -135,7 +136,7 @@ func LabWorld(cfg LabWorldConfig, progress func(done, total int)) (*LabWorldRepo
 			if err != nil {
 				return nil, fmt.Errorf("lab world: %s, %d nodes: %w", a, n, err)
 			}
-			res.sim = nil // keep the summary only
+			res.DropSeries() // keep the summary only
 			rep.Results = append(rep.Results, res)
 			done = base + secs
 		}
@@ -145,7 +146,7 @@ func LabWorld(cfg LabWorldConfig, progress func(done, total int)) (*LabWorldRepo
 }
 
 // result returns the run of (a, n), or nil.
-func (r *LabWorldReport) result(a discovery.Arch, n int) *WorldResult {
+func (r *LabWorldReport) result(a discovery.Arch, n int) *harness.Result {
 	for _, res := range r.Results {
 		if res.Config.Arch == a && res.Config.Nodes == n {
 			return res
@@ -192,7 +193,7 @@ func (r *LabWorldReport) writeCSV(w io.Writer) error {
 	g := func(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
 	for _, res := range r.Results {
 		s := res.Summary
-		row := []string{string(res.Config.Arch), strconv.Itoa(res.Config.Nodes), strconv.Itoa(res.Config.Players()),
+		row := []string{string(res.Config.Arch), strconv.Itoa(res.Config.Nodes), strconv.Itoa(res.Config.Nodes * r.Config.PlayersPerNode),
 			g(res.Players.Mean.Total), g(res.Players.P95.Total), g(res.Players.Mean.In), g(res.Players.Mean.Out),
 			g(res.Infra.Mean.Total), g(res.Infra.P95.Total), g(res.Aggregate)}
 		for _, cr := range res.Players.ByClass {

@@ -2,15 +2,24 @@ package lab
 
 import (
 	"github.com/overworld/overworld/internal/locate"
+	"github.com/overworld/overworld/lab/harness"
 )
 
-// Mercury returns the colyseus locators, by node (nil under the other
-// architectures).
-func (w *World) Mercury() []*locate.Mercury { return w.mercs }
+// mercuries returns the colyseus locators of w, by node (nil under the
+// other architectures).
+func mercuries(w *harness.World) []*locate.Mercury {
+	var ms []*locate.Mercury
+	for _, d := range w.Discoveries() {
+		if m, ok := d.(*locate.Mercury); ok {
+			ms = append(ms, m)
+		}
+	}
+	return ms
+}
 
 // RingResult sums the colyseus locators' counters and latency histograms.
 // The histograms (discovery latency and its parts, route hops) leave the
-// warm-up out when the world ran with World.Run, as the view measures do;
+// warm-up out when the world ran with harness.World.Run, as the view measures do;
 // the counters include it.
 type RingResult struct {
 	Stats locate.MercuryStats
@@ -37,12 +46,12 @@ func (r RingResult) FramesPerSub() float64 {
 	return (float64(s.RangesRouted)*r.Hops + max(walk, 0)) / float64(s.SubsSent)
 }
 
-// RingResult returns the colyseus locators' counters summed over the
+// ringResult returns the colyseus locators' counters of w summed over the
 // nodes (the zero value under the other architectures).
-func (w *World) RingResult() RingResult {
+func ringResult(w *harness.World) RingResult {
 	var r RingResult
 	s := &r.Stats
-	for _, m := range w.mercs {
+	for _, m := range mercuries(w) {
 		o := m.Stats()
 		s.PubsRouted += o.PubsRouted
 		s.SubsSent += o.SubsSent

@@ -21,7 +21,7 @@ import (
 
 	"github.com/overworld/overworld/arena"
 	"github.com/overworld/overworld/discovery"
-	"github.com/overworld/overworld/lab"
+	"github.com/overworld/overworld/lab/harness"
 	"github.com/overworld/overworld/live/player"
 	"github.com/overworld/overworld/node"
 )
@@ -270,7 +270,7 @@ func startLocalNode(ctx context.Context, g *arena.Game, f *botFlags) (gw *player
 	if err != nil {
 		return nil, "", "", nil, err
 	}
-	dir, err := discovery.New(discovery.Config{Arch: discovery.Directory, Self: 1, Infra: 1, Space: lab.ArenaSpace(g), Seed: f.seed})
+	dir, err := discovery.New(discovery.Config{Arch: discovery.Directory, Self: 1, Infra: 1, Space: harness.ArenaSpace(g), Seed: f.seed})
 	if err != nil {
 		return nil, "", "", nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/overworld/overworld/arena"
 	"github.com/overworld/overworld/discovery"
 	"github.com/overworld/overworld/lab"
+	"github.com/overworld/overworld/lab/harness"
 )
 
 // demoWorldFlags holds the flags of "overworld demo".
@@ -111,9 +112,9 @@ func runDemoWorld(e *env, f *demoWorldFlags) error {
 	if fh, ok := e.stderr.(*os.File); ok && !f.quiet {
 		show = term.IsTerminal(int(fh.Fd()))
 	}
-	var progress func(lab.WorldProgress)
+	var progress func(harness.Progress)
 	if show {
-		progress = func(p lab.WorldProgress) { drawWorldProgress(e.stderr, p) }
+		progress = func(p harness.Progress) { drawWorldProgress(e.stderr, p) }
 	}
 	rep, err := lab.WorldDemo(cfg, progress)
 	if show {
@@ -142,7 +143,7 @@ func runDemoWorld(e *env, f *demoWorldFlags) error {
 }
 
 // drawWorldProgress redraws the progress line of a world run.
-func drawWorldProgress(w io.Writer, p lab.WorldProgress) {
+func drawWorldProgress(w io.Writer, p harness.Progress) {
 	speed := 0.0
 	if p.Wall > 0 {
 		speed = p.Virtual.Seconds() / p.Wall.Seconds()

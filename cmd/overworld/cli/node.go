@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/overworld/overworld/arena"
-	"github.com/overworld/overworld/lab"
+	"github.com/overworld/overworld/lab/harness"
 	"github.com/overworld/overworld/live"
 	"github.com/overworld/overworld/live/pki"
 	"github.com/overworld/overworld/node"
@@ -82,7 +82,7 @@ func arenaGame(g live.GameConfig) (*arena.Game, live.Game, error) {
 	slot := g.Slot
 	// Discovery runs with the presets of the simulated world, over the
 	// same map.
-	lg := live.Game{Registry: game.Registry(), Discovery: lab.ArenaSpace(game),
+	lg := live.Game{Registry: game.Registry(), Discovery: harness.ArenaSpace(game),
 		Players: game.Players(),
 		Spawn: func(now time.Duration, n *node.Node) error {
 			for _, sp := range game.Spawns() {

@@ -1,4 +1,4 @@
-package lab
+package cli
 
 import (
 	"fmt"
@@ -6,16 +6,20 @@ import (
 	"time"
 
 	"github.com/overworld/overworld/discovery"
+	"github.com/overworld/overworld/lab"
+	"github.com/overworld/overworld/lab/harness"
 )
 
-// BenchmarkWorld simulates the model game on node cores in the simulator:
-// one op is one second of game time, after a 2 s warm-up (the initial
-// full-state transfers). It reports simulated events per wall second and
-// the speed factor (game time ÷ wall time, and ÷ CPU time of the process,
-// which load from other work on a shared machine disturbs less).
+// BenchmarkWorld simulates the model game on node cores in the simulator
+// (lab/harness) as the simulation commands run it, with their heap
+// tuning: one op is one second of game time, after a 2 s warm-up (the
+// initial full-state transfers). It reports simulated events per wall
+// second and the speed factor (game time ÷ wall time, and ÷ CPU time of
+// the process, which load from other work on a shared machine disturbs
+// less).
 func BenchmarkWorld(b *testing.B) {
-	defer HugePages(250 * time.Millisecond)() // as the lab's commands run (OVERWORLD_HUGEPAGES=off: not)
-	defer SimGC()()                           // as the lab's commands run (GOGC set: as set)
+	defer lab.HugePages(250 * time.Millisecond)() // as the simulation commands run (OVERWORLD_HUGEPAGES=off: not)
+	defer lab.SimGC()()                           // as the simulation commands run (GOGC set: as set)
 	for _, sz := range []struct {
 		arch           discovery.Arch
 		nodes, perNode int
@@ -27,21 +31,21 @@ func BenchmarkWorld(b *testing.B) {
 	} {
 		for _, workers := range []int{1, 2} {
 			b.Run(fmt.Sprintf("%s/nodes=%d/players=%d/workers=%d", sz.arch, sz.nodes, sz.nodes*sz.perNode, workers), func(b *testing.B) {
-				cfg := DefaultWorldConfig()
+				cfg := harness.DefaultArenaConfig()
 				cfg.Arch, cfg.Nodes, cfg.PlayersPerNode, cfg.Duration = sz.arch, sz.nodes, sz.perNode, time.Hour
 				cfg.Workers = workers
-				w, err := NewWorld(cfg)
+				w, err := harness.NewArena(cfg)
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := w.sim.RunFor(2 * time.Second); err != nil {
+				if err := w.Sim().RunFor(2 * time.Second); err != nil {
 					b.Fatal(err)
 				}
 				b.ReportAllocs()
 				ev0, start, ops := w.Events(), time.Now(), 0
 				cpu0, cpuOK := cpuTime()
 				for b.Loop() {
-					if err := w.sim.RunFor(time.Second); err != nil {
+					if err := w.Sim().RunFor(time.Second); err != nil {
 						b.Fatal(err)
 					}
 					ops++
@@ -53,7 +57,7 @@ func BenchmarkWorld(b *testing.B) {
 				if cpu1, ok := cpuTime(); ok && cpuOK {
 					b.ReportMetric(float64(ops)/(cpu1-cpu0).Seconds(), "x_realtime_cpu")
 				}
-				b.ReportMetric(float64(w.sim.ParallelWindows())/float64(ops+2), "windows/op")
+				b.ReportMetric(float64(w.Sim().ParallelWindows())/float64(ops+2), "windows/op")
 			})
 		}
 	}
