@@ -6,6 +6,7 @@ import (
 
 	"github.com/overworld/overworld/arena"
 	"github.com/overworld/overworld/discovery"
+	"github.com/overworld/overworld/lab"
 	"github.com/overworld/overworld/world"
 )
 
@@ -51,7 +52,7 @@ func (c ArenaConfig) Players() int { return c.Nodes * c.PlayersPerNode }
 
 // Validate returns a copy of c with the zero fields set to their defaults
 // and the key mapping resolved (AutoKeyMap for KeyMapAuto), or an error
-// wrapping ErrConfig that names the first bad field.
+// wrapping lab.ErrConfig that names the first bad field.
 func (c ArenaConfig) Validate() (ArenaConfig, error) {
 	d := DefaultArenaConfig()
 	if c.PlayersPerNode == 0 {
@@ -65,7 +66,7 @@ func (c ArenaConfig) Validate() (ArenaConfig, error) {
 		return c, err
 	}
 	bad := func(format string, args ...any) (ArenaConfig, error) {
-		return c, fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, args...))
+		return c, fmt.Errorf("%w: %s", lab.ErrConfig, fmt.Sprintf(format, args...))
 	}
 	switch {
 	case c.PlayersPerNode < 1 || c.PlayersPerNode > 1000:
@@ -113,7 +114,7 @@ func ArenaGame(c ArenaConfig) (Game, *arena.Game, error) {
 	g, err := arena.New(arena.Config{Map: c.Map, Nodes: c.Nodes, PlayersPerNode: c.PlayersPerNode, Seed: c.Seed,
 		Zipf: c.Zipf, TileZipf: c.TileZipf})
 	if err != nil {
-		return Game{}, nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return Game{}, nil, fmt.Errorf("%w: %w", lab.ErrConfig, err)
 	}
 	sp := ArenaSpace(g)
 	hg := Game{Registry: g.Registry(), Bounds: sp.Bounds, Interest: sp.Interest, Speed: sp.Speed, Players: sp.Players,

@@ -1,17 +1,13 @@
 package harness
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"time"
 
 	"github.com/overworld/overworld/discovery"
+	"github.com/overworld/overworld/lab"
 )
-
-// ErrConfig reports an invalid Config, Game or ArenaConfig; the wrapped
-// message names the first bad field and its value.
-var ErrConfig = errors.New("lab: invalid config")
 
 // SiteData names the latency data set a world runs over.
 type SiteData string
@@ -110,7 +106,7 @@ func DefaultConfig() Config {
 const maxNodes = 20_000
 
 // Validate returns a copy of c with the zero fields set to their defaults,
-// or an error wrapping ErrConfig that names the first bad field.
+// or an error wrapping lab.ErrConfig that names the first bad field.
 func (c Config) Validate() (Config, error) {
 	d := DefaultConfig()
 	c.Cities = slices.Clone(c.Cities)
@@ -142,7 +138,7 @@ func (c Config) Validate() (Config, error) {
 		c.PredTime = discovery.DefaultPredTime
 	}
 	bad := func(format string, args ...any) (Config, error) {
-		return c, fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, args...))
+		return c, fmt.Errorf("%w: %s", lab.ErrConfig, fmt.Sprintf(format, args...))
 	}
 	if _, err := discovery.ParseArch(string(c.Arch)); err != nil {
 		return bad("architecture %q: want directory, broadcast, client-server or colyseus", c.Arch)

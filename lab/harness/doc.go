@@ -12,7 +12,8 @@
 // node) per player node plus the infrastructure node the architecture
 // needs, each with its discovery from discovery.New, and the observer.
 // The model game (package arena) is one user: ArenaGame, ArenaConfig,
-// NewArena and RunArena.
+// NewArena and RunArena; Demo is "overworld demo" (the model game on
+// WonderNetwork cities, its players assigned to the nodes by place/cma).
 //
 // The observer keeps every live primary of the cluster (as of its node's
 // latest frame: primaries change only in their node's Tick, so this is
@@ -41,7 +42,7 @@
 //     (use the Context's Rand).
 //  2. Start from DefaultConfig and set the architecture, Nodes, Duration
 //     and Seed; Validate (called by New) fills the rest on a copy and
-//     rejects bad input with an error wrapping ErrConfig, before anything
+//     rejects bad input with an error wrapping lab.ErrConfig, before anything
 //     runs.
 //  3. Call New, then Run (from one goroutine; the simulation itself may
 //     use Config.Workers goroutines), then Result; or Run in one call.

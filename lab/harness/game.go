@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/overworld/overworld/discovery"
+	"github.com/overworld/overworld/lab"
 	"github.com/overworld/overworld/world"
 )
 
@@ -57,7 +58,7 @@ const maxCells = 1 << 24
 // validate checks the game for a run of nodes player nodes.
 func (g *Game) validate(nodes int) error {
 	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: game: %s", ErrConfig, fmt.Sprintf(format, args...))
+		return fmt.Errorf("%w: game: %s", lab.ErrConfig, fmt.Sprintf(format, args...))
 	}
 	if g.Registry == nil {
 		return bad("no Registry")

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/overworld/overworld/lab"
 	"github.com/overworld/overworld/world"
 )
 
@@ -52,10 +53,10 @@ func TestGameValidate(t *testing.T) {
 		g := ok
 		g.Spawns = append([]Spawn(nil), ok.Spawns...)
 		tc.mod(&g)
-		if err := g.validate(2); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: %v, want an ErrConfig naming %q", tc.name, err, tc.want)
+		if err := g.validate(2); !errors.Is(err, lab.ErrConfig) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an lab.ErrConfig naming %q", tc.name, err, tc.want)
 		}
-		if _, err := New(Config{Nodes: 2}, g); !errors.Is(err, ErrConfig) {
+		if _, err := New(Config{Nodes: 2}, g); !errors.Is(err, lab.ErrConfig) {
 			t.Errorf("%s: New: %v", tc.name, err)
 		}
 	}

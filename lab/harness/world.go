@@ -13,6 +13,7 @@ import (
 
 	"github.com/overworld/overworld/discovery"
 	"github.com/overworld/overworld/internal/replica"
+	"github.com/overworld/overworld/lab"
 	"github.com/overworld/overworld/node"
 	"github.com/overworld/overworld/sim"
 	"github.com/overworld/overworld/wire"
@@ -74,7 +75,7 @@ func newWorld(cfg Config, g Game, wrap func(*node.Node) sim.Core) (*World, error
 	}
 	s, err := sim.New(sc, sites)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", lab.ErrConfig, err)
 	}
 	w := &World{cfg: cfg, sim: s, reg: g.Registry, extra: maps.Clone(g.Labels), grid: newGridSpec(g.Bounds, g.Interest)}
 	total := cfg.Nodes
@@ -93,7 +94,7 @@ func newWorld(cfg Config, g Game, wrap func(*node.Node) sim.Core) (*World, error
 			Space: space, Seed: cfg.Seed, KeyMap: cfg.KeyMap, PredTime: cfg.PredTime, Balance: cfg.Balance,
 			PaperRouting: cfg.PaperRouting, Prefetch: cfg.Prefetch})
 		if err != nil {
-			return nil, fmt.Errorf("%w: node %d: %w", ErrConfig, id, err)
+			return nil, fmt.Errorf("%w: node %d: %w", lab.ErrConfig, id, err)
 		}
 		n, err := node.New(node.Config{ID: id, Registry: g.Registry, Discovery: disc,
 			Rand:    rand.New(rand.NewPCG(cfg.Seed, streamNode^uint64(id))),
@@ -151,7 +152,7 @@ func buildSites(cfg Config) (*sim.Sites, []string, error) {
 	switch cfg.Data {
 	case SitesPlanetLab:
 		if sites, err = sim.PlanetLabSites(cfg.Slice); err != nil {
-			return nil, nil, fmt.Errorf("%w: %w", ErrConfig, err)
+			return nil, nil, fmt.Errorf("%w: %w", lab.ErrConfig, err)
 		}
 		rng := rand.New(rand.NewPCG(cfg.Seed, streamSites))
 		for len(where) < cfg.Nodes {
@@ -164,7 +165,7 @@ func buildSites(cfg Config) (*sim.Sites, []string, error) {
 		}
 	case SitesWonder:
 		if sites, err = sim.WonderNetworkSites(cfg.Cities[:cfg.Nodes]); err != nil {
-			return nil, nil, fmt.Errorf("%w: %w", ErrConfig, err)
+			return nil, nil, fmt.Errorf("%w: %w", lab.ErrConfig, err)
 		}
 		where = slices.Clone(cfg.Cities[:cfg.Nodes])
 	}

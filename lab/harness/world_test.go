@@ -16,6 +16,7 @@ import (
 
 	"github.com/overworld/overworld/arena"
 	"github.com/overworld/overworld/discovery"
+	"github.com/overworld/overworld/lab"
 	"github.com/overworld/overworld/node"
 	"github.com/overworld/overworld/sim"
 	"github.com/overworld/overworld/wire"
@@ -75,16 +76,16 @@ func TestWorldConfigValidate(t *testing.T) {
 		c := DefaultArenaConfig()
 		tc.mod(&c)
 		_, err := c.Validate()
-		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: got %v, want an ErrConfig naming %q", tc.name, err, tc.want)
+		if !errors.Is(err, lab.ErrConfig) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want an lab.ErrConfig naming %q", tc.name, err, tc.want)
 		}
-		if _, err := NewArena(c); !errors.Is(err, ErrConfig) {
-			t.Errorf("%s: NewWorld: %v", tc.name, err)
+		if _, err := NewArena(c); !errors.Is(err, lab.ErrConfig) {
+			t.Errorf("%s: NewArena: %v", tc.name, err)
 		}
 	}
 	c := DefaultArenaConfig()
 	c.Data, c.Slice, c.Nodes, c.Cities = SitesWonder, 0, 2, []string{"London", "Atlantis"}
-	if _, err := NewArena(c); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "Atlantis") {
+	if _, err := NewArena(c); !errors.Is(err, lab.ErrConfig) || !strings.Contains(err.Error(), "Atlantis") {
 		t.Errorf("unknown city: %v", err)
 	}
 }

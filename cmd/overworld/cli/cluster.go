@@ -21,12 +21,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/overworld/overworld/lab/cities"
+	"github.com/overworld/overworld/lab/harness"
+
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	"github.com/overworld/overworld/arena"
 	"github.com/overworld/overworld/discovery"
-	"github.com/overworld/overworld/lab"
 	"github.com/overworld/overworld/live"
 	"github.com/overworld/overworld/live/pki"
 	"github.com/overworld/overworld/live/player"
@@ -35,7 +37,7 @@ import (
 )
 
 // clusterOpts describes a local cluster: N player nodes (game slots 1..N,
-// in lab.DemoCities), plus a rendezvous node N+1 under the directory.
+// in cities.ForNodes), plus a rendezvous node N+1 under the directory.
 type clusterOpts struct {
 	nodes, perNode int
 	duration       time.Duration
@@ -189,7 +191,7 @@ func freeAddr(network string) (string, error) {
 // rendezvous's city (directory only).
 func startCluster(exe, dir string, o clusterOpts, infraCity string) (*localCluster, error) {
 	c := &localCluster{dir: dir, epoch: time.Now(), client: &http.Client{Timeout: 5 * time.Second}}
-	c.cities = lab.DemoCities(o.nodes)
+	c.cities = cities.ForNodes(o.nodes)
 	total := o.nodes
 	if o.arch == "directory" {
 		total++
@@ -565,9 +567,9 @@ func runCluster(e *env, o clusterOpts) error {
 	// The simulator first: the same game on the same cities (it also
 	// chooses the rendezvous's city, the 1-median of the nodes).
 	m, _ := arena.ParseMapType(o.mapType)
-	wc := lab.DefaultWorldDemoConfig()
+	wc := harness.DefaultDemoConfig()
 	wc.Arch, wc.Map, wc.Nodes, wc.PlayersPerNode, wc.Duration, wc.Seed = discovery.Arch(o.arch), m, o.nodes, o.perNode, o.duration, o.seed
-	wc.Cities = lab.DemoCities(o.nodes)
+	wc.Cities = cities.ForNodes(o.nodes)
 	if len(wc.Cities) < o.nodes {
 		return badInputf("--nodes %d: only %d WonderNetwork cities", o.nodes, len(wc.Cities))
 	}
@@ -581,7 +583,7 @@ func runCluster(e *env, o clusterOpts) error {
 		show = term.IsTerminal(int(fh.Fd()))
 	}
 	say("simulating the same configuration ...\n")
-	simRep, err := lab.WorldDemo(wc, nil)
+	simRep, err := harness.Demo(wc, nil)
 	if err != nil {
 		return err
 	}
@@ -753,7 +755,7 @@ func writeClusterPlayers(w io.Writer, o clusterOpts, figs []nodeFigures, cpuPerP
 }
 
 func writeClusterTable(w io.Writer, o clusterOpts, c *localCluster, figs []nodeFigures, elapsed float64,
-	truth truthCounts, simRep *lab.WorldDemoReport, killed []wire.NodeID, coarse bool) {
+	truth truthCounts, simRep *harness.DemoReport, killed []wire.NodeID, coarse bool) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	lat := "loopback latency (not emulated: compare bandwidth, not missing replicas)"
 	if o.emulate {

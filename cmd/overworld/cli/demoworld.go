@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/overworld/overworld/lab/cities"
+
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
@@ -32,7 +34,7 @@ type demoWorldFlags struct {
 
 func newDemoCmd(e *env) *cobra.Command {
 	var f demoWorldFlags
-	def := lab.DefaultWorldDemoConfig()
+	def := harness.DefaultDemoConfig()
 	cmd := &cobra.Command{
 		Use:   "demo [flags]",
 		Short: "Run one game world over many servers in real cities, in the simulator, and measure it",
@@ -69,7 +71,7 @@ The placement-only demo (players joining and leaving servers) is "overworld demo
 	fl.StringVar(&f.arch, "arch", string(def.Arch), "architecture: directory, broadcast, client-server or colyseus")
 	fl.StringVar(&f.keyMap, "keymap", discovery.KeyMapAuto, "colyseus key mapping: rangedht-hilbert, rangedht-x, dht, or auto (rangedht-x on maps twice as long as wide, else rangedht-hilbert)")
 	fl.Float64Var(&f.prefetch, "prefetch", 0, "widen the view replicas are fetched for by this many metres (0: the interest itself)")
-	fl.IntVar(&f.nodes, "nodes", def.Nodes, "number of nodes (WonderNetwork cities: "+strings.Join(lab.DefaultServers()[:4], ", ")+", ...)")
+	fl.IntVar(&f.nodes, "nodes", def.Nodes, "number of nodes (WonderNetwork cities: "+strings.Join(cities.Servers()[:4], ", ")+", ...)")
 	fl.IntVar(&f.perNode, "players-per-node", def.PlayersPerNode, "bots per node (1: peer-to-peer, 8: federated servers)")
 	fl.DurationVar(&f.duration, "duration", def.Duration, "game time to simulate (1s to 1h)")
 	fl.Uint64Var(&f.seed, "seed", def.Seed, "seed of the map, players, bots and network")
@@ -84,7 +86,7 @@ The placement-only demo (players joining and leaving servers) is "overworld demo
 func runDemoWorld(e *env, f *demoWorldFlags) error {
 	defer lab.HugePages(250 * time.Millisecond)() // large worlds run faster on huge pages
 	defer lab.SimGC()()                           // and with the collector less eager (GOGC set: as set)
-	cfg := lab.DefaultWorldDemoConfig()
+	cfg := harness.DefaultDemoConfig()
 	arch, err := discovery.ParseArch(f.arch)
 	if err != nil {
 		return badInputf("--arch %q: want directory, broadcast, client-server or colyseus", f.arch)
@@ -93,10 +95,10 @@ func runDemoWorld(e *env, f *demoWorldFlags) error {
 	if err != nil {
 		return badInputf("--map %q: want sqr or rect", f.mapType)
 	}
-	cities := lab.DemoCities(f.nodes)
+	nodeCities := cities.ForNodes(f.nodes)
 	switch {
-	case f.nodes < 1 || len(cities) < f.nodes:
-		return badInputf("--nodes %d: want 1 to %d (one WonderNetwork city per node)", f.nodes, len(lab.DemoCities(1<<20)))
+	case f.nodes < 1 || len(nodeCities) < f.nodes:
+		return badInputf("--nodes %d: want 1 to %d (one WonderNetwork city per node)", f.nodes, len(cities.ForNodes(1<<20)))
 	case f.perNode < 1 || f.perNode > 1000:
 		return badInputf("--players-per-node %d: want 1 to 1000", f.perNode)
 	case f.duration < time.Second || f.duration > time.Hour:
@@ -107,7 +109,7 @@ func runDemoWorld(e *env, f *demoWorldFlags) error {
 	cfg.Workers = f.workers
 	cfg.KeyMap, cfg.Prefetch = f.keyMap, f.prefetch
 	cfg.Arch, cfg.Map, cfg.Nodes, cfg.PlayersPerNode, cfg.Duration, cfg.Seed = arch, m, f.nodes, f.perNode, f.duration, f.seed
-	cfg.Cities = cities
+	cfg.Cities = nodeCities
 	show := false
 	if fh, ok := e.stderr.(*os.File); ok && !f.quiet {
 		show = term.IsTerminal(int(fh.Fd()))
@@ -116,7 +118,7 @@ func runDemoWorld(e *env, f *demoWorldFlags) error {
 	if show {
 		progress = func(p harness.Progress) { drawWorldProgress(e.stderr, p) }
 	}
-	rep, err := lab.WorldDemo(cfg, progress)
+	rep, err := harness.Demo(cfg, progress)
 	if show {
 		fmt.Fprint(e.stderr, "\r\033[K")
 	}

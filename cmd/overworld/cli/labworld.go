@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/overworld/overworld/lab/colyseus"
+
 	"github.com/spf13/cobra"
 
 	"github.com/overworld/overworld/arena"
@@ -23,7 +25,7 @@ type labWorldFlags struct {
 
 func newLabWorldCmd(e *env) *cobra.Command {
 	var f labWorldFlags
-	def := lab.DefaultLabWorldConfig()
+	def := colyseus.DefaultBandwidthConfig()
 	cmd := &cobra.Command{
 		Use:   "world [flags]",
 		Short: "Per-node bandwidth vs node count for client-server, broadcast and directory (Colyseus Fig. 12(a))",
@@ -79,9 +81,9 @@ func joinInts(v []int) string {
 func runLabWorld(e *env, cmd *cobra.Command, f *labWorldFlags) error {
 	defer lab.HugePages(250 * time.Millisecond)() // large worlds run faster on huge pages
 	defer lab.SimGC()()                           // and with the collector less eager (GOGC set: as set)
-	cfg := lab.DefaultLabWorldConfig()
+	cfg := colyseus.DefaultBandwidthConfig()
 	if f.quick {
-		cfg = lab.QuickLabWorldConfig()
+		cfg = colyseus.QuickBandwidthConfig()
 	}
 	if !f.quick || cmd.Flags().Changed("nodes") {
 		nodes, err := parseList("--nodes", f.nodes, "node counts from 1 to 2000", func(p string) (int, bool) {
@@ -115,7 +117,7 @@ func runLabWorld(e *env, cmd *cobra.Command, f *labWorldFlags) error {
 	if _, err := cfg.Validate(); err != nil {
 		return badInput(err)
 	}
-	rep, _, err := runLab(e, f.quiet, "lab world", lab.LabWorld, cfg)
+	rep, _, err := runLab(e, f.quiet, "lab world", colyseus.Bandwidth, cfg)
 	if err != nil {
 		return err
 	}
