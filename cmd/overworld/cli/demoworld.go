@@ -30,6 +30,7 @@ type demoWorldFlags struct {
 	duration           time.Duration
 	seed               uint64
 	quiet              bool
+	tuneHeap           bool
 }
 
 func newDemoCmd(e *env) *cobra.Command {
@@ -78,14 +79,16 @@ The placement-only demo (players joining and leaving servers) is "overworld demo
 	fl.StringVar(&f.mapType, "map", def.Map.String(), "map type: sqr or rect")
 	fl.StringVar(&f.out, "out", "", "directory for summary.json, series.csv and nodes.csv (default: none)")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress line on stderr")
+	addTuneHeapFlag(fl, &f.tuneHeap)
 	fl.IntVar(&f.workers, "workers", 0, "goroutines the simulator runs on (0: one per CPU; the result is the same for any value)")
 	cmd.AddCommand(newDemoPlacementCmd(e))
 	return cmd
 }
 
 func runDemoWorld(e *env, f *demoWorldFlags) error {
-	defer lab.HugePages(250 * time.Millisecond)() // large worlds run faster on huge pages
-	defer lab.SimGC()()                           // and with the collector less eager (GOGC set: as set)
+	if f.tuneHeap {
+		defer tuneHeap()() // large worlds run faster on huge pages and with the collector less eager
+	}
 	cfg := harness.DefaultDemoConfig()
 	arch, err := discovery.ParseArch(f.arch)
 	if err != nil {

@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/overworld/overworld/arena"
-	"github.com/overworld/overworld/lab"
 )
 
 // labColyseusFlags holds the flags of "overworld lab colyseus".
@@ -20,6 +19,7 @@ type labColyseusFlags struct {
 	seed                                                 uint64
 	duration, fedDuration, balanceDuration               time.Duration
 	quick, noPlots, quiet, paperRouting                  bool
+	tuneHeap                                             bool
 	prefetch, hotSpots                                   float64
 }
 
@@ -87,6 +87,7 @@ for the same flags.`,
 	fl.StringVar(&f.out, "out", "out/lab-colyseus", "directory for the CSV and PNG files")
 	fl.BoolVar(&f.noPlots, "no-plots", false, "write the CSV file only")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress bar and no list of files on stderr")
+	addTuneHeapFlag(fl, &f.tuneHeap)
 	return cmd
 }
 
@@ -99,8 +100,9 @@ func parseNodeList(flag, s string) ([]int, error) {
 }
 
 func runLabColyseus(e *env, cmd *cobra.Command, f *labColyseusFlags) error {
-	defer lab.HugePages(250 * time.Millisecond)() // large worlds run faster on huge pages
-	defer lab.SimGC()()                           // and with the collector less eager (GOGC set: as set)
+	if f.tuneHeap {
+		defer tuneHeap()() // large worlds run faster on huge pages and with the collector less eager
+	}
 	cfg := colyseus.DefaultConfig()
 	if f.quick {
 		cfg = colyseus.QuickConfig()

@@ -11,7 +11,6 @@ import (
 
 	"github.com/overworld/overworld/arena"
 	"github.com/overworld/overworld/discovery"
-	"github.com/overworld/overworld/lab"
 )
 
 // labWorldFlags holds the flags of "overworld lab world".
@@ -21,6 +20,7 @@ type labWorldFlags struct {
 	seed                       uint64
 	duration                   time.Duration
 	quick, noPlots, quiet      bool
+	tuneHeap                   bool
 }
 
 func newLabWorldCmd(e *env) *cobra.Command {
@@ -67,6 +67,7 @@ same flags.`,
 	fl.StringVar(&f.out, "out", "out/lab-world", "directory for the CSV and PNG files")
 	fl.BoolVar(&f.noPlots, "no-plots", false, "write the CSV file only")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress bar and no list of files on stderr")
+	addTuneHeapFlag(fl, &f.tuneHeap)
 	return cmd
 }
 
@@ -79,8 +80,9 @@ func joinInts(v []int) string {
 }
 
 func runLabWorld(e *env, cmd *cobra.Command, f *labWorldFlags) error {
-	defer lab.HugePages(250 * time.Millisecond)() // large worlds run faster on huge pages
-	defer lab.SimGC()()                           // and with the collector less eager (GOGC set: as set)
+	if f.tuneHeap {
+		defer tuneHeap()() // large worlds run faster on huge pages and with the collector less eager
+	}
 	cfg := colyseus.DefaultBandwidthConfig()
 	if f.quick {
 		cfg = colyseus.QuickBandwidthConfig()

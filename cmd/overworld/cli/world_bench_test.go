@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/overworld/overworld/discovery"
-	"github.com/overworld/overworld/lab"
 	"github.com/overworld/overworld/lab/harness"
 )
 
@@ -18,8 +17,7 @@ import (
 // the process, which load from other work on a shared machine disturbs
 // less).
 func BenchmarkWorld(b *testing.B) {
-	defer lab.HugePages(250 * time.Millisecond)() // as the simulation commands run (OVERWORLD_HUGEPAGES=off: not)
-	defer lab.SimGC()()                           // as the simulation commands run (GOGC set: as set)
+	defer tuneHeap()() // as the simulation commands run (OVERWORLD_HUGEPAGES=off, GOGC set: as set)
 	for _, sz := range []struct {
 		arch           discovery.Arch
 		nodes, perNode int

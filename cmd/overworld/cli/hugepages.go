@@ -1,4 +1,4 @@
-package lab
+package cli
 
 import (
 	"os"
@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// HugePages asks the operating system to back the process's heap with
+// hugePages asks the operating system to back the process's heap with
 // transparent huge pages while a large simulation runs, and returns a
 // function that stops asking. A world of thousands of nodes keeps most of
 // a gigabyte of node state that every event touches somewhere, and on 4
@@ -22,7 +22,7 @@ import (
 // (/sys/kernel/mm/transparent_hugepage/enabled). Elsewhere, or with
 // OVERWORLD_HUGEPAGES=off in the environment, it does nothing. It never
 // changes what a simulation computes.
-func HugePages(period time.Duration) (stop func()) {
+func hugePages(period time.Duration) (stop func()) {
 	if os.Getenv("OVERWORLD_HUGEPAGES") == "off" || !adviseSupported {
 		return func() {}
 	}

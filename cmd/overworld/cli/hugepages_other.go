@@ -1,6 +1,6 @@
 //go:build !linux
 
-package lab
+package cli
 
 const adviseSupported = false
 
