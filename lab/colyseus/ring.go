@@ -19,8 +19,8 @@ func mercuries(w *harness.World) []*locate.Mercury {
 
 // RingResult sums the colyseus locators' counters and latency histograms.
 // The histograms (discovery latency and its parts, route hops) leave the
-// warm-up out when the world ran with harness.World.Run, as the view measures do;
-// the counters include it.
+// warm-up out when the world ran with harness.World.Run, as the view
+// measures do; the counters include it.
 type RingResult struct {
 	Stats locate.MercuryStats
 	// Hops is the mean hop count of the publications and subscriptions

@@ -1,7 +1,6 @@
 package colyseus
 
 import (
-	"flag"
 	"testing"
 	"time"
 
@@ -11,10 +10,8 @@ import (
 	"github.com/overworld/overworld/lab/harness"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
-// TestPaperRouting: harness.ArenaConfig.PaperRouting turns the route cache off
-// and leaves four long links; the default keeps overworld's (a cache that
+// TestPaperRouting: PaperRouting turns the route cache off and leaves
+// four long links; the default keeps overworld's (a cache that
 // takes hops, eight links), and the same seed gives the same run.
 func TestPaperRouting(t *testing.T) {
 	run := func(paper bool) (RingResult, int) {
