@@ -285,7 +285,7 @@ func (g *Game) respawnPoint(st *world.State) int {
 // Think runs one frame: death and respawn, a scan for opponents every
 // ScanEvery (staggered by ID), firing, and moving.
 func (b *Bot) Think(ctx world.Context) {
-	if b.st.Int(BotGoal) == PlayerGoal { // steered by a player (live.go)
+	if b.st.Int(BotGoal) == PlayerGoal { // steered by a player (player.go)
 		b.thinkPlayer(ctx)
 		return
 	}

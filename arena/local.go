@@ -1,6 +1,7 @@
 package arena
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -266,7 +267,7 @@ func (l *Local) merge() {
 	if len(l.born) == 0 && len(l.order) <= 2*len(l.objs)+16 {
 		return
 	}
-	slices.SortFunc(l.born, func(a, b *entry) int { return cmpID(a.id, b.id) })
+	slices.SortFunc(l.born, func(a, b *entry) int { return cmp.Compare(a.id, b.id) })
 	out := make([]*entry, 0, len(l.objs))
 	i, j := 0, 0
 	for i < len(l.order) || j < len(l.born) {
@@ -282,16 +283,6 @@ func (l *Local) merge() {
 	}
 	clear(l.born)
 	l.order, l.born = out, l.born[:0]
-}
-
-func cmpID(a, b world.ObjectID) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func (l *Local) account() {
@@ -365,7 +356,7 @@ func (l *Local) each(box world.Box, fn func(e *entry) bool) {
 				}
 			}
 		}
-		slices.SortFunc(buf, func(a, b *entry) int { return cmpID(a.id, b.id) })
+		slices.SortFunc(buf, func(a, b *entry) int { return cmp.Compare(a.id, b.id) })
 	} else {
 		for cy := int64(cy0); cy <= int64(cy1); cy++ {
 			for cx := int64(cx0); cx <= int64(cx1); cx++ {
@@ -376,7 +367,7 @@ func (l *Local) each(box world.Box, fn func(e *entry) bool) {
 				}
 			}
 		}
-		slices.SortFunc(buf, func(a, b *entry) int { return cmpID(a.id, b.id) })
+		slices.SortFunc(buf, func(a, b *entry) int { return cmp.Compare(a.id, b.id) })
 	}
 	for _, e := range buf {
 		if !e.dead && !fn(e) {

@@ -1,61 +1,173 @@
 package node
 
 import (
-	"bufio"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/overworld/overworld/internal/scripttest"
 	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/world"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden scenario outputs in testdata")
-
-// TestScenarios runs the scripts testdata/*.txt and compares their output
-// with testdata/*.golden (regenerate with go test ./node -run Scenarios
-// -update). Commands, one per line (# starts a comment):
+// TestScenarios runs the scripts in testdata/scenarios on the test
+// cluster (harness_test.go), with its invariants checked after every
+// event. Each script is commands, each followed by "----" and the output
+// it must print (package internal/scripttest describes the format):
 //
-//	cluster nodes=N arch=directory|broadcast|client-server [latency=30ms] [margin=M] [rendezvous=ID]
+//	cluster nodes=N arch=directory|broadcast|client-server [latency=30ms] [margin=M] [rendezvous=ID] [seed=1]
 //	spawn NODE walker|missile field=value ...   create a primary (prints its ID)
-//	run DURATION                                 advance virtual time
-//	objects                                      every node's primaries and replicas
+//	run DURATION [trace=on]                     advance virtual time (prints the new time)
+//	objects                                     every node's primaries and replicas
 //	write NODE ID field+=delta | field=value ... node.Write (a tentative write on a replica)
 //	delete NODE ID
-//	trace on|off                                 print every delivered packet
-//	stats                                        bytes and packets sent per node and class
-//	garbage NODE                                 deliver malformed packets to NODE
+//	trace on|off                                print every delivered packet during run
+//	stats                                       bytes and packets sent per node and class
+//	garbage NODE                                deliver malformed packets to NODE
+//
+// To add a scenario, write a new file in testdata/scenarios with the
+// commands, each followed by a "----" line, and run
+//
+//	go test ./node -run TestScenarios/NAME -rewrite
+//
+// to fill in the output; read it before committing. The same flag
+// rewrites the expectations of every script after an intended change:
+// check the diff. The cluster's random source is seeded (seed=, default
+// 1), so a script prints the same on every run; a failure reports the
+// seed.
 func TestScenarios(t *testing.T) {
-	files, err := filepath.Glob("testdata/*.txt")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no scenarios: %v", err)
-	}
-	for _, f := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(f), ".txt"), func(t *testing.T) {
-			got := runScript(t, f)
-			golden := strings.TrimSuffix(f, ".txt") + ".golden"
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("output differs from %s (run with -update to accept):\n%s", golden, firstDiff(got, string(want)))
-			}
-		})
-	}
+	scripttest.Run(t, "testdata/scenarios", func(s *scripttest.Script) scripttest.Handler {
+		sc := &scenario{s: s, g: newGame(100)}
+		return sc.exec
+	})
 }
 
+// scenario is the interpreter of one script.
+type scenario struct {
+	s     *scripttest.Script
+	g     *game
+	c     *cluster
+	trace bool
+	out   strings.Builder
+}
+
+func (sc *scenario) exec(cmd *scripttest.Cmd) string {
+	sc.out.Reset()
+	if cmd.Name != "cluster" && sc.c == nil {
+		cmd.Fatalf("no cluster yet")
+	}
+	c := sc.c
+	switch cmd.Name {
+	case "cluster":
+		kv := cmd.Options(0, "nodes", "arch", "latency", "margin", "rendezvous", "seed")
+		o := clusterOpts{arch: kv["arch"], latency: 30 * time.Millisecond, seed: 1}
+		if kv["nodes"] == "" || kv["arch"] == "" {
+			cmd.Fatalf("nodes= and arch= are required")
+		}
+		if o.nodes = cmd.ParseInt(kv["nodes"]); o.nodes < 1 {
+			cmd.Fatalf("nodes=%d: want at least 1", o.nodes)
+		}
+		if v, ok := kv["latency"]; ok {
+			o.latency = cmd.ParseDur(v)
+		}
+		if v, ok := kv["margin"]; ok {
+			o.margin = cmd.ParseFloat(v)
+		}
+		if v, ok := kv["rendezvous"]; ok {
+			o.rendezvous = wire.NodeID(cmd.ParseInt(v))
+		}
+		if v, ok := kv["seed"]; ok {
+			seed, err := strconv.ParseUint(v, 10, 64)
+			if err != nil {
+				cmd.Fatalf("seed: %v", err)
+			}
+			o.seed = seed
+		}
+		sc.s.SetSeed(o.seed)
+		sc.c = newCluster(sc.s.T, sc.g, o)
+		sc.c.check = true
+	case "spawn":
+		cmd.Want(2, -1)
+		n := sc.node(cmd, 0)
+		s := map[string]*world.Schema{"walker": sc.g.walker, "missile": sc.g.missile}[cmd.Arg(1)]
+		if s == nil {
+			cmd.Fatalf("unknown kind %q (want walker or missile)", cmd.Arg(1))
+		}
+		obj, err := n.Spawn(c.now, s, func(st *world.State) { setFields(cmd, st, cmd.Args[2:]) })
+		if err != nil {
+			cmd.Fatalf("%v", err)
+		}
+		c.buf = n.Drain(c.buf[:0])
+		c.send(c.buf)
+		c.record()
+		fmt.Fprintf(&sc.out, "created %v on node %d\n", obj.State().ID(), n.ID())
+	case "run":
+		cmd.Want(1, 2)
+		d := cmd.Dur(0)
+		c.trace = nil
+		if sc.trace || cmd.Options(1, "trace")["trace"] == "on" {
+			c.trace = &sc.out
+		}
+		c.run(c.now + d)
+		fmt.Fprintf(&sc.out, "now %s\n", fmtDur(c.now))
+	case "trace":
+		cmd.Want(1, 1)
+		switch cmd.Arg(0) {
+		case "on", "off":
+			sc.trace = cmd.Arg(0) == "on"
+		default:
+			cmd.Fatalf("want on or off")
+		}
+	case "objects":
+		cmd.Want(0, 0)
+		c.dump(&sc.out)
+	case "stats":
+		cmd.Want(0, 0)
+		c.stats(&sc.out)
+	case "write":
+		cmd.Want(3, -1)
+		n := sc.node(cmd, 0)
+		err := n.Write(cmd.ObjectID(1), func(st *world.State) { setFields(cmd, st, cmd.Args[2:]) })
+		fmt.Fprintf(&sc.out, "write: %v\n", scripttest.Result(err))
+		c.buf = n.Drain(c.buf[:0])
+		c.send(c.buf)
+	case "delete":
+		cmd.Want(2, 2)
+		n := sc.node(cmd, 0)
+		err := n.Delete(c.now, cmd.ObjectID(1))
+		fmt.Fprintf(&sc.out, "delete: %v\n", scripttest.Result(err))
+		c.buf = n.Drain(c.buf[:0])
+		c.send(c.buf)
+		c.record()
+	case "garbage":
+		cmd.Want(1, 1)
+		n := sc.node(cmd, 0)
+		before := dumpNode(n)
+		m0 := n.Stats().Malformed
+		ps := garbagePackets(n.ID())
+		for _, p := range ps {
+			n.Step(c.now, p)
+		}
+		fmt.Fprintf(&sc.out, "malformed packets rejected: %d of %d; state unchanged: %v\n",
+			n.Stats().Malformed-m0, len(ps), dumpNode(n) == before)
+	default:
+		cmd.Fatalf("unknown command")
+	}
+	return sc.out.String()
+}
+
+// node returns the node named by argument i.
+func (sc *scenario) node(cmd *scripttest.Cmd, i int) *Node {
+	v := cmd.Int(i)
+	if v < 1 || v > len(sc.c.nodes) {
+		cmd.Fatalf("no node %d (the cluster has nodes 1 to %d)", v, len(sc.c.nodes))
+	}
+	return sc.c.node(wire.NodeID(v))
+}
+
+// firstDiff names the first line where got and want differ.
 func firstDiff(got, want string) string {
 	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
 	for i := range max(len(g), len(w)) {
@@ -73,131 +185,6 @@ func firstDiff(got, want string) string {
 	return ""
 }
 
-func runScript(t *testing.T, path string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out strings.Builder
-	g := newGame(100)
-	var c *cluster
-	sc := bufio.NewScanner(f)
-	line := 0
-	for sc.Scan() {
-		line++
-		text := strings.TrimSpace(sc.Text())
-		if text == "" || strings.HasPrefix(text, "#") {
-			out.WriteString(sc.Text() + "\n")
-			continue
-		}
-		fail := func(format string, args ...any) {
-			t.Fatalf("%s:%d: %s: %s", path, line, text, fmt.Sprintf(format, args...))
-		}
-		args := strings.Fields(text)
-		if c != nil {
-			fmt.Fprintf(&out, "> %s   [t=%s]\n", text, fmtDur(c.now))
-		} else {
-			fmt.Fprintf(&out, "> %s\n", text)
-		}
-		kv := map[string]string{}
-		for _, a := range args[1:] {
-			if k, v, ok := strings.Cut(a, "="); ok {
-				kv[k] = v
-			}
-		}
-		if args[0] != "cluster" && c == nil {
-			fail("no cluster yet")
-		}
-		switch args[0] {
-		case "cluster":
-			o := clusterOpts{arch: kv["arch"], latency: 30 * time.Millisecond, seed: 1}
-			o.nodes, _ = strconv.Atoi(kv["nodes"])
-			if v, ok := kv["latency"]; ok {
-				if o.latency, err = time.ParseDuration(v); err != nil {
-					fail("%v", err)
-				}
-			}
-			if v, ok := kv["margin"]; ok {
-				o.margin, _ = strconv.ParseFloat(v, 64)
-			}
-			if v, ok := kv["rendezvous"]; ok {
-				r, _ := strconv.Atoi(v)
-				o.rendezvous = wire.NodeID(r)
-			}
-			c = newCluster(t, g, o)
-			c.check = true
-		case "spawn":
-			n := c.node(parseNode(fail, args[1]))
-			s := map[string]*world.Schema{"walker": g.walker, "missile": g.missile}[args[2]]
-			if s == nil {
-				fail("unknown kind")
-			}
-			obj, err := n.Spawn(c.now, s, func(st *world.State) { setFields(fail, st, args[3:]) })
-			if err != nil {
-				fail("%v", err)
-			}
-			c.buf = n.Drain(c.buf[:0])
-			c.send(c.buf)
-			c.record()
-			fmt.Fprintf(&out, "created %v on node %d\n", obj.State().ID(), n.ID())
-		case "run":
-			d, err := time.ParseDuration(args[1])
-			if err != nil {
-				fail("%v", err)
-			}
-			c.trace = nil
-			if kv["trace"] == "on" || traceOn {
-				c.trace = &out
-			}
-			c.run(c.now + d)
-		case "trace":
-			traceOn = args[1] == "on"
-		case "objects":
-			c.dump(&out)
-		case "stats":
-			c.stats(&out)
-		case "write":
-			n := c.node(parseNode(fail, args[1]))
-			id := parseID(fail, args[2])
-			err := n.Write(id, func(st *world.State) { setFields(fail, st, args[3:]) })
-			fmt.Fprintf(&out, "write: %v\n", errString(err))
-			c.buf = n.Drain(c.buf[:0])
-			c.send(c.buf)
-		case "delete":
-			n := c.node(parseNode(fail, args[1]))
-			err := n.Delete(c.now, parseID(fail, args[2]))
-			fmt.Fprintf(&out, "delete: %v\n", errString(err))
-			c.buf = n.Drain(c.buf[:0])
-			c.send(c.buf)
-			c.record()
-		case "garbage":
-			n := c.node(parseNode(fail, args[1]))
-			before := dumpNode(n)
-			m0 := n.Stats().Malformed
-			ps := garbagePackets(n.ID())
-			for _, p := range ps {
-				n.Step(c.now, p)
-			}
-			fmt.Fprintf(&out, "malformed packets rejected: %d of %d; state unchanged: %v\n",
-				n.Stats().Malformed-m0, len(ps), dumpNode(n) == before)
-		default:
-			fail("unknown command")
-		}
-	}
-	traceOn = false
-	return out.String()
-}
-
-var traceOn bool
-
-func errString(err error) string {
-	if err == nil {
-		return "ok"
-	}
-	return err.Error()
-}
-
 func dumpNode(n *Node) string {
 	var b strings.Builder
 	for _, in := range n.Objects(nil) {
@@ -206,45 +193,24 @@ func dumpNode(n *Node) string {
 	return b.String()
 }
 
-func parseNode(fail func(string, ...any), s string) wire.NodeID {
-	v, err := strconv.Atoi(s)
-	if err != nil || v < 1 {
-		fail("bad node %q", s)
-	}
-	return wire.NodeID(v)
-}
-
-func parseID(fail func(string, ...any), s string) world.ObjectID {
-	o, q, ok := strings.Cut(s, ".")
-	a, err1 := strconv.ParseUint(o, 10, 32)
-	b, err2 := strconv.ParseUint(q, 10, 32)
-	if !ok || err1 != nil || err2 != nil {
-		fail("bad object ID %q", s)
-	}
-	return world.MakeObjectID(uint32(a), uint32(b))
-}
-
 // setFields applies field=value and field+=delta assignments.
-func setFields(fail func(string, ...any), st *world.State, assigns []string) {
+func setFields(cmd *scripttest.Cmd, st *world.State, assigns []string) {
 	for _, a := range assigns {
 		k, v, ok := strings.Cut(a, "=")
 		if !ok {
-			fail("bad assignment %q", a)
+			cmd.Fatalf("bad assignment %q (want field=value or field+=delta)", a)
 		}
 		add := strings.HasSuffix(k, "+")
 		k = strings.TrimSuffix(k, "+")
 		i := st.Schema().Field(k)
 		if i < 0 {
-			fail("no field %q", k)
+			cmd.Fatalf("%s has no field %q", st.Schema().Name(), k)
 		}
 		switch st.Schema().FieldAt(i).Type {
 		case world.Ref:
-			st.SetRef(i, parseID(fail, v))
+			st.SetRef(i, cmd.ParseObjectID(v))
 		default:
-			x, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				fail("bad value %q", v)
-			}
+			x := cmd.ParseFloat(v)
 			if add {
 				x += st.Float(i)
 			}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/overworld/overworld/geo"
 	"github.com/overworld/overworld/wire"
 )
 
@@ -54,7 +55,7 @@ func (c *trafficCore) Drain(dst []wire.Packet) []wire.Packet {
 // trafficWorld builds n nodes on random PlanetLab sites, each sending msgs
 // datagrams of 60 bytes per frame to each of k random peers.
 func trafficWorld(tb testing.TB, n, k, msgs int, jitter time.Duration) *Sim {
-	sites, err := PlanetLabSites(1)
+	sites, err := geo.PlanetLabSites(1)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/overworld/overworld/geo"
 	"github.com/overworld/overworld/wire"
 )
 
@@ -60,7 +62,7 @@ func runWorld(t *testing.T, seed uint64, nodes int, until time.Duration) (summar
 // window goes to the workers, however small).
 func runWorldW(t *testing.T, seed uint64, nodes int, until time.Duration, workers int, always bool) (summary, series, perNode []byte) {
 	t.Helper()
-	sites, err := PlanetLabSites(1)
+	sites, err := geo.PlanetLabSites(1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,6 +196,8 @@ func TestParallelIsSerial(t *testing.T) {
 		}
 	}
 }
+
+var update = flag.Bool("update", false, "rewrite the metrics golden files in testdata")
 
 // TestMetricsGolden pins the metrics file layout (schema overworld-sim/1)
 // and its numbers for one small seeded run (-update rewrites it).

@@ -9,7 +9,7 @@
 // then by who scheduled them, in a timing wheel of 1 ms buckets that are
 // radix-sorted when the clock reaches them, with a heap beyond the wheel's
 // horizon; events are typed records in recycled slices, so the steady state
-// allocates nothing per packet); an emulated WAN (Sites:
+// allocates nothing per packet); an emulated WAN (a geo.Sites table:
 // one-way delay = half the measured RTT between the nodes' sites, with
 // missing measurements filled in and counted; a same-site delay; optional
 // exponential jitter, loss, duplication and partitions; header overhead);
@@ -21,8 +21,9 @@
 //
 // The caller (an integrator: the lab, the demo, a test) must:
 //
-//  1. Build the latency table: PlanetLabSites, WonderNetworkSites,
-//     SitesFromMatrix or NewSites. Check Sites.Fill for what was filled in.
+//  1. Build the latency table (package geo): geo.PlanetLabSites,
+//     geo.WonderNetworkSites, geo.SitesFromMatrix or geo.NewSites. Check
+//     Sites.Fill for what was filled in.
 //  2. Create the simulator with New(cfg, sites), starting from
 //     DefaultConfig and setting Seed.
 //  3. Adapt each node core to Core (Step, Tick, Drain), with packets whose
@@ -60,7 +61,7 @@
 // Errors: every entry point validates its input before changing anything
 // and returns an error wrapping one of the package's sentinels (ErrConfig,
 // ErrUnknownNode, ErrDuplicateNode, ErrNodeDown, ErrTime, ErrReentrant,
-// ErrBadArgument, ErrSites). Packets a core emits with a wrong From or an
+// ErrBadArgument). Packets a core emits with a wrong From or an
 // invalid Class are not sent; they are counted in Totals.Rejected, with the
 // first described, since a core cannot be handed an error.
 package sim

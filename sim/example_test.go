@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/overworld/overworld/geo"
 	"github.com/overworld/overworld/sim"
 	"github.com/overworld/overworld/wire"
 )
@@ -37,7 +38,7 @@ func (p *pinger) Drain(dst []wire.Packet) []wire.Packet {
 // Two nodes in WonderNetwork cities update each other at 10 Hz for 10 s of
 // virtual time; London crashes at 5 s.
 func Example() {
-	sites, err := sim.WonderNetworkSites([]string{"London", "New York"})
+	sites, err := geo.WonderNetworkSites([]string{"London", "New York"})
 	if err != nil {
 		panic(err)
 	}

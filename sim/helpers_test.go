@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/overworld/overworld/geo"
 	"github.com/overworld/overworld/wire"
 )
 
@@ -53,9 +54,9 @@ func (c *testCore) send(to wire.NodeID, cls wire.Class, size int) {
 }
 
 // square builds sites from names and a full RTT matrix in ms.
-func square(t *testing.T, names []string, rtt [][]float64) *Sites {
+func square(t *testing.T, names []string, rtt [][]float64) *geo.Sites {
 	t.Helper()
-	s, err := NewSites(names, rtt)
+	s, err := geo.NewSites(names, rtt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +64,7 @@ func square(t *testing.T, names []string, rtt [][]float64) *Sites {
 }
 
 // threeSites: a–b 80 ms, b–c 40 ms, a–c 100 ms RTT.
-func threeSites(t *testing.T) *Sites {
+func threeSites(t *testing.T) *geo.Sites {
 	return square(t, []string{"a", "b", "c"}, [][]float64{
 		{0, 80, 100},
 		{80, 0, 40},
@@ -71,7 +72,7 @@ func threeSites(t *testing.T) *Sites {
 	})
 }
 
-func newSim(t *testing.T, cfg Config, sites *Sites) *Sim {
+func newSim(t *testing.T, cfg Config, sites *geo.Sites) *Sim {
 	t.Helper()
 	s, err := New(cfg, sites)
 	if err != nil {

@@ -203,7 +203,7 @@ func (l *lane) send(src int32, p wire.Packet) {
 	}
 	base := int64(s.cfg.SameSite)
 	if a, b := n.site, dh.site; a != b {
-		base = s.sites.oneWay[int(a)*len(s.sites.names)+int(b)]
+		base = int64(s.sites.OneWay(int(a), int(b)))
 	}
 	if s.cfg.Duplicate > 0 && n.rng.Float64() < s.cfg.Duplicate {
 		cp := p

@@ -233,7 +233,6 @@ func (s *Sim) plan() bool {
 		return false
 	}
 	// Work on sites: nodes at one site always share a cluster.
-	ns := len(s.sites.names)
 	count := map[int32]int{}
 	var used []int32
 	for i := range s.nodes {
@@ -262,7 +261,7 @@ func (s *Sim) plan() bool {
 		for a := range used {
 			for b := a + 1; b < len(used); b++ {
 				sa, sb := int(used[a]), int(used[b])
-				if min(s.sites.oneWay[sa*ns+sb], s.sites.oneWay[sb*ns+sa]) < t {
+				if int64(min(s.sites.OneWay(sa, sb), s.sites.OneWay(sb, sa))) < t {
 					if ra, rb := find(int32(a)), find(int32(b)); ra != rb {
 						parent[ra] = rb
 					}

@@ -1,25 +1,22 @@
 package sim
 
 import (
-	"bytes"
-	"flag"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/overworld/overworld/geo"
+	"github.com/overworld/overworld/internal/scripttest"
 	"github.com/overworld/overworld/wire"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
-// TestScenarios runs the scripts in testdata/scenarios/*.txt and compares
-// their output with the .golden file beside each (go test ./sim -run
-// TestScenarios -update rewrites them). The script language:
+// TestScenarios runs the scripts in testdata/scenarios on the simulator
+// with synthetic cores (testCore). Each script is commands, each followed
+// by "----" and the output it must print (package internal/scripttest
+// describes the format):
 //
 //	config key=value ...        seed, period, samesite, header, jitter, loss, dup (before the first node)
 //	sites NAME ...              declare sites (before rtt lines)
@@ -27,98 +24,50 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 //	rtt1 A B MS                 RTT measured from A to B only
 //	node ID SITE [echo] [chatty=N]   add a node (echo: answer every packet with a maintenance
 //	                            packet of the same size; chatty=N: each tick send N 20-byte
-//	                            updates to every other node)
+//	                            updates to every other node); the first one builds the
+//	                            simulator and prints the site table
 //	send AT FROM TO CLASS BYTES at AT, node FROM emits one packet (then Flush)
 //	crash AT ID / remove AT ID
 //	partition AT HEAL A,B|C,D   (HEAL "never" or a time)
 //	view AT NODE IDS HELD       a Recorder report: IDS like 1,2,3 (or -), HELD like 101 (or -)
-//	run UNTIL                   run, printing deliveries and drops (ticks are counted, not printed)
-//	quiet / verbose             stop / resume printing events
+//	run UNTIL                   run, printing deliveries, drops and what the events
+//	                            scheduled above print (ticks are counted, not printed)
+//	quiet / verbose             stop / resume printing deliveries and drops
 //	summary                     print totals, per-node traffic and the view measures
+//
+// To add a scenario, write a new file in testdata/scenarios with the
+// commands, each followed by a "----" line, and run
+//
+//	go test ./sim -run TestScenarios/NAME -rewrite
+//
+// to fill in the output; read it before committing. The same flag
+// rewrites the expectations of every script after an intended change:
+// check the diff. The simulator's random source (jitter, loss,
+// duplication) is seeded (config seed=, default DefaultConfig's), so a
+// script prints the same on every run; a failure reports the seed.
 func TestScenarios(t *testing.T) {
-	files, err := filepath.Glob("testdata/scenarios/*.txt")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no scenarios: %v", err)
-	}
-	for _, f := range files {
-		name := strings.TrimSuffix(filepath.Base(f), ".txt")
-		t.Run(name, func(t *testing.T) {
-			src, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := runScript(t, string(src))
-			golden := strings.TrimSuffix(f, ".txt") + ".golden"
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("output differs from %s (run with -update to accept):\n--- got\n%s\n--- want\n%s", golden, got, want)
-			}
-		})
-	}
+	scripttest.Run(t, "testdata/scenarios", func(s *scripttest.Script) scripttest.Handler {
+		sc := &script{script: s, cfg: DefaultConfig(), rtt: map[[2]string]float64{}, cores: map[wire.NodeID]*testCore{}}
+		s.SetSeed(sc.cfg.Seed)
+		return sc.exec
+	})
 }
 
+// script is the interpreter of one script.
 type script struct {
-	t       *testing.T
-	out     bytes.Buffer
-	cfg     Config
-	names   []string
-	rtt     map[[2]string]float64
-	s       *Sim
-	cores   map[wire.NodeID]*testCore
-	quiet   bool
-	lineNo  int
-	pending []func() // commands to run once the simulator exists
+	script *scripttest.Script
+	out    strings.Builder
+	cfg    Config
+	names  []string
+	rtt    map[[2]string]float64
+	s      *Sim
+	cores  map[wire.NodeID]*testCore
+	quiet  bool
 }
 
-func runScript(t *testing.T, src string) string {
-	sc := &script{t: t, cfg: DefaultConfig(), rtt: map[[2]string]float64{}, cores: map[wire.NodeID]*testCore{}}
-	for i, line := range strings.Split(src, "\n") {
-		sc.lineNo = i + 1
-		if k := strings.Index(line, "#"); k >= 0 {
-			line = line[:k]
-		}
-		f := strings.Fields(line)
-		if len(f) == 0 {
-			continue
-		}
-		fmt.Fprintf(&sc.out, "> %s\n", strings.Join(f, " "))
-		sc.exec(f)
-	}
-	return sc.out.String()
-}
-
-func (sc *script) fail(format string, args ...any) {
-	sc.t.Fatalf("line %d: "+format, append([]any{sc.lineNo}, args...)...)
-}
-
-func (sc *script) dur(s string) time.Duration {
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		sc.fail("%v", err)
-	}
-	return d
-}
-
-func (sc *script) num(s string) float64 {
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		sc.fail("%v", err)
-	}
-	return v
-}
-
-func (sc *script) id(s string) wire.NodeID { return wire.NodeID(sc.num(s)) }
-
-func (sc *script) sim() *Sim {
+// sim returns the simulator, building it from the sites, RTTs and
+// configuration given so far on first use.
+func (sc *script) sim(cmd *scripttest.Cmd) *Sim {
 	if sc.s != nil {
 		return sc.s
 	}
@@ -133,23 +82,25 @@ func (sc *script) sim() *Sim {
 			}
 		}
 	}
-	sites, err := NewSites(sc.names, rows)
+	sites, err := geo.NewSites(sc.names, rows)
 	if err != nil {
-		sc.fail("%v", err)
+		cmd.Fatalf("%v", err)
 	}
 	f := sites.Fill()
 	fmt.Fprintf(&sc.out, "sites: %d, %d pairs measured, %d filled from the reverse direction, %d by detour\n", sites.Len(), f.Measured, f.Reverse, f.Detour)
-	for i := 0; i < n; i++ {
-		for j := 0; j < n; j++ {
-			if i != j {
-				fmt.Fprintf(&sc.out, "  %s→%s %v", sites.Name(i), sites.Name(j), sites.OneWay(i, j))
+	if n > 1 {
+		for i := 0; i < n; i++ {
+			for j := 0; j < n; j++ {
+				if i != j {
+					fmt.Fprintf(&sc.out, "  %s→%s %v", sites.Name(i), sites.Name(j), sites.OneWay(i, j))
+				}
 			}
 		}
+		fmt.Fprintln(&sc.out)
 	}
-	fmt.Fprintln(&sc.out)
 	s, err := New(sc.cfg, sites)
 	if err != nil {
-		sc.fail("%v", err)
+		cmd.Fatalf("%v", err)
 	}
 	s.SetObserver(func(e Event) {
 		if sc.quiet || e.Kind == EventTick || e.Kind == EventFunc {
@@ -165,58 +116,77 @@ func (sc *script) sim() *Sim {
 	return s
 }
 
-func (sc *script) at(at string, fn func()) {
-	s := sc.sim()
-	line := sc.lineNo
-	if err := s.Schedule(sc.dur(at), func(time.Duration) {
-		sc.lineNo = line
-		fn()
-	}); err != nil {
-		sc.fail("%v", err)
+// at schedules fn at the time in argument 0 of cmd.
+func (sc *script) at(cmd *scripttest.Cmd, fn func()) {
+	if err := sc.sim(cmd).Schedule(cmd.Dur(0), func(time.Duration) { fn() }); err != nil {
+		cmd.Fatalf("%v", err)
 	}
 }
 
-func (sc *script) exec(f []string) {
-	switch cmd := f[0]; cmd {
+func nodeID(cmd *scripttest.Cmd, s string) wire.NodeID {
+	v, err := strconv.ParseUint(s, 10, 32)
+	if err != nil {
+		cmd.Fatalf("bad node ID %q", s)
+	}
+	return wire.NodeID(v)
+}
+
+func (sc *script) exec(cmd *scripttest.Cmd) string {
+	sc.out.Reset()
+	switch cmd.Name {
 	case "config":
-		for _, kv := range f[1:] {
-			k, v, _ := strings.Cut(kv, "=")
+		if sc.s != nil {
+			cmd.Fatalf("config after the first node")
+		}
+		for k, v := range cmd.Options(0, "seed", "period", "samesite", "header", "jitter", "loss", "dup") {
 			switch k {
 			case "seed":
-				sc.cfg.Seed = uint64(sc.num(v))
+				seed, err := strconv.ParseUint(v, 10, 64)
+				if err != nil {
+					cmd.Fatalf("seed: %v", err)
+				}
+				sc.cfg.Seed = seed
+				sc.script.SetSeed(seed)
 			case "period":
-				sc.cfg.FramePeriod = sc.dur(v)
+				sc.cfg.FramePeriod = cmd.ParseDur(v)
 			case "samesite":
-				sc.cfg.SameSite = sc.dur(v)
+				sc.cfg.SameSite = cmd.ParseDur(v)
 			case "header":
-				sc.cfg.HeaderBytes = int(sc.num(v))
+				sc.cfg.HeaderBytes = cmd.ParseInt(v)
 			case "jitter":
-				sc.cfg.Jitter = sc.dur(v)
+				sc.cfg.Jitter = cmd.ParseDur(v)
 			case "loss":
-				sc.cfg.Loss = sc.num(v)
+				sc.cfg.Loss = cmd.ParseFloat(v)
 			case "dup":
-				sc.cfg.Duplicate = sc.num(v)
-			default:
-				sc.fail("unknown config key %q", k)
+				sc.cfg.Duplicate = cmd.ParseFloat(v)
 			}
 		}
 	case "sites":
-		sc.names = append(sc.names, f[1:]...)
+		cmd.Want(1, -1)
+		if sc.s != nil {
+			cmd.Fatalf("sites after the first node")
+		}
+		sc.names = append(sc.names, cmd.Args...)
 	case "rtt", "rtt1":
-		v := sc.num(f[3])
-		sc.rtt[[2]string{f[1], f[2]}] = v
-		if cmd == "rtt" {
-			sc.rtt[[2]string{f[2], f[1]}] = v
+		cmd.Want(3, 3)
+		if sc.s != nil {
+			cmd.Fatalf("%s after the first node", cmd.Name)
+		}
+		a, b, v := cmd.Arg(0), cmd.Arg(1), cmd.Float(2)
+		sc.rtt[[2]string{a, b}] = v
+		if cmd.Name == "rtt" {
+			sc.rtt[[2]string{b, a}] = v
 		}
 	case "node":
-		id := sc.id(f[1])
+		cmd.Want(2, 4)
+		id := nodeID(cmd, cmd.Arg(0))
 		c := &testCore{id: id}
-		for _, opt := range f[3:] {
+		for _, opt := range cmd.Args[2:] {
 			switch k, v, _ := strings.Cut(opt, "="); k {
 			case "echo":
 				c.echo = true
 			case "chatty":
-				n := int(sc.num(v))
+				n := cmd.ParseInt(v)
 				c.tick = func(c *testCore, now time.Duration) {
 					for _, other := range sc.s.Nodes() {
 						if other != c.id {
@@ -227,96 +197,107 @@ func (sc *script) exec(f []string) {
 					}
 				}
 			default:
-				sc.fail("unknown node option %q", opt)
+				cmd.Fatalf("unknown node option %q (want echo or chatty=N)", opt)
 			}
 		}
-		if err := sc.sim().AddNode(id, f[2], c); err != nil {
-			sc.fail("%v", err)
+		if err := sc.sim(cmd).AddNode(id, cmd.Arg(1), c); err != nil {
+			cmd.Fatalf("%v", err)
 		}
 		sc.cores[id] = c
 	case "send":
-		from, to := sc.id(f[2]), sc.id(f[3])
-		cls, err := wire.ParseClass(f[4])
-		if err != nil {
-			sc.fail("%v", err)
+		cmd.Want(5, 5)
+		from, to := nodeID(cmd, cmd.Arg(1)), nodeID(cmd, cmd.Arg(2))
+		core := sc.cores[from]
+		if core == nil {
+			cmd.Fatalf("no node %d", from)
 		}
-		size := int(sc.num(f[5]))
-		sc.at(f[1], func() {
-			sc.cores[from].send(to, cls, size)
+		cls, err := wire.ParseClass(cmd.Arg(3))
+		if err != nil {
+			cmd.Fatalf("%v", err)
+		}
+		size := cmd.Int(4)
+		sc.at(cmd, func() {
+			core.send(to, cls, size)
 			if err := sc.s.Flush(from); err != nil {
 				fmt.Fprintf(&sc.out, "%v send: %v\n", sc.s.Now(), err)
 			}
 		})
 	case "crash", "remove":
-		id := sc.id(f[2])
-		sc.at(f[1], func() {
+		cmd.Want(2, 2)
+		id := nodeID(cmd, cmd.Arg(1))
+		name := cmd.Name
+		sc.at(cmd, func() {
 			stop := sc.s.Crash
-			if cmd == "remove" {
+			if name == "remove" {
 				stop = sc.s.Remove
 			}
-			err := stop(id)
-			fmt.Fprintf(&sc.out, "%v %s %d: %v\n", sc.s.Now(), cmd, id, errText(err))
+			fmt.Fprintf(&sc.out, "%v %s %d: %v\n", sc.s.Now(), name, id, scripttest.Result(stop(id)))
 		})
 	case "partition":
+		cmd.Want(3, 3)
+		healArg, sidesArg := cmd.Arg(1), cmd.Arg(2)
 		heal := time.Duration(0)
-		if f[2] != "never" {
-			heal = sc.dur(f[2])
+		if healArg != "never" {
+			heal = cmd.ParseDur(healArg)
 		}
 		var sides [][]wire.NodeID
-		for _, side := range strings.Split(f[3], "|") {
+		for _, side := range strings.Split(sidesArg, "|") {
 			var ids []wire.NodeID
 			for _, x := range strings.Split(side, ",") {
-				ids = append(ids, sc.id(x))
+				ids = append(ids, nodeID(cmd, x))
 			}
 			sides = append(sides, ids)
 		}
-		sc.at(f[1], func() {
+		sc.at(cmd, func() {
 			_, err := sc.s.Partition(heal, sides...)
-			fmt.Fprintf(&sc.out, "%v partition %s until %s: %v\n", sc.s.Now(), f[3], f[2], errText(err))
+			fmt.Fprintf(&sc.out, "%v partition %s until %s: %v\n", sc.s.Now(), sidesArg, healArg, scripttest.Result(err))
 		})
 	case "view":
-		node := sc.id(f[2])
+		cmd.Want(4, 4)
+		node := nodeID(cmd, cmd.Arg(1))
 		var ids []uint64
 		var held []bool
-		if f[3] != "-" {
-			for _, x := range strings.Split(f[3], ",") {
-				ids = append(ids, uint64(sc.num(x)))
+		if cmd.Arg(2) != "-" {
+			for _, x := range strings.Split(cmd.Arg(2), ",") {
+				v, err := strconv.ParseUint(x, 10, 64)
+				if err != nil {
+					cmd.Fatalf("bad object %q", x)
+				}
+				ids = append(ids, v)
 			}
 		}
-		if f[4] != "-" {
-			for _, ch := range f[4] {
+		if cmd.Arg(3) != "-" {
+			for _, ch := range cmd.Arg(3) {
+				if ch != '0' && ch != '1' {
+					cmd.Fatalf("HELD is a string of 0 and 1, not %q", cmd.Arg(3))
+				}
 				held = append(held, ch == '1')
 			}
 		}
-		sc.at(f[1], func() {
+		sc.at(cmd, func() {
 			if err := sc.s.Recorder().View(node, sc.s.Now(), ids, held); err != nil {
 				fmt.Fprintf(&sc.out, "%v view: %v\n", sc.s.Now(), err)
 			}
 		})
 	case "run":
-		if err := sc.sim().Run(sc.dur(f[1])); err != nil {
-			sc.fail("%v", err)
+		cmd.Want(1, 1)
+		if err := sc.sim(cmd).Run(cmd.Dur(0)); err != nil {
+			cmd.Fatalf("%v", err)
 		}
-	case "quiet":
-		sc.quiet = true
-	case "verbose":
-		sc.quiet = false
+	case "quiet", "verbose":
+		cmd.Want(0, 0)
+		sc.quiet = cmd.Name == "quiet"
 	case "summary":
-		sc.summary()
+		cmd.Want(0, 0)
+		sc.summary(cmd)
 	default:
-		sc.fail("unknown command %q", cmd)
+		cmd.Fatalf("unknown command")
 	}
+	return sc.out.String()
 }
 
-func errText(err error) string {
-	if err == nil {
-		return "ok"
-	}
-	return err.Error()
-}
-
-func (sc *script) summary() {
-	s := sc.sim()
+func (sc *script) summary(cmd *scripttest.Cmd) {
+	s := sc.sim(cmd)
 	sum := s.Summary()
 	tr := sum.Traffic
 	w := &sc.out

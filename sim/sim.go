@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/overworld/overworld/geo"
 	"github.com/overworld/overworld/wire"
 )
 
@@ -67,7 +68,8 @@ type Config struct {
 	// (10 Hz), the frame rate of Quake and of the Colyseus model workload.
 	FramePeriod time.Duration
 	// SameSite is the one-way delay between two nodes at one site (and from
-	// a node to itself). Default 0.5 ms: one LAN hop in a data centre.
+	// a node to itself). Default geo.SameSiteDelay (0.5 ms): one LAN hop in
+	// a data centre, as the live mesh emulates it.
 	SameSite time.Duration
 	// HeaderBytes is added to every packet's payload length in the traffic
 	// accounting. Default 28: an IPv4 header (20) plus a UDP header (8).
@@ -113,7 +115,7 @@ func DefaultConfig() Config {
 	return Config{
 		Seed:        1,
 		FramePeriod: 100 * time.Millisecond,
-		SameSite:    500 * time.Microsecond,
+		SameSite:    geo.SameSiteDelay,
 		HeaderBytes: 28,
 		Grace:       []time.Duration{0, 100 * time.Millisecond, 400 * time.Millisecond},
 	}
@@ -242,7 +244,7 @@ type partition struct {
 // WAN. Create it with New; it is not safe for concurrent use.
 type Sim struct {
 	cfg    Config
-	sites  *Sites
+	sites  *geo.Sites
 	q      queue
 	now    int64
 	period int64
@@ -278,7 +280,7 @@ type Sim struct {
 
 // New returns a simulator at virtual time 0 with no nodes over the given
 // sites. It rejects an invalid config or nil sites.
-func New(cfg Config, sites *Sites) (*Sim, error) {
+func New(cfg Config, sites *geo.Sites) (*Sim, error) {
 	cfg, err := cfg.validate()
 	if err != nil {
 		return nil, err
@@ -310,7 +312,7 @@ func (s *Sim) Config() Config {
 }
 
 // Sites returns the latency table.
-func (s *Sim) Sites() *Sites { return s.sites }
+func (s *Sim) Sites() *geo.Sites { return s.sites }
 
 // Now returns the current virtual time.
 func (s *Sim) Now() time.Duration { return time.Duration(s.now) }

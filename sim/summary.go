@@ -53,7 +53,7 @@ type ConfigSummary struct {
 }
 
 // SitesSummary describes the latency table: how many sites and how many
-// ordered pairs were measured or filled in (see Fill).
+// ordered pairs were measured or filled in (see geo.SiteFill).
 type SitesSummary struct {
 	Count         int `json:"count"`
 	Measured      int `json:"measured"`
@@ -155,8 +155,8 @@ func (s *Sim) Summary() *Summary {
 		DurationS: float64(s.now) / 1e9,
 		Config: ConfigSummary{FramePeriodMs: ms(cfg.FramePeriod), SameSiteMs: ms(cfg.SameSite),
 			HeaderBytes: cfg.HeaderBytes, JitterMeanMs: ms(cfg.Jitter), Loss: cfg.Loss, Duplicate: cfg.Duplicate},
-		Sites: SitesSummary{Count: s.sites.Len(), Measured: s.sites.fill.Measured,
-			FilledReverse: s.sites.fill.Reverse, FilledDetour: s.sites.fill.Detour},
+		Sites: SitesSummary{Count: s.sites.Len(), Measured: s.sites.Fill().Measured,
+			FilledReverse: s.sites.Fill().Reverse, FilledDetour: s.sites.Fill().Detour},
 		Views:     s.rec.Views(),
 		Staleness: NewDist(s.rec.staleness),
 		FrameTime: NewDist(s.rec.frameTime),

@@ -11,9 +11,10 @@
 // The first command reads
 //
 //   - planetlab-490/PlanetLabData_1..18 (490×490 RTT in ms) and writes
-//     planetlab/sliceNN.bin.gz: the upper triangle as grid codes (slice 1)
-//     or as deltas against slice 1 (slices 2..18), byte-plane shuffled and
-//     gzipped (format in geo/planetlab.go);
+//     planetlab/sliceNN.bin.gz with geo.EncodePlanetLab: the upper triangle
+//     as grid codes (slice 1) or as deltas against slice 1 (slices 2..18),
+//     byte-plane shuffled and gzipped (the format is defined, writer and
+//     reader side by side, in geo/planetlab_pack.go);
 //   - wondernetwork-2018/cities.csv and Data/<City>/<City>Ping.csv and writes
 //     wondernetwork/cities.csv.gz (name, country, coordinates, population)
 //     and wondernetwork/rtt.bin.gz (avg and min RTT per directed pair);
@@ -23,8 +24,8 @@
 //     kept;
 //
 // and copies the licence texts next to them. It decodes every file it
-// writes with its own decoder and fails unless the result reproduces the
-// source exactly. The second command (-verify), run after the first, checks
+// writes (PlanetLab with geo.DecodePlanetLab, the others with decoders of
+// its own) and fails unless the result reproduces the source exactly. The second command (-verify), run after the first, checks
 // the loaders of package geo, which embed what the first wrote, against the
 // source: bit-exact for every PlanetLab slice, every WonderNetwork pair and
 // every GeoNames city.
@@ -152,185 +153,47 @@ func readPlanetLab(src string, slice int) (*geo.Matrix, error) {
 	return geo.ReadPlanetLab(f)
 }
 
-// plCode maps µs on the five-significant-digit grid to a dense code; ok is
-// false for values off the grid (or too large for 24 bits).
-func plCode(u int64) (code uint32, ok bool) {
-	switch {
-	case u < 0:
-		return 0, false
-	case u < 100_000:
-		return uint32(u), true
-	case u < 1_000_000:
-		return uint32(100_000 + (u-100_000)/10), u%10 == 0
-	default:
-		c := 190_000 + (u-1_000_000)/100
-		return uint32(c), u%100 == 0 && c < 1<<24
-	}
-}
-
-func plMicros(code uint32) uint32 {
-	switch {
-	case code < 100_000:
-		return code
-	case code < 190_000:
-		return 100_000 + (code-100_000)*10
-	default:
-		return 1_000_000 + (code-190_000)*100
-	}
-}
-
-type plStats struct {
-	exceptions  int
-	zeros, negs int
-	min, max    float64
-}
-
-// encodePlanetLab packs the upper triangle of a symmetric matrix with zero
-// diagonal. base is nil for slice 1, else slice 1's codes.
-func encodePlanetLab(m *geo.Matrix, base []uint32) (packed []byte, codes []uint32, st plStats, err error) {
-	n := m.Rows()
-	if !m.Symmetric(0) {
-		return nil, nil, st, errors.New("matrix is not exactly symmetric")
-	}
-	t := n * (n - 1) / 2
-	codes = make([]uint32, 0, t)
-	var exc []byte
-	st.min = math.Inf(1)
-	for i := 0; i < n; i++ {
-		for j := i + 1; j < n; j++ {
-			v := m.At(i, j)
-			st.min, st.max = min(st.min, v), max(st.max, v)
-			if v == 0 {
-				st.zeros++
-			}
-			u := int64(math.Round(v * 1000))
-			c, ok := plCode(u)
-			if ok && float64(plMicros(c))/1000 != v {
-				ok = false
-			}
-			if !ok {
-				// Off the grid: store exactly in 0.1 µs units, and a
-				// rounded code so that deltas stay small.
-				tu := math.Round(v * 10000)
-				if tu > math.MaxUint32 || float64(uint32(tu))/10000 != v {
-					return nil, nil, st, fmt.Errorf("entry (%d,%d) = %v cannot be stored exactly", i, j, v)
-				}
-				c, _ = plCode(u - u%100)
-				exc = binary.BigEndian.AppendUint32(exc, uint32(len(codes)))
-				exc = binary.BigEndian.AppendUint32(exc, uint32(tu))
-				st.exceptions++
-			}
-			codes = append(codes, c)
-		}
-	}
-	kind := byte(0)
-	vals := codes
-	if base != nil {
-		kind = 1
-		vals = make([]uint32, t)
-		for k := range codes {
-			d := int32(codes[k]) - int32(base[k])
-			z := uint32(d<<1) ^ uint32(d>>31)
-			if z >= 1<<24 {
-				return nil, nil, st, fmt.Errorf("delta %d at %d does not fit 24 bits", d, k)
-			}
-			vals[k] = z
-		}
-	}
-	raw := []byte("OWPL")
-	raw = append(raw, 1, kind)
-	raw = binary.BigEndian.AppendUint16(raw, uint16(n))
-	for shift := 16; shift >= 0; shift -= 8 {
-		for _, v := range vals {
-			raw = append(raw, byte(v>>shift))
-		}
-	}
-	raw = binary.BigEndian.AppendUint32(raw, uint32(len(exc)/8))
-	raw = append(raw, exc...)
-	return gz(raw), codes, st, nil
-}
-
-// decodePlanetLab is an independent implementation of the format, used to
-// check the encoder; it returns the flat n×n matrix and the codes.
-func decodePlanetLab(packed []byte, base []uint32) ([]float64, []uint32, error) {
-	raw, err := gunzip(packed)
-	if err != nil {
-		return nil, nil, err
-	}
-	kind, n := raw[5], int(binary.BigEndian.Uint16(raw[6:]))
-	t := n * (n - 1) / 2
-	body := raw[8:]
-	codes := make([]uint32, t)
-	flat := make([]float64, n*n)
-	k := 0
-	for i := 0; i < n; i++ {
-		for j := i + 1; j < n; j++ {
-			v := uint32(body[k])<<16 | uint32(body[t+k])<<8 | uint32(body[2*t+k])
-			if kind == 1 {
-				v = uint32(int64(base[k]) + int64(int32(v>>1)^-int32(v&1)))
-			}
-			codes[k] = v
-			flat[i*n+j] = float64(plMicros(v)) / 1000
-			flat[j*n+i] = flat[i*n+j]
-			k++
-		}
-	}
-	exc := body[3*t:]
-	ne := int(binary.BigEndian.Uint32(exc))
-	for e := 0; e < ne; e++ {
-		idx := int(binary.BigEndian.Uint32(exc[4+8*e:]))
-		v := float64(binary.BigEndian.Uint32(exc[8+8*e:])) / 10000
-		i, j := tri(n, idx)
-		flat[i*n+j], flat[j*n+i] = v, v
-	}
-	return flat, codes, nil
-}
-
-func tri(n, k int) (int, int) {
-	i := 0
-	for k >= n-1-i {
-		k -= n - 1 - i
-		i++
-	}
-	return i, i + 1 + k
-}
-
 func (g *gen) planetLab() error {
-	var base []uint32
+	var first *geo.Matrix // slices 2.. are packed as deltas against slice 1
 	total := 0
 	for s := 1; s <= geo.PlanetLabSlices; s++ {
 		m, err := readPlanetLab(g.src, s)
 		if err != nil {
 			return err
 		}
-		packed, codes, st, err := encodePlanetLab(m, base)
+		packed, offGrid, err := geo.EncodePlanetLab(m, first)
 		if err != nil {
 			return fmt.Errorf("PlanetLab slice %d: %w", s, err)
 		}
-		flat, dcodes, err := decodePlanetLab(packed, base)
+		back, err := geo.DecodePlanetLab(packed, first)
 		if err != nil {
 			return fmt.Errorf("PlanetLab slice %d: decode: %w", s, err)
 		}
 		n := m.Rows()
+		lo, hi, zeros := math.Inf(1), 0.0, 0
 		for i := 0; i < n; i++ {
 			for j := 0; j < n; j++ {
-				if flat[i*n+j] != m.At(i, j) {
-					return fmt.Errorf("PlanetLab slice %d: (%d,%d) decodes to %v, source %v", s, i, j, flat[i*n+j], m.At(i, j))
+				if back.At(i, j) != m.At(i, j) {
+					return fmt.Errorf("PlanetLab slice %d: (%d,%d) decodes to %v, source %v", s, i, j, back.At(i, j), m.At(i, j))
+				}
+				if j > i {
+					v := m.At(i, j)
+					lo, hi = min(lo, v), max(hi, v)
+					if v == 0 {
+						zeros++
+					}
 				}
 			}
 		}
-		if !slices.Equal(codes, dcodes) {
-			return fmt.Errorf("PlanetLab slice %d: codes do not round-trip", s)
-		}
 		if s == 1 {
-			base = codes
+			first = m
 		}
 		if err := g.write(fmt.Sprintf("planetlab/slice%02d.bin.gz", s), packed); err != nil {
 			return err
 		}
 		total += len(packed)
 		log.Printf("PlanetLab slice %2d: %d×%d, exactly symmetric, off-diagonal min %.3f max %.1f ms, %d zero, %d exceptions off the µs grid; %d bytes",
-			s, n, n, st.min, st.max, st.zeros, st.exceptions, len(packed))
+			s, n, n, lo, hi, zeros, offGrid, len(packed))
 	}
 	log.Printf("PlanetLab: %d bytes for %d slices, decoded exactly", total, geo.PlanetLabSlices)
 	return nil

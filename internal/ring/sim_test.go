@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/overworld/overworld/geo"
 	"github.com/overworld/overworld/internal/ring"
 	"github.com/overworld/overworld/sim"
 	"github.com/overworld/overworld/wire"
@@ -18,7 +19,7 @@ import (
 // the ring has healed every member knows its true predecessor and routes
 // reach their true owner (or are lost to the loss, never misdelivered).
 func TestInSimulator(t *testing.T) {
-	sites, err := sim.PlanetLabSites(1)
+	sites, err := geo.PlanetLabSites(1)
 	if err != nil {
 		t.Fatal(err)
 	}

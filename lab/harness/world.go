@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/overworld/overworld/discovery"
+	"github.com/overworld/overworld/geo"
 	"github.com/overworld/overworld/internal/replica"
 	"github.com/overworld/overworld/lab"
 	"github.com/overworld/overworld/node"
@@ -145,13 +146,13 @@ const (
 // random order, once all 490 are taken). The infrastructure node goes to
 // the site with the least mean one-way delay to the player nodes (the
 // 1-median: where an operator would put a central server).
-func buildSites(cfg Config) (*sim.Sites, []string, error) {
-	var sites *sim.Sites
+func buildSites(cfg Config) (*geo.Sites, []string, error) {
+	var sites *geo.Sites
 	var where []string
 	var err error
 	switch cfg.Data {
 	case SitesPlanetLab:
-		if sites, err = sim.PlanetLabSites(cfg.Slice); err != nil {
+		if sites, err = geo.PlanetLabSites(cfg.Slice); err != nil {
 			return nil, nil, fmt.Errorf("%w: %w", lab.ErrConfig, err)
 		}
 		rng := rand.New(rand.NewPCG(cfg.Seed, streamSites))
@@ -164,7 +165,7 @@ func buildSites(cfg Config) (*sim.Sites, []string, error) {
 			}
 		}
 	case SitesWonder:
-		if sites, err = sim.WonderNetworkSites(cfg.Cities[:cfg.Nodes]); err != nil {
+		if sites, err = geo.WonderNetworkSites(cfg.Cities[:cfg.Nodes]); err != nil {
 			return nil, nil, fmt.Errorf("%w: %w", lab.ErrConfig, err)
 		}
 		where = slices.Clone(cfg.Cities[:cfg.Nodes])

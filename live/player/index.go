@@ -1,6 +1,7 @@
 package player
 
 import (
+	"cmp"
 	"math"
 	"slices"
 
@@ -211,7 +212,7 @@ func (gr *grid) visible(objs []replicaInfo, boxes []world.Box, dims int, avatar 
 			}
 		}
 	}
-	if i, ok := slices.BinarySearchFunc(objs, avatar, func(o replicaInfo, id world.ObjectID) int { return cmpID(o.ID, id) }); ok && gr.stamp[i] != gr.query {
+	if i, ok := slices.BinarySearchFunc(objs, avatar, func(o replicaInfo, id world.ObjectID) int { return cmp.Compare(o.ID, id) }); ok && gr.stamp[i] != gr.query {
 		out = append(out, int32(i))
 	}
 	slices.Sort(out)

@@ -1,6 +1,7 @@
 package player
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -245,22 +246,12 @@ func (v *View) Objects() []Seen { return v.cur.ents }
 // Lookup returns the state of object id, if in view.
 func (v *View) Lookup(id world.ObjectID) (*world.State, bool) {
 	i, ok := slices.BinarySearchFunc(v.cur.ents, id, func(s Seen, id world.ObjectID) int {
-		return cmpID(s.ID, id)
+		return cmp.Compare(s.ID, id)
 	})
 	if !ok {
 		return nil, false
 	}
 	return v.cur.ents[i].State, true
-}
-
-func cmpID(a, b world.ObjectID) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // copyState returns a (recycled) copy of s.
@@ -388,7 +379,7 @@ func (v *View) build(r *reader, base *snapshot) error {
 			return malformed(MsgState, "update IDs not increasing")
 		}
 		id += world.ObjectID(d)
-		i, ok := slices.BinarySearchFunc(base.ents, id, func(s Seen, id world.ObjectID) int { return cmpID(s.ID, id) })
+		i, ok := slices.BinarySearchFunc(base.ents, id, func(s Seen, id world.ObjectID) int { return cmp.Compare(s.ID, id) })
 		if !ok {
 			return malformed(MsgState, "update of object %v not in base frame %d", id, base.frame)
 		}
@@ -424,7 +415,7 @@ func (v *View) build(r *reader, base *snapshot) error {
 			return malformed(MsgState, "removal IDs not increasing")
 		}
 		id += world.ObjectID(d)
-		i, ok := slices.BinarySearchFunc(base.ents, id, func(s Seen, id world.ObjectID) int { return cmpID(s.ID, id) })
+		i, ok := slices.BinarySearchFunc(base.ents, id, func(s Seen, id world.ObjectID) int { return cmp.Compare(s.ID, id) })
 		if !ok {
 			return malformed(MsgState, "removal of object %v not in base frame %d", id, base.frame)
 		}
@@ -442,7 +433,7 @@ func (v *View) build(r *reader, base *snapshot) error {
 		if removed[i] {
 			continue
 		}
-		if _, dup := slices.BinarySearchFunc(created, o.ID, func(s Seen, id world.ObjectID) int { return cmpID(s.ID, id) }); dup {
+		if _, dup := slices.BinarySearchFunc(created, o.ID, func(s Seen, id world.ObjectID) int { return cmp.Compare(s.ID, id) }); dup {
 			return malformed(MsgState, "creation of object %v already in base frame %d", o.ID, base.frame)
 		}
 		st := v.copyState(o.State)
@@ -452,6 +443,6 @@ func (v *View) build(r *reader, base *snapshot) error {
 		}
 		v.next = append(v.next, Seen{o.ID, o.Kind, st})
 	}
-	slices.SortFunc(v.next, func(a, b Seen) int { return cmpID(a.ID, b.ID) })
+	slices.SortFunc(v.next, func(a, b Seen) int { return cmp.Compare(a.ID, b.ID) })
 	return nil
 }

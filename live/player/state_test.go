@@ -1,6 +1,7 @@
 package player
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -94,7 +95,7 @@ func (w *randomWorld) step() {
 		st.SetInt(1, w.rng.Int64())
 		w.objs = append(w.objs, Seen{st.ID(), k, st})
 	}
-	slices.SortFunc(w.objs, func(a, b Seen) int { return cmpID(a.ID, b.ID) })
+	slices.SortFunc(w.objs, func(a, b Seen) int { return cmp.Compare(a.ID, b.ID) })
 }
 
 // TestEncodeApplyRandom checks on random worlds, with lost and late

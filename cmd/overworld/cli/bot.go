@@ -22,6 +22,8 @@ import (
 	"github.com/overworld/overworld/arena"
 	"github.com/overworld/overworld/discovery"
 	"github.com/overworld/overworld/lab/harness"
+	"github.com/overworld/overworld/live"
+	"github.com/overworld/overworld/live/arenaplay"
 	"github.com/overworld/overworld/live/player"
 	"github.com/overworld/overworld/node"
 )
@@ -77,10 +79,13 @@ and --server-name node-ID.overworld.`,
 	fl.StringVar(&f.name, "name", "bot", "player ID prefix (bots are NAME-1, NAME-2, ...)")
 	fl.StringVar(&f.ca, "ca", "", "PEM file of the CA that signed the node's certificate (QUIC; default: no verification)")
 	fl.StringVar(&f.serverName, "server-name", "", "with --ca: the name the node's certificate must carry (default: the host of --addr; node-ID.overworld for a cluster node)")
-	fl.Uint64Var(&f.seed, "seed", 1, "game seed (the node's)")
-	fl.StringVar(&f.mapType, "map", "sqr", "game map type: sqr or rect (the node's)")
-	fl.IntVar(&f.nodes, "nodes", 1, "game node count (the node's)")
-	fl.IntVar(&f.perNode, "players-per-node", 8, "game AI bots per node (the node's)")
+	// The game defaults are a node's (overworld node --print-config), so
+	// that bots and a node started without options play the same map.
+	game := live.DefaultDaemonConfig().Game
+	fl.Uint64Var(&f.seed, "seed", game.Seed, "game seed (the node's)")
+	fl.StringVar(&f.mapType, "map", game.Map, "game map type: sqr or rect (the node's)")
+	fl.IntVar(&f.nodes, "nodes", game.Nodes, "game node count (the node's)")
+	fl.IntVar(&f.perNode, "players-per-node", game.PlayersPerNode, "game AI bots per node (the node's)")
 	return cmd
 }
 
@@ -220,7 +225,7 @@ func playBot(ctx context.Context, g *arena.Game, key ed25519.PrivateKey, f *botF
 	}
 	pctx, stop := context.WithTimeout(ctx, f.duration)
 	defer stop()
-	err = c.Run(pctx, arena.NewPlayerBrain(g, f.seed<<20+uint64(i)), 0)
+	err = c.Run(pctx, arenaplay.NewBrain(g, f.seed<<20+uint64(i)), 0)
 	return c.Stats(), err
 }
 
@@ -285,7 +290,7 @@ func startLocalNode(ctx context.Context, g *arena.Game, f *botFlags) (gw *player
 			}
 		}
 	}
-	gw, err = player.New(player.Config{Verifier: ver, Controller: g.Players(), MaxPlayers: max(64, f.n), FrameEvery: arena.Frame})
+	gw, err = player.New(player.Config{Verifier: ver, Controller: arenaplay.NewController(g), MaxPlayers: max(64, f.n), FrameEvery: arena.Frame})
 	if err != nil {
 		return nil, "", "", nil, err
 	}

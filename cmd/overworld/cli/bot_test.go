@@ -2,9 +2,11 @@ package cli
 
 import (
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/overworld/overworld/live"
 	"github.com/overworld/overworld/live/player"
 )
 
@@ -54,6 +56,21 @@ func TestTokenCommands(t *testing.T) {
 	} {
 		if code, out, errs := runCLI(t, "", args...); code != 2 || out != "" || errs == "" {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2, nothing, a message", args, code, out, errs)
+		}
+	}
+}
+
+// TestBotGameDefaultsAreTheNodes checks that the bot command's game
+// flags default to a node's default game (seed, map, node count, players
+// per node): bots started without them play the map of a node started
+// without them.
+func TestBotGameDefaultsAreTheNodes(t *testing.T) {
+	game := live.DefaultDaemonConfig().Game
+	fl := newBotCmd(&env{}).Flags()
+	for name, want := range map[string]string{"seed": strconv.FormatUint(game.Seed, 10), "map": game.Map,
+		"nodes": strconv.Itoa(game.Nodes), "players-per-node": strconv.Itoa(game.PlayersPerNode)} {
+		if got := fl.Lookup(name).DefValue; got != want {
+			t.Errorf("bot --%s defaults to %q, a node's game to %q", name, got, want)
 		}
 	}
 }

@@ -3,10 +3,11 @@ package cli
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/overworld/overworld/live/localcluster"
 )
 
 // TestClusterColyseus runs 3 node processes under the colyseus
@@ -24,39 +25,39 @@ func TestClusterColyseus(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := clusterOpts{nodes: 3, perNode: 2, seed: 1, mapType: "sqr", arch: "colyseus", frameRate: 10, logLevel: "info", botMode: "node"}
-	dir := t.TempDir()
-	c, err := startCluster(exe, dir, o, "")
+	c, err := localcluster.Start(o.clusterConfig(exe, t.TempDir(), ""))
 	if err != nil {
 		t.Fatal(err)
 	}
+	ids := c.IDs()
 	defer func() {
-		if killed := c.stop(10 * time.Second); len(killed) > 0 {
+		if killed := c.Stop(10 * time.Second); len(killed) > 0 {
 			t.Errorf("nodes %v did not stop within 10 s of SIGTERM", killed)
 		}
 		if t.Failed() {
-			for _, id := range c.ids {
-				b, _ := os.ReadFile(filepath.Join(dir, fmt.Sprintf("node%d.log", id)))
+			for i, id := range ids {
+				b, _ := os.ReadFile(c.LogFile(i))
 				t.Logf("node %d log:\n%s", id, b)
 			}
 		}
 	}()
-	if err := c.waitReady(30 * time.Second); err != nil {
+	if err := c.WaitReady(30 * time.Second); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(40 * time.Second)
 	for {
-		snaps, err := c.worlds()
+		snaps, err := c.Worlds()
 		why := ""
 		if err != nil {
 			why = err.Error()
 		}
-		for i := range c.ids {
+		for i := range ids {
 			if why != "" {
 				break
 			}
-			for j := range c.ids {
-				if j != i && replicasOf(snaps[i], c.ids[j]) == 0 {
-					why = fmt.Sprintf("node %d holds no replica of node %d's objects", c.ids[i], c.ids[j])
+			for j := range ids {
+				if j != i && localcluster.ReplicasOf(snaps[i], ids[j]) == 0 {
+					why = fmt.Sprintf("node %d holds no replica of node %d's objects", ids[i], ids[j])
 					break
 				}
 			}
@@ -69,18 +70,18 @@ func TestClusterColyseus(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	for i := range c.ids {
-		m, err := c.metrics(i)
+	for i := range ids {
+		m, err := c.Metrics(i)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for k, v := range m {
 			if (strings.HasPrefix(k, "overworld_malformed_total") || k == "overworld_handshake_refusals_total") && v != 0 {
-				t.Errorf("node %d: %s = %v, want 0", c.ids[i], k, v)
+				t.Errorf("node %d: %s = %v, want 0", ids[i], k, v)
 			}
 		}
 		if m[`overworld_bytes_total{class="discovery",dir="out"}`] == 0 {
-			t.Errorf("node %d sent no discovery traffic", c.ids[i])
+			t.Errorf("node %d sent no discovery traffic", ids[i])
 		}
 	}
 }

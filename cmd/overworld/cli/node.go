@@ -14,10 +14,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/overworld/overworld/arena"
-	"github.com/overworld/overworld/lab/harness"
 	"github.com/overworld/overworld/live"
+	"github.com/overworld/overworld/live/arenaplay"
 	"github.com/overworld/overworld/live/pki"
-	"github.com/overworld/overworld/node"
 	"github.com/overworld/overworld/wire"
 )
 
@@ -68,35 +67,10 @@ migrate between nodes yet).`,
 	return cmd
 }
 
-// arenaGame builds the model game a node configuration names: the registry,
-// this node's spawns (its slot's bots and items) and the directory margin.
-func arenaGame(g live.GameConfig) (*arena.Game, live.Game, error) {
-	m, err := arena.ParseMapType(g.Map)
-	if err != nil {
-		return nil, live.Game{}, fmt.Errorf("%w: game.map %q: want rect or sqr", live.ErrConfig, g.Map)
-	}
-	game, err := arena.New(arena.Config{Map: m, Nodes: g.Nodes, PlayersPerNode: g.PlayersPerNode, Seed: g.Seed})
-	if err != nil {
-		return nil, live.Game{}, fmt.Errorf("%w: game: %v", live.ErrConfig, err)
-	}
-	slot := g.Slot
-	// Discovery runs with the presets of the simulated world, over the
-	// same map.
-	lg := live.Game{Registry: game.Registry(), Discovery: harness.ArenaSpace(game),
-		Players: game.Players(),
-		Spawn: func(now time.Duration, n *node.Node) error {
-			for _, sp := range game.Spawns() {
-				if sp.Node != slot-1 || (sp.Schema == game.Bot && !g.AIBots) {
-					continue
-				}
-				if _, err := n.Spawn(now, sp.Schema, sp.Init); err != nil {
-					return err
-				}
-			}
-			return nil
-		}}
-	return game, lg, nil
-}
+// arenaGame builds the model game a node configuration names
+// (arenaplay.NodeGame: the registry, this node's spawns, the game's world
+// for discovery's presets, the player controller).
+func arenaGame(g live.GameConfig) (*arena.Game, live.Game, error) { return arenaplay.NodeGame(g) }
 
 func runNode(e *env, path string) error {
 	cfg, err := live.LoadDaemonConfig(path)

@@ -1,14 +1,14 @@
-package sim
+package geo
 
 import (
+	"encoding/binary"
 	"errors"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/overworld/overworld/geo"
 )
 
 var nan = math.NaN()
@@ -24,7 +24,7 @@ func TestSitesOneWayIsHalfTheRTT(t *testing.T) {
 	if got := s.OneWay(1, 1); got != 0 {
 		t.Errorf("b→b = %v, want 0", got)
 	}
-	if f := s.Fill(); f != (Fill{Measured: 2}) {
+	if f := s.Fill(); f != (SiteFill{Measured: 2}) {
 		t.Errorf("fill %+v, want 2 measured", f)
 	}
 }
@@ -45,7 +45,7 @@ func TestSitesFillIn(t *testing.T) {
 			t.Errorf("%s→%s = %v, want %v", s.Name(p[0]), s.Name(p[1]), got, time.Duration(rtt*1e6/2))
 		}
 	}
-	if f := s.Fill(); f != (Fill{Measured: 2, Reverse: 2, Detour: 2}) || f.Filled() != 4 {
+	if f := s.Fill(); f != (SiteFill{Measured: 2, Reverse: 2, Detour: 2}) || f.Filled() != 4 {
 		t.Errorf("fill %+v, want 2 measured, 2 reverse, 2 detour", f)
 	}
 }
@@ -135,7 +135,7 @@ func TestSitesRejectsBadInput(t *testing.T) {
 	if _, err := SitesFromMatrix(nil); !errors.Is(err, ErrSites) {
 		t.Errorf("nil matrix: %v", err)
 	}
-	rect, err := geo.NewMatrix([]string{"p"}, []string{"a", "b"}, [][]float64{{1, 2}})
+	rect, err := NewMatrix([]string{"p"}, []string{"a", "b"}, [][]float64{{1, 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestSitesRejectsBadInput(t *testing.T) {
 }
 
 func TestSitesFromMatrixFillsZeros(t *testing.T) {
-	m, err := geo.NewSquare([]string{"x", "y", "z"}, [][]float64{{0, 10, 0}, {10, 0, 20}, {0, 20, 0}})
+	m, err := NewSquare([]string{"x", "y", "z"}, [][]float64{{0, 10, 0}, {10, 0, 20}, {0, 20, 0}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestEmbeddedSites(t *testing.T) {
 	if pl.Len() != 490 || pl.Fill().Filled() != 0 || pl.Fill().Measured != 490*489 {
 		t.Errorf("PlanetLab slice 1: %d sites, fill %+v; want 490 complete", pl.Len(), pl.Fill())
 	}
-	m, _ := geo.PlanetLab(1)
+	m, _ := PlanetLab(1)
 	if got, want := pl.OneWay(3, 7), time.Duration(math.Round(m.At(3, 7)*1e6/2)); got != want {
 		t.Errorf("pl003→pl007 = %v, want %v", got, want)
 	}
@@ -189,4 +189,52 @@ func TestEmbeddedSites(t *testing.T) {
 	if _, err := WonderNetworkSites([]string{"Atlantis"}); err == nil {
 		t.Error("unknown city accepted")
 	}
+}
+
+func square(t *testing.T, names []string, rtt [][]float64) *Sites {
+	t.Helper()
+	s, err := NewSites(names, rtt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// FuzzNewSites feeds arbitrary latency tables (NaN, zeros, negatives,
+// infinities, any shape) to NewSites: it must never panic, and a table it
+// accepts must be complete: every one-way delay ≥ 0, zero on the diagonal,
+// and the fill counts must add up to every ordered pair.
+func FuzzNewSites(f *testing.F) {
+	f.Add(uint8(3), []byte{0, 0, 0, 0, 0, 0, 0, 0})
+	f.Add(uint8(2), binary.LittleEndian.AppendUint64(nil, math.Float64bits(80)))
+	f.Add(uint8(4), binary.LittleEndian.AppendUint64(nil, math.Float64bits(math.NaN())))
+	f.Fuzz(func(t *testing.T, n uint8, raw []byte) {
+		k := int(n % 9)
+		names := make([]string, k)
+		rows := make([][]float64, k)
+		for i := range rows {
+			names[i] = strconv.Itoa(i)
+			rows[i] = make([]float64, k)
+			for j := range rows[i] {
+				if off := 8 * (i*k + j); off+8 <= len(raw) {
+					rows[i][j] = math.Float64frombits(binary.LittleEndian.Uint64(raw[off:]))
+				}
+			}
+		}
+		s, err := NewSites(names, rows)
+		if err != nil {
+			return
+		}
+		f := s.Fill()
+		if f.Measured+f.Reverse+f.Detour != k*(k-1) {
+			t.Fatalf("fill %+v does not cover the %d ordered pairs", f, k*(k-1))
+		}
+		for i := 0; i < k; i++ {
+			for j := 0; j < k; j++ {
+				if d := s.OneWay(i, j); d < 0 || (i == j && d != 0) {
+					t.Fatalf("one-way %d→%d = %v", i, j, d)
+				}
+			}
+		}
+	})
 }

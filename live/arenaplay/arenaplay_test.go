@@ -1,4 +1,4 @@
-package arena
+package arenaplay
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/quic-go/quic-go"
 
+	"github.com/overworld/overworld/arena"
 	"github.com/overworld/overworld/internal/locate"
 	"github.com/overworld/overworld/live/player"
 	"github.com/overworld/overworld/node"
@@ -26,7 +27,7 @@ import (
 
 // liveNodes builds the nodes of game g (directory discovery, rendezvous
 // node 1) and spawns the game's bots and items on them.
-func liveNodes(t testing.TB, g *Game, seed uint64) []*node.Node {
+func liveNodes(t testing.TB, g *arena.Game, seed uint64) []*node.Node {
 	var ns []*node.Node
 	for i := range g.Config().Nodes {
 		id := wire.NodeID(i + 1)
@@ -79,7 +80,7 @@ func testVerifier(t testing.TB) (*player.Verifier, ed25519.PrivateKey) {
 	return v, priv
 }
 
-// TestLivePlayersSeeNodeState has headless players (PlayerBrain) join node
+// TestLivePlayersSeeNodeState has headless players (Brain) join node
 // 1 of a two-node arena game over in-memory pipes and play for 30 s of
 // game time; after every frame each player's reconstructed view must equal
 // node 1's state (primaries and replicas) of every object in its avatar's
@@ -89,15 +90,15 @@ func TestLivePlayersSeeNodeState(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
-		cfg := Federated(2, Sqr)
+		cfg := arena.Federated(2, arena.Sqr)
 		cfg.PlayersPerNode = 4
-		g, err := New(cfg)
+		g, err := arena.New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		ns := liveNodes(t, g, 1)
 		ver, key := testVerifier(t)
-		gw, err := player.New(player.Config{Verifier: ver, Controller: g.Players()})
+		gw, err := player.New(player.Config{Verifier: ver, Controller: NewController(g)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,7 +121,7 @@ func TestLivePlayersSeeNodeState(t *testing.T) {
 				mu.Lock()
 				clients = append(clients, c)
 				mu.Unlock()
-				_ = c.Run(ctx, NewPlayerBrain(g, uint64(i)), 0)
+				_ = c.Run(ctx, NewBrain(g, uint64(i)), 0)
 			}()
 		}
 		synctest.Wait()
@@ -128,8 +129,8 @@ func TestLivePlayersSeeNodeState(t *testing.T) {
 		remote := map[world.ObjectID]bool{}
 		start := map[world.ObjectID]world.Point{}
 		for frame := uint64(1); frame <= 300; frame++ {
-			time.Sleep(Frame)
-			now += Frame
+			time.Sleep(arena.Frame)
+			now += arena.Frame
 			for _, n := range ns {
 				n.Tick(now)
 			}
@@ -200,12 +201,12 @@ func TestLivePlayersSeeNodeState(t *testing.T) {
 		moved, fired := 0, 0
 		for id, p := range start {
 			obj, _, _ := ns[0].Lookup(id)
-			if q := obj.State().Location(); math.Hypot(q[0]-p[0], q[1]-p[1]) > 5 || obj.State().Int(BotDeaths) > 0 {
+			if q := obj.State().Location(); math.Hypot(q[0]-p[0], q[1]-p[1]) > 5 || obj.State().Int(arena.BotDeaths) > 0 {
 				moved++
 			}
 		}
 		for _, o := range ns[0].Objects(nil) {
-			if o.State.Schema() == g.Missile && start[o.State.Ref(MissileOwner)] != (world.Point{}) {
+			if o.State.Schema() == g.Missile && start[o.State.Ref(arena.MissileOwner)] != (world.Point{}) {
 				fired++
 			}
 		}
@@ -217,7 +218,7 @@ func TestLivePlayersSeeNodeState(t *testing.T) {
 			if len(s.RTT) == 0 || s.ObjectsSeen < 2 || s.Inputs < 250 || s.Updates < s.Applied {
 				t.Errorf("player %s: %+v", s.Player, s)
 			}
-			if s.RTTQuantile(0.99) > 2*Frame {
+			if s.RTTQuantile(0.99) > 2*arena.Frame {
 				t.Errorf("player %s: input echo p99 %v over two frames", s.Player, s.RTTQuantile(0.99))
 			}
 		}
@@ -234,13 +235,13 @@ func TestLiveLoopback(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	g, err := New(Federated(1, Sqr))
+	g, err := arena.New(arena.Federated(1, arena.Sqr))
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := liveNodes(t, g, 1)[0]
 	ver, key := testVerifier(t)
-	gw, err := player.New(player.Config{Verifier: ver, Controller: g.Players(), Logf: t.Logf})
+	gw, err := player.New(player.Config{Verifier: ver, Controller: NewController(g), Logf: t.Logf})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +267,7 @@ func TestLiveLoopback(t *testing.T) {
 	driver.Add(1)
 	go func() { // the frame goroutine: owns the node
 		defer driver.Done()
-		tk := time.NewTicker(Frame)
+		tk := time.NewTicker(arena.Frame)
 		defer tk.Stop()
 		start := time.Now()
 		for {
@@ -306,7 +307,7 @@ func TestLiveLoopback(t *testing.T) {
 			}
 			pctx, stop := context.WithTimeout(ctx, 2*time.Second)
 			defer stop()
-			if err := c.Run(pctx, NewPlayerBrain(g, uint64(i)), 0); err != nil {
+			if err := c.Run(pctx, NewBrain(g, uint64(i)), 0); err != nil {
 				t.Errorf("bot %d: %v", i, err)
 			}
 			stats[i] = c.Stats()
@@ -333,7 +334,7 @@ func TestLiveLoopback(t *testing.T) {
 		}
 		_ = c.CloseNow()
 	}
-	time.Sleep(3 * Frame) // the leaves reach a frame
+	time.Sleep(3 * arena.Frame) // the leaves reach a frame
 	cancel()
 	driver.Wait()
 	for i, s := range stats {
@@ -354,24 +355,6 @@ func isRefusal(err error, code player.Code) bool {
 	return errors.As(err, &re) && re.Code == code
 }
 
-func FuzzDecodeInput(f *testing.F) {
-	f.Add(AppendInput(nil, Input{VX: 3, VY: -4, Fire: true, Aim: 1}))
-	f.Add([]byte{2, 0, 0, 0, 0, 0, 0})
-	f.Fuzz(func(t *testing.T, b []byte) {
-		in, err := DecodeInput(b)
-		if err != nil {
-			return
-		}
-		if math.Hypot(in.VX, in.VY) > RunSpeed+1e-9 {
-			t.Fatalf("speed %v over RunSpeed", math.Hypot(in.VX, in.VY))
-		}
-		again, err := DecodeInput(AppendInput(nil, in))
-		if err != nil || again.Fire != in.Fire || math.Abs(again.VX-in.VX) > velQuantum || math.Abs(again.VY-in.VY) > velQuantum {
-			t.Fatalf("%+v re-decodes as %+v (%v)", in, again, err)
-		}
-	})
-}
-
 // BenchmarkGatewayFrame measures the gateway's share of a frame (inputs,
 // interest filtering, encoding, hand-off to the writers) on one arena node
 // with p AI bots and p players over in-memory pipes whose clients apply
@@ -381,15 +364,15 @@ func BenchmarkGatewayFrame(b *testing.B) {
 		b.Run(fmt.Sprintf("players=%d", p), func(b *testing.B) {
 			ctx, cancel := context.WithCancel(b.Context())
 			defer cancel()
-			cfg := Federated(1, Sqr)
+			cfg := arena.Federated(1, arena.Sqr)
 			cfg.PlayersPerNode = p
-			g, err := New(cfg)
+			g, err := arena.New(cfg)
 			if err != nil {
 				b.Fatal(err)
 			}
 			n := liveNodes(b, g, 1)[0]
 			ver, key := testVerifier(b)
-			gw, err := player.New(player.Config{Verifier: ver, Controller: g.Players(), MaxPlayers: p})
+			gw, err := player.New(player.Config{Verifier: ver, Controller: NewController(g), MaxPlayers: p})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -408,7 +391,7 @@ func BenchmarkGatewayFrame(b *testing.B) {
 					if err != nil {
 						return
 					}
-					brain := NewPlayerBrain(g, uint64(i))
+					brain := NewBrain(g, uint64(i))
 					var seq uint64
 					for {
 						msg, err := c.ReadMessage(ctx, player.MaxMessage)
@@ -419,7 +402,7 @@ func BenchmarkGatewayFrame(b *testing.B) {
 						if ack != nil {
 							_ = c.WriteMessage(ctx, ack)
 							var in []byte
-							cl.Do(func(v *player.View) { in = brain.Input(cl.Welcome(), v, time.Duration(seq)*Frame) })
+							cl.Do(func(v *player.View) { in = brain.Input(cl.Welcome(), v, time.Duration(seq)*arena.Frame) })
 							if in != nil {
 								seq++
 								_ = c.WriteMessage(ctx, player.AppendInput(nil, seq, in))
@@ -430,7 +413,7 @@ func BenchmarkGatewayFrame(b *testing.B) {
 			}
 			var now time.Duration
 			frame := func() {
-				now += Frame
+				now += arena.Frame
 				n.Tick(now)
 				gw.Frame(now, n)
 				n.Drain(nil)
@@ -448,7 +431,7 @@ func BenchmarkGatewayFrame(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				b.StopTimer()
-				now += Frame
+				now += arena.Frame
 				n.Tick(now)
 				b.StartTimer()
 				gw.Frame(now, n)

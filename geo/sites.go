@@ -1,13 +1,17 @@
-package sim
+package geo
 
 import (
 	"errors"
 	"fmt"
 	"math"
 	"time"
-
-	"github.com/overworld/overworld/geo"
 )
+
+// SameSiteDelay is the one-way delay between two nodes at one site (and
+// from a node to itself): one LAN hop in a data centre, 0.5 ms. Both
+// drivers use it: the simulator's default same-site delay and the live
+// mesh's latency emulation between two nodes in one city.
+const SameSiteDelay = 500 * time.Microsecond
 
 // MaxRTTMs is the largest RTT a Sites table accepts: one hour, far above any
 // real measurement (the embedded data's largest is 7.9 s), so delays in ns
@@ -16,26 +20,27 @@ const MaxRTTMs = 3_600_000
 
 // ErrSites reports a latency table New cannot use: a bad shape, a bad entry,
 // a duplicate name or a pair that cannot be filled in.
-var ErrSites = errors.New("sim: bad site latency table")
+var ErrSites = errors.New("geo: bad site latency table")
 
-// Sites is the emulated WAN's latency table: named sites (a PlanetLab host, a
+// Sites is an emulated WAN's latency table: named sites (a PlanetLab host, a
 // WonderNetwork city, a data centre) and the one-way delay between every
 // ordered pair. Nodes are placed at sites; two nodes at one site talk over
-// the Config's same-site delay. A Sites is immutable and may be shared by
-// several simulators.
+// a same-site delay (SameSiteDelay unless the driver is configured
+// otherwise). A Sites is immutable and may be shared by several simulators
+// and goroutines.
 //
 // The one-way delay from site i to site j is half the RTT measured from i
-// to j. The two directions are not symmetrized (call geo's Symmetrize first
+// to j. The two directions are not symmetrized (call Matrix.Symmetrize first
 // for that). Missing measurements are filled in when the table is built, as
-// Fill describes; the table itself is complete.
+// SiteFill describes; the table itself is complete.
 type Sites struct {
 	names  []string
 	index  map[string]int
 	oneWay []int64 // n×n row-major, ns
-	fill   Fill
+	fill   SiteFill
 }
 
-// Fill says how a Sites table was completed. An entry (i, j), i ≠ j, is
+// SiteFill says how a Sites table was completed. An entry (i, j), i ≠ j, is
 // missing when it is NaN or 0 (a 0 ms RTT between two distinct sites is not a
 // measurement). A missing entry is filled, in this order of preference:
 //
@@ -46,22 +51,23 @@ type Sites struct {
 //     rtt(i,k) + rtt(k,j). By the triangle inequality this bounds the direct
 //     path from above, and Internet routes are close to it on average;
 //  3. otherwise the table is rejected with an error naming the pair.
-type Fill struct {
+type SiteFill struct {
 	Measured int // off-diagonal ordered pairs measured
 	Reverse  int // filled from the reverse direction
 	Detour   int // filled by the shortest two-leg detour
 }
 
 // Filled returns the number of ordered pairs that were filled in.
-func (f Fill) Filled() int { return f.Reverse + f.Detour }
+func (f SiteFill) Filled() int { return f.Reverse + f.Detour }
 
 // NewSites builds a latency table from site names and RTTs in ms:
 // rttMs[i][j] is the RTT measured from names[i] to names[j]. NaN and 0 off
-// the diagonal mean "not measured" and are filled in (see Fill); the
-// diagonal must be 0 or NaN (a site's own delay is the Config's same-site
-// delay). It rejects an empty table, ragged rows, empty or duplicate names,
-// negative or infinite entries or ones above MaxRTTMs, and pairs that cannot be filled, each with
-// an error naming the position. The data is copied.
+// the diagonal mean "not measured" and are filled in (see SiteFill); the
+// diagonal must be 0 or NaN (a site's own delay is the same-site delay).
+// It rejects an empty table, ragged rows, empty or duplicate names,
+// negative or infinite entries or ones above MaxRTTMs, and pairs that
+// cannot be filled, each with an error naming the position. The data is
+// copied.
 func NewSites(names []string, rttMs [][]float64) (*Sites, error) {
 	n := len(names)
 	if n == 0 {
@@ -108,11 +114,11 @@ func NewSites(names []string, rttMs [][]float64) (*Sites, error) {
 	return s, nil
 }
 
-// SitesFromMatrix builds a latency table from a square geo.Matrix of RTTs in
+// SitesFromMatrix builds a latency table from a square Matrix of RTTs in
 // ms (PlanetLab slices, WonderNetwork cities, a CSV file), its row names
-// naming the sites. A geo.Matrix holds no NaN, so its missing entries are the
-// zeros off the diagonal; they are filled in as Fill describes.
-func SitesFromMatrix(m *geo.Matrix) (*Sites, error) {
+// naming the sites. A Matrix holds no NaN, so its missing entries are the
+// zeros off the diagonal; they are filled in as SiteFill describes.
+func SitesFromMatrix(m *Matrix) (*Sites, error) {
 	if m == nil {
 		return nil, fmt.Errorf("%w: nil matrix", ErrSites)
 	}
@@ -130,7 +136,7 @@ func SitesFromMatrix(m *geo.Matrix) (*Sites, error) {
 // PlanetLab data set: 490 hosts named "pl000".."pl489". The embedded slices
 // are complete, so nothing is filled in.
 func PlanetLabSites(slice int) (*Sites, error) {
-	m, err := geo.PlanetLab(slice)
+	m, err := PlanetLab(slice)
 	if err != nil {
 		return nil, err
 	}
@@ -141,18 +147,18 @@ func PlanetLabSites(slice int) (*Sites, error) {
 // the average RTT measured between them (a pair measured in one direction
 // only uses that direction for both).
 func WonderNetworkSites(cities []string) (*Sites, error) {
-	ps, err := geo.WonderNetwork()
+	ps, err := WonderNetwork()
 	if err != nil {
 		return nil, err
 	}
-	m, err := ps.Matrix(cities, geo.SymUpper)
+	m, err := ps.Matrix(cities, SymUpper)
 	if err != nil {
 		return nil, err
 	}
 	return SitesFromMatrix(m)
 }
 
-// complete fills the NaN entries of rtt (see Fill) and stores half of each
+// complete fills the NaN entries of rtt (see SiteFill) and stores half of each
 // RTT as the one-way delay.
 func (s *Sites) complete(rtt []float64) error {
 	n := len(s.names)
@@ -207,8 +213,8 @@ func (s *Sites) Name(i int) string { return s.names[i] }
 func (s *Sites) Index(name string) (int, bool) { i, ok := s.index[name]; return i, ok }
 
 // OneWay returns the one-way delay from site i to site j (half the RTT;
-// zero for i == j, where the Config's same-site delay applies instead).
+// zero for i == j, where the same-site delay applies instead).
 func (s *Sites) OneWay(i, j int) time.Duration { return time.Duration(s.oneWay[i*len(s.names)+j]) }
 
 // Fill reports how the table was completed.
-func (s *Sites) Fill() Fill { return s.fill }
+func (s *Sites) Fill() SiteFill { return s.fill }

@@ -1,0 +1,273 @@
+package player_test
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/ed25519"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/overworld/overworld/live/player"
+	"github.com/overworld/overworld/world"
+)
+
+// protocolDoc is the byte-level specification whose test vectors this
+// file checks: every "```hex player/..." block in it must equal what the
+// encoders produce here, and every vector made here must be in it.
+var protocolDoc = filepath.Join("..", "..", "docs", "protocol.md")
+
+// docVectors returns the hex blocks of the protocol document whose name
+// starts with prefix, by name.
+func docVectors(t *testing.T, path, prefix string) map[string][]byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("the protocol specification: %v", err)
+	}
+	out := map[string][]byte{}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	name, in := "", false
+	var hx strings.Builder
+	for line := 1; sc.Scan(); line++ {
+		s := strings.TrimSpace(sc.Text())
+		switch {
+		case !in && strings.HasPrefix(s, "```hex "):
+			name, in = strings.TrimSpace(strings.TrimPrefix(s, "```hex ")), true
+			hx.Reset()
+		case in && s == "```":
+			in = false
+			if !strings.HasPrefix(name, prefix) {
+				continue
+			}
+			b, err := hex.DecodeString(hx.String())
+			if err != nil {
+				t.Fatalf("%s: vector %s: %v", path, name, err)
+			}
+			if _, dup := out[name]; dup {
+				t.Fatalf("%s: vector %s appears twice", path, name)
+			}
+			out[name] = b
+		case in:
+			hx.WriteString(strings.Join(strings.Fields(s), ""))
+		}
+	}
+	if in {
+		t.Fatalf("%s: vector %s is not closed", path, name)
+	}
+	return out
+}
+
+// checkVectors compares the vectors made by the encoders with the
+// document's, both ways.
+func checkVectors(t *testing.T, doc, made map[string][]byte) {
+	t.Helper()
+	for name, b := range made {
+		d, ok := doc[name]
+		switch {
+		case !ok:
+			t.Errorf("vector %s is missing from %s; it is:\n%s", name, protocolDoc, hexLines(b))
+		case !bytes.Equal(d, b):
+			t.Errorf("vector %s in %s differs from the encoder's output; the encoder gives:\n%s", name, protocolDoc, hexLines(b))
+		}
+	}
+	for name := range doc {
+		if _, ok := made[name]; !ok {
+			t.Errorf("%s has vector %s, which no test makes", protocolDoc, name)
+		}
+	}
+}
+
+// hexLines formats b as the document writes vectors: 16 bytes a line.
+func hexLines(b []byte) string {
+	var s strings.Builder
+	for i := 0; i < len(b); i += 16 {
+		for j := i; j < min(i+16, len(b)); j++ {
+			if j > i {
+				s.WriteByte(' ')
+			}
+			s.WriteString(hex.EncodeToString(b[j : j+1]))
+		}
+		s.WriteByte('\n')
+	}
+	return s.String()
+}
+
+// The example game of the specification: a two-dimensional space and one
+// kind of object.
+var (
+	exSpace = world.MustSpace("x", "y")
+	exDot   = world.MustSchema("dot", exSpace, []world.Field{
+		{Name: "x", Type: world.Float, Quantum: 1.0 / 16},
+		{Name: "y", Type: world.Float, Quantum: 1.0 / 16},
+		{Name: "hp", Type: world.Int},
+		{Name: "alive", Type: world.Bool},
+	}, player.NewClientObject)
+)
+
+func exRegistry(t *testing.T) *world.Registry {
+	t.Helper()
+	reg, err := world.NewRegistry(exSpace, exDot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
+// exState returns a dot's state.
+func exState(id world.ObjectID, x, y float64, hp int64, alive bool) *world.State {
+	st := exDot.NewState(id)
+	st.SetFloat(exDot.MustField("x"), x)
+	st.SetFloat(exDot.MustField("y"), y)
+	st.SetInt(exDot.MustField("hp"), hp)
+	st.SetBool(exDot.MustField("alive"), alive)
+	return st
+}
+
+// The token of the specification: a fixed coordinator key (its Ed25519
+// seed is the bytes 00 01 … 1f), player "alice", issued 2026-01-01T00:00:00Z
+// for one hour, nonce a0 a1 … af.
+func exToken(t *testing.T) (tok []byte, pub ed25519.PublicKey, issued time.Time) {
+	t.Helper()
+	seed := make([]byte, ed25519.SeedSize)
+	for i := range seed {
+		seed[i] = byte(i)
+	}
+	key := ed25519.NewKeyFromSeed(seed)
+	nonce := make([]byte, 16)
+	for i := range nonce {
+		nonce[i] = 0xa0 + byte(i)
+	}
+	issued = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	tok, err := player.IssueToken(key, "alice", issued, time.Hour, bytes.NewReader(nonce))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok, key.Public().(ed25519.PublicKey), issued
+}
+
+// TestProtocolVectors checks the client protocol's test vectors in the
+// specification against the encoders, and decodes each with the decoders.
+func TestProtocolVectors(t *testing.T) {
+	reg := exRegistry(t)
+	tok, pub, issued := exToken(t)
+	avatar := world.MakeObjectID(1, 5)
+	rock := world.MakeObjectID(2, 3)
+
+	enc := player.NewEncoder(32)
+	state := func(frame, acked, seq uint64, seen ...player.Seen) []byte {
+		b, _, err := enc.Encode(nil, frame, acked, seq, seen)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	kind := world.Kind(1)
+	s1 := state(1, 0, 0, player.Seen{ID: avatar, Kind: kind, State: exState(avatar, 10.5, -3, 100, true)})
+	s2 := state(2, 1, 1,
+		player.Seen{ID: avatar, Kind: kind, State: exState(avatar, 11, -3, 90, true)},
+		player.Seen{ID: rock, Kind: kind, State: exState(rock, 12.25, 0, 0, false)})
+	s3 := state(3, 2, 2, player.Seen{ID: avatar, Kind: kind, State: exState(avatar, 11, -3, 90, true)})
+
+	made := map[string][]byte{
+		"player/token":      tok,
+		"player/public-key": pub,
+		"player/join":       player.AppendJoin(nil, tok),
+		"player/joinok": player.AppendJoinOK(nil, player.Welcome{Player: "alice", Avatar: avatar,
+			FrameEvery: 100 * time.Millisecond, History: 32, Registry: reg}),
+		"player/input":   player.AppendInput(nil, 1, []byte{0x01, 0x00, 0x28, 0xff, 0xd8, 0x40, 0x00}),
+		"player/state-1": s1,
+		"player/state-2": s2,
+		"player/state-3": s3,
+		"player/ack":     player.AppendAck(nil, 2),
+		"player/leave":   player.AppendLeave(nil),
+		"player/error":   player.AppendError(nil, player.CodeFull, "node is full"),
+	}
+	doc := docVectors(t, protocolDoc, "player/")
+	checkVectors(t, doc, made)
+	if t.Failed() {
+		return
+	}
+
+	// The token verifies with the document's public key, within its hour.
+	v, err := player.NewVerifier(player.VerifierConfig{Key: ed25519.PublicKey(doc["player/public-key"])})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := v.Verify(doc["player/token"], issued.Add(time.Minute))
+	if err != nil || c.Player != "alice" || !c.Expires.Equal(issued.Add(time.Hour)) {
+		t.Errorf("the document's token: claims %+v, %v", c, err)
+	}
+	if got := player.EncodeToken(doc["player/token"]); !strings.Contains(mustRead(t, protocolDoc), got) {
+		t.Errorf("%s does not show the printed token %s", protocolDoc, got)
+	}
+
+	// Every message opens with its type and decodes.
+	open := func(name string, want player.MsgType) []byte {
+		t.Helper()
+		mt, body, err := player.Open(doc[name])
+		if err != nil || mt != want {
+			t.Fatalf("%s: type %v, %v; want %v", name, mt, err, want)
+		}
+		return body
+	}
+	if got, err := player.DecodeJoin(open("player/join", player.MsgJoin)); err != nil || !bytes.Equal(got, tok) {
+		t.Errorf("join: token %x, %v", got, err)
+	}
+	w, err := player.DecodeJoinOK(open("player/joinok", player.MsgJoinOK))
+	if err != nil || w.Player != "alice" || w.Avatar != avatar || w.FrameEvery != 100*time.Millisecond || w.History != 32 ||
+		w.Registry.Len() != 1 || w.Registry.Schema(1).Name() != "dot" || w.Registry.Schema(1).NumFields() != 4 {
+		t.Fatalf("joinok: %+v, %v", w, err)
+	}
+	if seq, in, err := player.DecodeInput(open("player/input", player.MsgInput)); err != nil || seq != 1 || len(in) != 7 {
+		t.Errorf("input: seq %d, %x, %v", seq, in, err)
+	}
+	if f, err := player.DecodeAck(open("player/ack", player.MsgAck)); err != nil || f != 2 {
+		t.Errorf("ack: %d, %v", f, err)
+	}
+	if err := player.DecodeLeave(open("player/leave", player.MsgLeave)); err != nil {
+		t.Errorf("leave: %v", err)
+	}
+	if e, err := player.DecodeError(open("player/error", player.MsgError)); err != nil || e.Code != player.CodeFull || e.Text != "node is full" {
+		t.Errorf("error: %+v, %v", e, err)
+	}
+
+	// A client applying the three States sees what the node encoded.
+	view := player.NewView(w.Registry, w.History)
+	for _, st := range []struct {
+		name string
+		want []*world.State
+	}{
+		{"player/state-1", []*world.State{exState(avatar, 10.5, -3, 100, true)}},
+		{"player/state-2", []*world.State{exState(avatar, 11, -3, 90, true), exState(rock, 12.25, 0, 0, false)}},
+		{"player/state-3", []*world.State{exState(avatar, 11, -3, 90, true)}},
+	} {
+		ok, err := view.Apply(open(st.name, player.MsgState))
+		if err != nil || !ok {
+			t.Fatalf("%s: applied %v, %v", st.name, ok, err)
+		}
+		got := view.Objects()
+		if len(got) != len(st.want) {
+			t.Fatalf("%s: %d objects in view, want %d", st.name, len(got), len(st.want))
+		}
+		for i, o := range got {
+			// A full state from nothing lists every quantised value.
+			g, w := world.AppendDelta(nil, nil, o.State), world.AppendDelta(nil, nil, st.want[i])
+			if o.ID != st.want[i].ID() || !bytes.Equal(g, w) {
+				t.Errorf("%s: object %v with values %x, want %v with %x", st.name, o.ID, g, st.want[i].ID(), w)
+			}
+		}
+	}
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
