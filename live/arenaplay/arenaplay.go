@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/overworld/overworld/arena"
+	"github.com/overworld/overworld/discovery"
 	"github.com/overworld/overworld/live"
 	"github.com/overworld/overworld/live/player"
 	"github.com/overworld/overworld/node"
@@ -83,10 +84,9 @@ func (c *Controller) Leave(n *node.Node, avatar world.ObjectID) { _ = n.Delete(n
 // NodeGame builds the arena game a node configuration names and the
 // live.Game a daemon runs for it: the registry, this node's spawns (the
 // bots and items of its game.slot; only the items unless game.ai_bots),
-// the directory margin of the simulated world (Colyseus' predicted
-// subscription at the bots' run speed) and the player controller. A bad
-// game configuration is a live.ErrConfig. The caller adds the discovery
-// presets it uses (live.Game's Colyseus and DirectoryJump).
+// the game's world as discovery's presets see it (the same
+// discovery.Space as the simulated world's, lab/harness.ArenaSpace) and
+// the player controller. A bad game configuration is a live.ErrConfig.
 func NodeGame(g live.GameConfig) (*arena.Game, live.Game, error) {
 	m, err := arena.ParseMapType(g.Map)
 	if err != nil {
@@ -98,8 +98,9 @@ func NodeGame(g live.GameConfig) (*arena.Game, live.Game, error) {
 	}
 	slot, aiBots := g.Slot, g.AIBots
 	lg := live.Game{Registry: game.Registry(),
-		DirectoryMargin: world.Point{2 * arena.RunSpeed * 0.5, 2 * arena.RunSpeed * 0.5, 0},
-		Players:         NewController(game),
+		Discovery: discovery.Space{Dims: game.Registry().Space().Dims(), Bounds: world.Box{Max: world.Point{game.Map.W, game.Map.H}},
+			Interest: game.Config().Interest, Speed: arena.RunSpeed, Players: game.Config().Players()},
+		Players: NewController(game),
 		Spawn: func(now time.Duration, n *node.Node) error {
 			for _, sp := range game.Spawns() {
 				if sp.Node != slot-1 || (sp.Schema == game.Bot && !aiBots) {

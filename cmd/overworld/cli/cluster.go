@@ -15,7 +15,9 @@ import (
 	"golang.org/x/term"
 
 	"github.com/overworld/overworld/arena"
-	"github.com/overworld/overworld/lab"
+	"github.com/overworld/overworld/discovery"
+	"github.com/overworld/overworld/lab/cities"
+	"github.com/overworld/overworld/lab/harness"
 	"github.com/overworld/overworld/live/arenaplay"
 	"github.com/overworld/overworld/live/localcluster"
 	"github.com/overworld/overworld/live/player"
@@ -24,7 +26,7 @@ import (
 )
 
 // clusterOpts describes a local cluster: N player nodes (game slots 1..N,
-// in lab.DemoCities), plus a rendezvous node N+1 under the directory.
+// in cities.ForNodes), plus a rendezvous node N+1 under the directory.
 type clusterOpts struct {
 	nodes, perNode int
 	duration       time.Duration
@@ -145,7 +147,7 @@ const cliMainEnv = "OVERWORLD_CLI_MAIN"
 // the rendezvous (directory only) in infraCity; dir receives the files.
 func (o clusterOpts) clusterConfig(exe, dir, infraCity string) localcluster.Config {
 	return localcluster.Config{Command: []string{exe, "node"}, Env: []string{cliMainEnv + "=1"}, Dir: dir,
-		Cities: lab.DemoCities(o.nodes), Arch: o.arch, RendezvousCity: infraCity, EmulateLatency: o.emulate,
+		Cities: cities.ForNodes(o.nodes), Arch: o.arch, RendezvousCity: infraCity, EmulateLatency: o.emulate,
 		Map: o.mapType, PlayersPerNode: o.perNode, Seed: o.seed, FrameRate: o.frameRate, LogLevel: o.logLevel,
 		Players: o.botMode != "node"}
 }
@@ -161,9 +163,9 @@ func runCluster(e *env, o clusterOpts) error {
 	// The simulator first: the same game on the same cities (it also
 	// chooses the rendezvous's city, the 1-median of the nodes).
 	m, _ := arena.ParseMapType(o.mapType)
-	wc := lab.DefaultWorldDemoConfig()
-	wc.Arch, wc.Map, wc.Nodes, wc.PlayersPerNode, wc.Duration, wc.Seed = lab.Arch(o.arch), m, o.nodes, o.perNode, o.duration, o.seed
-	wc.Cities = lab.DemoCities(o.nodes)
+	wc := harness.DefaultDemoConfig()
+	wc.Arch, wc.Map, wc.Nodes, wc.PlayersPerNode, wc.Duration, wc.Seed = discovery.Arch(o.arch), m, o.nodes, o.perNode, o.duration, o.seed
+	wc.Cities = cities.ForNodes(o.nodes)
 	if len(wc.Cities) < o.nodes {
 		return badInputf("--nodes %d: only %d WonderNetwork cities", o.nodes, len(wc.Cities))
 	}
@@ -177,7 +179,7 @@ func runCluster(e *env, o clusterOpts) error {
 		show = term.IsTerminal(int(fh.Fd()))
 	}
 	say("simulating the same configuration ...\n")
-	simRep, err := lab.WorldDemo(wc, nil)
+	simRep, err := harness.Demo(wc, nil)
 	if err != nil {
 		return err
 	}
@@ -295,7 +297,7 @@ func writeClusterPlayers(w io.Writer, o clusterOpts, figs []localcluster.Figures
 }
 
 func writeClusterTable(w io.Writer, o clusterOpts, c *localcluster.Cluster, meas localcluster.Measure, lv osim.Views,
-	truth *localcluster.Truth, simRep *lab.WorldDemoReport, killed []wire.NodeID, coarse bool) {
+	truth *localcluster.Truth, simRep *harness.DemoReport, killed []wire.NodeID, coarse bool) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	figs, elapsed := meas.Nodes, meas.Elapsed.Seconds()
 	ids, cities, infra := c.IDs(), c.Cities(), c.Rendezvous()

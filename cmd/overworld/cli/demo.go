@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/overworld/overworld/lab/cities"
+	labcma "github.com/overworld/overworld/lab/cma"
+
 	"github.com/spf13/cobra"
 
 	"github.com/overworld/overworld/lab"
@@ -48,7 +51,7 @@ the same for the same flags.`,
 	fl := cmd.Flags()
 	fl.IntVar(&f.players, "players", 2000, "players that join before the churn")
 	fl.StringVar(&f.servers, "servers", "", "comma-separated WonderNetwork cities to put servers in (default: the first --servers-n of lab's list)")
-	fl.IntVar(&f.serversN, "servers-n", 10, fmt.Sprintf("number of servers: the first K of %s (K ≤ %d)", strings.Join(lab.DefaultServers()[:5], ", ")+", ...", len(lab.DefaultServers())))
+	fl.IntVar(&f.serversN, "servers-n", 10, fmt.Sprintf("number of servers: the first K of %s (K ≤ %d)", strings.Join(cities.Servers()[:5], ", ")+", ...", len(cities.Servers())))
 	fl.Uint64Var(&f.seed, "seed", 1, "seed for players and events")
 	fl.Float64Var(&f.load, "load", 0.9, "players / total capacity after the joins, in (0, 1]")
 	fl.IntVar(&f.churn, "churn", 0, "random joins and leaves after the joins (default: as many as --players)")
@@ -56,8 +59,8 @@ the same for the same flags.`,
 }
 
 func runDemo(e *env, cmd *cobra.Command, f *demoFlags) error {
-	cfg := lab.DefaultDemoConfig()
-	defaults := lab.DefaultServers()
+	cfg := labcma.DefaultDemoConfig()
+	defaults := cities.Servers()
 	switch {
 	case f.players < 1:
 		return badInputf("--players %d: want at least 1", f.players)
@@ -82,7 +85,7 @@ func runDemo(e *env, cmd *cobra.Command, f *demoFlags) error {
 	if cfg.Churn > 0 && cfg.Churn < cfg.Snapshots {
 		cfg.Snapshots = cfg.Churn
 	}
-	rep, err := lab.Demo(cfg)
+	rep, err := labcma.Demo(cfg)
 	if errors.Is(err, lab.ErrConfig) {
 		return badInput(err)
 	}

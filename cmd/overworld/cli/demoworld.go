@@ -9,11 +9,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/overworld/overworld/lab/cities"
+
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	"github.com/overworld/overworld/arena"
+	"github.com/overworld/overworld/discovery"
 	"github.com/overworld/overworld/lab"
+	"github.com/overworld/overworld/lab/harness"
 )
 
 // demoWorldFlags holds the flags of "overworld demo".
@@ -26,11 +30,12 @@ type demoWorldFlags struct {
 	duration           time.Duration
 	seed               uint64
 	quiet              bool
+	tuneHeap           bool
 }
 
 func newDemoCmd(e *env) *cobra.Command {
 	var f demoWorldFlags
-	def := lab.DefaultWorldDemoConfig()
+	def := harness.DefaultDemoConfig()
 	cmd := &cobra.Command{
 		Use:   "demo [flags]",
 		Short: "Run one game world over many servers in real cities, in the simulator, and measure it",
@@ -65,25 +70,27 @@ The placement-only demo (players joining and leaving servers) is "overworld demo
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.arch, "arch", string(def.Arch), "architecture: directory, broadcast, client-server or colyseus")
-	fl.StringVar(&f.keyMap, "keymap", lab.KeyMapAuto, "colyseus key mapping: rangedht-hilbert, rangedht-x, dht, or auto (rangedht-x on maps twice as long as wide, else rangedht-hilbert)")
+	fl.StringVar(&f.keyMap, "keymap", discovery.KeyMapAuto, "colyseus key mapping: rangedht-hilbert, rangedht-x, dht, or auto (rangedht-x on maps twice as long as wide, else rangedht-hilbert)")
 	fl.Float64Var(&f.prefetch, "prefetch", 0, "widen the view replicas are fetched for by this many metres (0: the interest itself)")
-	fl.IntVar(&f.nodes, "nodes", def.Nodes, "number of nodes (WonderNetwork cities: "+strings.Join(lab.DefaultServers()[:4], ", ")+", ...)")
+	fl.IntVar(&f.nodes, "nodes", def.Nodes, "number of nodes (WonderNetwork cities: "+strings.Join(cities.Servers()[:4], ", ")+", ...)")
 	fl.IntVar(&f.perNode, "players-per-node", def.PlayersPerNode, "bots per node (1: peer-to-peer, 8: federated servers)")
 	fl.DurationVar(&f.duration, "duration", def.Duration, "game time to simulate (1s to 1h)")
 	fl.Uint64Var(&f.seed, "seed", def.Seed, "seed of the map, players, bots and network")
 	fl.StringVar(&f.mapType, "map", def.Map.String(), "map type: sqr or rect")
 	fl.StringVar(&f.out, "out", "", "directory for summary.json, series.csv and nodes.csv (default: none)")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress line on stderr")
+	addTuneHeapFlag(fl, &f.tuneHeap)
 	fl.IntVar(&f.workers, "workers", 0, "goroutines the simulator runs on (0: one per CPU; the result is the same for any value)")
 	cmd.AddCommand(newDemoPlacementCmd(e))
 	return cmd
 }
 
 func runDemoWorld(e *env, f *demoWorldFlags) error {
-	defer lab.HugePages(250 * time.Millisecond)() // large worlds run faster on huge pages
-	defer lab.SimGC()()                           // and with the collector less eager (GOGC set: as set)
-	cfg := lab.DefaultWorldDemoConfig()
-	arch, err := lab.ParseArch(f.arch)
+	if f.tuneHeap {
+		defer tuneHeap()() // large worlds run faster on huge pages and with the collector less eager
+	}
+	cfg := harness.DefaultDemoConfig()
+	arch, err := discovery.ParseArch(f.arch)
 	if err != nil {
 		return badInputf("--arch %q: want directory, broadcast, client-server or colyseus", f.arch)
 	}
@@ -91,10 +98,10 @@ func runDemoWorld(e *env, f *demoWorldFlags) error {
 	if err != nil {
 		return badInputf("--map %q: want sqr or rect", f.mapType)
 	}
-	cities := lab.DemoCities(f.nodes)
+	nodeCities := cities.ForNodes(f.nodes)
 	switch {
-	case f.nodes < 1 || len(cities) < f.nodes:
-		return badInputf("--nodes %d: want 1 to %d (one WonderNetwork city per node)", f.nodes, len(lab.DemoCities(1<<20)))
+	case f.nodes < 1 || len(nodeCities) < f.nodes:
+		return badInputf("--nodes %d: want 1 to %d (one WonderNetwork city per node)", f.nodes, len(cities.ForNodes(1<<20)))
 	case f.perNode < 1 || f.perNode > 1000:
 		return badInputf("--players-per-node %d: want 1 to 1000", f.perNode)
 	case f.duration < time.Second || f.duration > time.Hour:
@@ -105,16 +112,16 @@ func runDemoWorld(e *env, f *demoWorldFlags) error {
 	cfg.Workers = f.workers
 	cfg.KeyMap, cfg.Prefetch = f.keyMap, f.prefetch
 	cfg.Arch, cfg.Map, cfg.Nodes, cfg.PlayersPerNode, cfg.Duration, cfg.Seed = arch, m, f.nodes, f.perNode, f.duration, f.seed
-	cfg.Cities = cities
+	cfg.Cities = nodeCities
 	show := false
 	if fh, ok := e.stderr.(*os.File); ok && !f.quiet {
 		show = term.IsTerminal(int(fh.Fd()))
 	}
-	var progress func(lab.WorldProgress)
+	var progress func(harness.Progress)
 	if show {
-		progress = func(p lab.WorldProgress) { drawWorldProgress(e.stderr, p) }
+		progress = func(p harness.Progress) { drawWorldProgress(e.stderr, p) }
 	}
-	rep, err := lab.WorldDemo(cfg, progress)
+	rep, err := harness.Demo(cfg, progress)
 	if show {
 		fmt.Fprint(e.stderr, "\r\033[K")
 	}
@@ -141,7 +148,7 @@ func runDemoWorld(e *env, f *demoWorldFlags) error {
 }
 
 // drawWorldProgress redraws the progress line of a world run.
-func drawWorldProgress(w io.Writer, p lab.WorldProgress) {
+func drawWorldProgress(w io.Writer, p harness.Progress) {
 	speed := 0.0
 	if p.Wall > 0 {
 		speed = p.Virtual.Seconds() / p.Wall.Seconds()

@@ -13,11 +13,12 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/overworld/overworld/lab/region"
+
 	"github.com/spf13/cobra"
 
 	"github.com/overworld/overworld/estimate"
 	"github.com/overworld/overworld/geo"
-	"github.com/overworld/overworld/lab"
 )
 
 // estimateFlags holds the flags of "overworld estimate".
@@ -143,7 +144,7 @@ func runEstimate(e *env, cmd *cobra.Command, f *estimateFlags) error {
 		}
 	}
 	if f.plot != "" {
-		if err := lab.PlotAccuracy(f.plot, fmt.Sprintf("%s on %s", m, source), []string{"all pairs", "unmeasured pairs"}, []estimate.Accuracy{all, un}); err != nil {
+		if err := region.PlotAccuracy(f.plot, fmt.Sprintf("%s on %s", m, source), []string{"all pairs", "unmeasured pairs"}, []estimate.Accuracy{all, un}); err != nil {
 			return err
 		}
 	}

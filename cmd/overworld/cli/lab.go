@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	labcma "github.com/overworld/overworld/lab/cma"
+
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -102,11 +104,11 @@ times is the same for the same flags.`,
 }
 
 func runLabCMA(e *env, cmd *cobra.Command, f *labCMAFlags) error {
-	cfg := lab.DefaultCMAConfig()
+	cfg := labcma.DefaultConfig()
 	if f.small {
-		cfg = lab.SmallCMAConfig()
+		cfg = labcma.SmallConfig()
 	}
-	data, err := lab.ParseData(f.data)
+	data, err := labcma.ParseData(f.data)
 	if err != nil {
 		return badInputf("--data %q: want brite or real", f.data)
 	}
@@ -115,11 +117,11 @@ func runLabCMA(e *env, cmd *cobra.Command, f *labCMAFlags) error {
 	if f.seeds < 1 {
 		return badInputf("--seeds %d: want at least 1", f.seeds)
 	}
-	if cfg.Scenarios, err = lab.ParseScenarios(f.scenario); err != nil {
+	if cfg.Scenarios, err = labcma.ParseScenarios(f.scenario); err != nil {
 		return badInputf("--scenario %q: want a comma-separated list of join, leave, dynamic, speed (or all)", f.scenario)
 	}
 	if f.servers != "" {
-		if data != lab.DataReal {
+		if data != labcma.DataReal {
 			return badInputf("--servers applies to --data real; BRITE mirrors are random nodes of the topology")
 		}
 		if cfg.Servers, err = splitList(f.servers); err != nil {
@@ -127,7 +129,7 @@ func runLabCMA(e *env, cmd *cobra.Command, f *labCMAFlags) error {
 		}
 	}
 	if cmd.Flags().Changed("router-links") {
-		if data != lab.DataBRITE {
+		if data != labcma.DataBRITE {
 			return badInputf("--router-links applies to --data brite")
 		}
 		if f.routerLinks < 1 {
@@ -136,20 +138,20 @@ func runLabCMA(e *env, cmd *cobra.Command, f *labCMAFlags) error {
 		cfg.Topology.Router.M = f.routerLinks
 	}
 	out := f.out
-	if !cmd.Flags().Changed("out") && data == lab.DataReal {
+	if !cmd.Flags().Changed("out") && data == labcma.DataReal {
 		out = "out/lab-cma-real"
 	}
 	if cfg, err = cfg.Validate(); err != nil {
 		return badInput(err)
 	}
-	rep, elapsed, err := runLab(e, f.quiet, "lab cma", lab.CMA, cfg)
+	rep, elapsed, err := runLab(e, f.quiet, "lab cma", labcma.Run, cfg)
 	if err != nil {
 		return err
 	}
 	return writeLabReport(e, rep, out, f.noPlots, f.quiet, elapsed)
 }
 
-// runLab runs a lab experiment (lab.CMA, lab.Arena, ...) on cfg under a
+// runLab runs a lab experiment (labcma.Run, colyseus.Mobility, ...) on cfg under a
 // progress bar titled title and returns its report and wall-clock time; a
 // configuration error comes back as bad input (exit status 2).
 func runLab[C, R any](e *env, quiet bool, title string, run func(C, func(done, total int)) (R, error), cfg C) (R, time.Duration, error) {

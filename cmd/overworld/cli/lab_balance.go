@@ -3,9 +3,9 @@ package cli
 import (
 	"strings"
 
-	"github.com/spf13/cobra"
+	labbalance "github.com/overworld/overworld/lab/balance"
 
-	"github.com/overworld/overworld/lab"
+	"github.com/spf13/cobra"
 )
 
 type labBalanceFlags struct {
@@ -57,9 +57,9 @@ Everything but run times is the same for the same flags.`,
 }
 
 func runLabBalance(e *env, f *labBalanceFlags) error {
-	cfg := lab.DefaultBalanceConfig()
+	cfg := labbalance.DefaultConfig()
 	if f.small {
-		cfg = lab.SmallBalanceConfig()
+		cfg = labbalance.SmallConfig()
 	}
 	cfg.Seed = f.seed
 	if f.runs < 0 {
@@ -87,7 +87,7 @@ func runLabBalance(e *env, f *labBalanceFlags) error {
 	if err != nil {
 		return badInput(err)
 	}
-	rep, elapsed, err := runLab(e, f.quiet, "lab balance", lab.Balance, cfg)
+	rep, elapsed, err := runLab(e, f.quiet, "lab balance", labbalance.Run, cfg)
 	if err != nil {
 		return err
 	}

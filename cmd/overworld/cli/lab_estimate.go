@@ -1,9 +1,8 @@
 package cli
 
 import (
+	"github.com/overworld/overworld/lab/region"
 	"github.com/spf13/cobra"
-
-	"github.com/overworld/overworld/lab"
 )
 
 // labEstimateFlags holds the flags of "overworld lab estimate".
@@ -46,9 +45,9 @@ Writes fig6-accuracy, fig6-cdf, fig6-scatter, slices, fig7-hit, fig7-error, fig8
 }
 
 func runLabEstimate(e *env, cmd *cobra.Command, f *labEstimateFlags) error {
-	cfg := lab.DefaultEstimateConfig()
+	cfg := region.DefaultConfig()
 	if f.small {
-		cfg = lab.SmallEstimateConfig()
+		cfg = region.SmallConfig()
 	}
 	cfg.Seed = f.seed
 	if cmd.Flags().Changed("slices") {
@@ -59,7 +58,7 @@ func runLabEstimate(e *env, cmd *cobra.Command, f *labEstimateFlags) error {
 	if err != nil {
 		return badInput(err)
 	}
-	rep, elapsed, err := runLab(e, f.quiet, "lab estimate", lab.Estimate, cfg)
+	rep, elapsed, err := runLab(e, f.quiet, "lab estimate", region.Run, cfg)
 	if err != nil {
 		return err
 	}

@@ -1,9 +1,8 @@
 package cli
 
 import (
+	labspd "github.com/overworld/overworld/lab/spd"
 	"github.com/spf13/cobra"
-
-	"github.com/overworld/overworld/lab"
 )
 
 type labSPDFlags struct {
@@ -53,9 +52,9 @@ Everything but run times is the same for the same flags.`,
 }
 
 func runLabSPD(e *env, f *labSPDFlags) error {
-	cfg := lab.DefaultSPDConfig()
+	cfg := labspd.DefaultConfig()
 	if f.small {
-		cfg = lab.SmallSPDConfig()
+		cfg = labspd.SmallConfig()
 	}
 	cfg.Seed = f.seed
 	if f.networks < 0 {
@@ -82,7 +81,7 @@ func runLabSPD(e *env, f *labSPDFlags) error {
 	if err != nil {
 		return badInput(err)
 	}
-	rep, elapsed, err := runLab(e, f.quiet, "lab spd", lab.SPD, cfg)
+	rep, elapsed, err := runLab(e, f.quiet, "lab spd", labspd.Run, cfg)
 	if err != nil {
 		return err
 	}

@@ -3,10 +3,11 @@ package cli
 import (
 	"time"
 
+	"github.com/overworld/overworld/lab/colyseus"
+
 	"github.com/spf13/cobra"
 
 	"github.com/overworld/overworld/arena"
-	"github.com/overworld/overworld/lab"
 )
 
 // labArenaFlags holds the flags of "overworld lab arena".
@@ -62,10 +63,10 @@ func runLabArena(e *env, f *labArenaFlags) error {
 	if f.duration < arena.Window || f.duration > 24*time.Hour {
 		return badInputf("--duration %v: want 10s to 24h", f.duration)
 	}
-	cfg := lab.DefaultArenaConfig()
+	cfg := colyseus.DefaultMobilityConfig()
 	cfg.Game = arena.Config{Map: m, Nodes: 1, PlayersPerNode: f.players, Seed: f.seed}
 	cfg.Duration = f.duration
-	rep, _, err := runLab(e, f.quiet, "lab arena", lab.Arena, cfg)
+	rep, _, err := runLab(e, f.quiet, "lab arena", colyseus.Mobility, cfg)
 	if err != nil {
 		return err
 	}

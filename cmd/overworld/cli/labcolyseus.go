@@ -5,10 +5,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/overworld/overworld/lab/colyseus"
+
 	"github.com/spf13/cobra"
 
 	"github.com/overworld/overworld/arena"
-	"github.com/overworld/overworld/lab"
 )
 
 // labColyseusFlags holds the flags of "overworld lab colyseus".
@@ -18,12 +19,13 @@ type labColyseusFlags struct {
 	seed                                                 uint64
 	duration, fedDuration, balanceDuration               time.Duration
 	quick, noPlots, quiet, paperRouting                  bool
+	tuneHeap                                             bool
 	prefetch, hotSpots                                   float64
 }
 
 func newLabColyseusCmd(e *env) *cobra.Command {
 	var f labColyseusFlags
-	def := lab.DefaultLabColyseusConfig()
+	def := colyseus.DefaultConfig()
 	cmd := &cobra.Command{
 		Use:   "colyseus [flags]",
 		Short: "Reproduce Colyseus' evaluation of its distributed object locator (Figs. 7(b)–12(a), Tables 1–2)",
@@ -63,7 +65,7 @@ for the same flags.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runLabColyseus(e, cmd, &f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.only, "only", "", "comma-separated experiments: "+strings.Join(lab.ColyseusExperiments(), ", ")+" (default all)")
+	fl.StringVar(&f.only, "only", "", "comma-separated experiments: "+strings.Join(colyseus.Experiments(), ", ")+" (default all)")
 	fl.StringVar(&f.nodes, "nodes", joinInts(def.ScaleNodes), "node counts of the peer-to-peer scale sweep")
 	fl.StringVar(&f.maps, "maps", "sqr,rect", "map shapes of the scale sweep")
 	fl.StringVar(&f.keymaps, "keymaps", strings.Join(def.KeyMaps, ","), "key mappings of the scale sweep; the first is also fig7b's, fig12's, table1's and fig8's")
@@ -85,6 +87,7 @@ for the same flags.`,
 	fl.StringVar(&f.out, "out", "out/lab-colyseus", "directory for the CSV and PNG files")
 	fl.BoolVar(&f.noPlots, "no-plots", false, "write the CSV file only")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress bar and no list of files on stderr")
+	addTuneHeapFlag(fl, &f.tuneHeap)
 	return cmd
 }
 
@@ -97,11 +100,12 @@ func parseNodeList(flag, s string) ([]int, error) {
 }
 
 func runLabColyseus(e *env, cmd *cobra.Command, f *labColyseusFlags) error {
-	defer lab.HugePages(250 * time.Millisecond)() // large worlds run faster on huge pages
-	defer lab.SimGC()()                           // and with the collector less eager (GOGC set: as set)
-	cfg := lab.DefaultLabColyseusConfig()
+	if f.tuneHeap {
+		defer tuneHeap()() // large worlds run faster on huge pages and with the collector less eager
+	}
+	cfg := colyseus.DefaultConfig()
 	if f.quick {
-		cfg = lab.QuickLabColyseusConfig()
+		cfg = colyseus.QuickConfig()
 	}
 	set := func(name string) bool { return !f.quick || cmd.Flags().Changed(name) }
 	var err error
@@ -178,7 +182,7 @@ func runLabColyseus(e *env, cmd *cobra.Command, f *labColyseusFlags) error {
 	if _, err := cfg.Validate(); err != nil {
 		return badInput(err)
 	}
-	rep, _, err := runLab(e, f.quiet, "lab colyseus", lab.LabColyseus, cfg)
+	rep, _, err := runLab(e, f.quiet, "lab colyseus", colyseus.Run, cfg)
 	if err != nil {
 		return err
 	}

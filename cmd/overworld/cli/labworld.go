@@ -5,10 +5,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/overworld/overworld/lab/colyseus"
+
 	"github.com/spf13/cobra"
 
 	"github.com/overworld/overworld/arena"
-	"github.com/overworld/overworld/lab"
+	"github.com/overworld/overworld/discovery"
 )
 
 // labWorldFlags holds the flags of "overworld lab world".
@@ -18,11 +20,12 @@ type labWorldFlags struct {
 	seed                       uint64
 	duration                   time.Duration
 	quick, noPlots, quiet      bool
+	tuneHeap                   bool
 }
 
 func newLabWorldCmd(e *env) *cobra.Command {
 	var f labWorldFlags
-	def := lab.DefaultLabWorldConfig()
+	def := colyseus.DefaultBandwidthConfig()
 	cmd := &cobra.Command{
 		Use:   "world [flags]",
 		Short: "Per-node bandwidth vs node count for client-server, broadcast and directory (Colyseus Fig. 12(a))",
@@ -64,6 +67,7 @@ same flags.`,
 	fl.StringVar(&f.out, "out", "out/lab-world", "directory for the CSV and PNG files")
 	fl.BoolVar(&f.noPlots, "no-plots", false, "write the CSV file only")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress bar and no list of files on stderr")
+	addTuneHeapFlag(fl, &f.tuneHeap)
 	return cmd
 }
 
@@ -76,11 +80,12 @@ func joinInts(v []int) string {
 }
 
 func runLabWorld(e *env, cmd *cobra.Command, f *labWorldFlags) error {
-	defer lab.HugePages(250 * time.Millisecond)() // large worlds run faster on huge pages
-	defer lab.SimGC()()                           // and with the collector less eager (GOGC set: as set)
-	cfg := lab.DefaultLabWorldConfig()
+	if f.tuneHeap {
+		defer tuneHeap()() // large worlds run faster on huge pages and with the collector less eager
+	}
+	cfg := colyseus.DefaultBandwidthConfig()
 	if f.quick {
-		cfg = lab.QuickLabWorldConfig()
+		cfg = colyseus.QuickBandwidthConfig()
 	}
 	if !f.quick || cmd.Flags().Changed("nodes") {
 		nodes, err := parseList("--nodes", f.nodes, "node counts from 1 to 2000", func(p string) (int, bool) {
@@ -98,8 +103,8 @@ func runLabWorld(e *env, cmd *cobra.Command, f *labWorldFlags) error {
 		}
 		cfg.Duration = f.duration
 	}
-	archs, err := parseList("--arch", f.archs, "client-server, broadcast or directory", func(p string) (lab.Arch, bool) {
-		a, err := lab.ParseArch(p)
+	archs, err := parseList("--arch", f.archs, "client-server, broadcast or directory", func(p string) (discovery.Arch, bool) {
+		a, err := discovery.ParseArch(p)
 		return a, err == nil
 	})
 	if err != nil {
@@ -114,7 +119,7 @@ func runLabWorld(e *env, cmd *cobra.Command, f *labWorldFlags) error {
 	if _, err := cfg.Validate(); err != nil {
 		return badInput(err)
 	}
-	rep, _, err := runLab(e, f.quiet, "lab world", lab.LabWorld, cfg)
+	rep, _, err := runLab(e, f.quiet, "lab world", colyseus.Bandwidth, cfg)
 	if err != nil {
 		return err
 	}

@@ -14,8 +14,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/overworld/overworld/arena"
-	"github.com/overworld/overworld/internal/locate"
-	"github.com/overworld/overworld/lab"
 	"github.com/overworld/overworld/live"
 	"github.com/overworld/overworld/live/arenaplay"
 	"github.com/overworld/overworld/live/pki"
@@ -70,32 +68,9 @@ migrate between nodes yet).`,
 }
 
 // arenaGame builds the model game a node configuration names
-// (arenaplay.NodeGame: the registry, this node's spawns, the directory
-// margin, the player controller) with the simulated world's discovery
-// presets.
-func arenaGame(g live.GameConfig) (*arena.Game, live.Game, error) {
-	game, lg, err := arenaplay.NodeGame(g)
-	if err != nil {
-		return nil, live.Game{}, err
-	}
-	m := game.Config().Map
-	// The colyseus locator is the simulated world's (lab), over the same
-	// map: the same key mapping, prediction and publication period.
-	colyseus := func(self wire.NodeID) (*locate.Mercury, error) {
-		wc := lab.DefaultWorldConfig()
-		wc.Arch, wc.Nodes, wc.PlayersPerNode, wc.Map, wc.Seed = lab.ArchColyseus, g.Nodes, g.PlayersPerNode, m, g.Seed
-		wc, err := wc.Validate()
-		if err != nil {
-			return nil, fmt.Errorf("%w: game: %v", live.ErrConfig, err)
-		}
-		return lab.NewColyseusLocator(wc, game, self)
-	}
-	lg.Colyseus = colyseus
-	// Respawns (teleports) are published at once, as in the simulated
-	// world.
-	lg.DirectoryJump = lab.PublishJump
-	return game, lg, nil
-}
+// (arenaplay.NodeGame: the registry, this node's spawns, the game's world
+// for discovery's presets, the player controller).
+func arenaGame(g live.GameConfig) (*arena.Game, live.Game, error) { return arenaplay.NodeGame(g) }
 
 func runNode(e *env, path string) error {
 	cfg, err := live.LoadDaemonConfig(path)

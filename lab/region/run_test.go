@@ -1,0 +1,111 @@
+package region
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/overworld/overworld/lab"
+)
+
+func TestEstimateSmall(t *testing.T) {
+	cfg := SmallConfig()
+	rep, err := Run(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := rep.WriteTable(&buf); err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + buf.String())
+	for _, want := range []string{"Fig. 6", "Figs. 7–8", "Time variation", "mf-32", "Netvigator"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("table lacks %q", want)
+		}
+	}
+	dir := t.TempDir()
+	files, err := rep.WriteCSV(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pngs, err := rep.WritePlots(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range append(files, pngs...) {
+		if st, err := os.Stat(f); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", filepath.Base(f), err)
+		}
+	}
+	// Invariants: the reference on measurements is proven optimal, so no
+	// core set chosen on estimates beats it; tie-aware hits are at least
+	// the strict ones.
+	for _, f := range rep.Refs {
+		if !f.Optimal || f.Bound > f.Sum || f.SelectSum < f.Sum*(1-1e-9) {
+			t.Errorf("reference trial %d k=%d: %+v", f.Trial, f.K, f)
+		}
+	}
+	for _, c := range rep.Core {
+		for _, g := range c.CostGap {
+			if g < -1e-9 {
+				t.Errorf("%s: cores on estimates beat the optimum by %g", c.Label, -g)
+			}
+		}
+		for k, h := range c.Hit {
+			if h < 0 || h > 1 || c.HitTie[k] < h || c.HitTie[k] > 1 {
+				t.Errorf("%s: hit ratio %g, tie-aware %g at k=%d", c.Label, h, c.HitTie[k], k+1)
+			}
+		}
+	}
+}
+
+func TestEstimateDeterministic(t *testing.T) {
+	cfg := SmallConfig()
+	cfg.Configs = cfg.Configs[2:4] // landmark-32, mf-32-random
+	cfg.Tracked = []string{cfg.Configs[0].Label, cfg.Configs[1].Label}
+	cfg.Verified = []string{cfg.Configs[1].Label}
+	cfg.Pooled, cfg.Pools = []string{cfg.Configs[0].Label}, []int{2}
+	cfg.Slices, cfg.CoreTrials, cfg.MaxK, cfg.NoiseRefs, cfg.ScatterPoints = 2, 1, 4, []float64{0.05}, 50
+	a, err := Run(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Run(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Error("two runs with one configuration differ")
+	}
+}
+
+func TestEstimateConfigErrors(t *testing.T) {
+	for name, mut := range map[string]func(*Config){
+		"no configs":     func(c *Config) { c.Configs = nil },
+		"slices":         func(c *Config) { c.Slices = 19 },
+		"trials":         func(c *Config) { c.CoreTrials = c.Slices + 1 },
+		"core nodes":     func(c *Config) { c.CoreNodes = 1 },
+		"max k":          func(c *Config) { c.MaxK = c.CoreNodes + 1 },
+		"duplicate":      func(c *Config) { c.Configs = append(c.Configs, c.Configs[0]) },
+		"tracked":        func(c *Config) { c.Tracked = []string{"nope"} },
+		"verified":       func(c *Config) { c.Verified = []string{"vivaldi-4"} },
+		"noise":          func(c *Config) { c.NoiseRefs = []float64{0} },
+		"pooled":         func(c *Config) { c.Pooled = []string{"vivaldi-4"} },
+		"pool size":      func(c *Config) { c.Pools = []int{0} },
+		"bad probe":      func(c *Config) { c.Configs[0].Spec.Probe.Rate = 0 },
+		"unknown method": func(c *Config) { c.Configs[0].Spec.Method = "ping" },
+	} {
+		cfg := DefaultConfig()
+		cfg.Configs = slices.Clone(cfg.Configs)
+		mut(&cfg)
+		if _, err := Run(cfg, nil); !errors.Is(err, lab.ErrConfig) {
+			t.Errorf("%s: %v, want lab.ErrConfig", name, err)
+		}
+	}
+}
