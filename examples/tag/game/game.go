@@ -28,7 +28,7 @@ const (
 	// RunSpeed and ChaseSpeed are the speeds of a runner and of "it" (a
 	// little faster, so that it catches someone eventually).
 	RunSpeed   = 4.0
-	ChaseSpeed = 5.0
+	ChaseSpeed = 6.0
 	// SafeFor is how long a player that has just tagged someone cannot be
 	// tagged back.
 	SafeFor = 3 * time.Second

@@ -133,9 +133,9 @@ func TestChaseAndTag(t *testing.T) {
 	if it.Tags() != 1 || near.Caught() != 1 {
 		t.Errorf("tags %d, caught %d; want 1 and 1", it.Tags(), near.Caught())
 	}
-	// The gap of 3 m closes at ChaseSpeed − RunSpeed = 1 m/s once the
+	// The gap of 3 m closes at ChaseSpeed − RunSpeed = 2 m/s once the
 	// runner flees.
-	if frames > 40 {
+	if frames > 25 {
 		t.Errorf("tag took %d frames", frames)
 	}
 	// The new "it" chases the far player, not the one that just tagged it.
