@@ -18,6 +18,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/overworld/overworld/arena"
+	"github.com/overworld/overworld/lab/report"
 )
 
 // ArenaConfig is the mobility validation of the model game: a game played
@@ -151,7 +152,7 @@ func (r *ArenaReport) WriteCSV(dir string) ([]string, error) {
 	var files []string
 	write := func(name string, rows [][]string) error {
 		path := filepath.Join(dir, name)
-		if err := writeCSVFile(path, rows); err != nil {
+		if err := report.WriteCSV(path, rows); err != nil {
 			return err
 		}
 		files = append(files, path)
@@ -159,14 +160,14 @@ func (r *ArenaReport) WriteCSV(dir string) ([]string, error) {
 	}
 	rows := [][]string{{"window", "regions", "metres", "metres_1hz"}}
 	for i := range c.Game.PathRegions {
-		rows = append(rows, []string{strconv.Itoa(i), fmtFloat(c.Game.PathRegions[i]), fmtFloat(c.Game.Metres[i]), fmtFloat(c.Game1Hz.Metres[i])})
+		rows = append(rows, []string{strconv.Itoa(i), report.Float(c.Game.PathRegions[i]), report.Float(c.Game.Metres[i]), report.Float(c.Game1Hz.Metres[i])})
 	}
 	if err := write("arena-path.csv", rows); err != nil {
 		return files, err
 	}
 	rows = [][]string{{"window", "metres"}}
 	for i, m := range c.Fortnite.Metres {
-		rows = append(rows, []string{strconv.Itoa(i), fmtFloat(m)})
+		rows = append(rows, []string{strconv.Itoa(i), report.Float(m)})
 	}
 	if err := write("arena-fortnite.csv", rows); err != nil {
 		return files, err
@@ -174,7 +175,7 @@ func (r *ArenaReport) WriteCSV(dir string) ([]string, error) {
 	rows = [][]string{{"rank", "game_time_share", "game_entry_share", "fortnite_time_share", "fortnite_entry_share"}}
 	at := func(s []float64, i int) string {
 		if i < len(s) {
-			return fmtFloat(s[i])
+			return report.Float(s[i])
 		}
 		return ""
 	}
@@ -187,7 +188,7 @@ func (r *ArenaReport) WriteCSV(dir string) ([]string, error) {
 	rows = [][]string{{"kind", "object_frames", "updates", "delta_bytes", "mean_delta", "max_delta", "created", "full_bytes", "writes", "write_bytes"}}
 	i64 := func(v int64) string { return strconv.FormatInt(v, 10) }
 	for _, k := range c.Stats {
-		rows = append(rows, []string{k.Name, i64(k.ObjectFrames), i64(k.Updates), i64(k.DeltaBytes), fmtFloat(k.MeanDelta()),
+		rows = append(rows, []string{k.Name, i64(k.ObjectFrames), i64(k.Updates), i64(k.DeltaBytes), report.Float(k.MeanDelta()),
 			strconv.Itoa(k.MaxDelta), i64(k.Created), i64(k.FullBytes), i64(k.Writes), i64(k.WriteBytes)})
 	}
 	if err := write("arena-deltas.csv", rows); err != nil {
@@ -196,14 +197,14 @@ func (r *ArenaReport) WriteCSV(dir string) ([]string, error) {
 	s := c.PathRegions
 	rows = [][]string{
 		{"metric", "paper", "overworld", "fortnite"},
-		{"path length mean (regions/10 s)", fmtFloat(arena.PaperPathMean), fmtFloat(s.Mean), ""},
-		{"path length sd", fmtFloat(arena.PaperPathSD), fmtFloat(s.SD), ""},
-		{"path length median", strconv.Itoa(arena.PaperPathMedian), fmtFloat(s.Median), ""},
-		{"path length p95", strconv.Itoa(arena.PaperPathP95), fmtFloat(s.P95), ""},
-		{"distance median (m/10 s, 1 Hz)", "", fmtFloat(c.Game1HzMetres.Median), fmtFloat(c.FortniteMetres.Median)},
-		{"distance p95 (m/10 s, 1 Hz)", "", fmtFloat(c.Game1HzMetres.P95), fmtFloat(c.FortniteMetres.P95)},
-		{"zipf exponent (time share)", "", fmtFloat(c.GameOccupancy.Exponent), fmtFloat(c.FortniteOccupancy.Exponent)},
-		{"zipf r2 (time share)", "", fmtFloat(c.GameOccupancy.R2), fmtFloat(c.FortniteOccupancy.R2)},
+		{"path length mean (regions/10 s)", report.Float(arena.PaperPathMean), report.Float(s.Mean), ""},
+		{"path length sd", report.Float(arena.PaperPathSD), report.Float(s.SD), ""},
+		{"path length median", strconv.Itoa(arena.PaperPathMedian), report.Float(s.Median), ""},
+		{"path length p95", strconv.Itoa(arena.PaperPathP95), report.Float(s.P95), ""},
+		{"distance median (m/10 s, 1 Hz)", "", report.Float(c.Game1HzMetres.Median), report.Float(c.FortniteMetres.Median)},
+		{"distance p95 (m/10 s, 1 Hz)", "", report.Float(c.Game1HzMetres.P95), report.Float(c.FortniteMetres.P95)},
+		{"zipf exponent (time share)", "", report.Float(c.GameOccupancy.Exponent), report.Float(c.FortniteOccupancy.Exponent)},
+		{"zipf r2 (time share)", "", report.Float(c.GameOccupancy.R2), report.Float(c.FortniteOccupancy.R2)},
 	}
 	return files, write("arena-headline.csv", rows)
 }
@@ -225,16 +226,16 @@ func (r *ArenaReport) WritePlots(dir string) ([]string, error) {
 	var files []string
 	save := func(name string, p *plot.Plot) error {
 		path := filepath.Join(dir, name)
-		if err := savePanels(path, 6*vg.Inch, 4.5*vg.Inch, p); err != nil {
+		if err := report.SavePNG(path, 6*vg.Inch, 4.5*vg.Inch, p); err != nil {
 			return err
 		}
 		files = append(files, path)
 		return nil
 	}
-	blue, orange, grey := color.RGBA{R: 30, G: 90, B: 200, A: 255}, color.RGBA{R: 230, G: 130, B: 0, A: 255}, color.Gray{Y: 110}
+	blue, orange, grey := report.Blue, report.Orange, color.Gray{Y: 110}
 	suffix := fmt.Sprintf(" (%d bots, %s, seed %d)", c.Config.Players(), c.Config.Map, c.Config.Seed)
 
-	pop := newPlot("Region popularity"+suffix, "rank", "share of time in the region")
+	pop := report.NewPlot("Region popularity"+suffix, "rank", "share of time in the region")
 	pop.X.Scale, pop.Y.Scale = plot.LogScale{}, plot.LogScale{}
 	pop.X.Tick.Marker, pop.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
 	pop.Legend.Left, pop.Legend.Top = false, true
@@ -271,7 +272,7 @@ func (r *ArenaReport) WritePlots(dir string) ([]string, error) {
 		return files, err
 	}
 
-	path := newPlot("Path length in 10 s"+suffix, "regions entered in 10 s", "fraction of windows ≤ x")
+	path := report.NewPlot("Path length in 10 s"+suffix, "regions entered in 10 s", "fraction of windows ≤ x")
 	path.Legend.Left = true
 	addCDF(path, c.Game.PathRegions, blue, fmt.Sprintf("overworld: median %.0f, p95 %.0f", c.PathRegions.Median, c.PathRegions.P95))
 	paper, err := plotter.NewScatter(plotter.XYs{{X: arena.PaperPathMedian, Y: 0.5}, {X: arena.PaperPathP95, Y: 0.95}})
@@ -285,7 +286,7 @@ func (r *ArenaReport) WritePlots(dir string) ([]string, error) {
 		return files, err
 	}
 
-	dist := newPlot("Distance in 10 s"+suffix, "metres in 10 s", "fraction of windows ≤ x")
+	dist := report.NewPlot("Distance in 10 s"+suffix, "metres in 10 s", "fraction of windows ≤ x")
 	dist.Legend.Left = false
 	dist.Legend.Top = false
 	addCDF(dist, c.Game.Metres, blue, fmt.Sprintf("overworld, 10 Hz: median %.0f m", c.GameMetres.Median))

@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/overworld/overworld/lab/report"
 	"github.com/overworld/overworld/place/balance"
 )
 
@@ -141,78 +142,78 @@ func (r *BalanceReport) WriteTable(w io.Writer) error {
 	am := r.AMeans()
 	rows := [][]string{{"§5.1 scenario A", "", "paper", "overworld"},
 		{"  starts full, departures 10% above arrivals; snapshot after", fmt.Sprintf("%.0f h", sa.Hours), "", ""},
-		{"  overloaded servers in the snapshot", "", "5", fmtNum(am.Overloaded, 2)},
-		{"  extra players (Σ above max_S_load)", "", "–", fmtNum(am.Extra, 0)},
-		{"  players moved", "Classic", fmt.Sprint(paperClassicMoved), fmtNum(am.Moved["classic"], 0)},
-		{"", "Hybrid", fmt.Sprint(paperHybridMoved), fmtNum(am.Moved["hybrid"], 0)},
-		{"", "Hybrid, receivers to target", "–", fmtNum(am.Moved["hybrid-target"], 0)},
-		{"    of which to player hosts", "Hybrid, receivers to target", "–", fmtNum(am.Hosted["hybrid-target"], 0)},
-		{"", "Pack (exact)", "–", fmtNum(am.Moved["pack"], 0)},
+		{"  overloaded servers in the snapshot", "", "5", report.Fixed(am.Overloaded, 2)},
+		{"  extra players (Σ above max_S_load)", "", "–", report.Fixed(am.Extra, 0)},
+		{"  players moved", "Classic", fmt.Sprint(paperClassicMoved), report.Fixed(am.Moved["classic"], 0)},
+		{"", "Hybrid", fmt.Sprint(paperHybridMoved), report.Fixed(am.Moved["hybrid"], 0)},
+		{"", "Hybrid, receivers to target", "–", report.Fixed(am.Moved["hybrid-target"], 0)},
+		{"    of which to player hosts", "Hybrid, receivers to target", "–", report.Fixed(am.Hosted["hybrid-target"], 0)},
+		{"", "Pack (exact)", "–", report.Fixed(am.Moved["pack"], 0)},
 		{"  runs where Pack moved fewer than Hybrid", "", "–", fmt.Sprintf("%d of %d", am.PackBetter, len(r.A))},
-		{"  Hybrid ÷ (extra + 10% per overloaded server)", "", fmtNum(paperHybridMoved/(paperClassicMoved+5*margin), 3), fmtNum(am.Moved["hybrid"]/(am.Extra+am.Overloaded*margin), 3)},
-		{"  servers ≥ 95% of max after", "Classic", "more", fmtNum(am.NearMax["classic"], 2)},
-		{"", "Hybrid", "fewer", fmtNum(am.NearMax["hybrid"], 2)},
-		{"  servers overloaded after", "Classic", "0", fmtNum(am.Over["classic"], 2)},
-		{"", "Hybrid", "0", fmtNum(am.Over["hybrid"], 2)},
+		{"  Hybrid ÷ (extra + 10% per overloaded server)", "", report.Fixed(paperHybridMoved/(paperClassicMoved+5*margin), 3), report.Fixed(am.Moved["hybrid"]/(am.Extra+am.Overloaded*margin), 3)},
+		{"  servers ≥ 95% of max after", "Classic", "more", report.Fixed(am.NearMax["classic"], 2)},
+		{"", "Hybrid", "fewer", report.Fixed(am.NearMax["hybrid"], 2)},
+		{"  servers overloaded after", "Classic", "0", report.Fixed(am.Over["classic"], 2)},
+		{"", "Hybrid", "0", report.Fixed(am.Over["hybrid"], 2)},
 	}
-	b.WriteString(alignTable(rows, 2))
+	b.WriteString(report.AlignTable(rows, 2))
 	b.WriteString("\nFig. 10 communication cost (messages), Table 1: Classic 2e + 2e·Interaction·F, Hybrid 2(e + 10% max)\n")
 	rows = [][]string{{"  extra_S_players e", "Hybrid"}}
 	for _, f := range cfg.F {
 		rows[0] = append(rows[0], fmt.Sprintf("Classic F=%g", f))
 	}
 	for _, e := range []float64{100, 250, 500, 1000} {
-		row := []string{fmt.Sprintf("  %.0f", e), fmtNum(hybridCost(e, margin), 0)}
+		row := []string{fmt.Sprintf("  %.0f", e), report.Fixed(hybridCost(e, margin), 0)}
 		for _, f := range cfg.F {
-			row = append(row, fmtNum(classicCost(e, cfg.Interaction, f), 0))
+			row = append(row, report.Fixed(classicCost(e, cfg.Interaction, f), 0))
 		}
 		rows = append(rows, row)
 	}
-	row := []string{"  measured, scenario A mean", fmtNum(2*am.Moved["hybrid"], 0)}
+	row := []string{"  measured, scenario A mean", report.Fixed(2*am.Moved["hybrid"], 0)}
 	for _, f := range cfg.F {
-		row = append(row, fmtNum(classicCost(am.Moved["classic"], cfg.Interaction, f), 0))
+		row = append(row, report.Fixed(classicCost(am.Moved["classic"], cfg.Interaction, f), 0))
 	}
 	rows = append(rows, row)
-	b.WriteString(alignTable(rows, 1))
+	b.WriteString(report.AlignTable(rows, 1))
 
 	bm := bMean(r.B, func(BRun) bool { return true })
 	fmt.Fprintf(&b, "\n§5.2 scenario B: arrivals 20%% above departures, from %.0f%% load, %.0f simulated hours, LL, return rate 100%%\n", sb.Start*100, sb.Hours)
 	rows = [][]string{{"", "paper", "overworld"},
-		{"  players per server in the cluster, end", "≤ 4,950 after a round", fmtNum(bm.ClusterPerServer, 0)},
-		{"  highest server load seen", "≤ 5,500", fmtNum(bm.MaxLoad, 0)},
-		{"  players on player hosts, end", "grows", fmtNum(bm.HostedTotal, 0)},
-		{"  players online, end", "–", fmtNum(bm.Online, 0)},
-		{"  balancing rounds per run", "–", fmtNum(bm.Rounds, 1)},
-		{"  players moved in the cluster / run", "–", fmtNum(bm.Moved, 0)},
-		{"  players sent to player hosts / run", "–", fmtNum(bm.Overflowed, 0)},
-		{"  instances sent to player hosts / run", "–", fmtNum(bm.HostedMade, 1)},
-		{"  failovers (replica promoted) / run", "–", fmtNum(bm.Failovers, 1)},
-		{"  instances lost / run", "only when no player can host", fmtNum(bm.Lost, 3)},
-		{"  Algorithm 3 reports to the cluster / s", "negligible", fmtNum(bm.Reports/(sb.Hours*3600), 0)},
+		{"  players per server in the cluster, end", "≤ 4,950 after a round", report.Fixed(bm.ClusterPerServer, 0)},
+		{"  highest server load seen", "≤ 5,500", report.Fixed(bm.MaxLoad, 0)},
+		{"  players on player hosts, end", "grows", report.Fixed(bm.HostedTotal, 0)},
+		{"  players online, end", "–", report.Fixed(bm.Online, 0)},
+		{"  balancing rounds per run", "–", report.Fixed(bm.Rounds, 1)},
+		{"  players moved in the cluster / run", "–", report.Fixed(bm.Moved, 0)},
+		{"  players sent to player hosts / run", "–", report.Fixed(bm.Overflowed, 0)},
+		{"  instances sent to player hosts / run", "–", report.Fixed(bm.HostedMade, 1)},
+		{"  failovers (replica promoted) / run", "–", report.Fixed(bm.Failovers, 1)},
+		{"  instances lost / run", "only when no player can host", report.Fixed(bm.Lost, 3)},
+		{"  Algorithm 3 reports to the cluster / s", "negligible", report.Fixed(bm.Reports/(sb.Hours*3600), 0)},
 	}
-	b.WriteString(alignTable(rows, 1))
+	b.WriteString(report.AlignTable(rows, 1))
 	fmt.Fprintf(&b, "\nFig. 12 cluster messages vs return rate (Table 2: 2(e + 10%% max) + (e + 10%% max)·Return RATE, %g-byte messages)\n", cfg.MessageBytes)
 	rows = [][]string{{"  return rate", "e=100", "e=1000", "KB at e=1000", "measured msgs/run", "KB/run", "per round", "Algorithm 3 reports/s"}}
 	for _, rr := range cfg.ReturnRates {
 		m := bMean(r.Sweep, func(b BRun) bool {
 			return b.ReturnRate == rr && b.Criterion == balance.LL && b.Method == balance.Hybrid
 		})
-		rows = append(rows, []string{fmt.Sprintf("  %.0f%%", rr*100), fmtNum(p2pCost(100, margin, rr), 0), fmtNum(p2pCost(1000, margin, rr), 0),
-			fmtNum(p2pCost(1000, margin, rr)*cfg.MessageBytes/1000, 0), fmtNum(m.CSMessages, 0), fmtNum(m.CSMessages*cfg.MessageBytes/1000, 0),
-			fmtNum(m.CSMessages/math.Max(m.Rounds, 1), 0), fmtNum(m.Reports/(r.BSimHours*3600), 0)})
+		rows = append(rows, []string{fmt.Sprintf("  %.0f%%", rr*100), report.Fixed(p2pCost(100, margin, rr), 0), report.Fixed(p2pCost(1000, margin, rr), 0),
+			report.Fixed(p2pCost(1000, margin, rr)*cfg.MessageBytes/1000, 0), report.Fixed(m.CSMessages, 0), report.Fixed(m.CSMessages*cfg.MessageBytes/1000, 0),
+			report.Fixed(m.CSMessages/math.Max(m.Rounds, 1), 0), report.Fixed(m.Reports/(r.BSimHours*3600), 0)})
 	}
-	b.WriteString(alignTable(rows, 1))
+	b.WriteString(report.AlignTable(rows, 1))
 	fmt.Fprintf(&b, "  paper: %d KB at Return RATE 100%% and e = 1,000; measured: moves, overflows and returns over the whole run\n", paperBKB)
 
 	b.WriteString("\nTable 4 players' RTT (ms) to the instance's server (LL) vs to the cluster, mean ± sd\n")
 	rows = [][]string{{"  latency model", "criterion", "size", "host: paper", "overworld", "cluster: paper", "overworld", "cluster − host"}}
 	for _, t := range r.Table4 {
-		rows = append(rows, []string{"  " + t.Net, t.Criterion, fmt.Sprint(t.Size), fmtNum(t.PaperHost, 1),
-			fmt.Sprintf("%s ± %s", fmtNum(t.HostMean, 1), fmtNum(t.HostSD, 1)), fmtNum(t.PaperCluster, 1),
-			fmt.Sprintf("%s ± %s", fmtNum(t.ClusterMean, 1), fmtNum(t.ClusterSD, 1)),
+		rows = append(rows, []string{"  " + t.Net, t.Criterion, fmt.Sprint(t.Size), report.Fixed(t.PaperHost, 1),
+			fmt.Sprintf("%s ± %s", report.Fixed(t.HostMean, 1), report.Fixed(t.HostSD, 1)), report.Fixed(t.PaperCluster, 1),
+			fmt.Sprintf("%s ± %s", report.Fixed(t.ClusterMean, 1), report.Fixed(t.ClusterSD, 1)),
 			fmt.Sprintf("%+.1f%%", 100*(t.ClusterMean/t.HostMean-1))})
 	}
-	b.WriteString(alignTable(rows, 3))
+	b.WriteString(report.AlignTable(rows, 3))
 	b.WriteString("  paper: the cluster is 15% (size 5) and 7% (size 10) slower than the P2P host; its host values are derived from those\n")
 
 	b.WriteString("\nTable 5 PD criterion: disconnection probability of the chosen servers and failure probability of the instance\n")
@@ -221,7 +222,7 @@ func (r *BalanceReport) WriteTable(w io.Writer) error {
 		rows = append(rows, []string{fmt.Sprintf("  %d", t.Size), pct3(t.PDServer), pct3(t.PDReplica), pct3(t.LLServer), pct3(t.Paper), pct3(t.PaperMax),
 			pct3(t.Exact), pct3(t.ExactMax), pct3(t.Leave)})
 	}
-	b.WriteString(alignTable(rows, 1))
+	b.WriteString(report.AlignTable(rows, 1))
 	b.WriteString("  paper: the instance's failure probability is under 0.9% (worst case)\n")
 
 	b.WriteString("\nBeyond the paper: host criteria and Pack in scenario B (sweep runs, return rate 100%)\n")
@@ -241,16 +242,16 @@ func (r *BalanceReport) WriteTable(w io.Writer) error {
 		m := bMean(r.Sweep, func(b BRun) bool { return b.ReturnRate == 1 && b.Criterion == p.crit && b.Method == p.m })
 		l5, l10 := "–", "–"
 		if p.m == balance.Hybrid {
-			l5, l10 = fmtNum(lat[fmt.Sprintf("%s/5", p.crit)].HostMean, 1), fmtNum(lat[fmt.Sprintf("%s/10", p.crit)].HostMean, 1)
+			l5, l10 = report.Fixed(lat[fmt.Sprintf("%s/5", p.crit)].HostMean, 1), report.Fixed(lat[fmt.Sprintf("%s/10", p.crit)].HostMean, 1)
 		}
-		rows = append(rows, []string{"  " + p.name, l5, l10, fmtNum(m.Failovers, 1), fmtNum(m.NewReplicas, 1), fmtNum(m.Lost, 3),
-			fmtNum(m.Rounds, 1), fmtNum(m.Moved, 0), fmtNum(m.Overflowed, 0)})
+		rows = append(rows, []string{"  " + p.name, l5, l10, report.Fixed(m.Failovers, 1), report.Fixed(m.NewReplicas, 1), report.Fixed(m.Lost, 3),
+			report.Fixed(m.Rounds, 1), report.Fixed(m.Moved, 0), report.Fixed(m.Overflowed, 0)})
 	}
-	b.WriteString(alignTable(rows, 1))
+	b.WriteString(report.AlignTable(rows, 1))
 	if r.Seconds > 0 {
 		fmt.Fprintf(&b, "\nran in %.1f s; one scenario B run simulates %.0f h\n", r.Seconds, r.BSimHours)
 	}
-	return writeTrimmed(w, []byte(b.String()))
+	return report.WriteTrimmed(w, []byte(b.String()))
 }
 
 func pct3(x float64) string { return fmt.Sprintf("%.3f%%", 100*x) }
@@ -264,15 +265,15 @@ func (r *BalanceReport) WriteCSV(dir string) ([]string, error) {
 	a := [][]string{{"run", "overloaded", "extra", "method", "moved", "loads_before", "loads_after"}}
 	for k, x := range r.A {
 		for _, m := range aMethods {
-			a = append(a, []string{fmt.Sprint(k), fmt.Sprint(x.Overloaded), fmt.Sprint(x.Extra), m, fmt.Sprint(x.Moved[m]), ints(x.Initial), ints(x.Final[m])})
+			a = append(a, []string{fmt.Sprint(k), fmt.Sprint(x.Overloaded), fmt.Sprint(x.Extra), m, fmt.Sprint(x.Moved[m]), report.Ints(x.Initial), report.Ints(x.Final[m])})
 		}
 	}
 	bRows := [][]string{{"run", "set", "method", "criterion", "return_rate", "rounds", "moved", "overflowed", "hosted_made", "failovers", "new_replicas", "lost", "cs_messages", "online", "cluster_loads", "hosted_from"}}
 	add := func(set string, k int, b BRun) {
 		res := b.Res
-		bRows = append(bRows, []string{fmt.Sprint(k), set, b.Method.String(), b.Criterion.String(), fmtFloat(b.ReturnRate), fmt.Sprint(res.Rounds),
+		bRows = append(bRows, []string{fmt.Sprint(k), set, b.Method.String(), b.Criterion.String(), report.Float(b.ReturnRate), fmt.Sprint(res.Rounds),
 			fmt.Sprint(res.Moved), fmt.Sprint(res.Overflowed), fmt.Sprint(res.HostedMade), fmt.Sprint(res.Failovers), fmt.Sprint(res.NewReplicas),
-			fmt.Sprint(res.Lost), fmtFloat(res.CSMessages), fmt.Sprint(res.Online), ints(res.Loads), ints(res.HostedFrom)})
+			fmt.Sprint(res.Lost), report.Float(res.CSMessages), fmt.Sprint(res.Online), report.Ints(res.Loads), report.Ints(res.HostedFrom)})
 	}
 	for k, b := range r.B {
 		add("main", k, b)
@@ -282,11 +283,11 @@ func (r *BalanceReport) WriteCSV(dir string) ([]string, error) {
 	}
 	t := [][]string{{"table", "net", "criterion", "size", "host_mean", "host_sd", "cluster_mean", "cluster_sd", "paper_host", "paper_cluster"}}
 	for _, x := range r.Table4 {
-		t = append(t, []string{"4", x.Net, x.Criterion, fmt.Sprint(x.Size), fmtFloat(x.HostMean), fmtFloat(x.HostSD), fmtFloat(x.ClusterMean), fmtFloat(x.ClusterSD), fmtFloat(x.PaperHost), fmtFloat(x.PaperCluster)})
+		t = append(t, []string{"4", x.Net, x.Criterion, fmt.Sprint(x.Size), report.Float(x.HostMean), report.Float(x.HostSD), report.Float(x.ClusterMean), report.Float(x.ClusterSD), report.Float(x.PaperHost), report.Float(x.PaperCluster)})
 	}
 	t5 := [][]string{{"table", "size", "pd_server", "pd_replica", "pd_server_ll", "paper_failure", "paper_max", "exact_failure", "exact_max", "exact_leave"}}
 	for _, x := range r.Table5 {
-		t5 = append(t5, []string{"5", fmt.Sprint(x.Size), fmtFloat(x.PDServer), fmtFloat(x.PDReplica), fmtFloat(x.LLServer), fmtFloat(x.Paper), fmtFloat(x.PaperMax), fmtFloat(x.Exact), fmtFloat(x.ExactMax), fmtFloat(x.Leave)})
+		t5 = append(t5, []string{"5", fmt.Sprint(x.Size), report.Float(x.PDServer), report.Float(x.PDReplica), report.Float(x.LLServer), report.Float(x.Paper), report.Float(x.PaperMax), report.Float(x.Exact), report.Float(x.ExactMax), report.Float(x.Leave)})
 	}
 	var files []string
 	for _, f := range []struct {
@@ -294,7 +295,7 @@ func (r *BalanceReport) WriteCSV(dir string) ([]string, error) {
 		rows [][]string
 	}{{"balance-a.csv", a}, {"balance-b.csv", bRows}, {"balance-table4.csv", t}, {"balance-table5.csv", t5}} {
 		p := filepath.Join(dir, f.name)
-		if err := writeCSVFile(p, f.rows); err != nil {
+		if err := report.WriteCSV(p, f.rows); err != nil {
 			return nil, err
 		}
 		files = append(files, p)
@@ -315,11 +316,11 @@ func (r *BalanceReport) WritePlots(dir string) ([]string, error) {
 	save := func(name string, w vg.Length, ps ...*plot.Plot) error {
 		p := filepath.Join(dir, name)
 		files = append(files, p)
-		return savePanels(p, w, 4*vg.Inch, ps...)
+		return report.SavePNG(p, w, 4*vg.Inch, ps...)
 	}
 	// Fig. 9: run 0, per server
 	a := r.A[0]
-	p := newPlot(fmt.Sprintf("Fig. 9 scenario A, run 0: load per server (max %d)", sa.MaxLoad), "server", "players")
+	p := report.NewPlot(fmt.Sprintf("Fig. 9 scenario A, run 0: load per server (max %d)", sa.MaxLoad), "server", "players")
 	series := []struct {
 		name  string
 		loads []int
@@ -350,7 +351,7 @@ func (r *BalanceReport) WritePlots(dir string) ([]string, error) {
 		return nil, err
 	}
 	// Fig. 10: cost vs extra
-	p = newPlot("Fig. 10 scenario A: communication cost", "extra_S_players", "messages")
+	p = report.NewPlot("Fig. 10 scenario A: communication cost", "extra_S_players", "messages")
 	var hyb plotter.XYs
 	cls := make([]plotter.XYs, len(cfg.F))
 	for e := 100.0; e <= 1000; e += 50 {
@@ -376,7 +377,7 @@ func (r *BalanceReport) WritePlots(dir string) ([]string, error) {
 	}
 	// Fig. 11: run 0, per server cluster vs hosted
 	b := r.B[0].Res
-	p11 := newPlot(fmt.Sprintf("Fig. 11 scenario B, run 0, after %.0f h", b.Config.Hours), "server", "players")
+	p11 := report.NewPlot(fmt.Sprintf("Fig. 11 scenario B, run 0, after %.0f h", b.Config.Hours), "server", "players")
 	for k, s := range []struct {
 		name string
 		v    []int
@@ -403,7 +404,7 @@ func (r *BalanceReport) WritePlots(dir string) ([]string, error) {
 		return nil, err
 	}
 	// Fig. 12: cost vs return rate, formula and measured
-	p = newPlot("Fig. 12 scenario B: cluster messages", "return rate (%)", "messages")
+	p = report.NewPlot("Fig. 12 scenario B: cluster messages", "return rate (%)", "messages")
 	for k, e := range []float64{100, 500, 1000} {
 		var xy plotter.XYs
 		for rr := 0.0; rr <= 1.0001; rr += 0.1 {
@@ -411,7 +412,7 @@ func (r *BalanceReport) WritePlots(dir string) ([]string, error) {
 		}
 		addBalanceLine(p, fmt.Sprintf("Table 2, e=%.0f", e), xy, k)
 	}
-	pm := newPlot("scenario B: measured per run", "return rate (%)", "messages per run")
+	pm := report.NewPlot("scenario B: measured per run", "return rate (%)", "messages per run")
 	var xy plotter.XYs
 	for _, rr := range cfg.ReturnRates {
 		m := bMean(r.Sweep, func(b BRun) bool {
@@ -425,7 +426,7 @@ func (r *BalanceReport) WritePlots(dir string) ([]string, error) {
 		addBalanceLine(pm, "measured (moves, overflows, returns)", xy, 3)
 	}
 	// time series of run 0
-	ps := newPlot("scenario B, run 0", "hours", "players")
+	ps := report.NewPlot("scenario B, run 0", "hours", "players")
 	var on, cl, ho plotter.XYs
 	for _, s := range b.Series {
 		on = append(on, plotter.XY{X: s.Hours, Y: float64(s.Online)})

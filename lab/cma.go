@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/overworld/overworld/geo/topo"
+	"github.com/overworld/overworld/lab/report"
 	"github.com/overworld/overworld/place/cma"
 )
 
@@ -198,7 +199,7 @@ func (c CMAConfig) Validate() (CMAConfig, error) {
 			}
 		}
 	}
-	joinCap := sum(c.JoinCapacities)
+	joinCap := report.Sum(c.JoinCapacities)
 	if c.JoinPlayers == 0 {
 		c.JoinPlayers = joinCap
 	}
@@ -214,7 +215,7 @@ func (c CMAConfig) Validate() (CMAConfig, error) {
 	if c.DynamicPopulate < 1 || c.DynamicChurn < 0 {
 		return c, fmt.Errorf("%w: DynamicPopulate %d, DynamicChurn %d: want ≥ 1 and ≥ 0", ErrConfig, c.DynamicPopulate, c.DynamicChurn)
 	}
-	if dc := sum(c.DynamicCapacities); dc < c.DynamicPopulate+1 {
+	if dc := report.Sum(c.DynamicCapacities); dc < c.DynamicPopulate+1 {
 		return c, fmt.Errorf("%w: dynamic capacity %d cannot hold the %d+1 players of the last populate step", ErrConfig, dc, c.DynamicPopulate)
 	}
 	if len(c.SpeedMirrors) == 0 {
@@ -225,7 +226,7 @@ func (c CMAConfig) Validate() (CMAConfig, error) {
 			return c, fmt.Errorf("%w: SpeedMirrors %d: want 1..1000", ErrConfig, m)
 		}
 		for _, caps := range [][]int{c.JoinCapacities, c.DynamicCapacities} {
-			if _, err := apportion(caps, m, sum(caps)); err != nil {
+			if _, err := apportion(caps, m, report.Sum(caps)); err != nil {
 				return c, fmt.Errorf("SpeedMirrors %d: %w", m, err)
 			}
 		}
@@ -415,7 +416,7 @@ func runSeed(cfg *CMAConfig, src source, seed uint64, mt *meter) (*CMARun, error
 	if err != nil {
 		return nil, err
 	}
-	dynScript, err := dynamicScript(cfg.DynamicPopulate, cfg.DynamicChurn, sum(cfg.DynamicCapacities), rand.New(rand.NewPCG(seed, streamScript)))
+	dynScript, err := dynamicScript(cfg.DynamicPopulate, cfg.DynamicChurn, report.Sum(cfg.DynamicCapacities), rand.New(rand.NewPCG(seed, streamScript)))
 	if err != nil {
 		return nil, err
 	}
@@ -591,11 +592,11 @@ func runSpeed(cfg *CMAConfig, join, dyn *instance, dynScript []event, mt *meter)
 	res := &SpeedResult{Mirrors: slices.Clone(cfg.SpeedMirrors)}
 	js, ls := joinScript(cfg.JoinPlayers), leaveScript(cfg.JoinPlayers)
 	for _, m := range cfg.SpeedMirrors {
-		jcaps, err := apportion(cfg.JoinCapacities, m, sum(cfg.JoinCapacities))
+		jcaps, err := apportion(cfg.JoinCapacities, m, report.Sum(cfg.JoinCapacities))
 		if err != nil {
 			return nil, err
 		}
-		dcaps, err := apportion(cfg.DynamicCapacities, m, sum(cfg.DynamicCapacities))
+		dcaps, err := apportion(cfg.DynamicCapacities, m, report.Sum(cfg.DynamicCapacities))
 		if err != nil {
 			return nil, err
 		}
@@ -614,13 +615,13 @@ func runSpeed(cfg *CMAConfig, join, dyn *instance, dynScript []event, mt *meter)
 				if err := s.run(js, &t, false, nil); err != nil {
 					return nil, err
 				}
-				jr.Millis, jr.Moves = append(jr.Millis, ms(t.Elapsed)), t.Moves
+				jr.Millis, jr.Moves = append(jr.Millis, report.Ms(t.Elapsed)), t.Moves
 				t = Trace{}
 				runtime.GC()
 				if err := s.run(ls, &t, false, nil); err != nil {
 					return nil, err
 				}
-				lr.Millis, lr.Moves = append(lr.Millis, ms(t.Elapsed)), t.Moves
+				lr.Millis, lr.Moves = append(lr.Millis, report.Ms(t.Elapsed)), t.Moves
 				if s, err = newSim(dyn, dm, a.method, mt); err != nil {
 					return nil, err
 				}
@@ -629,10 +630,10 @@ func runSpeed(cfg *CMAConfig, join, dyn *instance, dynScript []event, mt *meter)
 				if err := s.run(dynScript, &t, false, nil); err != nil {
 					return nil, err
 				}
-				dr.Millis, dr.Moves = append(dr.Millis, ms(t.Elapsed)), t.Moves
+				dr.Millis, dr.Moves = append(dr.Millis, report.Ms(t.Elapsed)), t.Moves
 			}
 			for _, r := range []*SpeedRow{&jr, &lr, &dr} {
-				r.Median = median(r.Millis)
+				r.Median = report.Median(r.Millis)
 			}
 			if a.join != "" {
 				res.Rows = append(res.Rows, jr)
@@ -841,33 +842,9 @@ func (s *sim) final() []float64 {
 	return ds
 }
 
-func sum(xs []int) int {
-	t := 0
-	for _, x := range xs {
-		t += x
-	}
-	return t
-}
-
 func abs(x float64) float64 {
 	if x < 0 {
 		return -x
 	}
 	return x
-}
-
-func ms(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
-
-// median returns the median of xs (the mean of the middle two for an even
-// count); 0 for none.
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

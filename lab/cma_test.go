@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/overworld/overworld/lab/report"
 	"github.com/overworld/overworld/place/cma"
 )
 
@@ -83,8 +84,8 @@ func TestCMASmallInvariants(t *testing.T) {
 	}
 	lsa := trace(t, run.Leave, "L-SA")
 	for _, l := range []string{"L-ignore", "L-greedy"} {
-		if o := trace(t, run.Leave, l); meanOf(nonEmpty(lsa.Mean)) > meanOf(nonEmpty(o.Mean))+1e-9 {
-			t.Errorf("L-SA averages %v ms over the leaves, %s %v", meanOf(lsa.Mean), l, meanOf(o.Mean))
+		if o := trace(t, run.Leave, l); report.Mean(nonEmpty(lsa.Mean)) > report.Mean(nonEmpty(o.Mean))+1e-9 {
+			t.Errorf("L-SA averages %v ms over the leaves, %s %v", report.Mean(lsa.Mean), l, report.Mean(o.Mean))
 		}
 	}
 	if run.Dynamic.PopulateEvents != 3*cfg.DynamicPopulate || run.Dynamic.Events != 3*cfg.DynamicPopulate+2*cfg.DynamicChurn {

@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/overworld/overworld/arena"
+	"github.com/overworld/overworld/discovery"
 	"github.com/overworld/overworld/internal/locate"
 	"github.com/overworld/overworld/internal/ring"
+	"github.com/overworld/overworld/lab/harness"
 	"github.com/overworld/overworld/wire"
 )
 
@@ -84,21 +86,21 @@ type LabColyseusConfig struct {
 	BalanceDuration time.Duration
 
 	// PaperRouting adds the paper's routing to Fig. 9: the scale sweep
-	// again with WorldConfig.PaperRouting (no route cache, four long
+	// again with harness.ArenaConfig.PaperRouting (no route cache, four long
 	// links, as in Mercury), beside overworld's ring (a cache of 2·log2(n)
 	// routes, eight long links). The ranking of the key mappings depends
 	// on it (README, "overworld lab colyseus").
 	PaperRouting bool
 	// BalanceTileZipf adds a hot-spot workload to Table 2: its five
 	// settings again with tile popularity exponent BalanceTileZipf
-	// (WorldConfig.TileZipf; the model game has every tile alike), so that
+	// (harness.ArenaConfig.TileZipf; the model game has every tile alike), so that
 	// load is skewed enough for leave-join balancing to act. 0 leaves it
 	// out.
 	BalanceTileZipf float64
 
 	// Prefetch (m) adds overworld's own series to Fig. 11: the scale
 	// sweep on sqr maps with the first key mapping, replicas fetched for
-	// the view widened by Prefetch (WorldConfig.Prefetch; anticipation and
+	// the view widened by Prefetch (harness.ArenaConfig.Prefetch; anticipation and
 	// jump publication are on in every run). 0 leaves the series out.
 	Prefetch float64
 
@@ -273,18 +275,18 @@ const (
 // runSpec is one planned world.
 type runSpec struct {
 	group string
-	cfg   WorldConfig
+	cfg   harness.ArenaConfig
 }
 
 // world returns a colyseus world of n nodes × ppn bots on map m.
-func (c LabColyseusConfig) world(n, ppn int, m arena.MapType, km string, d time.Duration) WorldConfig {
-	w := DefaultWorldConfig()
-	w.Arch, w.Nodes, w.PlayersPerNode, w.Map, w.KeyMap, w.Duration = ArchColyseus, n, ppn, m, km, d
+func (c LabColyseusConfig) world(n, ppn int, m arena.MapType, km string, d time.Duration) harness.ArenaConfig {
+	w := harness.DefaultArenaConfig()
+	w.Arch, w.Nodes, w.PlayersPerNode, w.Map, w.KeyMap, w.Duration = discovery.Colyseus, n, ppn, m, km, d
 	w.Seed, w.Slice, w.Workers = c.Seed, c.Slice, c.Workers
 	return w
 }
 
-// predTime maps a sweep value to WorldConfig.PredTime (whose 0 means the
+// predTime maps a sweep value to harness.ArenaConfig.PredTime (whose 0 means the
 // default: no prediction is negative).
 func predTime(p time.Duration) time.Duration {
 	if p == 0 {
@@ -297,7 +299,7 @@ func predTime(p time.Duration) time.Duration {
 // order.
 func (c LabColyseusConfig) plan() []runSpec {
 	var out []runSpec
-	add := func(group string, w WorldConfig) {
+	add := func(group string, w harness.ArenaConfig) {
 		for _, s := range out {
 			if sameWorld(s.cfg, w) {
 				return
@@ -334,8 +336,8 @@ func (c LabColyseusConfig) plan() []runSpec {
 	}
 	if c.has(ExpFig12) {
 		for _, n := range c.ScaleNodes {
-			add(groupBaseline, c.world(n, 1, arena.Rect, AutoKeyMap(arena.Rect, n), c.ScaleDuration))
-			for _, a := range []Arch{ArchClientServer, ArchBroadcast} {
+			add(groupBaseline, c.world(n, 1, arena.Rect, harness.AutoKeyMap(arena.Rect, n), c.ScaleDuration))
+			for _, a := range []discovery.Arch{discovery.ClientServer, discovery.Broadcast} {
 				w := c.world(n, 1, arena.Rect, "", c.ScaleDuration)
 				w.Arch = a
 				add(groupBaseline, w)
@@ -393,8 +395,8 @@ var balanceRuns = []struct {
 }
 
 // sameWorld reports whether two planned worlds are the same run.
-func sameWorld(a, b WorldConfig) bool {
-	if a.Arch != ArchColyseus || b.Arch != ArchColyseus {
+func sameWorld(a, b harness.ArenaConfig) bool {
+	if a.Arch != discovery.Colyseus || b.Arch != discovery.Colyseus {
 		a.KeyMap, b.KeyMap = "", ""
 	}
 	return a.Arch == b.Arch && a.Nodes == b.Nodes && a.PlayersPerNode == b.PlayersPerNode && a.Map == b.Map &&
@@ -409,13 +411,13 @@ type ColyseusRun struct {
 	// Group is the part of the plan that asked for the run first: scale,
 	// paperrouting, baseline, proactive, predtime or balance.
 	Group  string
-	Result *WorldResult
+	Result *harness.Result
 	// Ring is the colyseus locators' counters (zero for the baselines);
 	// Moves the load-balancing leave-joins made.
 	Ring  RingResult
 	Moves uint64
-	// Kinds is the per-kind view measures (KindView), by kind.
-	Kinds []KindView
+	// Kinds is the per-kind view measures (harness.KindView), by kind.
+	Kinds []harness.KindView
 	// Out is the mean over player nodes of their outbound bandwidth (B/s),
 	// by traffic class (wire.Class order).
 	Out      []float64
@@ -432,6 +434,8 @@ type ColyseusRun struct {
 	// before load balancing can move a node, and at the end of the run
 	// (zero when the run is not longer than the window).
 	LoadBefore, LoadAfter Spread
+
+	cfg harness.ArenaConfig // validated
 }
 
 // Spread is a distribution over nodes: mean, population standard
@@ -466,18 +470,18 @@ func spreadOf(xs []float64) Spread {
 	return s
 }
 
-// Config returns the run's world configuration.
-func (r *ColyseusRun) Config() WorldConfig { return r.Result.Config }
+// Config returns the run's world configuration, validated.
+func (r *ColyseusRun) Config() harness.ArenaConfig { return r.cfg }
 
 // Kind returns the measures of the kind named name ("arena.bot"), and
 // whether there is one.
-func (r *ColyseusRun) Kind(name string) (KindView, bool) {
+func (r *ColyseusRun) Kind(name string) (harness.KindView, bool) {
 	for _, k := range r.Kinds {
 		if k.Kind == name {
 			return k, true
 		}
 	}
-	return KindView{}, false
+	return harness.KindView{}, false
 }
 
 // LabColyseusReport is the outcome of LabColyseus: every run, in plan
@@ -498,7 +502,7 @@ func LabColyseus(cfg LabColyseusConfig, progress func(done, total int)) (*LabCol
 	}
 	start := time.Now()
 	plan := cfg.plan()
-	weight := func(w WorldConfig) int {
+	weight := func(w harness.ArenaConfig) int {
 		return w.Players() * int((w.Duration+time.Second-1)/time.Second)
 	}
 	total := 0
@@ -509,7 +513,7 @@ func LabColyseus(cfg LabColyseusConfig, progress func(done, total int)) (*LabCol
 	rep := &LabColyseusReport{Config: cfg}
 	for _, s := range plan {
 		base, per := done, s.cfg.Players()
-		run, err := runColyseusWorld(s, func(p WorldProgress) {
+		run, err := runColyseusWorld(s, func(p harness.Progress) {
 			if progress != nil {
 				progress(base+per*int(p.Virtual/time.Second), total)
 			}
@@ -526,24 +530,29 @@ func LabColyseus(cfg LabColyseusConfig, progress func(done, total int)) (*LabCol
 }
 
 // runColyseusWorld runs one planned world with the per-kind measures on.
-func runColyseusWorld(s runSpec, progress func(WorldProgress)) (*ColyseusRun, error) {
-	w, err := NewWorld(s.cfg)
+func runColyseusWorld(s runSpec, progress func(harness.Progress)) (*ColyseusRun, error) {
+	cfg, err := s.cfg.Validate()
+	if err != nil {
+		return nil, err
+	}
+	w, err := harness.NewArena(cfg)
 	if err != nil {
 		return nil, err
 	}
 	w.TrackKinds()
+	mercs := mercuries(w)
 	var before, after Spread
 	window := ring.DefaultConfig(0, nil).LoadWindow
 	loads := func(now time.Duration) Spread {
 		var xs []float64
-		for _, m := range w.Mercury() {
+		for _, m := range mercs {
 			xs = append(xs, m.Ring().Load(now))
 		}
 		return spreadOf(xs)
 	}
-	err = w.Run(func(p WorldProgress) {
+	err = w.Run(func(p harness.Progress) {
 		// Between two seconds of simulation: the rings are at rest.
-		if len(w.Mercury()) > 0 && p.Total > window {
+		if len(mercs) > 0 && p.Total > window {
 			if p.Virtual == window {
 				before = loads(p.Virtual)
 			}
@@ -559,9 +568,10 @@ func runColyseusWorld(s runSpec, progress func(WorldProgress)) (*ColyseusRun, er
 		return nil, err
 	}
 	res := w.Result()
-	res.sim = nil // keep the summary only
-	run := &ColyseusRun{Group: s.group, Result: res, Ring: w.RingResult(), Kinds: w.KindViews(), LoadBefore: before, LoadAfter: after}
-	for _, m := range w.Mercury() {
+	res.DropSeries() // keep the summary only
+	run := &ColyseusRun{Group: s.group, Result: res, Ring: ringResult(w), Kinds: w.KindViews(), LoadBefore: before, LoadAfter: after,
+		cfg: cfg}
+	for _, m := range mercs {
 		run.Moves += m.Ring().Stats().Moves
 	}
 	players := res.Summary.PerNode[:res.Config.Nodes]
@@ -592,9 +602,9 @@ func runColyseusWorld(s runSpec, progress func(WorldProgress)) (*ColyseusRun, er
 }
 
 // find returns the first run whose configuration satisfies ok, or nil.
-func (r *LabColyseusReport) find(ok func(WorldConfig) bool) *ColyseusRun {
+func (r *LabColyseusReport) find(ok func(harness.ArenaConfig) bool) *ColyseusRun {
 	for _, run := range r.Runs {
-		if ok(run.Result.Config) {
+		if ok(run.cfg) {
 			return run
 		}
 	}
@@ -610,9 +620,9 @@ func (r *LabColyseusReport) scale(m arena.MapType, km string, n int) *ColyseusRu
 // the paper's routing or overworld's, or nil.
 func (r *LabColyseusReport) scaleRouting(m arena.MapType, km string, n int, paper bool) *ColyseusRun {
 	c := r.Config
-	return r.find(func(w WorldConfig) bool {
-		return w.Arch == ArchColyseus && w.PlayersPerNode == 1 && w.Map == m && w.KeyMap == km && w.Nodes == n &&
-			w.Duration == c.ScaleDuration && !w.Balance && !w.NoProactive && w.PredTime == DefaultPredTime && w.Prefetch == 0 &&
+	return r.find(func(w harness.ArenaConfig) bool {
+		return w.Arch == discovery.Colyseus && w.PlayersPerNode == 1 && w.Map == m && w.KeyMap == km && w.Nodes == n &&
+			w.Duration == c.ScaleDuration && !w.Balance && !w.NoProactive && w.PredTime == discovery.DefaultPredTime && w.Prefetch == 0 &&
 			w.PaperRouting == paper && w.Zipf == 0 && w.TileZipf == 0
 	})
 }
@@ -624,20 +634,20 @@ func (r *LabColyseusReport) overworld(n int) *ColyseusRun {
 	if c.Prefetch <= 0 {
 		return nil
 	}
-	return r.find(func(w WorldConfig) bool {
-		return w.Arch == ArchColyseus && w.PlayersPerNode == 1 && w.Map == arena.Sqr && w.KeyMap == c.KeyMaps[0] &&
+	return r.find(func(w harness.ArenaConfig) bool {
+		return w.Arch == discovery.Colyseus && w.PlayersPerNode == 1 && w.Map == arena.Sqr && w.KeyMap == c.KeyMaps[0] &&
 			w.Nodes == n && w.Duration == c.ScaleDuration && w.Prefetch == c.Prefetch && !w.Balance && !w.NoProactive &&
 			!w.PaperRouting && w.Zipf == 0 && w.TileZipf == 0
 	})
 }
 
 // baseline returns the Fig. 12(a) run of architecture a at n nodes.
-func (r *LabColyseusReport) baseline(a Arch, n int) *ColyseusRun {
-	if a == ArchColyseus {
+func (r *LabColyseusReport) baseline(a discovery.Arch, n int) *ColyseusRun {
+	if a == discovery.Colyseus {
 		// The product's choice: the key mapping the map's shape picks.
-		return r.scale(arena.Rect, AutoKeyMap(arena.Rect, n), n)
+		return r.scale(arena.Rect, harness.AutoKeyMap(arena.Rect, n), n)
 	}
-	return r.find(func(w WorldConfig) bool {
+	return r.find(func(w harness.ArenaConfig) bool {
 		return w.Arch == a && w.PlayersPerNode == 1 && w.Map == arena.Rect && w.Nodes == n && w.Prefetch == 0 && w.Zipf == 0 && w.TileZipf == 0
 	})
 }
@@ -648,11 +658,11 @@ func (r *LabColyseusReport) fed(n int, km string, d, pred time.Duration, balance
 }
 
 // fedTiles returns a federated colyseus run on n nodes with tile
-// popularity exponent tiles (WorldConfig.TileZipf).
+// popularity exponent tiles (harness.ArenaConfig.TileZipf).
 func (r *LabColyseusReport) fedTiles(n int, km string, d, pred time.Duration, balance, noProactive bool, tiles float64) *ColyseusRun {
 	c := r.Config
-	return r.find(func(w WorldConfig) bool {
-		return w.Arch == ArchColyseus && w.PlayersPerNode == c.FedPlayers && w.Map == arena.Rect && w.Nodes == n &&
+	return r.find(func(w harness.ArenaConfig) bool {
+		return w.Arch == discovery.Colyseus && w.PlayersPerNode == c.FedPlayers && w.Map == arena.Rect && w.Nodes == n &&
 			w.KeyMap == km && w.Duration == d && w.PredTime == pred && w.Balance == balance && w.NoProactive == noProactive &&
 			w.Prefetch == 0 && !w.PaperRouting && w.Zipf == 0 && w.TileZipf == tiles
 	})
@@ -685,7 +695,7 @@ func absInt(x int) int {
 	return x
 }
 
-// The game's kinds, as KindView names them.
+// The game's kinds, as harness.KindView names them.
 const (
 	kindBot     = "arena.bot"
 	kindMissile = "arena.missile"

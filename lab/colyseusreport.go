@@ -17,7 +17,10 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/overworld/overworld/arena"
+	"github.com/overworld/overworld/discovery"
 	"github.com/overworld/overworld/internal/locate"
+	"github.com/overworld/overworld/lab/harness"
+	"github.com/overworld/overworld/lab/report"
 	osim "github.com/overworld/overworld/sim"
 	"github.com/overworld/overworld/wire"
 )
@@ -78,9 +81,9 @@ func (r *LabColyseusReport) WriteCSV(dir string) ([]string, error) {
 	g := func(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
 	msf := func(d time.Duration) string { return g(float64(d) / float64(time.Millisecond)) }
 	for _, run := range r.Runs {
-		res, c, s := run.Result, run.Result.Config, run.Result.Summary
+		res, c, s := run.Result, run.Config(), run.Result.Summary
 		km := c.KeyMap
-		if c.Arch != ArchColyseus {
+		if c.Arch != discovery.Colyseus {
 			km = ""
 		}
 		row := []string{run.Group, string(c.Arch), km, c.Map.String(), strconv.Itoa(c.Nodes), strconv.Itoa(c.PlayersPerNode),
@@ -120,7 +123,7 @@ func (r *LabColyseusReport) WriteCSV(dir string) ([]string, error) {
 		rows = append(rows, row)
 	}
 	path := filepath.Join(dir, "colyseus-runs.csv")
-	if err := writeCSVFile(path, rows); err != nil {
+	if err := report.WriteCSV(path, rows); err != nil {
 		return nil, err
 	}
 	return []string{path}, nil
@@ -130,11 +133,11 @@ func (r *LabColyseusReport) WriteCSV(dir string) ([]string, error) {
 func keyMapColor(km string) color.Color {
 	switch km {
 	case locate.KeyMapRegions:
-		return color.RGBA{R: 200, G: 40, B: 40, A: 255}
+		return report.Red
 	case locate.KeyMapLinear:
-		return color.RGBA{R: 40, G: 160, B: 60, A: 255}
+		return report.Green
 	}
-	return color.RGBA{R: 30, G: 90, B: 200, A: 255}
+	return report.Blue
 }
 
 // dashes: solid, dashed, dotted, dash-dot.
@@ -180,16 +183,16 @@ func (r *LabColyseusReport) WritePlots(dir string) ([]string, error) {
 	var files []string
 	save := func(name string, w, h vg.Length, panels ...*plot.Plot) error {
 		path := filepath.Join(dir, name)
-		if err := savePanels(path, w, h, panels...); err != nil {
+		if err := report.SavePNG(path, w, h, panels...); err != nil {
 			return err
 		}
 		files = append(files, path)
 		return nil
 	}
-	blue, orange := color.RGBA{R: 30, G: 90, B: 200, A: 255}, color.RGBA{R: 230, G: 130, B: 0, A: 255}
+	blue, orange := report.Blue, report.Orange
 	if c.has(ExpFig8) {
-		bw := newPlot(fmt.Sprintf("Fig. 8: %d-fed-rect, %s", c.PredNodes, c.KeyMaps[0]), "PredTime (s)", "per-node kB/s (in + out)")
-		miss := newPlot("missing player (bot) replicas", "PredTime (s)", "% missing")
+		bw := report.NewPlot(fmt.Sprintf("Fig. 8: %d-fed-rect, %s", c.PredNodes, c.KeyMaps[0]), "PredTime (s)", "per-node kB/s (in + out)")
+		miss := report.NewPlot("missing player (bot) replicas", "PredTime (s)", "% missing")
 		var pb, pr, pmt, pm, pl plotter.XYs
 		for _, p := range c.PredTimes {
 			run := r.fed(c.PredNodes, c.KeyMaps[0], c.FedDuration, predTime(p), false, false)
@@ -219,8 +222,8 @@ func (r *LabColyseusReport) WritePlots(dir string) ([]string, error) {
 			}
 			return m
 		}
-		headroom(bw, 0, top(pb))
-		headroom(miss, 0, top(pm))
+		report.Headroom(bw, 0, top(pb))
+		report.Headroom(miss, 0, top(pm))
 		bw.Legend.Left, miss.Legend.Left = false, false
 		if err := colyLine(miss, "0 ms grace", pm, orange, 0); err != nil {
 			return files, err
@@ -240,7 +243,7 @@ func (r *LabColyseusReport) WritePlots(dir string) ([]string, error) {
 			if paper {
 				title += ", the paper's routing (no route cache, 4 long links)"
 			}
-			p := newPlot(title, "nodes", ylabel)
+			p := report.NewPlot(title, "nodes", ylabel)
 			if log {
 				p.Y.Scale = plot.LogScale{}
 				p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
@@ -311,7 +314,7 @@ func (r *LabColyseusReport) WritePlots(dir string) ([]string, error) {
 			}
 		}
 		path := filepath.Join(dir, "colyseus-fig9.png")
-		if err := savePanelGrid(path, vg.Length(len(rows[0]))*5.5*vg.Inch, vg.Length(len(rows))*5*vg.Inch, rows); err != nil {
+		if err := report.SaveGrid(path, vg.Length(len(rows[0]))*5.5*vg.Inch, vg.Length(len(rows))*5*vg.Inch, rows); err != nil {
 			return files, err
 		}
 		files = append(files, path)
@@ -361,10 +364,10 @@ func (r *LabColyseusReport) WritePlots(dir string) ([]string, error) {
 		}
 	}
 	if c.has(ExpFig12) {
-		p := newPlot("Fig. 12(a): p2p-rect, per-node bandwidth", "nodes", "kB/s (in + out), log scale")
+		p := report.NewPlot("Fig. 12(a): p2p-rect, per-node bandwidth", "nodes", "kB/s (in + out), log scale")
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-		for _, a := range []Arch{ArchColyseus, ArchBroadcast, ArchClientServer} {
+		for _, a := range []discovery.Arch{discovery.Colyseus, discovery.Broadcast, discovery.ClientServer} {
 			var pts, infra, agg plotter.XYs
 			for _, n := range c.ScaleNodes {
 				run := r.baseline(a, n)
@@ -373,15 +376,15 @@ func (r *LabColyseusReport) WritePlots(dir string) ([]string, error) {
 				}
 				res := run.Result
 				pts = append(pts, plotter.XY{X: float64(n), Y: res.Players.Mean.Total / 1e3})
-				if a == ArchClientServer {
+				if a == discovery.ClientServer {
 					infra = append(infra, plotter.XY{X: float64(n), Y: res.Infra.Mean.Total / 1e3})
 				}
-				if a == ArchColyseus {
+				if a == discovery.Colyseus {
 					agg = append(agg, plotter.XY{X: float64(n), Y: res.Aggregate / 1e3})
 				}
 			}
 			name := string(a) + " (player node)"
-			if a == ArchColyseus {
+			if a == discovery.Colyseus {
 				name = "colyseus, shape-picked key map (node)"
 			}
 			if err := colyLine(p, name, pts, archColor(a), 0); err != nil {
@@ -458,8 +461,8 @@ func (r *LabColyseusReport) WriteTable(w io.Writer) error {
 		newTW()
 		p("nodes\tplayers\ton 0 ms\toff 0 ms\ton 100 ms\toff 100 ms\tpaper on / off (0 ms)\tall objects on / off\t\n")
 		for _, n := range c.ProactiveNodes {
-			on := r.fed(n, c.KeyMaps[0], c.FedDuration, DefaultPredTime, false, false)
-			off := r.fed(n, c.KeyMaps[0], c.FedDuration, DefaultPredTime, false, true)
+			on := r.fed(n, c.KeyMaps[0], c.FedDuration, discovery.DefaultPredTime, false, false)
+			off := r.fed(n, c.KeyMaps[0], c.FedDuration, discovery.DefaultPredTime, false, true)
 			if on == nil || off == nil {
 				continue
 			}
@@ -599,7 +602,7 @@ func (r *LabColyseusReport) WriteTable(w io.Writer) error {
 				wl = fmt.Sprintf("hot spots (tile Zipf %g)", z)
 			}
 			for _, b := range balanceRuns {
-				run := r.fedTiles(c.BalanceNodes, b.keyMap, c.BalanceDuration, DefaultPredTime, b.balance, false, z)
+				run := r.fedTiles(c.BalanceNodes, b.keyMap, c.BalanceDuration, discovery.DefaultPredTime, b.balance, false, z)
 				if run == nil {
 					continue
 				}
@@ -632,7 +635,7 @@ func (r *LabColyseusReport) WriteTable(w io.Writer) error {
 		var moves uint64
 		loadMax := 0.0
 		for _, b := range balanceRuns {
-			run := r.fedTiles(c.BalanceNodes, b.keyMap, c.BalanceDuration, DefaultPredTime, b.balance, false, 0)
+			run := r.fedTiles(c.BalanceNodes, b.keyMap, c.BalanceDuration, discovery.DefaultPredTime, b.balance, false, 0)
 			if run == nil || b.keyMap == locate.KeyMapRegions {
 				continue
 			}
@@ -647,11 +650,11 @@ func (r *LabColyseusReport) WriteTable(w io.Writer) error {
 	}
 	if c.has(ExpFig12) {
 		fmt.Fprintf(w, "Fig. 12(a): per-node bandwidth (in + out), p2p-rect; colyseus with the key mapping the map's shape picks (%s from 32 nodes on)\n",
-			AutoKeyMap(arena.Rect, 32))
+			harness.AutoKeyMap(arena.Rect, 32))
 		newTW()
 		p("nodes\tcolyseus kB/s\taggregate kB/s\tbroadcast kB/s\tclient-server node\tcentral server\tbroadcast ÷ colyseus\tserver ÷ colyseus\taggregate ÷ server\t\n")
 		for _, n := range c.ScaleNodes {
-			co, bc, cs := r.baseline(ArchColyseus, n), r.baseline(ArchBroadcast, n), r.baseline(ArchClientServer, n)
+			co, bc, cs := r.baseline(discovery.Colyseus, n), r.baseline(discovery.Broadcast, n), r.baseline(discovery.ClientServer, n)
 			if co == nil || bc == nil || cs == nil {
 				continue
 			}
@@ -674,8 +677,8 @@ func (r *LabColyseusReport) WriteTable(w io.Writer) error {
 // largest node count, with the explanation.
 func (r *LabColyseusReport) writeRouting(w io.Writer) error {
 	c := r.Config
-	fmt.Fprintf(w, "Fig. 9, routing: overworld's ring (a route cache of 2·log2(n) entries, %d long links) against the paper's\n", worldRingLinks)
-	fmt.Fprintf(w, "(no route cache, %d long links). hops = to a publication's or a range's first owner; cache = share of routes that\n", paperRingLinks)
+	fmt.Fprintf(w, "Fig. 9, routing: overworld's ring (a route cache of 2·log2(n) entries, %d long links) against the paper's\n", discovery.RingLinks)
+	fmt.Fprintf(w, "(no route cache, %d long links). hops = to a publication's or a range's first owner; cache = share of routes that\n", discovery.PaperRingLinks)
 	fmt.Fprintf(w, "took a route-cache hop; frames/sub = route frames per subscription: its key ranges × hops, plus one per further\n")
 	fmt.Fprintf(w, "owner a range walk reaches\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -743,4 +746,12 @@ func missing3(m []osim.Missing) string {
 		s += fmt.Sprintf("%.1f%%", 100*x.Fraction)
 	}
 	return s
+}
+
+// ratio is a over b, 0 when b is 0.
+func ratio(a, b uint64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
 }

@@ -1,13 +1,13 @@
 package lab
 
 import (
-	"encoding/csv"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 
+	"github.com/overworld/overworld/lab/report"
 	"github.com/overworld/overworld/place/cma"
 )
 
@@ -40,7 +40,7 @@ func (r *CMAReport) WriteCSV(dir string) ([]string, error) {
 	var files []string
 	write := func(name string, rows [][]string) error {
 		path := filepath.Join(dir, name)
-		if err := writeCSVFile(path, rows); err != nil {
+		if err := report.WriteCSV(path, rows); err != nil {
 			return err
 		}
 		files = append(files, path)
@@ -79,7 +79,7 @@ func (r *CMAReport) WriteCSV(dir string) ([]string, error) {
 					row = append(row, map[bool]string{true: "populate", false: "churn"}[e < res.PopulateEvents])
 				}
 				for _, t := range traces {
-					row = append(row, fmtFloat(t.Mean[e]), fmtFloat(t.Max[e]))
+					row = append(row, report.Float(t.Mean[e]), report.Float(t.Max[e]))
 				}
 				rows = append(rows, row)
 			}
@@ -93,7 +93,7 @@ func (r *CMAReport) WriteCSV(dir string) ([]string, error) {
 		for _, run := range r.Runs {
 			for _, t := range append(run.Join.Traces[:len(run.Join.Traces):len(run.Join.Traces)], Trace{Label: "nearest", Final: run.Join.Nearest}) {
 				for k, d := range t.Final {
-					rows = append(rows, []string{fmtUint(run.Seed), t.Label, strconv.Itoa(k + 1), fmtFloat(d), fmtFloat(float64(k+1) / float64(len(t.Final)))})
+					rows = append(rows, []string{fmtUint(run.Seed), t.Label, strconv.Itoa(k + 1), report.Float(d), report.Float(float64(k+1) / float64(len(t.Final)))})
 				}
 			}
 		}
@@ -107,14 +107,14 @@ func (r *CMAReport) WriteCSV(dir string) ([]string, error) {
 			for _, row := range run.Speed.Rows {
 				paper := ""
 				if p, ok := paperMillis(row.Scenario, row.Label, row.Mirrors); ok && row.Method != cma.SA && r.Config.PaperSizes() {
-					paper = fmtFloat(p)
+					paper = report.Float(p)
 				}
 				lo, hi := row.Millis[0], row.Millis[0]
 				for _, x := range row.Millis {
 					lo, hi = min(lo, x), max(hi, x)
 				}
 				rows = append(rows, []string{fmtUint(run.Seed), string(row.Scenario), row.Label, row.Method.String(), strconv.Itoa(row.Mirrors),
-					strconv.Itoa(row.Events), fmtFloat(row.Median), fmtFloat(lo), fmtFloat(hi), strconv.Itoa(row.Moves), fmtFloat(row.MovesPerEvent()), paper})
+					strconv.Itoa(row.Events), report.Float(row.Median), report.Float(lo), report.Float(hi), strconv.Itoa(row.Moves), report.Float(row.MovesPerEvent()), paper})
 			}
 		}
 		if err := write("fig8-speed.csv", rows); err != nil {
@@ -124,7 +124,7 @@ func (r *CMAReport) WriteCSV(dir string) ([]string, error) {
 	rows := [][]string{{"section", "metric", "method", "paper", "seed", "value"}}
 	for _, m := range r.Metrics() {
 		for i, v := range m.Values {
-			rows = append(rows, []string{m.Section, m.Name, m.Method, m.Paper, fmtUint(r.Runs[i].Seed), fmtFloat(v)})
+			rows = append(rows, []string{m.Section, m.Name, m.Method, m.Paper, fmtUint(r.Runs[i].Seed), report.Float(v)})
 		}
 	}
 	if err := write("headline.csv", rows); err != nil {
@@ -142,24 +142,5 @@ func (r *ScenarioResult) allTraces() []Trace {
 	}
 	return ts
 }
-
-// writeCSVFile writes rows to path as CSV (RFC 4180: fields holding commas,
-// quotes or newlines are quoted).
-func writeCSVFile(path string, rows [][]string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("lab: %w", err)
-	}
-	if err := csv.NewWriter(f).WriteAll(rows); err != nil {
-		f.Close()
-		return fmt.Errorf("lab: %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("lab: %w", err)
-	}
-	return nil
-}
-
-func fmtFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 
 func fmtUint(x uint64) string { return strconv.FormatUint(x, 10) }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/overworld/overworld/lab/report"
 	"github.com/overworld/overworld/place/cma"
 	"github.com/overworld/overworld/place/mcf"
 )
@@ -172,7 +173,7 @@ func Demo(cfg DemoConfig) (*DemoReport, error) {
 		}
 		row := demoRow(m.String(), stats)
 		row.MovesPerEvent = float64(t.Moves) / float64(len(script))
-		row.P50, row.P99 = quantile(durs, 0.5), quantile(durs, 0.99)
+		row.P50, row.P99 = report.Quantile(durs, 0.5), report.Quantile(durs, 0.99)
 		rep.Rows = append(rep.Rows, row)
 	}
 	// The optimum at each snapshot, for the clients connected then.
@@ -209,7 +210,7 @@ func Demo(cfg DemoConfig) (*DemoReport, error) {
 	}
 	row := demoRow("optimal", stats)
 	row.MovesPerEvent = math.NaN()
-	row.P50, row.P99 = quantile(durs, 0.5), quantile(durs, 0.99)
+	row.P50, row.P99 = report.Quantile(durs, 0.5), report.Quantile(durs, 0.99)
 	rep.Rows = append(rep.Rows, row)
 	return rep, nil
 }
@@ -264,16 +265,6 @@ func demoRow(method string, stats []cma.Stats) DemoRow {
 	return r
 }
 
-// quantile returns the q-quantile (nearest rank) of durations.
-func quantile(ds []time.Duration, q float64) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[max(0, int(math.Ceil(q*float64(len(s))))-1)]
-}
-
 // WriteTable writes the demo's table and a line saying what it shows.
 func (r *DemoReport) WriteTable(w io.Writer) error {
 	cfg := r.Config
@@ -285,7 +276,7 @@ func (r *DemoReport) WriteTable(w io.Writer) error {
 		capacity += s.Capacity
 	}
 	fmt.Fprintf(&b, "%d players in GeoNames cities (drawn by population) on %d servers in WonderNetwork cities, seed %d\n", cfg.Players, len(r.Servers), cfg.Seed)
-	fmt.Fprintf(&b, "servers: %s\n", wrap(strings.Join(servers, ", "), 100, "         "))
+	fmt.Fprintf(&b, "servers: %s\n", report.Wrap(strings.Join(servers, ", "), 100, "         "))
 	fmt.Fprintf(&b, "         %d seats, %.0f%% full after the joins; uneven on purpose (weights 3:1:2 in list order)\n", capacity, 100*float64(cfg.Players)/float64(capacity))
 	fmt.Fprintf(&b, "events:  %d joins, then %d random joins and leaves; delays are modelled RTT,\n         averaged over %d snapshots during the churn\n\n",
 		cfg.Players, cfg.Churn, cfg.Snapshots)
@@ -302,14 +293,14 @@ func (r *DemoReport) WriteTable(w io.Writer) error {
 		rows = append(rows, []string{name, fmt.Sprintf("%.1f", row.Mean), fmt.Sprintf("%.1f", row.P95), fmt.Sprintf("%.1f", row.Max),
 			fmt.Sprintf("%.1f%%", 100*row.Within), moved, fmtDur(row.P50), fmtDur(row.P99)})
 	}
-	b.WriteString(alignTable(rows, 1))
+	b.WriteString(report.AlignTable(rows, 1))
 	sa, greedy, ignore, opt := r.Rows[0], r.Rows[1], r.Rows[2], r.Rows[3]
 	fmt.Fprintf(&b, "* optimal: the whole assignment re-solved from scratch (min-cost flow) at each snapshot; time per re-solve.\n")
 	fmt.Fprintf(&b, "sa is exact (it equals the optimum at %d of %d snapshots) yet moves only %.2f players per event, in %s (median);\n",
 		r.Matched, cfg.Snapshots, sa.MovesPerEvent, fmtDur(sa.P50))
 	fmt.Fprintf(&b, "greedy's mean delay is %.1f%% above the optimum and ignore's (nearest server with room, never rebalanced) %.1f%%.\n",
 		100*(greedy.Mean/opt.Mean-1), 100*(ignore.Mean/opt.Mean-1))
-	return writeTrimmed(w, b.Bytes())
+	return report.WriteTrimmed(w, b.Bytes())
 }
 
 // fmtDur prints a duration with three significant digits in µs or ms.
@@ -324,25 +315,4 @@ func fmtDur(d time.Duration) string {
 		return fmt.Sprintf("%.2f ms", us/1000)
 	}
 	return fmt.Sprintf("%.1f ms", us/1000)
-}
-
-// wrap breaks s at ", " so that lines stay within width, indenting
-// continuation lines.
-func wrap(s string, width int, indent string) string {
-	var out strings.Builder
-	n := 0
-	for i, part := range strings.Split(s, ", ") {
-		if i > 0 {
-			if n+2+len(part) > width {
-				out.WriteString(",\n" + indent)
-				n = len(indent)
-			} else {
-				out.WriteString(", ")
-				n += 2
-			}
-		}
-		out.WriteString(part)
-		n += len(part)
-	}
-	return out.String()
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/overworld/overworld/estimate"
+	"github.com/overworld/overworld/lab/report"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -18,15 +19,15 @@ import (
 // estPalette gives the experiment's configurations distinct colours, in
 // configuration order.
 var estPalette = []color.Color{
-	color.RGBA{R: 230, G: 130, B: 0, A: 255},
-	color.RGBA{R: 200, G: 40, B: 40, A: 255},
+	report.Orange,
+	report.Red,
 	color.RGBA{R: 150, G: 150, B: 150, A: 255},
 	color.RGBA{R: 110, G: 80, B: 40, A: 255},
 	color.RGBA{R: 240, G: 90, B: 160, A: 255},
-	color.RGBA{R: 130, G: 60, B: 170, A: 255},
+	report.Purple,
 	color.RGBA{R: 20, G: 150, B: 60, A: 255},
 	color.RGBA{R: 0, G: 170, B: 190, A: 255},
-	color.RGBA{R: 30, G: 90, B: 200, A: 255},
+	report.Blue,
 }
 
 func (r *EstimateReport) color(label string) color.Color {
@@ -58,31 +59,31 @@ func (r *EstimateReport) WritePlots(dir string) ([]string, error) {
 	var files []string
 	save := func(name string, w, h vg.Length, plots ...*plot.Plot) error {
 		path := filepath.Join(dir, name)
-		if err := savePanels(path, w, h, plots...); err != nil {
+		if err := report.SavePNG(path, w, h, plots...); err != nil {
 			return err
 		}
 		files = append(files, path)
 		return nil
 	}
 	// Fig. 6 CDF.
-	p := newPlot("Fig. 6 directed relative error, PlanetLab slice 1", "(estimated − measured) / measured", "fraction of pairs ≤ x")
+	p := report.NewPlot("Fig. 6 directed relative error, PlanetLab slice 1", "(estimated − measured) / measured", "fraction of pairs ≤ x")
 	p.Legend.Top, p.Legend.Left = true, true
 	for _, a := range r.Accuracy {
 		var pts plotter.XYs
 		for q := 0; q <= 400; q++ {
 			pts = append(pts, plotter.XY{X: errQuantile(a.All.Errors, float64(q)/400), Y: float64(q) / 400})
 		}
-		addLine(p, pts, r.color(a.Label), fmt.Sprintf("%s: %s ≤15%%, %s ≤50%%", a.Label, pct(a.All.Within15), pct(a.All.Within50)))
+		addLine(p, pts, r.color(a.Label), fmt.Sprintf("%s: %s ≤15%%, %s ≤50%%", a.Label, report.Pct(a.All.Within15), report.Pct(a.All.Within50)))
 	}
 	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = -1, 1, 0, 1
-	p.Add(vline{-0.15}, vline{0.15})
+	p.Add(report.VLine{X: -0.15}, report.VLine{X: 0.15})
 	if err := save("fig6-cdf.png", 8*vg.Inch, 5.5*vg.Inch, p); err != nil {
 		return files, err
 	}
 	// Fig. 6 scatter, one panel per tracked configuration.
 	var panels []*plot.Plot
 	for _, l := range r.Config.Tracked {
-		sp := newPlot("Fig. 6 "+l, "measured RTT (ms)", "directed relative error")
+		sp := report.NewPlot("Fig. 6 "+l, "measured RTT (ms)", "directed relative error")
 		var pts plotter.XYs
 		for _, v := range r.Scatter[l] {
 			pts = append(pts, plotter.XY{X: v[0], Y: max(-1, min(2, v[1]))})
@@ -102,9 +103,9 @@ func (r *EstimateReport) WritePlots(dir string) ([]string, error) {
 		}
 	}
 	if len(r.Core) > 0 && r.Config.CoreTrials > 0 {
-		hp := newPlot("Fig. 7a core-node selection hit ratio", "k (cores)", "hit ratio")
-		ep := newPlot("Fig. 7b distance to the nearest optimal core", "measured RTT (ms)", "fraction of cores ≤ x")
-		xp := newPlot("Fig. 8 reported vs real eccentricity", "(reported − real) / real", "fraction of core sets ≤ x")
+		hp := report.NewPlot("Fig. 7a core-node selection hit ratio", "k (cores)", "hit ratio")
+		ep := report.NewPlot("Fig. 7b distance to the nearest optimal core", "measured RTT (ms)", "fraction of cores ≤ x")
+		xp := report.NewPlot("Fig. 8 reported vs real eccentricity", "(reported − real) / real", "fraction of core sets ≤ x")
 		hp.Legend.Top, hp.Legend.Left = false, false
 		ep.Legend.Top, ep.Legend.Left = false, false
 		for _, c := range r.Core {
@@ -113,7 +114,7 @@ func (r *EstimateReport) WritePlots(dir string) ([]string, error) {
 				hs = append(hs, plotter.XY{X: float64(k + 1), Y: h})
 			}
 			addLine(hp, hs, r.color(c.Label), c.Label)
-			addLine(ep, cdfPoints(c.MinErr), r.color(c.Label), fmt.Sprintf("%s: %s ≤ 10 ms", c.Label, pct(Within(c.MinErr, 10))))
+			addLine(ep, cdfPoints(c.MinErr), r.color(c.Label), fmt.Sprintf("%s: %s ≤ 10 ms", c.Label, report.Pct(Within(c.MinErr, 10))))
 			addLine(xp, cdfPoints(c.EccErr), r.color(c.Label), c.Label)
 		}
 		hp.Y.Min, hp.Y.Max = 0, 1.05
@@ -127,8 +128,8 @@ func (r *EstimateReport) WritePlots(dir string) ([]string, error) {
 		}
 	}
 	if len(r.Slices) > 0 {
-		wp := newPlot("Accuracy across PlanetLab slices (carried over)", "slice", "pairs within 15%")
-		mp := newPlot("", "slice", "median |relative error|")
+		wp := report.NewPlot("Accuracy across PlanetLab slices (carried over)", "slice", "pairs within 15%")
+		mp := report.NewPlot("", "slice", "median |relative error|")
 		wp.Legend.Top, wp.Legend.Left = false, false
 		for _, l := range r.Config.Tracked {
 			var w, m plotter.XYs
@@ -193,20 +194,20 @@ func PlotAccuracy(path, title string, labels []string, accs []estimate.Accuracy)
 	if len(labels) != len(accs) {
 		return fmt.Errorf("lab: %d labels for %d accuracies", len(labels), len(accs))
 	}
-	p := newPlot(title, "(estimated − measured) / measured", "fraction of pairs ≤ x")
+	p := report.NewPlot(title, "(estimated − measured) / measured", "fraction of pairs ≤ x")
 	for i, a := range accs {
 		var pts plotter.XYs
 		for q := 0; q <= 400; q++ {
 			pts = append(pts, plotter.XY{X: errQuantile(a.Errors, float64(q)/400), Y: float64(q) / 400})
 		}
-		addLine(p, pts, estPalette[(len(estPalette)-1-i+len(estPalette))%len(estPalette)], fmt.Sprintf("%s: %s ≤15%%, %s ≤50%%", labels[i], pct(a.Within15), pct(a.Within50)))
+		addLine(p, pts, estPalette[(len(estPalette)-1-i+len(estPalette))%len(estPalette)], fmt.Sprintf("%s: %s ≤15%%, %s ≤50%%", labels[i], report.Pct(a.Within15), report.Pct(a.Within50)))
 	}
 	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = -1, 1, 0, 1
-	p.Add(vline{-0.15}, vline{0.15})
+	p.Add(report.VLine{X: -0.15}, report.VLine{X: 0.15})
 	if dir := filepath.Dir(path); dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("lab: %w", err)
 		}
 	}
-	return savePanels(path, 8*vg.Inch, 5.5*vg.Inch, p)
+	return report.SavePNG(path, 8*vg.Inch, 5.5*vg.Inch, p)
 }

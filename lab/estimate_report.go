@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/overworld/overworld/estimate"
+	"github.com/overworld/overworld/lab/report"
 )
 
 // The region-migration paper's printed numbers for §6.3 (Figs. 6–8 are
@@ -27,14 +28,12 @@ const (
 func paperFor(m estimate.Method) (name string, w15, w50, hit, within10 string) {
 	switch m {
 	case estimate.MethodVivaldi:
-		return "Vivaldi", "–", pct(paperVivaldiWithin50), "< 80% for k < 10", pct(paperVivaldiWithin10)
+		return "Vivaldi", "–", report.Pct(paperVivaldiWithin50), "< 80% for k < 10", report.Pct(paperVivaldiWithin10)
 	case estimate.MethodLandmark, estimate.MethodGNP:
-		return "Netvigator", pct(paperNetvigatorWithin15), "–", "≈" + pct(paperNetvigatorHit), pct(paperNetvigatorWithin10)
+		return "Netvigator", report.Pct(paperNetvigatorWithin15), "–", "≈" + report.Pct(paperNetvigatorHit), report.Pct(paperNetvigatorWithin10)
 	}
 	return "–", "–", "–", "–", "–"
 }
-
-func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
 
 // WriteTable prints the experiment's figures beside the paper's.
 func (r *EstimateReport) WriteTable(w io.Writer) error {
@@ -52,10 +51,10 @@ func (r *EstimateReport) WriteTable(w io.Writer) error {
 		if a.Rounds > 0 {
 			rounds = strconv.Itoa(a.Rounds)
 		}
-		add(a.Label, strconv.Itoa(a.PerNode), rounds, pct(a.All.Within15), pct(a.All.Within50), fmtNum(a.All.MedianAbs, 3), fmtNum(a.All.P90Abs, 3),
-			pct(a.Unmeasured.Within15), fmtNum(a.Unmeasured.MedianAbs, 3), p, p15, p50)
+		add(a.Label, strconv.Itoa(a.PerNode), rounds, report.Pct(a.All.Within15), report.Pct(a.All.Within50), report.Fixed(a.All.MedianAbs, 3), report.Fixed(a.All.P90Abs, 3),
+			report.Pct(a.Unmeasured.Within15), report.Fixed(a.Unmeasured.MedianAbs, 3), p, p15, p50)
 	}
-	if err := writeTrimmed(w, []byte(alignTable(rows, 1))); err != nil {
+	if err := report.WriteTrimmed(w, []byte(report.AlignTable(rows, 1))); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "budget: neighbours probed (vivaldi, mf) or landmarks measured (gnp, landmark) per node; unmeasured: pairs\nneither end measured directly (for landmark methods, pairs without a landmark)\n\n")
@@ -80,9 +79,9 @@ func (r *EstimateReport) WriteTable(w io.Writer) error {
 				sumMed += s.Acc.MedianAbs
 				cnt++
 			}
-			add(l, pct(first.Within15), fmtNum(first.MedianAbs, 3), pct(worst.Within15), fmtNum(worst.MedianAbs, 3), pct(sum15/float64(cnt)), fmtNum(sumMed/float64(cnt), 3))
+			add(l, report.Pct(first.Within15), report.Fixed(first.MedianAbs, 3), report.Pct(worst.Within15), report.Fixed(worst.MedianAbs, 3), report.Pct(sum15/float64(cnt)), report.Fixed(sumMed/float64(cnt), 3))
 		}
-		if err := writeTrimmed(w, []byte(alignTable(rows, 1))); err != nil {
+		if err := report.WriteTrimmed(w, []byte(report.AlignTable(rows, 1))); err != nil {
 			return err
 		}
 		fmt.Fprintln(w)
@@ -103,7 +102,7 @@ func (r *EstimateReport) WriteTable(w io.Writer) error {
 			cells := []string{cr.Label}
 			for _, k := range ks {
 				if k <= c.MaxK {
-					cells = append(cells, pct(cr.Hit[k-1]))
+					cells = append(cells, report.Pct(cr.Hit[k-1]))
 				}
 			}
 			minHit, minTie, meanHit, meanTie := cr.HitStats(5)
@@ -118,11 +117,11 @@ func (r *EstimateReport) WriteTable(w io.Writer) error {
 			if (cr.Verify || cr.Pool > 0) && len(cr.Probed) > 0 {
 				probed = fmt.Sprintf("%.1f", meanInts(cr.Probed))
 			}
-			cells = append(cells, pct(minHit), pct(meanHit), pct(minTie), pct(meanTie), pct(Within(cr.MinErr, 10)), pct(Within(cr.MinErr, 20)), pct(Within(cr.EccErr, 0.15)),
-				fmtNum(100*cr.GapAt(min(5, c.MaxK), c.MaxK), 1)+"%", fmtNum(100*cr.GapAt(c.MaxK, c.MaxK), 1)+"%", probed, p, ph, p10)
+			cells = append(cells, report.Pct(minHit), report.Pct(meanHit), report.Pct(minTie), report.Pct(meanTie), report.Pct(Within(cr.MinErr, 10)), report.Pct(Within(cr.MinErr, 20)), report.Pct(Within(cr.EccErr, 0.15)),
+				report.Fixed(100*cr.GapAt(min(5, c.MaxK), c.MaxK), 1)+"%", report.Fixed(100*cr.GapAt(c.MaxK, c.MaxK), 1)+"%", probed, p, ph, p10)
 			add(cells...)
 		}
-		if err := writeTrimmed(w, []byte(alignTable(rows, 1))); err != nil {
+		if err := report.WriteTrimmed(w, []byte(report.AlignTable(rows, 1))); err != nil {
 			return err
 		}
 		fmt.Fprintf(w, "hit: share of the cores chosen on estimates that are also chosen on measurements (mean over trials; the paper's\n"+
@@ -211,8 +210,8 @@ func (r *EstimateReport) writeRefs(w io.Writer) error {
 		"ties (k ≥ 5): %s of optimal cores have another candidate within %g ms (co-located); %s can be replaced by\n"+
 		"another candidate at ≤%g%% extra cost; the optimum is non-unique within %g%% in %s of the %d (trial, k).\n",
 		proven, len(r.Refs), 100*maxGap, nodes, selOther, selWorse, 100*maxSelGap,
-		pct(float64(colocated)/float64(max(1, cores))), colocatedMs, pct(float64(tied)/float64(max(1, cores))), 100*tieCost, 100*tieCost,
-		pct(float64(nonUnique)/float64(max(1, big))), big)
+		report.Pct(float64(colocated)/float64(max(1, cores))), colocatedMs, report.Pct(float64(tied)/float64(max(1, cores))), 100*tieCost, 100*tieCost,
+		report.Pct(float64(nonUnique)/float64(max(1, big))), big)
 	return err
 }
 
@@ -251,14 +250,14 @@ func (r *EstimateReport) WriteCSV(dir string) ([]string, error) {
 	var files []string
 	write := func(name string, rows [][]string) error {
 		path := filepath.Join(dir, name)
-		if err := writeCSVFile(path, rows); err != nil {
+		if err := report.WriteCSV(path, rows); err != nil {
 			return err
 		}
 		files = append(files, path)
 		return nil
 	}
 	accRow := func(a estimate.Accuracy) []string {
-		return []string{strconv.Itoa(a.Pairs), strconv.Itoa(a.Missing), fmtFloat(a.Within15), fmtFloat(a.Within50), fmtFloat(a.MedianAbs), fmtFloat(a.P90Abs), fmtFloat(a.MedianDir)}
+		return []string{strconv.Itoa(a.Pairs), strconv.Itoa(a.Missing), report.Float(a.Within15), report.Float(a.Within50), report.Float(a.MedianAbs), report.Float(a.P90Abs), report.Float(a.MedianDir)}
 	}
 	rows := [][]string{{"label", "method", "per_node", "rounds", "pairs", "missing", "within15", "within50", "median_abs", "p90_abs", "median_dir",
 		"unmeasured_pairs", "unmeasured_missing", "unmeasured_within15", "unmeasured_within50", "unmeasured_median_abs", "unmeasured_p90_abs", "unmeasured_median_dir"}}
@@ -266,7 +265,7 @@ func (r *EstimateReport) WriteCSV(dir string) ([]string, error) {
 	for _, a := range r.Accuracy {
 		rows = append(rows, append(append([]string{a.Label, string(a.Method), strconv.Itoa(a.PerNode), strconv.Itoa(a.Rounds)}, accRow(a.All)...), accRow(a.Unmeasured)...))
 		for q := 0; q <= 200; q++ {
-			cdf = append(cdf, []string{a.Label, fmtFloat(float64(q) / 200), fmtFloat(estimate.Quantile(a.All.Errors, float64(q)/200))})
+			cdf = append(cdf, []string{a.Label, report.Float(float64(q) / 200), report.Float(estimate.Quantile(a.All.Errors, float64(q)/200))})
 		}
 	}
 	if err := write("fig6-accuracy.csv", rows); err != nil {
@@ -278,7 +277,7 @@ func (r *EstimateReport) WriteCSV(dir string) ([]string, error) {
 	sc := [][]string{{"label", "measured_ms", "directed_error"}}
 	for _, a := range r.Accuracy {
 		for _, p := range r.Scatter[a.Label] {
-			sc = append(sc, []string{a.Label, fmtFloat(p[0]), fmtFloat(p[1])})
+			sc = append(sc, []string{a.Label, report.Float(p[0]), report.Float(p[1])})
 		}
 	}
 	if err := write("fig6-scatter.csv", sc); err != nil {
@@ -299,22 +298,22 @@ func (r *EstimateReport) WriteCSV(dir string) ([]string, error) {
 	ecc := [][]string{{"label", "directed_error"}}
 	for _, c := range r.Core {
 		for k, h := range c.Hit {
-			hit = append(hit, []string{c.Label, strconv.Itoa(k + 1), fmtFloat(h), fmtFloat(c.HitTie[k]), fmtFloat(c.GapAt(k+1, r.Config.MaxK))})
+			hit = append(hit, []string{c.Label, strconv.Itoa(k + 1), report.Float(h), report.Float(c.HitTie[k]), report.Float(c.GapAt(k+1, r.Config.MaxK))})
 		}
 		for _, v := range c.MinErr {
-			er = append(er, []string{c.Label, "min", fmtFloat(v)})
+			er = append(er, []string{c.Label, "min", report.Float(v)})
 		}
 		for _, v := range c.MaxErr {
-			er = append(er, []string{c.Label, "ecc", fmtFloat(v)})
+			er = append(er, []string{c.Label, "ecc", report.Float(v)})
 		}
 		for _, v := range c.EccErr {
-			ecc = append(ecc, []string{c.Label, fmtFloat(v)})
+			ecc = append(ecc, []string{c.Label, report.Float(v)})
 		}
 	}
 	refs := [][]string{{"trial", "k", "optimal_sum", "lower_bound", "proven", "nodes", "select_sum", "select_same", "colocated", "ties"}}
 	for _, f := range r.Refs {
-		refs = append(refs, []string{strconv.Itoa(f.Trial), strconv.Itoa(f.K), fmtFloat(f.Sum), fmtFloat(f.Bound), strconv.FormatBool(f.Optimal),
-			strconv.Itoa(f.Nodes), fmtFloat(f.SelectSum), strconv.FormatBool(f.SelectSame), joinInts(f.Colocated), joinInts(f.Ties)})
+		refs = append(refs, []string{strconv.Itoa(f.Trial), strconv.Itoa(f.K), report.Float(f.Sum), report.Float(f.Bound), strconv.FormatBool(f.Optimal),
+			strconv.Itoa(f.Nodes), report.Float(f.SelectSum), strconv.FormatBool(f.SelectSame), joinInts(f.Colocated), joinInts(f.Ties)})
 	}
 	for _, f := range []struct {
 		name string

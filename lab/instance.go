@@ -1,7 +1,6 @@
 package lab
 
 import (
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -9,12 +8,14 @@ import (
 
 	"github.com/overworld/overworld/geo"
 	"github.com/overworld/overworld/geo/topo"
+	"github.com/overworld/overworld/lab/harness"
 	"github.com/overworld/overworld/place/cma"
 )
 
 // ErrConfig reports an invalid experiment configuration; the wrapped message
-// names the field and the value.
-var ErrConfig = errors.New("lab: invalid config")
+// names the field and the value. It is the harness's, so that the world
+// experiments' errors are the lab's.
+var ErrConfig = harness.ErrConfig
 
 // Data names where an experiment's delays come from.
 type Data string

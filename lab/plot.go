@@ -12,8 +12,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 
+	"github.com/overworld/overworld/lab/report"
 	"github.com/overworld/overworld/place/cma"
 )
 
@@ -44,7 +44,7 @@ func (r *CMAReport) WritePlots(dir string) ([]string, error) {
 	var files []string
 	save := func(name string, w, h vg.Length, plots ...*plot.Plot) error {
 		path := filepath.Join(dir, name)
-		if err := savePanels(path, w, h, plots...); err != nil {
+		if err := report.SavePNG(path, w, h, plots...); err != nil {
 			return err
 		}
 		files = append(files, path)
@@ -87,58 +87,22 @@ func (r *CMAReport) WritePlots(dir string) ([]string, error) {
 func methodColor(m cma.Method) color.Color {
 	switch m {
 	case cma.Greedy:
-		return color.RGBA{R: 230, G: 130, B: 0, A: 255}
+		return report.Orange
 	case cma.Ignore:
-		return color.RGBA{R: 200, G: 40, B: 40, A: 255}
+		return report.Red
 	case cma.SA:
-		return color.RGBA{R: 30, G: 90, B: 200, A: 255}
+		return report.Blue
 	case cma.SARebuild:
-		return color.RGBA{R: 130, G: 60, B: 170, A: 255}
+		return report.Purple
 	}
 	return color.Black
-}
-
-func newPlot(title, x, y string) *plot.Plot {
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = x
-	p.Y.Label.Text = y
-	p.Add(plotter.NewGrid())
-	p.Legend.Top = true
-	p.Legend.Left = true
-	p.X.Tick.Marker = plainTicks{}
-	p.Y.Tick.Marker = plainTicks{}
-	return p
-}
-
-// plainTicks are plot.DefaultTicks labelled without trailing zeros.
-type plainTicks struct{}
-
-func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
-	ts := plot.DefaultTicks{}.Ticks(lo, hi)
-	for i := range ts {
-		if ts[i].Label != "" {
-			ts[i].Label = fmt.Sprintf("%.6g", ts[i].Value)
-		}
-	}
-	return ts
-}
-
-// headroom sets the Y range to the data's plus a third on top, where the
-// legend goes.
-func headroom(p *plot.Plot, lo, hi float64) {
-	if !(hi > lo) {
-		return
-	}
-	p.Y.Min = max(0, lo-0.03*(hi-lo))
-	p.Y.Max = hi + 0.35*(hi-lo)
 }
 
 // seriesPlots draws the average and the maximum delay of every trace
 // against the event number, the optimum as markers at about 25 events.
 func seriesPlots(res *ScenarioResult, title, x string) (avg, mx *plot.Plot) {
-	avg = newPlot(title+": average delay", x, "average delay (ms)")
-	mx = newPlot(title+": maximum delay", x, "maximum delay (ms)")
+	avg = report.NewPlot(title+": average delay", x, "average delay (ms)")
+	mx = report.NewPlot(title+": maximum delay", x, "maximum delay (ms)")
 	avgLo, avgHi, maxLo, maxHi := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
 	for _, t := range res.allTraces() {
 		if m, x := nonEmpty(t.Mean), nonEmpty(t.Max); len(m) > 0 && len(x) > 0 {
@@ -180,13 +144,13 @@ func seriesPlots(res *ScenarioResult, title, x string) (avg, mx *plot.Plot) {
 	}
 	if res.PopulateEvents > 0 {
 		for _, p := range []*plot.Plot{avg, mx} {
-			p.Add(vline{float64(res.PopulateEvents)})
+			p.Add(report.VLine{X: float64(res.PopulateEvents)})
 		}
 		avg.Title.Text += fmt.Sprintf("\npopulate: events 1–%d, then churn", res.PopulateEvents)
 		mx.Title.Text += "\n "
 	}
-	headroom(avg, avgLo, avgHi)
-	headroom(mx, maxLo, maxHi)
+	report.Headroom(avg, avgLo, avgHi)
+	report.Headroom(mx, maxLo, maxHi)
 	return avg, mx
 }
 
@@ -202,20 +166,10 @@ func xys(ys []float64, step int) plotter.XYs {
 	return pts
 }
 
-// vline is a dashed vertical line at x across the whole plot.
-type vline struct{ x float64 }
-
-func (v vline) Plot(c draw.Canvas, p *plot.Plot) {
-	trX, _ := p.Transforms(&c)
-	x := trX(v.x)
-	ls := draw.LineStyle{Color: color.Gray{Y: 90}, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}}
-	c.StrokeLine2(ls, x, c.Min.Y, x, c.Max.Y)
-}
-
 // cdfPlot draws the fraction of players at or below each delay after the
 // last join.
 func cdfPlot(res *ScenarioResult, bound float64, suffix string) *plot.Plot {
-	p := newPlot("Fig. 5 delays after the last join"+suffix, "delay (ms)", "fraction of players ≤ delay")
+	p := report.NewPlot("Fig. 5 delays after the last join"+suffix, "delay (ms)", "fraction of players ≤ delay")
 	p.Legend.Left = false
 	p.Legend.Top = false
 	p.Legend.XOffs = -vg.Points(4)
@@ -248,7 +202,7 @@ func cdfPlot(res *ScenarioResult, bound float64, suffix string) *plot.Plot {
 			p.Legend.Add(fmt.Sprintf("nearest mirror, no capacity: %d ≤ %g ms", within(res.Nearest, bound), bound), l)
 		}
 	}
-	p.Add(vline{bound})
+	p.Add(report.VLine{X: bound})
 	p.Y.Min, p.Y.Max = 0, 1
 	return p
 }
@@ -256,7 +210,7 @@ func cdfPlot(res *ScenarioResult, bound float64, suffix string) *plot.Plot {
 // speedPlot draws one scenario's run times as bars grouped by system size,
 // on a log scale, with the paper's values as hollow markers.
 func speedPlot(lines []SpeedLine, sc Scenario, mirrors []int, suffix string) *plot.Plot {
-	p := newPlot(fmt.Sprintf("Fig. 8 %s run time%s", sc, suffix), "mirrors", "run time of the whole scenario (ms)")
+	p := report.NewPlot(fmt.Sprintf("Fig. 8 %s run time%s", sc, suffix), "mirrors", "run time of the whole scenario (ms)")
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	var mine []SpeedLine
@@ -335,36 +289,4 @@ func (b *logBars) DataRange() (xmin, xmax, ymin, ymax float64) {
 func (b *logBars) Thumbnail(c *draw.Canvas) {
 	pts := []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Min.X, Y: c.Max.Y}}
 	c.FillPolygon(b.color, c.ClipPolygonXY(pts))
-}
-
-// savePanels draws plots side by side into one PNG of w × h at 120 dpi.
-func savePanels(path string, w, h vg.Length, plots ...*plot.Plot) error {
-	return savePanelGrid(path, w, h, [][]*plot.Plot{plots})
-}
-
-// savePanelGrid writes rows of plots (every row as long as the first), as
-// a w × h PNG.
-func savePanelGrid(path string, w, h vg.Length, rows [][]*plot.Plot) error {
-	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(120))
-	dc := draw.New(img)
-	t := draw.Tiles{Rows: len(rows), Cols: len(rows[0]), PadX: vg.Points(18), PadY: vg.Points(12), PadTop: vg.Points(6),
-		PadBottom: vg.Points(6), PadLeft: vg.Points(6), PadRight: vg.Points(12)}
-	canvases := plot.Align(rows, t, dc)
-	for i, row := range rows {
-		for j, p := range row {
-			p.Draw(canvases[i][j])
-		}
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("lab: %w", err)
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
-		f.Close()
-		return fmt.Errorf("lab: %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("lab: %w", err)
-	}
-	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/overworld/overworld/geo/topo"
+	"github.com/overworld/overworld/lab/report"
 	"github.com/overworld/overworld/place/cma"
 )
 
@@ -31,7 +32,7 @@ type Metric struct {
 }
 
 // Mean returns the mean of the values.
-func (m Metric) Mean() float64 { return meanOf(m.Values) }
+func (m Metric) Mean() float64 { return report.Mean(m.Values) }
 
 // SD returns the sample standard deviation of the values (0 for one).
 func (m Metric) SD() float64 {
@@ -50,7 +51,7 @@ func (m Metric) SD() float64 {
 // data they are only a reference).
 func (c CMAConfig) PaperSizes() bool {
 	d := DefaultCMAConfig()
-	return slices.Equal(c.JoinCapacities, d.JoinCapacities) && c.JoinPlayers == sum(d.JoinCapacities) &&
+	return slices.Equal(c.JoinCapacities, d.JoinCapacities) && c.JoinPlayers == report.Sum(d.JoinCapacities) &&
 		slices.Equal(c.DynamicCapacities, d.DynamicCapacities) && c.DynamicPopulate == d.DynamicPopulate &&
 		c.DynamicChurn == d.DynamicChurn && c.Bound == d.Bound
 }
@@ -101,7 +102,7 @@ func (r *CMAReport) Metrics() []Metric {
 		for _, l := range []string{"J-greedy", "J-SA"} {
 			add(sec, fmt.Sprintf("mean delay after %d joins, ms", n), l, "", 1, func(run *CMARun) float64 { return last(trace(run.Join, l).Mean) })
 		}
-		add(sec, fmt.Sprintf("mean delay after %d joins, ms", n), "no capacity", "", 1, func(run *CMARun) float64 { return meanOf(run.Join.Nearest) })
+		add(sec, fmt.Sprintf("mean delay after %d joins, ms", n), "no capacity", "", 1, func(run *CMARun) float64 { return report.Mean(run.Join.Nearest) })
 		for _, l := range []string{"J-greedy", "J-SA"} {
 			add(sec, fmt.Sprintf("max delay after %d joins, ms", n), l, "", 1, func(run *CMARun) float64 { return last(trace(run.Join, l).Max) })
 		}
@@ -118,10 +119,10 @@ func (r *CMAReport) Metrics() []Metric {
 	if first.Leave != nil {
 		const sec = "§4.2 leave"
 		for _, l := range []string{"L-ignore", "L-greedy", "L-SA"} {
-			add(sec, "mean delay, averaged over the leaves, ms", l, "", 1, func(run *CMARun) float64 { return meanOf(nonEmpty(trace(run.Leave, l).Mean)) })
+			add(sec, "mean delay, averaged over the leaves, ms", l, "", 1, func(run *CMARun) float64 { return report.Mean(nonEmpty(trace(run.Leave, l).Mean)) })
 		}
 		for _, l := range []string{"L-ignore", "L-greedy", "L-SA"} {
-			add(sec, "max delay, averaged over the leaves, ms", l, "", 1, func(run *CMARun) float64 { return meanOf(nonEmpty(trace(run.Leave, l).Max)) })
+			add(sec, "max delay, averaged over the leaves, ms", l, "", 1, func(run *CMARun) float64 { return report.Mean(nonEmpty(trace(run.Leave, l).Max)) })
 		}
 		if first.Leave.Optimum != nil {
 			add(sec, fmt.Sprintf("leaves where L-SA ≠ optimum (of %d)", n), "L-SA", "0 (\"match BF\")", 0, func(run *CMARun) float64 { return float64(run.Leave.Check.TotalDiffers) })
@@ -131,10 +132,10 @@ func (r *CMAReport) Metrics() []Metric {
 		const sec = "§4.3 dynamic"
 		ev := first.Dynamic.Events
 		for _, l := range []string{"J-greedy/L-ignore", "J-greedy/L-greedy", "J-SA/L-SA"} {
-			add(sec, fmt.Sprintf("mean delay, averaged over the %d events, ms", ev), l, "", 1, func(run *CMARun) float64 { return meanOf(trace(run.Dynamic, l).Mean) })
+			add(sec, fmt.Sprintf("mean delay, averaged over the %d events, ms", ev), l, "", 1, func(run *CMARun) float64 { return report.Mean(trace(run.Dynamic, l).Mean) })
 		}
 		for _, l := range []string{"J-greedy/L-ignore", "J-greedy/L-greedy", "J-SA/L-SA"} {
-			add(sec, fmt.Sprintf("max delay, averaged over the %d events, ms", ev), l, "", 1, func(run *CMARun) float64 { return meanOf(trace(run.Dynamic, l).Max) })
+			add(sec, fmt.Sprintf("max delay, averaged over the %d events, ms", ev), l, "", 1, func(run *CMARun) float64 { return report.Mean(trace(run.Dynamic, l).Max) })
 		}
 		if first.Dynamic.Optimum != nil {
 			add(sec, fmt.Sprintf("events where J-SA/L-SA ≠ optimum (of %d)", ev), "J-SA/L-SA", "", 0, func(run *CMARun) float64 { return float64(run.Dynamic.Check.TotalDiffers) })
@@ -216,7 +217,7 @@ func (r *CMAReport) SpeedTable() []SpeedLine {
 					}
 				}
 			}
-			c.Millis, c.MovesPerEvent = meanOf(meds), meanOf(moves)
+			c.Millis, c.MovesPerEvent = report.Mean(meds), report.Mean(moves)
 			c.Min, c.Max = slices.Min(meds), slices.Max(meds)
 			if l.Method != cma.SA && r.Config.PaperSizes() {
 				c.Paper, c.HasPaper = paperMillis(l.Scenario, l.Label, m)
@@ -263,11 +264,11 @@ func (r *CMAReport) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintf(tw, "seeds\t%s; the paper reports one random instance\n", seeds)
 	if first := r.Runs[0]; first.Join != nil || first.Leave != nil {
-		fmt.Fprintf(tw, "join/leave\t%d players, %d mirrors, capacities %s\n", cfg.JoinPlayers, len(cfg.JoinCapacities), ints(cfg.JoinCapacities))
+		fmt.Fprintf(tw, "join/leave\t%d players, %d mirrors, capacities %s\n", cfg.JoinPlayers, len(cfg.JoinCapacities), report.Ints(cfg.JoinCapacities))
 	}
 	if r.Runs[0].Dynamic != nil {
 		fmt.Fprintf(tw, "dynamic\t%d clients, %d mirrors, capacities %s; populate to %d, then %d joins and %d leaves\n",
-			cfg.dynamicPool(), len(cfg.DynamicCapacities), ints(cfg.DynamicCapacities), cfg.DynamicPopulate, cfg.DynamicChurn, cfg.DynamicChurn)
+			cfg.dynamicPool(), len(cfg.DynamicCapacities), report.Ints(cfg.DynamicCapacities), cfg.DynamicPopulate, cfg.DynamicChurn, cfg.DynamicChurn)
 	}
 	if !cfg.PaperSizes() {
 		fmt.Fprintf(tw, "note\tsizes differ from the paper's: its numbers are not shown\n")
@@ -296,11 +297,11 @@ func (r *CMAReport) WriteTable(w io.Writer) error {
 		if p == "" {
 			p = "–"
 		}
-		val := fmtNum(m.Mean(), m.Decimals)
+		val := report.Fixed(m.Mean(), m.Decimals)
 		spread := ""
 		if cfg.Seeds > 1 {
-			val += " ± " + fmtNum(m.SD(), m.Decimals)
-			spread = fmt.Sprintf("\t[%s, %s]", fmtNum(slices.Min(m.Values), m.Decimals), fmtNum(slices.Max(m.Values), m.Decimals))
+			val += " ± " + report.Fixed(m.SD(), m.Decimals)
+			spread = fmt.Sprintf("\t[%s, %s]", report.Fixed(slices.Min(m.Values), m.Decimals), report.Fixed(slices.Max(m.Values), m.Decimals))
 		}
 		shown := m.Name
 		if shown == name {
@@ -351,7 +352,7 @@ func (r *CMAReport) WriteTable(w io.Writer) error {
 			for _, c := range l.Cells {
 				p := "–"
 				if c.HasPaper {
-					p = fmtNum(c.Paper, 0)
+					p = report.Fixed(c.Paper, 0)
 				}
 				fmt.Fprintf(&b, "%*s", widths[0], p)
 			}
@@ -366,52 +367,7 @@ func (r *CMAReport) WriteTable(w io.Writer) error {
 		fmt.Fprintf(&b, "impl: sa-rebuild is the paper's J-SA/L-SA (MC and MP rebuilt on every event, O(nm)); sa keeps them\n")
 		fmt.Fprintf(&b, "up to date (O(m² + m log n) per event). The paper timed a 2008 machine: compare ratios, not absolute times.\n")
 	}
-	return writeTrimmed(w, b.Bytes())
-}
-
-// writeTrimmed writes text with the trailing blanks of every line removed.
-func writeTrimmed(w io.Writer, text []byte) error {
-	lines := strings.SplitAfter(string(text), "\n")
-	var out strings.Builder
-	for _, l := range lines {
-		nl := strings.HasSuffix(l, "\n")
-		out.WriteString(strings.TrimRight(l, " \n"))
-		if nl {
-			out.WriteString("\n")
-		}
-	}
-	_, err := io.WriteString(w, out.String())
-	return err
-}
-
-// alignTable lays out rows in columns two spaces apart: the first left
-// columns aligned left, the others right. Widths count runes.
-func alignTable(rows [][]string, left int) string {
-	var width []int
-	for _, r := range rows {
-		for i, c := range r {
-			if i >= len(width) {
-				width = append(width, 0)
-			}
-			width[i] = max(width[i], utf8.RuneCountInString(c))
-		}
-	}
-	var b strings.Builder
-	for _, r := range rows {
-		for i, c := range r {
-			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
-			if i > 0 {
-				b.WriteString("  ")
-			}
-			if i < left {
-				b.WriteString(c + pad)
-			} else {
-				b.WriteString(pad + c)
-			}
-		}
-		b.WriteString("\n")
-	}
-	return b.String()
+	return report.WriteTrimmed(w, b.Bytes())
 }
 
 // within counts delays ≤ bound.
@@ -451,27 +407,6 @@ func nonEmpty(xs []float64) []float64 {
 	}
 	return xs
 }
-
-func meanOf(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	t := 0.0
-	for _, x := range xs {
-		t += x
-	}
-	return t / float64(len(xs))
-}
-
-func ints(xs []int) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = fmt.Sprint(x)
-	}
-	return strings.Join(s, ", ")
-}
-
-func fmtNum(x float64, dec int) string { return fmt.Sprintf("%.*f", dec, x) }
 
 // fmtMillis prints a run time with about three significant digits.
 func fmtMillis(x float64) string {

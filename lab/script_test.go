@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/overworld/overworld/lab/report"
 )
 
 func TestJoinLeaveScripts(t *testing.T) {
@@ -151,8 +153,8 @@ func TestApportion(t *testing.T) {
 	}
 	for _, m := range []int{1, 3, 7, 20, 33} {
 		got, err := apportion([]int{50, 75, 100, 125, 150}, m, 500)
-		if err != nil || sum(got) != 500 || len(got) != m {
-			t.Errorf("m=%d: %v (sum %d), %v; want %d mirrors holding 500", m, got, sum(got), err, m)
+		if err != nil || report.Sum(got) != 500 || len(got) != m {
+			t.Errorf("m=%d: %v (sum %d), %v; want %d mirrors holding 500", m, got, report.Sum(got), err, m)
 		}
 	}
 	if _, err := apportion([]int{1, 1000}, 2, 2); !errors.Is(err, ErrConfig) {

@@ -16,6 +16,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/overworld/overworld/lab/report"
 	"github.com/overworld/overworld/place/spd"
 )
 
@@ -116,17 +117,17 @@ func (r *SPDReport) WriteCSV(dir string) ([]string, error) {
 	runs := [][]string{{"data", "servers", "players", "network", "factor", "gamma_ms", "model", "algo", "status",
 		"used", "delay_ms", "variation_ms", "fair_used", "fair_delay_ms", "fair_variation_ms", "fair_run_ms", "exact_used", "exact_variation_ms"}}
 	for _, x := range r.Rows {
-		runs = append(runs, []string{x.Data, fmt.Sprint(x.Servers), fmt.Sprint(x.Players), fmt.Sprint(x.Network), fmtFloat(x.Factor),
-			fmtFloat(x.Gamma), x.Model.String(), x.Algo, x.Status, fmt.Sprint(x.Used), fmtFloat(x.Delay), fmtFloat(x.Variation),
-			fmt.Sprint(x.FairUsed), fmtFloat(x.FairDelay), fmtFloat(x.FairVariation), fmtFloat(x.FairMs), fmt.Sprint(x.ExactUsed), fmtFloat(x.ExactVariation)})
+		runs = append(runs, []string{x.Data, fmt.Sprint(x.Servers), fmt.Sprint(x.Players), fmt.Sprint(x.Network), report.Float(x.Factor),
+			report.Float(x.Gamma), x.Model.String(), x.Algo, x.Status, fmt.Sprint(x.Used), report.Float(x.Delay), report.Float(x.Variation),
+			fmt.Sprint(x.FairUsed), report.Float(x.FairDelay), report.Float(x.FairVariation), report.Float(x.FairMs), fmt.Sprint(x.ExactUsed), report.Float(x.ExactVariation)})
 	}
 	sum := [][]string{{"data", "servers", "players", "factor", "model", "algo", "ok", "failed", "skipped", "used", "delay_ms", "variation_ms",
 		"fair_used", "fair_delay_ms", "fair_variation_ms", "fair_run_ms_max", "exact_compared", "exact_same_used", "extra_used", "variation_gap_ms", "variation_gap_n"}}
 	for _, s := range r.Summaries() {
-		sum = append(sum, []string{s.Data, fmt.Sprint(s.Servers), fmt.Sprint(s.Players), fmtFloat(s.Factor), s.Model.String(), s.Algo,
-			fmt.Sprint(s.OK), fmt.Sprint(s.Failed), fmt.Sprint(s.Skipped), fmtFloat(s.Used), fmtFloat(s.Delay), fmtFloat(s.Variation),
-			fmtFloat(s.FairUsed), fmtFloat(s.FairDelay), fmtFloat(s.FairVariation), fmtFloat(s.FairMsMax), fmt.Sprint(s.Compared),
-			fmt.Sprint(s.SameUsed), fmtFloat(s.ExtraUsed), fmtFloat(s.VarGap), fmt.Sprint(s.VarGapN)})
+		sum = append(sum, []string{s.Data, fmt.Sprint(s.Servers), fmt.Sprint(s.Players), report.Float(s.Factor), s.Model.String(), s.Algo,
+			fmt.Sprint(s.OK), fmt.Sprint(s.Failed), fmt.Sprint(s.Skipped), report.Float(s.Used), report.Float(s.Delay), report.Float(s.Variation),
+			report.Float(s.FairUsed), report.Float(s.FairDelay), report.Float(s.FairVariation), report.Float(s.FairMsMax), fmt.Sprint(s.Compared),
+			fmt.Sprint(s.SameUsed), report.Float(s.ExtraUsed), report.Float(s.VarGap), fmt.Sprint(s.VarGapN)})
 	}
 	var files []string
 	for _, f := range []struct {
@@ -134,7 +135,7 @@ func (r *SPDReport) WriteCSV(dir string) ([]string, error) {
 		rows [][]string
 	}{{"spd-runs.csv", runs}, {"spd-summary.csv", sum}} {
 		path := filepath.Join(dir, f.name)
-		if err := writeCSVFile(path, f.rows); err != nil {
+		if err := report.WriteCSV(path, f.rows); err != nil {
 			return files, err
 		}
 		files = append(files, path)
@@ -171,11 +172,11 @@ type spdSeries struct {
 func algoColor(algo string) color.Color {
 	switch algo {
 	case AlgMatching, AlgMatchP2P:
-		return color.RGBA{R: 200, G: 40, B: 40, A: 255}
+		return report.Red
 	case AlgSPDCS, AlgSPDP2P:
-		return color.RGBA{R: 30, G: 90, B: 200, A: 255}
+		return report.Blue
 	case AlgZIZO:
-		return color.RGBA{R: 230, G: 130, B: 0, A: 255}
+		return report.Orange
 	case AlgKBest:
 		return color.RGBA{R: 40, G: 150, B: 60, A: 255}
 	}
@@ -196,7 +197,7 @@ func (r *SPDReport) series(sums []SPDSummary, data string, n int, f float64, mod
 }
 
 func spdPanel(title, ylabel string, ss []spdSeries) *plot.Plot {
-	p := newPlot(title, "players (clients)", ylabel)
+	p := report.NewPlot(title, "players (clients)", ylabel)
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, s := range ss {
 		if len(s.pts) == 0 {
@@ -219,7 +220,7 @@ func spdPanel(title, ylabel string, ss []spdSeries) *plot.Plot {
 			lo, hi = min(lo, q.Y), max(hi, q.Y)
 		}
 	}
-	headroom(p, lo, hi)
+	report.Headroom(p, lo, hi)
 	return p
 }
 
@@ -290,7 +291,7 @@ func (r *SPDReport) WritePlots(dir string) ([]string, error) {
 	var files []string
 	for _, fg := range figs {
 		path := filepath.Join(dir, fg.name)
-		if err := savePanels(path, vg.Length(len(fg.panels))*7*vg.Inch, 4.8*vg.Inch, fg.panels...); err != nil {
+		if err := report.SavePNG(path, vg.Length(len(fg.panels))*7*vg.Inch, 4.8*vg.Inch, fg.panels...); err != nil {
 			return files, err
 		}
 		files = append(files, path)
@@ -315,9 +316,9 @@ func (r *SPDReport) WriteTable(w io.Writer) error {
 				continue
 			}
 			rows = append(rows, []string{s.Model.String(), s.Algo, fmt.Sprint(s.Players), fmt.Sprintf("%d/%d/%d", s.OK, s.Failed, s.Skipped),
-				fmtNum(s.Used, 2), fmtNum(s.Delay, 1), fmtNum(s.FairDelay, 1), fmtNum(s.Variation, 1), fmtNum(s.FairVariation, 1)})
+				report.Fixed(s.Used, 2), report.Fixed(s.Delay, 1), report.Fixed(s.FairDelay, 1), report.Fixed(s.Variation, 1), report.Fixed(s.FairVariation, 1)})
 		}
-		b.WriteString(alignTable(rows, 2))
+		b.WriteString(report.AlignTable(rows, 2))
 	}
 	table("random", n, f13)
 	// Per factor, all random sizes: variation reduction of SPDVR on the
@@ -341,15 +342,15 @@ func (r *SPDReport) WriteTable(w io.Writer) error {
 				}
 			}
 			if ok == 0 {
-				rows = append(rows, []string{fmtNum(f, 1), ma.m.String(), ma.a, "-", "-", "-", "-", "-", "-", fmt.Sprint(fail), fmt.Sprint(skip), "-"})
+				rows = append(rows, []string{report.Fixed(f, 1), ma.m.String(), ma.a, "-", "-", "-", "-", "-", "-", fmt.Sprint(fail), fmt.Sprint(skip), "-"})
 				continue
 			}
 			k := float64(ok)
-			rows = append(rows, []string{fmtNum(f, 1), ma.m.String(), ma.a, fmtNum(used/k, 2), fmtNum(v/k, 1), fmtNum(fv/k, 1),
-				fmt.Sprintf("%.0f%%", 100*(1-fv/max(v, 1e-12))), fmtNum(d/k, 1), fmtNum(fd/k, 1), fmt.Sprint(fail), fmt.Sprint(skip), fmtNum(maxMs, 3)})
+			rows = append(rows, []string{report.Fixed(f, 1), ma.m.String(), ma.a, report.Fixed(used/k, 2), report.Fixed(v/k, 1), report.Fixed(fv/k, 1),
+				fmt.Sprintf("%.0f%%", 100*(1-fv/max(v, 1e-12))), report.Fixed(d/k, 1), report.Fixed(fd/k, 1), fmt.Sprint(fail), fmt.Sprint(skip), report.Fixed(maxMs, 3)})
 		}
 	}
-	b.WriteString(alignTable(rows, 3))
+	b.WriteString(report.AlignTable(rows, 3))
 	// Gaps to the exact solver.
 	fmt.Fprintf(&b, "\nGap to the exact solver (fewest servers, then least variation): rows where exact ran\n")
 	rows = [][]string{{"data", "servers", "model", "algo", "compared", "same servers", "extra servers", "variation gap (ms, +SPDVR, at exact count)"}}
@@ -385,14 +386,14 @@ func (r *SPDReport) WriteTable(w io.Writer) error {
 			gap = fmt.Sprintf("%.1f (n=%d)", a.VarGap/float64(a.VarGapN), a.VarGapN)
 		}
 		rows = append(rows, []string{k.data, fmt.Sprint(k.n), k.m.String(), k.a, fmt.Sprint(a.Compared),
-			fmt.Sprintf("%.0f%%", 100*float64(a.SameUsed)/float64(a.Compared)), fmtNum(a.ExtraUsed/float64(a.Compared), 2), gap})
+			fmt.Sprintf("%.0f%%", 100*float64(a.SameUsed)/float64(a.Compared)), report.Fixed(a.ExtraUsed/float64(a.Compared), 2), gap})
 	}
-	b.WriteString(alignTable(rows, 4))
+	b.WriteString(report.AlignTable(rows, 4))
 	if !r.Config.NoReal {
 		table("real", len(r.Config.RealServers), f13)
 	}
 	b.WriteString("\nThe paper gives its results as plots only (Figs. 7–14, no numbers): SPDCS-H uses fewer servers than\n" +
 		"alg-m; k-best fewest and ZIZO most in P2P, ZIZO occasionally failing; SPDVR lowers the variation\n" +
 		"markedly and the delay slightly (P2P at f = 1.4 sometimes raises it, within the bound).\n")
-	return writeTrimmed(w, []byte(b.String()))
+	return report.WriteTrimmed(w, []byte(b.String()))
 }

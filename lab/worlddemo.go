@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/overworld/overworld/arena"
+	"github.com/overworld/overworld/discovery"
 	"github.com/overworld/overworld/geo"
+	"github.com/overworld/overworld/lab/harness"
 	"github.com/overworld/overworld/place/cma"
 	"github.com/overworld/overworld/wire"
 )
@@ -19,9 +19,9 @@ import (
 // players) on a rect map for 60 s of game time, directory architecture,
 // nodes in the first 16 of DefaultServers' WonderNetwork cities, seed 1.
 // It runs in a few seconds on 2 cores.
-func DefaultWorldDemoConfig() WorldConfig {
-	c := DefaultWorldConfig()
-	c.Data = SitesWonder
+func DefaultWorldDemoConfig() harness.ArenaConfig {
+	c := harness.DefaultArenaConfig()
+	c.Data = harness.SitesWonder
 	c.Slice = 0
 	c.Cities = DemoCities(c.Nodes)
 	return c
@@ -52,7 +52,10 @@ func DemoCities(n int) []string {
 
 // WorldDemoReport is the outcome of WorldDemo.
 type WorldDemoReport struct {
-	*WorldResult
+	*harness.Result
+	// Config is the run's configuration, validated (Result.Config is its
+	// harness part).
+	Config harness.ArenaConfig
 	// InfraSite is where the infrastructure node runs ("" for broadcast).
 	InfraSite string
 	// Delay is the players' modelled RTT to their node (ms) after
@@ -64,12 +67,12 @@ type WorldDemoReport struct {
 // WorldDemo runs the world demo: the players of each node are drawn with
 // geo.Population and assigned to the nodes (WonderNetwork cities) with
 // place/cma, then the game runs on the nodes in the simulator. cfg.Data
-// must be SitesWonder (empty Cities: DemoCities). progress may be nil.
-func WorldDemo(cfg WorldConfig, progress func(WorldProgress)) (*WorldDemoReport, error) {
+// must be harness.SitesWonder (empty Cities: DemoCities). progress may be nil.
+func WorldDemo(cfg harness.ArenaConfig, progress func(harness.Progress)) (*WorldDemoReport, error) {
 	if cfg.Data == "" {
-		cfg.Data = SitesWonder
+		cfg.Data = harness.SitesWonder
 	}
-	if cfg.Data != SitesWonder {
+	if cfg.Data != harness.SitesWonder {
 		return nil, fmt.Errorf("%w: the world demo runs on WonderNetwork cities, not %q", ErrConfig, cfg.Data)
 	}
 	if len(cfg.Cities) == 0 {
@@ -83,22 +86,22 @@ func WorldDemo(cfg WorldConfig, progress func(WorldProgress)) (*WorldDemoReport,
 	if err != nil {
 		return nil, err
 	}
-	w, err := NewWorld(cfg)
+	w, err := harness.NewArena(cfg)
 	if err != nil {
 		return nil, err
 	}
 	if err := w.Run(progress); err != nil {
 		return nil, err
 	}
-	rep := &WorldDemoReport{WorldResult: w.Result(), Delay: delay}
-	if w.infra != 0 {
+	rep := &WorldDemoReport{Result: w.Result(), Config: cfg, Delay: delay}
+	if w.Infra() != 0 {
 		rep.InfraSite = rep.Summary.PerNode[len(rep.Summary.PerNode)-1].Site
 	}
 	return rep, nil
 }
 
 // demoAssign draws the players and assigns them to the nodes' cities.
-func demoAssign(cfg WorldConfig) (cma.Stats, error) {
+func demoAssign(cfg harness.ArenaConfig) (cma.Stats, error) {
 	src, err := newRealSource(cfg.Cities[:cfg.Nodes])
 	if err != nil {
 		return cma.Stats{}, err
@@ -129,16 +132,16 @@ func (r *WorldDemoReport) WriteTable(w io.Writer) error {
 	c, s := r.Config, r.Summary
 	mw, mh := arena.Size(c.Map, c.Players())
 	arch := string(c.Arch)
-	if c.Arch == ArchColyseus {
+	if c.Arch == discovery.Colyseus {
 		arch += " (" + c.KeyMap + ")"
 	}
 	fmt.Fprintf(w, "world demo: %d nodes × %d bots = %d players, %s architecture, %s map %.0f × %.0f m, %v of game time, seed %d\n",
 		c.Nodes, c.PlayersPerNode, c.Players(), arch, c.Map, mw, mh, c.Duration, c.Seed)
 	fmt.Fprintf(w, "nodes:   WonderNetwork cities %s\n", listCities(c.Cities[:c.Nodes]))
 	switch c.Arch {
-	case ArchDirectory:
+	case discovery.Directory:
 		fmt.Fprintf(w, "         + the directory's rendezvous node, at %s (least mean delay to the nodes)\n", r.InfraSite)
-	case ArchClientServer:
+	case discovery.ClientServer:
 		fmt.Fprintf(w, "         + the central server holding every primary, at %s (least mean delay to the nodes)\n", r.InfraSite)
 	}
 	fmt.Fprintf(w, "players: drawn from GeoNames cities by population, assigned to the nodes by place/cma (SA, %d seats each);\n", c.PlayersPerNode)
@@ -150,7 +153,7 @@ func (r *WorldDemoReport) WriteTable(w io.Writer) error {
 		p(" %11s", wire.Class(cl))
 	}
 	p("\n")
-	row := func(name string, g NodeGroupBandwidth) {
+	row := func(name string, g harness.NodeGroupBandwidth) {
 		p("%-34s %8.1f %11.1f", name, g.Mean.Total/1e3, g.P95.Total/1e3)
 		for _, cr := range g.ByClass {
 			p(" %11.1f", cr.Total/1e3)
@@ -159,9 +162,9 @@ func (r *WorldDemoReport) WriteTable(w io.Writer) error {
 	}
 	row(fmt.Sprintf("player nodes (%d)", r.Players.Nodes), r.Players)
 	switch c.Arch {
-	case ArchDirectory:
+	case discovery.Directory:
 		row("rendezvous", r.Infra)
-	case ArchClientServer:
+	case discovery.ClientServer:
 		row("central server", r.Infra)
 	}
 	p("%-34s %8.1f\n\n", "all nodes: kB sent per second", r.Aggregate/1e3)
@@ -187,10 +190,10 @@ func (r *WorldDemoReport) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "                %.1f on the wire (all update-class bytes: payloads, IPv4/UDP headers, replica requests)\n", r.BytesPerUpdate)
 	fmt.Fprintf(w, "simulation: %d events in %.2f s wall: %.2g events/s, %.1f× real time\n",
 		r.Events, r.Wall.Seconds(), r.EventsPerS(), r.SpeedFactor())
-	if r.sim != nil {
-		nc, big := r.sim.Clusters()
+	if s := r.Sim(); s != nil {
+		nc, big := s.Clusters()
 		fmt.Fprintf(w, "            on %d workers: %d clusters of nearby nodes (largest %d), %v windows, %d of them in parallel\n",
-			r.sim.Config().Workers, nc, big, r.sim.Lookahead(), r.sim.ParallelWindows())
+			s.Config().Workers, nc, big, s.Lookahead(), s.ParallelWindows())
 	}
 	return nil
 }
@@ -200,38 +203,4 @@ func listCities(cs []string) string {
 		return strings.Join(cs, ", ")
 	}
 	return strings.Join(cs[:8], ", ") + fmt.Sprintf(", … (%d in all)", len(cs))
-}
-
-// WriteFiles writes the run's summary (summary.json, byte-identical for a
-// seed), the network's per-second series (series.csv) and every node's
-// per-second bytes (nodes.csv) into dir, and returns their paths.
-func (r *WorldResult) WriteFiles(dir string) ([]string, error) {
-	s := r.sim
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("lab: %w", err)
-	}
-	var files []string
-	for _, f := range []struct {
-		name  string
-		write func(io.Writer) error
-	}{
-		{"summary.json", r.Summary.WriteJSON},
-		{"series.csv", s.WriteSeriesCSV},
-		{"nodes.csv", s.WriteNodeSeriesCSV},
-	} {
-		path := filepath.Join(dir, f.name)
-		fh, err := os.Create(path)
-		if err != nil {
-			return files, fmt.Errorf("lab: %w", err)
-		}
-		err = f.write(fh)
-		if cerr := fh.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return files, fmt.Errorf("lab: %s: %w", path, err)
-		}
-		files = append(files, path)
-	}
-	return files, nil
 }

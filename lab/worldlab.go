@@ -18,6 +18,9 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/overworld/overworld/arena"
+	"github.com/overworld/overworld/discovery"
+	"github.com/overworld/overworld/lab/harness"
+	"github.com/overworld/overworld/lab/report"
 	"github.com/overworld/overworld/wire"
 )
 
@@ -27,7 +30,7 @@ type LabWorldConfig struct {
 	// Nodes are the node counts to run (the paper's x axis).
 	Nodes []int
 	// Archs are the architectures to compare.
-	Archs []Arch
+	Archs []discovery.Arch
 	// PlayersPerNode: 1 is the paper's peer-to-peer setting of Fig. 12(a).
 	PlayersPerNode int
 	// Map: the paper's Fig. 12(a) uses rect maps.
@@ -81,8 +84,8 @@ func (c LabWorldConfig) Validate() (LabWorldConfig, error) {
 		}
 	}
 	for i, a := range c.Archs {
-		if _, err := ParseArch(string(a)); err != nil {
-			return c, err
+		if _, err := discovery.ParseArch(string(a)); err != nil {
+			return c, fmt.Errorf("%w: architecture %q: want directory, broadcast, client-server or colyseus", ErrConfig, a)
 		}
 		if slices.Contains(c.Archs[:i], a) {
 			return c, fmt.Errorf("%w: architecture %s listed twice", ErrConfig, a)
@@ -96,8 +99,8 @@ func (c LabWorldConfig) Validate() (LabWorldConfig, error) {
 	return c, nil
 }
 
-func (c LabWorldConfig) world(a Arch, n int) WorldConfig {
-	w := DefaultWorldConfig()
+func (c LabWorldConfig) world(a discovery.Arch, n int) harness.ArenaConfig {
+	w := harness.DefaultArenaConfig()
 	w.Arch, w.Nodes, w.PlayersPerNode, w.Map, w.Duration, w.Seed, w.Slice = a, n, c.PlayersPerNode, c.Map, c.Duration, c.Seed, c.Slice
 	return w
 }
@@ -106,7 +109,7 @@ func (c LabWorldConfig) world(a Arch, n int) WorldConfig {
 // architecture), in that order.
 type LabWorldReport struct {
 	Config  LabWorldConfig
-	Results []*WorldResult
+	Results []*harness.Result
 	Elapsed time.Duration
 }
 
@@ -125,7 +128,7 @@ func LabWorld(cfg LabWorldConfig, progress func(done, total int)) (*LabWorldRepo
 	for _, n := range cfg.Nodes {
 		for _, a := range cfg.Archs {
 			base := done
-			res, err := RunWorld(cfg.world(a, n), func(p WorldProgress) {
+			res, err := harness.RunArena(cfg.world(a, n), func(p harness.Progress) {
 				if progress != nil {
 					progress(base+int(p.Virtual/time.Second), total)
 				}
@@ -133,7 +136,7 @@ func LabWorld(cfg LabWorldConfig, progress func(done, total int)) (*LabWorldRepo
 			if err != nil {
 				return nil, fmt.Errorf("lab world: %s, %d nodes: %w", a, n, err)
 			}
-			res.sim = nil // keep the summary only
+			res.DropSeries() // keep the summary only
 			rep.Results = append(rep.Results, res)
 			done = base + secs
 		}
@@ -143,7 +146,7 @@ func LabWorld(cfg LabWorldConfig, progress func(done, total int)) (*LabWorldRepo
 }
 
 // result returns the run of (a, n), or nil.
-func (r *LabWorldReport) result(a Arch, n int) *WorldResult {
+func (r *LabWorldReport) result(a discovery.Arch, n int) *harness.Result {
 	for _, res := range r.Results {
 		if res.Config.Arch == a && res.Config.Nodes == n {
 			return res
@@ -190,7 +193,7 @@ func (r *LabWorldReport) writeCSV(w io.Writer) error {
 	g := func(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
 	for _, res := range r.Results {
 		s := res.Summary
-		row := []string{string(res.Config.Arch), strconv.Itoa(res.Config.Nodes), strconv.Itoa(res.Config.Players()),
+		row := []string{string(res.Config.Arch), strconv.Itoa(res.Config.Nodes), strconv.Itoa(res.Config.Nodes * r.Config.PlayersPerNode),
 			g(res.Players.Mean.Total), g(res.Players.P95.Total), g(res.Players.Mean.In), g(res.Players.Mean.Out),
 			g(res.Infra.Mean.Total), g(res.Infra.P95.Total), g(res.Aggregate)}
 		for _, cr := range res.Players.ByClass {
@@ -215,14 +218,14 @@ func (r *LabWorldReport) writeCSV(w io.Writer) error {
 }
 
 // archColor gives every architecture one colour in every figure.
-func archColor(a Arch) color.Color {
+func archColor(a discovery.Arch) color.Color {
 	switch a {
-	case ArchClientServer:
-		return color.RGBA{R: 200, G: 40, B: 40, A: 255}
-	case ArchBroadcast:
-		return color.RGBA{R: 230, G: 130, B: 0, A: 255}
+	case discovery.ClientServer:
+		return report.Red
+	case discovery.Broadcast:
+		return report.Orange
 	}
-	return color.RGBA{R: 30, G: 90, B: 200, A: 255}
+	return report.Blue
 }
 
 // WritePlots draws into dir:
@@ -240,7 +243,7 @@ func (r *LabWorldReport) WritePlots(dir string) ([]string, error) {
 	}
 	c := r.Config
 	title := fmt.Sprintf("per-node bandwidth, %s, %d player(s) per node, %v runs (seed %d)", c.Map, c.PlayersPerNode, c.Duration, c.Seed)
-	p := newPlot(title, "nodes", "kB/s (in + out), log scale")
+	p := report.NewPlot(title, "nodes", "kB/s (in + out), log scale")
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	for _, a := range c.Archs {
@@ -255,10 +258,10 @@ func (r *LabWorldReport) WritePlots(dir string) ([]string, error) {
 			m := res.Players.Mean.Total / 1e3
 			pts = append(pts, plotter.XY{X: float64(n), Y: m})
 			errs = append(errs, struct{ Low, High float64 }{0, max(0, res.Players.P95.Total/1e3-m)})
-			if a.hasInfra() {
+			if a.HasInfra() {
 				infra = append(infra, plotter.XY{X: float64(n), Y: res.Infra.Mean.Total / 1e3})
 			}
-			if a == ArchDirectory {
+			if a == discovery.Directory {
 				agg = append(agg, plotter.XY{X: float64(n), Y: res.Aggregate / 1e3})
 			}
 		}
@@ -283,7 +286,7 @@ func (r *LabWorldReport) WritePlots(dir string) ([]string, error) {
 			li.Color, li.Dashes = col, []vg.Length{vg.Points(5), vg.Points(3)}
 			p.Add(li)
 			name := "central server"
-			if a == ArchDirectory {
+			if a == discovery.Directory {
 				name = "directory: rendezvous node"
 			}
 			p.Legend.Add(name, li)
@@ -300,16 +303,16 @@ func (r *LabWorldReport) WritePlots(dir string) ([]string, error) {
 	}
 	var files []string
 	path := filepath.Join(dir, "world-bandwidth.png")
-	if err := savePanels(path, 8*vg.Inch, 5.5*vg.Inch, p); err != nil {
+	if err := report.SavePNG(path, 8*vg.Inch, 5.5*vg.Inch, p); err != nil {
 		return nil, err
 	}
 	files = append(files, path)
 
 	var panels []*plot.Plot
-	classCols := []color.Color{color.RGBA{R: 30, G: 90, B: 200, A: 255}, color.RGBA{R: 230, G: 130, B: 0, A: 255},
-		color.RGBA{R: 40, G: 160, B: 60, A: 255}, color.RGBA{R: 130, G: 60, B: 170, A: 255}, color.Gray{Y: 100}}
+	classCols := []color.Color{report.Blue, report.Orange,
+		report.Green, report.Purple, color.Gray{Y: 100}}
 	for _, a := range c.Archs {
-		q := newPlot(fmt.Sprintf("%s: player node by class", a), "nodes", "kB/s (in + out)")
+		q := report.NewPlot(fmt.Sprintf("%s: player node by class", a), "nodes", "kB/s (in + out)")
 		for cl := range wire.NumClasses {
 			var pts plotter.XYs
 			nonzero := false
@@ -334,7 +337,7 @@ func (r *LabWorldReport) WritePlots(dir string) ([]string, error) {
 		panels = append(panels, q)
 	}
 	path = filepath.Join(dir, "world-classes.png")
-	if err := savePanels(path, vg.Length(len(panels))*4.5*vg.Inch, 4*vg.Inch, panels...); err != nil {
+	if err := report.SavePNG(path, vg.Length(len(panels))*4.5*vg.Inch, 4*vg.Inch, panels...); err != nil {
 		return files, err
 	}
 	return append(files, path), nil
@@ -373,7 +376,7 @@ func (r *LabWorldReport) WriteTable(w io.Writer) error {
 			miss += fmt.Sprintf("%.1f%%", 100*m.Fraction)
 		}
 		infra := "–"
-		if res.Config.Arch.hasInfra() {
+		if res.Config.Arch.HasInfra() {
 			infra = fmt.Sprintf("%.1f", res.Infra.Mean.Total/1e3)
 		}
 		p("%s\t%d\t%.2f\t%.2f\t%s\t%.1f\t%s\t%.0f\t%.0f\t%.1f\t%d\t%s\t\n", res.Config.Arch, res.Config.Nodes,
@@ -394,12 +397,12 @@ func (r *LabWorldReport) WriteTable(w io.Writer) error {
 		}
 		return fmt.Sprintf("%.2f×", a/b)
 	}
-	dirLo, bcLo := r.result(ArchDirectory, lo), r.result(ArchBroadcast, lo)
+	dirLo, bcLo := r.result(discovery.Directory, lo), r.result(discovery.Broadcast, lo)
 	if dirLo != nil && bcLo != nil {
 		p("at %d nodes: directory node ÷ broadcast node\t> 1 (location overhead; 9 players)\t%s\t\n", lo,
 			ratio(dirLo.Players.Mean.Total, bcLo.Players.Mean.Total))
 	}
-	dirHi, bcHi, csHi := r.result(ArchDirectory, hi), r.result(ArchBroadcast, hi), r.result(ArchClientServer, hi)
+	dirHi, bcHi, csHi := r.result(discovery.Directory, hi), r.result(discovery.Broadcast, hi), r.result(discovery.ClientServer, hi)
 	if dirHi != nil && bcHi != nil {
 		p("at %d nodes: broadcast node ÷ directory node\t≈ 10× (an order of magnitude)\t%s\t\n", hi,
 			ratio(bcHi.Players.Mean.Total, dirHi.Players.Mean.Total))
@@ -429,7 +432,7 @@ func (r *LabWorldReport) WriteTable(w io.Writer) error {
 			m := res.Summary.Views.Missing
 			if len(m) == 3 {
 				paper := "–"
-				if a == ArchDirectory {
+				if a == discovery.Directory {
 					paper = "≈ 4% / 2% / 1% (64 nodes)"
 				}
 				p("missing replicas, 0/100/400 ms grace, %s, %d nodes\t%s\t%.1f%% / %.1f%% / %.1f%%\t\n", a, at, paper,

@@ -19,7 +19,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/overworld/overworld/internal/locate"
+	"github.com/overworld/overworld/discovery"
 	"github.com/overworld/overworld/live/pki"
 	"github.com/overworld/overworld/live/player"
 	"github.com/overworld/overworld/node"
@@ -29,23 +29,15 @@ import (
 
 // Game is the game a daemon runs, injected by its caller (live imports no
 // game): the registry every node of the cluster shares, this node's initial
-// objects, and the directory's subscription margin.
+// objects, and its world as discovery's presets see it.
 type Game struct {
 	Registry *world.Registry
 	// Spawn creates this node's initial objects (may be nil).
 	Spawn func(now time.Duration, n *node.Node) error
-	// DirectoryMargin widens every subscription under the directory
-	// architecture (locate.DirectoryConfig.Margin).
-	DirectoryMargin world.Point
-	// DirectoryJump: under the directory architecture, a primary that
-	// moved farther than this since its last publication is published at
-	// once (locate.DirectoryConfig.Jump; 0: never early).
-	DirectoryJump float64
-	// Colyseus builds this node's distributed locator under the colyseus
-	// architecture (required then; the game knows the key mapping over
-	// its map). The daemon bootstraps its ring with every node of the
-	// configuration, each at an even share of the key space.
-	Colyseus func(self wire.NodeID) (*locate.Mercury, error)
+	// Discovery is what the discovery presets need to know of the game's
+	// world (discovery.Space: the directory's margin and jump distance
+	// derive from it; the colyseus architecture needs all of it).
+	Discovery discovery.Space
 	// Players plugs the game into the player endpoints (required when the
 	// configuration listens for players; may be nil otherwise).
 	Players player.Controller
@@ -130,32 +122,10 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 	if !epoch.IsZero() {
 		spawnAt = max(0, time.Since(epoch))
 	}
-	var disc node.Discovery
-	switch cfg.Discovery.Arch {
-	case "directory":
-		dc := locate.DefaultDirectoryConfig(wire.NodeID(cfg.Discovery.Rendezvous))
-		dc.Margin = game.DirectoryMargin
-		dc.Jump = game.DirectoryJump
-		dc.Reckon, dc.BatchMatches = true, true // as the lab's world runs it
-		if disc, err = locate.NewDirectory(self, dc); err != nil {
-			return nil, err
-		}
-	case "broadcast":
-		if disc, err = locate.NewBroadcast(self, cfg.Members()); err != nil {
-			return nil, err
-		}
-	case "colyseus":
-		if game.Colyseus == nil {
-			return nil, fmt.Errorf("%w: discovery.arch colyseus: this game has no distributed locator", ErrConfig)
-		}
-		m, err := game.Colyseus(self)
-		if err != nil {
-			return nil, err
-		}
-		if err := m.Ring().Bootstrap(spawnAt, RingMembers(cfg.Members())); err != nil {
-			return nil, err
-		}
-		disc = m
+	disc, err := discovery.New(discovery.Config{Arch: discovery.Arch(cfg.Discovery.Arch), Self: self, Members: cfg.Members(),
+		Infra: wire.NodeID(cfg.Discovery.Rendezvous), Space: game.Discovery, Seed: cfg.Game.Seed, Start: spawnAt})
+	if err != nil {
+		return nil, fmt.Errorf("%w: discovery.arch %s: %w", ErrConfig, cfg.Discovery.Arch, err)
 	}
 	d.node, err = node.New(node.Config{ID: self, Registry: game.Registry, Discovery: disc,
 		Rand: rand.New(rand.NewPCG(cfg.Game.Seed, 0x6e6f6465^uint64(self)))})

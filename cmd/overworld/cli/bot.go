@@ -20,7 +20,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/overworld/overworld/arena"
-	"github.com/overworld/overworld/internal/locate"
+	"github.com/overworld/overworld/discovery"
+	"github.com/overworld/overworld/lab/harness"
 	"github.com/overworld/overworld/live/player"
 	"github.com/overworld/overworld/node"
 )
@@ -269,7 +270,7 @@ func startLocalNode(ctx context.Context, g *arena.Game, f *botFlags) (gw *player
 	if err != nil {
 		return nil, "", "", nil, err
 	}
-	dir, err := locate.NewDirectory(1, locate.DefaultDirectoryConfig(1))
+	dir, err := discovery.New(discovery.Config{Arch: discovery.Directory, Self: 1, Infra: 1, Space: harness.ArenaSpace(g), Seed: f.seed})
 	if err != nil {
 		return nil, "", "", nil, err
 	}

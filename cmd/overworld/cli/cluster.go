@@ -25,6 +25,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/overworld/overworld/arena"
+	"github.com/overworld/overworld/discovery"
 	"github.com/overworld/overworld/lab"
 	"github.com/overworld/overworld/live"
 	"github.com/overworld/overworld/live/pki"
@@ -565,7 +566,7 @@ func runCluster(e *env, o clusterOpts) error {
 	// chooses the rendezvous's city, the 1-median of the nodes).
 	m, _ := arena.ParseMapType(o.mapType)
 	wc := lab.DefaultWorldDemoConfig()
-	wc.Arch, wc.Map, wc.Nodes, wc.PlayersPerNode, wc.Duration, wc.Seed = lab.Arch(o.arch), m, o.nodes, o.perNode, o.duration, o.seed
+	wc.Arch, wc.Map, wc.Nodes, wc.PlayersPerNode, wc.Duration, wc.Seed = discovery.Arch(o.arch), m, o.nodes, o.perNode, o.duration, o.seed
 	wc.Cities = lab.DemoCities(o.nodes)
 	if len(wc.Cities) < o.nodes {
 		return badInputf("--nodes %d: only %d WonderNetwork cities", o.nodes, len(wc.Cities))

@@ -13,7 +13,9 @@ import (
 	"golang.org/x/term"
 
 	"github.com/overworld/overworld/arena"
+	"github.com/overworld/overworld/discovery"
 	"github.com/overworld/overworld/lab"
+	"github.com/overworld/overworld/lab/harness"
 )
 
 // demoWorldFlags holds the flags of "overworld demo".
@@ -65,7 +67,7 @@ The placement-only demo (players joining and leaving servers) is "overworld demo
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.arch, "arch", string(def.Arch), "architecture: directory, broadcast, client-server or colyseus")
-	fl.StringVar(&f.keyMap, "keymap", lab.KeyMapAuto, "colyseus key mapping: rangedht-hilbert, rangedht-x, dht, or auto (rangedht-x on maps twice as long as wide, else rangedht-hilbert)")
+	fl.StringVar(&f.keyMap, "keymap", discovery.KeyMapAuto, "colyseus key mapping: rangedht-hilbert, rangedht-x, dht, or auto (rangedht-x on maps twice as long as wide, else rangedht-hilbert)")
 	fl.Float64Var(&f.prefetch, "prefetch", 0, "widen the view replicas are fetched for by this many metres (0: the interest itself)")
 	fl.IntVar(&f.nodes, "nodes", def.Nodes, "number of nodes (WonderNetwork cities: "+strings.Join(lab.DefaultServers()[:4], ", ")+", ...)")
 	fl.IntVar(&f.perNode, "players-per-node", def.PlayersPerNode, "bots per node (1: peer-to-peer, 8: federated servers)")
@@ -83,7 +85,7 @@ func runDemoWorld(e *env, f *demoWorldFlags) error {
 	defer lab.HugePages(250 * time.Millisecond)() // large worlds run faster on huge pages
 	defer lab.SimGC()()                           // and with the collector less eager (GOGC set: as set)
 	cfg := lab.DefaultWorldDemoConfig()
-	arch, err := lab.ParseArch(f.arch)
+	arch, err := discovery.ParseArch(f.arch)
 	if err != nil {
 		return badInputf("--arch %q: want directory, broadcast, client-server or colyseus", f.arch)
 	}
@@ -110,9 +112,9 @@ func runDemoWorld(e *env, f *demoWorldFlags) error {
 	if fh, ok := e.stderr.(*os.File); ok && !f.quiet {
 		show = term.IsTerminal(int(fh.Fd()))
 	}
-	var progress func(lab.WorldProgress)
+	var progress func(harness.Progress)
 	if show {
-		progress = func(p lab.WorldProgress) { drawWorldProgress(e.stderr, p) }
+		progress = func(p harness.Progress) { drawWorldProgress(e.stderr, p) }
 	}
 	rep, err := lab.WorldDemo(cfg, progress)
 	if show {
@@ -141,7 +143,7 @@ func runDemoWorld(e *env, f *demoWorldFlags) error {
 }
 
 // drawWorldProgress redraws the progress line of a world run.
-func drawWorldProgress(w io.Writer, p lab.WorldProgress) {
+func drawWorldProgress(w io.Writer, p harness.Progress) {
 	speed := 0.0
 	if p.Wall > 0 {
 		speed = p.Virtual.Seconds() / p.Wall.Seconds()

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/overworld/overworld/arena"
+	"github.com/overworld/overworld/discovery"
 	"github.com/overworld/overworld/lab"
 )
 
@@ -98,8 +99,8 @@ func runLabWorld(e *env, cmd *cobra.Command, f *labWorldFlags) error {
 		}
 		cfg.Duration = f.duration
 	}
-	archs, err := parseList("--arch", f.archs, "client-server, broadcast or directory", func(p string) (lab.Arch, bool) {
-		a, err := lab.ParseArch(p)
+	archs, err := parseList("--arch", f.archs, "client-server, broadcast or directory", func(p string) (discovery.Arch, bool) {
+		a, err := discovery.ParseArch(p)
 		return a, err == nil
 	})
 	if err != nil {

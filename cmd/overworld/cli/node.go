@@ -14,13 +14,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/overworld/overworld/arena"
-	"github.com/overworld/overworld/internal/locate"
-	"github.com/overworld/overworld/lab"
+	"github.com/overworld/overworld/lab/harness"
 	"github.com/overworld/overworld/live"
 	"github.com/overworld/overworld/live/pki"
 	"github.com/overworld/overworld/node"
 	"github.com/overworld/overworld/wire"
-	"github.com/overworld/overworld/world"
 )
 
 func newNodeCmd(e *env) *cobra.Command {
@@ -82,25 +80,10 @@ func arenaGame(g live.GameConfig) (*arena.Game, live.Game, error) {
 		return nil, live.Game{}, fmt.Errorf("%w: game: %v", live.ErrConfig, err)
 	}
 	slot := g.Slot
-	// The colyseus locator is the simulated world's (lab), over the same
-	// map: the same key mapping, prediction and publication period.
-	colyseus := func(self wire.NodeID) (*locate.Mercury, error) {
-		wc := lab.DefaultWorldConfig()
-		wc.Arch, wc.Nodes, wc.PlayersPerNode, wc.Map, wc.Seed = lab.ArchColyseus, g.Nodes, g.PlayersPerNode, m, g.Seed
-		wc, err := wc.Validate()
-		if err != nil {
-			return nil, fmt.Errorf("%w: game: %v", live.ErrConfig, err)
-		}
-		return lab.NewColyseusLocator(wc, game, self)
-	}
-	lg := live.Game{Registry: game.Registry(), Colyseus: colyseus,
-		// Colyseus' predicted subscription at the bots' run speed, as in
-		// the simulated world (lab.NewWorld).
-		DirectoryMargin: world.Point{2 * arena.RunSpeed * 0.5, 2 * arena.RunSpeed * 0.5, 0},
-		// Respawns (teleports) are published at once, as in the simulated
-		// world.
-		DirectoryJump: lab.PublishJump,
-		Players:       game.Players(),
+	// Discovery runs with the presets of the simulated world, over the
+	// same map.
+	lg := live.Game{Registry: game.Registry(), Discovery: harness.ArenaSpace(game),
+		Players: game.Players(),
 		Spawn: func(now time.Duration, n *node.Node) error {
 			for _, sp := range game.Spawns() {
 				if sp.Node != slot-1 || (sp.Schema == game.Bot && !g.AIBots) {

@@ -1,4 +1,4 @@
-package lab
+package harness
 
 import (
 	"slices"
@@ -7,7 +7,7 @@ import (
 
 	"github.com/overworld/overworld/internal/replica"
 	"github.com/overworld/overworld/node"
-	osim "github.com/overworld/overworld/sim"
+	"github.com/overworld/overworld/sim"
 	"github.com/overworld/overworld/world"
 )
 
@@ -15,7 +15,7 @@ import (
 // right after the node's frame by the node's own adapter (snapCore). The
 // simulator may run a window of events on parallel workers and call the
 // observer after the window, or even while the next window runs
-// (osim.Sim.ObserveBehind), when the node may have received more packets
+// (sim.Sim.ObserveBehind), when the node may have received more packets
 // and run one more frame; the snapshot is the node as it was at its frame
 // (kept in a snapPair, so that the next frame does not overwrite it), so
 // the observer sees exactly what it would in a serial run.
@@ -91,7 +91,7 @@ func (f *frameSnap) object(id world.ObjectID) (o snapObj, primary, ok bool) {
 }
 
 // snapPair is a node's last two frame snapshots: the simulator observes a
-// parallel window while the next one runs (osim.Sim.ObserveBehind), in
+// parallel window while the next one runs (sim.Sim.ObserveBehind), in
 // which the node may take one more snapshot, but not two. Snapshot k (0:
 // the one taken before the first frame, k: after the node's k-th frame)
 // is buf[k%2]; the observer's k-th tick of the node reads it.
@@ -113,15 +113,15 @@ func (p *snapPair) cur() *frameSnap { return &p.buf[p.seen%2] }
 // snapCore adapts a node core to the simulator and snapshots its node
 // after every frame (and, with timed, the frame's wall-clock time).
 type snapCore struct {
-	osim.Core
+	sim.Core
 	n     *node.Node
 	snaps *snapPair
 	timed bool
 }
 
 // Unwrap returns the core snapCore wraps, which the simulator steps and
-// drains directly (osim.Wrapper).
-func (c *snapCore) Unwrap() osim.Core { return c.Core }
+// drains directly (sim.Wrapper).
+func (c *snapCore) Unwrap() sim.Core { return c.Core }
 
 func (c *snapCore) Tick(now time.Duration) {
 	var start time.Time

@@ -1,11 +1,10 @@
-package lab
+package harness
 
 import (
 	"math"
 	"slices"
 	"time"
 
-	"github.com/overworld/overworld/arena"
 	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/world"
 )
@@ -37,9 +36,8 @@ type truth struct {
 	free  []int32
 	byID  map[world.ObjectID]int32
 
-	cell       float64
-	cols, rows int
-	grid       [][]gcell
+	gridSpec
+	grid [][]gcell
 
 	owned  [][]ownedRef // per node: its primaries at its previous frame
 	ticks  []int        // per node: frames observed
@@ -98,7 +96,7 @@ type gcell struct {
 
 // in reports whether box b contains the object of g, as b.Contains does
 // with its location (report writes it out for three dimensions, the
-// arena's space).
+// model game's space).
 func (t *truth) in(b *world.Box, g *gcell) bool {
 	switch {
 	case t.dims == 3:
@@ -118,14 +116,8 @@ type thist [histLen]struct {
 }
 
 func newTruth(w *World) *truth {
-	t := &truth{w: w, dims: w.game.Registry().Space().Dims(), byID: map[world.ObjectID]int32{},
+	t := &truth{w: w, dims: w.reg.Space().Dims(), byID: map[world.ObjectID]int32{}, gridSpec: w.grid,
 		owned: make([][]ownedRef, len(w.nodes)), ticks: make([]int, len(w.nodes)), added: map[string]int64{}}
-	// Cells as wide as a bot's interest box: a view box covers at most
-	// 2 × 2 cells.
-	t.cell = 2 * w.game.Config().Interest
-	mw, mh := arena.Size(w.cfg.Map, w.cfg.Players())
-	t.cols = max(1, int(math.Ceil(mw/t.cell)))
-	t.rows = max(1, int(math.Ceil(mh/t.cell)))
 	t.grid = make([][]gcell, t.cols*t.rows)
 	// The spawned primaries, before any frame.
 	for _, n := range w.nodes {
@@ -134,17 +126,34 @@ func newTruth(w *World) *truth {
 	return t
 }
 
-func (t *truth) col(x float64) int {
-	c := int(math.Floor(x / t.cell))
-	return min(max(c, 0), t.cols-1)
+// gridSpec is the observer's uniform grid over the game's bounds (x and
+// y): cells as wide as a player's interest box, so that a view box covers
+// at most 2 × 2 of them; locations outside the bounds fall in the edge
+// cells.
+type gridSpec struct {
+	x0, y0     float64 // the bounds' lower corner
+	cell       float64
+	cols, rows int
 }
 
-func (t *truth) row(y float64) int {
-	r := int(math.Floor(y / t.cell))
-	return min(max(r, 0), t.rows-1)
+func newGridSpec(b world.Box, interest float64) gridSpec {
+	g := gridSpec{x0: b.Min[0], y0: b.Min[1], cell: 2 * interest}
+	g.cols = max(1, int(math.Ceil((b.Max[0]-b.Min[0])/g.cell)))
+	g.rows = max(1, int(math.Ceil((b.Max[1]-b.Min[1])/g.cell)))
+	return g
 }
 
-func (t *truth) cellOf(p world.Point) int32 { return int32(t.row(p[1])*t.cols + t.col(p[0])) }
+func (g *gridSpec) col(x float64) int {
+	c := int(math.Floor((x - g.x0) / g.cell))
+	return min(max(c, 0), g.cols-1)
+}
+
+func (g *gridSpec) row(y float64) int {
+	r := int(math.Floor((y - g.y0) / g.cell))
+	return min(max(r, 0), g.rows-1)
+}
+
+func (g *gridSpec) cellOf(p world.Point) int32 { return int32(g.row(p[1])*g.cols + g.col(p[0])) }
 
 func (t *truth) gridAdd(s int32, loc world.Point) {
 	o := &t.objs[s]

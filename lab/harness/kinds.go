@@ -1,15 +1,16 @@
-package lab
+package harness
 
 import (
 	"time"
 
-	osim "github.com/overworld/overworld/sim"
+	"github.com/overworld/overworld/sim"
 	"github.com/overworld/overworld/world"
 )
 
-// KindView is the view measures of one object kind (a schema of the game:
-// arena.bot, arena.missile, arena.item), over every report of every node's
-// view, as the ground-truth observer sees them. A node's own objects are
+// KindView is the view measures of one object kind (a schema of the game,
+// such as the model game's arena.bot, arena.missile and arena.item), over
+// every report of every node's view, as the ground-truth observer sees
+// them. A node's own objects are
 // left out, as in the simulator's measures.
 type KindView struct {
 	// Kind is the schema's name.
@@ -21,7 +22,7 @@ type KindView struct {
 	// whose object the node did not hold although it had been in the view
 	// for at least the grace period, over Interesting (Colyseus Table 1:
 	// "missing missiles"). FrameMean is not kept (0).
-	Missing []osim.Missing
+	Missing []sim.Missing
 	// Entries counts objects entering a node's view (the first report that
 	// lists them after one that did not, or the node's first report);
 	// HeldOnEntry those the node already held a replica of then (fetched
@@ -89,7 +90,7 @@ type kindPair struct {
 }
 
 func newKindTracker(w *World) *kindTracker {
-	reg := w.game.Registry()
+	reg := w.reg
 	k := &kindTracker{grace: w.sim.Recorder().Grace(), warmup: max(w.cfg.Warmup, 0), nodes: make([]kindNode, len(w.nodes))}
 	for i := range reg.Len() {
 		k.names = append(k.names, reg.Schema(world.Kind(i+1)).Name())
@@ -163,7 +164,7 @@ func (k *kindTracker) views() []KindView {
 		v := KindView{Kind: k.names[j], Interesting: c.interesting, Entries: c.entries, HeldOnEntry: c.heldOnEntry,
 			Updates: c.updates, Direct: c.direct}
 		for g, grace := range k.grace {
-			v.Missing = append(v.Missing, osim.Missing{GraceMs: float64(grace) / float64(time.Millisecond),
+			v.Missing = append(v.Missing, sim.Missing{GraceMs: float64(grace) / float64(time.Millisecond),
 				Fraction: ratio(c.missing[g], c.interesting), Missing: c.missing[g]})
 		}
 		out[j] = v

@@ -1,0 +1,41 @@
+// Package discovery is the one home of overworld's discovery architectures:
+// their names (Arch), and New, the constructor that turns a name, a node's
+// place in the cluster and what the game's world looks like (Space) into the
+// node.Discovery a node core runs, with the tuned presets.
+//
+// It exists so that every driver builds discovery the same way: the
+// simulated worlds of lab/harness, the live daemon (package live) and the
+// local player node of "overworld bot" all call New, so a figure measured in
+// the simulator is the figure of the product. The presets (publication
+// period, subscription margin, jump distance, the ring's periods and long
+// links, the key mapping a map's shape picks, the prediction horizon) are
+// constants here, each commented with the measurement behind it; the
+// implementations are internal/locate's Directory, Broadcast, ClientServer
+// and Mercury (on internal/ring).
+//
+// The architectures (the baselines of Colyseus, Bharambe et al., NSDI 2006,
+// §7.1, and its distributed locator):
+//
+//   - Directory: one rendezvous node (Config.Infra) stores publications
+//     and subscriptions and matches them; replicas then sync directly
+//     between the nodes;
+//   - Broadcast: every node sends every update to every other member;
+//   - ClientServer: one central server (Config.Infra) holds every primary
+//     and runs every think function; the other nodes are its clients;
+//   - Colyseus: every member is a rendezvous for a key range of a Mercury
+//     ring; New bootstraps the ring with Config.Members, each at an even
+//     share of the key space (RingMembers).
+//
+// What the caller must do:
+//
+//  1. Pick the architecture (ParseArch reads a name) and build one
+//     Config per node: its ID, the cluster's member nodes (the nodes
+//     with players), the infrastructure node under Directory and
+//     ClientServer, the game's Space, and the run's seed. Every node of
+//     a cluster gets the same Config but for Self.
+//  2. Call New once per node and hand the result to node.Config.Discovery.
+//     A Discovery serves one node and is driven by that node only.
+//
+// New changes nothing outside the value it returns: no globals, no clock,
+// randomness only from the seed.
+package discovery

@@ -1,0 +1,51 @@
+// Package harness runs any world game (package world) on N simulated node
+// cores over the embedded latency data, and measures it with a
+// ground-truth observer: the missing replicas, discovery latency, replica
+// staleness and bandwidth of every node, in a sim.Summary that is
+// byte-identical for a seed.
+//
+// A run is a Config (the cluster: architecture, node count, sites, seed,
+// duration, network faults) and a Game (what the harness needs of the
+// game: its registry, the objects each node starts with, its bounds, a
+// player's interest and speed). New composes them: the simulator (package
+// sim) over PlanetLab or WonderNetwork latencies, one node core (package
+// node) per player node plus the infrastructure node the architecture
+// needs, each with its discovery from discovery.New, and the observer.
+// The model game (package arena) is one user: ArenaGame, ArenaConfig,
+// NewArena and RunArena.
+//
+// The observer keeps every live primary of the cluster (as of its node's
+// latest frame: primaries change only in their node's Tick, so this is
+// exact) in a uniform grid over the game's bounds, and after each node's
+// frame reports that node's view to the simulator's Recorder: the live
+// objects inside the union of its primaries' interests (node.View) and
+// whether the node holds each. It reads each node through a snapshot the
+// node's adapter takes at the end of its frame, so the simulator may run
+// windows of events on parallel workers and still give the serial run's
+// summary, byte for byte. World.TrackKinds adds per-kind measures
+// (KindViews): missing replicas, updates that bypass discovery, replicas
+// already held when an object enters a view.
+//
+// Everything but the wall-clock figures (Result.Wall and the speed
+// factor, and frame times with Config.WallFrameTimes) is deterministic
+// for a seed: randomness comes from math/rand/v2 generators seeded from
+// the configuration, never from global state. The harness changes nothing
+// outside the World: no globals, no process-wide settings.
+//
+// What the caller must do:
+//
+//  1. Describe the game once as a Game: a Registry, the Spawns (which
+//     player node creates which object before the first frame), the
+//     Bounds its objects stay in, the half-width of a player's Interest
+//     box and a player's Speed. Think functions must be deterministic
+//     (use the Context's Rand).
+//  2. Start from DefaultConfig and set the architecture, Nodes, Duration
+//     and Seed; Validate (called by New) fills the rest on a copy and
+//     rejects bad input with an error wrapping ErrConfig, before anything
+//     runs.
+//  3. Call New, then Run (from one goroutine; the simulation itself may
+//     use Config.Workers goroutines), then Result; or Run in one call.
+//     Result.Summary holds the measures; Result.WriteFiles writes them.
+//
+// A World is not safe for concurrent use.
+package harness

@@ -1,0 +1,461 @@
+package harness
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/overworld/overworld/discovery"
+	"github.com/overworld/overworld/internal/replica"
+	"github.com/overworld/overworld/node"
+	"github.com/overworld/overworld/sim"
+	"github.com/overworld/overworld/wire"
+	"github.com/overworld/overworld/world"
+)
+
+// World is one composed run: the simulator, the node cores with their
+// discovery, the game's initial objects and the ground-truth observer.
+// Build it with New, then Run it; tests use Sim, Nodes and SetCheck to
+// look inside.
+type World struct {
+	cfg   Config
+	sim   *sim.Sim
+	nodes []*node.Node      // index = NodeID - 1; the infra node last
+	discs []node.Discovery  // by node, as nodes
+	infra wire.NodeID       // 0 without an infrastructure node
+	grid  gridSpec          // the observer's grid over the game's bounds
+	reg   *world.Registry   // the game's schemas
+	extra map[string]string // the game's summary labels
+	truth *truth
+	snaps []snapPair // per node: as of its latest frames
+	check func(ev sim.Event)
+	warm  bool // the warm-up is over (the locators' histograms were reset)
+
+	wallRun time.Duration
+}
+
+// New validates cfg and g and builds the run: the sites, the simulator,
+// one node core per player node plus the infrastructure node (each with
+// its discovery from discovery.New), the game's spawned objects on their
+// nodes, and the ground-truth observer. The game's Registry is shared by
+// every node, so its schemas must not change during the run.
+func New(cfg Config, g Game) (*World, error) { return newWorld(cfg, g, nil) }
+
+// newWorld is New with an optional adapter around every node core (tests
+// wrap cores to lose and duplicate packets they can later stop).
+func newWorld(cfg Config, g Game, wrap func(*node.Node) sim.Core) (*World, error) {
+	cfg, err := cfg.Validate()
+	if err != nil {
+		return nil, err
+	}
+	if err := g.validate(cfg.Nodes); err != nil {
+		return nil, err
+	}
+	space := g.space()
+	if cfg.KeyMap == discovery.KeyMapAuto {
+		cfg.KeyMap = discovery.AutoKeyMap(g.Bounds)
+	}
+	sites, where, err := buildSites(cfg)
+	if err != nil {
+		return nil, err
+	}
+	sc := sim.DefaultConfig()
+	sc.Seed, sc.Jitter, sc.Loss, sc.Duplicate = cfg.Seed, cfg.Jitter, cfg.Loss, cfg.Duplicate
+	sc.Workers = cfg.Workers
+	sc.Warmup = max(cfg.Warmup, 0)
+	if sc.Workers == 0 {
+		sc.Workers = min(runtime.GOMAXPROCS(0), 64)
+	}
+	s, err := sim.New(sc, sites)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	w := &World{cfg: cfg, sim: s, reg: g.Registry, extra: maps.Clone(g.Labels), grid: newGridSpec(g.Bounds, g.Interest)}
+	total := cfg.Nodes
+	if cfg.Arch.HasInfra() {
+		total++
+		w.infra = wire.NodeID(total)
+	}
+	w.snaps = make([]snapPair, total)
+	members := make([]wire.NodeID, cfg.Nodes)
+	for i := range members {
+		members[i] = wire.NodeID(i + 1)
+	}
+	for i := range total {
+		id := wire.NodeID(i + 1)
+		disc, err := discovery.New(discovery.Config{Arch: cfg.Arch, Self: id, Members: members, Infra: w.infra,
+			Space: space, Seed: cfg.Seed, KeyMap: cfg.KeyMap, PredTime: cfg.PredTime, Balance: cfg.Balance,
+			PaperRouting: cfg.PaperRouting, Prefetch: cfg.Prefetch})
+		if err != nil {
+			return nil, fmt.Errorf("%w: node %d: %w", ErrConfig, id, err)
+		}
+		n, err := node.New(node.Config{ID: id, Registry: g.Registry, Discovery: disc,
+			Rand:    rand.New(rand.NewPCG(cfg.Seed, streamNode^uint64(id))),
+			Replica: replica.Config{NoAttach: cfg.NoProactive}, Prefetch: world.Point{cfg.Prefetch, cfg.Prefetch}})
+		if err != nil {
+			return nil, err
+		}
+		w.nodes = append(w.nodes, n)
+		w.discs = append(w.discs, disc)
+		var core sim.Core = n
+		if wrap != nil {
+			core = wrap(n)
+		}
+		core = &snapCore{Core: core, n: n, snaps: &w.snaps[i], timed: cfg.WallFrameTimes}
+		if err := s.AddNode(id, where[i], core); err != nil {
+			return nil, err
+		}
+	}
+	for _, sp := range g.Spawns {
+		n := w.nodes[sp.Node]
+		if _, err := n.Spawn(0, sp.Schema, sp.Init); err != nil {
+			return nil, fmt.Errorf("lab/harness: spawn on node %d: %w", n.ID(), err)
+		}
+		if err := s.Flush(n.ID()); err != nil {
+			return nil, err
+		}
+	}
+	for i, n := range w.nodes {
+		w.snaps[i].buf[0].take(n)
+	}
+	w.truth = newTruth(w)
+	s.SetObserver(w.observe)
+	s.ObserveOnly(sim.EventTick) // the ground truth needs the frames; Sim.Events counts the rest
+	s.ObserveBehind(true)        // it reads only the snapshots, double-buffered
+	return w, nil
+}
+
+// streamNode and streamSites are the random streams of a world run, from
+// Config.Seed.
+const (
+	streamNode  = 0x6e6f6465 // "node"
+	streamSites = 0x73697465 // "site"
+)
+
+// buildSites returns the latency table and the site of every node (the
+// player nodes, then the infrastructure node). PlanetLab: the player nodes
+// go to distinct hosts drawn from the seed (hosts are reused, in a fresh
+// random order, once all 490 are taken). The infrastructure node goes to
+// the site with the least mean one-way delay to the player nodes (the
+// 1-median: where an operator would put a central server).
+func buildSites(cfg Config) (*sim.Sites, []string, error) {
+	var sites *sim.Sites
+	var where []string
+	var err error
+	switch cfg.Data {
+	case SitesPlanetLab:
+		if sites, err = sim.PlanetLabSites(cfg.Slice); err != nil {
+			return nil, nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+		rng := rand.New(rand.NewPCG(cfg.Seed, streamSites))
+		for len(where) < cfg.Nodes {
+			for _, k := range rng.Perm(sites.Len()) {
+				if len(where) == cfg.Nodes {
+					break
+				}
+				where = append(where, sites.Name(k))
+			}
+		}
+	case SitesWonder:
+		if sites, err = sim.WonderNetworkSites(cfg.Cities[:cfg.Nodes]); err != nil {
+			return nil, nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+		where = slices.Clone(cfg.Cities[:cfg.Nodes])
+	}
+	if cfg.Arch.HasInfra() {
+		idx := make([]int, len(where))
+		for i, name := range where {
+			idx[i], _ = sites.Index(name)
+		}
+		best, bestSum := 0, math.Inf(1)
+		for k := range sites.Len() {
+			var sum time.Duration
+			for _, j := range idx {
+				sum += sites.OneWay(j, k)
+			}
+			if f := float64(sum); f < bestSum {
+				best, bestSum = k, f
+			}
+		}
+		where = append(where, sites.Name(best))
+	}
+	return sites, where, nil
+}
+
+// Config returns the validated configuration (with the key mapping
+// resolved).
+func (w *World) Config() Config { return w.cfg }
+
+// Sim returns the simulator.
+func (w *World) Sim() *sim.Sim { return w.sim }
+
+// Nodes returns the node cores: the player nodes (IDs 1..Nodes), then the
+// infrastructure node if the architecture has one.
+func (w *World) Nodes() []*node.Node { return slices.Clone(w.nodes) }
+
+// Discoveries returns every node's discovery, in the order of Nodes.
+func (w *World) Discoveries() []node.Discovery { return slices.Clone(w.discs) }
+
+// Infra returns the infrastructure node's ID (the directory's rendezvous
+// or the central server), 0 under broadcast and colyseus.
+func (w *World) Infra() wire.NodeID { return w.infra }
+
+// SetCheck sets a function run after every simulated event, after the
+// ground-truth observer (tests check invariants with it). It makes the
+// simulation serial, so that f sees the cores right after each event.
+func (w *World) SetCheck(f func(ev sim.Event)) {
+	w.check = f
+	_ = w.sim.SetWorkers(1) // only fails inside Run, where the World is not reachable
+	if f != nil {
+		w.sim.ObserveOnly() // every kind
+	} else {
+		w.sim.ObserveOnly(sim.EventTick)
+	}
+	w.sim.ObserveBehind(f == nil) // f may read the cores
+}
+
+// Events returns the number of simulated events so far.
+func (w *World) Events() uint64 { return w.sim.Events() }
+
+func (w *World) observe(ev sim.Event) {
+	if ev.Kind == sim.EventTick {
+		snap := w.snaps[ev.Node-1].next()
+		if snap.timed {
+			_ = w.sim.Recorder().FrameTime(ev.Node, snap.frame) // the node is up: cannot fail
+			snap.timed = false
+		}
+		w.truth.tick(ev.Node, ev.At)
+	}
+	if w.check != nil {
+		w.check(ev)
+	}
+}
+
+// Progress is what a run reports once per second of game time.
+type Progress struct {
+	Virtual, Total time.Duration
+	Wall           time.Duration // since the run started
+	Events         uint64
+}
+
+// histResetter is a discovery whose latency histograms can leave the
+// warm-up out (the colyseus locator's).
+type histResetter interface{ ResetHists() }
+
+// Run simulates until the configured duration, reporting progress (may be
+// nil) after every second of game time.
+func (w *World) Run(progress func(Progress)) error {
+	start := time.Now()
+	total := w.cfg.Duration
+	for w.sim.Now() < total {
+		step := min(time.Second, total-w.sim.Now())
+		if now := w.sim.Now(); now < w.cfg.Warmup {
+			step = min(step, w.cfg.Warmup-now)
+		}
+		if err := w.sim.RunFor(step); err != nil {
+			return err
+		}
+		if !w.warm && w.cfg.Warmup > 0 && w.sim.Now() >= w.cfg.Warmup {
+			// The locators' latency and hop histograms leave the warm-up
+			// out, as the view measures do.
+			w.warm = true
+			for _, d := range w.discs {
+				if r, ok := d.(histResetter); ok {
+					r.ResetHists()
+				}
+			}
+		}
+		w.wallRun = time.Since(start)
+		if progress != nil {
+			progress(Progress{Virtual: w.sim.Now(), Total: total, Wall: w.wallRun, Events: w.sim.Events()})
+		}
+	}
+	return nil
+}
+
+// Result is the outcome of a run: the simulator's summary (labelled, with
+// the nodes' counters) and the measures derived from it.
+type Result struct {
+	Config  Config
+	Summary *sim.Summary
+	// Players is the mean per-node bandwidth over the player nodes (B/s,
+	// in, out and in + out), with the mean over nodes of each node's 95th
+	// percentile of 1 s bursts, and the mean split by traffic class
+	// (in + out).
+	Players NodeGroupBandwidth
+	// Infra is the infrastructure node's bandwidth (zero without one).
+	Infra NodeGroupBandwidth
+	// Aggregate is the bytes sent by all nodes per second (B/s): the
+	// network's total load.
+	Aggregate float64
+	// BytesPerUpdate is all update-class bytes on the wire (payloads,
+	// IPv4/UDP headers and the registrations, drops and resync requests
+	// that travel in the update class) per object update entry sent.
+	BytesPerUpdate float64
+	// FrameBytesPerUpdate is the bytes of updates frames (entries and
+	// their share of the frame header, no packet header) per update entry.
+	FrameBytesPerUpdate float64
+	// UpdatesPerS is object update entries sent per second, all nodes.
+	UpdatesPerS float64
+	// Events is the number of simulated events; Wall the wall-clock time
+	// of Run (not part of the summary).
+	Events uint64
+	Wall   time.Duration
+
+	sim *sim.Sim // for WriteFiles; nil after DropSeries
+}
+
+// NodeGroupBandwidth is the bandwidth of a group of nodes (B/s).
+type NodeGroupBandwidth struct {
+	Nodes   int
+	Mean    sim.Rate
+	P95     sim.Rate
+	ByClass []sim.ClassRate
+}
+
+// SpeedFactor is game time per wall-clock time.
+func (r *Result) SpeedFactor() float64 {
+	if r.Wall <= 0 {
+		return 0
+	}
+	return float64(r.Config.Duration) / float64(r.Wall)
+}
+
+// EventsPerS is simulated events per wall-clock second.
+func (r *Result) EventsPerS() float64 {
+	if r.Wall <= 0 {
+		return 0
+	}
+	return float64(r.Events) / r.Wall.Seconds()
+}
+
+// Sim returns the simulator the result came from (its per-second series
+// and parallel windows), or nil after DropSeries.
+func (r *Result) Sim() *sim.Sim { return r.sim }
+
+// DropSeries lets go of the simulator, and with it the per-second series
+// WriteFiles writes, so that a sweep of many runs keeps only their
+// summaries.
+func (r *Result) DropSeries() { r.sim = nil }
+
+// Result summarises the run so far: the sim summary with the run's labels
+// and the nodes' counters added, and the derived measures.
+func (w *World) Result() *Result {
+	rec := w.sim.Recorder()
+	var st node.Stats
+	var rs struct{ updates, full, keepalives, bytes, acks, writes, applied, stale, timeouts, dropped int64 }
+	for _, n := range w.nodes {
+		s := n.Stats()
+		st.Ticks += s.Ticks
+		st.Thinks += s.Thinks
+		st.Created += s.Created
+		st.Deleted += s.Deleted
+		st.Malformed += s.Malformed
+		r := n.ReplicaStats()
+		rs.updates += r.UpdatesSent
+		rs.full += r.FullSent
+		rs.keepalives += r.KeepalivesSent
+		rs.bytes += r.UpdateBytes
+		rs.acks += r.AcksSent
+		rs.writes += r.WritesSent
+		rs.applied += r.Applied
+		rs.stale += r.Stale
+		rs.timeouts += r.Timeouts
+		rs.dropped += r.Dropped
+	}
+	// Counters are totals over the run: reset and re-add, so Result may be
+	// called more than once.
+	for name, v := range map[string]int64{
+		"node_ticks": st.Ticks, "node_thinks": st.Thinks, "objects_created": st.Created, "objects_deleted": st.Deleted,
+		"packets_malformed": st.Malformed, "updates_sent": rs.updates, "full_states_sent": rs.full,
+		"keepalives_sent": rs.keepalives, "update_frame_bytes": rs.bytes, "acks_sent": rs.acks,
+		"writes_sent": rs.writes, "updates_applied": rs.applied, "updates_stale": rs.stale,
+		"replica_timeouts": rs.timeouts, "replicas_dropped": rs.dropped,
+		"staleness_beyond_history": w.truth.beyond,
+	} {
+		_ = rec.Add(name, v-w.truth.added[name])
+		w.truth.added[name] = v
+	}
+	sum := w.sim.Summary()
+	c := w.cfg
+	sum.Labels = maps.Clone(w.extra)
+	if sum.Labels == nil {
+		sum.Labels = map[string]string{}
+	}
+	maps.Copy(sum.Labels, map[string]string{"arch": string(c.Arch), "nodes": strconv.Itoa(c.Nodes), "sites": w.sitesLabel(),
+		"infra_node": strconv.Itoa(int(w.infra))})
+	res := &Result{Config: c, Summary: sum, Events: w.sim.Events(), Wall: w.wallRun, sim: w.sim}
+	res.Players = groupBandwidth(sum.PerNode[:c.Nodes])
+	if w.infra != 0 {
+		res.Infra = groupBandwidth(sum.PerNode[c.Nodes:])
+	}
+	if sum.DurationS > 0 {
+		res.Aggregate = float64(sum.Traffic.Sent.Bytes) / sum.DurationS
+		res.UpdatesPerS = float64(rs.updates) / sum.DurationS
+	}
+	if rs.updates > 0 {
+		res.BytesPerUpdate = float64(sum.Traffic.ByClass[wire.ClassUpdate].Bytes) / float64(rs.updates)
+		res.FrameBytesPerUpdate = float64(rs.bytes) / float64(rs.updates)
+	}
+	return res
+}
+
+func (w *World) sitesLabel() string {
+	if w.cfg.Data == SitesPlanetLab {
+		return fmt.Sprintf("planetlab:%d", w.cfg.Slice)
+	}
+	return "wonder:" + strings.Join(w.cfg.Cities[:w.cfg.Nodes], ",")
+}
+
+// groupBandwidth averages per-node bandwidth over a group of nodes.
+func groupBandwidth(nodes []sim.NodeSummary) NodeGroupBandwidth {
+	g := NodeGroupBandwidth{Nodes: len(nodes)}
+	classes := make([]float64, wire.NumClasses)
+	for _, n := range nodes {
+		g.Mean = addRate(g.Mean, n.Mean)
+		g.P95 = addRate(g.P95, n.P95)
+		if n.UpS > 0 {
+			for c := range wire.NumClasses {
+				name := wire.Class(c).String()
+				classes[c] += float64(n.InByClass[name].Bytes+n.OutByClass[name].Bytes) / n.UpS
+			}
+		}
+	}
+	if k := float64(len(nodes)); k > 0 {
+		g.Mean = scaleRate(g.Mean, 1/k)
+		g.P95 = scaleRate(g.P95, 1/k)
+		for c := range classes {
+			classes[c] /= k
+		}
+	}
+	for c := range wire.NumClasses {
+		g.ByClass = append(g.ByClass, sim.ClassRate{Class: wire.Class(c).String(), Rate: sim.Rate{Total: classes[c]}})
+	}
+	return g
+}
+
+func addRate(a, b sim.Rate) sim.Rate {
+	return sim.Rate{In: a.In + b.In, Out: a.Out + b.Out, Total: a.Total + b.Total}
+}
+func scaleRate(a sim.Rate, f float64) sim.Rate {
+	return sim.Rate{In: a.In * f, Out: a.Out * f, Total: a.Total * f}
+}
+
+// Run builds and runs one world and returns its result; progress may be
+// nil.
+func Run(cfg Config, g Game, progress func(Progress)) (*Result, error) {
+	w, err := New(cfg, g)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.Run(progress); err != nil {
+		return nil, err
+	}
+	return w.Result(), nil
+}
