@@ -9,6 +9,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"time"
@@ -26,14 +27,15 @@ func main() {
 	arch := flag.String("arch", "directory", "discovery: directory, broadcast, client-server or colyseus")
 	seed := flag.Uint64("seed", 1, "seed of the sites, the network, the nodes and the players' places")
 	flag.Parse()
-	if err := run(*seconds, *nodes, *players, *arch, *seed); err != nil {
+	if err := run(os.Stdout, *seconds, *nodes, *players, *arch, *seed); err != nil {
 		fmt.Fprintln(os.Stderr, "tag:", err)
 		os.Exit(1)
 	}
 }
 
-// run sets the game up on the harness, runs it and prints what it measured.
-func run(seconds float64, nodes, players int, arch string, seed uint64) error {
+// run sets the game up on the harness, runs it and prints what it measured
+// to out.
+func run(out io.Writer, seconds float64, nodes, players int, arch string, seed uint64) error {
 	g, err := game.New(60)
 	if err != nil {
 		return err
@@ -63,7 +65,7 @@ func run(seconds float64, nodes, players int, arch string, seed uint64) error {
 	if err := w.Run(nil); err != nil {
 		return err
 	}
-	report(w.Result())
+	report(out, w.Result())
 	var tags, caught int64
 	for _, n := range w.Nodes() {
 		for _, id := range ids {
@@ -73,24 +75,24 @@ func run(seconds float64, nodes, players int, arch string, seed uint64) error {
 			}
 		}
 	}
-	fmt.Printf("game: %d players, %d tags made, %d received by the tagged players' nodes\n", len(ids), tags, caught)
+	fmt.Fprintf(out, "game: %d players, %d tags made, %d received by the tagged players' nodes\n", len(ids), tags, caught)
 	return nil
 }
 
 // report prints the measures of a run.
-func report(res *harness.Result) {
+func report(out io.Writer, res *harness.Result) {
 	s := res.Summary
-	fmt.Printf("%s, %s nodes (%s), %.0f s of game time\n", s.Labels["arch"], s.Labels["nodes"], s.Labels["sites"], s.DurationS)
+	fmt.Fprintf(out, "%s, %s nodes (%s), %.0f s of game time\n", s.Labels["arch"], s.Labels["nodes"], s.Labels["sites"], s.DurationS)
 	for _, m := range s.Views.Missing {
-		fmt.Printf("missing replicas (grace %3.0f ms): %6.3f%% of %d object-views\n", m.GraceMs, 100*m.Fraction, s.Views.Interesting)
+		fmt.Fprintf(out, "missing replicas (grace %3.0f ms): %6.3f%% of %d object-views\n", m.GraceMs, 100*m.Fraction, s.Views.Interesting)
 	}
 	d := s.Views.Discovery
-	fmt.Printf("discovery latency: mean %.0f ms, p95 %.0f ms (%d objects missing on entry)\n", d.Mean, d.P95, d.Count)
-	fmt.Printf("staleness: mean %.0f ms, p95 %.0f ms\n", s.Staleness.Mean, s.Staleness.P95)
+	fmt.Fprintf(out, "discovery latency: mean %.0f ms, p95 %.0f ms (%d objects missing on entry)\n", d.Mean, d.P95, d.Count)
+	fmt.Fprintf(out, "staleness: mean %.0f ms, p95 %.0f ms\n", s.Staleness.Mean, s.Staleness.P95)
 	b := res.Players
-	fmt.Printf("bandwidth per player node: in %.0f B/s, out %.0f B/s (p95 in+out %.0f B/s)\n", b.Mean.In, b.Mean.Out, b.P95.Total)
+	fmt.Fprintf(out, "bandwidth per player node: in %.0f B/s, out %.0f B/s (p95 in+out %.0f B/s)\n", b.Mean.In, b.Mean.Out, b.P95.Total)
 	if res.Infra.Nodes > 0 {
-		fmt.Printf("bandwidth of the infrastructure node: %.0f B/s\n", res.Infra.Mean.Total)
+		fmt.Fprintf(out, "bandwidth of the infrastructure node: %.0f B/s\n", res.Infra.Mean.Total)
 	}
-	fmt.Printf("updates: %.0f per s, %.1f B each on the wire\n", res.UpdatesPerS, res.BytesPerUpdate)
+	fmt.Fprintf(out, "updates: %.0f per s, %.1f B each on the wire\n", res.UpdatesPerS, res.BytesPerUpdate)
 }
