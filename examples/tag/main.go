@@ -40,6 +40,9 @@ func run(out io.Writer, seconds float64, nodes, players int, arch string, seed u
 	if err != nil {
 		return err
 	}
+	if players < 1 || players > 1000 {
+		return fmt.Errorf("players per node %d: want 1 to 1000", players)
+	}
 	a, err := discovery.ParseArch(arch)
 	if err != nil {
 		return err

@@ -33,7 +33,7 @@ func TestBadFlags(t *testing.T) {
 		seconds        float64
 		nodes, perNode int
 		arch           string
-	}{{0.5, 8, 4, "directory"}, {5, 0, 4, "directory"}, {5, 8, 4, "gossip"}} {
+	}{{0.5, 8, 4, "directory"}, {5, 0, 4, "directory"}, {5, 8, 4, "gossip"}, {5, 8, 0, "directory"}} {
 		if err := run(&out, c.seconds, c.nodes, c.perNode, c.arch, 1); err == nil {
 			t.Errorf("run(%v s, %d nodes, %d players, %s) ran", c.seconds, c.nodes, c.perNode, c.arch)
 		}
