@@ -25,8 +25,8 @@ const (
 	Sight = 15.0
 	// TagRadius is how close "it" must come to tag a player.
 	TagRadius = 1.0
-	// RunSpeed and ChaseSpeed are the speeds of a runner and of "it" (a
-	// little faster, so that it catches someone eventually).
+	// RunSpeed and ChaseSpeed are the speeds of a runner and of "it"
+	// (faster, so that it catches someone within seconds).
 	RunSpeed   = 4.0
 	ChaseSpeed = 6.0
 	// SafeFor is how long a player that has just tagged someone cannot be
