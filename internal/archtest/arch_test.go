@@ -27,7 +27,6 @@ var layers = map[string]int{
 	"internal/idtab":      1,
 	"internal/scripttest": 1,
 	// pure algorithms
-	"place":         2,
 	"place/mcf":     2,
 	"place/cma":     2,
 	"place/core":    2,

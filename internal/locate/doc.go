@@ -9,13 +9,13 @@
 // (mercury.go), where every node is the rendezvous of the key range it
 // owns.
 //
-// Discovery sits below replica management (layer 5 under internal/replica's
-// 6) because it needs nothing from the object store: it sees a node's
+// Discovery sits beside replica management (neither imports the other)
+// because it needs nothing from the object store: it sees a node's
 // primaries as (ID, location, interest) and its view as boxes, and answers
 // with facts — Found (object X, whose primary is on node N, was at L) for
 // the node to request a replica, and Push (node N must hold a replica of
 // local primary X) for architectures where the primary's side decides. The
-// node (layer 9) turns those facts into replica requests and holder
+// node turns those facts into replica requests and holder
 // registrations.
 //
 // Matching is indexed so that it scales to tens of thousands of objects:

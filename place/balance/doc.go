@@ -4,7 +4,8 @@
 // implements the placement policy of "A client-server/P2P hybrid system for
 // MMORPGs" (the hybrid-cluster-p2p-instances paper: §3 and §5) and goes
 // beyond it. Running instances on player hosts with a live backup and
-// failover is internal/host's job, which calls this policy.
+// failover is not built yet: this package decides where instances go, and
+// nothing in the running world moves them.
 //
 // # What it owns
 //

@@ -50,7 +50,7 @@ the same for the same flags.`,
 	}
 	fl := cmd.Flags()
 	fl.IntVar(&f.players, "players", 2000, "players that join before the churn")
-	fl.StringVar(&f.servers, "servers", "", "comma-separated WonderNetwork cities to put servers in (default: the first --servers-n of lab's list)")
+	fl.StringVar(&f.servers, "servers", "", "comma-separated WonderNetwork cities to put servers in (default: the first --servers-n of lab/cities' default server cities)")
 	fl.IntVar(&f.serversN, "servers-n", 10, fmt.Sprintf("number of servers: the first K of %s (K ≤ %d)", strings.Join(cities.Servers()[:5], ", ")+", ...", len(cities.Servers())))
 	fl.Uint64Var(&f.seed, "seed", 1, "seed for players and events")
 	fl.Float64Var(&f.load, "load", 0.9, "players / total capacity after the joins, in (0, 1]")
