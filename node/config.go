@@ -6,25 +6,24 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/overworld/overworld/internal/locate"
-	"github.com/overworld/overworld/internal/replica"
 	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/world"
 )
 
 // Discovery finds the replicas a node needs and the nodes its primaries
-// must update. internal/locate provides the implementations (Directory,
-// Broadcast, ClientServer, and Mercury, the distributed locator on the
-// ring); a Discovery serves one node. One whose frames locate.Check does
+// must update. Package discovery builds one (discovery.New) from an
+// architecture name; the implementations (Directory, Broadcast,
+// ClientServer, and Mercury, the distributed locator on the ring) are
+// internal. A Discovery serves one node. One whose frames locate.Check does
 // not validate implements Check(t, body) error as well.
 type Discovery interface {
 	// Tick is called once per frame after the think functions ran.
-	Tick(f *locate.Frame, out *locate.Out)
+	Tick(f *DiscoveryFrame, out *DiscoveryOut)
 	// Handles reports whether frames of type t are discovery messages this
 	// architecture accepts.
 	Handles(t wire.Type) bool
 	// Step handles one received discovery frame (already validated).
-	Step(now time.Duration, from wire.NodeID, t wire.Type, body []byte, out *locate.Out) error
+	Step(now time.Duration, from wire.NodeID, t wire.Type, body []byte, out *DiscoveryOut) error
 }
 
 // checker is implemented by architectures whose frames locate.Check does
@@ -50,7 +49,7 @@ type Config struct {
 	// for every run: seed it from the run's seed).
 	Rand *rand.Rand
 	// Replica tunes replica management; Self and Registry are filled in.
-	Replica replica.Config
+	Replica ReplicaConfig
 	// Prefetch widens the view the node fetches and keeps replicas for by
 	// this much on each side, per dimension: an object the locator found
 	// within it is replicated before it enters an interest (at the cost of
@@ -72,7 +71,7 @@ func (c Config) Validate() (Config, error) {
 		return c, fmt.Errorf("%w: no Registry", ErrConfig)
 	}
 	if c.Discovery == nil {
-		return c, fmt.Errorf("%w: no Discovery (use locate.NewDirectory, NewBroadcast or NewClientServer)", ErrConfig)
+		return c, fmt.Errorf("%w: no Discovery (build one with discovery.New)", ErrConfig)
 	}
 	if c.Rand == nil {
 		c.Rand = rand.New(rand.NewPCG(uint64(c.ID), 0x6f766572))

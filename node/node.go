@@ -598,20 +598,20 @@ func (n *Node) Lookup(id world.ObjectID) (obj world.Object, primary, ok bool) {
 }
 
 // Objects appends a description of every local primary and replica in ID
-// order (see replica.Info; its States must not be modified).
-func (n *Node) Objects(dst []replica.Info) []replica.Info { return n.store.Objects(dst) }
+// order (see ObjectInfo; its States must not be modified).
+func (n *Node) Objects(dst []ObjectInfo) []ObjectInfo { return n.store.Objects(dst) }
 
 // Briefs appends the ID, version, production time, role and State of every
 // local primary and replica in ID order: what Objects gives, cheaper, for
 // an observer that reads every object every frame.
-func (n *Node) Briefs(dst []replica.Brief) []replica.Brief { return n.store.Briefs(dst) }
+func (n *Node) Briefs(dst []ObjectBrief) []ObjectBrief { return n.store.Briefs(dst) }
 
 // Primaries appends a description of every local primary in ID order
 // (Objects without the replicas).
-func (n *Node) Primaries(dst []replica.Info) []replica.Info { return n.store.Primaries(dst) }
+func (n *Node) Primaries(dst []ObjectInfo) []ObjectInfo { return n.store.Primaries(dst) }
 
 // Object describes local object id.
-func (n *Node) Object(id world.ObjectID) (replica.Info, bool) { return n.store.Object(id) }
+func (n *Node) Object(id world.ObjectID) (ObjectInfo, bool) { return n.store.Object(id) }
 
 // View appends the node's view as of the latest Tick: the valid, non-empty
 // interest boxes of its primaries (on a client: of its own objects).
@@ -635,7 +635,7 @@ func (n *Node) Stats() Stats {
 }
 
 // ReplicaStats returns the replica manager's counters.
-func (n *Node) ReplicaStats() replica.Stats { return n.store.Stats() }
+func (n *Node) ReplicaStats() StoreStats { return n.store.Stats() }
 
 // context is the world.Context think functions get.
 type context struct{ n *Node }

@@ -17,12 +17,18 @@ func mercuries(w *harness.World) []*locate.Mercury {
 	return ms
 }
 
+// MercuryStats counts what the ring locators of a run did: publications
+// and subscriptions routed and stored, matches sent and found, and the
+// distributed locator's other counters (re-exported from the internal
+// locator, whose fields document each).
+type MercuryStats = locate.MercuryStats
+
 // RingResult sums the colyseus locators' counters and latency histograms.
 // The histograms (discovery latency and its parts, route hops) leave the
 // warm-up out when the world ran with harness.World.Run, as the view
 // measures do; the counters include it.
 type RingResult struct {
-	Stats locate.MercuryStats
+	Stats MercuryStats
 	// Hops is the mean hop count of the publications and subscriptions
 	// delivered; HopsP99 its 99th percentile.
 	Hops    float64
