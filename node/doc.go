@@ -1,7 +1,7 @@
 // Package node is one node of an overworld cluster: it composes the object
 // store and replica synchronisation (internal/replica) with a discovery
-// architecture (Discovery: internal/locate's Directory, Broadcast or
-// ClientServer) and runs game frames: each Tick runs the think functions of
+// architecture (Discovery, built by package discovery) and runs game
+// frames: each Tick runs the think functions of
 // the node's primaries in ID order, commits their changes as new versions,
 // publishes and subscribes, and produces the frame's updates,
 // replica requests, tentative writes and discovery messages.
@@ -36,4 +36,12 @@
 // Observers read the node through Objects (primaries and replicas, their
 // versions, states and the time the primary produced them), View (the
 // union of the node's interests), Stats and ReplicaStats.
+//
+// node is public and its protocol cores are internal: a driver or an
+// observer outside this module builds, steps and reads nodes, but the
+// replica store's and the locators' state machines change freely. The
+// few core types node's API uses are re-exported as aliases (ObjectInfo,
+// ObjectBrief, StoreStats, ReplicaConfig, DiscoveryFrame, DiscoveryOut;
+// public.go); internal/archtest checks that no exported API of a public
+// package names an internal type otherwise.
 package node

@@ -24,6 +24,12 @@
 // bytes, never allocates more than the body can justify, and returns errors
 // wrapping ErrMalformed. Decoded byte slices alias the payload. A Packet's
 // Payload belongs to whoever holds the Packet.
+//
+// wire is public, unlike the protocol cores that speak it: its identifiers
+// (NodeID, Packet, Class) are what every driver and every node core
+// exchanges, so a simulated or live driver written outside this module
+// needs them, and its byte format is the specification another
+// implementation follows (docs/protocol.md, with test vectors).
 package wire
 
 import "fmt"
