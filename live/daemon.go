@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync/atomic"
 	"time"
 
@@ -402,23 +401,4 @@ func addrString(a net.Addr) string {
 		return ""
 	}
 	return a.String()
-}
-
-// RingMembers returns the ring of a colyseus cluster at bootstrap: every
-// member, in ID order, at an even share of the key space (member i of n
-// at (i+1)·⌊2⁶⁴/n⌋, the last at 2⁶⁴−1), as the simulated world puts its
-// nodes.
-func RingMembers(ids []wire.NodeID) []wire.RingPeer {
-	ids = slices.Clone(ids)
-	slices.Sort(ids)
-	out := make([]wire.RingPeer, len(ids))
-	if len(ids) == 0 {
-		return out
-	}
-	step := ^uint64(0) / uint64(len(ids))
-	for i, id := range ids {
-		out[i] = wire.RingPeer{ID: id, Key: step * uint64(i+1)}
-	}
-	out[len(out)-1].Key = ^uint64(0)
-	return out
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/overworld/overworld/live/pki"
 	"github.com/overworld/overworld/live/player"
 	"github.com/overworld/overworld/node"
-	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/world"
 )
 
@@ -226,19 +225,12 @@ func TestDaemonPlayers(t *testing.T) {
 }
 
 // TestColyseusConfig: the colyseus architecture needs the game's locator
-// (refused as a configuration error without one), and RingMembers spreads
-// the members evenly over the key space in ID order, as the simulated
-// world bootstraps its ring.
+// (refused as a configuration error without one). The ring's bootstrap
+// (discovery.RingMembers) is tested in package discovery.
 func TestColyseusConfig(t *testing.T) {
 	cfg, _ := testNodeConfig(t, t.TempDir())
 	cfg.Discovery.Arch = "colyseus"
 	if _, err := NewDaemon(cfg, Game{Registry: newTestGame().registry}, nil); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "colyseus") {
 		t.Errorf("colyseus without a locator: %v, want a configuration error", err)
-	}
-	got := RingMembers([]wire.NodeID{7, 2, 5})
-	step := ^uint64(0) / 3
-	want := []wire.RingPeer{{ID: 2, Key: step}, {ID: 5, Key: 2 * step}, {ID: 7, Key: ^uint64(0)}}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("RingMembers: %v, want %v", got, want)
 	}
 }
