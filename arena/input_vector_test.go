@@ -1,13 +1,11 @@
 package arena
 
 import (
-	"bytes"
-	"encoding/hex"
 	"math"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/overworld/overworld/internal/docvec"
 )
 
 // TestInputVector checks the model game's input vector in the protocol
@@ -15,26 +13,16 @@ import (
 // running at 5 m/s along x and −5 m/s along y.
 func TestInputVector(t *testing.T) {
 	const name = "arena/input"
-	doc := filepath.Join("..", "docs", "protocol.md")
-	data, err := os.ReadFile(doc)
+	path := filepath.Join("..", "docs", "protocol.md")
+	doc, err := docvec.Read(path, "arena/")
 	if err != nil {
-		t.Fatalf("the protocol specification: %v", err)
-	}
-	_, block, ok := strings.Cut(string(data), "```hex "+name+"\n")
-	if !ok {
-		t.Fatalf("%s has no vector %s", doc, name)
-	}
-	block, _, ok = strings.Cut(block, "```")
-	if !ok {
-		t.Fatalf("%s: vector %s is not closed", doc, name)
-	}
-	want, err := hex.DecodeString(strings.Join(strings.Fields(block), ""))
-	if err != nil {
-		t.Fatalf("%s: vector %s: %v", doc, name, err)
+		t.Fatal(err)
 	}
 	in := Input{VX: 5, VY: -5, Fire: true, Aim: math.Pi / 2}
-	if got := AppendInput(nil, in); !bytes.Equal(got, want) {
-		t.Errorf("AppendInput(%+v) = % x; %s says % x", in, got, doc, want)
+	docvec.Check(t, path, doc, map[string][]byte{name: AppendInput(nil, in)})
+	want, ok := doc[name]
+	if !ok {
+		return
 	}
 	back, err := DecodeInput(want)
 	if err != nil || back != in {

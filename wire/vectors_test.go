@@ -1,17 +1,14 @@
 package wire_test
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/hex"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/overworld/overworld/internal/docvec"
 	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/world"
 )
@@ -20,62 +17,6 @@ import (
 // file checks: every "```hex wire/..." block in it must equal what the
 // encoders produce here, and every vector made here must be in it.
 var protocolDoc = filepath.Join("..", "docs", "protocol.md")
-
-// docVectors returns the hex blocks of the protocol document whose name
-// starts with prefix, by name.
-func docVectors(t *testing.T, path, prefix string) map[string][]byte {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("the protocol specification: %v", err)
-	}
-	out := map[string][]byte{}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	name, in := "", false
-	var hx strings.Builder
-	for sc.Scan() {
-		s := strings.TrimSpace(sc.Text())
-		switch {
-		case !in && strings.HasPrefix(s, "```hex "):
-			name, in = strings.TrimSpace(strings.TrimPrefix(s, "```hex ")), true
-			hx.Reset()
-		case in && s == "```":
-			in = false
-			if !strings.HasPrefix(name, prefix) {
-				continue
-			}
-			b, err := hex.DecodeString(hx.String())
-			if err != nil {
-				t.Fatalf("%s: vector %s: %v", path, name, err)
-			}
-			if _, dup := out[name]; dup {
-				t.Fatalf("%s: vector %s appears twice", path, name)
-			}
-			out[name] = b
-		case in:
-			hx.WriteString(strings.Join(strings.Fields(s), ""))
-		}
-	}
-	if in {
-		t.Fatalf("%s: vector %s is not closed", path, name)
-	}
-	return out
-}
-
-// hexLines formats b as the document writes vectors: 16 bytes a line.
-func hexLines(b []byte) string {
-	var s strings.Builder
-	for i := 0; i < len(b); i += 16 {
-		for j := i; j < min(i+16, len(b)); j++ {
-			if j > i {
-				s.WriteByte(' ')
-			}
-			s.WriteString(hex.EncodeToString(b[j : j+1]))
-		}
-		s.WriteByte('\n')
-	}
-	return s.String()
-}
 
 // The example game of the specification: a two-dimensional space and one
 // kind of object (kind 1).
@@ -147,21 +88,11 @@ func TestProtocolVectors(t *testing.T) {
 			func(p []byte) []byte { return wire.AppendIDs(p, wire.TypeDormant, &dormant) },
 			func(p []byte) []byte { return wire.AppendAcks(p, &acks) }),
 	}
-	doc := docVectors(t, protocolDoc, "wire/")
-	for name, v := range made {
-		d, ok := doc[name]
-		switch {
-		case !ok:
-			t.Errorf("vector %s is missing from %s; it is:\n%s", name, protocolDoc, hexLines(v))
-		case !bytes.Equal(d, v):
-			t.Errorf("vector %s in %s differs from the encoder's output; the encoder gives:\n%s", name, protocolDoc, hexLines(v))
-		}
+	doc, err := docvec.Read(protocolDoc, "wire/")
+	if err != nil {
+		t.Fatal(err)
 	}
-	for name := range doc {
-		if _, ok := made[name]; !ok {
-			t.Errorf("%s has vector %s, which no test makes", protocolDoc, name)
-		}
-	}
+	docvec.Check(t, protocolDoc, doc, made)
 	if t.Failed() {
 		return
 	}

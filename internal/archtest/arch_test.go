@@ -26,6 +26,7 @@ var layers = map[string]int{
 	"geo/topo":            1,
 	"internal/idtab":      1,
 	"internal/scripttest": 1,
+	"internal/docvec":     1,
 	// pure algorithms
 	"place/mcf":     2,
 	"place/cma":     2,
