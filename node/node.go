@@ -35,18 +35,15 @@ type packetStats struct {
 // Node is one node of a cluster. See the package documentation for the
 // driver's duties.
 type Node struct {
-	// What every received packet reads and writes comes first, in three
-	// cache lines (at 10,000 players a node is out of cache when a packet
-	// arrives, and each line it touches is a miss; TestNodeLayout):
-	// line 0 its ID, clock, store, locator and packet counters; line 1
-	// the locator's output; line 2 the outbox's first line (Len).
+	// What every received packet reads and writes: the node's ID, clock,
+	// store, locator, packet counters, the locator's output and the
+	// outbox.
 	id    wire.NodeID // cfg.ID
 	now   time.Duration
 	store *replica.Store
 	disc  Discovery
 	in    packetStats
 	lout  locate.Out
-	_     [8]byte
 	out   wire.Outbox
 
 	cfg     Config
