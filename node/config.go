@@ -34,6 +34,14 @@ type checker interface {
 	Check(t wire.Type, body []byte) error
 }
 
+// checkedStepper is implemented by architectures whose Check keeps what
+// it decoded (the directory): the node steps the last discovery frame of
+// a packet it checked with StepChecked, which does not decode it again.
+type checkedStepper interface {
+	checker
+	StepChecked(now time.Duration, from wire.NodeID, t wire.Type, body []byte, out *locate.Out) error
+}
+
 // hoster is implemented by architectures in which some nodes may not hold
 // primaries (client-server): new objects are handed off to the host.
 type hoster interface {
