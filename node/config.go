@@ -16,7 +16,8 @@ import (
 // must update. internal/locate provides the implementations (Directory,
 // Broadcast, ClientServer, and Mercury, the distributed locator on the
 // ring); a Discovery serves one node. One whose frames locate.Check does
-// not validate implements Check(t, body) error as well.
+// not validate implements Check(t, body) error as well; one whose Check
+// keeps what it decoded implements StepChecked too (checkedStepper).
 type Discovery interface {
 	// Tick is called once per frame after the think functions ran.
 	Tick(f *locate.Frame, out *locate.Out)
