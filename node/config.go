@@ -15,7 +15,8 @@ import (
 // architecture name; the implementations (Directory, Broadcast,
 // ClientServer, and Mercury, the distributed locator on the ring) are
 // internal. A Discovery serves one node. One whose frames locate.Check does
-// not validate implements Check(t, body) error as well.
+// not validate implements Check(t, body) error as well; one whose Check
+// keeps what it decoded implements StepChecked too (checkedStepper).
 type Discovery interface {
 	// Tick is called once per frame after the think functions ran.
 	Tick(f *DiscoveryFrame, out *DiscoveryOut)
@@ -31,6 +32,14 @@ type Discovery interface {
 // validates a packet's discovery frames with it.
 type checker interface {
 	Check(t wire.Type, body []byte) error
+}
+
+// checkedStepper is implemented by architectures whose Check keeps what
+// it decoded (the directory): the node steps the last discovery frame of
+// a packet it checked with StepChecked, which does not decode it again.
+type checkedStepper interface {
+	checker
+	StepChecked(now time.Duration, from wire.NodeID, t wire.Type, body []byte, out *DiscoveryOut) error
 }
 
 // hoster is implemented by architectures in which some nodes may not hold

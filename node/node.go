@@ -35,18 +35,16 @@ type packetStats struct {
 // Node is one node of a cluster. See the package documentation for the
 // driver's duties.
 type Node struct {
-	// What every received packet reads and writes comes first, in three
-	// cache lines (at 10,000 players a node is out of cache when a packet
-	// arrives, and each line it touches is a miss; TestNodeLayout):
-	// line 0 its ID, clock, store, locator and packet counters; line 1
-	// the locator's output; line 2 the outbox's first line (Len).
+	// What every received packet reads and writes: the node's ID, clock,
+	// store, locator, packet counters, the locator's output and the
+	// outbox.
 	id    wire.NodeID // cfg.ID
 	now   time.Duration
 	store *replica.Store
 	disc  Discovery
+	cstep checkedStepper // disc, if it is one (else nil)
 	in    packetStats
 	lout  locate.Out
-	_     [8]byte
 	out   wire.Outbox
 
 	cfg     Config
@@ -108,6 +106,7 @@ func New(cfg Config) (*Node, error) {
 	n := &Node{id: cfg.ID, cfg: cfg, store: st, disc: cfg.Discovery, host: cfg.ID, dims: cfg.Registry.Space().Dims(),
 		created: map[world.ObjectID]bool{}}
 	n.holders = func(id world.ObjectID, dst []wire.NodeID) []wire.NodeID { return n.store.Holders(n.now, id, dst) }
+	n.cstep, _ = cfg.Discovery.(checkedStepper)
 	if h, ok := cfg.Discovery.(hoster); ok {
 		n.host, n.handoff = h.Host()
 	}
@@ -438,19 +437,23 @@ func (n *Node) Step(now time.Duration, p wire.Packet) {
 		n.in.misaddressed++
 		return
 	}
-	if err := n.validate(p); err != nil {
+	held, err := n.validate(p)
+	if err != nil {
 		n.in.malformed++
 		return
 	}
 	fr, _ := wire.OpenFrames(p.Payload)
-	for {
+	for k := 0; ; k++ {
 		t, body, ok := fr.Next()
 		if !ok {
 			break
 		}
-		if replica.Handles(t) {
+		switch {
+		case replica.Handles(t):
 			_ = n.store.Apply(now, p.From, t, body) // cannot fail after check
-		} else {
+		case k == held:
+			_ = n.cstep.StepChecked(now, p.From, t, body, &n.lout)
+		default:
 			_ = n.disc.Step(now, p.From, t, body, &n.lout)
 		}
 	}
@@ -458,14 +461,17 @@ func (n *Node) Step(now time.Duration, p wire.Packet) {
 	n.takeLocatorOutput(now)
 }
 
-// validate checks a whole packet without changing anything.
-func (n *Node) validate(p wire.Packet) error {
+// validate checks a whole packet without changing anything. held is the
+// index among the packet's frames of the last discovery frame whose
+// decoding the locator keeps for StepChecked (checkedStepper), or -1.
+func (n *Node) validate(p wire.Packet) (held int, err error) {
 	n.store.BeginPacket()
+	held = -1
 	fr, err := wire.OpenFrames(p.Payload)
 	if err != nil {
-		return err
+		return -1, err
 	}
-	for {
+	for k := 0; ; k++ {
 		t, body, ok := fr.Next()
 		if !ok {
 			break
@@ -479,14 +485,17 @@ func (n *Node) validate(p wire.Packet) error {
 			} else {
 				err = locate.Check(t, body, &n.check)
 			}
+			if n.cstep != nil {
+				held = k
+			}
 		default:
 			err = fmt.Errorf("%w: %v frame not used by this architecture", wire.ErrMalformed, t)
 		}
 		if err != nil {
-			return err
+			return -1, err
 		}
 	}
-	return fr.Err()
+	return held, fr.Err()
 }
 
 // Drain appends the packets to send to dst and forgets them; their payloads

@@ -179,12 +179,9 @@ func (s nodeState) String() string {
 
 // node is one simulated node and its traffic accounting.
 type node struct {
-	// 320 bytes, five cache lines in a line-aligned array (TestNodeLayout).
-	// Delivering a packet touches the first line and the line of its
-	// class's counter, updates in the second (at 10,000 players most nodes
-	// are out of cache when a packet arrives): the bytes received in the
-	// current second add up in inAcc, and go to secIn when the second
-	// changes (inBytes reads both).
+	// What delivering a packet reads and writes comes first: the bytes
+	// received in the current second add up in inAcc, and go to secIn
+	// when the second changes (inBytes reads both).
 	core     Core // stepped and drained: the core added, or what it wraps (Wrapper)
 	id       wire.NodeID
 	site     int32
@@ -201,7 +198,6 @@ type node struct {
 	added    int64    // ns
 	down     int64    // ns, when state != nodeUp
 	ticked   Core     // ticked: the core added
-	_        [8]byte
 }
 
 // received counts size bytes received in second sec since firstSec.

@@ -29,7 +29,7 @@ type Outbox struct {
 
 	buf    []byte
 	frames []outFrame
-	ready  int        // frames not waiting (Commit, or released); in the first 64 bytes, for Len (TestOutboxLayout)
+	ready  int        // frames not waiting (Commit, or released)
 	keys   []uint64   // Packets' sort keys
 	sorted []outFrame // Packets' frames in packet order
 	keep   []outFrame // Packets: waiting frames that stay

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"testing"
 	"time"
-	"unsafe"
 )
 
 // refPackets is Packets as it was written first: a stable sort of the
@@ -180,15 +179,5 @@ func TestOutboxLater(t *testing.T) {
 				}
 			}
 		}
-	}
-}
-
-// TestOutboxLayout: Len reads only the outbox's first 64 bytes, so that a
-// node that puts its outbox on a cache line of its own (node.Node) checks
-// for output with one line.
-func TestOutboxLayout(t *testing.T) {
-	var o Outbox
-	if end := unsafe.Offsetof(o.ready) + unsafe.Sizeof(o.ready); end > 64 {
-		t.Fatalf("Outbox.ready ends at byte %d, past the first line", end)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"unsafe"
 )
 
 // FieldType is the type of a replicated field.
@@ -82,7 +81,6 @@ type Schema struct {
 	// Fields by type, as bit masks over field indexes (the decoders test a
 	// change mask against them).
 	numeric, bools uint64
-	mk             *stateMaker // nil beyond maxBlockFields fields
 }
 
 // Errors returned by NewSchema.
@@ -145,9 +143,6 @@ func NewSchema(name string, space Space, fields []Field, newObj func(*State) Obj
 			return bad("field %q has unknown type %v", f.Name, f.Type)
 		}
 	}
-	if len(s.fields) <= maxBlockFields {
-		s.mk = &stateMakers[len(s.fields)]
-	}
 	for d := range s.loc {
 		s.loc[d] = -1
 	}
@@ -207,28 +202,18 @@ func (s *Schema) MustField(name string) int {
 	return i
 }
 
-// NewState returns a zero State of this schema for the object id. A
-// schema of at most 16 fields gets its State and values in one allocation,
-// side by side and no larger than they need: reading a field then costs one
-// cache miss, not two.
+// NewState returns a zero State of this schema for the object id.
 func (s *Schema) NewState(id ObjectID) *State {
-	if s.mk != nil {
-		return s.mk.one(s, id)
-	}
 	return &State{schema: s, id: id, v: make([]int64, len(s.fields))}
 }
 
 // NewStates fills dst with zero States of this schema for the object id,
-// made with one allocation (two beyond 16 fields) instead of one or two
-// per State: the runtime keeps rings of past states per object, and
-// objects are created and replicated all the time. As with NewState, each
-// State's values lie next to it, with a capacity of exactly the schema's
-// fields, so a State never writes into another's.
+// made with two allocations (one for the States, one for their values)
+// instead of two per State: the runtime keeps rings of past states per
+// object, and objects are created and replicated all the time. Each
+// State's values have a capacity of exactly the schema's fields, so a
+// State never writes into another's.
 func (s *Schema) NewStates(id ObjectID, dst []*State) {
-	if s.mk != nil {
-		s.mk.many(s, id, dst)
-		return
-	}
 	nf := len(s.fields)
 	vals := make([]int64, len(dst)*nf)
 	sts := make([]State, len(dst))
@@ -236,63 +221,6 @@ func (s *Schema) NewStates(id ObjectID, dst []*State) {
 		sts[i] = State{schema: s, id: id, v: vals[i*nf : (i+1)*nf : (i+1)*nf]}
 		dst[i] = &sts[i]
 	}
-}
-
-// maxBlockFields is the largest schema whose States are allocated with
-// their values (stateBlock).
-const maxBlockFields = 16
-
-// stateBlock is a State and its values in one block, A being [n]int64 for a
-// schema of n fields: exactly as large as they need, so that a State of 14
-// fields takes 152 bytes (the 160-byte size class, always 3 cache lines)
-// rather than 168 in 176 (3 or 4 lines, by where it starts), and one of 7
-// fields 96 (2 lines) rather than 104 in 112 (2 or 3). Every State is read
-// and copied whole when the runtime applies and commits versions.
-type stateBlock[A any] struct {
-	State
-	vals A
-}
-
-// stateMaker builds the States of a schema of a given number of fields.
-type stateMaker struct {
-	one  func(s *Schema, id ObjectID) *State
-	many func(s *Schema, id ObjectID, dst []*State)
-}
-
-// blockMaker returns the stateMaker of schemas of n fields; A must be
-// [n]int64.
-func blockMaker[A any](n int) stateMaker {
-	var a A
-	if unsafe.Sizeof(a) != uintptr(n)*unsafe.Sizeof(int64(0)) {
-		panic(fmt.Sprintf("world: stateBlock of %d fields over a %T", n, a))
-	}
-	vals := func(b *stateBlock[A]) []int64 { return unsafe.Slice((*int64)(unsafe.Pointer(&b.vals)), n) }
-	return stateMaker{
-		one: func(s *Schema, id ObjectID) *State {
-			b := &stateBlock[A]{}
-			b.State = State{schema: s, id: id, v: vals(b)}
-			return &b.State
-		},
-		many: func(s *Schema, id ObjectID, dst []*State) {
-			bs := make([]stateBlock[A], len(dst))
-			for i := range dst {
-				b := &bs[i]
-				b.State = State{schema: s, id: id, v: vals(b)}
-				dst[i] = &b.State
-			}
-		},
-	}
-}
-
-// stateMakers holds the stateMaker of every schema size up to
-// maxBlockFields.
-var stateMakers = [maxBlockFields + 1]stateMaker{
-	1: blockMaker[[1]int64](1), 2: blockMaker[[2]int64](2), 3: blockMaker[[3]int64](3),
-	4: blockMaker[[4]int64](4), 5: blockMaker[[5]int64](5), 6: blockMaker[[6]int64](6),
-	7: blockMaker[[7]int64](7), 8: blockMaker[[8]int64](8), 9: blockMaker[[9]int64](9),
-	10: blockMaker[[10]int64](10), 11: blockMaker[[11]int64](11), 12: blockMaker[[12]int64](12),
-	13: blockMaker[[13]int64](13), 14: blockMaker[[14]int64](14), 15: blockMaker[[15]int64](15),
-	16: blockMaker[[16]int64](16),
 }
 
 // NewObject builds the game object that owns st (st's schema must be s).

@@ -14,8 +14,9 @@ import (
 // TestDirectoryCheckThenStep drives two rendezvous directories and two
 // subscriber directories with the same random packets of one to three
 // publish, subscribe and match frames, and frames: one of each pair checks
-// every frame of a packet before stepping them (as a node does, so that
-// Step reuses what Check decoded), the other only steps. Their output
+// every frame of a packet before stepping them (as a node does, with
+// StepChecked for the last frame checked, which reuses what Check
+// decoded), the other only steps. Their output
 // packets and discoveries must be the same after every packet and frame.
 func TestDirectoryCheckThenStep(t *testing.T) {
 	for seed := range uint64(50) {
@@ -59,9 +60,10 @@ func TestDirectoryCheckThenStep(t *testing.T) {
 				}
 			}
 			for k, d := range dirs {
+				held := -1 // the frame Check decoded last
 				if k%2 == 0 {
 					fr, _ := wire.OpenFrames(b)
-					for {
+					for i := 0; ; i++ {
 						typ, body, ok := fr.Next()
 						if !ok {
 							break
@@ -69,15 +71,20 @@ func TestDirectoryCheckThenStep(t *testing.T) {
 						if err := d.Check(typ, body); err != nil {
 							t.Fatal(err)
 						}
+						held = i
 					}
 				}
 				fr, _ := wire.OpenFrames(b)
-				for {
+				for i := 0; ; i++ {
 					typ, body, ok := fr.Next()
 					if !ok {
 						break
 					}
-					if err := d.Step(now, from, typ, body, &outs[k]); err != nil {
+					step := d.Step
+					if i == held {
+						step = d.StepChecked
+					}
+					if err := step(now, from, typ, body, &outs[k]); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -312,7 +319,7 @@ func stepFrame(t *testing.T, d *Directory, now time.Duration, from wire.NodeID, 
 	if err := d.Check(typ, body); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Step(now, from, typ, body, out); err != nil {
+	if err := d.StepChecked(now, from, typ, body, out); err != nil {
 		t.Fatal(err)
 	}
 }

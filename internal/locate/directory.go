@@ -142,10 +142,10 @@ type Directory struct {
 	skipBuf []wire.NodeID // the Skip lists of the publications in msg, end to end
 	skipEnd []int         // where each one ends in skipBuf
 
-	// The frame Check decoded last (into in or sub), for Step; nil once
-	// another frame is stepped.
-	checked  []byte
-	checkedT wire.Type
+	// held is the type of the frame Check decoded last (into in or sub),
+	// for StepChecked; 0 once Step or StepChecked decoded another frame
+	// over it.
+	held wire.Type
 }
 
 // What a Tick publishes of a primary.
@@ -491,9 +491,22 @@ func (d *Directory) Handles(t wire.Type) bool { return Handles(t) }
 // Step handles a publish or subscribe frame (on the rendezvous) or a match
 // frame (on a subscriber). The frame must have passed Check.
 func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body []byte, out *Out) error {
-	// The frame Check just decoded is not decoded again.
-	decoded := t == d.checkedT && len(body) > 0 && len(body) == len(d.checked) && &body[0] == &d.checked[0]
-	d.checked = nil
+	return d.step(now, from, t, body, false, out)
+}
+
+// StepChecked is Step for the frame that the latest Check validated: the
+// caller (a node, which checks every frame of a packet before stepping
+// any) knows which frame of the packet that is. StepChecked acts on what
+// Check decoded instead of decoding body again, unless a Step since has
+// decoded another frame over it.
+func (d *Directory) StepChecked(now time.Duration, from wire.NodeID, t wire.Type, body []byte, out *Out) error {
+	return d.step(now, from, t, body, t == d.held, out)
+}
+
+// step is Step; decoded says that in (or sub, for a subscription) already
+// holds body decoded.
+func (d *Directory) step(now time.Duration, from wire.NodeID, t wire.Type, body []byte, decoded bool, out *Out) error {
+	d.held = 0
 	d.now = now
 	switch t {
 	case wire.TypeMatch:
@@ -657,11 +670,11 @@ func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body 
 }
 
 // Check validates a directory frame (what locate.Check does) and keeps
-// the decoded message for the Step of the same frame, which then does not
-// decode it again. A node calls Check on every frame of a packet before
-// stepping any.
+// the decoded message for StepChecked of the same frame, which then does
+// not decode it again. A node calls Check on every frame of a packet
+// before stepping any, and StepChecked for the last frame it checked.
 func (d *Directory) Check(t wire.Type, body []byte) error {
-	d.checked = nil
+	d.held = 0
 	var err error
 	switch t {
 	case wire.TypePublish, wire.TypeMatch:
@@ -672,7 +685,7 @@ func (d *Directory) Check(t wire.Type, body []byte) error {
 		return nil
 	}
 	if err == nil {
-		d.checked, d.checkedT = body, t
+		d.held = t
 	}
 	return err
 }

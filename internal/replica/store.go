@@ -139,12 +139,10 @@ type holder struct {
 func (h *holder) alive(now time.Duration) bool { return h.regUntil > now || h.pushUntil > now }
 
 type entry struct {
-	// The fields are grouped by use, a cache line (64 bytes) each: the
-	// entry is 256 bytes, a size class whose objects start on a line
-	// (TestEntryLayout).
+	// The fields are grouped by use.
 	//
-	// Line 0: the lookups (Known, Wanted, the frame's walks) and every
-	// received update.
+	// The lookups (Known, Wanted, the frame's walks) and every received
+	// update.
 	id        world.ObjectID
 	version   uint64      // newest version (0: a handed-off object not yet confirmed)
 	from      wire.NodeID // replica side: the primary's node
@@ -163,7 +161,7 @@ type entry struct {
 	// reads it here, in the entry, instead of from the state.
 	loc world.Point
 
-	// Line 1: a received update and the frame's walk of the replicas.
+	// A received update and the frame's walk of the replicas.
 	obj          world.Object
 	st           *world.State  // obj.State(): what the game reads and writes
 	lastHeard    time.Duration // replica side
@@ -172,20 +170,19 @@ type entry struct {
 	produced     time.Duration // primary time at which the newest version was current
 	askedAt      time.Duration
 
-	// Line 2: the primary's version ring and holders.
+	// The primary's version ring and holders.
 	hist    ring
 	holders []holder // sorted by node
 	// controller is the node whose player controls it.
 	controller wire.NodeID
 
-	// Line 3: the holders' nodes and the client-server handoff.
-	// hnodes is holders' nodes, in the same order: every acknowledgement
-	// received searches them, and they fit in a cache line or two where
-	// the holders span many.
+	// The holders' nodes and the client-server handoff. hnodes is
+	// holders' nodes, in the same order: every acknowledgement received
+	// searches them, and they fit in a cache line or two where the
+	// holders span many.
 	hnodes      []wire.NodeID
 	lastHandoff time.Duration
 	nextHandoff time.Duration
-	_           [24]byte // the rest of the line (see above)
 }
 
 func (e *entry) holder(node wire.NodeID, create bool) *holder {
@@ -245,10 +242,9 @@ type Stats struct {
 
 // Store is a node's local object store and replica manager.
 type Store struct {
-	// What every received packet reads and writes comes first, in a few
-	// cache lines (a node's store is cold when a packet arrives: each line
-	// touched is a miss at 10,000 players): the packet stamps, the table,
-	// what Check decoded for Apply, the counters and the member record.
+	// What every received packet reads and writes comes first: the
+	// packet stamps, the table, what Check decoded for Apply, the counters
+	// and the member record.
 	stamp    uint32 // packets begun (BeginPacket)
 	updStamp uint32
 	ackStamp uint32

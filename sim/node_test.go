@@ -5,26 +5,9 @@ import (
 	"slices"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/overworld/overworld/wire"
 )
-
-// TestNodeLayout: a node is five cache lines, and what delivering a packet
-// reads and writes (its core, ID, received bytes this second and series,
-// and the update class's counter) lies in the first two (see node).
-func TestNodeLayout(t *testing.T) {
-	var n node
-	if got := unsafe.Sizeof(n); got != 320 {
-		t.Errorf("node is %d bytes, want 320", got)
-	}
-	if end := unsafe.Offsetof(n.secIn) + unsafe.Sizeof(n.secIn); end > 64 {
-		t.Errorf("the first line's fields end at byte %d", end)
-	}
-	if off := unsafe.Offsetof(n.in); off != 64 {
-		t.Errorf("in starts at byte %d, want 64", off)
-	}
-}
 
 // TestReceivedSeries: the bytes a node receives, added up per second in
 // the node's accumulator and flushed to its series when the second
