@@ -41,8 +41,9 @@ var layers = map[string]int{
 	"internal/replica": 5,
 	"node":             6,
 	"discovery":        7,
-	// the model game
+	// the model game, and the ground-truth observer of any game's nodes
 	"arena": 8,
+	"truth": 8,
 	// the two drivers
 	"sim":               9,
 	"live":              9,
@@ -79,7 +80,7 @@ var sameRankEdges = map[[2]string]bool{}
 // pure packages: deterministic, sans-IO. They may not touch the network,
 // the wall clock, global randomness, or the drivers.
 var pure = []string{"world", "internal/idtab", "geo", "place", "estimate", "wire", "internal/ring",
-	"internal/locate", "internal/replica", "node"}
+	"internal/locate", "internal/replica", "node", "truth"}
 
 var forbiddenImportsInPure = map[string]string{
 	"net":         "pure packages do no network I/O (drivers do)",

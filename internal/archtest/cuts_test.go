@@ -25,6 +25,10 @@ var cuts = []cut{
 	{"sim", "lab/...", "the simulator does not depend on experiments"},
 	{"discovery", "lab/...", "discovery's presets live in discovery"},
 	{"lab/report", "lab/...", "report helpers know no experiment"},
+	{"truth", "sim", "the observer is driver-neutral: each driver feeds it snapshots"},
+	{"truth", "live/...", "the observer is driver-neutral: each driver feeds it snapshots"},
+	{"truth", "lab/...", "the observer is driver-neutral: each driver feeds it snapshots"},
+	{"truth", "arena", "the observer measures any world game"},
 }
 
 // locateUsers are the only packages outside internal/ that may build

@@ -61,20 +61,3 @@ func TestGameValidate(t *testing.T) {
 		}
 	}
 }
-
-// TestGridOffset: the observer's grid starts at the bounds' lower corner
-// and clamps what lies outside into the edge cells.
-func TestGridOffset(t *testing.T) {
-	g := newGridSpec(world.Box{Min: world.Point{-100, 50}, Max: world.Point{100, 90}}, 10)
-	if g.cols != 10 || g.rows != 2 {
-		t.Fatalf("%d × %d cells, want 10 × 2", g.cols, g.rows)
-	}
-	for _, c := range []struct {
-		x, y     float64
-		col, row int
-	}{{-100, 50, 0, 0}, {-80.5, 69.9, 0, 0}, {-79.9, 70, 1, 1}, {99, 89, 9, 1}, {-1e9, -1e9, 0, 0}, {1e9, 1e9, 9, 1}, {math.NaN(), 60, 0, 0}} {
-		if col, row := g.col(c.x), g.row(c.y); col != c.col || row != c.row {
-			t.Errorf("(%v, %v): cell (%d, %d), want (%d, %d)", c.x, c.y, col, row, c.col, c.row)
-		}
-	}
-}

@@ -1,191 +1,30 @@
 package harness
 
 import (
-	"time"
-
-	"github.com/overworld/overworld/sim"
+	"github.com/overworld/overworld/truth"
 	"github.com/overworld/overworld/world"
 )
 
-// KindView is the view measures of one object kind (a schema of the game,
-// such as the model game's arena.bot, arena.missile and arena.item), over
-// every report of every node's view, as the ground-truth observer sees
-// them. A node's own objects are
-// left out, as in the simulator's measures.
-type KindView struct {
-	// Kind is the schema's name.
-	Kind string
-	// Interesting is the (report, object) pairs with an object of this
-	// kind in the node's view.
-	Interesting uint64
-	// Missing is, for each of the simulator's grace periods, the pairs
-	// whose object the node did not hold although it had been in the view
-	// for at least the grace period, over Interesting (Colyseus Table 1:
-	// "missing missiles"). FrameMean is not kept (0).
-	Missing []sim.Missing
-	// Entries counts objects entering a node's view (the first report that
-	// lists them after one that did not, or the node's first report);
-	// HeldOnEntry those the node already held a replica of then (fetched
-	// before they entered: proactive replication or prefetch).
-	Entries, HeldOnEntry uint64
-	// Updates counts updates to objects in a node's view: each entry, and
-	// each later report at which the object's primary has a newer version
-	// than at the node's previous report. Direct counts the latter: updates
-	// to objects that were already in the view at the node's previous
-	// report, which the primary sends straight to the replica with no
-	// discovery before it (Colyseus Fig. 7(b)).
-	Updates, Direct uint64
-}
+// KindView is the view measures of one object kind, as the ground-truth
+// observer keeps them (truth.KindView): missing replicas at the
+// simulator's grace periods, updates that bypass discovery, replicas
+// already held when an object enters a view.
+type KindView = truth.KindView
 
-// DirectShare is Direct over Updates (0 with no update).
-func (k KindView) DirectShare() float64 { return ratio(k.Direct, k.Updates) }
-
-// HeldOnEntryShare is HeldOnEntry over Entries (0 with no entry).
-func (k KindView) HeldOnEntryShare() float64 { return ratio(k.HeldOnEntry, k.Entries) }
-
-// MissingAt returns the missing fraction at grace period g (an index into
-// the simulator's grace periods), 0 if out of range.
-func (k KindView) MissingAt(g int) float64 {
-	if g < 0 || g >= len(k.Missing) {
-		return 0
-	}
-	return k.Missing[g].Fraction
-}
-
-func ratio(a, b uint64) float64 {
-	if b == 0 {
-		return 0
-	}
-	return float64(a) / float64(b)
-}
-
-// kindTracker keeps the per-kind view measures for the ground-truth
-// observer (truth.report calls see for every object in a node's view, then
-// done). It costs one map operation per (report, object) pair, like the
-// simulator's recorder, so worlds only keep it when asked (TrackKinds).
-type kindTracker struct {
-	grace   []time.Duration
-	warmup  time.Duration // reports before it are tracked, not counted (as the recorder does)
-	scratch [8]uint64
-	names   []string
-	counts  []kindCount // by Kind - 1
-	nodes   []kindNode  // by node index
-}
-
-type kindCount struct {
-	interesting, entries, heldOnEntry, updates, direct uint64
-	missing                                            []uint64 // by grace period
-}
-
-type kindNode struct {
-	gen   uint32
-	pairs map[world.ObjectID]kindPair
-}
-
-// kindPair is one object in one node's view.
-type kindPair struct {
-	entered time.Duration
-	version uint64
-	gen     uint32
-}
-
-func newKindTracker(w *World) *kindTracker {
-	reg := w.reg
-	k := &kindTracker{grace: w.sim.Recorder().Grace(), warmup: max(w.cfg.Warmup, 0), nodes: make([]kindNode, len(w.nodes))}
-	for i := range reg.Len() {
-		k.names = append(k.names, reg.Schema(world.Kind(i+1)).Name())
-		k.counts = append(k.counts, kindCount{missing: make([]uint64, len(k.grace))})
-	}
-	for i := range k.nodes {
-		k.nodes[i].pairs = map[world.ObjectID]kindPair{}
-		k.nodes[i].gen = 1
-	}
-	return k
-}
-
-// see records that object id of kind, whose primary is at version, is in
-// node i's view at now, held or not.
-func (k *kindTracker) see(i int, kind world.Kind, id world.ObjectID, version uint64, held bool, now time.Duration) {
-	if kind < 1 || int(kind) > len(k.counts) {
-		return
-	}
-	// Reports before the warm-up track entries but count nothing, as the
-	// recorder does.
-	counted := now >= k.warmup
-	c := &k.counts[kind-1]
-	n := &k.nodes[i]
-	p, ok := n.pairs[id]
-	if !ok {
-		p = kindPair{entered: now, version: version}
-		if counted {
-			c.entries++
-			c.updates++
-			if held {
-				c.heldOnEntry++
-			}
-		}
-	} else if version > p.version {
-		if counted {
-			c.updates++
-			c.direct++
-		}
-		p.version = version
-	}
-	p.gen = n.gen
-	n.pairs[id] = p
-	if !counted {
-		return
-	}
-	c.interesting++
-	if !held {
-		for g, grace := range k.grace {
-			if now-p.entered >= grace {
-				c.missing[g]++
-			}
-		}
-	}
-}
-
-// done ends node i's report: objects not seen in it left the view.
-func (k *kindTracker) done(i int) {
-	n := &k.nodes[i]
-	for id, p := range n.pairs {
-		if p.gen != n.gen {
-			delete(n.pairs, id)
-		}
-	}
-	n.gen++
-}
-
-// views returns the measures, by kind.
-func (k *kindTracker) views() []KindView {
-	out := make([]KindView, len(k.counts))
-	for j, c := range k.counts {
-		v := KindView{Kind: k.names[j], Interesting: c.interesting, Entries: c.entries, HeldOnEntry: c.heldOnEntry,
-			Updates: c.updates, Direct: c.direct}
-		for g, grace := range k.grace {
-			v.Missing = append(v.Missing, sim.Missing{GraceMs: float64(grace) / float64(time.Millisecond),
-				Fraction: ratio(c.missing[g], c.interesting), Missing: c.missing[g]})
-		}
-		out[j] = v
-	}
-	return out
-}
-
-// TrackKinds turns on the per-kind view measures (KindViews) from now on.
-// Call it before Run; it costs about as much again as the simulator's own
-// missing-replica accounting.
+// TrackKinds turns on the per-kind view measures (KindViews) from now on,
+// named by the game's schemas, at the simulator's grace periods and after
+// its warm-up. Call it before Run; it costs about as much again as the
+// simulator's own missing-replica accounting.
 func (w *World) TrackKinds() {
-	if w.truth.kinds == nil {
-		w.truth.kinds = newKindTracker(w)
+	names := make([]string, w.reg.Len())
+	for i := range names {
+		names[i] = w.reg.Schema(world.Kind(i + 1)).Name()
 	}
+	// The grace periods are the recorder's (validated): this fails only
+	// when the measures are already on, and then changes nothing.
+	_ = w.truth.TrackKinds(names, w.sim.Recorder().Grace(), max(w.cfg.Warmup, 0))
 }
 
 // KindViews returns the per-kind view measures so far, by kind (the game
 // registry's order), or nil unless TrackKinds was called.
-func (w *World) KindViews() []KindView {
-	if w.truth.kinds == nil {
-		return nil
-	}
-	return w.truth.kinds.views()
-}
+func (w *World) KindViews() []KindView { return w.truth.KindViews() }

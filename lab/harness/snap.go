@@ -1,93 +1,27 @@
 package harness
 
 import (
-	"slices"
-	"sync"
 	"time"
 
-	"github.com/overworld/overworld/internal/replica"
 	"github.com/overworld/overworld/node"
 	"github.com/overworld/overworld/sim"
-	"github.com/overworld/overworld/world"
+	"github.com/overworld/overworld/truth"
 )
 
-// frameSnap is what the ground-truth observer needs of one node, taken
-// right after the node's frame by the node's own adapter (snapCore). The
-// simulator may run a window of events on parallel workers and call the
-// observer after the window, or even while the next window runs
-// (sim.Sim.ObserveBehind), when the node may have received more packets
-// and run one more frame; the snapshot is the node as it was at its frame
-// (kept in a snapPair, so that the next frame does not overwrite it), so
-// the observer sees exactly what it would in a serial run.
+// frameSnap is a node's snapshot of one frame for the ground-truth
+// observer (truth.Snapshot, taken right after the frame by the node's own
+// adapter, snapCore) and, with Config.WallFrameTimes, the frame's
+// wall-clock time. The simulator may run a window of events on parallel
+// workers and call the observer after the window, or even while the next
+// window runs (sim.Sim.ObserveBehind), when the node may have received
+// more packets and run one more frame; the snapshot is the node as it was
+// at its frame (kept in a snapPair, so that the next frame does not
+// overwrite it), so the observer sees exactly what it would in a serial
+// run.
 type frameSnap struct {
-	prims []snapPrim  // the node's primaries, in ID order
-	objs  []snapObj   // every local object, in ID order
-	prim  []uint64    // bit k: objs[k] is a primary
-	view  []world.Box // node.View
+	truth.Snapshot
 	frame time.Duration
 	timed bool
-}
-
-type snapPrim struct {
-	id       world.ObjectID
-	version  uint64
-	produced time.Duration
-	loc      world.Point
-	kind     world.Kind
-}
-
-// snapObj is one local object (16 bytes: whether it is a primary is in
-// frameSnap.prim).
-type snapObj struct {
-	id      world.ObjectID
-	version uint64
-}
-
-// briefScratch holds the buffers take reads a node's Briefs into: one
-// per worker at a time, still in its caches from the previous take,
-// instead of one per snapshot (thousands of nodes' worth, each read once
-// per frame and evicted by the next).
-var briefScratch = sync.Pool{New: func() any { return new([]replica.Brief) }}
-
-// take records n as it is now.
-func (f *frameSnap) take(n *node.Node) {
-	buf := briefScratch.Get().(*[]replica.Brief)
-	infos := n.Briefs((*buf)[:0])
-	f.prims, f.objs = f.prims[:0], f.objs[:0]
-	f.prim = slices.Grow(f.prim[:0], (len(infos)+63)/64)[:(len(infos)+63)/64]
-	clear(f.prim)
-	for k := range infos {
-		in := &infos[k]
-		f.objs = append(f.objs, snapObj{id: in.ID, version: in.Version})
-		if in.Primary {
-			f.prim[k/64] |= 1 << (k % 64)
-			f.prims = append(f.prims, snapPrim{id: in.ID, version: in.Version, produced: in.Produced, loc: in.State.Location(), kind: in.Kind})
-		}
-	}
-	clear(infos) // drop State references
-	*buf = infos
-	briefScratch.Put(buf)
-	f.view = n.View(f.view[:0])
-}
-
-// object returns what the snapshot holds of id, and whether it is a
-// primary.
-func (f *frameSnap) object(id world.ObjectID) (o snapObj, primary, ok bool) {
-	// A binary search written out: the observer asks about every object of
-	// every view, and slices.BinarySearchFunc calls its comparator.
-	i, j := 0, len(f.objs)
-	for i < j {
-		m := int(uint(i+j) >> 1)
-		if f.objs[m].id < id {
-			i = m + 1
-		} else {
-			j = m
-		}
-	}
-	if i < len(f.objs) && f.objs[i].id == id {
-		return f.objs[i], f.prim[i/64]&(1<<(i%64)) != 0, true
-	}
-	return snapObj{}, false, false
 }
 
 // snapPair is a node's last two frame snapshots: the simulator observes a
@@ -134,5 +68,5 @@ func (c *snapCore) Tick(now time.Duration) {
 	if c.timed {
 		snap.frame, snap.timed = time.Since(start), true
 	}
-	snap.take(c.n)
+	snap.Take(c.n, now)
 }

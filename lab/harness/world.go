@@ -17,6 +17,7 @@ import (
 	"github.com/overworld/overworld/lab"
 	"github.com/overworld/overworld/node"
 	"github.com/overworld/overworld/sim"
+	"github.com/overworld/overworld/truth"
 	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/world"
 )
@@ -31,11 +32,11 @@ type World struct {
 	nodes []*node.Node      // index = NodeID - 1; the infra node last
 	discs []node.Discovery  // by node, as nodes
 	infra wire.NodeID       // 0 without an infrastructure node
-	grid  gridSpec          // the observer's grid over the game's bounds
 	reg   *world.Registry   // the game's schemas
 	extra map[string]string // the game's summary labels
-	truth *truth
-	snaps []snapPair // per node: as of its latest frames
+	truth *truth.Observer
+	snaps []snapPair       // per node: as of its latest frames
+	added map[string]int64 // counters already given to the recorder
 	check func(ev sim.Event)
 	warm  bool // the warm-up is over (the locators' histograms were reset)
 
@@ -78,7 +79,7 @@ func newWorld(cfg Config, g Game, wrap func(*node.Node) sim.Core) (*World, error
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", lab.ErrConfig, err)
 	}
-	w := &World{cfg: cfg, sim: s, reg: g.Registry, extra: maps.Clone(g.Labels), grid: newGridSpec(g.Bounds, g.Interest)}
+	w := &World{cfg: cfg, sim: s, reg: g.Registry, extra: maps.Clone(g.Labels), added: map[string]int64{}}
 	total := cfg.Nodes
 	if cfg.Arch.HasInfra() {
 		total++
@@ -123,10 +124,20 @@ func newWorld(cfg Config, g Game, wrap func(*node.Node) sim.Core) (*World, error
 			return nil, err
 		}
 	}
-	for i, n := range w.nodes {
-		w.snaps[i].buf[0].take(n)
+	// The ground-truth observer, and the spawned primaries before any
+	// frame.
+	w.truth, err = truth.New(truth.Config{Dims: space.Dims, Bounds: g.Bounds, Interest: g.Interest, Infra: w.infra,
+		Recorder: s.Recorder(), StalenessEvery: cfg.StalenessEvery, StalenessCap: cfg.StalenessCap})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", lab.ErrConfig, err)
 	}
-	w.truth = newTruth(w)
+	for i, n := range w.nodes {
+		snap := &w.snaps[i].buf[0].Snapshot
+		snap.Take(n, 0)
+		if err := w.truth.Observe(snap); err != nil {
+			return nil, err
+		}
+	}
 	s.SetObserver(w.observe)
 	s.ObserveOnly(sim.EventTick) // the ground truth needs the frames; Sim.Events counts the rest
 	s.ObserveBehind(true)        // it reads only the snapshots, double-buffered
@@ -232,7 +243,7 @@ func (w *World) observe(ev sim.Event) {
 			_ = w.sim.Recorder().FrameTime(ev.Node, snap.frame) // the node is up: cannot fail
 			snap.timed = false
 		}
-		w.truth.tick(ev.Node, ev.At)
+		_ = w.truth.Frame(&snap.Snapshot) // the node is up and time is the sim's: cannot fail
 	}
 	if w.check != nil {
 		w.check(ev)
@@ -379,10 +390,10 @@ func (w *World) Result() *Result {
 		"keepalives_sent": rs.keepalives, "update_frame_bytes": rs.bytes, "acks_sent": rs.acks,
 		"writes_sent": rs.writes, "updates_applied": rs.applied, "updates_stale": rs.stale,
 		"replica_timeouts": rs.timeouts, "replicas_dropped": rs.dropped,
-		"staleness_beyond_history": w.truth.beyond,
+		"staleness_beyond_history": w.truth.BeyondHistory(),
 	} {
-		_ = rec.Add(name, v-w.truth.added[name])
-		w.truth.added[name] = v
+		_ = rec.Add(name, v-w.added[name])
+		w.added[name] = v
 	}
 	sum := w.sim.Summary()
 	c := w.cfg

@@ -1,0 +1,36 @@
+// Package truth is the ground-truth observer of a cluster of nodes, the
+// one definition of the view measures every driver reports: whether an
+// object in a node's view is missing there (and, through the Recorder,
+// since when: the missing replicas at each grace period and the
+// discovery latency), how stale the replicas it holds are, and the same
+// per object kind.
+//
+// It reads each node through a driver-neutral Snapshot of one of its
+// frames: the node's ID and time, its view boxes, its primaries with
+// their locations and versions, and every object it holds with its
+// version. The simulation harness (lab/harness) takes one from each node
+// core after every frame (Snapshot.Take); the local cluster engine
+// (live/localcluster) decodes them from the live nodes' /debug/world
+// answers (Reset, Add). The observer keeps every live primary, as of its
+// node's latest snapshot, in a uniform grid over the game's bounds, so a
+// report costs the grid cells the node's view covers; see Observer for
+// the definitions.
+//
+// What the caller must do:
+//
+//  1. New with the game's dimensions, bounds and interest half-width
+//     (the grid), the infrastructure node (which reports nothing) and
+//     the Recorder (sim.Recorder implements it).
+//  2. Feed snapshots in the order the nodes took them. After every
+//     frame of one node (a simulator), call Frame with its snapshot,
+//     having called Observe once for every node's snapshot before the
+//     first frame. For snapshots of every node taken together (a
+//     sampled live cluster), call Sample with all of them: every node's
+//     primaries are observed before any node's view is reported.
+//  3. Read the measures from the Recorder, and StalenessSamples,
+//     BeyondHistory and (after TrackKinds) KindViews here.
+//
+// The observer does no I/O, reads no clock and keeps no goroutine; it is
+// deterministic in the snapshots it is fed. It is not safe for
+// concurrent use.
+package truth
