@@ -148,6 +148,9 @@ func New(cfg Config) (*Observer, error) {
 // Dims returns the number of dimensions of the game's space.
 func (t *Observer) Dims() int { return t.dims }
 
+// Infra returns the infrastructure node, which reports nothing (0: none).
+func (t *Observer) Infra() wire.NodeID { return t.infra }
+
 type ownedRef struct {
 	slot int32
 	id   world.ObjectID

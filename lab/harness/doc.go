@@ -15,15 +15,16 @@
 // NewArena and RunArena; Demo is "overworld demo" (the model game on
 // WonderNetwork cities, its players assigned to the nodes by place/cma).
 //
-// The observer keeps every live primary of the cluster (as of its node's
-// latest frame: primaries change only in their node's Tick, so this is
-// exact) in a uniform grid over the game's bounds, and after each node's
-// frame reports that node's view to the simulator's Recorder: the live
-// objects inside the union of its primaries' interests (node.View) and
-// whether the node holds each. It reads each node through a snapshot the
-// node's adapter takes at the end of its frame, so the simulator may run
-// windows of events on parallel workers and still give the serial run's
-// summary, byte for byte. World.TrackKinds adds per-kind measures
+// The observer is package truth's: it keeps every live primary of the
+// cluster (as of its node's latest frame: primaries change only in their
+// node's Tick, so this is exact) in a uniform grid over the game's
+// bounds, and after each node's frame reports that node's view to the
+// simulator's Recorder: the live objects inside the union of its
+// primaries' interests (node.View) and whether the node holds each. It
+// reads each node through a snapshot (truth.Snapshot) the node's adapter
+// takes at the end of its frame, so the simulator may run windows of
+// events on parallel workers and still give the serial run's summary,
+// byte for byte. World.TrackKinds adds per-kind measures
 // (KindViews): missing replicas, updates that bypass discovery, replicas
 // already held when an object enters a view.
 //

@@ -9,8 +9,8 @@
 // free loopback ports, the processes themselves (started, signalled,
 // stopped and killed), their readiness, their Prometheus metrics, their
 // /debug/world snapshots, the ground truth measured from those snapshots
-// (Truth) and a fleet of client bots that play on the nodes' player
-// endpoints (Fleet).
+// (by package truth's observer, fed through DecodeWorld) and a fleet of
+// client bots that play on the nodes' player endpoints (Fleet).
 //
 // # What the caller must do
 //
@@ -21,8 +21,9 @@
 //  2. WaitReady; on an error, Kill.
 //  3. Optionally StartFleet with c.FleetConfig and a player.Brain per bot,
 //     when the nodes listen for players (Config.Players).
-//  4. Measure: Observe until a context ends (or call Metrics, Worlds and
-//     Truth.Add directly); Signal a node to test failures.
+//  4. Measure: Observe until a context ends, with a truth.Observer whose
+//     Infra is the Rendezvous (or call Metrics, Worlds, DecodeWorld and
+//     truth.Observer.Sample directly); Signal a node to test failures.
 //  5. Stop the fleet (cancel its context, Wait), then Stop the cluster
 //     (SIGTERM, then SIGKILL after a timeout) exactly once, or Kill it.
 //

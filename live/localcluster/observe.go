@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/overworld/overworld/truth"
 )
 
 // ObserveConfig says how Observe samples a running cluster.
@@ -12,9 +14,10 @@ type ObserveConfig struct {
 	// Every is the period of the world snapshots fed to Truth (0: every
 	// frame; longer lightens the nodes' CPU).
 	Every time.Duration
-	// Truth receives every sample of the nodes' snapshots (nil: no
-	// snapshots are taken).
-	Truth *Truth
+	// Truth receives every sample of the nodes' snapshots
+	// (truth.Observer.Sample; nil: no snapshots are taken). Its Infra
+	// must be the cluster's Rendezvous.
+	Truth *truth.Observer
 	// Progress, if set, is called with the time since the epoch,
 	// truncated to the second, whenever that changes at a sample.
 	Progress func(elapsed time.Duration)
@@ -37,13 +40,18 @@ type Measure struct {
 
 // Observe samples the cluster until ctx ends: every cfg.Every it takes
 // every node's world snapshot (each node answers at its next frame: the
-// snapshots are at most a frame apart; a node that fails to answer is
-// left out of that sample) into cfg.Truth, and a second after it began a
+// snapshots are at most a frame apart; a node that fails to answer, or
+// whose answer DecodeWorld rejects, is left out of that sample) into
+// cfg.Truth, and a second after it began a
 // base scrape of every node's metrics. When ctx ends it scrapes every node
 // again and returns their figures, the CPU per frame measured from the
 // base scrape. The error joins the final scrapes that failed; the figures
-// of the others are still returned.
+// of the others are still returned. A Truth whose Infra is not the
+// Rendezvous is rejected before anything is sampled.
 func (c *Cluster) Observe(ctx context.Context, cfg ObserveConfig) (Measure, error) {
+	if cfg.Truth != nil && cfg.Truth.Infra() != c.infra {
+		return Measure{}, fmt.Errorf("%w: the observer's infrastructure node is %d, the rendezvous %d", ErrConfig, cfg.Truth.Infra(), c.infra)
+	}
 	begin := time.Now()
 	frame := c.Frame()
 	every := cfg.Every
@@ -51,6 +59,8 @@ func (c *Cluster) Observe(ctx context.Context, cfg ObserveConfig) (Measure, erro
 		every = frame
 	}
 	base := make([]map[string]float64, len(c.ids))
+	bufs := make([]truth.Snapshot, len(c.ids))
+	sample := make([]*truth.Snapshot, len(c.ids))
 	var baseAt time.Time
 	tick := time.NewTicker(every)
 	lastShown := time.Duration(-1)
@@ -65,7 +75,15 @@ func (c *Cluster) Observe(ctx context.Context, cfg ObserveConfig) (Measure, erro
 			}
 			if cfg.Truth != nil {
 				snaps, _ := c.Worlds()
-				cfg.Truth.Add(snaps, c.infra, frame)
+				for i, s := range snaps {
+					sample[i] = nil
+					if s != nil && DecodeWorld(s, cfg.Truth.Dims(), &bufs[i]) == nil {
+						sample[i] = &bufs[i]
+					}
+				}
+				// Each node answers at its next frame, so no report is older
+				// than the node's previous one: the recorder accepts them all.
+				_ = cfg.Truth.Sample(sample)
 			}
 			if el := time.Since(c.epoch).Truncate(time.Second); cfg.Progress != nil && el != lastShown {
 				cfg.Progress(el)

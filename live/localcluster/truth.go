@@ -1,106 +1,65 @@
 package localcluster
 
 import (
+	"cmp"
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/overworld/overworld/live"
+	"github.com/overworld/overworld/truth"
 	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/world"
 )
 
-// ViewRecorder receives each node's view: the simulator's Recorder
-// (sim.Recorder.View) implements it, so that the live cluster's missing
-// replicas and discovery latency have the simulator's definitions.
-type ViewRecorder interface {
-	View(node wire.NodeID, now time.Duration, interest []uint64, held []bool) error
-}
+// The ground truth of a live cluster is the observer of package truth,
+// the simulator's own: Observe decodes every node's /debug/world answer
+// into a truth.Snapshot (DecodeWorld) and gives each sample of them to a
+// truth.Observer (Observer.Sample), which reports every player node's view
+// to its Recorder (the simulator's, sim.Recorder, for the simulator's
+// definitions of missing replicas and discovery latency, once per node
+// per sample instead of once per frame) and samples the staleness of the
+// replicas in view from the versions and their production times the
+// primaries' snapshots show.
 
-// Truth accumulates ground-truth measures over samples of every node's
-// snapshot: missing replicas and discovery latency through a
-// ViewRecorder (the same definitions as the simulator's, reported once per
-// node per sample instead of once per frame), and replica staleness.
-type Truth struct {
-	rec      ViewRecorder
-	staleSum time.Duration
-	staleN   int
-	ids      []uint64
-	held     []bool
-}
-
-// NewTruth returns a Truth that reports the views to rec (nil: staleness
-// only).
-func NewTruth(rec ViewRecorder) *Truth { return &Truth{rec: rec} }
-
-// Add reports, for each player node's snapshot of one sample (taken
-// within a frame of each other; nil for a node that did not answer), the
-// objects inside its view whose primary is on another node and whether
-// it holds a copy; the rendezvous infra (0: none) has no view. For each
-// replica in view it samples its staleness: 0 when it has its primary's
-// version, else the time since the primary moved past it, estimated as
-// its age minus one frame (the primary's next version, for an object that
-// changes every frame).
-func (t *Truth) Add(snaps []*live.WorldSnapshot, infra wire.NodeID, frame time.Duration) {
-	type obj struct {
-		owner   uint32
-		loc     []float64
-		version uint64
+// DecodeWorld records a node's /debug/world answer s in dst (reusing its
+// buffers) for the ground-truth observer of a space of dims dimensions:
+// its ID, time, view boxes, and objects (primaries with their locations,
+// versions and production times; replicas with their versions). It
+// rejects a node 0, a box or a primary's location of another dimension,
+// and an object listed twice, leaving dst unspecified.
+func DecodeWorld(s *live.WorldSnapshot, dims int, dst *truth.Snapshot) error {
+	if s.Node == 0 {
+		return fmt.Errorf("localcluster: world snapshot of node 0")
 	}
-	prims := map[uint64]obj{}
-	for _, s := range snaps {
-		if s == nil {
-			continue
+	dst.Reset(wire.NodeID(s.Node), time.Duration(s.NowNs))
+	for _, b := range s.View {
+		if len(b[0]) != dims || len(b[1]) != dims {
+			return fmt.Errorf("localcluster: node %d: a view box of %d and %d dimensions in a space of %d", s.Node, len(b[0]), len(b[1]), dims)
 		}
-		for _, o := range s.Objects {
-			if o.Primary {
-				prims[o.ID] = obj{s.Node, o.Loc, o.Version}
-			}
-		}
+		var box world.Box
+		copy(box.Min[:], b[0])
+		copy(box.Max[:], b[1])
+		dst.View = append(dst.View, box)
 	}
-	for _, s := range snaps {
-		if s == nil || wire.NodeID(s.Node) == infra {
-			continue
-		}
-		held := map[uint64]live.SnapObject{}
-		for _, o := range s.Objects {
-			held[o.ID] = o
-		}
-		t.ids, t.held = t.ids[:0], t.held[:0]
-		for id, o := range prims {
-			if o.owner == s.Node || !inBoxes(o.loc, s.View) {
-				continue
+	objs := s.Objects
+	if !slices.IsSortedFunc(objs, func(a, b live.SnapObject) int { return cmp.Compare(a.ID, b.ID) }) {
+		objs = slices.Clone(objs)
+		slices.SortFunc(objs, func(a, b live.SnapObject) int { return cmp.Compare(a.ID, b.ID) })
+	}
+	for _, o := range objs {
+		in := truth.Object{ID: world.ObjectID(o.ID), Version: o.Version, Primary: o.Primary, Produced: time.Duration(o.ProducedNs)}
+		if o.Primary {
+			if len(o.Loc) != dims {
+				return fmt.Errorf("localcluster: node %d: primary %v at a location of %d dimensions in a space of %d", s.Node, in.ID, len(o.Loc), dims)
 			}
-			r, ok := held[id]
-			t.ids, t.held = append(t.ids, id), append(t.held, ok)
-			if !ok {
-				continue
-			}
-			t.staleN++
-			if r.Version < o.version {
-				t.staleSum += max(0, time.Duration(s.NowNs-r.ProducedNs)-frame)
-			}
+			copy(in.Loc[:], o.Loc)
 		}
-		if t.rec != nil {
-			// A snapshot older than the node's previous one cannot happen
-			// (each answers at its next frame); the error is ignored.
-			_ = t.rec.View(wire.NodeID(s.Node), time.Duration(s.NowNs), t.ids, t.held)
+		if err := dst.Add(in); err != nil {
+			return fmt.Errorf("localcluster: %w", err)
 		}
 	}
-}
-
-// Staleness returns the sum of the staleness samples and their count.
-func (t *Truth) Staleness() (sum time.Duration, n int) { return t.staleSum, t.staleN }
-
-func inBoxes(p []float64, boxes [][2][]float64) bool {
-	for _, b := range boxes {
-		in := len(b[0]) == len(p)
-		for d := 0; in && d < len(p); d++ {
-			in = b[0][d] <= p[d] && p[d] <= b[1][d]
-		}
-		if in {
-			return true
-		}
-	}
-	return false
+	return nil
 }
 
 // ReplicasOf counts the replicas of the objects node id created

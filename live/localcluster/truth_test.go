@@ -1,18 +1,22 @@
 package localcluster
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/overworld/overworld/live"
+	"github.com/overworld/overworld/truth"
 	"github.com/overworld/overworld/wire"
+	"github.com/overworld/overworld/world"
 )
 
-// viewLog records the views a Truth reports.
+// viewLog records the views and staleness samples an observer reports.
 type viewLog struct {
 	reports, interesting, missing int
 	nodes                         []wire.NodeID
+	stale                         []time.Duration
 }
 
 func (l *viewLog) View(node wire.NodeID, _ time.Duration, interest []uint64, held []bool) error {
@@ -27,14 +31,39 @@ func (l *viewLog) View(node wire.NodeID, _ time.Duration, interest []uint64, hel
 	return nil
 }
 
+func (l *viewLog) Staleness(d time.Duration) error {
+	l.stale = append(l.stale, d)
+	return nil
+}
+
+// sampleOf decodes one sample of live snapshots for obs, as Observe does.
+func sampleOf(t *testing.T, obs *truth.Observer, snaps []*live.WorldSnapshot) []*truth.Snapshot {
+	t.Helper()
+	out := make([]*truth.Snapshot, len(snaps))
+	for i, s := range snaps {
+		if s == nil {
+			continue
+		}
+		out[i] = &truth.Snapshot{}
+		if err := DecodeWorld(s, obs.Dims(), out[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
 // TestTruthCounts checks the cluster's ground truth on hand-made
-// snapshots: objects in a node's view whose primary is elsewhere count,
-// held or missing; a node's own primaries, objects outside its view and
-// the rendezvous's snapshot do not; a replica behind its primary is stale
-// by its age minus a frame.
+// snapshots decoded as Observe decodes them: objects in a node's view
+// whose primary is elsewhere count, held or missing; a node's own
+// primaries, objects outside its view and the rendezvous's snapshot do
+// not; a replica's staleness is the time since its primary moved past
+// its version, as the primary's snapshots showed it.
 func TestTruthCounts(t *testing.T) {
 	var log viewLog
-	tc := NewTruth(&log)
+	obs, err := truth.New(truth.Config{Dims: 2, Infra: 9, Recorder: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
 	box := [][2][]float64{{{0, 0}, {10, 10}}}
 	const ms = int64(time.Millisecond)
 	snaps := []*live.WorldSnapshot{
@@ -42,9 +71,9 @@ func TestTruthCounts(t *testing.T) {
 			{ID: 1, Primary: true, Loc: []float64{5, 5}, Version: 7, ProducedNs: 990 * ms},
 			{ID: 2, Primary: true, Loc: []float64{50, 50}, Version: 1},
 		}},
-		// Node 2 sees object 1 and holds it two versions behind.
+		// Node 2 sees object 1 and holds it at version 7, its primary's.
 		{Node: 2, NowNs: 1000 * ms, View: box, Objects: []live.SnapObject{
-			{ID: 1, Loc: []float64{5, 5}, Version: 5, ProducedNs: 700 * ms},
+			{ID: 1, Loc: []float64{5, 5}, Version: 7, ProducedNs: 990 * ms},
 			{ID: 3, Primary: true, Loc: []float64{1, 1}, Version: 1},
 		}},
 		// Node 4 sees objects 1 and 3 and holds neither; object 2 is out of view.
@@ -53,23 +82,75 @@ func TestTruthCounts(t *testing.T) {
 		{Node: 9, NowNs: 1000 * ms, View: [][2][]float64{{{-1e9, -1e9}, {1e9, 1e9}}}},
 		nil, // a node that did not answer
 	}
-	tc.Add(snaps, 9, 100*time.Millisecond)
+	if err := obs.Sample(sampleOf(t, obs, snaps)); err != nil {
+		t.Fatal(err)
+	}
 	// In views: node 1 sees 3 (missing); node 2 sees 1 (held); node 4
 	// sees 1 and 3 (both missing). 3 of 4 missing.
 	if log.reports != 3 || log.interesting != 4 || log.missing != 3 {
 		t.Errorf("reports %d (nodes %v), interesting %d, missing %d; want 3, 4, 3", log.reports, log.nodes, log.interesting, log.missing)
 	}
-	if sum, n := tc.Staleness(); n != 1 || sum != 200*time.Millisecond {
-		t.Errorf("staleness: %d samples summing %v, want 1 of 200ms (300ms old, less a frame)", n, sum)
+	// Two more samples: object 1's primary made version 8 at 1050 ms and
+	// 9 at 1090 ms while node 2 still holds version 7, stale since version
+	// 8: 10 ms at the sample of 1060 ms, 50 ms at the one of 1100 ms (where
+	// nodes 4 and 9 do not answer).
+	snaps[0].NowNs, snaps[0].Objects[0].Version, snaps[0].Objects[0].ProducedNs = 1060*ms, 8, 1050*ms
+	for _, s := range snaps[1:4] {
+		s.NowNs = 1060 * ms
 	}
-	if !inBoxes([]float64{10, 0}, box) || inBoxes([]float64{10.01, 0}, box) || inBoxes([]float64{1}, box) {
-		t.Error("inBoxes: bounds are inclusive, and a point of another dimension is outside")
+	if err := obs.Sample(sampleOf(t, obs, snaps)); err != nil {
+		t.Fatal(err)
+	}
+	snaps[0].NowNs, snaps[0].Objects[0].Version, snaps[0].Objects[0].ProducedNs = 1100*ms, 9, 1090*ms
+	snaps[1].NowNs = 1100 * ms
+	if err := obs.Sample(sampleOf(t, obs, snaps[:2])); err != nil {
+		t.Fatal(err)
+	}
+	if sum, n := obs.StalenessSamples(); n != 3 || sum != 10*time.Millisecond+50*time.Millisecond || !slices.Equal(log.stale, []time.Duration{0, 10 * time.Millisecond, 50 * time.Millisecond}) {
+		t.Errorf("staleness: %d samples summing %v (%v), want 0, 10 and 50 ms", n, sum, log.stale)
 	}
 	if got := ReplicasOf(snaps[1], 0); got != 1 {
 		t.Errorf("node 2 holds %d replicas of node 0's objects, want 1", got)
 	}
 	if ReplicasOf(nil, 1) != 0 || ReplicasOf(snaps[0], 0) != 0 {
 		t.Error("a primary or a missing snapshot counted as a replica")
+	}
+}
+
+// TestDecodeWorld: a live snapshot becomes the observer's, objects in ID
+// order whatever their order in the answer, boxes and locations in the
+// space's dimensions; a node 0, another dimension, or an object twice is
+// rejected.
+func TestDecodeWorld(t *testing.T) {
+	s := &live.WorldSnapshot{Node: 3, NowNs: 5, View: [][2][]float64{{{0, 1, 2}, {3, 4, 5}}}, Objects: []live.SnapObject{
+		{ID: 9, Version: 2},
+		{ID: 4, Primary: true, Loc: []float64{1, 2, 3}, Version: 6, ProducedNs: 4},
+	}}
+	var dst truth.Snapshot
+	if err := DecodeWorld(s, 3, &dst); err != nil {
+		t.Fatal(err)
+	}
+	if dst.Node != 3 || dst.At != 5 || len(dst.View) != 1 || dst.View[0].Min != (world.Point{0, 1, 2}) || dst.View[0].Max != (world.Point{3, 4, 5}) || dst.Len() != 2 {
+		t.Errorf("decoded %+v", dst)
+	}
+	if v, primary, ok := dst.Object(4); !ok || !primary || v != 6 {
+		t.Errorf("object 4: version %d primary %v present %v", v, primary, ok)
+	}
+	if v, primary, ok := dst.Object(9); !ok || primary || v != 2 {
+		t.Errorf("object 9: version %d primary %v present %v", v, primary, ok)
+	}
+	if s.Objects[0].ID != 9 {
+		t.Error("DecodeWorld reordered the answer's objects")
+	}
+	for name, bad := range map[string]*live.WorldSnapshot{
+		"node 0":          {View: s.View},
+		"a 2-D box":       {Node: 3, View: [][2][]float64{{{0, 1}, {3, 4}}}},
+		"a 2-D location":  {Node: 3, Objects: []live.SnapObject{{ID: 4, Primary: true, Loc: []float64{1, 2}}}},
+		"an object twice": {Node: 3, Objects: []live.SnapObject{{ID: 4}, {ID: 4}}},
+	} {
+		if err := DecodeWorld(bad, 3, &dst); err == nil {
+			t.Errorf("%s accepted", name)
+		}
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/overworld/overworld/live/localcluster"
 	"github.com/overworld/overworld/live/player"
 	osim "github.com/overworld/overworld/sim"
+	"github.com/overworld/overworld/truth"
 	"github.com/overworld/overworld/wire"
 )
 
@@ -79,11 +80,13 @@ Missing replicas count, in each player node's snapshot, the objects whose primar
 (on another node) lies inside the node's view and of which it holds no copy (the
 simulator's 0 ms-grace measure). Like the simulator, the live side leaves the
 first min(5 s, duration/10) out of missing replicas and discovery latency (from
-when every node is ready: the views fill from nothing then). Staleness is 0 for a
-replica in view that has its primary's version, else its age minus one frame (the time since the primary moved
-past it, for an object that changes every frame); the simulator measures it exactly
-from each primary's version history. Bandwidth counts payloads plus 28 B of
-IPv4/UDP header per packet, as the simulator does.`,
+when every node is ready: the views fill from nothing then). Staleness has the
+simulator's definition too, for every replica in a view at every sample: 0 when the
+replica has its primary's version, else the time since the primary moved past it,
+from the versions and their production times the primary's snapshots showed (so,
+like the grace periods and discovery latency, it needs a snapshot every frame: with
+--sample-every above a frame the table shows n/a). Bandwidth counts payloads plus 28 B of IPv4/UDP header per
+packet, as the simulator does.`,
 		Example: `  overworld cluster --nodes 8 --duration 60s --emulate-latency
   overworld cluster --nodes 4 --bots 64 --duration 30s --emulate-latency
   overworld cluster --nodes 4 --duration 20s --arch broadcast`,
@@ -215,17 +218,23 @@ func runCluster(e *env, o clusterOpts) error {
 	if vwc, err := wc.Validate(); err == nil {
 		rec.SetWarmup(time.Since(c.Epoch()) + vwc.Warmup)
 	}
-	truth := localcluster.NewTruth(rec)
+	// The nodes' game, for the observer's space and the client bots.
+	g, err := arena.New(arena.Config{Map: m, Nodes: o.nodes, PlayersPerNode: o.perNode, Seed: o.seed})
+	if err != nil {
+		c.Kill()
+		return err
+	}
+	sp := harness.ArenaSpace(g)
+	obs, err := truth.New(truth.Config{Dims: sp.Dims, Bounds: sp.Bounds, Interest: sp.Interest, Infra: c.Rendezvous(), Recorder: rec})
+	if err != nil {
+		c.Kill()
+		return err
+	}
 	// The bots play from now until the figures are taken.
 	fleetCtx, stopFleet := context.WithCancel(context.Background())
 	defer stopFleet()
 	var fleet *localcluster.Fleet
 	if o.botMode == "client" {
-		g, err := arena.New(arena.Config{Map: m, Nodes: o.nodes, PlayersPerNode: o.perNode, Seed: o.seed})
-		if err != nil {
-			c.Kill()
-			return err
-		}
 		brain := func(k int) player.Brain { return arenaplay.NewBrain(g, o.seed<<20+uint64(k)) }
 		if fleet, err = localcluster.StartFleet(fleetCtx, c.FleetConfig(brain), o.nodes*o.perNode); err != nil {
 			c.Kill()
@@ -239,7 +248,7 @@ func runCluster(e *env, o clusterOpts) error {
 	defer stopSignals()
 	ctx, cancel := context.WithDeadline(sigCtx, c.Epoch().Add(o.duration))
 	defer cancel()
-	oc := localcluster.ObserveConfig{Every: o.sampleEvery, Truth: truth}
+	oc := localcluster.ObserveConfig{Every: o.sampleEvery, Truth: obs}
 	if show {
 		oc.Progress = func(el time.Duration) { fmt.Fprintf(e.stderr, "\r%s / %v", el, o.duration) }
 	}
@@ -262,7 +271,7 @@ func runCluster(e *env, o clusterOpts) error {
 		cpuPerPlayer = meas.CPU / steady / float64(o.nodes*o.perNode)
 	}
 	coarse := o.sampleEvery > c.Frame()
-	writeClusterTable(e.stdout, o, c, meas, rec.Views(), truth, simRep, killed, coarse)
+	writeClusterTable(e.stdout, o, c, meas, rec.Views(), obs, simRep, killed, coarse)
 	writeClusterPlayers(e.stdout, o, meas.Nodes, cpuPerPlayer, bots)
 	return nil
 }
@@ -297,7 +306,7 @@ func writeClusterPlayers(w io.Writer, o clusterOpts, figs []localcluster.Figures
 }
 
 func writeClusterTable(w io.Writer, o clusterOpts, c *localcluster.Cluster, meas localcluster.Measure, lv osim.Views,
-	truth *localcluster.Truth, simRep *harness.DemoReport, killed []wire.NodeID, coarse bool) {
+	obs *truth.Observer, simRep *harness.DemoReport, killed []wire.NodeID, coarse bool) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	figs, elapsed := meas.Nodes, meas.Elapsed.Seconds()
 	ids, cities, infra := c.IDs(), c.Cities(), c.Rendezvous()
@@ -368,11 +377,18 @@ func writeClusterTable(w io.Writer, o clusterOpts, c *localcluster.Cluster, meas
 	}
 	p("%-36s %10.0f %10.0f\n", "object updates/s, all nodes", upd/elapsed, simRep.UpdatesPerS)
 	staleMean := math.NaN()
-	if staleSum, staleN := truth.Staleness(); staleN > 0 {
+	if staleSum, staleN := obs.StalenessSamples(); staleN > 0 {
 		staleMean = float64(staleSum.Milliseconds()) / float64(staleN)
 	}
-	p("%-36s %10.0f %10.0f   (replicas in views; live: estimated from versions, see --help)\n",
-		"replica staleness, mean ms", staleMean, simRep.Summary.Staleness.Mean)
+	if coarse {
+		// Versions made between two samples go unseen: the time since the
+		// primary moved past a replica would be under-counted.
+		p("%-36s %10s %10.0f   (staleness needs a snapshot every frame too)\n",
+			"replica staleness, mean ms", "n/a", simRep.Summary.Staleness.Mean)
+	} else {
+		p("%-36s %10.0f %10.0f   (replicas in views; live: from the versions at each sample, see --help)\n",
+			"replica staleness, mean ms", staleMean, simRep.Summary.Staleness.Mean)
+	}
 	p("\n%-6s %-14s %9s %9s %9s %9s %8s %9s %9s %8s\n", "node", "city", "primaries", "replicas", "kB/s in", "kB/s out", "frames/s", "frame ms", "CPU ms/fr", "drops")
 	for i, f := range figs {
 		var in, out float64
