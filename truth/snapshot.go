@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/overworld/overworld/internal/replica"
 	"github.com/overworld/overworld/node"
 	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/world"
@@ -91,11 +90,11 @@ func (s *Snapshot) Add(o Object) error {
 // per worker at a time, still in its caches from the previous take,
 // instead of one per snapshot (thousands of nodes' worth, each read once
 // per frame and evicted by the next).
-var briefScratch = sync.Pool{New: func() any { return new([]replica.Brief) }}
+var briefScratch = sync.Pool{New: func() any { return new([]node.ObjectBrief) }}
 
 // Take records node core n as it is now, at its frame of time at.
 func (s *Snapshot) Take(n *node.Node, at time.Duration) {
-	buf := briefScratch.Get().(*[]replica.Brief)
+	buf := briefScratch.Get().(*[]node.ObjectBrief)
 	infos := n.Briefs((*buf)[:0])
 	s.Node, s.At = n.ID(), at
 	s.prims, s.objs = s.prims[:0], s.objs[:0]
