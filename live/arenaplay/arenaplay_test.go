@@ -265,23 +265,7 @@ func TestLiveLoopback(t *testing.T) {
 
 	var driver sync.WaitGroup
 	driver.Add(1)
-	go func() { // the frame goroutine: owns the node
-		defer driver.Done()
-		tk := time.NewTicker(arena.Frame)
-		defer tk.Stop()
-		start := time.Now()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tk.C:
-			}
-			now := time.Since(start)
-			n.Tick(now)
-			gw.Frame(now, n)
-			n.Drain(nil)
-		}
-	}()
+	go func() { defer driver.Done(); gw.RunAlone(ctx, n, arena.Frame) }() // owns the node
 	var wg sync.WaitGroup
 	stats := make([]player.ClientStats, 8)
 	for i := range 8 {

@@ -525,6 +525,27 @@ func (g *Gateway) Close() {
 	g.mu.Unlock()
 }
 
+// RunAlone drives a world of one node until ctx ends: every frame period
+// it ticks n, runs the gateway's Frame and discards what n would send
+// (there is no other node). It owns n while it runs; call it on its own
+// goroutine. A node of a cluster is driven by live's Driver instead.
+func (g *Gateway) RunAlone(ctx context.Context, n *node.Node, frame time.Duration) {
+	tk := time.NewTicker(frame)
+	defer tk.Stop()
+	start := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tk.C:
+		}
+		now := time.Since(start)
+		n.Tick(now)
+		g.Frame(now, n)
+		n.Drain(nil)
+	}
+}
+
 // Frame runs the gateway's part of one frame on the driver's goroutine,
 // after n.Tick(now): it admits queued joins (Controller.Join), removes
 // players who left (Controller.Leave), applies queued inputs

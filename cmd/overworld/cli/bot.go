@@ -313,23 +313,7 @@ func startLocalNode(ctx context.Context, g *arena.Game, f *botFlags) (gw *player
 	wg.Add(3)
 	go func() { defer wg.Done(); _ = gw.ServeQUIC(ctx, ln) }()
 	go func() { defer wg.Done(); _ = srv.Serve(tcp) }()
-	go func() { // the frame goroutine owns the node
-		defer wg.Done()
-		tk := time.NewTicker(arena.Frame)
-		defer tk.Stop()
-		start := time.Now()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tk.C:
-			}
-			now := time.Since(start)
-			n.Tick(now)
-			gw.Frame(now, n)
-			n.Drain(nil) // a one-node world: nothing to send
-		}
-	}()
+	go func() { defer wg.Done(); gw.RunAlone(ctx, n, arena.Frame) }() // owns the node
 	shutdown = func() {
 		time.Sleep(2 * arena.Frame) // let the leaves reach a frame
 		gw.Close()
