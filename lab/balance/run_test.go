@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/overworld/overworld/lab"
+	"github.com/overworld/overworld/lab/report"
 )
 
 // TestRunTiny runs two seeded runs (one in the sweeps) and writes every
@@ -29,15 +30,11 @@ func TestRunTiny(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	csvs, err := rep.WriteCSV(dir)
+	csvs, err := report.WriteFiles(rep, dir, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pngs, err := rep.WritePlots(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range append(csvs, pngs...) {
+	for _, p := range csvs {
 		if st, err := os.Stat(p); err != nil || st.Size() == 0 || filepath.Dir(p) != dir {
 			t.Errorf("%s: %v", p, err)
 		}

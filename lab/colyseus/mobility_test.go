@@ -11,6 +11,7 @@ import (
 
 	"github.com/overworld/overworld/arena"
 	"github.com/overworld/overworld/lab"
+	"github.com/overworld/overworld/lab/report"
 )
 
 func TestArenaReport(t *testing.T) {
@@ -30,15 +31,11 @@ func TestArenaReport(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	files, err := rep.WriteCSV(dir)
+	files, err := report.WriteFiles(rep, dir, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pngs, err := rep.WritePlots(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range append(files, pngs...) {
+	for _, p := range files {
 		if st, err := os.Stat(p); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", filepath.Base(p), err)
 		}

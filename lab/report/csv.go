@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/csv"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 )
@@ -27,3 +28,22 @@ func WriteCSV(path string, rows [][]string) error {
 // Float formats x in the shortest form that reads back as the same
 // float64: the form of every number in the lab's CSV files.
 func Float(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+// Report is what every lab experiment's report does: its tables as text,
+// its figures' data as CSV files and its figures as PNG files.
+type Report interface {
+	WriteTable(w io.Writer) error
+	WriteCSV(dir string) ([]string, error)
+	WritePlots(dir string) ([]string, error)
+}
+
+// WriteFiles writes r's CSV files and, if plots, its PNG figures into dir,
+// and returns their paths, CSV files first.
+func WriteFiles(r Report, dir string, plots bool) ([]string, error) {
+	files, err := r.WriteCSV(dir)
+	if err != nil || !plots {
+		return files, err
+	}
+	pngs, err := r.WritePlots(dir)
+	return append(files, pngs...), err
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/overworld/overworld/lab"
 	"github.com/overworld/overworld/lab/cities"
+	"github.com/overworld/overworld/lab/report"
 	"github.com/overworld/overworld/place/spd"
 )
 
@@ -51,15 +52,11 @@ func TestSPDInvariants(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	files, err := rep.WriteCSV(dir)
+	files, err := report.WriteFiles(rep, dir, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pngs, err := rep.WritePlots(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range append(files, pngs...) {
+	for _, f := range files {
 		if st, err := os.Stat(f); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", filepath.Base(f), err)
 		}

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/overworld/overworld/lab"
+	"github.com/overworld/overworld/lab/report"
 )
 
 func newLabCmd(e *env) *cobra.Command {
@@ -165,27 +166,13 @@ func runLab[C, R any](e *env, quiet bool, title string, run func(C, func(done, t
 	return rep, time.Since(start), err
 }
 
-// labReport is what every lab experiment's report does.
-type labReport interface {
-	WriteCSV(dir string) ([]string, error)
-	WritePlots(dir string) ([]string, error)
-	WriteTable(w io.Writer) error
-}
-
 // writeLabReport writes rep's CSV files and, unless noPlots, its PNG figures
 // into dir, prints its table on stdout and, unless quiet, names the files
 // and the run time on stderr.
-func writeLabReport(e *env, rep labReport, dir string, noPlots, quiet bool, elapsed time.Duration) error {
-	files, err := rep.WriteCSV(dir)
+func writeLabReport(e *env, rep report.Report, dir string, noPlots, quiet bool, elapsed time.Duration) error {
+	files, err := report.WriteFiles(rep, dir, !noPlots)
 	if err != nil {
 		return err
-	}
-	if !noPlots {
-		pngs, err := rep.WritePlots(dir)
-		if err != nil {
-			return err
-		}
-		files = append(files, pngs...)
 	}
 	if err := rep.WriteTable(e.stdout); err != nil {
 		return err
