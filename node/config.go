@@ -65,6 +65,14 @@ type Config struct {
 	// replicas of objects near it). Zero fetches for the view itself, as
 	// Colyseus does. Components must be finite and non-negative.
 	Prefetch world.Point
+	// Incarnation numbers this run of node ID: a node that restarts
+	// (after a crash, an upgrade) must get a higher Incarnation than any
+	// earlier run of its ID, so that the object IDs it creates and its
+	// writers' sequence numbers never repeat an earlier run's. Object IDs
+	// carry it: their origin (world.ObjectID.Origin) is Incarnation<<16 |
+	// ID, so with a non-zero Incarnation the ID must be below 65536. Zero
+	// is the first run.
+	Incarnation uint16
 	// MaxPayload is the largest packet payload the node makes (frames that
 	// are larger on their own travel alone). 0 means wire.DefaultMaxPayload.
 	MaxPayload int
@@ -89,6 +97,9 @@ func (c Config) Validate() (Config, error) {
 		if !(m >= 0) || m > 1e12 {
 			return c, fmt.Errorf("%w: Prefetch %v in dimension %d (want finite, non-negative)", ErrConfig, m, d)
 		}
+	}
+	if c.Incarnation != 0 && c.ID >= 1<<16 {
+		return c, fmt.Errorf("%w: node ID %d with Incarnation %d (incarnations need IDs below 65536)", ErrConfig, c.ID, c.Incarnation)
 	}
 	if c.MaxPayload == 0 {
 		c.MaxPayload = wire.DefaultMaxPayload

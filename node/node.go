@@ -123,6 +123,10 @@ func New(cfg Config) (*Node, error) {
 // ID returns the node's ID.
 func (n *Node) ID() wire.NodeID { return n.cfg.ID }
 
+// origin is the origin of the object IDs this node creates: its ID, and
+// its incarnation in the high 16 bits (Config.Incarnation).
+func (n *Node) origin() uint32 { return uint32(n.cfg.Incarnation)<<16 | uint32(n.cfg.ID) }
+
 // Config returns the validated configuration.
 func (n *Node) Config() Config { return n.cfg }
 
@@ -544,7 +548,7 @@ func (n *Node) create(s *world.Schema, init func(*world.State)) (world.Object, e
 	if n.seq == math.MaxUint32 {
 		return nil, errors.New("node: object IDs of this node are exhausted")
 	}
-	id := world.MakeObjectID(uint32(n.cfg.ID), n.seq+1)
+	id := world.MakeObjectID(n.origin(), n.seq+1)
 	st := s.NewState(id)
 	if init != nil {
 		init(st)

@@ -39,6 +39,11 @@ type Frame struct {
 	// local primary id (its primary sends them updates): a locator need
 	// not introduce the object to them again.
 	Holders func(id world.ObjectID, dst []wire.NodeID) []wire.NodeID
+	// Dead lists, in increasing order, the nodes this node's failure
+	// detector has declared dead and not heard from since (see Out.Watch):
+	// a locator stops sending to them and moves what they served (a
+	// rendezvous) elsewhere.
+	Dead []wire.NodeID
 }
 
 // Found says that object ID, whose primary is on node Node, was at Loc; the
@@ -97,9 +102,14 @@ type Out struct {
 	Outbox *wire.Outbox
 	Found  []Found
 	Push   []Push
+	// Watch lists nodes the locator depends on (a rendezvous): the node's
+	// failure detector heartbeats them and reports their death in
+	// Frame.Dead. A locator sets it in every Tick; it is kept until the
+	// next.
+	Watch []wire.NodeID
 }
 
-// Reset empties Found and Push.
+// Reset empties Found and Push (Watch is kept: the locator sets it).
 func (o *Out) Reset() { o.Found, o.Push = o.Found[:0], o.Push[:0] }
 
 // inAny reports whether p lies in one of boxes.
