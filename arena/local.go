@@ -452,3 +452,12 @@ func (c localCtx) Write(id world.ObjectID, fn func(*world.State)) error {
 	l.reindex(e)
 	return nil
 }
+
+// WriteTo is Write: every object of a Local world is known to every node.
+// Its kind must be the object's.
+func (c localCtx) WriteTo(id world.ObjectID, s *world.Schema, fn func(*world.State)) error {
+	if e, ok := c.l.objs[id]; ok && e.obj.State().Schema() != s {
+		return fmt.Errorf("arena: write to %v as kind %q, which is kind %q", id, s.Name(), e.obj.State().Schema().Name())
+	}
+	return c.Write(id, fn)
+}

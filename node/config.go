@@ -107,7 +107,7 @@ func (c Config) Validate() (Config, error) {
 	if c.MaxPayload < 64 {
 		return c, fmt.Errorf("%w: MaxPayload %d (want at least 64)", ErrConfig, c.MaxPayload)
 	}
-	c.Replica.Self, c.Replica.Registry = c.ID, c.Registry
+	c.Replica.Self, c.Replica.Registry, c.Replica.Inc = c.ID, c.Registry, c.Incarnation
 	if c.Replica.MaxFrame == 0 {
 		c.Replica.MaxFrame = c.MaxPayload - 40
 	}

@@ -69,6 +69,7 @@ type Node struct {
 	abuf    []world.Box // the primaries' anticipated boxes (world.Anticipator)
 	antic   []world.Box // the node's anticipated boxes (on a client: of its own objects)
 	view    []world.Box
+	dead    []wire.NodeID
 	frame   locate.Frame
 	check   locate.Scratch
 	selfPs  []wire.Packet
@@ -163,6 +164,7 @@ func (n *Node) Tick(now time.Duration) {
 	n.store.Commit(now)
 	n.buildFrame(now)
 	n.disc.Tick(&n.frame, &n.lout)
+	n.store.SetWatch(n.lout.Watch)
 	n.takeLocatorOutput(now)
 	n.mergeCandidates()
 	kept := n.cands[:0]
@@ -246,15 +248,16 @@ func (n *Node) buildFrame(now time.Duration) {
 		n.antic = append(n.antic, n.abuf...)
 	} else {
 		n.store.Range(func(obj world.Object, primary bool) bool {
-			if obj.State().ID().Origin() == uint32(n.cfg.ID) {
+			if obj.State().ID().Origin() == n.origin() {
 				n.view = n.appendInterest(n.view, obj)
 				n.antic = n.appendAnticipated(n.antic, obj)
 			}
 			return true
 		})
 	}
+	n.dead = n.store.Dead(n.dead[:0])
 	n.frame = locate.Frame{Now: now, Self: n.cfg.ID, Dims: n.dims, Primaries: n.prims, View: n.view, Anticipated: n.antic,
-		Holders: n.holders}
+		Holders: n.holders, Dead: n.dead}
 	if n.prefetch || len(n.antic) > 0 {
 		n.pview = n.pview[:0]
 		for _, b := range n.view {
@@ -446,6 +449,7 @@ func (n *Node) Step(now time.Duration, p wire.Packet) {
 		n.in.malformed++
 		return
 	}
+	n.store.Heard(now, p.From)
 	fr, _ := wire.OpenFrames(p.Payload)
 	for k := 0; ; k++ {
 		t, body, ok := fr.Next()
@@ -693,4 +697,7 @@ func (c *context) Create(s *world.Schema, init func(*world.State)) (world.Object
 func (c *context) Delete(id world.ObjectID) error { return c.n.delete(id) }
 func (c *context) Write(id world.ObjectID, fn func(*world.State)) error {
 	return c.n.Write(id, fn)
+}
+func (c *context) WriteTo(id world.ObjectID, s *world.Schema, fn func(*world.State)) error {
+	return c.n.WriteTo(id, s, fn)
 }

@@ -54,13 +54,27 @@ const (
 	// are out of the holder's view; send their updates at the dormant rate
 	// (a TypeRegister makes them active again). Body: IDs.
 	TypeDormant
+
+	// Authority: migration, the name service, exactly-once writes, backups
+	// and failure detection (bodies in authority.go).
+	TypeMigrate    // old primary → new primary: take this object (Migrate)
+	TypeMigrateAck // new primary → old primary: taken (Epochs)
+	TypeWhere      // anyone → anyone: the primary of an object is at a node as of an epoch (Where)
+	TypeBackup     // primary → backup: the state and metadata a failover needs (Backup)
+	TypeBackupAck  // backup → primary: the version backed up (BackupAcks)
+	TypeWriteAcks  // primary → writer: writes applied and backed up (WriteAcks)
+	TypeHeartbeat  // node → node: alive, with its incarnation (Heartbeat)
+	TypeProbe      // node → witness or suspect: is this node alive? (Probe)
+	TypeProbeReply // witness or suspect → node: the answer (Probe)
+	TypeRelease    // primary → former backup: stop backing these objects up (Epochs)
 	numTypes
 )
 
 var typeNames = [...]string{"", "updates", "acks", "writes", "register", "drop", "delete",
 	"handoff", "publish", "subscribe", "match", "ring-route", "ring-join-reply", "ring-stabilize",
 	"ring-stabilize-reply", "ring-leave", "ring-ping", "ring-pong", "ring-owner", "ring-split", "ring-split-reply", "locate",
-	"dormant"}
+	"dormant", "migrate", "migrate-ack", "where", "backup", "backup-ack", "write-acks", "heartbeat",
+	"probe", "probe-reply", "release"}
 
 // String returns the type's lower-case name.
 func (t Type) String() string {
@@ -80,7 +94,8 @@ func (t Type) Class() Class {
 		return ClassDiscovery
 	case TypeMatch:
 		return ClassMatching
-	case TypeHandoff:
+	case TypeHandoff, TypeMigrate, TypeMigrateAck, TypeWhere, TypeBackup, TypeBackupAck,
+		TypeHeartbeat, TypeProbe, TypeProbeReply, TypeRelease:
 		return ClassControl
 	case TypeRingRoute:
 		return ClassDiscovery // the ring commits a routed frame under its payload's class

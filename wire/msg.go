@@ -163,22 +163,50 @@ func (m *Acks) Decode(body []byte) error {
 	return r.err
 }
 
-// Write is a tentative write to object ID, made on a replica and forwarded
-// to the primary: world.AppendWrite(before, after).
+// Write is a tentative write to object ID, made by a think function
+// (on a replica, or by ID through the name service) and sent to the
+// primary: world.AppendWrite(before, after). Seq numbers the write among
+// all of its writer's (increasing, never reused within an incarnation);
+// Prev is the sequence number of the writer's previous write to ID not
+// yet acknowledged when this one was made (0: none). The primary applies
+// a write once, only after Prev (it has applied every write up to Prev),
+// and acknowledges it (WriteAcks).
 type Write struct {
 	ID   world.ObjectID
+	Seq  uint32
+	Prev uint32
 	Data []byte
 }
 
-// Writes is a batch of tentative writes to one primary node, in the order
-// they were made.
-type Writes struct{ Entries []Write }
+// MaxHops is how many times a write may be forwarded toward an object's
+// primary (by a node it left, or the home of its ID) before it is dropped.
+const MaxHops = 4
+
+// Writes is a batch of tentative writes by one writer, in the order they
+// were made. Writer and Inc name the writing node and its incarnation
+// (a forwarded write keeps them: the primary acknowledges the writer);
+// Hops counts the forwards so far.
+type Writes struct {
+	Writer  NodeID
+	Inc     uint16
+	Hops    uint8
+	Entries []Write
+}
 
 // AppendWrites appends m as one frame.
 func AppendWrites(b []byte, m *Writes) []byte {
 	b, start := beginFrame(b, TypeWrites)
+	b = binary.AppendUvarint(b, uint64(m.Writer))
+	b = binary.AppendUvarint(b, uint64(m.Inc))
+	b = append(b, m.Hops)
 	for _, w := range m.Entries {
 		b = appendID(b, w.ID)
+		b = binary.AppendUvarint(b, uint64(w.Seq))
+		back := uint64(0)
+		if w.Prev != 0 {
+			back = uint64(w.Seq - w.Prev)
+		}
+		b = binary.AppendUvarint(b, back)
 		b = appendBytes(b, w.Data)
 	}
 	return endFrame(b, start)
@@ -187,9 +215,30 @@ func AppendWrites(b []byte, m *Writes) []byte {
 // Decode decodes a Writes frame body into m.
 func (m *Writes) Decode(body []byte) error {
 	r := reader{p: body}
+	m.Writer = NodeID(r.u32("writer"))
+	inc := r.uvarint("writer incarnation")
+	if r.err == nil && inc > math.MaxUint16 {
+		return malformed("writer incarnation %d exceeds 16 bits", inc)
+	}
+	m.Inc = uint16(inc)
+	m.Hops = r.fixed(1, "hops")[0]
+	if r.err == nil && m.Hops > MaxHops {
+		return malformed("writes forwarded %d times (at most %d)", m.Hops, MaxHops)
+	}
 	m.Entries = m.Entries[:0]
 	for r.more() {
-		w := Write{ID: r.id(), Data: r.bytes("write data")}
+		w := Write{ID: r.id(), Seq: r.u32("write sequence")}
+		back := r.uvarint("previous write distance")
+		w.Data = r.bytes("write data")
+		if r.err == nil && w.Seq == 0 {
+			return malformed("write to %v has sequence 0", w.ID)
+		}
+		if r.err == nil && back >= uint64(w.Seq) {
+			return malformed("write %d to %v: previous write %d back", w.Seq, w.ID, back)
+		}
+		if back != 0 {
+			w.Prev = w.Seq - uint32(back)
+		}
 		if r.err != nil {
 			return r.err
 		}

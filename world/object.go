@@ -92,4 +92,10 @@ type Context interface {
 	// update (numeric fields add, Bool and Ref fields are set); the primary's
 	// next update overrides the local tentative value.
 	Write(id ObjectID, fn func(*State)) error
+	// WriteTo applies fn to a zero State of kind s and sends the change as
+	// a tentative write to object id, which this node need not hold: it
+	// reaches the primary wherever it is (through the name service),
+	// exactly once (numeric fields add, Bool and Ref fields are set). On
+	// an object this node holds it is Write.
+	WriteTo(id ObjectID, s *Schema, fn func(*State)) error
 }

@@ -92,6 +92,52 @@ type Config struct {
 	// RegistrationTTL like any other and drops its replica with a
 	// wire.TypeDrop. Ignored when DormantEvery is negative.
 	DormantTTL time.Duration
+	// Inc is this node's incarnation (node.Config.Incarnation): its writes
+	// carry it, so a restarted writer's new sequence numbers are not taken
+	// for an earlier run's.
+	Inc uint16
+	// WriteRetry: a write not acknowledged this long after it was sent is
+	// sent again, until it is acknowledged, its object is deleted, or
+	// WriteGiveUp passes (then it is abandoned and counted). Defaults
+	// 250 ms and 60 s.
+	WriteRetry  time.Duration
+	WriteGiveUp time.Duration
+	// ForwardTTL: a node a primary left (by migration) forwards writes and
+	// points registrations to the new primary for this long, longer than a
+	// holder takes to hear of the move (its registrations go to the new
+	// primary from its next RegisterPeriod). Default 2 × RegistrationTTL.
+	ForwardTTL time.Duration
+	// BindPeriod: a primary whose object was created elsewhere re-binds it
+	// at the home of its ID (the node named by the ID's origin) this
+	// often; the home forgets a binding after 3 periods. Default 5 s.
+	BindPeriod time.Duration
+	// Failover turns warm backups on: each primary keeps a backup on
+	// another node (BackupPolicy), sent every frame its state changes;
+	// primary and backup exchange heartbeats every Heartbeat; a backup
+	// that hears nothing from the primary's node for SuspectAfter asks
+	// Witnesses other nodes to probe it (ProbeTimeout), and promotes
+	// itself when one of them finds it dead too. Writes are acknowledged
+	// only once the backup holds them.
+	Failover bool
+	// Heartbeat (default 100 ms), SuspectAfter (400 ms), ProbeTimeout
+	// (350 ms), Witnesses (2).
+	Heartbeat    time.Duration
+	SuspectAfter time.Duration
+	ProbeTimeout time.Duration
+	Witnesses    int
+	// Peers, if set, returns the cluster's other nodes: witnesses, and
+	// backups for objects no other node holds, are chosen among them.
+	Peers func() []wire.NodeID
+	// Delay, if set, estimates the one-way delay between two nodes (a
+	// measured or estimated latency): the default backup policy and the
+	// choice of witnesses use it.
+	Delay func(a, b wire.NodeID) time.Duration
+	// Backup chooses a primary's backup; nil means LeastLatency.
+	Backup BackupPolicy
+	// OnEvent, if set, is called with every authority event (migrations,
+	// promotions, writes applied and acknowledged, deaths): the lab's
+	// fault checker reads them. It must not call back into the store.
+	OnEvent func(Event)
 	// MaxFrame: an updates frame is closed and a new one started once its
 	// body exceeds this many bytes, so packets stay under the MTU.
 	MaxFrame int
@@ -114,6 +160,13 @@ func DefaultConfig() Config {
 		TombstoneTTL:    30 * time.Second,
 		KeepaliveWait:   500 * time.Millisecond,
 		MaxFrame:        1000,
+		WriteRetry:      250 * time.Millisecond,
+		WriteGiveUp:     60 * time.Second,
+		BindPeriod:      5 * time.Second,
+		Heartbeat:       100 * time.Millisecond,
+		SuspectAfter:    400 * time.Millisecond,
+		ProbeTimeout:    350 * time.Millisecond,
+		Witnesses:       2,
 	}
 }
 
@@ -151,6 +204,12 @@ func (c Config) Validate() (Config, error) {
 		{&c.ReplicaLinger, d.ReplicaLinger, "ReplicaLinger"},
 		{&c.TombstoneTTL, d.TombstoneTTL, "TombstoneTTL"},
 		{&c.DormantAfter, d.DormantAfter, "DormantAfter"},
+		{&c.WriteRetry, d.WriteRetry, "WriteRetry"},
+		{&c.WriteGiveUp, d.WriteGiveUp, "WriteGiveUp"},
+		{&c.BindPeriod, d.BindPeriod, "BindPeriod"},
+		{&c.Heartbeat, d.Heartbeat, "Heartbeat"},
+		{&c.SuspectAfter, d.SuspectAfter, "SuspectAfter"},
+		{&c.ProbeTimeout, d.ProbeTimeout, "ProbeTimeout"},
 	} {
 		if err := fill(f.v, f.def, f.name); err != nil {
 			return c, err
@@ -193,6 +252,24 @@ func (c Config) Validate() (Config, error) {
 	if c.ReplicaTimeout <= c.KeepalivePeriod {
 		return c, fmt.Errorf("%w: ReplicaTimeout %v must exceed KeepalivePeriod %v (replicas of idle objects would time out)",
 			ErrConfig, c.ReplicaTimeout, c.KeepalivePeriod)
+	}
+	if c.ForwardTTL == 0 {
+		c.ForwardTTL = 2 * c.RegistrationTTL
+	}
+	if c.ForwardTTL < c.RegistrationTTL {
+		return c, fmt.Errorf("%w: ForwardTTL %v is shorter than RegistrationTTL %v: holders would lose the moved primary", ErrConfig, c.ForwardTTL, c.RegistrationTTL)
+	}
+	if c.Witnesses == 0 {
+		c.Witnesses = d.Witnesses
+	}
+	if c.Witnesses < 1 || c.Witnesses > 16 {
+		return c, fmt.Errorf("%w: Witnesses %d (want 1 to 16)", ErrConfig, c.Witnesses)
+	}
+	if c.SuspectAfter <= c.Heartbeat {
+		return c, fmt.Errorf("%w: SuspectAfter %v must exceed Heartbeat %v", ErrConfig, c.SuspectAfter, c.Heartbeat)
+	}
+	if c.Heartbeat >= time.Second {
+		return c, fmt.Errorf("%w: Heartbeat %v (want under 1 s)", ErrConfig, c.Heartbeat)
 	}
 	if c.RegistrationTTL <= c.RegisterPeriod {
 		return c, fmt.Errorf("%w: RegistrationTTL %v must exceed RegisterPeriod %v", ErrConfig, c.RegistrationTTL, c.RegisterPeriod)

@@ -12,7 +12,9 @@ import (
 func Handles(t wire.Type) bool {
 	switch t {
 	case wire.TypeUpdates, wire.TypeAcks, wire.TypeWrites, wire.TypeRegister, wire.TypeDormant, wire.TypeDrop,
-		wire.TypeDelete, wire.TypeHandoff:
+		wire.TypeDelete, wire.TypeHandoff,
+		wire.TypeMigrate, wire.TypeMigrateAck, wire.TypeWhere, wire.TypeBackup, wire.TypeBackupAck, wire.TypeWriteAcks,
+		wire.TypeHeartbeat, wire.TypeProbe, wire.TypeProbeReply, wire.TypeRelease:
 		return true
 	}
 	return false
@@ -105,10 +107,75 @@ func (s *Store) handle(now time.Duration, from wire.NodeID, t wire.Type, body []
 		if err := s.wr.Decode(body); err != nil {
 			return err
 		}
+		if s.wr.Hops == 0 && s.wr.Writer != from {
+			return fmt.Errorf("%w: writes from node %d name writer %d without a forward", wire.ErrMalformed, from, s.wr.Writer)
+		}
 		for _, w := range s.wr.Entries {
-			if err := s.write(from, w, apply); err != nil {
+			if err := s.writeIn(now, from, &s.wr, w, apply); err != nil {
 				return err
 			}
+		}
+	case wire.TypeMigrate:
+		if err := s.au.mig.Decode(body); err != nil {
+			return err
+		}
+		for i := range s.au.mig.Entries {
+			if err := s.migrateIn(now, from, &s.au.mig.Entries[i], apply); err != nil {
+				return err
+			}
+		}
+	case wire.TypeMigrateAck, wire.TypeRelease:
+		if err := s.au.eps.Decode(body); err != nil || !apply {
+			return err
+		}
+		for _, e := range s.au.eps.Entries {
+			if t == wire.TypeMigrateAck {
+				s.migrateAcked(from, e)
+			} else {
+				s.releaseIn(from, e)
+			}
+		}
+	case wire.TypeWhere:
+		if err := s.au.wh.Decode(body); err != nil || !apply {
+			return err
+		}
+		for _, l := range s.au.wh.Entries {
+			s.whereIn(now, from, l)
+		}
+	case wire.TypeBackup:
+		if err := s.au.bkm.Decode(body); err != nil {
+			return err
+		}
+		for i := range s.au.bkm.Entries {
+			if err := s.backupIn(now, from, &s.au.bkm.Entries[i], apply); err != nil {
+				return err
+			}
+		}
+	case wire.TypeBackupAck:
+		if err := s.au.bas.Decode(body); err != nil || !apply {
+			return err
+		}
+		for _, a := range s.au.bas.Entries {
+			s.backupAcked(now, from, a)
+		}
+	case wire.TypeWriteAcks:
+		if err := s.au.was.Decode(body); err != nil || !apply {
+			return err
+		}
+		s.writeAcksIn(now, &s.au.was)
+	case wire.TypeHeartbeat:
+		var hb wire.Heartbeat
+		if err := hb.Decode(body); err != nil || !apply {
+			return err
+		}
+		s.heartbeatIn(now, from, hb)
+	case wire.TypeProbe, wire.TypeProbeReply:
+		var pr wire.Probe
+		if err := pr.Decode(body); err != nil || !apply {
+			return err
+		}
+		for _, l := range pr.Entries {
+			s.probeIn(now, from, t, l)
 		}
 	case wire.TypeRegister, wire.TypeDormant, wire.TypeDrop, wire.TypeDelete:
 		if err := s.idl.Decode(body); err != nil || !apply {
@@ -234,6 +301,14 @@ func (s *Store) update(now time.Duration, from wire.NodeID, e *entry, u *wire.Up
 		s.insert(e)
 		return nil
 	}
+	if from != e.from && e.version > 0 {
+		// An update from a node this node does not know as the primary: a
+		// stale primary, or a new one whose news was lost. Tell it what
+		// this node knows; the newer of the two corrects the other.
+		s.stats.Stale++
+		s.au.whereq = append(s.au.whereq, whereMsg{to: from, l: wire.Location{ID: u.ID, Epoch: e.epoch, Node: e.from}})
+		return nil
+	}
 	e.from, e.lastHeard = from, now
 	if u.Version <= e.version {
 		if u.Version == e.version {
@@ -298,39 +373,16 @@ func (s *Store) acked(from wire.NodeID, a wire.Ack) {
 	}
 }
 
-func (s *Store) write(from wire.NodeID, w wire.Write, apply bool) error {
-	e := s.objs.Get(w.ID)
-	ok := e != nil
-	if !ok || !e.primary {
-		if apply {
-			s.stats.Ignored++
-		}
-		return nil
-	}
-	dst := e.st
-	if !apply {
-		dst = s.scratchFor(e.kind)
-		dst.CopyFrom(e.st)
-	}
-	n, err := world.ApplyWrite(dst, w.Data)
-	if err != nil {
-		return fmt.Errorf("%v: %w", w.ID, err)
-	}
-	if n != len(w.Data) {
-		return fmt.Errorf("%w: %v: %d bytes after the write", world.ErrCorrupt, w.ID, len(w.Data)-n)
-	}
-	if apply {
-		s.changed(e)
-		s.stats.WritesApplied++
-	}
-	return nil
-}
-
 func (s *Store) ids1(now time.Duration, from wire.NodeID, t wire.Type, id world.ObjectID) {
 	e := s.objs.Get(id)
 	switch t {
 	case wire.TypeRegister, wire.TypeDormant:
 		if e == nil || !e.primary {
+			if l, ok := s.whereOf(id); ok && l.Node != from && l.Node != s.cfg.Self && !s.tomb.has(id) {
+				// It moved: point the requester on.
+				s.au.whereq = append(s.au.whereq, whereMsg{to: from, l: l})
+				return
+			}
 			// Unknown or deleted here: tell the requester to forget it.
 			s.idq = append(s.idq, idMsg{to: from, typ: wire.TypeDelete, id: id})
 			return

@@ -175,6 +175,10 @@ type entry struct {
 	holders []holder // sorted by node
 	// controller is the node whose player controls it.
 	controller wire.NodeID
+	// epoch is the object's epoch as this node knows it (authority.go);
+	// auth, a primary's authority state (nil until needed).
+	epoch uint32
+	auth  *auth
 
 	// The holders' nodes and the client-server handoff. hnodes is
 	// holders' nodes, in the same order: every acknowledgement received
@@ -238,6 +242,20 @@ type Stats struct {
 	Ignored        int64 // well-formed messages about objects this node cannot act on
 	Timeouts       int64 // replicas deleted because their primary fell silent
 	Dropped        int64 // replicas dropped (unneeded here, or dropped by the primary)
+
+	// Authority (authority.go, writes.go, health.go).
+	Migrations       int64 // primaries handed to another node
+	Installs         int64 // primaries taken over by migration
+	Promotions       int64 // backups promoted after their primary's node died
+	StepDowns        int64 // primaries that stepped down for a higher epoch
+	WritesMade       int64 // writes this node made to objects it does not hold the primary of
+	WritesResent     int64 // of the writes sent, resent (not acknowledged in time)
+	WritesDuplicate  int64 // writes received that were applied already (acknowledged again)
+	WritesOutOfOrder int64 // writes received before an earlier one of the same writer (left for the resend)
+	WritesForwarded  int64 // writes forwarded toward the primary
+	WritesAbandoned  int64 // writes given up (WriteGiveUp, or the object is gone)
+	BackupsSent      int64 // backup states sent
+	Deaths           int64 // nodes declared dead
 }
 
 // Store is a node's local object store and replica manager.
@@ -284,9 +302,8 @@ type Store struct {
 	want map[world.ObjectID]request
 
 	// queued outputs
-	idq    []idMsg
-	writes []pendingWrite
-	wbuf   []byte
+	idq []idMsg
+	au  authState
 
 	// scratch, reused every call
 	sends    []send
@@ -316,12 +333,6 @@ type idMsg struct {
 	id  world.ObjectID
 }
 
-type pendingWrite struct {
-	to       wire.NodeID
-	id       world.ObjectID
-	off, end int
-}
-
 type send struct {
 	to   wire.NodeID
 	e    *entry
@@ -342,11 +353,13 @@ func NewStore(cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{cfg: cfg, dims: cfg.Registry.Space().Dims(),
+	s := &Store{cfg: cfg, dims: cfg.Registry.Space().Dims(),
 		tomb:    newExpiring(),
 		dropped: newExpiring(),
 		want:    map[world.ObjectID]request{},
-		scratch: make([]*world.State, cfg.Registry.Len()+1)}, nil
+		scratch: make([]*world.State, cfg.Registry.Len()+1)}
+	s.initAuth()
+	return s, nil
 }
 
 // Config returns the store's validated configuration.
@@ -585,6 +598,13 @@ func (s *Store) Delete(now time.Duration, id world.ObjectID) error {
 	for _, h := range e.holders {
 		s.idq = append(s.idq, idMsg{to: h.node, typ: wire.TypeDelete, id: id})
 	}
+	if a := e.auth; a != nil && a.hasBackup {
+		s.au.rels[id] = release{to: a.backup, epoch: e.epoch, until: now + 3*time.Second}
+	}
+	if hm := home(id); hm != s.cfg.Self && e.epoch > 0 {
+		s.au.whereq = append(s.au.whereq, whereMsg{to: hm, l: wire.Location{ID: id, Gone: true}})
+	}
+	delete(s.au.where, id)
 	s.remove(id)
 	s.tomb.set(id, now)
 	return nil
@@ -668,9 +688,8 @@ func (s *Store) Write(id world.ObjectID, fn func(*world.State)) error {
 	if !world.Changed(before, e.st) {
 		return nil
 	}
-	off := len(s.wbuf)
-	s.wbuf = world.AppendWrite(s.wbuf, before, e.st)
-	s.writes = append(s.writes, pendingWrite{to: e.from, id: id, off: off, end: len(s.wbuf)})
+	s.dbuf = world.AppendWrite(s.dbuf[:0], before, e.st)
+	s.queueWrite(id, s.dbuf, e.from, e.version > 0)
 	return nil
 }
 
@@ -692,8 +711,11 @@ func (s *Store) scratchFor(k world.Kind) *world.State {
 // commit gives e a new version if its state changed since the newest one
 // (always, when force).
 func (s *Store) commit(e *entry, now time.Duration, force bool) {
-	if nw := e.hist.newest(); !force && nw != nil && !world.Changed(nw.st, e.st) {
+	if nw := e.hist.newest(); !force && nw != nil && (e.auth == nil || !e.auth.dirty) && !world.Changed(nw.st, e.st) {
 		return
+	}
+	if e.auth != nil {
+		e.auth.dirty = false
 	}
 	e.version++
 	slot := e.hist.next()

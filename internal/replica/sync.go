@@ -61,7 +61,7 @@ func (s *Store) flush(now time.Duration, boxes []world.Box, vf View, o *wire.Out
 	s.encodeUpdates(now, o)
 	s.encodeAcks(o)
 	s.encodeHandoffs(now, o)
-	s.encodeWrites(o)
+	s.flushAuthority(now, o)
 	s.encodeIDs(o)
 	s.tomb.expire(now, s.cfg.TombstoneTTL)
 	s.dropped.expire(now, dropGuard)
@@ -73,6 +73,11 @@ func (s *Store) flush(now time.Duration, boxes []world.Box, vf View, o *wire.Out
 // delivered it, not up to a frame later. The caller (package node) calls
 // it after applying a received packet.
 func (s *Store) Answer(now time.Duration, o *wire.Outbox) {
+	s.au.now = now
+	if s.authQueued() {
+		s.encodeAuth(now, o)
+		s.encodeHealth(o)
+	}
 	if len(s.answer) == 0 {
 		return
 	}
@@ -414,24 +419,6 @@ func (s *Store) encodeHandoffs(now time.Duration, o *wire.Outbox) {
 		s.ho.Entries = append(s.ho.Entries[:0], wire.Handoff{ID: e.id, Kind: e.kind, Data: s.dbuf})
 		o.Commit(e.from, wire.ClassControl, wire.AppendHandoffs(o.Buf(), &s.ho))
 	}
-}
-
-func (s *Store) encodeWrites(o *wire.Outbox) {
-	slices.SortStableFunc(s.writes, byTo(func(x pendingWrite) wire.NodeID { return x.to }))
-	for i := 0; i < len(s.writes); {
-		to := s.writes[i].to
-		s.wr.Entries = s.wr.Entries[:0]
-		size := 0
-		for ; i < len(s.writes) && s.writes[i].to == to && size < s.cfg.MaxFrame; i++ {
-			w := s.writes[i]
-			s.wr.Entries = append(s.wr.Entries, wire.Write{ID: w.id, Data: s.wbuf[w.off:w.end]})
-			size += w.end - w.off + 4
-		}
-		s.stats.WritesSent += int64(len(s.wr.Entries))
-		o.Commit(to, wire.ClassUpdate, wire.AppendWrites(o.Buf(), &s.wr))
-	}
-	s.writes = s.writes[:0]
-	s.wbuf = s.wbuf[:0]
 }
 
 func (s *Store) encodeIDs(o *wire.Outbox) {

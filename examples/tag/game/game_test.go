@@ -66,6 +66,10 @@ func (f *field) Delete(id world.ObjectID) error {
 	return nil
 }
 
+func (f *field) WriteTo(id world.ObjectID, _ *world.Schema, fn func(*world.State)) error {
+	return f.Write(id, fn)
+}
+
 func (f *field) Write(id world.ObjectID, fn func(*world.State)) error {
 	o, ok := f.objs[id]
 	if !ok {

@@ -1,0 +1,966 @@
+package replica
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/overworld/overworld/wire"
+	"github.com/overworld/overworld/world"
+)
+
+// Authority: where an object's primary is, and how it moves and survives.
+//
+// Every object has an epoch (0 when created), raised by one at every
+// migration and every failover. A node accepts writes for an object only
+// as its primary, and two nodes never hold the primary of one object at
+// one epoch: a migration hands the object over (the old node stops
+// before the new one starts), and a failover promotes the one backup of
+// the epoch. A node that learns of a higher epoch than its own primary's
+// steps down (a primary cut off by a partition, back).
+//
+//   - Migration (Migrate): the old primary sends the state, the writers'
+//     progress and the holders to the new node (wire.TypeMigrate, resent
+//     until acknowledged), keeps the state as the new primary's first
+//     backup, tells the holders and the home of the ID where the object
+//     went (wire.TypeWhere), and forwards writes and points registrations
+//     to the new primary for ForwardTTL (the forwarding reference).
+//   - The name service: the home of an ID (the node named by its origin,
+//     see home) binds it to its current primary; primaries of objects
+//     created elsewhere re-bind every BindPeriod. A write to an object a
+//     node holds no replica of goes to its last known primary, else to
+//     its home, and is forwarded from there.
+//   - Writes by ID, exactly once (writes.go): every write carries its
+//     writer's incarnation and sequence numbers; the primary applies each
+//     once, in order, and acknowledges it once the backup holds it; the
+//     writer resends it until then.
+//   - Backups and failover (Config.Failover; health.go): each primary has
+//     a backup on another node (BackupPolicy), sent every frame the state
+//     changes (wire.TypeBackup). When the backup and a witness find the
+//     primary's node dead, the backup promotes itself at epoch+1, tells
+//     the holders and the home, and picks a backup of its own.
+
+// home returns the node whose name service binds id: the node named by
+// the low 16 bits of its origin (node.Config.Incarnation).
+func home(id world.ObjectID) wire.NodeID {
+	o := id.Origin()
+	if o>>16 != 0 {
+		return wire.NodeID(o & 0xffff)
+	}
+	return wire.NodeID(o)
+}
+
+// Home returns the node whose name service binds id: the node that
+// created it.
+func Home(id world.ObjectID) wire.NodeID { return home(id) }
+
+// EventKind names an authority event (Config.OnEvent).
+type EventKind uint8
+
+// Authority events.
+const (
+	EvMigrated       EventKind = iota + 1 // this node handed ID (version Version) to Node at Epoch
+	EvInstalled                           // this node took ID over from Node at Epoch (migration)
+	EvPromoted                            // this node promoted its backup of ID (version Version) at Epoch; Node is the dead primary's node
+	EvSteppedDown                         // this node's primary of ID stepped down for Node's Epoch
+	EvWriteApplied                        // the primary applied write Seq of Writer (Inc) to ID at Epoch, in version Version
+	EvWriteAcked                          // the writer learnt that its writes to ID up to Seq are applied and safe
+	EvWriteAbandoned                      // the writer gave write Seq to ID up (WriteGiveUp) or the object is gone (Node: 1)
+	EvDead                                // this node declared Node dead
+	EvBackup                              // this node chose Node as the backup of ID at Epoch
+)
+
+var eventNames = [...]string{"", "migrated", "installed", "promoted", "stepped-down", "write-applied",
+	"write-acked", "write-abandoned", "dead", "backup"}
+
+// String returns the event's name.
+func (k EventKind) String() string {
+	if int(k) < len(eventNames) && k != 0 {
+		return eventNames[k]
+	}
+	return fmt.Sprintf("event(%d)", uint8(k))
+}
+
+// Event is one authority event, reported to Config.OnEvent as it happens.
+type Event struct {
+	Kind    EventKind
+	At      time.Duration
+	Self    wire.NodeID
+	ID      world.ObjectID
+	Epoch   uint32
+	Node    wire.NodeID
+	Version uint64
+	Writer  wire.NodeID
+	Inc     uint16
+	Seq     uint32
+}
+
+func (s *Store) emit(ev Event) {
+	if s.cfg.OnEvent != nil {
+		ev.Self = s.cfg.Self
+		s.cfg.OnEvent(ev)
+	}
+}
+
+// auth is a primary's authority state (nil until it is needed).
+type auth struct {
+	writers []writerRec // by (node, inc)
+	acks    []pendingAck
+	dirty   bool // a write was applied since the last commit: commit even if the state is unchanged
+
+	backup    wire.NodeID
+	hasBackup bool
+	bkAcked   uint64 // the version the backup holds, with the writers' progress
+	bkSent    uint64 // the version last sent to the backup
+	bkSentAt  time.Duration
+	bkHolders []wire.NodeID // the holders last sent to the backup
+	bkFull    bool          // send the holders with the next backup
+	lastBind  time.Duration
+}
+
+type writerRec struct {
+	wire.WriterSeq
+	ver uint64 // the version that contains write Seq
+}
+
+type pendingAck struct {
+	node wire.NodeID
+	inc  uint16
+	seq  uint32
+	ver  uint64
+}
+
+// loc is a forwarding reference (an object that left this node) or a
+// home binding (an object created here, now elsewhere).
+type loc struct {
+	node  wire.NodeID
+	epoch uint32
+	until time.Duration
+}
+
+// bcopy is what a backup keeps of an object: the state of one version
+// and the writers' progress as of it.
+type bcopy struct {
+	primary    wire.NodeID
+	epoch      uint32
+	version    uint64
+	kind       world.Kind
+	st         *world.State
+	controller wire.NodeID
+	writers    []wire.WriterSeq
+	holders    []wire.NodeID
+	heard      time.Duration // the last backup state from the primary
+	// mig is the migration this node sent and that is not acknowledged
+	// yet (the copy is the new primary's first backup); it is resent
+	// every WriteRetry.
+	mig    *wire.Migration
+	migAt  time.Duration
+	migBuf []byte
+}
+
+type whereMsg struct {
+	to wire.NodeID
+	l  wire.Location
+}
+
+type epochMsg struct {
+	to  wire.NodeID
+	typ wire.Type
+	e   wire.Epoch
+}
+
+type backupAckMsg struct {
+	to wire.NodeID
+	a  wire.BackupAck
+}
+
+type release struct {
+	to     wire.NodeID
+	epoch  uint32
+	until  time.Duration
+	sentAt time.Duration
+}
+
+// authState is the store's authority state.
+type authState struct {
+	where    map[world.ObjectID]loc
+	bk       map[world.ObjectID]*bcopy
+	outw     map[world.ObjectID]*wstream
+	rels     map[world.ObjectID]release
+	wseq     uint32 // the last write sequence number given out
+	early    []earlyWrite
+	fwd      []fwdWrite
+	whereq   []whereMsg
+	epochq   []epochMsg
+	baq      []backupAckMsg
+	wackq    []wackMsg
+	health   health
+	mig      wire.Migrate
+	bkm      wire.Backup
+	wh       wire.Where
+	eps      wire.Epochs
+	bas      wire.BackupAcks
+	was      wire.WriteAcks
+	pendMig  []migMsg
+	backupq  []backupMsg
+	now      time.Duration
+	started  bool
+	startAt  time.Duration
+	scratchH []wire.NodeID
+}
+
+func (s *Store) initAuth() {
+	s.au.where = map[world.ObjectID]loc{}
+	s.au.bk = map[world.ObjectID]*bcopy{}
+	s.au.outw = map[world.ObjectID]*wstream{}
+	s.au.rels = map[world.ObjectID]release{}
+	s.au.health.init()
+}
+
+// Epoch returns the epoch of local object id (primary or replica) and
+// whether it is held here.
+func (s *Store) Epoch(id world.ObjectID) (uint32, bool) {
+	e := s.objs.Get(id)
+	if e == nil {
+		return 0, false
+	}
+	return e.epoch, true
+}
+
+// BackupOf returns the backup node of local primary id, if it has one.
+func (s *Store) BackupOf(id world.ObjectID) (wire.NodeID, bool) {
+	e := s.objs.Get(id)
+	if e == nil || !e.primary || e.auth == nil || !e.auth.hasBackup {
+		return 0, false
+	}
+	return e.auth.backup, true
+}
+
+// BackedUp appends the IDs of the objects this node keeps a backup of,
+// in increasing order.
+func (s *Store) BackedUp(dst []world.ObjectID) []world.ObjectID {
+	start := len(dst)
+	for id := range s.au.bk {
+		dst = append(dst, id)
+	}
+	slices.Sort(dst[start:])
+	return dst
+}
+
+func (e *entry) authority() *auth {
+	if e.auth == nil {
+		e.auth = &auth{bkFull: true}
+	}
+	return e.auth
+}
+
+// Migrate hands local primary id, and the primaries attached to it
+// (world.Attacher), to node to: see the package's authority notes. The
+// object stops thinking here at once; to thinks it from its next frame
+// after the migration arrives. It returns the IDs migrated.
+func (s *Store) Migrate(now time.Duration, id world.ObjectID, to wire.NodeID) ([]world.ObjectID, error) {
+	e := s.objs.Get(id)
+	switch {
+	case e == nil:
+		return nil, fmt.Errorf("%w: %v", ErrUnknown, id)
+	case !e.primary:
+		return nil, fmt.Errorf("%w: %v", ErrNotPrimary, id)
+	case to == s.cfg.Self:
+		return nil, fmt.Errorf("replica: %v: migration to this node itself", id)
+	case s.au.health.isDead(to):
+		return nil, fmt.Errorf("replica: %v: migration to node %d, which is declared dead", id, to)
+	}
+	ids := []world.ObjectID{id}
+	if !s.cfg.NoAttach {
+		for _, p := range s.prims {
+			if a, ok := p.obj.(world.Attacher); ok && p.id != id && a.AttachTo() == id {
+				ids = append(ids, p.id)
+			}
+		}
+	}
+	for _, x := range ids {
+		s.migrateOne(now, s.objs.Get(x), to)
+	}
+	return ids, nil
+}
+
+// MigrateBox migrates every local primary whose location lies in box
+// (and what is attached to them) to node to, and returns their IDs.
+func (s *Store) MigrateBox(now time.Duration, box world.Box, to wire.NodeID) ([]world.ObjectID, error) {
+	if to == s.cfg.Self {
+		return nil, fmt.Errorf("replica: migration to this node itself")
+	}
+	if s.au.health.isDead(to) {
+		return nil, fmt.Errorf("replica: migration to node %d, which is declared dead", to)
+	}
+	var in []world.ObjectID
+	for _, p := range s.prims {
+		if box.Contains(p.st.Location(), s.dims) {
+			in = append(in, p.id)
+		}
+	}
+	var out []world.ObjectID
+	for _, id := range in {
+		if e := s.objs.Get(id); e == nil || !e.primary {
+			continue // moved with its anchor already
+		}
+		got, err := s.Migrate(now, id, to)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, got...)
+	}
+	return out, nil
+}
+
+func (s *Store) migrateOne(now time.Duration, e *entry, to wire.NodeID) {
+	s.commit(e, now, false)
+	a := e.authority()
+	epoch := e.epoch + 1
+	m := &wire.Migration{ID: e.id, Kind: e.kind, Epoch: epoch, Version: e.version, Controller: e.controller}
+	m.Data = world.AppendDelta(nil, nil, e.st)
+	for _, w := range a.writers {
+		m.Writers = append(m.Writers, w.WriterSeq)
+	}
+	for _, h := range e.holders {
+		if h.alive(now) && h.node != to {
+			m.Holders = append(m.Holders, wire.HolderAt{Node: h.node, Version: h.acked})
+		}
+	}
+	// The old backup must not take over this object any more.
+	if a.hasBackup && a.backup != to {
+		s.au.rels[e.id] = release{to: a.backup, epoch: e.epoch, until: now + 3*time.Second}
+	}
+	// This node keeps the state as the new primary's first backup, and a
+	// replica for its own players.
+	b := &bcopy{primary: to, epoch: epoch, version: e.version, kind: e.kind, controller: e.controller,
+		st: e.st.Schema().NewState(e.id), heard: now, mig: m}
+	b.st.CopyFrom(e.st)
+	b.writers = m.Writers
+	for _, h := range m.Holders {
+		b.holders = append(b.holders, h.Node)
+	}
+	s.au.bk[e.id] = b
+	s.au.where[e.id] = loc{node: to, epoch: epoch, until: now + s.cfg.ForwardTTL}
+	for _, h := range m.Holders {
+		s.au.whereq = append(s.au.whereq, whereMsg{to: h.Node, l: wire.Location{ID: e.id, Epoch: epoch, Node: to}})
+	}
+	if hm := home(e.id); hm != s.cfg.Self && hm != to {
+		s.au.whereq = append(s.au.whereq, whereMsg{to: hm, l: wire.Location{ID: e.id, Epoch: epoch, Node: to}})
+	}
+	st := e.st.Schema().NewState(e.id)
+	st.CopyFrom(e.st)
+	version, kind := e.version, e.kind
+	s.remove(e.id)
+	s.installReplica(now, st, kind, version, to, epoch)
+	s.stats.Migrations++
+	s.emit(Event{Kind: EvMigrated, At: now, ID: m.ID, Epoch: epoch, Node: to, Version: version})
+}
+
+// installReplica adds a replica of state st (version v) whose primary is
+// on node from at epoch.
+func (s *Store) installReplica(now time.Duration, st *world.State, k world.Kind, v uint64, from wire.NodeID, epoch uint32) {
+	sc := s.cfg.Registry.Schema(k)
+	obj := sc.NewObject(st)
+	e, err := s.newEntry(obj, st, false)
+	if err != nil {
+		return
+	}
+	e.from, e.epoch, e.lastHeard, e.lastNeeded, e.lastRegister = from, epoch, now, now, now
+	e.requested = true
+	e.version, e.produced = v, now
+	s.insert(e)
+}
+
+// migrateIn installs a migrated primary (check only validates it).
+func (s *Store) migrateIn(now time.Duration, from wire.NodeID, m *wire.Migration, apply bool) error {
+	sc := s.cfg.Registry.Schema(m.Kind)
+	if sc == nil {
+		return fmt.Errorf("%w: migration of %v has unknown kind %d", wire.ErrMalformed, m.ID, m.Kind)
+	}
+	if !apply {
+		_, err := s.decodeFull(m.ID, m.Kind, m.Data, nil)
+		return err
+	}
+	ack := func() {
+		s.au.epochq = append(s.au.epochq, epochMsg{to: from, typ: wire.TypeMigrateAck, e: wire.Epoch{ID: m.ID, Epoch: m.Epoch}})
+	}
+	e := s.objs.Get(m.ID)
+	if e != nil && e.primary {
+		if e.epoch >= m.Epoch {
+			ack() // a retransmission
+		} else {
+			s.stats.Ignored++
+		}
+		return nil
+	}
+	if s.tomb.has(m.ID) {
+		ack()
+		s.stats.Ignored++
+		return nil
+	}
+	if e != nil && e.epoch > m.Epoch {
+		// This node knows a newer primary: tell the sender.
+		s.au.whereq = append(s.au.whereq, whereMsg{to: from, l: wire.Location{ID: m.ID, Epoch: e.epoch, Node: e.from}})
+		return nil
+	}
+	if b := s.au.bk[m.ID]; b != nil && b.epoch > m.Epoch {
+		s.au.whereq = append(s.au.whereq, whereMsg{to: from, l: wire.Location{ID: m.ID, Epoch: b.epoch, Node: b.primary}})
+		return nil
+	}
+	st := sc.NewState(m.ID)
+	if _, err := s.decodeFull(m.ID, m.Kind, m.Data, st); err != nil {
+		return err
+	}
+	if e != nil {
+		s.remove(m.ID)
+	}
+	delete(s.au.bk, m.ID)
+	delete(s.au.where, m.ID)
+	ne := s.installPrimary(now, sc.NewObject(st), m.Version, m.Epoch, m.Controller, m.Writers)
+	if ne == nil {
+		return nil
+	}
+	for _, h := range m.Holders {
+		if h.Node == s.cfg.Self {
+			continue
+		}
+		hh := ne.holder(h.Node, true)
+		hh.acked, hh.fresh, hh.regUntil, hh.sentAt = h.Version, h.Version == 0, now+s.cfg.RegistrationTTL, now
+		s.au.whereq = append(s.au.whereq, whereMsg{to: h.Node, l: wire.Location{ID: m.ID, Epoch: m.Epoch, Node: s.cfg.Self}})
+	}
+	// The old primary keeps a replica of version m.Version, and the state
+	// as this primary's first backup.
+	hh := ne.holder(from, true)
+	hh.acked, hh.fresh, hh.regUntil, hh.sentAt = m.Version, false, now+s.cfg.RegistrationTTL, now
+	a := ne.authority()
+	a.backup, a.hasBackup, a.bkAcked, a.bkSent, a.bkSentAt = from, true, m.Version, m.Version, now
+	if hm := home(m.ID); hm != s.cfg.Self {
+		s.au.whereq = append(s.au.whereq, whereMsg{to: hm, l: wire.Location{ID: m.ID, Epoch: m.Epoch, Node: s.cfg.Self}})
+		a.lastBind = now
+	}
+	ack()
+	s.stats.Installs++
+	s.emit(Event{Kind: EvInstalled, At: now, ID: m.ID, Epoch: m.Epoch, Node: from, Version: m.Version})
+	s.replayEarly(now, m.ID)
+	return nil
+}
+
+// installPrimary adds obj as a primary at version v (its State holds
+// it) and epoch, with the writers' progress.
+func (s *Store) installPrimary(now time.Duration, obj world.Object, v uint64, epoch uint32, controller wire.NodeID, writers []wire.WriterSeq) *entry {
+	e, err := s.newEntry(obj, obj.State(), true)
+	if err != nil {
+		return nil
+	}
+	e.primary, e.controller, e.epoch = true, controller, epoch
+	if controller == 0 && s.cfg.Self != 0 {
+		e.controller = s.cfg.Self
+	}
+	e.version = v - 1
+	s.commit(e, now, true) // version v
+	a := e.authority()
+	for _, w := range writers {
+		a.writers = append(a.writers, writerRec{WriterSeq: w, ver: v})
+	}
+	slices.SortFunc(a.writers, cmpWriter)
+	s.insert(e)
+	return e
+}
+
+func cmpWriter(a, b writerRec) int {
+	if c := cmp.Compare(a.Node, b.Node); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Inc, b.Inc)
+}
+
+// migrateAcked ends the retransmission of a migration.
+func (s *Store) migrateAcked(from wire.NodeID, ep wire.Epoch) {
+	if b := s.au.bk[ep.ID]; b != nil && b.mig != nil && b.primary == from && b.epoch == ep.Epoch {
+		b.mig = nil
+		return
+	}
+	s.stats.Ignored++
+}
+
+// promote makes this node the primary of the object backed up in b, its
+// primary's node being dead.
+func (s *Store) promote(now time.Duration, id world.ObjectID, b *bcopy, dead wire.NodeID) {
+	delete(s.au.bk, id)
+	sc := s.cfg.Registry.Schema(b.kind)
+	v := b.version
+	if e := s.objs.Get(id); e != nil {
+		if e.primary {
+			return
+		}
+		v = max(v, e.version)
+		s.remove(id)
+	}
+	if s.tomb.has(id) {
+		return
+	}
+	epoch := b.epoch + 1
+	controller := b.controller
+	if controller == dead {
+		controller = s.cfg.Self
+	}
+	e := s.installPrimary(now, sc.NewObject(b.st), v+1, epoch, controller, b.writers)
+	if e == nil {
+		return
+	}
+	for _, h := range b.holders {
+		if h == s.cfg.Self || h == dead {
+			continue
+		}
+		hh := e.holder(h, true)
+		hh.fresh, hh.regUntil, hh.sentAt = true, now+s.cfg.RegistrationTTL, now
+		s.au.whereq = append(s.au.whereq, whereMsg{to: h, l: wire.Location{ID: id, Epoch: epoch, Node: s.cfg.Self}})
+	}
+	if hm := home(id); hm != s.cfg.Self && hm != dead {
+		s.au.whereq = append(s.au.whereq, whereMsg{to: hm, l: wire.Location{ID: id, Epoch: epoch, Node: s.cfg.Self}})
+		e.authority().lastBind = now
+	}
+	if hm := home(id); hm == s.cfg.Self {
+		delete(s.au.where, id)
+	}
+	s.stats.Promotions++
+	s.emit(Event{Kind: EvPromoted, At: now, ID: id, Epoch: epoch, Node: dead, Version: v + 1})
+	s.replayEarly(now, id)
+}
+
+// stepDown turns local primary e into nothing (its replica is fetched
+// again from the new primary): a higher epoch's primary is on node to.
+func (s *Store) stepDown(now time.Duration, e *entry, to wire.NodeID, epoch uint32) {
+	id := e.id
+	for _, h := range e.holders {
+		if h.node != to {
+			s.au.whereq = append(s.au.whereq, whereMsg{to: h.node, l: wire.Location{ID: id, Epoch: epoch, Node: to}})
+		}
+	}
+	if e.auth != nil && e.auth.hasBackup && e.auth.backup != to {
+		s.au.rels[id] = release{to: e.auth.backup, epoch: e.epoch, until: now + 3*time.Second}
+	}
+	st := e.st.Schema().NewState(id)
+	st.CopyFrom(e.st)
+	kind := e.kind
+	s.remove(id)
+	s.au.where[id] = loc{node: to, epoch: epoch, until: now + s.cfg.ForwardTTL}
+	// Keep what this node had as a replica of version 0: the new
+	// primary's first update is a full state.
+	s.installReplica(now, st, kind, 0, to, epoch)
+	if r := s.objs.Get(id); r != nil {
+		r.ackDue = true
+	}
+	s.stats.StepDowns++
+	s.emit(Event{Kind: EvSteppedDown, At: now, ID: id, Epoch: epoch, Node: to})
+}
+
+// whereIn handles one location received from node from.
+func (s *Store) whereIn(now time.Duration, from wire.NodeID, l wire.Location) {
+	id := l.ID
+	if l.Gone {
+		s.goneIn(now, from, id)
+		return
+	}
+	if home(id) == s.cfg.Self && l.Node != s.cfg.Self {
+		if r, ok := s.au.where[id]; !ok || l.Epoch >= r.epoch {
+			s.au.where[id] = loc{node: l.Node, epoch: l.Epoch, until: now + 3*s.cfg.BindPeriod}
+		}
+	}
+	e := s.objs.Get(id)
+	switch {
+	case e != nil && e.primary:
+		if l.Epoch > e.epoch && l.Node != s.cfg.Self {
+			s.stepDown(now, e, l.Node, l.Epoch)
+		} else if l.Epoch < e.epoch || l.Node != s.cfg.Self {
+			// Stale news: correct the sender.
+			s.au.whereq = append(s.au.whereq, whereMsg{to: from, l: wire.Location{ID: id, Epoch: e.epoch, Node: s.cfg.Self}})
+		}
+	case e != nil:
+		if l.Epoch > e.epoch || l.Epoch == e.epoch && e.version == 0 {
+			if e.from != l.Node {
+				e.from, e.lastRegister = l.Node, 0 // register with the new primary at the next flush
+			}
+			e.epoch, e.lastHeard = l.Epoch, now
+		} else if l.Epoch < e.epoch && from == l.Node && from != e.from {
+			s.au.whereq = append(s.au.whereq, whereMsg{to: from, l: wire.Location{ID: id, Epoch: e.epoch, Node: e.from}})
+		}
+	}
+	if w := s.au.outw[id]; w != nil && l.Epoch >= w.epoch && l.Node != s.cfg.Self {
+		if w.to != l.Node {
+			w.to, w.sentAt = l.Node, 0
+		}
+		w.epoch, w.known = l.Epoch, true
+	}
+	if r, ok := s.au.where[id]; ok && l.Epoch > r.epoch && home(id) != s.cfg.Self {
+		s.au.where[id] = loc{node: l.Node, epoch: l.Epoch, until: r.until}
+	}
+	if b := s.au.bk[id]; b != nil && l.Epoch > b.epoch {
+		delete(s.au.bk, id) // a copy of an older epoch must never take over
+	}
+	if r, ok := s.want[id]; ok && r.from != l.Node && l.Node != s.cfg.Self {
+		r.from, r.sent = l.Node, false
+		s.want[id] = r
+	}
+}
+
+// goneIn handles news that id was deleted.
+func (s *Store) goneIn(now time.Duration, from wire.NodeID, id world.ObjectID) {
+	if w := s.au.outw[id]; w != nil {
+		for _, p := range w.pend {
+			s.stats.WritesAbandoned++
+			s.emit(Event{Kind: EvWriteAbandoned, At: now, ID: id, Seq: p.seq, Node: 1})
+		}
+		delete(s.au.outw, id)
+	}
+	if b := s.au.bk[id]; b != nil && b.primary == from {
+		delete(s.au.bk, id)
+	}
+	if r, ok := s.au.where[id]; ok && (r.node == from || home(id) == s.cfg.Self) {
+		delete(s.au.where, id)
+	}
+	if e := s.objs.Get(id); e != nil && !e.primary && e.from == from {
+		s.remove(id)
+		s.tomb.set(id, now)
+	}
+}
+
+// whereOf returns where this node believes the primary of id is, other
+// than here: a replica's source, a forwarding reference, a binding.
+func (s *Store) whereOf(id world.ObjectID) (wire.Location, bool) {
+	if e := s.objs.Get(id); e != nil && !e.primary && e.version > 0 {
+		return wire.Location{ID: id, Epoch: e.epoch, Node: e.from}, true
+	}
+	if r, ok := s.au.where[id]; ok {
+		return wire.Location{ID: id, Epoch: r.epoch, Node: r.node}, true
+	}
+	if b := s.au.bk[id]; b != nil {
+		return wire.Location{ID: id, Epoch: b.epoch, Node: b.primary}, true
+	}
+	return wire.Location{}, false
+}
+
+// backupIn handles one backup state from node from (check only
+// validates it).
+func (s *Store) backupIn(now time.Duration, from wire.NodeID, m *wire.BackupState, apply bool) error {
+	b := s.au.bk[m.ID]
+	if !apply {
+		if m.Base == 0 {
+			_, err := s.decodeFull(m.ID, m.Kind, m.Data, nil)
+			return err
+		}
+		if b != nil && b.version == m.Base && b.epoch == m.Epoch {
+			n, err := world.CheckDelta(b.st.Schema(), b.st, m.Data)
+			if err != nil {
+				return fmt.Errorf("%v: %w", m.ID, err)
+			}
+			if n != len(m.Data) {
+				return fmt.Errorf("%w: %v: %d bytes after the backup delta", world.ErrCorrupt, m.ID, len(m.Data)-n)
+			}
+		}
+		return nil
+	}
+	ackV := func(v uint64) {
+		s.au.baq = append(s.au.baq, backupAckMsg{to: from, a: wire.BackupAck{ID: m.ID, Epoch: m.Epoch, Version: v}})
+	}
+	if e := s.objs.Get(m.ID); e != nil && e.primary {
+		// This node is the primary: of a newer epoch (tell the sender),
+		// or the sender is confused.
+		s.au.whereq = append(s.au.whereq, whereMsg{to: from, l: wire.Location{ID: m.ID, Epoch: e.epoch, Node: s.cfg.Self}})
+		return nil
+	}
+	if s.tomb.has(m.ID) {
+		s.au.whereq = append(s.au.whereq, whereMsg{to: from, l: wire.Location{ID: m.ID, Gone: true}})
+		return nil
+	}
+	if b != nil && m.Epoch < b.epoch {
+		s.au.whereq = append(s.au.whereq, whereMsg{to: from, l: wire.Location{ID: m.ID, Epoch: b.epoch, Node: b.primary}})
+		return nil
+	}
+	if b == nil || m.Epoch > b.epoch || b.primary != from {
+		if m.Base != 0 {
+			ackV(0) // send a full state
+			return nil
+		}
+		sc := s.cfg.Registry.Schema(m.Kind)
+		b = &bcopy{primary: from, epoch: m.Epoch, kind: m.Kind, st: sc.NewState(m.ID)}
+		s.au.bk[m.ID] = b
+	}
+	if m.Base != 0 && m.Base != b.version {
+		ackV(b.version)
+		return nil
+	}
+	if m.Base == 0 && m.Kind != b.kind {
+		return fmt.Errorf("%w: backup of %v is kind %d, held as kind %d", wire.ErrMalformed, m.ID, m.Kind, b.kind)
+	}
+	var base *world.State
+	if m.Base != 0 {
+		base = b.st
+	}
+	if m.Version > b.version || m.Base == 0 {
+		if _, err := world.ApplyDelta(b.st, base, m.Data); err != nil {
+			return fmt.Errorf("%v: %w", m.ID, err)
+		}
+		b.version = m.Version
+		b.writers = append(b.writers[:0], m.Writers...)
+		b.controller = m.Controller
+	}
+	if m.HasHolders {
+		b.holders = append(b.holders[:0], m.Holders...)
+	}
+	b.heard = now
+	s.au.health.watch(from, now)
+	ackV(b.version)
+	return nil
+}
+
+// backupAcked records a backup's acknowledgement.
+func (s *Store) backupAcked(now time.Duration, from wire.NodeID, a wire.BackupAck) {
+	e := s.objs.Get(a.ID)
+	if e == nil || !e.primary || e.auth == nil || !e.auth.hasBackup || e.auth.backup != from || a.Epoch != e.epoch {
+		if r, ok := s.au.rels[a.ID]; ok && r.to == from && a.Version == 0 {
+			delete(s.au.rels, a.ID) // a release confirmed
+			return
+		}
+		s.stats.Ignored++
+		return
+	}
+	au := e.auth
+	if a.Version > e.version {
+		s.stats.Ignored++
+		return
+	}
+	if a.Version < au.bkSent {
+		au.bkSent = a.Version // a resync: send from there
+		if a.Version == 0 {
+			au.bkFull = true
+		}
+	}
+	au.bkAcked = max(au.bkAcked, a.Version)
+	if a.Version < au.bkAcked {
+		au.bkAcked = a.Version
+	}
+}
+
+// releaseIn drops a backup copy its primary no longer wants.
+func (s *Store) releaseIn(from wire.NodeID, ep wire.Epoch) {
+	if b := s.au.bk[ep.ID]; b != nil && b.primary == from && b.epoch <= ep.Epoch && b.mig == nil {
+		delete(s.au.bk, ep.ID)
+	}
+	s.au.baq = append(s.au.baq, backupAckMsg{to: from, a: wire.BackupAck{ID: ep.ID, Epoch: ep.Epoch}})
+}
+
+// flushBackups sends each primary's backup what changed, chooses backups,
+// re-binds at homes, and resends unacknowledged migrations and releases.
+func (s *Store) flushBackups(now time.Duration) {
+	for _, e := range s.prims {
+		a := e.auth
+		if s.cfg.Failover {
+			if a == nil {
+				a = e.authority()
+			}
+			s.flushBackup(now, e, a)
+		}
+		if a != nil && home(e.id) != s.cfg.Self && now-a.lastBind >= s.cfg.BindPeriod {
+			a.lastBind = now
+			s.au.whereq = append(s.au.whereq, whereMsg{to: home(e.id), l: wire.Location{ID: e.id, Epoch: e.epoch, Node: s.cfg.Self}})
+		}
+	}
+	for _, id := range sortedIDs(s.au.bk) {
+		b := s.au.bk[id]
+		if b.mig != nil && now-b.migAt >= s.cfg.WriteRetry {
+			b.migAt = now
+			s.au.mig.Entries = append(s.au.mig.Entries[:0], *b.mig)
+			s.au.health.watch(b.primary, now)
+			s.sendMigrate(b.primary)
+			continue
+		}
+		if b.mig == nil && now-b.heard > 10*time.Second && !s.au.health.suspected(b.primary) {
+			delete(s.au.bk, id) // a released copy whose release was lost
+		}
+	}
+	for _, id := range sortedIDs(s.au.rels) {
+		r := s.au.rels[id]
+		if now > r.until || s.au.health.isDead(r.to) {
+			delete(s.au.rels, id)
+			continue
+		}
+		if now-r.sentAt >= s.cfg.WriteRetry {
+			r.sentAt = now
+			s.au.rels[id] = r
+			s.au.epochq = append(s.au.epochq, epochMsg{to: r.to, typ: wire.TypeRelease, e: wire.Epoch{ID: id, Epoch: r.epoch}})
+		}
+	}
+	for id, r := range s.au.where {
+		if now > r.until {
+			delete(s.au.where, id)
+		}
+	}
+}
+
+func (s *Store) sendMigrate(to wire.NodeID) {
+	s.au.pendMig = append(s.au.pendMig, migMsg{to: to, m: s.au.mig.Entries[0]})
+}
+
+type migMsg struct {
+	to wire.NodeID
+	m  wire.Migration
+}
+
+func (s *Store) flushBackup(now time.Duration, e *entry, a *auth) {
+	if a.hasBackup && s.au.health.isDead(a.backup) {
+		a.hasBackup = false
+	}
+	if !a.hasBackup {
+		b, ok := s.chooseBackup(now, e)
+		if !ok {
+			return
+		}
+		a.backup, a.hasBackup, a.bkAcked, a.bkSent, a.bkFull = b, true, 0, 0, true
+		s.emit(Event{Kind: EvBackup, At: now, ID: e.id, Epoch: e.epoch, Node: b})
+	}
+	s.au.health.watch(a.backup, now)
+	holders := s.au.scratchH[:0]
+	for i := range e.holders {
+		if e.holders[i].regUntil > now && e.holders[i].node != a.backup {
+			holders = append(holders, e.holders[i].node)
+		}
+	}
+	s.au.scratchH = holders
+	changedH := a.bkFull || !slices.Equal(holders, a.bkHolders)
+	due := e.version > a.bkSent || changedH ||
+		a.bkAcked < a.bkSent && now-a.bkSentAt >= s.cfg.WriteRetry ||
+		now-a.bkSentAt >= time.Second
+	if !due {
+		return
+	}
+	m := wire.BackupState{ID: e.id, Epoch: e.epoch, Version: e.version, Controller: e.controller}
+	var base *world.State
+	if a.bkAcked != 0 && !a.bkFull {
+		if base = e.hist.find(a.bkAcked); base != nil {
+			m.Base = a.bkAcked
+		}
+	}
+	if m.Base == 0 {
+		m.Kind = e.kind
+	}
+	cur := e.hist.newest()
+	if cur == nil {
+		return
+	}
+	s.dbuf = world.AppendDelta(s.dbuf[:0], base, cur.st)
+	m.Data = s.dbuf
+	for _, w := range a.writers {
+		m.Writers = append(m.Writers, w.WriterSeq)
+	}
+	if changedH {
+		m.HasHolders, m.Holders = true, holders
+		a.bkHolders = append(a.bkHolders[:0], holders...)
+	}
+	a.bkSent, a.bkSentAt, a.bkFull = e.version, now, false
+	s.au.backupq = append(s.au.backupq, backupMsg{to: a.backup, b: wire.AppendBackupEntry(nil, &m)})
+	s.stats.BackupsSent++
+}
+
+type backupMsg struct {
+	to wire.NodeID
+	b  []byte // one encoded entry
+}
+
+// chooseBackup picks the backup of primary e with the configured policy.
+func (s *Store) chooseBackup(now time.Duration, e *entry) (wire.NodeID, bool) {
+	var holders []wire.NodeID
+	for i := range e.holders {
+		h := &e.holders[i]
+		if h.regUntil > now && h.node != s.cfg.Self && !s.au.health.isDead(h.node) {
+			holders = append(holders, h.node)
+		}
+	}
+	var peers []wire.NodeID
+	if s.cfg.Peers != nil {
+		for _, p := range s.cfg.Peers() {
+			if p != s.cfg.Self && !s.au.health.isDead(p) {
+				peers = append(peers, p)
+			}
+		}
+	}
+	pol := s.cfg.Backup
+	if pol == nil {
+		pol = LeastLatency
+	}
+	return pol(BackupChoice{Self: s.cfg.Self, Object: e.id, Holders: holders, Peers: peers, Delay: s.cfg.Delay,
+		Uptime: s.au.health.uptime})
+}
+
+// BackupChoice is what a BackupPolicy chooses from.
+type BackupChoice struct {
+	Self    wire.NodeID
+	Object  world.ObjectID
+	Holders []wire.NodeID // nodes holding a replica of the object, in increasing order
+	Peers   []wire.NodeID // the cluster's other live nodes (Config.Peers), if known
+	// Delay estimates the one-way delay between two nodes (nil: unknown).
+	Delay func(a, b wire.NodeID) time.Duration
+	// Uptime returns how long a node has been up, as its heartbeats say
+	// (false: not heard).
+	Uptime func(n wire.NodeID) (time.Duration, bool)
+}
+
+// A BackupPolicy chooses the node that backs up a primary.
+type BackupPolicy func(c BackupChoice) (wire.NodeID, bool)
+
+// LeastLatency is the region-migration paper's LL criterion: among the
+// holders, the one with the least mean delay to the others and to this
+// node (so that, promoted, it is close to those who read the object); with
+// no holder, the peer nearest this node; with no delays known, the
+// lowest-numbered candidate.
+func LeastLatency(c BackupChoice) (wire.NodeID, bool) {
+	cands := c.Holders
+	if len(cands) == 0 {
+		cands = c.Peers
+	}
+	if len(cands) == 0 {
+		return 0, false
+	}
+	if c.Delay == nil {
+		return slices.Min(cands), true
+	}
+	best, bestCost := wire.NodeID(0), time.Duration(-1)
+	for _, x := range cands {
+		cost := c.Delay(x, c.Self)
+		for _, y := range c.Holders {
+			if y != x {
+				cost += c.Delay(x, y)
+			}
+		}
+		if bestCost < 0 || cost < bestCost || cost == bestCost && x < best {
+			best, bestCost = x, cost
+		}
+	}
+	return best, true
+}
+
+// LongestUp is the hybrid paper's uptime criterion (PD): among the
+// holders (else the peers), the one whose heartbeats report the longest
+// uptime; nodes not heard from count as just started.
+func LongestUp(c BackupChoice) (wire.NodeID, bool) {
+	cands := c.Holders
+	if len(cands) == 0 {
+		cands = c.Peers
+	}
+	if len(cands) == 0 {
+		return 0, false
+	}
+	best, bestUp := cands[0], time.Duration(-1)
+	for _, x := range cands {
+		up := time.Duration(0)
+		if c.Uptime != nil {
+			up, _ = c.Uptime(x)
+		}
+		if up > bestUp {
+			best, bestUp = x, up
+		}
+	}
+	return best, true
+}

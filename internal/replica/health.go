@@ -1,0 +1,385 @@
+package replica
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/overworld/overworld/wire"
+	"github.com/overworld/overworld/world"
+)
+
+// Failure detection, as the hybrid paper's host/replica heartbeats with
+// SWIM's indirect probes added so that one lossy link is not a death.
+//
+// A node watches the nodes it depends on: the backups of its primaries,
+// the primaries it backs up, the targets of its migrations in flight, and
+// those its locator names (Watch). It sends each a heartbeat every
+// Heartbeat (riding in another packet to it when there is one) and takes
+// any packet from a node as a sign of life. A watched node silent for
+// SuspectAfter is suspected: this node asks Witnesses other nodes to probe
+// it, and pings it itself. A witness that has heard from the suspect
+// lately says so at once; otherwise it pings the suspect and answers
+// "alive" if the suspect answers within ProbeTimeout, "dead" if not. One
+// "dead" declares the suspect dead here (with no witness in the cluster,
+// the silence alone does); an "alive", or any packet from the suspect,
+// clears the suspicion. A heartbeat with a higher incarnation than known
+// declares the earlier incarnation dead at once (a restart). A node
+// declared dead that is heard from again is alive again: what it held
+// was failed over meanwhile, and it steps down from it when it learns the
+// higher epochs.
+
+type peer struct {
+	heard     time.Duration
+	watched   time.Duration // watch() was last called
+	hbSent    time.Duration
+	inc       uint16
+	incKnown  bool
+	uptime    time.Duration
+	upAt      time.Duration
+	probing   bool
+	probeAt   time.Duration
+	dead      bool
+	deadSince time.Duration
+}
+
+type ask struct {
+	suspect wire.NodeID
+	asker   wire.NodeID
+	until   time.Duration
+}
+
+type health struct {
+	peers  map[wire.NodeID]*peer
+	asks   []ask
+	dead   []wire.NodeID // sorted
+	loc    []wire.NodeID // the locator's watch list
+	probeq []probeMsg
+	hbq    []wire.NodeID
+	deaths []wire.NodeID // declared since the last flush
+	now    time.Duration
+}
+
+type probeMsg struct {
+	to    wire.NodeID
+	reply bool
+	l     wire.Liveness
+}
+
+func (h *health) init() { h.peers = map[wire.NodeID]*peer{} }
+
+func (h *health) get(n wire.NodeID) *peer {
+	p := h.peers[n]
+	if p == nil {
+		p = &peer{}
+		h.peers[n] = p
+	}
+	return p
+}
+
+// watch starts (or keeps) watching node n.
+func (h *health) watch(n wire.NodeID, now time.Duration) {
+	p := h.get(n)
+	if p.watched == 0 || now-p.watched > 2*time.Second {
+		p.heard = max(p.heard, now) // a grace period from the start of the watch
+	}
+	p.watched = now
+}
+
+func (h *health) isDead(n wire.NodeID) bool {
+	_, ok := slices.BinarySearch(h.dead, n)
+	return ok
+}
+
+func (h *health) suspected(n wire.NodeID) bool {
+	p := h.peers[n]
+	return p != nil && (p.probing || p.dead)
+}
+
+func (h *health) uptime(n wire.NodeID) (time.Duration, bool) {
+	p := h.peers[n]
+	if p == nil || p.upAt == 0 && p.uptime == 0 {
+		return 0, false
+	}
+	return p.uptime + (h.now - p.upAt), true
+}
+
+// heard records a packet from n.
+func (s *Store) heard(now time.Duration, n wire.NodeID) {
+	h := &s.au.health
+	p := h.peers[n]
+	if p == nil {
+		return
+	}
+	p.heard = now
+	p.probing = false
+	if p.dead {
+		p.dead = false
+		if i, ok := slices.BinarySearch(h.dead, n); ok {
+			h.dead = slices.Delete(h.dead, i, i+1)
+		}
+	}
+}
+
+// Heard tells the store that a packet from node n arrived at now (the
+// node calls it for every packet, before its frames).
+func (s *Store) Heard(now time.Duration, n wire.NodeID) {
+	if len(s.au.health.peers) != 0 {
+		s.heard(now, n)
+	}
+}
+
+// Dead appends the nodes declared dead and not heard from since, in
+// increasing order.
+func (s *Store) Dead(dst []wire.NodeID) []wire.NodeID { return append(dst, s.au.health.dead...) }
+
+// SetWatch sets the nodes the locator depends on (see health.go): they
+// are watched like backups.
+func (s *Store) SetWatch(nodes []wire.NodeID) {
+	s.au.health.loc = append(s.au.health.loc[:0], nodes...)
+}
+
+// DeclareDead declares node n dead now, as if the failure detector had
+// (an operator's or a driver's knowledge: a node that left for good).
+func (s *Store) DeclareDead(now time.Duration, n wire.NodeID) {
+	if n == s.cfg.Self {
+		return
+	}
+	s.declare(now, n)
+}
+
+func (s *Store) declare(now time.Duration, n wire.NodeID) {
+	h := &s.au.health
+	p := h.get(n)
+	if p.dead {
+		return
+	}
+	p.dead, p.deadSince, p.probing = true, now, false
+	i, _ := slices.BinarySearch(h.dead, n)
+	h.dead = slices.Insert(h.dead, i, n)
+	s.stats.Deaths++
+	s.emit(Event{Kind: EvDead, At: now, Node: n})
+	s.failover(now, n)
+}
+
+// failover acts on the death of node n: promote the backups of its
+// primaries (and the migrations to it not acknowledged), and let the
+// primaries it backed up choose another backup.
+func (s *Store) failover(now time.Duration, n wire.NodeID) {
+	var ids []world.ObjectID
+	for id, b := range s.au.bk {
+		if b.primary == n {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	lastHeard := s.au.health.get(n).heard
+	for _, id := range ids {
+		b := s.au.bk[id]
+		// A copy the primary stopped refreshing long before it died was
+		// released (the release lost): it must not take over.
+		if b.mig == nil && lastHeard-b.heard > 1500*time.Millisecond {
+			delete(s.au.bk, id)
+			continue
+		}
+		s.promote(now, id, b, n)
+	}
+	for _, e := range s.prims {
+		if e.auth != nil && e.auth.hasBackup && e.auth.backup == n {
+			e.auth.hasBackup = false
+		}
+	}
+	for _, e := range s.ents {
+		if !e.primary && e.from == n {
+			e.ackDue = false
+		}
+	}
+}
+
+// heartbeatIn handles a heartbeat from n.
+func (s *Store) heartbeatIn(now time.Duration, n wire.NodeID, m wire.Heartbeat) {
+	p := s.au.health.get(n)
+	if p.incKnown && m.Inc > p.inc {
+		// A restart: the earlier incarnation is dead, whatever it held
+		// is gone.
+		if !p.dead {
+			s.declare(now, n)
+		}
+		s.heard(now, n)
+	}
+	p.inc, p.incKnown = m.Inc, true
+	p.uptime, p.upAt = m.Uptime, now
+}
+
+// probeIn handles a probe (Probe) or a probe reply from node from.
+func (s *Store) probeIn(now time.Duration, from wire.NodeID, t wire.Type, l wire.Liveness) {
+	h := &s.au.health
+	if t == wire.TypeProbe {
+		if l.Node == s.cfg.Self {
+			h.probeq = append(h.probeq, probeMsg{to: from, reply: true, l: wire.Liveness{Node: s.cfg.Self, Alive: true}})
+			return
+		}
+		if p := h.peers[l.Node]; p != nil && !p.dead && now-p.heard < s.cfg.SuspectAfter/2 {
+			h.probeq = append(h.probeq, probeMsg{to: from, reply: true, l: wire.Liveness{Node: l.Node, Alive: true}})
+			return
+		}
+		pinged := false
+		for _, a := range h.asks {
+			pinged = pinged || a.suspect == l.Node
+		}
+		h.asks = append(h.asks, ask{suspect: l.Node, asker: from, until: now + s.cfg.ProbeTimeout})
+		if !pinged {
+			h.probeq = append(h.probeq, probeMsg{to: l.Node, l: wire.Liveness{Node: l.Node}})
+		}
+		return
+	}
+	// A reply.
+	if from == l.Node && l.Alive {
+		s.heard(now, from)
+		s.answerAsks(l.Node, true)
+		return
+	}
+	p := h.peers[l.Node]
+	if p == nil || !p.probing {
+		return
+	}
+	if l.Alive {
+		p.probing, p.heard = false, now
+		return
+	}
+	s.declare(now, l.Node)
+}
+
+// answerAsks answers the witnesses' askers about suspect.
+func (s *Store) answerAsks(suspect wire.NodeID, alive bool) {
+	h := &s.au.health
+	kept := h.asks[:0]
+	for _, a := range h.asks {
+		if a.suspect == suspect {
+			h.probeq = append(h.probeq, probeMsg{to: a.asker, reply: true, l: wire.Liveness{Node: suspect, Alive: alive}})
+			continue
+		}
+		kept = append(kept, a)
+	}
+	h.asks = kept
+}
+
+// flushHealth sends heartbeats, starts probes of silent nodes, and
+// answers the witnesses' askers whose time ran out.
+func (s *Store) flushHealth(now time.Duration) {
+	h := &s.au.health
+	h.now = now
+	if !s.au.started {
+		s.au.started, s.au.startAt = true, now
+	}
+	for _, n := range h.loc {
+		h.watch(n, now)
+	}
+	// Asks that timed out: the suspect did not answer.
+	for len(h.asks) > 0 {
+		i := slices.IndexFunc(h.asks, func(a ask) bool { return now >= a.until })
+		if i < 0 {
+			break
+		}
+		s.answerAsks(h.asks[i].suspect, false)
+	}
+	nodes := make([]wire.NodeID, 0, len(h.peers))
+	for n, p := range h.peers {
+		if now-p.watched <= 2*time.Second {
+			nodes = append(nodes, n)
+		}
+	}
+	slices.Sort(nodes)
+	for _, n := range nodes {
+		p := h.peers[n]
+		if p.dead {
+			continue
+		}
+		if now-p.hbSent >= s.cfg.Heartbeat {
+			p.hbSent = now
+			h.hbq = append(h.hbq, n)
+		}
+		if now-p.heard < s.cfg.SuspectAfter {
+			continue
+		}
+		if p.probing && now-p.probeAt < 2*s.cfg.ProbeTimeout+s.maxDelay() {
+			continue
+		}
+		ws := s.witnesses(n)
+		if len(ws) == 0 {
+			s.declare(now, n)
+			continue
+		}
+		p.probing, p.probeAt = true, now
+		for _, w := range ws {
+			h.probeq = append(h.probeq, probeMsg{to: w, l: wire.Liveness{Node: n}})
+		}
+		h.probeq = append(h.probeq, probeMsg{to: n, l: wire.Liveness{Node: n}})
+	}
+}
+
+// maxDelay bounds a round trip through a witness (2 × 300 ms without
+// delay estimates).
+func (s *Store) maxDelay() time.Duration { return 600 * time.Millisecond }
+
+// witnesses returns up to Witnesses live peers other than suspect, the
+// nearest to this node first (by Config.Delay), else in an order that
+// turns with the suspect.
+func (s *Store) witnesses(suspect wire.NodeID) []wire.NodeID {
+	if s.cfg.Peers == nil {
+		return nil
+	}
+	var ws []wire.NodeID
+	for _, p := range s.cfg.Peers() {
+		if p != s.cfg.Self && p != suspect && !s.au.health.isDead(p) {
+			ws = append(ws, p)
+		}
+	}
+	if s.cfg.Delay != nil {
+		slices.SortStableFunc(ws, func(a, b wire.NodeID) int {
+			return cmp.Or(cmp.Compare(s.cfg.Delay(s.cfg.Self, a)+s.cfg.Delay(a, suspect), s.cfg.Delay(s.cfg.Self, b)+s.cfg.Delay(b, suspect)), cmp.Compare(a, b))
+		})
+	} else {
+		slices.Sort(ws)
+		if len(ws) > 0 {
+			k := int(uint32(suspect)*2654435761>>7) % len(ws)
+			ws = append(ws[k:], ws[:k]...)
+		}
+	}
+	return ws[:min(len(ws), s.cfg.Witnesses)]
+}
+
+// encodeHealth commits heartbeats and probes.
+func (s *Store) encodeHealth(o *wire.Outbox) {
+	h := &s.au.health
+	up := h.now - s.au.startAt
+	for _, n := range h.hbq {
+		o.CommitLater(n, wire.ClassControl, wire.AppendHeartbeat(o.Buf(), &wire.Heartbeat{Inc: s.cfg.Inc, Uptime: up}), h.now)
+	}
+	h.hbq = h.hbq[:0]
+	slices.SortStableFunc(h.probeq, func(a, b probeMsg) int {
+		if c := cmp.Compare(a.to, b.to); c != 0 {
+			return c
+		}
+		if a.reply != b.reply {
+			if a.reply {
+				return 1
+			}
+			return -1
+		}
+		return 0
+	})
+	for i := 0; i < len(h.probeq); {
+		to, reply := h.probeq[i].to, h.probeq[i].reply
+		var m wire.Probe
+		for ; i < len(h.probeq) && h.probeq[i].to == to && h.probeq[i].reply == reply; i++ {
+			m.Entries = append(m.Entries, h.probeq[i].l)
+		}
+		t := wire.TypeProbe
+		if reply {
+			t = wire.TypeProbeReply
+		}
+		o.Commit(to, wire.ClassControl, wire.AppendProbe(o.Buf(), t, &m))
+	}
+	h.probeq = h.probeq[:0]
+}
