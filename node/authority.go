@@ -26,6 +26,7 @@ func (n *Node) Migrate(now time.Duration, id world.ObjectID, to wire.NodeID) ([]
 	if err != nil {
 		return nil, n.objErr(err, id)
 	}
+	n.store.FlushAuthority(n.now, &n.out)
 	for _, x := range ids {
 		n.touch(x)
 	}
@@ -41,6 +42,7 @@ func (n *Node) MigrateRegion(now time.Duration, box world.Box, to wire.NodeID) (
 		return nil, fmt.Errorf("node: region: %w", err)
 	}
 	ids, err := n.store.MigrateBox(n.now, box, to)
+	n.store.FlushAuthority(n.now, &n.out)
 	for _, x := range ids {
 		n.touch(x)
 	}

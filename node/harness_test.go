@@ -42,6 +42,12 @@ type cluster struct {
 	buf     []wire.Packet
 	// sendHook, when set, sees every packet sent (before loss).
 	sendHook func(wire.Packet)
+	// Faults: crashed nodes (never ticked, stepped or drained), the
+	// partition side of each node (packets between different non-zero
+	// sides are dropped), and the chance a packet is delivered twice.
+	down map[wire.NodeID]bool
+	side map[wire.NodeID]int
+	dup  float64
 
 	// invariant bookkeeping
 	check   bool
@@ -50,6 +56,13 @@ type cluster struct {
 	deleted map[world.ObjectID]time.Duration
 	events  int
 	seenRep int // replica observations (a check that the run replicated anything)
+	// limbo: objects with no primary on an up node but a backup copy
+	// somewhere (a migration in flight, a failover to come), since when;
+	// lost: objects whose primary's node crashed with no backup.
+	limbo map[world.ObjectID]time.Duration
+	lost  map[world.ObjectID]bool
+	// budget is how long an object may stay in limbo.
+	budget time.Duration
 }
 
 type delivery struct {
@@ -84,13 +97,17 @@ type clusterOpts struct {
 	margin     float64
 	rendezvous wire.NodeID
 	replica    replica.Config
+	dup        float64
+	failover   bool // warm backups, with every other node a peer
 }
 
 func newCluster(tb testing.TB, g *game, o clusterOpts) *cluster {
 	tb.Helper()
 	c := &cluster{tb: tb, g: g, arch: o.arch, period: 100 * time.Millisecond, loss: o.loss, jitter: o.jitter,
 		rng: rand.New(rand.NewPCG(o.seed, 99)), hist: map[world.ObjectID]map[uint64]*world.State{},
-		live: map[world.ObjectID]bool{}, deleted: map[world.ObjectID]time.Duration{}}
+		live: map[world.ObjectID]bool{}, deleted: map[world.ObjectID]time.Duration{},
+		down: map[wire.NodeID]bool{}, side: map[wire.NodeID]int{}, dup: o.dup,
+		limbo: map[world.ObjectID]time.Duration{}, lost: map[world.ObjectID]bool{}, budget: 2 * time.Second}
 	if o.rendezvous == 0 {
 		o.rendezvous = 1
 	}
@@ -133,8 +150,15 @@ func newCluster(tb testing.TB, g *game, o clusterOpts) *cluster {
 		default:
 			tb.Fatalf("unknown architecture %q", o.arch)
 		}
+		rc := o.replica
+		if o.failover {
+			rc.Failover = true
+			rc.Peers = func() []wire.NodeID { return members }
+			lat := c.latency
+			rc.Delay = func(a, b wire.NodeID) time.Duration { return lat[a-1][b-1] }
+		}
 		n, err := New(Config{ID: id, Registry: g.registry, Discovery: d,
-			Rand: rand.New(rand.NewPCG(o.seed, uint64(id))), Replica: o.replica})
+			Rand: rand.New(rand.NewPCG(o.seed, uint64(id))), Replica: rc})
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -147,6 +171,23 @@ func newCluster(tb testing.TB, g *game, o clusterOpts) *cluster {
 }
 
 func (c *cluster) node(id wire.NodeID) *Node { return c.nodes[id-1] }
+
+// cut reports whether a partition separates a and b.
+func (c *cluster) cut(a, b wire.NodeID) bool {
+	sa, sb := c.side[a], c.side[b]
+	return sa != 0 && sb != 0 && sa != sb
+}
+
+// up returns the nodes not crashed.
+func (c *cluster) up() []*Node {
+	var out []*Node
+	for _, n := range c.nodes {
+		if !c.down[n.ID()] {
+			out = append(out, n)
+		}
+	}
+	return out
+}
 
 // send queues the packets a node drained.
 func (c *cluster) send(ps []wire.Packet) {
@@ -163,12 +204,22 @@ func (c *cluster) send(ps []wire.Packet) {
 		if c.loss > 0 && c.rng.Float64() < c.loss {
 			continue
 		}
-		at := c.now + c.latency[p.From-1][p.To-1]
-		if c.jitter > 0 {
-			at += time.Duration(c.rng.Int64N(int64(c.jitter)))
+		copies := 1
+		if c.dup > 0 && c.rng.Float64() < c.dup {
+			copies = 2
 		}
-		c.seq++
-		heap.Push(&c.q, delivery{at: at, seq: c.seq, p: p})
+		for range copies {
+			at := c.now + c.latency[p.From-1][p.To-1]
+			if c.jitter > 0 {
+				at += time.Duration(c.rng.Int64N(int64(c.jitter)))
+			}
+			c.seq++
+			q := p
+			if copies > 1 {
+				q.Payload = slices.Clone(p.Payload)
+			}
+			heap.Push(&c.q, delivery{at: at, seq: c.seq, p: q})
+		}
 	}
 }
 
@@ -191,6 +242,9 @@ func (c *cluster) run(until time.Duration) {
 			}
 			c.now = d.at
 			n := c.node(d.p.To)
+			if c.down[d.p.To] || c.cut(d.p.From, d.p.To) {
+				continue
+			}
 			n.Step(c.now, d.p)
 			if c.trace != nil {
 				fmt.Fprintf(c.trace, "t=%v %d→%d %s %s\n", fmtDur(c.now), d.p.From, d.p.To, classes(&d.p), describe(d.p.Payload))
@@ -203,8 +257,11 @@ func (c *cluster) run(until time.Duration) {
 			}
 			c.now = tick
 			n := c.nodes[ni]
-			n.Tick(c.now)
 			c.nextT[ni] += c.period
+			if c.down[n.ID()] {
+				continue
+			}
+			n.Tick(c.now)
 			c.buf = n.Drain(c.buf[:0])
 			c.send(c.buf)
 		}
@@ -259,9 +316,58 @@ func describe(p []byte) string {
 			var m wire.Writes
 			_ = m.Decode(body)
 			for _, w := range m.Entries {
-				ids = append(ids, w.ID.String())
+				ids = append(ids, fmt.Sprintf("%v#%d", w.ID, w.Seq))
 			}
-		case wire.TypeRegister, wire.TypeDrop, wire.TypeDelete:
+			if m.Hops > 0 {
+				ids = append(ids, fmt.Sprintf("by %d hop %d", m.Writer, m.Hops))
+			}
+		case wire.TypeWriteAcks:
+			var m wire.WriteAcks
+			_ = m.Decode(body)
+			for _, a := range m.Entries {
+				ids = append(ids, fmt.Sprintf("%v#%d", a.ID, a.Seq))
+			}
+		case wire.TypeMigrate:
+			var m wire.Migrate
+			_ = m.Decode(body)
+			for _, e := range m.Entries {
+				ids = append(ids, fmt.Sprintf("%v@e%d/v%d holders%d", e.ID, e.Epoch, e.Version, len(e.Holders)))
+			}
+		case wire.TypeMigrateAck, wire.TypeRelease:
+			var m wire.Epochs
+			_ = m.Decode(body)
+			for _, e := range m.Entries {
+				ids = append(ids, fmt.Sprintf("%v@e%d", e.ID, e.Epoch))
+			}
+		case wire.TypeWhere:
+			var m wire.Where
+			_ = m.Decode(body)
+			for _, l := range m.Entries {
+				if l.Gone {
+					ids = append(ids, fmt.Sprintf("%v gone", l.ID))
+				} else {
+					ids = append(ids, fmt.Sprintf("%v@e%d→%d", l.ID, l.Epoch, l.Node))
+				}
+			}
+		case wire.TypeBackup:
+			var m wire.Backup
+			_ = m.Decode(body)
+			for _, b := range m.Entries {
+				ids = append(ids, fmt.Sprintf("%v@e%d/v%d", b.ID, b.Epoch, b.Version))
+			}
+		case wire.TypeBackupAck:
+			var m wire.BackupAcks
+			_ = m.Decode(body)
+			for _, a := range m.Entries {
+				ids = append(ids, fmt.Sprintf("%v@e%d/v%d", a.ID, a.Epoch, a.Version))
+			}
+		case wire.TypeProbe, wire.TypeProbeReply:
+			var m wire.Probe
+			_ = m.Decode(body)
+			for _, l := range m.Entries {
+				ids = append(ids, fmt.Sprintf("%d:%v", l.Node, l.Alive))
+			}
+		case wire.TypeRegister, wire.TypeDrop, wire.TypeDelete, wire.TypeDormant:
 			var m wire.IDs
 			_ = m.Decode(body)
 			for _, id := range m.IDs {
@@ -301,7 +407,11 @@ func fmtDur(d time.Duration) string { return fmt.Sprintf("%.3fs", d.Seconds()) }
 // detects deletions (a known object with no primary anywhere).
 func (c *cluster) record() {
 	seen := map[world.ObjectID]bool{}
-	for _, n := range c.nodes {
+	backed := map[world.ObjectID]bool{}
+	for _, n := range c.up() {
+		for _, id := range n.BackedUp(nil) {
+			backed[id] = true
+		}
 		infos := n.Objects(nil)
 		var prims []replica.Info
 		for _, in := range infos {
@@ -319,6 +429,7 @@ func (c *cluster) record() {
 			}
 			seen[in.ID] = true
 			c.live[in.ID] = true
+			delete(c.limbo, in.ID)
 			h := c.hist[in.ID]
 			if h == nil {
 				h = map[uint64]*world.State{}
@@ -330,11 +441,30 @@ func (c *cluster) record() {
 		}
 	}
 	for id := range c.live {
-		if !seen[id] {
-			delete(c.live, id)
-			c.deleted[id] = c.now
+		if seen[id] {
+			continue
 		}
+		if backed[id] {
+			if _, ok := c.limbo[id]; !ok {
+				c.limbo[id] = c.now
+			}
+			continue
+		}
+		delete(c.live, id)
+		if c.lost[id] {
+			continue // its node crashed with it
+		}
+		c.deleted[id] = c.now
 	}
+}
+
+// crash stops node id: the objects it held the primaries of are lost
+// unless a backup takes them over.
+func (c *cluster) crash(id wire.NodeID) {
+	for _, in := range c.node(id).Primaries(nil) {
+		c.lost[in.ID] = true
+	}
+	c.down[id] = true
 }
 
 // maxLatency is the longest a packet can take.
@@ -354,23 +484,27 @@ func (c *cluster) maxLatency() time.Duration {
 // plus one frame and the longest delivery.
 func (c *cluster) checkInvariants() {
 	c.tb.Helper()
-	primaries := map[world.ObjectID]wire.NodeID{}
-	for _, n := range c.nodes {
-		for _, in := range n.Objects(nil) {
-			if in.Primary {
-				if other, dup := primaries[in.ID]; dup {
-					c.fail("object %v has primaries on nodes %d and %d", in.ID, other, n.ID())
-				}
-				primaries[in.ID] = n.ID()
+	type key struct {
+		id    world.ObjectID
+		epoch uint32
+	}
+	primaries := map[key]wire.NodeID{}
+	for _, n := range c.up() {
+		for _, in := range n.Primaries(nil) {
+			ep, _ := n.Epoch(in.ID)
+			k := key{in.ID, ep}
+			if other, dup := primaries[k]; dup {
+				c.fail("object %v has primaries at epoch %d on nodes %d and %d", in.ID, ep, other, n.ID())
 			}
+			primaries[k] = n.ID()
 		}
 	}
-	for id := range c.live {
-		if _, ok := primaries[id]; !ok {
-			c.fail("live object %v has no primary", id)
+	for id, since := range c.limbo {
+		if c.now-since > c.budget {
+			c.fail("object %v has had no primary since %v", id, since)
 		}
 	}
-	for _, n := range c.nodes {
+	for _, n := range c.up() {
 		rc := n.Config().Replica
 		for _, in := range n.Objects(nil) {
 			if in.Primary || in.Version == 0 {

@@ -61,7 +61,7 @@ func (sc *scenario) exec(cmd *scripttest.Cmd) string {
 	c := sc.c
 	switch cmd.Name {
 	case "cluster":
-		kv := cmd.Options(0, "nodes", "arch", "latency", "margin", "rendezvous", "seed")
+		kv := cmd.Options(0, "nodes", "arch", "latency", "margin", "rendezvous", "seed", "failover")
 		o := clusterOpts{arch: kv["arch"], latency: 30 * time.Millisecond, seed: 1}
 		if kv["nodes"] == "" || kv["arch"] == "" {
 			cmd.Fatalf("nodes= and arch= are required")
@@ -84,6 +84,9 @@ func (sc *scenario) exec(cmd *scripttest.Cmd) string {
 				cmd.Fatalf("seed: %v", err)
 			}
 			o.seed = seed
+		}
+		if v, ok := kv["failover"]; ok {
+			o.failover = v == "on"
 		}
 		sc.s.SetSeed(o.seed)
 		sc.c = newCluster(sc.s.T, sc.g, o)
@@ -141,6 +144,59 @@ func (sc *scenario) exec(cmd *scripttest.Cmd) string {
 		c.buf = n.Drain(c.buf[:0])
 		c.send(c.buf)
 		c.record()
+	case "migrate":
+		cmd.Want(3, 3)
+		n := sc.node(cmd, 0)
+		ids, err := n.Migrate(c.now, cmd.ObjectID(1), wire.NodeID(cmd.Int(2)))
+		fmt.Fprintf(&sc.out, "migrate: %v %v\n", ids, scripttest.Result(err))
+		c.buf = n.Drain(c.buf[:0])
+		c.send(c.buf)
+		c.record()
+	case "writeto":
+		cmd.Want(4, -1)
+		n := sc.node(cmd, 0)
+		s := map[string]*world.Schema{"walker": sc.g.walker, "missile": sc.g.missile}[cmd.Arg(2)]
+		err := n.WriteTo(cmd.ObjectID(1), s, func(st *world.State) { setFields(cmd, st, cmd.Args[3:]) })
+		fmt.Fprintf(&sc.out, "writeto: %v\n", scripttest.Result(err))
+		c.buf = n.Drain(c.buf[:0])
+		c.send(c.buf)
+	case "crash":
+		cmd.Want(1, 1)
+		n := sc.node(cmd, 0)
+		c.crash(n.ID())
+		fmt.Fprintf(&sc.out, "node %d crashed\n", n.ID())
+	case "partition":
+		// partition 1,2 3,4: two sides; nodes not listed reach everyone.
+		cmd.Want(2, -1)
+		clear(c.side)
+		for k := range cmd.Args {
+			for _, f := range strings.Split(cmd.Arg(k), ",") {
+				v, err := strconv.Atoi(f)
+				if err != nil || v < 1 || v > len(c.nodes) {
+					cmd.Fatalf("bad node %q", f)
+				}
+				c.side[wire.NodeID(v)] = k + 1
+			}
+		}
+	case "heal":
+		cmd.Want(0, 0)
+		clear(c.side)
+	case "epochs":
+		cmd.Want(0, 0)
+		for _, n := range c.up() {
+			fmt.Fprintf(&sc.out, "node %d:", n.ID())
+			for _, in := range n.Primaries(nil) {
+				ep, _ := n.Epoch(in.ID)
+				fmt.Fprintf(&sc.out, " %v@e%d", in.ID, ep)
+				if b, ok := n.BackupOf(in.ID); ok {
+					fmt.Fprintf(&sc.out, "(backup %d)", b)
+				}
+			}
+			if d := n.Dead(nil); len(d) > 0 {
+				fmt.Fprintf(&sc.out, "; dead %v", d)
+			}
+			fmt.Fprintln(&sc.out)
+		}
 	case "garbage":
 		cmd.Want(1, 1)
 		n := sc.node(cmd, 0)

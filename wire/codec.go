@@ -57,6 +57,9 @@ const (
 
 	// Authority: migration, the name service, exactly-once writes, backups
 	// and failure detection (bodies in authority.go).
+	// (Migrate and Where travel as updates: in a packet, frames go by
+	// class, and a replica request or an update must not overtake the
+	// migration or the location it follows.)
 	TypeMigrate    // old primary → new primary: take this object (Migrate)
 	TypeMigrateAck // new primary → old primary: taken (Epochs)
 	TypeWhere      // anyone → anyone: the primary of an object is at a node as of an epoch (Where)
@@ -94,8 +97,7 @@ func (t Type) Class() Class {
 		return ClassDiscovery
 	case TypeMatch:
 		return ClassMatching
-	case TypeHandoff, TypeMigrate, TypeMigrateAck, TypeWhere, TypeBackup, TypeBackupAck,
-		TypeHeartbeat, TypeProbe, TypeProbeReply, TypeRelease:
+	case TypeHandoff, TypeMigrateAck, TypeBackup, TypeBackupAck, TypeHeartbeat, TypeProbe, TypeProbeReply, TypeRelease:
 		return ClassControl
 	case TypeRingRoute:
 		return ClassDiscovery // the ring commits a routed frame under its payload's class

@@ -41,6 +41,14 @@ import (
 //     primary's node dead, the backup promotes itself at epoch+1, tells
 //     the holders and the home, and picks a backup of its own.
 
+// ForkGap is how far a promoted primary's versions jump past the
+// backup's: the old primary (dead, or cut off by a partition) cannot have
+// made that many versions the backup did not see unless it ran cut off
+// for ForkGap frames (29 hours at 10 Hz), so the two lineages never share
+// a version number and a holder of the old one takes the new one's first
+// state as a full state.
+const ForkGap = 1 << 20
+
 // home returns the node whose name service binds id: the node named by
 // the low 16 bits of its origin (node.Config.Incarnation).
 func home(id world.ObjectID) wire.NodeID {
@@ -335,7 +343,9 @@ func (s *Store) migrateOne(now time.Duration, e *entry, to wire.NodeID) {
 	// This node keeps the state as the new primary's first backup, and a
 	// replica for its own players.
 	b := &bcopy{primary: to, epoch: epoch, version: e.version, kind: e.kind, controller: e.controller,
-		st: e.st.Schema().NewState(e.id), heard: now, mig: m}
+		st: e.st.Schema().NewState(e.id), heard: now, mig: m, migAt: now}
+	s.au.pendMig = append(s.au.pendMig, migMsg{to: to, m: *m})
+	s.au.health.watch(to, now)
 	b.st.CopyFrom(e.st)
 	b.writers = m.Writers
 	for _, h := range m.Holders {
@@ -506,7 +516,11 @@ func (s *Store) promote(now time.Duration, id world.ObjectID, b *bcopy, dead wir
 	if controller == dead {
 		controller = s.cfg.Self
 	}
-	e := s.installPrimary(now, sc.NewObject(b.st), v+1, epoch, controller, b.writers)
+	// The promoted primary's versions start ForkGap past what this node
+	// knows: the dead primary may have made versions the backup never
+	// saw, which holders may hold; a delta of this lineage must never
+	// apply to a state of that one, nor a full state look stale.
+	e := s.installPrimary(now, sc.NewObject(b.st), v+ForkGap, epoch, controller, b.writers)
 	if e == nil {
 		return
 	}
@@ -526,7 +540,7 @@ func (s *Store) promote(now time.Duration, id world.ObjectID, b *bcopy, dead wir
 		delete(s.au.where, id)
 	}
 	s.stats.Promotions++
-	s.emit(Event{Kind: EvPromoted, At: now, ID: id, Epoch: epoch, Node: dead, Version: v + 1})
+	s.emit(Event{Kind: EvPromoted, At: now, ID: id, Epoch: epoch, Node: dead, Version: v + ForkGap})
 	s.replayEarly(now, id)
 }
 

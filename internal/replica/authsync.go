@@ -40,7 +40,7 @@ func (s *Store) encodeAuth(now time.Duration, o *wire.Outbox) {
 				s.au.wh.Entries = append(s.au.wh.Entries, q[i].l)
 			}
 			if to != s.cfg.Self {
-				o.Commit(to, wire.ClassControl, wire.AppendWhere(o.Buf(), &s.au.wh))
+				o.Commit(to, wire.ClassUpdate, wire.AppendWhere(o.Buf(), &s.au.wh))
 			}
 		}
 		s.au.whereq = s.au.whereq[:0]
@@ -49,7 +49,7 @@ func (s *Store) encodeAuth(now time.Duration, o *wire.Outbox) {
 		slices.SortStableFunc(q, func(a, b migMsg) int { return cmp.Compare(a.to, b.to) })
 		for _, m := range q {
 			s.au.mig.Entries = append(s.au.mig.Entries[:0], m.m)
-			o.Commit(m.to, wire.ClassControl, wire.AppendMigrate(o.Buf(), &s.au.mig))
+			o.Commit(m.to, wire.ClassUpdate, wire.AppendMigrate(o.Buf(), &s.au.mig))
 		}
 		clear(s.au.pendMig)
 		s.au.pendMig = s.au.pendMig[:0]
@@ -120,4 +120,12 @@ func sortedIDs[V any](m map[world.ObjectID]V) []world.ObjectID {
 func (s *Store) authQueued() bool {
 	a := &s.au
 	return len(a.whereq)+len(a.pendMig)+len(a.epochq)+len(a.backupq)+len(a.baq)+len(a.wackq)+len(a.health.probeq) > 0
+}
+
+// FlushAuthority commits at once the authority messages queued outside a
+// frame (a migration the driver asked for): the caller drains the node
+// afterwards.
+func (s *Store) FlushAuthority(now time.Duration, o *wire.Outbox) {
+	s.au.now = now
+	s.encodeAuth(now, o)
 }

@@ -221,6 +221,12 @@ func (s *Store) applyWrite(now time.Duration, e *entry, writer wire.NodeID, inc 
 		s.stats.WritesApplied++
 		s.emit(Event{Kind: EvWriteApplied, At: now, ID: e.id, Epoch: e.epoch, Writer: writer, Inc: inc, Seq: w.Seq, Version: r.ver})
 	}
+	for i := range a.acks {
+		if p := &a.acks[i]; p.node == writer && p.inc == inc {
+			p.seq, p.ver = r.Seq, r.ver // the latest covers the earlier
+			return
+		}
+	}
 	a.acks = append(a.acks, pendingAck{node: writer, inc: inc, seq: r.Seq, ver: r.ver})
 }
 
