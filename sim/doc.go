@@ -31,8 +31,13 @@
 //     AddNode at a site. Cores must be deterministic: their time is the now
 //     passed in, their randomness a seeded *rand.Rand of their own.
 //  4. Schedule scenario events with Schedule (players joining, churn,
-//     Crash, Remove, Partition, Heal); after acting on a core directly from
-//     such an event, call Flush to send what it emitted.
+//     Crash, Restart, Remove, Partition, Heal); after acting on a core
+//     directly from such an event, call Flush to send what it emitted.
+//     Network faults combine freely: Config's jitter (which reorders
+//     packets), loss and duplication apply to every packet of the run,
+//     partitions cut sides of the nodes for a time, and a crashed node
+//     may Restart at its site with a fresh core, a new incarnation that
+//     receives only what was sent to it after the restart.
 //  5. Report ground truth to Recorder every frame: for each node, the
 //     objects in its interest and which it holds (View); staleness samples
 //     and named counters as the core exposes them. A SetObserver hook runs

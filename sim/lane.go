@@ -103,13 +103,13 @@ func (l *lane) dispatch(ev *entry) {
 	switch ev.kind {
 	case evTick:
 		n := &s.nodes[ev.ref]
-		if n.state != nodeUp {
-			return // the tick chain ends with the node
+		if n.state != nodeUp || ev.gen != n.gen {
+			return // the tick chain ends with the node's incarnation
 		}
 		n.ticks++
 		n.ticked.Tick(time.Duration(l.now))
 		l.drain(ev.ref)
-		l.push(l.now+s.period, entry{kind: evTick, ref: ev.ref, seq: s.nodeSeq(ev.ref)})
+		l.push(l.now+s.period, entry{kind: evTick, ref: ev.ref, seq: s.nodeSeq(ev.ref), gen: ev.gen})
 		l.observe(ev, Event{Kind: EventTick, At: time.Duration(l.now), Node: n.id})
 	case evDeliver:
 		l.deliver(ev)
@@ -132,7 +132,9 @@ func (l *lane) deliver(ev *entry) {
 	size := uint64(len(p.Payload)) + s.header
 	l.tr.inflight.Msgs--
 	l.tr.inflight.Bytes -= size
-	if s.hot[dst].state != nodeUp {
+	if h := s.hot[dst]; h.state != nodeUp || h.gen != ev.gen {
+		// Down, or restarted since the packet was sent: it was for the
+		// incarnation that crashed.
 		l.tr.dropped(DropDown, l.now, size)
 		l.observe(ev, Event{Kind: EventDrop, At: time.Duration(l.now), Node: n.id, From: p.From, Class: p.Class, Bytes: int(size)})
 		return
@@ -209,18 +211,20 @@ func (l *lane) send(src int32, p wire.Packet) {
 		cp := p
 		cp.Payload = append([]byte(nil), p.Payload...)
 		l.tr.duplicated(l.now, size)
-		l.schedule(src, dst, base, cp, size)
+		l.schedule(src, dst, dh.gen, base, cp, size)
 	}
-	l.schedule(src, dst, base, p, size)
+	l.schedule(src, dst, dh.gen, base, p, size)
 }
 
-func (l *lane) schedule(src, dst int32, base int64, p wire.Packet, size uint64) {
+// schedule sends p from node src to incarnation gen of node dst, base
+// plus jitter from now.
+func (l *lane) schedule(src, dst int32, gen uint16, base int64, p wire.Packet, size uint64) {
 	at := l.now + base
 	if l.s.jitter > 0 {
 		at += int64(l.s.nodes[src].rng.ExpFloat64() * l.s.jitter)
 	}
 	l.tr.inflight.add(size)
-	l.push(at, entry{kind: evDeliver, ref: dst, pkt: p, seq: l.s.nodeSeq(src)})
+	l.push(at, entry{kind: evDeliver, ref: dst, pkt: p, seq: l.s.nodeSeq(src), gen: gen})
 }
 
 // bump adds size to the per-second bucket sec of a series, growing it.

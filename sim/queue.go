@@ -24,6 +24,7 @@ type entry struct {
 	pkt  wire.Packet
 	ref  int32 // node index (tick, deliver), function slot (func), partition id (heal)
 	kind eventKind
+	gen  uint16 // tick, deliver: the incarnation of node ref it is for (see Sim.Restart)
 }
 
 func (a *entry) less(b *entry) bool { return a.at < b.at || (a.at == b.at && a.seq < b.seq) }

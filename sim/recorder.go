@@ -304,9 +304,14 @@ func (r *Recorder) sec(t int64) *viewSec {
 	return &r.secs[s]
 }
 
-// forget drops a node's interest state when it goes down; objects it was
-// still waiting for count as abandoned.
-func (r *Recorder) forget(node wire.NodeID) {
+// Forget drops a node's interest state: objects it was still waiting for
+// count as abandoned, and its next report starts afresh (every object in
+// it enters the interest then). A simulator's recorder does this itself
+// when the node crashes or leaves; a driver that learns of a node's
+// restart otherwise (a live cluster) calls it, so that the new process
+// is not measured against the old one's views. An unknown node is no
+// error: there is nothing to forget.
+func (r *Recorder) Forget(node wire.NodeID) {
 	v := r.views[node]
 	if v == nil {
 		return

@@ -297,3 +297,28 @@ func TestRecorderSortedReports(t *testing.T) {
 		}
 	}
 }
+
+// TestRecorderForget: Forget counts the objects a node was still waiting
+// for as abandoned and makes its next report start afresh (every object
+// in it enters the interest then, so the grace periods count from there);
+// an unknown node is no error.
+func TestRecorderForget(t *testing.T) {
+	r, err := NewRecorder([]time.Duration{0, 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Forget(7) // nothing to forget
+	mustView(t, r, 1, 0, []uint64{10, 11}, []bool{true, false})
+	mustView(t, r, 1, 200*time.Millisecond, []uint64{10, 11}, []bool{true, false}) // 11 missing at both graces
+	r.Forget(1)
+	if v := r.Views(); v.Abandoned != 1 {
+		t.Fatalf("abandoned %d after Forget, want 1 (object 11)", v.Abandoned)
+	}
+	// Afresh: 11 enters again, within its 100 ms grace; 10 was held, now
+	// it is not, and that is no loss.
+	mustView(t, r, 1, 250*time.Millisecond, []uint64{10, 11}, []bool{false, false})
+	v := r.Views()
+	if v.Missing[0].Missing != 2+2 || v.Missing[1].Missing != 1 || v.Lost != 0 || v.HeldOnEntry != 1 {
+		t.Fatalf("after Forget: missing %+v, lost %d, held on entry %d; want 4 and 1 missing, none lost, 1 held on entry", v.Missing, v.Lost, v.HeldOnEntry)
+	}
+}

@@ -28,6 +28,7 @@ import (
 //	                            simulator and prints the site table
 //	send AT FROM TO CLASS BYTES at AT, node FROM emits one packet (then Flush)
 //	crash AT ID / remove AT ID
+//	restart AT ID [echo]        a crashed node comes back with a fresh core
 //	partition AT HEAL A,B|C,D   (HEAL "never" or a time)
 //	view AT NODE IDS HELD       a Recorder report: IDS like 1,2,3 (or -), HELD like 101 (or -)
 //	run UNTIL                   run, printing deliveries, drops and what the events
@@ -180,35 +181,26 @@ func (sc *script) exec(cmd *scripttest.Cmd) string {
 	case "node":
 		cmd.Want(2, 4)
 		id := nodeID(cmd, cmd.Arg(0))
-		c := &testCore{id: id}
-		for _, opt := range cmd.Args[2:] {
-			switch k, v, _ := strings.Cut(opt, "="); k {
-			case "echo":
-				c.echo = true
-			case "chatty":
-				n := cmd.ParseInt(v)
-				c.tick = func(c *testCore, now time.Duration) {
-					for _, other := range sc.s.Nodes() {
-						if other != c.id {
-							for range n {
-								c.send(other, wire.ClassUpdate, 20)
-							}
-						}
-					}
-				}
-			default:
-				cmd.Fatalf("unknown node option %q (want echo or chatty=N)", opt)
-			}
-		}
+		c := sc.core(cmd, id, cmd.Args[2:])
 		if err := sc.sim(cmd).AddNode(id, cmd.Arg(1), c); err != nil {
 			cmd.Fatalf("%v", err)
 		}
 		sc.cores[id] = c
+	case "restart":
+		cmd.Want(2, 3)
+		id := nodeID(cmd, cmd.Arg(1))
+		c := sc.core(cmd, id, cmd.Args[2:])
+		sc.at(cmd, func() {
+			err := sc.s.Restart(id, c)
+			if err == nil {
+				sc.cores[id] = c
+			}
+			fmt.Fprintf(&sc.out, "%v restart %d: %v\n", sc.s.Now(), id, scripttest.Result(err))
+		})
 	case "send":
 		cmd.Want(5, 5)
 		from, to := nodeID(cmd, cmd.Arg(1)), nodeID(cmd, cmd.Arg(2))
-		core := sc.cores[from]
-		if core == nil {
+		if sc.cores[from] == nil {
 			cmd.Fatalf("no node %d", from)
 		}
 		cls, err := wire.ParseClass(cmd.Arg(3))
@@ -217,7 +209,7 @@ func (sc *script) exec(cmd *scripttest.Cmd) string {
 		}
 		size := cmd.Int(4)
 		sc.at(cmd, func() {
-			core.send(to, cls, size)
+			sc.cores[from].send(to, cls, size) // the incarnation up at the time
 			if err := sc.s.Flush(from); err != nil {
 				fmt.Fprintf(&sc.out, "%v send: %v\n", sc.s.Now(), err)
 			}
@@ -296,6 +288,32 @@ func (sc *script) exec(cmd *scripttest.Cmd) string {
 	return sc.out.String()
 }
 
+// core returns a synthetic core for node id with the given options (echo,
+// chatty=N).
+func (sc *script) core(cmd *scripttest.Cmd, id wire.NodeID, opts []string) *testCore {
+	c := &testCore{id: id}
+	for _, opt := range opts {
+		switch k, v, _ := strings.Cut(opt, "="); k {
+		case "echo":
+			c.echo = true
+		case "chatty":
+			n := cmd.ParseInt(v)
+			c.tick = func(c *testCore, now time.Duration) {
+				for _, other := range sc.s.Nodes() {
+					if other != c.id {
+						for range n {
+							c.send(other, wire.ClassUpdate, 20)
+						}
+					}
+				}
+			}
+		default:
+			cmd.Fatalf("unknown node option %q (want echo or chatty=N)", opt)
+		}
+	}
+	return c
+}
+
 func (sc *script) summary(cmd *scripttest.Cmd) {
 	s := sc.sim(cmd)
 	sum := s.Summary()
@@ -308,8 +326,12 @@ func (sc *script) summary(cmd *scripttest.Cmd) {
 	}
 	fmt.Fprintln(w)
 	for _, n := range sum.PerNode {
-		fmt.Fprintf(w, "  node %d @%s %s: up %.3gs, %d frames (%.3g Hz), in %d/%dB, out %d/%dB, mean %.4g B/s, p95 %.4g B/s\n",
-			n.ID, n.Site, n.State, n.UpS, n.Frames, n.FrameRateHz, n.In.Msgs, n.In.Bytes, n.Out.Msgs, n.Out.Bytes, n.Mean.Total, n.P95.Total)
+		restarts := ""
+		if n.Restarts > 0 {
+			restarts = fmt.Sprintf(" (restarted %d×)", n.Restarts)
+		}
+		fmt.Fprintf(w, "  node %d @%s %s%s: up %.3gs, %d frames (%.3g Hz), in %d/%dB, out %d/%dB, mean %.4g B/s, p95 %.4g B/s\n",
+			n.ID, n.Site, n.State, restarts, n.UpS, n.Frames, n.FrameRateHz, n.In.Msgs, n.In.Bytes, n.Out.Msgs, n.Out.Bytes, n.Mean.Total, n.P95.Total)
 	}
 	v := sum.Views
 	if v.Reports > 0 {

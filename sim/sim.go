@@ -195,10 +195,16 @@ type node struct {
 	state    nodeState
 	ticks    uint64
 	secOut   []uint32 // bytes sent per second since firstSec
-	added    int64    // ns
+	added    int64    // ns, when first added
+	since    int64    // ns, when the current (or last) incarnation came up
 	down     int64    // ns, when state != nodeUp
 	ticked   Core     // ticked: the core added
+	gen      uint16   // incarnation: restarts so far (see Restart)
+	past     []span   // the earlier incarnations' time up, when restarted
 }
+
+// span is a time interval [from, to), ns.
+type span struct{ from, to int64 }
 
 // received counts size bytes received in second sec since firstSec.
 func (n *node) received(sec int64, size uint64) {
@@ -229,6 +235,7 @@ func (n *node) inBytes(j int64) uint32 {
 type hot struct {
 	site  int32
 	state nodeState
+	gen   uint16 // the node's incarnation (node.gen)
 }
 
 // partition is an active network partition.
@@ -392,7 +399,7 @@ func (s *Sim) AddNode(id wire.NodeID, site string, core Core) error {
 	if w, ok := core.(Wrapper); ok && w.Unwrap() != nil {
 		stepped = w.Unwrap()
 	}
-	s.nodes = append(s.nodes, node{id: id, site: int32(si), core: stepped, ticked: core, added: s.now, firstSec: s.now / int64(time.Second),
+	s.nodes = append(s.nodes, node{id: id, site: int32(si), core: stepped, ticked: core, added: s.now, since: s.now, firstSec: s.now / int64(time.Second),
 		rng: rand.New(rand.NewPCG(s.cfg.Seed, 0x6e6574^uint64(id)<<24))}) // "net", per sender
 	s.hot = append(s.hot, hot{site: int32(si)})
 	if id < 1<<16 {
@@ -408,15 +415,72 @@ func (s *Sim) AddNode(id wire.NodeID, site string, core Core) error {
 	return nil
 }
 
-// Crash stops a node at the current time: it is never stepped, ticked or
-// drained again, and packets in flight to it are dropped on arrival (counted
-// as DropDown). Its ID is not reused. Crashing a node that is down is an
-// error (ErrNodeDown).
+// Crash stops a node at the current time: it is not stepped, ticked or
+// drained again unless it restarts (Restart), and packets in flight to it
+// are dropped on arrival (counted as DropDown). Its ID is not reused by
+// another node. Crashing a node that is down is an error (ErrNodeDown).
 func (s *Sim) Crash(id wire.NodeID) error { return s.stop(id, nodeCrashed) }
+
+// maxRestarts bounds the restarts of one node (the incarnation an event
+// is for is kept in 16 bits).
+const maxRestarts = 1<<16 - 1
+
+// Restart brings a crashed node back at the current time as a new
+// incarnation driven by core (a fresh core: the crashed one's state is
+// lost, as a process's is): at the same site and ID, with its first Tick
+// after a random phase in [0, FramePeriod) drawn from the seed, then
+// every FramePeriod. Packets sent to the node before the restart and
+// still in flight are dropped on arrival (DropDown: they were for the
+// incarnation that crashed); packets sent after it are delivered. The
+// node's traffic accounting continues (its time up is the sum of its
+// incarnations'), its interest state in the Recorder starts afresh, and
+// the summary counts the restart. It rejects an unknown ID
+// (ErrUnknownNode), a node that is up or that left (Remove), a nil core
+// and a node restarted 65535 times already (ErrBadArgument), changing
+// nothing.
+func (s *Sim) Restart(id wire.NodeID, core Core) error {
+	i, err := s.node(id)
+	if err != nil {
+		return err
+	}
+	n := &s.nodes[i]
+	switch {
+	case n.state == nodeUp:
+		return fmt.Errorf("%w: restart node %d: it is up (crash it first)", ErrBadArgument, id)
+	case n.state != nodeCrashed:
+		return fmt.Errorf("%w: restart node %d: it %s (only a crashed node restarts)", ErrBadArgument, id, n.state)
+	case core == nil:
+		return fmt.Errorf("%w: restart node %d: nil core", ErrBadArgument, id)
+	case n.gen == maxRestarts:
+		return fmt.Errorf("%w: restart node %d: restarted %d times already", ErrBadArgument, id, n.gen)
+	}
+	stepped := core
+	if w, ok := core.(Wrapper); ok && w.Unwrap() != nil {
+		stepped = w.Unwrap()
+	}
+	n.past = append(n.past, span{n.since, n.down})
+	n.core, n.ticked = stepped, core
+	n.state, n.since, n.down = nodeUp, s.now, 0
+	n.gen++
+	s.hot[i].state, s.hot[i].gen = nodeUp, n.gen
+	phase := s.phaseRNG.Int64N(s.period)
+	s.q.push(s.now+phase, entry{kind: evTick, ref: i, seq: s.nodeSeq(i), gen: n.gen})
+	return nil
+}
+
+// Restarts returns how many times a known node restarted (Restart).
+func (s *Sim) Restarts(id wire.NodeID) (int, error) {
+	i, err := s.node(id)
+	if err != nil {
+		return 0, err
+	}
+	return int(s.nodes[i].gen), nil
+}
 
 // Remove takes a node out as a graceful leave: to the network it is the same
 // as Crash (the core sends its goodbyes itself before the integrator removes
-// it; Flush sends them), but the summary lists the node as "left".
+// it; Flush sends them), but the summary lists the node as "left", and it
+// cannot restart.
 func (s *Sim) Remove(id wire.NodeID) error { return s.stop(id, nodeLeft) }
 
 func (s *Sim) stop(id wire.NodeID, st nodeState) error {
@@ -430,7 +494,7 @@ func (s *Sim) stop(id wire.NodeID, st nodeState) error {
 	}
 	n.state, n.down = st, s.now
 	s.hot[i].state = st
-	s.rec.forget(id)
+	s.rec.Forget(id)
 	return nil
 }
 
@@ -440,8 +504,8 @@ func (s *Sim) Up(id wire.NodeID) bool {
 	return ok && s.nodes[i].state == nodeUp
 }
 
-// Core returns the core of a known node (up or down), for observers and
-// scenario functions.
+// Core returns the core of a known node (up or down: its latest
+// incarnation's), for observers and scenario functions.
 func (s *Sim) Core(id wire.NodeID) (Core, error) {
 	i, err := s.node(id)
 	if err != nil {

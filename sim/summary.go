@@ -61,12 +61,14 @@ type SitesSummary struct {
 	FilledDetour  int `json:"filled_detour"`
 }
 
-// NodesSummary counts nodes by state at the end of the run.
+// NodesSummary counts nodes by state at the end of the run, and the
+// restarts of crashed nodes (Sim.Restart) during it.
 type NodesSummary struct {
-	Added   int `json:"added"`
-	Up      int `json:"up"`
-	Crashed int `json:"crashed"`
-	Left    int `json:"left"`
+	Added    int `json:"added"`
+	Up       int `json:"up"`
+	Crashed  int `json:"crashed"`
+	Left     int `json:"left"`
+	Restarts int `json:"restarts,omitempty"`
 }
 
 // ClassCounts is the traffic of one class.
@@ -113,14 +115,17 @@ type ClassRate struct {
 	Rate
 }
 
-// NodeSummary is one node's measures. Its bandwidth is over its time up:
-// Mean is bytes / seconds up; P95 is the 95th percentile (nearest rank) of
-// the bytes in each whole second of virtual time the node was up (of the
-// partial seconds if it was up for none).
+// NodeSummary is one node's measures. Its bandwidth is over its time up
+// (UpS: the sum over its incarnations, if it restarted): Mean is bytes /
+// seconds up; P95 is the 95th percentile (nearest rank) of the bytes in
+// each whole second of virtual time the node was up (of the partial
+// seconds if it was up for none). State is its state at the end, AddedS
+// when it was first added, Restarts how many times it restarted.
 type NodeSummary struct {
 	ID          wire.NodeID       `json:"id"`
 	Site        string            `json:"site"`
 	State       string            `json:"state"`
+	Restarts    int               `json:"restarts,omitempty"`
 	AddedS      float64           `json:"added_s"`
 	UpS         float64           `json:"up_s"`
 	Frames      uint64            `json:"frames"`
@@ -185,6 +190,7 @@ func (s *Sim) Summary() *Summary {
 	for i := range s.nodes {
 		ns := s.nodeSummary(i, &classIn, &classOut)
 		sum.PerNode = append(sum.PerNode, ns)
+		sum.Nodes.Restarts += ns.Restarts
 		switch s.nodes[i].state {
 		case nodeUp:
 			sum.Nodes.Up++
@@ -224,23 +230,28 @@ func (r Rate) max(o Rate) Rate {
 	return Rate{max(r.In, o.In), max(r.Out, o.Out), max(r.Total, o.Total)}
 }
 
-// upSpan returns when node i came up and when it went down (now if up).
-func (s *Sim) upSpan(i int) (from, to int64) {
+// upSpans returns node i's time up: when each of its incarnations came up
+// and went down (the latest's: now if up), in order.
+func (s *Sim) upSpans(i int) []span {
 	n := &s.nodes[i]
-	to = s.now
+	to := s.now
 	if n.state != nodeUp {
 		to = n.down
 	}
-	return n.added, to
+	return append(n.past[:len(n.past):len(n.past)], span{n.since, to})
 }
 
 func (s *Sim) nodeSummary(i int, classIn, classOut *[wire.NumClasses]float64) NodeSummary {
 	n := &s.nodes[i]
-	from, to := s.upSpan(i)
-	up := float64(to-from) / 1e9
+	spans := s.upSpans(i)
+	var upNs int64
+	for _, sp := range spans {
+		upNs += sp.to - sp.from
+	}
+	up := float64(upNs) / 1e9
 	ns := NodeSummary{
-		ID: n.id, Site: s.sites.Name(int(n.site)), State: n.state.String(),
-		AddedS: float64(from) / 1e9, UpS: up, Frames: n.ticks,
+		ID: n.id, Site: s.sites.Name(int(n.site)), State: n.state.String(), Restarts: int(n.gen),
+		AddedS: float64(n.added) / 1e9, UpS: up, Frames: n.ticks,
 		In: sum(n.in), Out: sum(n.out),
 		InByClass: map[string]Counts{}, OutByClass: map[string]Counts{},
 	}
@@ -258,7 +269,7 @@ func (s *Sim) nodeSummary(i int, classIn, classOut *[wire.NumClasses]float64) No
 			classOut[c] += float64(n.out[c].Bytes) / up
 		}
 	}
-	ns.P95 = s.burstP95(i, from, to)
+	ns.P95 = s.burstP95(i, spans)
 	if ft, ok := s.rec.frameByNode[n.id]; ok {
 		ns.FrameTimeMs = &FrameTime{Frames: ft.n, Mean: ms(ft.sum) / float64(ft.n), Max: ms(ft.max)}
 	}
@@ -272,15 +283,15 @@ func (s *Sim) nodeSummary(i int, classIn, classOut *[wire.NumClasses]float64) No
 }
 
 // burstP95 returns the 95th percentile of node i's per-second bytes over the
-// whole seconds in [from, to), or over the partial ones if there are none.
-func (s *Sim) burstP95(i int, from, to int64) Rate {
+// whole seconds of its spans up, or over the partial ones if there are none
+// (a second two spans touch counts once).
+func (s *Sim) burstP95(i int, spans []span) Rate {
 	n := &s.nodes[i]
-	sec := int64(time.Second)
-	lo, hi := (from+sec-1)/sec, to/sec // whole seconds [lo, hi)
-	if lo >= hi {
-		lo, hi = from/sec, (to+sec-1)/sec
+	secs := upSeconds(spans, true)
+	if len(secs) == 0 {
+		secs = upSeconds(spans, false)
 	}
-	if lo >= hi {
+	if len(secs) == 0 {
 		return Rate{}
 	}
 	at := func(series []uint32, k int64) float64 {
@@ -290,10 +301,10 @@ func (s *Sim) burstP95(i int, from, to int64) Rate {
 		return 0
 	}
 	atIn := func(k int64) float64 { return float64(n.inBytes(k - n.firstSec)) }
-	in := make([]float64, 0, hi-lo)
-	out := make([]float64, 0, hi-lo)
-	tot := make([]float64, 0, hi-lo)
-	for k := lo; k < hi; k++ {
+	in := make([]float64, 0, len(secs))
+	out := make([]float64, 0, len(secs))
+	tot := make([]float64, 0, len(secs))
+	for _, k := range secs {
 		a, b := atIn(k), at(n.secOut, k)
 		in, out, tot = append(in, a), append(out, b), append(tot, a+b)
 	}
@@ -301,6 +312,25 @@ func (s *Sim) burstP95(i int, from, to int64) Rate {
 	slices.Sort(out)
 	slices.Sort(tot)
 	return Rate{In: rank(in, 0.95), Out: rank(out, 0.95), Total: rank(tot, 0.95)}
+}
+
+// upSeconds returns the seconds of virtual time that spans (in order)
+// cover: wholly if whole, else in part; each once, ascending.
+func upSeconds(spans []span, whole bool) []int64 {
+	sec := int64(time.Second)
+	var secs []int64
+	for _, sp := range spans {
+		lo, hi := sp.from/sec, (sp.to+sec-1)/sec
+		if whole {
+			lo, hi = (sp.from+sec-1)/sec, sp.to/sec
+		}
+		for k := lo; k < hi; k++ {
+			if len(secs) == 0 || k > secs[len(secs)-1] {
+				secs = append(secs, k)
+			}
+		}
+	}
+	return secs
 }
 
 // WriteJSON writes the summary as indented JSON (map keys sorted, floats in
@@ -398,19 +428,18 @@ func (s *Sim) WriteSeriesCSV(w io.Writer) error {
 }
 
 // WriteNodeSeriesCSV writes every node's bytes received and sent in each
-// second of virtual time it was up (second, node, bytes_in, bytes_out), in
+// second of virtual time it was up, in any of its incarnations (second,
+// node, bytes_in, bytes_out), in
 // the order nodes were added: the 1 s bursts behind the p95 bandwidth.
 func (s *Sim) WriteNodeSeriesCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write([]string{"second", "node", "bytes_in", "bytes_out"}); err != nil {
 		return err
 	}
-	sec := int64(time.Second)
 	row := make([]string, 4)
 	for i := range s.nodes {
 		n := &s.nodes[i]
-		from, to := s.upSpan(i)
-		for k := from / sec; k < (to+sec-1)/sec; k++ {
+		for _, k := range upSeconds(s.upSpans(i), false) {
 			a, b := n.inBytes(k-n.firstSec), uint32(0)
 			if j := k - n.firstSec; j < int64(len(n.secOut)) {
 				b = n.secOut[j]

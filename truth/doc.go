@@ -27,6 +27,10 @@
 //     first frame. For snapshots of every node taken together (a
 //     sampled live cluster), call Sample with all of them: every node's
 //     primaries are observed before any node's view is reported.
+//     When a node goes down (a crash, a leave), call Down with its ID:
+//     its primaries stop being live objects, until another node's
+//     snapshot lists them (a failover); if it comes back (a restart),
+//     feed its snapshots as before, and its view counts from then.
 //  3. Read the measures from the Recorder, and StalenessSamples,
 //     BeyondHistory and (after TrackKinds) KindViews here.
 //

@@ -277,6 +277,36 @@ func (t *Observer) Frame(s *Snapshot) error {
 	return t.report(i, s)
 }
 
+// Down records that node went down (it crashed, or left): its primaries,
+// as of its latest snapshot, are no longer live objects, so no view
+// expects them from then on (they count again if another node's snapshot
+// lists them as its primaries: a failover), and its own view starts
+// afresh. A node that comes back (a restart, a new incarnation) is fed
+// as before, Frame after each of its frames, and its first report counts
+// from then: every object in it enters its view at that report. Down
+// also has the Recorder forget the node's interest state, if it can
+// (a Recorder with a Forget(wire.NodeID) method, as sim.Recorder has; a
+// simulator's forgets by itself when the node crashes). It rejects node
+// 0, changing nothing.
+func (t *Observer) Down(node wire.NodeID) error {
+	i, err := t.nodeIndex(node)
+	if err != nil {
+		return err
+	}
+	t.empty.Reset(node, 0)
+	t.observe(i, &t.empty)
+	if t.kinds != nil {
+		clear(t.kinds.node(i).pairs)
+	}
+	if f, ok := t.rec.(forgetter); ok {
+		f.Forget(node)
+	}
+	return nil
+}
+
+// forgetter is a Recorder that can drop a node's interest state.
+type forgetter interface{ Forget(node wire.NodeID) }
+
 // Sample observes the snapshots of every node taken at about the same
 // time (nil for a node that did not answer), then reports each node's
 // view: a node's report sees the primaries of every snapshot of the

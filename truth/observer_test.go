@@ -232,6 +232,27 @@ type mobj struct {
 	kind     world.Kind
 }
 
+// newModel returns a random cluster of 2 to 6 player nodes and an
+// infrastructure node, with no object yet, in 1 to 4 dimensions (by seed).
+func newModel(r *rand.Rand, seed uint64) *model {
+	m := &model{r: r, dims: 1 + int(seed%world.MaxDims), interest: 5 + r.Float64()*20, players: 2 + r.IntN(5),
+		objs: map[world.ObjectID]*mobj{}}
+	for d := range world.MaxDims {
+		m.bounds.Min[d] = float64(r.IntN(200) - 100)
+		m.bounds.Max[d] = m.bounds.Min[d] + 20 + float64(r.IntN(200))
+	}
+	total := m.players + 1
+	m.replicas = make([]map[world.ObjectID]uint64, total)
+	for i := range m.replicas {
+		m.replicas[i] = map[world.ObjectID]uint64{}
+	}
+	m.views, m.seq, m.linger = make([][]world.Box, total), make([]uint32, total), make([]map[world.ObjectID]mobj, total)
+	for i := range m.linger {
+		m.linger[i] = map[world.ObjectID]mobj{}
+	}
+	return m
+}
+
 func (m *model) point() world.Point {
 	var p world.Point
 	for d := range world.MaxDims {
@@ -429,21 +450,8 @@ func sameSet(ids []uint64, held []bool, want map[uint64]bool) bool {
 func TestFrameMatchesDefinition(t *testing.T) {
 	for seed := uint64(1); seed <= 60; seed++ {
 		r := rand.New(rand.NewPCG(seed, 91))
-		m := &model{r: r, dims: 1 + int(seed%world.MaxDims), interest: 5 + r.Float64()*20, players: 2 + r.IntN(5),
-			objs: map[world.ObjectID]*mobj{}}
-		for d := range world.MaxDims {
-			m.bounds.Min[d] = float64(r.IntN(200) - 100)
-			m.bounds.Max[d] = m.bounds.Min[d] + 20 + float64(r.IntN(200))
-		}
+		m := newModel(r, seed)
 		total := m.players + 1
-		m.replicas = make([]map[world.ObjectID]uint64, total)
-		for i := range m.replicas {
-			m.replicas[i] = map[world.ObjectID]uint64{}
-		}
-		m.views, m.seq, m.linger = make([][]world.Box, total), make([]uint32, total), make([]map[world.ObjectID]mobj, total)
-		for i := range m.linger {
-			m.linger[i] = map[world.ObjectID]mobj{}
-		}
 		infra := wire.NodeID(total)
 		var rec, rec1 recLog
 		cfg := Config{Dims: m.dims, Bounds: m.bounds, Interest: m.interest, Infra: infra, Recorder: &rec,
@@ -674,5 +682,143 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	single := Config{Dims: 2}
 	if _, err := New(single); err != nil {
 		t.Errorf("a single-cell observer: %v", err)
+	}
+}
+
+// forgetLog is a recLog that can forget a node (as sim.Recorder can).
+type forgetLog struct {
+	recLog
+	forgot []wire.NodeID
+}
+
+func (r *forgetLog) Forget(node wire.NodeID) { r.forgot = append(r.forgot, node) }
+
+// down removes node id's primaries from the table: a node that went down
+// holds none.
+func (tab refTable) down(id wire.NodeID) {
+	for oid, p := range tab {
+		if p.owner == id {
+			delete(tab, oid)
+		}
+	}
+}
+
+// TestDownMatchesDefinition drives observers with random clusters in which
+// player nodes crash (Down) and come back empty: some of a crashed node's
+// objects fail over to another node, whose next snapshot lists them as its
+// primaries, the rest are lost. Every report must match the definition
+// with a down node holding no primary (refTable.down): a crashed node's
+// objects are expected nowhere until another node lists them, and then
+// count again. Down has the Recorder forget the node, empties its kind
+// measures' view, and rejects node 0.
+func TestDownMatchesDefinition(t *testing.T) {
+	failovers, relisted := 0, 0
+	for seed := uint64(1); seed <= 40; seed++ {
+		r := rand.New(rand.NewPCG(seed, 93))
+		m := newModel(r, seed)
+		infra := wire.NodeID(m.players + 1)
+		rec := &forgetLog{}
+		obs, err := New(Config{Dims: m.dims, Bounds: m.bounds, Interest: m.interest, Infra: infra, Recorder: rec,
+			StalenessEvery: 3, StalenessCap: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := obs.TrackKinds([]string{"a", "b"}, []time.Duration{0}, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := obs.Down(0); err == nil {
+			t.Fatal("Down(0) accepted")
+		}
+		for id := range wire.NodeID(m.players) {
+			for range 1 + r.IntN(6) {
+				m.create(id+1, 0)
+			}
+		}
+		tab := refTable{}
+		for id := wire.NodeID(1); id <= infra; id++ {
+			s := m.snapshot(id, 0)
+			tab.observe(s)
+			if err := obs.Observe(s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		down := make([]bool, m.players)
+		failed := map[world.ObjectID]bool{} // failed over, not yet listed by the new owner
+		now := time.Duration(0)
+		for step := range 500 {
+			now += time.Duration(1+r.IntN(20)) * time.Millisecond
+			id := wire.NodeID(1 + r.IntN(m.players))
+			switch {
+			case !down[id-1] && r.IntN(12) == 0:
+				var up []wire.NodeID
+				for k := range m.players {
+					if !down[k] && wire.NodeID(k+1) != id {
+						up = append(up, wire.NodeID(k+1))
+					}
+				}
+				own := slices.Sorted(maps.Keys(m.objs))
+				for _, oid := range own {
+					o := m.objs[oid]
+					if o.owner != id {
+						continue
+					}
+					if len(up) > 0 && r.IntN(2) == 0 {
+						o.owner = up[r.IntN(len(up))]
+						delete(m.replicas[o.owner-1], oid) // the replica becomes the primary
+						delete(m.linger[o.owner-1], oid)
+						failed[oid] = true
+						failovers++
+					} else {
+						delete(m.objs, oid)
+					}
+				}
+				clear(m.linger[id-1])
+				clear(m.replicas[id-1])
+				m.views[id-1] = nil
+				down[id-1] = true
+				if err := obs.Down(id); err != nil {
+					t.Fatal(err)
+				}
+				tab.down(id)
+				if n := len(rec.forgot); n == 0 || rec.forgot[n-1] != id {
+					t.Fatalf("seed %d step %d: the recorder was not told to forget node %d", seed, step, id)
+				}
+				if n := len(obs.kinds.node(int(id) - 1).pairs); n != 0 {
+					t.Fatalf("seed %d step %d: node %d down with %d objects in its kind view", seed, step, id, n)
+				}
+				continue
+			case down[id-1]:
+				if r.IntN(3) == 0 {
+					down[id-1] = false // back, empty: its next frame reports
+				}
+				continue
+			}
+			m.step(id, now)
+			for oid, o := range m.objs {
+				if down[o.owner-1] { // no handoff to a node that is down
+					o.owner = id
+					delete(m.replicas[id-1], oid)
+					delete(m.linger[id-1], oid)
+				}
+			}
+			s := m.snapshot(id, now)
+			for _, p := range s.prims {
+				if failed[p.id] {
+					delete(failed, p.id)
+					relisted++
+				}
+			}
+			tab.observe(s)
+			if err := obs.Frame(s); err != nil {
+				t.Fatal(err)
+			}
+			want := tab.view(s, m.dims)
+			if ids, held, _ := obs.LastReport(); !sameSet(ids, held, want) {
+				t.Fatalf("seed %d step %d (%d dims): node %d reported %v %v, the definition gives %v", seed, step, m.dims, id, ids, held, want)
+			}
+		}
+	}
+	if failovers == 0 || relisted == 0 {
+		t.Fatalf("%d objects failed over, %d listed again by their new owner", failovers, relisted)
 	}
 }

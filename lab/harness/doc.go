@@ -48,6 +48,18 @@
 //  3. Call New, then Run (from one goroutine; the simulation itself may
 //     use Config.Workers goroutines), then Result; or Run in one call.
 //     Result.Summary holds the measures; Result.WriteFiles writes them.
+//  4. For fault experiments, before or between runs: Crash and Restart
+//     nodes, Partition the network and Heal it, now or at a game time
+//     with Schedule (its function may call them all). Config's Jitter,
+//     Loss and Duplicate apply to the whole run, alongside. A crashed
+//     node's primaries stop being live objects for the observer (no
+//     view expects them; one that another node holds as its primary,
+//     after a failover, counts again), and its earlier frames still
+//     count in the measures. Restart builds the node again with a higher
+//     node.Config.Incarnation, the same discovery configuration and no
+//     objects: games must not assume every node keeps its spawns. Its
+//     view counts from the restart. The run stays byte-identical for a
+//     seed and a schedule, on any number of workers.
 //
 // A World is not safe for concurrent use.
 package harness

@@ -40,6 +40,14 @@ type World struct {
 	check func(ev sim.Event)
 	warm  bool // the warm-up is over (the locators' histograms were reset)
 
+	// What Restart needs to build a node again (see faults.go).
+	space   discovery.Space
+	members []wire.NodeID
+	wrap    func(*node.Node) sim.Core
+	inc     []uint16     // per node: its incarnation (node.Config.Incarnation)
+	gone    []*node.Node // earlier incarnations of restarted nodes, for their Stats
+	failed  error        // what the scheduled functions returned (Schedule)
+
 	wallRun time.Duration
 }
 
@@ -79,39 +87,26 @@ func newWorld(cfg Config, g Game, wrap func(*node.Node) sim.Core) (*World, error
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", lab.ErrConfig, err)
 	}
-	w := &World{cfg: cfg, sim: s, reg: g.Registry, extra: maps.Clone(g.Labels), added: map[string]int64{}}
+	w := &World{cfg: cfg, sim: s, reg: g.Registry, extra: maps.Clone(g.Labels), added: map[string]int64{}, space: space, wrap: wrap}
 	total := cfg.Nodes
 	if cfg.Arch.HasInfra() {
 		total++
 		w.infra = wire.NodeID(total)
 	}
 	w.snaps = make([]snapPair, total)
-	members := make([]wire.NodeID, cfg.Nodes)
-	for i := range members {
-		members[i] = wire.NodeID(i + 1)
+	w.inc = make([]uint16, total)
+	w.members = make([]wire.NodeID, cfg.Nodes)
+	for i := range w.members {
+		w.members[i] = wire.NodeID(i + 1)
 	}
 	for i := range total {
-		id := wire.NodeID(i + 1)
-		disc, err := discovery.New(discovery.Config{Arch: cfg.Arch, Self: id, Members: members, Infra: w.infra,
-			Space: space, Seed: cfg.Seed, KeyMap: cfg.KeyMap, PredTime: cfg.PredTime, Balance: cfg.Balance,
-			PaperRouting: cfg.PaperRouting, Prefetch: cfg.Prefetch})
-		if err != nil {
-			return nil, fmt.Errorf("%w: node %d: %w", lab.ErrConfig, id, err)
-		}
-		n, err := node.New(node.Config{ID: id, Registry: g.Registry, Discovery: disc,
-			Rand:    rand.New(rand.NewPCG(cfg.Seed, streamNode^uint64(id))),
-			Replica: replica.Config{NoAttach: cfg.NoProactive}, Prefetch: world.Point{cfg.Prefetch, cfg.Prefetch}})
+		n, disc, core, err := w.buildNode(i, 0)
 		if err != nil {
 			return nil, err
 		}
 		w.nodes = append(w.nodes, n)
 		w.discs = append(w.discs, disc)
-		var core sim.Core = n
-		if wrap != nil {
-			core = wrap(n)
-		}
-		core = &snapCore{Core: core, n: n, snaps: &w.snaps[i], timed: cfg.WallFrameTimes}
-		if err := s.AddNode(id, where[i], core); err != nil {
+		if err := s.AddNode(n.ID(), where[i], core); err != nil {
 			return nil, err
 		}
 	}
@@ -142,6 +137,33 @@ func newWorld(cfg Config, g Game, wrap func(*node.Node) sim.Core) (*World, error
 	s.ObserveOnly(sim.EventTick) // the ground truth needs the frames; Sim.Events counts the rest
 	s.ObserveBehind(true)        // it reads only the snapshots, double-buffered
 	return w, nil
+}
+
+// buildNode builds incarnation inc of the node of index i (ID i+1): its
+// discovery from discovery.New, the node core, and the core the simulator
+// drives (the test adapter, if any, in the snapshotting adapter). Every
+// incarnation has the same discovery configuration; its random source is
+// the node's stream of the seed, another for each incarnation.
+func (w *World) buildNode(i int, inc uint16) (*node.Node, node.Discovery, sim.Core, error) {
+	cfg := w.cfg
+	id := wire.NodeID(i + 1)
+	disc, err := discovery.New(discovery.Config{Arch: cfg.Arch, Self: id, Members: w.members, Infra: w.infra,
+		Space: w.space, Seed: cfg.Seed, KeyMap: cfg.KeyMap, PredTime: cfg.PredTime, Balance: cfg.Balance,
+		PaperRouting: cfg.PaperRouting, Prefetch: cfg.Prefetch})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%w: node %d: %w", lab.ErrConfig, id, err)
+	}
+	n, err := node.New(node.Config{ID: id, Registry: w.reg, Discovery: disc, Incarnation: inc,
+		Rand:    rand.New(rand.NewPCG(cfg.Seed, streamNode^uint64(id)^uint64(inc)<<32)),
+		Replica: replica.Config{NoAttach: cfg.NoProactive}, Prefetch: world.Point{cfg.Prefetch, cfg.Prefetch}})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var core sim.Core = n
+	if w.wrap != nil {
+		core = w.wrap(n)
+	}
+	return n, disc, &snapCore{Core: core, n: n, snaps: &w.snaps[i], timed: cfg.WallFrameTimes}, nil
 }
 
 // streamNode and streamSites are the random streams of a world run, from
@@ -209,7 +231,8 @@ func (w *World) Config() Config { return w.cfg }
 func (w *World) Sim() *sim.Sim { return w.sim }
 
 // Nodes returns the node cores: the player nodes (IDs 1..Nodes), then the
-// infrastructure node if the architecture has one.
+// infrastructure node if the architecture has one; of a restarted node,
+// its latest incarnation.
 func (w *World) Nodes() []*node.Node { return slices.Clone(w.nodes) }
 
 // Discoveries returns every node's discovery, in the order of Nodes.
@@ -262,7 +285,8 @@ type Progress struct {
 type histResetter interface{ ResetHists() }
 
 // Run simulates until the configured duration, reporting progress (may be
-// nil) after every second of game time.
+// nil) after every second of game time. It stops early with the error of
+// a function scheduled with Schedule, at the end of that second.
 func (w *World) Run(progress func(Progress)) error {
 	start := time.Now()
 	total := w.cfg.Duration
@@ -273,6 +297,9 @@ func (w *World) Run(progress func(Progress)) error {
 		}
 		if err := w.sim.RunFor(step); err != nil {
 			return err
+		}
+		if w.failed != nil {
+			return w.failed
 		}
 		if !w.warm && w.cfg.Warmup > 0 && w.sim.Now() >= w.cfg.Warmup {
 			// The locators' latency and hop histograms leave the warm-up
@@ -363,7 +390,7 @@ func (w *World) Result() *Result {
 	rec := w.sim.Recorder()
 	var st node.Stats
 	var rs struct{ updates, full, keepalives, bytes, acks, writes, applied, stale, timeouts, dropped int64 }
-	for _, n := range w.nodes {
+	for _, n := range slices.Concat(w.gone, w.nodes) {
 		s := n.Stats()
 		st.Ticks += s.Ticks
 		st.Thinks += s.Thinks

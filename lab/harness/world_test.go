@@ -187,6 +187,10 @@ func (c *checker) event(ev sim.Event) {
 	now := c.w.sim.Now()
 	prim := map[world.ObjectID]wire.NodeID{}
 	for _, n := range c.w.nodes {
+		if !c.w.sim.Up(n.ID()) { // crashed: its objects are gone with it
+			delete(c.prims, n.ID())
+			continue
+		}
 		for _, in := range n.Objects(nil) {
 			if !in.Primary {
 				continue
@@ -213,6 +217,9 @@ func (c *checker) event(ev sim.Event) {
 		}
 	}
 	for _, n := range c.w.nodes {
+		if !c.w.sim.Up(n.ID()) {
+			continue
+		}
 		ttl := n.Config().Replica.ReplicaTimeout
 		for _, in := range n.Objects(nil) {
 			if in.Primary || in.Version == 0 {
