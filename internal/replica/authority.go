@@ -99,9 +99,12 @@ type Event struct {
 	Epoch   uint32
 	Node    wire.NodeID
 	Version uint64
-	Writer  wire.NodeID
-	Inc     uint16
-	Seq     uint32
+	// Base is, for EvPromoted, the version of the backup's state the new
+	// primary starts from: what the old primary did after it is lost.
+	Base   uint64
+	Writer wire.NodeID
+	Inc    uint16
+	Seq    uint32
 }
 
 func (s *Store) emit(ev Event) {
@@ -540,7 +543,7 @@ func (s *Store) promote(now time.Duration, id world.ObjectID, b *bcopy, dead wir
 		delete(s.au.where, id)
 	}
 	s.stats.Promotions++
-	s.emit(Event{Kind: EvPromoted, At: now, ID: id, Epoch: epoch, Node: dead, Version: v + ForkGap})
+	s.emit(Event{Kind: EvPromoted, At: now, ID: id, Epoch: epoch, Node: dead, Version: v + ForkGap, Base: b.version})
 	s.replayEarly(now, id)
 }
 
@@ -838,7 +841,7 @@ func (s *Store) flushBackup(now time.Duration, e *entry, a *auth) {
 	s.au.health.watch(a.backup, now)
 	holders := s.au.scratchH[:0]
 	for i := range e.holders {
-		if e.holders[i].regUntil > now && e.holders[i].node != a.backup {
+		if e.holders[i].alive(now) && e.holders[i].node != a.backup {
 			holders = append(holders, e.holders[i].node)
 		}
 	}
@@ -888,7 +891,7 @@ func (s *Store) chooseBackup(now time.Duration, e *entry) (wire.NodeID, bool) {
 	var holders []wire.NodeID
 	for i := range e.holders {
 		h := &e.holders[i]
-		if h.regUntil > now && h.node != s.cfg.Self && !s.au.health.isDead(h.node) {
+		if h.alive(now) && h.node != s.cfg.Self && !s.au.health.isDead(h.node) {
 			holders = append(holders, h.node)
 		}
 	}

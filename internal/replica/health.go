@@ -222,12 +222,18 @@ func (s *Store) probeIn(now time.Duration, from wire.NodeID, t wire.Type, l wire
 		if p := h.peers[l.Node]; p != nil && !p.dead && now-p.heard < s.cfg.SuspectAfter/2 {
 			h.probeq = append(h.probeq, probeMsg{to: from, reply: true, l: wire.Liveness{Node: l.Node, Alive: true}})
 			return
+		} else if p != nil && (p.dead || now-p.watched <= s.cfg.Heartbeat && now-p.heard >= s.cfg.SuspectAfter) {
+			// This node watches the suspect too and has not heard from it
+			// either (heartbeats, every Heartbeat, would have come): a
+			// second opinion at once.
+			h.probeq = append(h.probeq, probeMsg{to: from, reply: true, l: wire.Liveness{Node: l.Node}})
+			return
 		}
 		pinged := false
 		for _, a := range h.asks {
 			pinged = pinged || a.suspect == l.Node
 		}
-		h.asks = append(h.asks, ask{suspect: l.Node, asker: from, until: now + s.cfg.ProbeTimeout})
+		h.asks = append(h.asks, ask{suspect: l.Node, asker: from, until: now + s.probeTimeout(l.Node)})
 		if !pinged {
 			h.probeq = append(h.probeq, probeMsg{to: l.Node, l: wire.Liveness{Node: l.Node}})
 		}
@@ -316,6 +322,16 @@ func (s *Store) flushHealth(now time.Duration) {
 		}
 		h.probeq = append(h.probeq, probeMsg{to: n, l: wire.Liveness{Node: n}})
 	}
+}
+
+// probeTimeout is how long a witness waits for suspect n's answer:
+// ProbeTimeout, or less when the delay to n is known (three one-way
+// delays and a frame: the answer of a live node, late by a frame).
+func (s *Store) probeTimeout(n wire.NodeID) time.Duration {
+	if s.cfg.Delay == nil {
+		return s.cfg.ProbeTimeout
+	}
+	return min(s.cfg.ProbeTimeout, 3*s.cfg.Delay(s.cfg.Self, n)+100*time.Millisecond)
 }
 
 // maxDelay bounds a round trip through a witness (2 × 300 ms without
