@@ -132,3 +132,22 @@ var (
 	LeastLatency BackupPolicy = replica.LeastLatency
 	LongestUp    BackupPolicy = replica.LongestUp
 )
+
+// AuthorityEventKind names an AuthorityEvent.
+type AuthorityEventKind = replica.EventKind
+
+// The kinds of AuthorityEvent.
+const (
+	EvMigrated       = replica.EvMigrated       // this node handed ID (Version) to Node at Epoch
+	EvInstalled      = replica.EvInstalled      // this node took ID over from Node at Epoch
+	EvPromoted       = replica.EvPromoted       // this node promoted its backup of ID at Epoch (Base: the backup's version); Node died
+	EvSteppedDown    = replica.EvSteppedDown    // this node's primary of ID stepped down for Node's Epoch
+	EvWriteApplied   = replica.EvWriteApplied   // the primary applied write Seq of Writer (Inc) to ID at Epoch, in Version
+	EvWriteAcked     = replica.EvWriteAcked     // the writer learnt its writes to ID up to Seq are applied and safe
+	EvWriteAbandoned = replica.EvWriteAbandoned // the writer gave write Seq to ID up
+	EvDead           = replica.EvDead           // this node declared Node dead
+	EvBackup         = replica.EvBackup         // this node chose Node as the backup of ID at Epoch
+)
+
+// ForkGap is how far a promoted primary's versions jump past its backup's.
+const ForkGap = replica.ForkGap

@@ -61,8 +61,13 @@ type cluster struct {
 	// lost: objects whose primary's node crashed with no backup.
 	limbo map[world.ObjectID]time.Duration
 	lost  map[world.ObjectID]bool
+	gone  map[world.ObjectID]bool // deleted by the test
 	// budget is how long an object may stay in limbo.
 	budget time.Duration
+	// mk builds node id's incarnation inc; onEvent, if set before the
+	// nodes are built, receives their authority events.
+	mk      func(id wire.NodeID, inc uint16) *Node
+	onEvent func(AuthorityEvent)
 }
 
 type delivery struct {
@@ -99,6 +104,7 @@ type clusterOpts struct {
 	replica    replica.Config
 	dup        float64
 	failover   bool // warm backups, with every other node a peer
+	onEvent    func(AuthorityEvent)
 }
 
 func newCluster(tb testing.TB, g *game, o clusterOpts) *cluster {
@@ -107,7 +113,8 @@ func newCluster(tb testing.TB, g *game, o clusterOpts) *cluster {
 		rng: rand.New(rand.NewPCG(o.seed, 99)), hist: map[world.ObjectID]map[uint64]*world.State{},
 		live: map[world.ObjectID]bool{}, deleted: map[world.ObjectID]time.Duration{},
 		down: map[wire.NodeID]bool{}, side: map[wire.NodeID]int{}, dup: o.dup,
-		limbo: map[world.ObjectID]time.Duration{}, lost: map[world.ObjectID]bool{}, budget: 2 * time.Second}
+		limbo: map[world.ObjectID]time.Duration{}, lost: map[world.ObjectID]bool{}, gone: map[world.ObjectID]bool{}, budget: 2 * time.Second,
+		onEvent: o.onEvent}
 	if o.rendezvous == 0 {
 		o.rendezvous = 1
 	}
@@ -128,7 +135,7 @@ func newCluster(tb testing.TB, g *game, o clusterOpts) *cluster {
 			c.latency[i][j], c.latency[j][i] = l, l
 		}
 	}
-	for _, id := range members {
+	c.mk = func(id wire.NodeID, inc uint16) *Node {
 		var d Discovery
 		switch o.arch {
 		case "directory":
@@ -157,12 +164,18 @@ func newCluster(tb testing.TB, g *game, o clusterOpts) *cluster {
 			lat := c.latency
 			rc.Delay = func(a, b wire.NodeID) time.Duration { return lat[a-1][b-1] }
 		}
-		n, err := New(Config{ID: id, Registry: g.registry, Discovery: d,
-			Rand: rand.New(rand.NewPCG(o.seed, uint64(id))), Replica: rc})
+		if c.onEvent != nil {
+			rc.OnEvent = c.onEvent
+		}
+		n, err := New(Config{ID: id, Registry: g.registry, Discovery: d, Incarnation: inc,
+			Rand: rand.New(rand.NewPCG(o.seed, uint64(id)|uint64(inc)<<32)), Replica: rc})
 		if err != nil {
 			tb.Fatal(err)
 		}
-		c.nodes = append(c.nodes, n)
+		return n
+	}
+	for _, id := range members {
+		c.nodes = append(c.nodes, c.mk(id, 0))
 		c.nextT = append(c.nextT, time.Duration(id-1)*time.Millisecond)
 	}
 	c.traffic = make([][wire.NumClasses]int64, o.nodes)
@@ -444,7 +457,7 @@ func (c *cluster) record() {
 		if seen[id] {
 			continue
 		}
-		if backed[id] {
+		if backed[id] && !c.gone[id] {
 			if _, ok := c.limbo[id]; !ok {
 				c.limbo[id] = c.now
 			}
@@ -456,6 +469,13 @@ func (c *cluster) record() {
 		}
 		c.deleted[id] = c.now
 	}
+}
+
+// restart brings crashed node id back as its next incarnation, empty.
+func (c *cluster) restart(id wire.NodeID) {
+	old := c.node(id)
+	c.nodes[id-1] = c.mk(id, old.Incarnation()+1)
+	c.down[id] = false
 }
 
 // crash stops node id: the objects it held the primaries of are lost
@@ -511,6 +531,9 @@ func (c *cluster) checkInvariants() {
 				continue
 			}
 			st, ok := c.hist[in.ID][in.Version]
+			if _, moving := c.limbo[in.ID]; !ok && moving {
+				continue // a version made as the primary left, not yet installed
+			}
 			if !ok {
 				c.fail("node %d: replica %v at version %d, which its primary never had", n.ID(), in.ID, in.Version)
 			} else if !st.Equal(in.Synced) {

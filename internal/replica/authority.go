@@ -49,6 +49,13 @@ import (
 // state as a full state.
 const ForkGap = 1 << 20
 
+// nextEpoch returns the epoch after e of an object whose next primary is
+// node n: the counter in the high 16 bits rises by one, and the low 16
+// bits name n. Two nodes never make the same epoch of an object, so two
+// primaries of one epoch cannot exist even when a partition lets two
+// lineages grow apart (the higher epoch wins when they meet).
+func nextEpoch(e uint32, n wire.NodeID) uint32 { return (e>>16+1)<<16 | uint32(n)&0xffff }
+
 // home returns the node whose name service binds id: the node named by
 // the low 16 bits of its origin (node.Config.Incarnation).
 func home(id world.ObjectID) wire.NodeID {
@@ -77,10 +84,11 @@ const (
 	EvWriteAbandoned                      // the writer gave write Seq to ID up (WriteGiveUp) or the object is gone (Node: 1)
 	EvDead                                // this node declared Node dead
 	EvBackup                              // this node chose Node as the backup of ID at Epoch
+	EvMigrateAborted                      // a migration of ID to Node was given up: the old backup did not release it in time
 )
 
 var eventNames = [...]string{"", "migrated", "installed", "promoted", "stepped-down", "write-applied",
-	"write-acked", "write-abandoned", "dead", "backup"}
+	"write-acked", "write-abandoned", "dead", "backup", "migrate-aborted"}
 
 // String returns the event's name.
 func (k EventKind) String() string {
@@ -186,6 +194,12 @@ type backupAckMsg struct {
 	a  wire.BackupAck
 }
 
+type relMark struct {
+	from  wire.NodeID
+	epoch uint32
+	until time.Duration
+}
+
 type release struct {
 	to     wire.NodeID
 	epoch  uint32
@@ -199,6 +213,8 @@ type authState struct {
 	bk       map[world.ObjectID]*bcopy
 	outw     map[world.ObjectID]*wstream
 	rels     map[world.ObjectID]release
+	fences   map[world.ObjectID]fence
+	relIn    map[world.ObjectID]relMark
 	wseq     uint32 // the last write sequence number given out
 	early    []earlyWrite
 	fwd      []fwdWrite
@@ -226,6 +242,8 @@ func (s *Store) initAuth() {
 	s.au.bk = map[world.ObjectID]*bcopy{}
 	s.au.outw = map[world.ObjectID]*wstream{}
 	s.au.rels = map[world.ObjectID]release{}
+	s.au.fences = map[world.ObjectID]fence{}
+	s.au.relIn = map[world.ObjectID]relMark{}
 	s.au.health.init()
 }
 
@@ -291,9 +309,47 @@ func (s *Store) Migrate(now time.Duration, id world.ObjectID, to wire.NodeID) ([
 		}
 	}
 	for _, x := range ids {
-		s.migrateOne(now, s.objs.Get(x), to)
+		e := s.objs.Get(x)
+		if a := e.auth; a != nil && a.hasBackup && a.backup != to {
+			// Fence first: the old backup must give its copy up before
+			// the object leaves, or it could take the object over from
+			// under the new primary. The object stays here, accepting
+			// writes, until the backup confirms (migrateFenced).
+			s.au.fences[x] = fence{to: to, until: now + fenceTTL}
+			s.au.rels[x] = release{to: a.backup, epoch: e.epoch, until: now + fenceTTL, sentAt: now}
+			s.au.epochq = append(s.au.epochq, epochMsg{to: a.backup, typ: wire.TypeRelease, e: wire.Epoch{ID: x, Epoch: e.epoch}})
+			continue
+		}
+		s.migrateOne(now, e, to)
 	}
 	return ids, nil
+}
+
+// fenceTTL is how long a migration waits for the old backup's release
+// before it is given up.
+const fenceTTL = 2 * time.Second
+
+type fence struct {
+	to    wire.NodeID
+	until time.Duration
+}
+
+// released ends the fence of a migration waiting for its backup's release.
+func (s *Store) released(now time.Duration, id world.ObjectID) {
+	f, ok := s.au.fences[id]
+	if !ok {
+		return
+	}
+	delete(s.au.fences, id)
+	e := s.objs.Get(id)
+	if e == nil || !e.primary || s.au.health.isDead(f.to) {
+		s.stats.MigrationsAborted++
+		return
+	}
+	if e.auth != nil {
+		e.auth.hasBackup = false
+	}
+	s.migrateOne(now, e, f.to)
 }
 
 // MigrateBox migrates every local primary whose location lies in box
@@ -328,7 +384,7 @@ func (s *Store) MigrateBox(now time.Duration, box world.Box, to wire.NodeID) ([]
 func (s *Store) migrateOne(now time.Duration, e *entry, to wire.NodeID) {
 	s.commit(e, now, false)
 	a := e.authority()
-	epoch := e.epoch + 1
+	epoch := nextEpoch(e.epoch, to)
 	m := &wire.Migration{ID: e.id, Kind: e.kind, Epoch: epoch, Version: e.version, Controller: e.controller}
 	m.Data = world.AppendDelta(nil, nil, e.st)
 	for _, w := range a.writers {
@@ -514,7 +570,7 @@ func (s *Store) promote(now time.Duration, id world.ObjectID, b *bcopy, dead wir
 	if s.tomb.has(id) {
 		return
 	}
-	epoch := b.epoch + 1
+	epoch := nextEpoch(b.epoch, s.cfg.Self)
 	controller := b.controller
 	if controller == dead {
 		controller = s.cfg.Self
@@ -696,6 +752,10 @@ func (s *Store) backupIn(now time.Duration, from wire.NodeID, m *wire.BackupStat
 		s.au.whereq = append(s.au.whereq, whereMsg{to: from, l: wire.Location{ID: m.ID, Epoch: b.epoch, Node: b.primary}})
 		return nil
 	}
+	if r, ok := s.au.relIn[m.ID]; ok && r.from == from && m.Epoch <= r.epoch && now < r.until {
+		s.stats.Ignored++ // released
+		return nil
+	}
 	if b == nil || m.Epoch > b.epoch || b.primary != from {
 		if m.Base != 0 {
 			ackV(0) // send a full state
@@ -739,6 +799,7 @@ func (s *Store) backupAcked(now time.Duration, from wire.NodeID, a wire.BackupAc
 	if e == nil || !e.primary || e.auth == nil || !e.auth.hasBackup || e.auth.backup != from || a.Epoch != e.epoch {
 		if r, ok := s.au.rels[a.ID]; ok && r.to == from && a.Version == 0 {
 			delete(s.au.rels, a.ID) // a release confirmed
+			s.released(now, a.ID)
 			return
 		}
 		s.stats.Ignored++
@@ -762,10 +823,15 @@ func (s *Store) backupAcked(now time.Duration, from wire.NodeID, a wire.BackupAc
 }
 
 // releaseIn drops a backup copy its primary no longer wants.
-func (s *Store) releaseIn(from wire.NodeID, ep wire.Epoch) {
+func (s *Store) releaseIn(now time.Duration, from wire.NodeID, ep wire.Epoch) {
 	if b := s.au.bk[ep.ID]; b != nil && b.primary == from && b.epoch <= ep.Epoch && b.mig == nil {
 		delete(s.au.bk, ep.ID)
 	}
+	// Backup states of that epoch still on their way must not make a
+	// copy again.
+	// (A second: longer than a trip; a primary whose migration was given
+	// up sends its full state again after that.)
+	s.au.relIn[ep.ID] = relMark{from: from, epoch: ep.Epoch, until: now + time.Second}
 	s.au.baq = append(s.au.baq, backupAckMsg{to: from, a: wire.BackupAck{ID: ep.ID, Epoch: ep.Epoch}})
 }
 
@@ -815,6 +881,23 @@ func (s *Store) flushBackups(now time.Duration) {
 			delete(s.au.where, id)
 		}
 	}
+	for id, r := range s.au.relIn {
+		if now > r.until {
+			delete(s.au.relIn, id)
+		}
+	}
+	for _, id := range sortedIDs(s.au.fences) {
+		if f := s.au.fences[id]; now > f.until {
+			delete(s.au.fences, id)
+			delete(s.au.rels, id)
+			if e := s.objs.Get(id); e != nil && e.primary && e.auth != nil {
+				// The backup may have dropped its copy: back up afresh.
+				e.auth.hasBackup = false
+			}
+			s.stats.MigrationsAborted++
+			s.emit(Event{Kind: EvMigrateAborted, At: now, ID: id, Node: f.to})
+		}
+	}
 }
 
 func (s *Store) sendMigrate(to wire.NodeID) {
@@ -827,6 +910,9 @@ type migMsg struct {
 }
 
 func (s *Store) flushBackup(now time.Duration, e *entry, a *auth) {
+	if _, fenced := s.au.fences[e.id]; fenced {
+		return // its backup is being released
+	}
 	if a.hasBackup && s.au.health.isDead(a.backup) {
 		a.hasBackup = false
 	}

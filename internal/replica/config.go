@@ -115,12 +115,17 @@ type Config struct {
 	// another node (BackupPolicy), sent every frame its state changes;
 	// primary and backup exchange heartbeats every Heartbeat; a backup
 	// that hears nothing from the primary's node for SuspectAfter asks
-	// Witnesses other nodes to probe it (ProbeTimeout), and promotes
-	// itself when one of them finds it dead too. Writes are acknowledged
-	// only once the backup holds them.
+	// the other nodes to probe it (ProbeTimeout), and promotes itself when
+	// Witnesses of them find it dead too. Writes are acknowledged only
+	// once the backup holds them.
 	Failover bool
 	// Heartbeat (default 100 ms), SuspectAfter (400 ms), ProbeTimeout
-	// (350 ms), Witnesses (2).
+	// (350 ms). Witnesses is how many other nodes must find a suspect
+	// dead; 0 (the default) means a majority of the cluster with this
+	// node (half of Peers, rounded up... see health.go), so that of two
+	// sides of a partition at most one declares the other dead: the
+	// other can neither promote a backup nor choose a new one, and a
+	// primary cut off from its backup acknowledges no write.
 	Heartbeat    time.Duration
 	SuspectAfter time.Duration
 	ProbeTimeout time.Duration
@@ -166,7 +171,6 @@ func DefaultConfig() Config {
 		Heartbeat:       100 * time.Millisecond,
 		SuspectAfter:    400 * time.Millisecond,
 		ProbeTimeout:    350 * time.Millisecond,
-		Witnesses:       2,
 	}
 }
 
@@ -259,11 +263,8 @@ func (c Config) Validate() (Config, error) {
 	if c.ForwardTTL < c.RegistrationTTL {
 		return c, fmt.Errorf("%w: ForwardTTL %v is shorter than RegistrationTTL %v: holders would lose the moved primary", ErrConfig, c.ForwardTTL, c.RegistrationTTL)
 	}
-	if c.Witnesses == 0 {
-		c.Witnesses = d.Witnesses
-	}
-	if c.Witnesses < 1 || c.Witnesses > 16 {
-		return c, fmt.Errorf("%w: Witnesses %d (want 1 to 16)", ErrConfig, c.Witnesses)
+	if c.Witnesses < 0 || c.Witnesses > 1024 {
+		return c, fmt.Errorf("%w: Witnesses %d (want 0, a majority, or 1 to 1024)", ErrConfig, c.Witnesses)
 	}
 	if c.SuspectAfter <= c.Heartbeat {
 		return c, fmt.Errorf("%w: SuspectAfter %v must exceed Heartbeat %v", ErrConfig, c.SuspectAfter, c.Heartbeat)

@@ -30,6 +30,8 @@ import (
 // higher epochs.
 
 type peer struct {
+	voters  []wire.NodeID // the nodes that found it dead in the current probe
+	probeTx time.Duration // when the probes were last sent
 	heard     time.Duration
 	watched   time.Duration // watch() was last called
 	hbSent    time.Duration
@@ -187,6 +189,8 @@ func (s *Store) failover(now time.Duration, n wire.NodeID) {
 	for _, e := range s.prims {
 		if e.auth != nil && e.auth.hasBackup && e.auth.backup == n {
 			e.auth.hasBackup = false
+			// Should it come back, it must drop its copy.
+			s.au.rels[e.id] = release{to: n, epoch: e.epoch, until: now + 30*time.Second}
 		}
 	}
 	for _, e := range s.ents {
@@ -253,7 +257,12 @@ func (s *Store) probeIn(now time.Duration, from wire.NodeID, t wire.Type, l wire
 		p.probing, p.heard = false, now
 		return
 	}
-	s.declare(now, l.Node)
+	if !slices.Contains(p.voters, from) {
+		p.voters = append(p.voters, from)
+	}
+	if len(p.voters) >= s.quorum() {
+		s.declare(now, l.Node)
+	}
 }
 
 // answerAsks answers the witnesses' askers about suspect.
@@ -308,15 +317,29 @@ func (s *Store) flushHealth(now time.Duration) {
 		if now-p.heard < s.cfg.SuspectAfter {
 			continue
 		}
-		if p.probing && now-p.probeAt < 2*s.cfg.ProbeTimeout+s.maxDelay() {
+		if p.probing && now-p.probeAt < 4*s.cfg.ProbeTimeout+s.maxDelay() {
+			// Probing: ask again those who have not answered (a probe or
+			// its answer may be lost).
+			if now-p.probeTx >= s.cfg.ProbeTimeout/2+s.maxDelay()/3 {
+				p.probeTx = now
+				for _, w := range s.witnesses(n) {
+					if !slices.Contains(p.voters, w) {
+						h.probeq = append(h.probeq, probeMsg{to: w, l: wire.Liveness{Node: n}})
+					}
+				}
+				h.probeq = append(h.probeq, probeMsg{to: n, l: wire.Liveness{Node: n}})
+			}
 			continue
 		}
 		ws := s.witnesses(n)
-		if len(ws) == 0 {
+		if s.quorum() == 0 {
 			s.declare(now, n)
 			continue
 		}
-		p.probing, p.probeAt = true, now
+		if len(ws) < s.quorum() {
+			continue // too few nodes left to agree: nothing is declared
+		}
+		p.probing, p.probeAt, p.probeTx, p.voters = true, now, now, p.voters[:0]
 		for _, w := range ws {
 			h.probeq = append(h.probeq, probeMsg{to: w, l: wire.Liveness{Node: n}})
 		}
@@ -338,9 +361,30 @@ func (s *Store) probeTimeout(n wire.NodeID) time.Duration {
 // delay estimates).
 func (s *Store) maxDelay() time.Duration { return 600 * time.Millisecond }
 
-// witnesses returns up to Witnesses live peers other than suspect, the
-// nearest to this node first (by Config.Delay), else in an order that
-// turns with the suspect.
+// quorum is how many other nodes must find a suspect dead: Witnesses,
+// or, by default, enough for a majority of the cluster with this node
+// (none in a cluster of one or two, where the silence alone decides).
+func (s *Store) quorum() int {
+	if s.cfg.Witnesses > 0 {
+		return s.cfg.Witnesses
+	}
+	if s.cfg.Peers == nil {
+		return 0
+	}
+	n := 1 // this node
+	for _, p := range s.cfg.Peers() {
+		if p != s.cfg.Self {
+			n++
+		}
+	}
+	if n <= 2 {
+		return 0
+	}
+	return n / 2 // with this node, n/2 + 1: a majority
+}
+
+// witnesses returns the peers asked to probe suspect: every other peer
+// not declared dead, the nearest to this node first (by Config.Delay).
 func (s *Store) witnesses(suspect wire.NodeID) []wire.NodeID {
 	if s.cfg.Peers == nil {
 		return nil
@@ -351,18 +395,13 @@ func (s *Store) witnesses(suspect wire.NodeID) []wire.NodeID {
 			ws = append(ws, p)
 		}
 	}
+	slices.Sort(ws)
 	if s.cfg.Delay != nil {
 		slices.SortStableFunc(ws, func(a, b wire.NodeID) int {
-			return cmp.Or(cmp.Compare(s.cfg.Delay(s.cfg.Self, a)+s.cfg.Delay(a, suspect), s.cfg.Delay(s.cfg.Self, b)+s.cfg.Delay(b, suspect)), cmp.Compare(a, b))
+			return cmp.Compare(s.cfg.Delay(s.cfg.Self, a)+s.cfg.Delay(a, suspect), s.cfg.Delay(s.cfg.Self, b)+s.cfg.Delay(b, suspect))
 		})
-	} else {
-		slices.Sort(ws)
-		if len(ws) > 0 {
-			k := int(uint32(suspect)*2654435761>>7) % len(ws)
-			ws = append(ws[k:], ws[:k]...)
-		}
 	}
-	return ws[:min(len(ws), s.cfg.Witnesses)]
+	return ws
 }
 
 // encodeHealth commits heartbeats and probes.

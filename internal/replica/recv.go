@@ -132,7 +132,7 @@ func (s *Store) handle(now time.Duration, from wire.NodeID, t wire.Type, body []
 			if t == wire.TypeMigrateAck {
 				s.migrateAcked(from, e)
 			} else {
-				s.releaseIn(from, e)
+				s.releaseIn(now, from, e)
 			}
 		}
 	case wire.TypeWhere:

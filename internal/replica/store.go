@@ -244,18 +244,19 @@ type Stats struct {
 	Dropped        int64 // replicas dropped (unneeded here, or dropped by the primary)
 
 	// Authority (authority.go, writes.go, health.go).
-	Migrations       int64 // primaries handed to another node
-	Installs         int64 // primaries taken over by migration
-	Promotions       int64 // backups promoted after their primary's node died
-	StepDowns        int64 // primaries that stepped down for a higher epoch
-	WritesMade       int64 // writes this node made to objects it does not hold the primary of
-	WritesResent     int64 // of the writes sent, resent (not acknowledged in time)
-	WritesDuplicate  int64 // writes received that were applied already (acknowledged again)
-	WritesOutOfOrder int64 // writes received before an earlier one of the same writer (left for the resend)
-	WritesForwarded  int64 // writes forwarded toward the primary
-	WritesAbandoned  int64 // writes given up (WriteGiveUp, or the object is gone)
-	BackupsSent      int64 // backup states sent
-	Deaths           int64 // nodes declared dead
+	Migrations        int64 // primaries handed to another node
+	MigrationsAborted int64 // migrations given up (the old backup did not release the object in time)
+	Installs          int64 // primaries taken over by migration
+	Promotions        int64 // backups promoted after their primary's node died
+	StepDowns         int64 // primaries that stepped down for a higher epoch
+	WritesMade        int64 // writes this node made to objects it does not hold the primary of
+	WritesResent      int64 // of the writes sent, resent (not acknowledged in time)
+	WritesDuplicate   int64 // writes received that were applied already (acknowledged again)
+	WritesOutOfOrder  int64 // writes received before an earlier one of the same writer (left for the resend)
+	WritesForwarded   int64 // writes forwarded toward the primary
+	WritesAbandoned   int64 // writes given up (WriteGiveUp, or the object is gone)
+	BackupsSent       int64 // backup states sent
+	Deaths            int64 // nodes declared dead
 }
 
 // Store is a node's local object store and replica manager.

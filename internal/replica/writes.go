@@ -247,7 +247,7 @@ func (s *Store) writeAcksIn(now time.Duration, m *wire.WriteAcks) {
 		}
 		k := 0
 		for k < len(w.pend) && w.pend[k].seq <= a.Seq {
-			s.emit(Event{Kind: EvWriteAcked, At: now, ID: a.ID, Seq: w.pend[k].seq})
+			s.emit(Event{Kind: EvWriteAcked, At: now, ID: a.ID, Writer: s.cfg.Self, Inc: s.cfg.Inc, Seq: w.pend[k].seq})
 			k++
 		}
 		w.pend = slices.Delete(w.pend, 0, k)
