@@ -17,7 +17,8 @@ type Arch string
 const (
 	// Directory: one rendezvous node (Config.Infra, which has no players
 	// in the lab's worlds) stores publications and subscriptions and
-	// matches them; replicas then sync directly between the nodes.
+	// matches them; replicas then sync directly between the nodes. Its
+	// standbys (Config.Standby) take over when it is declared dead.
 	Directory Arch = "directory"
 	// Broadcast: every node sends every update to every other member.
 	Broadcast Arch = "broadcast"

@@ -135,12 +135,22 @@ type Config struct {
 	// Self is this node's ID (not 0).
 	Self wire.NodeID
 	// Members are the cluster's nodes with players: the peers a
-	// Broadcast node sends to, and the ring a Colyseus node bootstraps
-	// (Self must be one of them). Directory and ClientServer ignore them.
+	// Broadcast node sends to, the ring a Colyseus node bootstraps (Self
+	// must be one of them), and where Directory picks its standby
+	// rendezvous by default (DefaultStandby). ClientServer ignores them.
 	Members []wire.NodeID
 	// Infra is the infrastructure node: the directory's rendezvous or the
 	// central server (required by those two; may be Self).
 	Infra wire.NodeID
+	// Standby lists, in order, the directory's standby rendezvous: the
+	// nodes that take over when Infra, then the ones before them, are
+	// declared dead by the nodes' failure detectors (internal/locate's
+	// Directory). nil picks DefaultStandby(Infra, Members); an empty,
+	// non-nil list means none (the rendezvous is then a single point of
+	// failure). A caller that knows the network (lab/harness) passes the
+	// nodes nearest the others. Every node gets the same list. The other
+	// architectures ignore it.
+	Standby []wire.NodeID
 	// Space is the game's world (Directory: Speed; Colyseus: all of it).
 	Space Space
 	// Seed seeds the node's random choices (the ring's long links, timer
@@ -188,6 +198,10 @@ func New(cfg Config) (node.Discovery, error) {
 	switch cfg.Arch {
 	case Directory:
 		dc := locate.DefaultDirectoryConfig(cfg.Infra)
+		dc.Standby = cfg.Standby
+		if dc.Standby == nil {
+			dc.Standby = DefaultStandby(cfg.Infra, cfg.Members)
+		}
 		dc.Margin = cfg.Space.Margin()
 		dc.Jump = cfg.Space.Jump()
 		dc.IdleEvery = IdleEvery
@@ -221,6 +235,24 @@ func New(cfg Config) (node.Discovery, error) {
 		return m, nil
 	}
 	return bad("architecture %q: want directory, broadcast, client-server or colyseus", cfg.Arch)
+}
+
+// Standbys is how many standby rendezvous DefaultStandby picks: with two,
+// discovery survives the rendezvous and the first standby failing
+// together.
+const Standbys = 2
+
+// DefaultStandby returns the directory's standby rendezvous when the
+// caller names none: the Standbys members of lowest ID other than infra
+// (fewer if there are not as many). Without knowledge of the network any
+// member serves as well as another; the lowest IDs are the ones an
+// operator can predict, and every node computes the same list.
+func DefaultStandby(infra wire.NodeID, members []wire.NodeID) []wire.NodeID {
+	m := slices.Clone(members)
+	slices.Sort(m)
+	m = slices.Compact(m)
+	m = slices.DeleteFunc(m, func(n wire.NodeID) bool { return n == infra || n == 0 })
+	return m[:min(len(m), Standbys):min(len(m), Standbys)]
 }
 
 // newMercury builds node cfg.Self's distributed locator and bootstraps its

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -53,6 +54,19 @@ func TestNewPresets(t *testing.T) {
 		!dc.Reckon || !dc.BatchMatches || dc.PublishPeriod != PublishPeriod {
 		t.Errorf("directory config %+v", dc)
 	}
+	if !slices.Equal(dc.Standby, []wire.NodeID{1, 2}) {
+		t.Errorf("directory standbys %v, want the two members of lowest ID, [1 2]", dc.Standby)
+	}
+	for _, sb := range [][]wire.NodeID{{4, 3}, {}} {
+		c.Standby = sb
+		if d, err = New(c); err != nil {
+			t.Fatal(err)
+		}
+		if got := d.(*locate.Directory).Config().Standby; !slices.Equal(got, sb) {
+			t.Errorf("directory standbys %v given, %v used", sb, got)
+		}
+	}
+	c.Standby = nil
 
 	c.Arch = Broadcast
 	if d, err = New(c); err != nil {
@@ -118,6 +132,8 @@ func TestNewErrors(t *testing.T) {
 		{"not a member", func(c *Config) { c.Self = 9 }, "not one of"},
 		{"dims", func(c *Config) { c.Space.Dims = 1 }, "Dims"},
 		{"key map", func(c *Config) { c.KeyMap = "zorder" }, "zorder"},
+		{"standby is infra", func(c *Config) { c.Arch, c.Standby = Directory, []wire.NodeID{1, 3} }, "twice"},
+		{"standby 0", func(c *Config) { c.Arch, c.Standby = Directory, []wire.NodeID{0} }, "node 0"},
 	} {
 		c := ok
 		tc.mod(&c)
@@ -127,6 +143,26 @@ func TestNewErrors(t *testing.T) {
 	}
 	if _, err := New(ok); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDefaultStandby: the members of lowest ID but the infrastructure
+// node, at most Standbys of them, whatever the members' order.
+func TestDefaultStandby(t *testing.T) {
+	for _, c := range []struct {
+		infra   wire.NodeID
+		members []wire.NodeID
+		want    []wire.NodeID
+	}{
+		{9, []wire.NodeID{4, 2, 7, 3}, []wire.NodeID{2, 3}},
+		{2, []wire.NodeID{4, 2, 7, 3, 3}, []wire.NodeID{3, 4}},
+		{1, []wire.NodeID{1, 5}, []wire.NodeID{5}},
+		{1, []wire.NodeID{1}, nil},
+		{1, nil, nil},
+	} {
+		if got := DefaultStandby(c.infra, c.members); !slices.Equal(got, c.want) {
+			t.Errorf("DefaultStandby(%d, %v) = %v, want %v", c.infra, c.members, got, c.want)
+		}
 	}
 }
 

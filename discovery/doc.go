@@ -18,7 +18,10 @@
 //
 //   - Directory: one rendezvous node (Config.Infra) stores publications
 //     and subscriptions and matches them; replicas then sync directly
-//     between the nodes;
+//     between the nodes. When the nodes' failure detectors declare it
+//     dead, the standbys (Config.Standby) take over in order: every node
+//     resends its soft state to the next at once, so matching resumes
+//     within one publication period;
 //   - Broadcast: every node sends every update to every other member;
 //   - ClientServer: one central server (Config.Infra) holds every primary
 //     and runs every think function; the other nodes are its clients;
@@ -26,13 +29,22 @@
 //     ring; New bootstraps the ring with Config.Members, each at an even
 //     share of the key space (RingMembers).
 //
+// Single points of failure: the client-server architecture's server is one
+// by design (it holds every primary; a standby would need the objects
+// replicated to it, which that baseline does not do), and so is a
+// directory configured with an empty Standby. Broadcast has none, and the
+// colyseus ring repairs itself around a crashed member (its successor
+// lists and probes, internal/ring); the directory's rendezvous has its
+// standbys.
+//
 // What the caller must do:
 //
 //  1. Pick the architecture (ParseArch reads a name) and build one
 //     Config per node: its ID, the cluster's member nodes (the nodes
 //     with players), the infrastructure node under Directory and
-//     ClientServer, the game's Space, and the run's seed. Every node of
-//     a cluster gets the same Config but for Self.
+//     ClientServer (and the directory's standbys, or nil for
+//     DefaultStandby), the game's Space, and the run's seed. Every node
+//     of a cluster gets the same Config but for Self.
 //  2. Call New once per node and hand the result to node.Config.Discovery.
 //     A Discovery serves one node and is driven by that node only.
 //

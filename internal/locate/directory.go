@@ -11,10 +11,22 @@ import (
 )
 
 // DirectoryConfig configures the directory architecture. Every node of the
-// cluster uses the same Rendezvous.
+// cluster uses the same Rendezvous and Standby.
 type DirectoryConfig struct {
 	// Rendezvous is the node that stores publications and subscriptions.
 	Rendezvous wire.NodeID
+	// Standby lists, in order, the nodes that take over as rendezvous
+	// when the ones before them are declared dead (Frame.Dead): the
+	// rendezvous candidates are Rendezvous, then Standby (see Directory).
+	// Empty: no standby, and the rendezvous is a single point of failure.
+	// No node may be listed twice, nor node 0.
+	Standby []wire.NodeID
+	// FailBack is how long a candidate that was declared dead must stay
+	// alive (out of Frame.Dead) before the nodes use it again instead of
+	// a later candidate; it doubles every time that candidate is declared
+	// dead again (up to maxFailBackDoublings times). Zero means
+	// DefaultFailBack.
+	FailBack time.Duration
 	// PublishPeriod: every primary's location is published this often (new
 	// objects at once). 500 ms keeps published locations within a few
 	// units of the truth at Quake speeds.
@@ -82,12 +94,27 @@ func coordGrid(frac *int, who string) (wire.Grid, error) {
 	return wire.Grid{Frac: *frac}, nil
 }
 
-// DefaultDirectoryConfig returns the defaults with the given rendezvous.
+// DefaultDirectoryConfig returns the defaults with the given rendezvous
+// (and no standby).
 func DefaultDirectoryConfig(rendezvous wire.NodeID) DirectoryConfig {
 	return DirectoryConfig{Rendezvous: rendezvous, PublishPeriod: 500 * time.Millisecond,
 		PublishTTL: 1500 * time.Millisecond, SubscribePeriod: time.Second, SubscribeTTL: 3 * time.Second,
-		MaxTTL: time.Minute}
+		MaxTTL: time.Minute, FailBack: DefaultFailBack}
 }
+
+// DefaultFailBack is DirectoryConfig.FailBack's default. The nodes send to
+// a returning candidate as well as to their standby during the hold-down
+// (see Directory), so it costs only that doubled discovery upload while it
+// lasts, and it must exceed the spread of the times the nodes' failure
+// detectors hear of the return (about a heartbeat period) for the move to
+// be seamless. 10 s is ample for that, and keeps a flapping candidate
+// (dead, back, dead again) from drawing the cluster's matching back to it
+// more than once per 10 s, less often with every repeated death.
+const DefaultFailBack = 10 * time.Second
+
+// maxFailBackDoublings caps how often a candidate's hold-down doubles:
+// 2^4 × DefaultFailBack is 160 s.
+const maxFailBackDoublings = 4
 
 // ErrLocateConfig reports an invalid locator configuration.
 var ErrLocateConfig = errors.New("locate: bad config")
@@ -100,6 +127,41 @@ var ErrLocateConfig = errors.New("locate: bad config")
 // requests replicas straight from the primaries' nodes. It is the
 // single-node form of Colyseus' distributed locator. Every node runs one
 // Directory; the rendezvous's also holds the store.
+//
+// The rendezvous is not a single point of failure when the configuration
+// lists standbys: the candidates are DirectoryConfig.Rendezvous, then
+// Standby, in order, the same on every node. Each node sends its
+// publications and subscription to the first candidate its failure
+// detector has not declared dead (Frame.Dead), and lists in Out.Watch the
+// candidates it depends on: that one, and the earlier ones (dead, or back
+// but not yet trusted), so that the detector notices their return. When
+// the one it uses is declared dead, the node sends every publication (idle
+// ones too) and its subscription to the next candidate at once, not at the
+// next refresh: the standby rebuilds the whole soft state from the nodes'
+// resends within one publication period of the death being reported, and
+// matches what it receives as any rendezvous does. Every node stores and
+// matches the publications and subscriptions it receives, whether or not
+// it is the rendezvous in its own view, because nodes learn of a death at
+// different times.
+//
+// A candidate that comes back (leaves Frame.Dead) is used again, but only
+// once it stayed alive for DirectoryConfig.FailBack (a hold-down, doubled
+// with every repeated death of that candidate); until then the node sends
+// to it as well as to the later candidate it uses. Staying on the standby
+// for good would split the cluster: a node that restarts, or whose failure
+// detector never declared the candidate dead, knows only the configured
+// order and would use the returned one while the others stay on the
+// standby. Failing back at once would move the cluster's matching back and
+// forth with every flap of a failing node. Sending to both during the
+// hold-down makes the move seamless: the returned candidate holds
+// everyone's state before anyone relies on it alone, the nodes that use it
+// already meet the others there, and the standby serves until every node
+// moved. If every candidate is declared dead, a node keeps sending to the
+// one it used last and watches them all.
+//
+// A candidate that only some nodes cannot reach splits discovery between
+// the nodes that declared it dead and the others, for as long as their
+// failure detectors disagree.
 type Directory struct {
 	cfg        DirectoryConfig
 	grid       wire.Grid // coordinates' grid on the wire (cfg.CoordFrac)
@@ -146,6 +208,29 @@ type Directory struct {
 	// for StepChecked; 0 once Step or StepChecked decoded another frame
 	// over it.
 	held wire.Type
+
+	// The rendezvous candidates (cfg.Rendezvous, then cfg.Standby), what
+	// this node's failure detector said of each, where this node sends
+	// its publications and subscription (targets; prevTargets the
+	// previous Tick's), and the candidate it depends on (rdv).
+	cands       []wire.NodeID
+	hist        []candState
+	targets     []wire.NodeID
+	prevTargets []wire.NodeID
+	rdv         wire.NodeID
+	// resend makes this Tick publish every primary, idle ones too: a
+	// candidate became a target.
+	resend bool
+	to     [1]wire.NodeID // a match frame's one destination
+}
+
+// candState is what a node's failure detector said of a rendezvous
+// candidate, as the Frames told.
+type candState struct {
+	dead bool          // in Frame.Dead at the latest Tick
+	died bool          // declared dead at least once
+	back time.Duration // when it last left Frame.Dead
+	hold time.Duration // how long it must stay alive since back to be used again
 }
 
 // What a Tick publishes of a primary.
@@ -227,17 +312,50 @@ func NewDirectory(self wire.NodeID, cfg DirectoryConfig) (*Directory, error) {
 	if cfg.IdleEvery < 0 || cfg.IdleEvery > 0 && cfg.IdleEvery < cfg.PublishPeriod {
 		return nil, fmt.Errorf("%w: directory IdleEvery %v (want 0, or at least PublishPeriod %v)", ErrLocateConfig, cfg.IdleEvery, cfg.PublishPeriod)
 	}
-	return &Directory{cfg: cfg, grid: grid, self: self, pubLog: newPubLog(cfg.Jump, cfg.IdleEvery, cfg.IdleMove)}, nil
+	if cfg.FailBack == 0 {
+		cfg.FailBack = DefaultFailBack
+	}
+	if cfg.FailBack < 0 {
+		return nil, fmt.Errorf("%w: directory FailBack %v is negative", ErrLocateConfig, cfg.FailBack)
+	}
+	cands := append([]wire.NodeID{cfg.Rendezvous}, cfg.Standby...)
+	for i, c := range cands[1:] {
+		if c == 0 {
+			return nil, fmt.Errorf("%w: directory Standby %v lists node 0", ErrLocateConfig, cfg.Standby)
+		}
+		if slices.Contains(cands[:i+1], c) {
+			return nil, fmt.Errorf("%w: directory rendezvous candidates %v list node %d twice", ErrLocateConfig, cands, c)
+		}
+	}
+	cfg.Standby = slices.Clone(cfg.Standby)
+	return &Directory{cfg: cfg, grid: grid, self: self, pubLog: newPubLog(cfg.Jump, cfg.IdleEvery, cfg.IdleMove),
+		cands: cands, hist: make([]candState, len(cands)), targets: []wire.NodeID{cfg.Rendezvous},
+		rdv: cfg.Rendezvous}, nil
 }
 
-// Config returns the directory's configuration.
+// Config returns the directory's configuration (its Standby is shared:
+// do not modify it).
 func (d *Directory) Config() DirectoryConfig { return d.cfg }
 
-// IsRendezvous reports whether this node is the rendezvous.
-func (d *Directory) IsRendezvous() bool { return d.self == d.cfg.Rendezvous }
+// Rendezvous returns the candidate this node depends on as of its latest
+// Tick: the first its failure detector has not declared dead and that is
+// not in its fail-back hold-down (DirectoryConfig.Rendezvous before any
+// death); if every live candidate is in its hold-down, the first live one;
+// if none is alive, the one it used last.
+func (d *Directory) Rendezvous() wire.NodeID { return d.rdv }
 
-// Stored returns the number of publications and subscriptions the
-// rendezvous holds (0, 0 elsewhere).
+// Targets returns where this node's publications and subscription went at
+// its latest Tick: Rendezvous, after any earlier candidate that came back
+// and is in its hold-down. The slice is the directory's: read it before
+// the next Tick.
+func (d *Directory) Targets() []wire.NodeID { return d.targets }
+
+// IsRendezvous reports whether this node is the rendezvous in its own view
+// (Rendezvous). Any node stores and matches what it receives.
+func (d *Directory) IsRendezvous() bool { return d.self == d.rdv }
+
+// Stored returns the number of publications and subscriptions this node
+// holds as a rendezvous (0, 0 on a node no one sent any to).
 func (d *Directory) Stored() (pubs, subs int) {
 	if d.pubs == nil {
 		return 0, len(d.subs)
@@ -302,10 +420,73 @@ func (d *Directory) expire(now time.Duration, out *Out) {
 	}
 }
 
+// choose reads the failure detector's verdicts on the candidates
+// (f.Dead), picks the targets and the rendezvous, sets out.Watch, and
+// makes this Tick resend everything when a candidate became a target (see
+// Directory).
+func (d *Directory) choose(f *Frame, out *Out) {
+	now := f.Now
+	use := -1 // the first live candidate out of its hold-down
+	for i, c := range d.cands {
+		h := &d.hist[i]
+		dead := c != d.self && slices.Contains(f.Dead, c) // a node does not fail over from itself
+		switch {
+		case dead && !h.dead:
+			h.dead = true
+			if !h.died {
+				h.died, h.hold = true, d.cfg.FailBack
+			} else if h.hold < d.cfg.FailBack<<maxFailBackDoublings {
+				h.hold *= 2
+			}
+		case !dead && h.dead:
+			h.dead, h.back = false, now
+		}
+		if use < 0 && !h.dead && (!h.died || now-h.back >= h.hold) {
+			use = i
+		}
+	}
+	d.prevTargets, d.targets = d.targets, d.prevTargets[:0]
+	watch := d.cands
+	if use >= 0 {
+		watch = d.cands[:use+1]
+		for i := range use {
+			if !d.hist[i].dead {
+				d.targets = append(d.targets, d.cands[i]) // back, in its hold-down
+			}
+		}
+		d.targets = append(d.targets, d.cands[use])
+		d.rdv = d.cands[use]
+	} else {
+		// Every live candidate is in its hold-down: use them all, the
+		// first as the rendezvous; with none alive, the last one used.
+		for i, c := range d.cands {
+			if !d.hist[i].dead {
+				d.targets = append(d.targets, c)
+			}
+		}
+		if len(d.targets) == 0 {
+			d.targets = append(d.targets, d.rdv)
+		}
+		d.rdv = d.targets[0]
+	}
+	out.Watch = append(out.Watch[:0], watch...)
+	for _, t := range d.targets {
+		if !slices.Contains(d.prevTargets, t) {
+			// A new target holds nothing of this node: everything goes
+			// now (publications, idle ones too, and the subscription).
+			d.resend, d.nextPub, d.nextSub = true, now, now
+			break
+		}
+	}
+}
+
 // Tick publishes the node's primaries (all every PublishPeriod, new ones at
 // once), refreshes its subscription when due or when the view left it, and
-// expires soft state on the rendezvous.
+// expires the soft state this node holds as a rendezvous. It first reads
+// f.Dead and sets out.Watch (see Directory): when a candidate becomes a
+// target, every publication and the subscription go at once.
 func (d *Directory) Tick(f *Frame, out *Out) {
+	d.choose(f, out)
 	now := f.Now
 	all := now >= d.nextPub
 	if all {
@@ -324,7 +505,7 @@ func (d *Directory) Tick(f *Frame, out *Out) {
 		case p.New || d.pubLog.jumped(p, f.Dims):
 			k = pubMoving
 		case all:
-			if skip, idle := d.pubLog.idle(p, f.Dims, now); idle && !skip {
+			if skip, idle := d.pubLog.idle(p, f.Dims, now); idle && (!skip || d.resend) {
 				k = pubIdle
 			} else if !idle {
 				k = pubMoving
@@ -358,11 +539,12 @@ func (d *Directory) Tick(f *Frame, out *Out) {
 				d.skipEnd = append(d.skipEnd, len(d.skipBuf))
 			}
 			if len(d.msg.Pubs) == 40 {
-				d.flushPubs(out, wire.TypePublish, d.cfg.Rendezvous)
+				d.flushPubs(out, wire.TypePublish, d.targets)
 			}
 		}
-		d.flushPubs(out, wire.TypePublish, d.cfg.Rendezvous)
+		d.flushPubs(out, wire.TypePublish, d.targets)
 	}
+	d.resend = false
 
 	d.want = d.want[:0]
 	for _, b := range f.View {
@@ -397,16 +579,18 @@ func (d *Directory) Tick(f *Frame, out *Out) {
 		// Not in d.sub, which received subscriptions are decoded into: its
 		// boxes would alias d.subscribed.
 		sub := wire.Subscribe{TTL: d.cfg.SubscribeTTL, Dims: f.Dims, Grid: d.grid, Boxes: d.subscribed}
-		b := out.Outbox.Buf()
-		out.Outbox.Commit(d.cfg.Rendezvous, wire.ClassDiscovery, wire.AppendSubscribe(b, &sub))
+		for _, to := range d.targets {
+			b := out.Outbox.Buf()
+			out.Outbox.Commit(to, wire.ClassDiscovery, wire.AppendSubscribe(b, &sub))
+		}
 	}
 
-	if d.IsRendezvous() {
-		d.expire(now, out)
-	}
+	d.expire(now, out) // nothing unless this node received publications or subscriptions
 }
 
-func (d *Directory) flushPubs(out *Out, t wire.Type, to wire.NodeID) {
+// flushPubs sends the publications or matches in d.msg to each node of
+// tos, and empties d.msg.
+func (d *Directory) flushPubs(out *Out, t wire.Type, tos []wire.NodeID) {
 	if len(d.msg.Pubs) == 0 {
 		return
 	}
@@ -417,10 +601,12 @@ func (d *Directory) flushPubs(out *Out, t wire.Type, to wire.NodeID) {
 			s0 = e
 		}
 	}
-	if b := wire.AppendPubs(out.Outbox.Buf(), t, &d.msg); t == wire.TypeMatch && d.cfg.BatchMatches {
-		out.Outbox.CommitLater(to, t.Class(), b, d.now)
-	} else {
-		out.Outbox.Commit(to, t.Class(), b)
+	for _, to := range tos {
+		if b := wire.AppendPubs(out.Outbox.Buf(), t, &d.msg); t == wire.TypeMatch && d.cfg.BatchMatches {
+			out.Outbox.CommitLater(to, t.Class(), b, d.now)
+		} else {
+			out.Outbox.Commit(to, t.Class(), b)
+		}
 	}
 	for i := range d.msg.Pubs {
 		d.msg.Pubs[i].Skip = nil
@@ -488,8 +674,9 @@ func covered(view, subs []world.Box, dims int) bool {
 // match).
 func (d *Directory) Handles(t wire.Type) bool { return Handles(t) }
 
-// Step handles a publish or subscribe frame (on the rendezvous) or a match
-// frame (on a subscriber). The frame must have passed Check.
+// Step handles a publish or subscribe frame (stored and matched on any
+// node, the rendezvous in the senders' view) or a match frame (on a
+// subscriber). The frame must have passed Check.
 func (d *Directory) Step(now time.Duration, from wire.NodeID, t wire.Type, body []byte, out *Out) error {
 	return d.step(now, from, t, body, false, out)
 }
@@ -527,9 +714,6 @@ func (d *Directory) step(now time.Duration, from wire.NodeID, t wire.Type, body 
 			if err := d.in.Decode(body); err != nil {
 				return err
 			}
-		}
-		if !d.IsRendezvous() {
-			return nil
 		}
 		until := now + min(d.in.TTL, d.cfg.MaxTTL)
 		d.matches = d.matches[:0]
@@ -584,9 +768,6 @@ func (d *Directory) step(now time.Duration, from wire.NodeID, t wire.Type, body 
 			if err := d.sub.Decode(body); err != nil {
 				return err
 			}
-		}
-		if !d.IsRendezvous() {
-			return nil
 		}
 		idx := d.indexed(d.sub.Dims)
 		i, ok := d.findSub(from)
@@ -735,7 +916,8 @@ func (d *Directory) sendMatches(now time.Duration, dims int, record bool, out *O
 				}
 			}
 		}
-		d.flushPubs(out, wire.TypeMatch, to)
+		d.to[0] = to
+		d.flushPubs(out, wire.TypeMatch, d.to[:])
 	}
 }
 

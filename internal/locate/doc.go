@@ -2,7 +2,8 @@
 // objects its primaries' interests need, and which nodes need its own
 // primaries. It holds the three baseline architectures of Colyseus §7.1 —
 // Directory (one rendezvous node stores publications and subscriptions as
-// soft state and matches them), Broadcast (every node replicates every
+// soft state and matches them; standbys take over, in order, when it is
+// declared dead), Broadcast (every node replicates every
 // object) and ClientServer (one server holds every primary and pushes each
 // player node what its interest covers) — and Mercury, the paper's own
 // design: the distributed range-partitioned locator on the ring
@@ -42,9 +43,12 @@
 //  1. Build one locator per node, all of the same architecture and with
 //     the same cluster parameters (rendezvous, server, member list).
 //  2. Once per frame, after the think functions ran, call Tick with a
-//     Frame describing the node's primaries (in ID order) and view, and an
+//     Frame describing the node's primaries (in ID order), its view, and
+//     the nodes its failure detector declared dead (Frame.Dead), and an
 //     Out whose Outbox receives the frames to send. Then act on Out.Found
-//     and Out.Push and clear them.
+//     and Out.Push and clear them, and have the failure detector watch
+//     the nodes in Out.Watch (the directory's rendezvous candidates it
+//     depends on).
 //  3. Deliver every received frame of a discovery type (wire.TypePublish,
 //     TypeSubscribe, TypeMatch) to Step, after validating the packet (every
 //     frame must decode) so that a malformed packet changes nothing.

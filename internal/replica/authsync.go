@@ -13,14 +13,14 @@ import (
 // detection, backups, bindings, the writes and their acknowledgements.
 func (s *Store) flushAuthority(now time.Duration, o *wire.Outbox) {
 	s.au.now = now
-	if s.cfg.Failover || len(s.au.health.peers) > 0 || len(s.au.health.loc) > 0 {
+	if s.cfg.Failover {
 		s.flushHealth(now)
 	}
 	s.flushBackups(now)
 	s.flushWriteAcks()
 	s.encodeAuth(now, o)
 	s.flushWrites(now, o)
-	if s.cfg.Failover || len(s.au.health.peers) > 0 {
+	if s.cfg.Failover {
 		s.encodeHealth(o)
 	}
 }

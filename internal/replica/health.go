@@ -30,6 +30,7 @@ import (
 // higher epochs.
 
 type peer struct {
+	answer  bool // it sent a heartbeat: send one back if nothing else goes
 	voters  []wire.NodeID // the nodes that found it dead in the current probe
 	probeTx time.Duration // when the probes were last sent
 	heard     time.Duration
@@ -212,6 +213,7 @@ func (s *Store) heartbeatIn(now time.Duration, n wire.NodeID, m wire.Heartbeat) 
 		s.heard(now, n)
 	}
 	p.inc, p.incKnown = m.Inc, true
+	p.answer = true // heartbeats go both ways (see flushHealth)
 	p.uptime, p.upAt = m.Uptime, now
 }
 
@@ -302,9 +304,16 @@ func (s *Store) flushHealth(now time.Duration) {
 	for n, p := range h.peers {
 		if now-p.watched <= 2*time.Second {
 			nodes = append(nodes, n)
+		} else if p.answer && now-p.hbSent >= s.cfg.Heartbeat {
+			// A node that watches this one hears from it every period
+			// (a rendezvous, say, that sends nothing otherwise).
+			p.hbSent = now
+			h.hbq = append(h.hbq, n)
 		}
+		p.answer = false
 	}
 	slices.Sort(nodes)
+	slices.Sort(h.hbq)
 	for _, n := range nodes {
 		p := h.peers[n]
 		if p.dead {

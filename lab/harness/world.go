@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math"
@@ -49,6 +50,9 @@ type World struct {
 	failed  error        // what the scheduled functions returned (Schedule)
 
 	wallRun time.Duration
+	// standby is the directory's standby rendezvous: the player nodes
+	// nearest the others (standbys).
+	standby []wire.NodeID
 }
 
 // New validates cfg and g and builds the run: the sites, the simulator,
@@ -99,6 +103,9 @@ func newWorld(cfg Config, g Game, wrap func(*node.Node) sim.Core) (*World, error
 	for i := range w.members {
 		w.members[i] = wire.NodeID(i + 1)
 	}
+	if cfg.Arch == discovery.Directory {
+		w.standby = standbys(sites, where[:cfg.Nodes], discovery.Standbys)
+	}
 	for i := range total {
 		n, disc, core, err := w.buildNode(i, 0)
 		if err != nil {
@@ -147,7 +154,7 @@ func newWorld(cfg Config, g Game, wrap func(*node.Node) sim.Core) (*World, error
 func (w *World) buildNode(i int, inc uint16) (*node.Node, node.Discovery, sim.Core, error) {
 	cfg := w.cfg
 	id := wire.NodeID(i + 1)
-	disc, err := discovery.New(discovery.Config{Arch: cfg.Arch, Self: id, Members: w.members, Infra: w.infra,
+	disc, err := discovery.New(discovery.Config{Arch: cfg.Arch, Self: id, Members: w.members, Infra: w.infra, Standby: w.standby,
 		Space: w.space, Seed: cfg.Seed, KeyMap: cfg.KeyMap, PredTime: cfg.PredTime, Balance: cfg.Balance,
 		PaperRouting: cfg.PaperRouting, Prefetch: cfg.Prefetch})
 	if err != nil {
@@ -222,6 +229,34 @@ func buildSites(cfg Config) (*geo.Sites, []string, error) {
 	}
 	return sites, where, nil
 }
+
+// standbys returns the directory's standby rendezvous among the player
+// nodes (node i+1 at site where[i]): the k of least mean one-way delay to
+// the other player nodes, nearest first (lower ID on a tie), where a
+// rendezvous costs the cluster least after the infrastructure node's
+// 1-median site.
+func standbys(sites *geo.Sites, where []string, k int) []wire.NodeID {
+	idx := make([]int, len(where))
+	for i, name := range where {
+		idx[i], _ = sites.Index(name)
+	}
+	sum := make([]time.Duration, len(where))
+	ids := make([]wire.NodeID, len(where))
+	for i, a := range idx {
+		ids[i] = wire.NodeID(i + 1)
+		for j, b := range idx {
+			if j != i {
+				sum[i] += sites.OneWay(a, b)
+			}
+		}
+	}
+	slices.SortStableFunc(ids, func(a, b wire.NodeID) int { return cmp.Compare(sum[a-1], sum[b-1]) })
+	return ids[:min(k, len(ids)):min(k, len(ids))]
+}
+
+// Standby returns the directory's standby rendezvous, in order (nil under
+// the other architectures).
+func (w *World) Standby() []wire.NodeID { return slices.Clone(w.standby) }
 
 // Config returns the validated configuration (with the key mapping
 // resolved).

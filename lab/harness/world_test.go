@@ -16,6 +16,7 @@ import (
 
 	"github.com/overworld/overworld/arena"
 	"github.com/overworld/overworld/discovery"
+	"github.com/overworld/overworld/internal/locate"
 	"github.com/overworld/overworld/lab"
 	"github.com/overworld/overworld/node"
 	"github.com/overworld/overworld/sim"
@@ -548,6 +549,60 @@ func TestAutoKeyMap(t *testing.T) {
 			cfg.Arch, cfg.Map, cfg.Nodes, cfg.PlayersPerNode, cfg.KeyMap = discovery.Colyseus, c.m, c.n, 1, km
 			if v, err := cfg.Validate(); err != nil || v.KeyMap != c.want {
 				t.Errorf("%v map, %d players, KeyMap %q: validated to %q (%v), want %s", c.m, c.n, km, v.KeyMap, err, c.want)
+			}
+		}
+	}
+}
+
+// TestWorldStandby: under directory, every node's locator has the same
+// standby rendezvous, player nodes of the least mean delay to the other
+// player nodes, nearest first; the other architectures have none.
+func TestWorldStandby(t *testing.T) {
+	for _, arch := range discovery.Archs() {
+		cfg := DefaultArenaConfig()
+		cfg.Arch, cfg.Nodes, cfg.PlayersPerNode, cfg.Seed = arch, 7, 1, 3
+		w, err := newArenaWorld(cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sb := w.Standby()
+		if arch != discovery.Directory {
+			if sb != nil {
+				t.Errorf("%s: standbys %v", arch, sb)
+			}
+			continue
+		}
+		if len(sb) != discovery.Standbys {
+			t.Fatalf("directory: standbys %v, want %d", sb, discovery.Standbys)
+		}
+		sum := w.sim.Summary()
+		sites := w.sim.Sites()
+		mean := func(id wire.NodeID) time.Duration {
+			i, _ := sites.Index(sum.PerNode[id-1].Site)
+			var s time.Duration
+			for k := range cfg.Nodes {
+				if j, _ := sites.Index(sum.PerNode[k].Site); wire.NodeID(k+1) != id {
+					s += sites.OneWay(i, j)
+				}
+			}
+			return s
+		}
+		for k, id := range sb {
+			if id < 1 || int(id) > cfg.Nodes {
+				t.Fatalf("directory: standby %d is not a player node", id)
+			}
+			if k > 0 && mean(id) < mean(sb[k-1]) {
+				t.Errorf("directory: standby %d is nearer the others than %d before it", id, sb[k-1])
+			}
+			for o := wire.NodeID(1); int(o) <= cfg.Nodes; o++ {
+				if !slices.Contains(sb, o) && mean(o) < mean(id) {
+					t.Errorf("directory: node %d (mean delay sum %v) is nearer the others than standby %d (%v)", o, mean(o), id, mean(id))
+				}
+			}
+		}
+		for i, d := range w.Discoveries() {
+			if got := d.(*locate.Directory).Config().Standby; !slices.Equal(got, sb) {
+				t.Errorf("directory: node %d's standbys %v, want %v", i+1, got, sb)
 			}
 		}
 	}
