@@ -51,7 +51,7 @@ func (l *ledger) event(ev AuthorityEvent) {
 		l.epoch[ev.ID] = max(l.epoch[ev.ID], ev.Epoch)
 		kept := l.applied[ev.ID][:0]
 		for _, a := range l.applied[ev.ID] {
-			if a.epoch < ev.Epoch-1 || a.epoch == ev.Epoch-1 && a.ver <= ev.Base {
+			if a.epoch != ev.Prev || a.ver <= ev.Base {
 				kept = append(kept, a)
 			}
 		}
@@ -258,8 +258,9 @@ func runAuthority(t *testing.T, seed uint64) {
 	}
 	lostObjs := 0
 	for id := range c.lost {
-		if !live[id] {
+		if !live[id] && !c.gone[id] {
 			lostObjs++
+			t.Logf("lost %v", id)
 		}
 	}
 	ackedBy := map[madeKey]int{}
@@ -272,8 +273,10 @@ func runAuthority(t *testing.T, seed uint64) {
 			t.Errorf("seed %d: node %d made %d writes to %v, %d acknowledged", seed, k.node, m, k.id, ackedBy[k])
 		}
 	}
-	t.Logf("seed %d: %d nodes, %d migrations, %d crashes, %d writes (%d acknowledged), %d objects lost (their node crashed before any backup had them)",
-		seed, nodes, migrations, crashes, writes, acked, lostObjs)
+	t.Logf("seed %d: %d nodes, %d migrations, %d crashes, %d writes (%d acknowledged)", seed, nodes, migrations, crashes, writes, acked)
+	if lostObjs > 0 {
+		t.Errorf("seed %d: %d objects lost", seed, lostObjs)
+	}
 }
 
 var dbgLedger *ledger

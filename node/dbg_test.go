@@ -18,5 +18,5 @@ func TestDbgAuthority(t *testing.T) {
 	runAuthority(t, dbgSeed)
 }
 
-var dbgSeed uint64 = 0
-var dbgID = "1.1"
+var dbgSeed uint64 = 4
+var dbgID = "2.1"

@@ -109,7 +109,10 @@ type Event struct {
 	Version uint64
 	// Base is, for EvPromoted, the version of the backup's state the new
 	// primary starts from: what the old primary did after it is lost.
-	Base   uint64
+	Base uint64
+	// Prev is, for EvPromoted, EvInstalled and EvMigrated, the epoch the
+	// new one follows.
+	Prev   uint32
 	Writer wire.NodeID
 	Inc    uint16
 	Seq    uint32
@@ -599,7 +602,7 @@ func (s *Store) promote(now time.Duration, id world.ObjectID, b *bcopy, dead wir
 		delete(s.au.where, id)
 	}
 	s.stats.Promotions++
-	s.emit(Event{Kind: EvPromoted, At: now, ID: id, Epoch: epoch, Node: dead, Version: v + ForkGap, Base: b.version})
+	s.emit(Event{Kind: EvPromoted, At: now, ID: id, Epoch: epoch, Node: dead, Version: v + ForkGap, Base: b.version, Prev: b.epoch})
 	s.replayEarly(now, id)
 }
 
@@ -853,6 +856,9 @@ func (s *Store) flushBackups(now time.Duration) {
 	}
 	for _, id := range sortedIDs(s.au.bk) {
 		b := s.au.bk[id]
+		if s.cfg.Failover {
+			s.au.health.watch(b.primary, now)
+		}
 		if b.mig != nil && now-b.migAt >= s.cfg.WriteRetry {
 			b.migAt = now
 			s.au.mig.Entries = append(s.au.mig.Entries[:0], *b.mig)
@@ -866,11 +872,11 @@ func (s *Store) flushBackups(now time.Duration) {
 	}
 	for _, id := range sortedIDs(s.au.rels) {
 		r := s.au.rels[id]
-		if now > r.until || s.au.health.isDead(r.to) {
+		if now > r.until {
 			delete(s.au.rels, id)
 			continue
 		}
-		if now-r.sentAt >= s.cfg.WriteRetry {
+		if now-r.sentAt >= s.cfg.WriteRetry && !s.au.health.isDead(r.to) {
 			r.sentAt = now
 			s.au.rels[id] = r
 			s.au.epochq = append(s.au.epochq, epochMsg{to: r.to, typ: wire.TypeRelease, e: wire.Epoch{ID: id, Epoch: r.epoch}})
@@ -922,6 +928,9 @@ func (s *Store) flushBackup(now time.Duration, e *entry, a *auth) {
 			return
 		}
 		a.backup, a.hasBackup, a.bkAcked, a.bkSent, a.bkFull = b, true, 0, 0, true
+		if r, ok := s.au.rels[e.id]; ok && r.to == b {
+			delete(s.au.rels, e.id) // backed up there again: the full state replaces the copy
+		}
 		s.emit(Event{Kind: EvBackup, At: now, ID: e.id, Epoch: e.epoch, Node: b})
 	}
 	s.au.health.watch(a.backup, now)
@@ -935,7 +944,7 @@ func (s *Store) flushBackup(now time.Duration, e *entry, a *auth) {
 	changedH := a.bkFull || !slices.Equal(holders, a.bkHolders)
 	due := e.version > a.bkSent || changedH ||
 		a.bkAcked < a.bkSent && now-a.bkSentAt >= s.cfg.WriteRetry ||
-		now-a.bkSentAt >= time.Second
+		now-a.bkSentAt >= backupKeepalive
 	if !due {
 		return
 	}
@@ -966,6 +975,14 @@ func (s *Store) flushBackup(now time.Duration, e *entry, a *auth) {
 	s.au.backupq = append(s.au.backupq, backupMsg{to: a.backup, b: wire.AppendBackupEntry(nil, &m)})
 	s.stats.BackupsSent++
 }
+
+// backupKeepalive: a primary whose state does not change sends its backup
+// its version this often, so that the backup can tell a copy it keeps
+// for a live primary from one whose release was lost (releasedAfter).
+const (
+	backupKeepalive = 500 * time.Millisecond
+	releasedAfter   = 1500 * time.Millisecond
+)
 
 type backupMsg struct {
 	to wire.NodeID

@@ -30,6 +30,7 @@ import (
 // higher epochs.
 
 type peer struct {
+	grace   time.Duration // the current watch began
 	answer  bool // it sent a heartbeat: send one back if nothing else goes
 	voters  []wire.NodeID // the nodes that found it dead in the current probe
 	probeTx time.Duration // when the probes were last sent
@@ -84,7 +85,7 @@ func (h *health) get(n wire.NodeID) *peer {
 func (h *health) watch(n wire.NodeID, now time.Duration) {
 	p := h.get(n)
 	if p.watched == 0 || now-p.watched > 2*time.Second {
-		p.heard = max(p.heard, now) // a grace period from the start of the watch
+		p.grace = now // silence is counted from the start of the watch
 	}
 	p.watched = now
 }
@@ -181,7 +182,7 @@ func (s *Store) failover(now time.Duration, n wire.NodeID) {
 		b := s.au.bk[id]
 		// A copy the primary stopped refreshing long before it died was
 		// released (the release lost): it must not take over.
-		if b.mig == nil && lastHeard-b.heard > 1500*time.Millisecond {
+		if b.mig == nil && lastHeard-b.heard > releasedAfter {
 			delete(s.au.bk, id)
 			continue
 		}
@@ -323,7 +324,7 @@ func (s *Store) flushHealth(now time.Duration) {
 			p.hbSent = now
 			h.hbq = append(h.hbq, n)
 		}
-		if now-p.heard < s.cfg.SuspectAfter {
+		if now-max(p.heard, p.grace) < s.cfg.SuspectAfter {
 			continue
 		}
 		if p.probing && now-p.probeAt < 4*s.cfg.ProbeTimeout+s.maxDelay() {
