@@ -116,6 +116,7 @@ func (r *reader) writers(dst []WriterSeq) []WriterSeq {
 		inc := r.uvarint("writer incarnation")
 		if r.err == nil && inc > math.MaxUint16 {
 			r.err = malformed("writer incarnation %d exceeds 16 bits", inc)
+			r.p = nil
 		}
 		w.Inc = uint16(inc)
 		w.Seq = r.u32("writer sequence")
@@ -132,6 +133,7 @@ func (r *reader) kind() world.Kind {
 	k := r.uvarint("kind")
 	if r.err == nil && (k == 0 || k > math.MaxUint16) {
 		r.err = malformed("kind %d", k)
+		r.p = nil
 	}
 	return world.Kind(k)
 }

@@ -88,6 +88,18 @@ func TestDecodeDoesNotAllocate(t *testing.T) {
 				_ = d.Decode(body)
 			case *Subscribe:
 				_ = d.Decode(body)
+			case *Epochs:
+				_ = d.Decode(body)
+			case *Where:
+				_ = d.Decode(body)
+			case *BackupAcks:
+				_ = d.Decode(body)
+			case *WriteAcks:
+				_ = d.Decode(body)
+			case *Heartbeat:
+				_ = d.Decode(body)
+			case *Probe:
+				_ = d.Decode(body)
 			}
 		}
 		if a := testing.AllocsPerRun(100, redecode); a != 0 {

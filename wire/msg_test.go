@@ -99,11 +99,30 @@ func randAcks(r *rand.Rand) *Acks {
 }
 
 func randWrites(r *rand.Rand) *Writes {
-	m := &Writes{}
+	m := &Writes{Writer: NodeID(r.Uint32() >> r.IntN(32)), Inc: uint16(r.Uint32() >> r.IntN(32)), Hops: uint8(r.IntN(MaxHops + 1))}
 	for range randN(r) {
-		m.Entries = append(m.Entries, Write{ID: randID(r), Data: randBytes(r)})
+		w := Write{ID: randID(r), Seq: randSeq(r), Data: randBytes(r)}
+		if w.Seq > 1 && r.IntN(2) == 0 {
+			w.Prev = 1 + r.Uint32N(w.Seq-1) // 1 to Seq-1
+			if r.IntN(3) == 0 {
+				w.Prev = w.Seq - 1
+			}
+		}
+		m.Entries = append(m.Entries, w)
 	}
 	return m
+}
+
+// randSeq returns a random write sequence number (>= 1), sometimes small,
+// sometimes at the top of its 32 bits.
+func randSeq(r *rand.Rand) uint32 {
+	switch r.IntN(4) {
+	case 0:
+		return 1 + r.Uint32N(20)
+	case 1:
+		return math.MaxUint32 - r.Uint32N(3)
+	}
+	return max(1, r.Uint32()>>r.IntN(32))
 }
 
 func randIDs(r *rand.Rand) *IDs {
@@ -430,14 +449,43 @@ func TestDecodeRejects(t *testing.T) {
 }
 
 func TestLongFrameLength(t *testing.T) {
-	// Bodies of 127, 128 and 20000 bytes need one, two and three length bytes.
-	for _, n := range []int{0, 1, 126, 127, 128, 300, 20000} {
-		m := &Writes{Entries: []Write{{ID: world.MakeObjectID(1, 1), Data: make([]byte, n)}}}
-		for i := range m.Entries[0].Data {
-			m.Entries[0].Data[i] = byte(i)
+	// Bodies of up to 127 bytes take one length byte, up to 16383 two, and
+	// beyond that three: the encoder shifts the body once its length
+	// needs more than the byte it reserved. Each size is hit exactly (a
+	// Writes frame of one write with n data bytes; the body's overhead
+	// around the data is 8 to 10 bytes).
+	for _, size := range []int{8, 9, 127, 128, 129, 300, 16383, 16384, 20000} {
+		done := false
+		for n := max(0, size-10); n <= size && !done; n++ {
+			m := &Writes{Writer: 1, Inc: 2, Entries: []Write{{ID: world.MakeObjectID(1, 1), Seq: 3, Prev: 1, Data: make([]byte, n)}}}
+			for i := range m.Entries[0].Data {
+				m.Entries[0].Data[i] = byte(i)
+			}
+			b := AppendWrites(nil, m)
+			body, k := binary.Uvarint(b[1:])
+			if k <= 0 || int(body) != len(b)-1-k {
+				t.Fatalf("data %d: frame of %d bytes says its body is %d (%d length bytes)", n, len(b), body, k)
+			}
+			if int(body) != size {
+				continue
+			}
+			done = true
+			want := 1
+			if size > 127 {
+				want = 2
+			}
+			if size > 16383 {
+				want = 3
+			}
+			if k != want {
+				t.Errorf("body of %d bytes: %d length bytes, want %d", size, k, want)
+			}
+			if err := roundTrip(codecOf(TypeWrites), m); err != nil {
+				t.Fatalf("data %d: %v", n, err)
+			}
 		}
-		if err := roundTrip(codecOf(TypeWrites), m); err != nil {
-			t.Fatalf("data %d: %v", n, err)
+		if !done {
+			t.Fatalf("no data size gives a body of %d bytes", size)
 		}
 	}
 }

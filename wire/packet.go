@@ -9,10 +9,13 @@
 // times and lifetimes as uvarint milliseconds (an Updates frame's time in
 // two bytes modulo TimeWrap), routed ring keys byte-reversed. The messages
 // are Updates (deltas against the version last sent, full states,
-// keepalives), Acks (resync requests), Writes (tentative writes), IDs
-// (Register, Drop, Delete, Dormant), Handoffs (client-server object
-// creation), Pubs (Publish, Match), Subscribe, the ring's messages and
-// Locate (the distributed locator's). An Outbox batches the frames one
+// keepalives), Acks (resync requests), Writes (tentative writes, numbered
+// per writer so that each is applied once), IDs (Register, Drop, Delete,
+// Dormant), Handoffs (client-server object creation), Pubs (Publish,
+// Match), Subscribe, the ring's messages, Locate (the distributed
+// locator's), and the messages of authority (authority.go): Migrate,
+// Epochs (MigrateAck, Release), Where, Backup, BackupAcks, WriteAcks,
+// Heartbeat and Probe (Probe, ProbeReply). An Outbox batches the frames one
 // step produces into one packet per destination, whatever their classes
 // (Packet.Parts splits such a packet's bytes by class), up to an MTU-sized
 // payload; frames committed with CommitLater wait for a packet to ride in.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -62,7 +63,10 @@ func TestProtocolVectors(t *testing.T) {
 		{ID: c, Version: 4, Base: 4, Data: []byte{0}},
 	}}
 	acks := wire.Acks{Entries: []wire.Ack{{ID: b, Version: 5}}}
-	writes := wire.Writes{Entries: []wire.Write{{ID: c, Data: write}}}
+	// Node 4 (incarnation 1) writes to 2.3 twice: write 7, then write 9,
+	// made before 7 was acknowledged (write 8 went to another object).
+	dead := world.AppendWrite(nil, exState(c, 0, 0, 70, true), exState(c, 0, 0, 70, false))
+	writes := wire.Writes{Writer: 4, Inc: 1, Entries: []wire.Write{{ID: c, Seq: 7, Data: write}, {ID: c, Seq: 9, Prev: 7, Data: dead}}}
 	register := wire.IDs{IDs: []world.ObjectID{a, b}}
 	dormant := wire.IDs{IDs: []world.ObjectID{b}}
 	handoffs := wire.Handoffs{Entries: []wire.Handoff{{ID: world.MakeObjectID(3, 1), Kind: 1, Data: full}}}
@@ -76,14 +80,43 @@ func TestProtocolVectors(t *testing.T) {
 		{Min: world.Point{100, math.Inf(-1)}, Max: world.Point{140, math.Inf(1)}},
 	}}
 
+	// Authority: node 1 hands 1.5 to node 2 at epoch 1; node 2 backs it
+	// and 1.6 up on node 7, and 2.3 is deleted; node 1 checks on node 2
+	// through a witness.
+	migrate := wire.Migrate{Entries: []wire.Migration{{ID: a, Kind: 1, Epoch: 1, Version: 12, Controller: 1, Data: full,
+		Writers: []wire.WriterSeq{{Node: 4, Inc: 1, Seq: 9}}, Holders: []wire.HolderAt{{Node: 7, Version: 11}, {Node: 4, Version: 12}}}}}
+	migrateAck := wire.Epochs{Entries: []wire.Epoch{{ID: a, Epoch: 1}}}
+	where := wire.Where{Entries: []wire.Location{{ID: a, Epoch: 1, Node: 2}, {ID: c, Gone: true}}}
+	backup := wire.Backup{Entries: []wire.BackupState{
+		{ID: a, Kind: 1, Epoch: 1, Version: 13, Controller: 1, Data: full, Writers: []wire.WriterSeq{{Node: 4, Inc: 1, Seq: 9}},
+			HasHolders: true, Holders: []wire.NodeID{4, 1}},
+		{ID: b, Epoch: 3, Version: 7, Base: 6, Controller: 1, Data: delta},
+	}}
+	backupAck := wire.BackupAcks{Entries: []wire.BackupAck{{ID: a, Epoch: 1, Version: 13}, {ID: b, Epoch: 3, Version: 0}}}
+	writeAcks := wire.WriteAcks{Inc: 1, Entries: []wire.WriteAck{{ID: c, Seq: 9}}}
+	heartbeat := wire.Heartbeat{Inc: 1, Uptime: time.Hour}
+	probe := wire.Probe{Entries: []wire.Liveness{{Node: 2}}}
+	probeReply := wire.Probe{Entries: []wire.Liveness{{Node: 2, Alive: false}, {Node: 7, Alive: true}}}
+	release := wire.Epochs{Entries: []wire.Epoch{{ID: c, Epoch: 2}}}
+
 	made := map[string][]byte{
-		"wire/updates":   payload(func(p []byte) []byte { return wire.AppendUpdates(p, &updates) }),
-		"wire/acks":      payload(func(p []byte) []byte { return wire.AppendAcks(p, &acks) }),
-		"wire/writes":    payload(func(p []byte) []byte { return wire.AppendWrites(p, &writes) }),
-		"wire/register":  payload(func(p []byte) []byte { return wire.AppendIDs(p, wire.TypeRegister, &register) }),
-		"wire/handoff":   payload(func(p []byte) []byte { return wire.AppendHandoffs(p, &handoffs) }),
-		"wire/publish":   payload(func(p []byte) []byte { return wire.AppendPubs(p, wire.TypePublish, &publish) }),
-		"wire/subscribe": payload(func(p []byte) []byte { return wire.AppendSubscribe(p, &subscribe) }),
+		"wire/updates":     payload(func(p []byte) []byte { return wire.AppendUpdates(p, &updates) }),
+		"wire/acks":        payload(func(p []byte) []byte { return wire.AppendAcks(p, &acks) }),
+		"wire/writes":      payload(func(p []byte) []byte { return wire.AppendWrites(p, &writes) }),
+		"wire/register":    payload(func(p []byte) []byte { return wire.AppendIDs(p, wire.TypeRegister, &register) }),
+		"wire/handoff":     payload(func(p []byte) []byte { return wire.AppendHandoffs(p, &handoffs) }),
+		"wire/publish":     payload(func(p []byte) []byte { return wire.AppendPubs(p, wire.TypePublish, &publish) }),
+		"wire/subscribe":   payload(func(p []byte) []byte { return wire.AppendSubscribe(p, &subscribe) }),
+		"wire/migrate":     payload(func(p []byte) []byte { return wire.AppendMigrate(p, &migrate) }),
+		"wire/migrate-ack": payload(func(p []byte) []byte { return wire.AppendEpochs(p, wire.TypeMigrateAck, &migrateAck) }),
+		"wire/where":       payload(func(p []byte) []byte { return wire.AppendWhere(p, &where) }),
+		"wire/backup":      payload(func(p []byte) []byte { return wire.AppendBackup(p, &backup) }),
+		"wire/backup-ack":  payload(func(p []byte) []byte { return wire.AppendBackupAcks(p, &backupAck) }),
+		"wire/write-acks":  payload(func(p []byte) []byte { return wire.AppendWriteAcks(p, &writeAcks) }),
+		"wire/heartbeat":   payload(func(p []byte) []byte { return wire.AppendHeartbeat(p, &heartbeat) }),
+		"wire/probe":       payload(func(p []byte) []byte { return wire.AppendProbe(p, wire.TypeProbe, &probe) }),
+		"wire/probe-reply": payload(func(p []byte) []byte { return wire.AppendProbe(p, wire.TypeProbeReply, &probeReply) }),
+		"wire/release":     payload(func(p []byte) []byte { return wire.AppendEpochs(p, wire.TypeRelease, &release) }),
 		"wire/two-frames": payload(
 			func(p []byte) []byte { return wire.AppendIDs(p, wire.TypeDormant, &dormant) },
 			func(p []byte) []byte { return wire.AppendAcks(p, &acks) }),
@@ -134,7 +167,7 @@ func TestProtocolVectors(t *testing.T) {
 		t.Errorf("acks: %+v, %v", ac, err)
 	}
 	var wr wire.Writes
-	if err := wr.Decode(frames("wire/writes", wire.TypeWrites)[0]); err != nil || len(wr.Entries) != 1 || !bytes.Equal(wr.Entries[0].Data, write) {
+	if err := wr.Decode(frames("wire/writes", wire.TypeWrites)[0]); err != nil || !reflect.DeepEqual(wr, writes) {
 		t.Errorf("writes: %+v, %v", wr, err)
 	}
 	var ids wire.IDs
@@ -156,6 +189,28 @@ func TestProtocolVectors(t *testing.T) {
 	if err := su.Decode(frames("wire/subscribe", wire.TypeSubscribe)[0]); err != nil || len(su.Boxes) != 2 ||
 		su.Boxes[0] != subscribe.Boxes[0] || su.Boxes[1] != subscribe.Boxes[1] {
 		t.Errorf("subscribe: %+v, %v", su, err)
+	}
+	decoded := []struct {
+		name string
+		typ  wire.Type
+		dst  interface{ Decode([]byte) error }
+		want any
+	}{
+		{"wire/migrate", wire.TypeMigrate, &wire.Migrate{}, &migrate},
+		{"wire/migrate-ack", wire.TypeMigrateAck, &wire.Epochs{}, &migrateAck},
+		{"wire/where", wire.TypeWhere, &wire.Where{}, &where},
+		{"wire/backup", wire.TypeBackup, &wire.Backup{}, &backup},
+		{"wire/backup-ack", wire.TypeBackupAck, &wire.BackupAcks{}, &backupAck},
+		{"wire/write-acks", wire.TypeWriteAcks, &wire.WriteAcks{}, &writeAcks},
+		{"wire/heartbeat", wire.TypeHeartbeat, &wire.Heartbeat{}, &heartbeat},
+		{"wire/probe", wire.TypeProbe, &wire.Probe{}, &probe},
+		{"wire/probe-reply", wire.TypeProbeReply, &wire.Probe{}, &probeReply},
+		{"wire/release", wire.TypeRelease, &wire.Epochs{}, &release},
+	}
+	for _, d := range decoded {
+		if err := d.dst.Decode(frames(d.name, d.typ)[0]); err != nil || !reflect.DeepEqual(d.dst, d.want) {
+			t.Errorf("%s: decoded %+v, %v; want %+v", d.name, d.dst, err, d.want)
+		}
 	}
 	two := frames("wire/two-frames", wire.TypeDormant, wire.TypeAcks)
 	if err := ids.Decode(two[0]); err != nil || !slices.Equal(ids.IDs, dormant.IDs) {
