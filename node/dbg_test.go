@@ -19,4 +19,4 @@ func TestDbgAuthority(t *testing.T) {
 }
 
 var dbgSeed uint64 = 4
-var dbgID = "2.1"
+var dbgID = "2.2"

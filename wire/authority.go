@@ -431,10 +431,13 @@ func (m *Heartbeat) Decode(body []byte) error {
 	return r.err
 }
 
-// Liveness is one node and, in a probe reply, whether it is alive.
+// Liveness is one node and, in a probe reply, whether it is alive and how
+// long ago the replier last heard from it (whole milliseconds; 0: never,
+// or in a probe).
 type Liveness struct {
 	Node  NodeID
 	Alive bool
+	Ago   time.Duration
 }
 
 // Probe is the body of Probe frames (is each node alive? Alive unused;
@@ -452,6 +455,7 @@ func AppendProbe(b []byte, t Type, m *Probe) []byte {
 			v |= 1
 		}
 		b = binary.AppendUvarint(b, v)
+		b = appendMillis(b, e.Ago)
 	}
 	return endFrame(b, start)
 }
@@ -465,10 +469,11 @@ func (m *Probe) Decode(body []byte) error {
 		if r.err == nil && v>>1 > math.MaxUint32 {
 			return malformed("probed node %d exceeds 32 bits", v>>1)
 		}
+		ago := r.millis("last heard")
 		if r.err != nil {
 			return r.err
 		}
-		m.Entries = append(m.Entries, Liveness{Node: NodeID(v >> 1), Alive: v&1 == 1})
+		m.Entries = append(m.Entries, Liveness{Node: NodeID(v >> 1), Alive: v&1 == 1, Ago: ago})
 	}
 	return r.err
 }

@@ -168,7 +168,7 @@ func randHeartbeat(r *rand.Rand) *Heartbeat {
 func randProbe(r *rand.Rand) *Probe {
 	m := &Probe{}
 	for range randN(r) {
-		m.Entries = append(m.Entries, Liveness{Node: randNode(r), Alive: r.IntN(2) == 0})
+		m.Entries = append(m.Entries, Liveness{Node: randNode(r), Alive: r.IntN(2) == 0, Ago: time.Duration(r.IntN(5000)) * time.Millisecond})
 	}
 	return m
 }
@@ -205,7 +205,12 @@ func TestAuthorityCodecs(t *testing.T) {
 			t.Errorf("type %v has no codec in the tests' table", typ)
 		}
 	}
-	for _, typ := range []Type{TypeMigrate, TypeMigrateAck, TypeWhere, TypeBackup, TypeBackupAck, TypeHeartbeat,
+	for _, typ := range []Type{TypeMigrate, TypeWhere} {
+		if typ.Class() != ClassUpdate {
+			t.Errorf("%v is accounted as %v, want update (it must not be overtaken by updates)", typ, typ.Class())
+		}
+	}
+	for _, typ := range []Type{TypeMigrateAck, TypeBackup, TypeBackupAck, TypeHeartbeat,
 		TypeProbe, TypeProbeReply, TypeRelease} {
 		if typ.Class() != ClassControl {
 			t.Errorf("%v is accounted as %v, want control", typ, typ.Class())
@@ -377,7 +382,8 @@ func TestAuthorityDecodeRejects(t *testing.T) {
 		{"write acks header only", TypeWriteAcks, b(2), ""},
 		{"heartbeat valid", TypeHeartbeat, b(2, 60), ""},
 		{"heartbeat longest uptime", TypeHeartbeat, cat(b(2), []byte{0x84, 0xfa, 0x85, 0xae, 0x22}), ""}, // 9223372036 s
-		{"probe valid", TypeProbeReply, b(9), ""},
+		{"probe valid", TypeProbeReply, b(9, 0x90, 0x03), ""},
+		{"probe last heard truncated", TypeProbeReply, b(9), "last heard truncated"},
 
 		{"writes empty", TypeWrites, nil, "writer truncated"},
 		{"writes header truncated", TypeWrites, b(1, 2), "hops truncated"},
@@ -447,7 +453,7 @@ func TestAuthorityDecodeRejects(t *testing.T) {
 		{"heartbeat uptime overlong", TypeHeartbeat, cat(b(2), overlong), "overlong"},
 
 		{"probe node beyond 32 bits", TypeProbe, []byte{0x80, 0x80, 0x80, 0x80, 0x20}, "probed node 4294967296 exceeds 32 bits"},
-		{"probe node truncated", TypeProbeReply, b(9, 0x80), "probed node truncated"},
+		{"probe node truncated", TypeProbeReply, b(9, 0, 0x80), "probed node truncated"},
 		{"probe node overlong", TypeProbe, overlong, "overlong"},
 	}
 	for _, tc := range cases {

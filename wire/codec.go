@@ -17,7 +17,7 @@ import (
 // (HintOf), its class in its hops' varint, and a locator message's Sent
 // modulo TimeWrap (Locate.Unwrap); version 6 a directory publication's
 // velocity (Pub.Vel), and its node only when that is not its ID's origin.
-const Version byte = 6
+const Version byte = 7
 
 // Type is the type byte of one frame (one message) inside a payload.
 type Type uint8

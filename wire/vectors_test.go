@@ -96,7 +96,7 @@ func TestProtocolVectors(t *testing.T) {
 	writeAcks := wire.WriteAcks{Inc: 1, Entries: []wire.WriteAck{{ID: c, Seq: 9}}}
 	heartbeat := wire.Heartbeat{Inc: 1, Uptime: time.Hour}
 	probe := wire.Probe{Entries: []wire.Liveness{{Node: 2}}}
-	probeReply := wire.Probe{Entries: []wire.Liveness{{Node: 2, Alive: false}, {Node: 7, Alive: true}}}
+	probeReply := wire.Probe{Entries: []wire.Liveness{{Node: 2, Alive: false, Ago: 1500 * time.Millisecond}, {Node: 7, Alive: true, Ago: 20 * time.Millisecond}}}
 	release := wire.Epochs{Entries: []wire.Epoch{{ID: c, Epoch: 2}}}
 
 	made := map[string][]byte{

@@ -30,6 +30,7 @@ import (
 // higher epochs.
 
 type peer struct {
+	seen    time.Duration // the latest a witness said it heard from it
 	grace   time.Duration // the current watch began
 	answer  bool // it sent a heartbeat: send one back if nothing else goes
 	voters  []wire.NodeID // the nodes that found it dead in the current probe
@@ -177,7 +178,11 @@ func (s *Store) failover(now time.Duration, n wire.NodeID) {
 		}
 	}
 	slices.Sort(ids)
-	lastHeard := s.au.health.get(n).heard
+	// The last time anyone is known to have heard from n: a copy not
+	// refreshed for long before that was replaced (n was alive, and
+	// would have kept a backup it still had up to date).
+	pn := s.au.health.get(n)
+	lastHeard := max(pn.heard, pn.seen)
 	for _, id := range ids {
 		b := s.au.bk[id]
 		// A copy the primary stopped refreshing long before it died was
@@ -233,7 +238,7 @@ func (s *Store) probeIn(now time.Duration, from wire.NodeID, t wire.Type, l wire
 			// This node watches the suspect too and has not heard from it
 			// either (heartbeats, every Heartbeat, would have come): a
 			// second opinion at once.
-			h.probeq = append(h.probeq, probeMsg{to: from, reply: true, l: wire.Liveness{Node: l.Node}})
+			h.probeq = append(h.probeq, probeMsg{to: from, reply: true, l: wire.Liveness{Node: l.Node, Ago: s.ago(now, p)}})
 			return
 		}
 		pinged := false
@@ -260,6 +265,9 @@ func (s *Store) probeIn(now time.Duration, from wire.NodeID, t wire.Type, l wire
 		p.probing, p.heard = false, now
 		return
 	}
+	if l.Ago > 0 {
+		p.seen = max(p.seen, now-l.Ago)
+	}
 	if !slices.Contains(p.voters, from) {
 		p.voters = append(p.voters, from)
 	}
@@ -268,13 +276,21 @@ func (s *Store) probeIn(now time.Duration, from wire.NodeID, t wire.Type, l wire
 	}
 }
 
+// ago is how long ago this node heard from peer p (0: never).
+func (s *Store) ago(now time.Duration, p *peer) time.Duration {
+	if p == nil || p.heard == 0 {
+		return 0
+	}
+	return max(now-p.heard, time.Millisecond)
+}
+
 // answerAsks answers the witnesses' askers about suspect.
 func (s *Store) answerAsks(suspect wire.NodeID, alive bool) {
 	h := &s.au.health
 	kept := h.asks[:0]
 	for _, a := range h.asks {
 		if a.suspect == suspect {
-			h.probeq = append(h.probeq, probeMsg{to: a.asker, reply: true, l: wire.Liveness{Node: suspect, Alive: alive}})
+			h.probeq = append(h.probeq, probeMsg{to: a.asker, reply: true, l: wire.Liveness{Node: suspect, Alive: alive, Ago: s.ago(h.now, h.peers[suspect])}})
 			continue
 		}
 		kept = append(kept, a)
