@@ -316,11 +316,16 @@ func (s *Store) Migrate(now time.Duration, id world.ObjectID, to wire.NodeID) ([
 		if a := e.auth; a != nil && a.hasBackup && a.backup != to {
 			// Fence first: the old backup must give its copy up before
 			// the object leaves, or it could take the object over from
-			// under the new primary. The object stays here, accepting
-			// writes, until the backup confirms (migrateFenced).
+			// under the new primary. Meanwhile the target is the backup
+			// (should this node die, the target takes the object over),
+			// and the object stays here, accepting writes, until the old
+			// backup confirms (released).
+			old := a.backup
+			a.backup, a.bkAcked, a.bkSent, a.bkFull = to, 0, 0, true
+			s.emit(Event{Kind: EvBackup, At: now, ID: x, Epoch: e.epoch, Node: to})
 			s.au.fences[x] = fence{to: to, until: now + fenceTTL}
-			s.au.rels[x] = release{to: a.backup, epoch: e.epoch, until: now + fenceTTL, sentAt: now}
-			s.au.epochq = append(s.au.epochq, epochMsg{to: a.backup, typ: wire.TypeRelease, e: wire.Epoch{ID: x, Epoch: e.epoch}})
+			s.au.rels[x] = release{to: old, epoch: e.epoch, until: now + fenceTTL, sentAt: now}
+			s.au.epochq = append(s.au.epochq, epochMsg{to: old, typ: wire.TypeRelease, e: wire.Epoch{ID: x, Epoch: e.epoch}})
 			continue
 		}
 		s.migrateOne(now, e, to)
@@ -345,8 +350,9 @@ func (s *Store) released(now time.Duration, id world.ObjectID) {
 	}
 	delete(s.au.fences, id)
 	e := s.objs.Get(id)
-	if e == nil || !e.primary || s.au.health.isDead(f.to) {
+	if e == nil || !e.primary || e.auth == nil || !e.auth.hasBackup || e.auth.backup != f.to || s.au.health.isDead(f.to) {
 		s.stats.MigrationsAborted++
+		s.emit(Event{Kind: EvMigrateAborted, At: now, ID: id, Node: f.to})
 		return
 	}
 	if e.auth != nil {
@@ -798,6 +804,11 @@ func (s *Store) backupIn(now time.Duration, from wire.NodeID, m *wire.BackupStat
 
 // backupAcked records a backup's acknowledgement.
 func (s *Store) backupAcked(now time.Duration, from wire.NodeID, a wire.BackupAck) {
+	if r, ok := s.au.rels[a.ID]; ok && r.to == from && a.Version == 0 && a.Epoch == r.epoch {
+		delete(s.au.rels, a.ID) // a release confirmed
+		s.released(now, a.ID)
+		return
+	}
 	e := s.objs.Get(a.ID)
 	if e == nil || !e.primary || e.auth == nil || !e.auth.hasBackup || e.auth.backup != from || a.Epoch != e.epoch {
 		if r, ok := s.au.rels[a.ID]; ok && r.to == from && a.Version == 0 {
@@ -894,12 +905,7 @@ func (s *Store) flushBackups(now time.Duration) {
 	}
 	for _, id := range sortedIDs(s.au.fences) {
 		if f := s.au.fences[id]; now > f.until {
-			delete(s.au.fences, id)
-			delete(s.au.rels, id)
-			if e := s.objs.Get(id); e != nil && e.primary && e.auth != nil {
-				// The backup may have dropped its copy: back up afresh.
-				e.auth.hasBackup = false
-			}
+			delete(s.au.fences, id) // (the release goes on being sent)
 			s.stats.MigrationsAborted++
 			s.emit(Event{Kind: EvMigrateAborted, At: now, ID: id, Node: f.to})
 		}
@@ -916,9 +922,6 @@ type migMsg struct {
 }
 
 func (s *Store) flushBackup(now time.Duration, e *entry, a *auth) {
-	if _, fenced := s.au.fences[e.id]; fenced {
-		return // its backup is being released
-	}
 	if a.hasBackup && s.au.health.isDead(a.backup) {
 		a.hasBackup = false
 	}

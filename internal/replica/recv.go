@@ -378,9 +378,12 @@ func (s *Store) ids1(now time.Duration, from wire.NodeID, t wire.Type, id world.
 	switch t {
 	case wire.TypeRegister, wire.TypeDormant:
 		if e == nil || !e.primary {
-			if l, ok := s.whereOf(id); ok && l.Node != from && l.Node != s.cfg.Self && !s.tomb.has(id) {
-				// It moved: point the requester on.
-				s.au.whereq = append(s.au.whereq, whereMsg{to: from, l: l})
+			if l, ok := s.whereOf(id); ok && !s.tomb.has(id) {
+				// It moved: point the requester on (unless it is moving to
+				// the requester itself, which learns so soon).
+				if l.Node != from && l.Node != s.cfg.Self {
+					s.au.whereq = append(s.au.whereq, whereMsg{to: from, l: l})
+				}
 				return
 			}
 			// Unknown or deleted here: tell the requester to forget it.
