@@ -30,11 +30,11 @@ import (
 // higher epochs.
 
 type peer struct {
-	seen    time.Duration // the latest a witness said it heard from it
-	grace   time.Duration // the current watch began
-	answer  bool // it sent a heartbeat: send one back if nothing else goes
-	voters  []wire.NodeID // the nodes that found it dead in the current probe
-	probeTx time.Duration // when the probes were last sent
+	seen      time.Duration // the latest a witness said it heard from it
+	grace     time.Duration // the current watch began
+	answer    bool          // it sent a heartbeat: send one back if nothing else goes
+	voters    []wire.NodeID // the nodes that found it dead in the current probe
+	probeTx   time.Duration // when the probes were last sent
 	heard     time.Duration
 	watched   time.Duration // watch() was last called
 	hbSent    time.Duration
