@@ -97,7 +97,7 @@ func (l *ledger) check(lost map[world.ObjectID]bool) (twice, ackedLost []string)
 // and at the end: no write applied twice in an object's lineage, no
 // acknowledged write lost.
 func TestAuthorityRandom(t *testing.T) {
-	seeds := 12
+	seeds := 80
 	if testing.Short() {
 		seeds = 4
 	}
@@ -222,6 +222,9 @@ func runAuthority(t *testing.T, seed uint64) {
 			if ps := n.Primaries(nil); len(ps) > 2 {
 				id := ps[rng.IntN(len(ps))].ID
 				c.gone[id] = true
+				if dbgLedger != nil {
+					fmt.Println(c.now, "delete", id, "on", n.ID())
+				}
 				_ = n.Delete(c.now, id)
 				flush(n)
 				c.record()

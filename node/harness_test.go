@@ -443,6 +443,10 @@ func (c *cluster) record() {
 			seen[in.ID] = true
 			c.live[in.ID] = true
 			delete(c.limbo, in.ID)
+			// A deletion by a primary a newer epoch had replaced did not
+			// take: the object lives on.
+			delete(c.deleted, in.ID)
+			delete(c.gone, in.ID)
 			h := c.hist[in.ID]
 			if h == nil {
 				h = map[uint64]*world.State{}
@@ -468,6 +472,12 @@ func (c *cluster) record() {
 			continue // its node crashed with it
 		}
 		c.deleted[id] = c.now
+		if dbgLedger != nil {
+			for _, n := range c.nodes {
+				in, ok := n.Object(id)
+				fmt.Println("deleted?", id, "node", n.ID(), "down", c.down[n.ID()], "has", ok, in.Primary, "backed", slices.Contains(n.BackedUp(nil), id))
+			}
+		}
 	}
 }
 

@@ -216,6 +216,7 @@ type authState struct {
 	bk       map[world.ObjectID]*bcopy
 	outw     map[world.ObjectID]*wstream
 	rels     map[world.ObjectID]release
+	tombEp   map[world.ObjectID]uint32 // the epoch each tombstoned object was deleted at
 	fences   map[world.ObjectID]fence
 	relIn    map[world.ObjectID]relMark
 	wseq     uint32 // the last write sequence number given out
@@ -245,6 +246,7 @@ func (s *Store) initAuth() {
 	s.au.bk = map[world.ObjectID]*bcopy{}
 	s.au.outw = map[world.ObjectID]*wstream{}
 	s.au.rels = map[world.ObjectID]release{}
+	s.au.tombEp = map[world.ObjectID]uint32{}
 	s.au.fences = map[world.ObjectID]fence{}
 	s.au.relIn = map[world.ObjectID]relMark{}
 	s.au.health.init()
@@ -474,9 +476,15 @@ func (s *Store) migrateIn(now time.Duration, from wire.NodeID, m *wire.Migration
 		return nil
 	}
 	if s.tomb.has(m.ID) {
-		ack()
-		s.stats.Ignored++
-		return nil
+		if m.Epoch <= s.au.tombEp[m.ID] {
+			ack() // a late copy of a migration of an object deleted since
+			s.stats.Ignored++
+			return nil
+		}
+		// Deleted here at an older epoch (a stale primary's deletion, which
+		// a failover undid): the object lives on.
+		s.tomb.del(m.ID)
+		delete(s.au.tombEp, m.ID)
 	}
 	if e != nil && e.epoch > m.Epoch {
 		// This node knows a newer primary: tell the sender.
@@ -706,6 +714,7 @@ func (s *Store) goneIn(now time.Duration, from wire.NodeID, id world.ObjectID) {
 	if e := s.objs.Get(id); e != nil && !e.primary && e.from == from {
 		s.remove(id)
 		s.tomb.set(id, now)
+		s.au.tombEp[id] = e.epoch
 	}
 }
 
@@ -896,6 +905,11 @@ func (s *Store) flushBackups(now time.Duration) {
 	for id, r := range s.au.where {
 		if now > r.until {
 			delete(s.au.where, id)
+		}
+	}
+	for id := range s.au.tombEp {
+		if !s.tomb.has(id) {
+			delete(s.au.tombEp, id)
 		}
 	}
 	for id, r := range s.au.relIn {

@@ -59,6 +59,9 @@ func (x *expiring) set(id world.ObjectID, t time.Duration) {
 	x.q = append(x.q, timedID{id, t})
 }
 
+// del forgets id (its queued time is skipped when it comes up).
+func (x *expiring) del(id world.ObjectID) { x.m.Delete(id) }
+
 // len returns the number of IDs held.
 func (x *expiring) len() int { return x.m.Len() }
 

@@ -409,15 +409,17 @@ func (s *Store) quorum() int {
 	return n / 2 // with this node, n/2 + 1: a majority
 }
 
-// witnesses returns the peers asked to probe suspect: every other peer
-// not declared dead, the nearest to this node first (by Config.Delay).
+// witnesses returns the peers asked to probe suspect: every other peer,
+// the nearest to this node first (by Config.Delay). Those declared dead
+// are asked too: one may be back (restarted) without having sent this
+// node anything yet, and its answer shows it alive.
 func (s *Store) witnesses(suspect wire.NodeID) []wire.NodeID {
 	if s.cfg.Peers == nil {
 		return nil
 	}
 	var ws []wire.NodeID
 	for _, p := range s.cfg.Peers() {
-		if p != s.cfg.Self && p != suspect && !s.au.health.isDead(p) {
+		if p != s.cfg.Self && p != suspect {
 			ws = append(ws, p)
 		}
 	}

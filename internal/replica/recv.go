@@ -431,6 +431,7 @@ func (s *Store) ids1(now time.Duration, from wire.NodeID, t wire.Type, id world.
 		if e != nil && !e.primary && e.from == from {
 			s.remove(id)
 			s.tomb.set(id, now)
+			s.au.tombEp[id] = e.epoch
 		} else if e == nil {
 			if r, ok := s.want[id]; ok && r.from == from {
 				delete(s.want, id)

@@ -608,6 +608,7 @@ func (s *Store) Delete(now time.Duration, id world.ObjectID) error {
 	delete(s.au.where, id)
 	s.remove(id)
 	s.tomb.set(id, now)
+	s.au.tombEp[id] = e.epoch
 	return nil
 }
 
