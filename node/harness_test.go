@@ -59,9 +59,12 @@ type cluster struct {
 	// limbo: objects with no primary on an up node but a backup copy
 	// somewhere (a migration in flight, a failover to come), since when;
 	// lost: objects whose primary's node crashed with no backup.
-	limbo map[world.ObjectID]time.Duration
-	lost  map[world.ObjectID]bool
-	gone  map[world.ObjectID]bool // deleted by the test
+	limbo  map[world.ObjectID]time.Duration
+	lost   map[world.ObjectID]bool
+	gone   map[world.ObjectID]bool   // deleted by the test
+	goneEp map[world.ObjectID]uint32 // at this epoch
+	// healed is when the last partition healed (see heal).
+	healed time.Duration
 	// budget is how long an object may stay in limbo.
 	budget time.Duration
 	// mk builds node id's incarnation inc; onEvent, if set before the
@@ -113,7 +116,7 @@ func newCluster(tb testing.TB, g *game, o clusterOpts) *cluster {
 		rng: rand.New(rand.NewPCG(o.seed, 99)), hist: map[world.ObjectID]map[uint64]*world.State{},
 		live: map[world.ObjectID]bool{}, deleted: map[world.ObjectID]time.Duration{},
 		down: map[wire.NodeID]bool{}, side: map[wire.NodeID]int{}, dup: o.dup,
-		limbo: map[world.ObjectID]time.Duration{}, lost: map[world.ObjectID]bool{}, gone: map[world.ObjectID]bool{}, budget: 2 * time.Second,
+		limbo: map[world.ObjectID]time.Duration{}, lost: map[world.ObjectID]bool{}, gone: map[world.ObjectID]bool{}, goneEp: map[world.ObjectID]uint32{}, budget: 2 * time.Second,
 		onEvent: o.onEvent}
 	if o.rendezvous == 0 {
 		o.rendezvous = 1
@@ -445,8 +448,12 @@ func (c *cluster) record() {
 			delete(c.limbo, in.ID)
 			// A deletion by a primary a newer epoch had replaced did not
 			// take: the object lives on.
-			delete(c.deleted, in.ID)
-			delete(c.gone, in.ID)
+			if ep, _ := n.Epoch(in.ID); !c.gone[in.ID] || ep > c.goneEp[in.ID] {
+				// (Or a migration in flight that lost its only copy to a
+				// crash, delivered: it was not gone either.)
+				delete(c.deleted, in.ID)
+				delete(c.gone, in.ID)
+			}
 			h := c.hist[in.ID]
 			if h == nil {
 				h = map[uint64]*world.State{}
@@ -472,12 +479,6 @@ func (c *cluster) record() {
 			continue // its node crashed with it
 		}
 		c.deleted[id] = c.now
-		if dbgLedger != nil {
-			for _, n := range c.nodes {
-				in, ok := n.Object(id)
-				fmt.Println("deleted?", id, "node", n.ID(), "down", c.down[n.ID()], "has", ok, in.Primary, "backed", slices.Contains(n.BackedUp(nil), id))
-			}
-		}
 	}
 }
 
@@ -486,6 +487,19 @@ func (c *cluster) restart(id wire.NodeID) {
 	old := c.node(id)
 	c.nodes[id-1] = c.mk(id, old.Incarnation()+1)
 	c.down[id] = false
+}
+
+// del deletes primary id on node n, as the test's own deletion.
+func (c *cluster) del(n *Node, id world.ObjectID) error {
+	c.gone[id] = true
+	c.goneEp[id], _ = n.Epoch(id)
+	return n.Delete(c.now, id)
+}
+
+// heal ends the partition.
+func (c *cluster) heal() {
+	clear(c.side)
+	c.healed = c.now
 }
 
 // crash stops node id: the objects it held the primaries of are lost
@@ -530,7 +544,12 @@ func (c *cluster) checkInvariants() {
 		}
 	}
 	for id, since := range c.limbo {
-		if c.now-since > c.budget {
+		// A partition may hold a migration up, or keep a majority from
+		// agreeing on a death: the budget runs from the heal.
+		if len(c.side) > 0 {
+			continue
+		}
+		if c.now-max(since, c.healed) > c.budget {
 			c.fail("object %v has had no primary since %v", id, since)
 		}
 	}

@@ -139,8 +139,7 @@ func (sc *scenario) exec(cmd *scripttest.Cmd) string {
 	case "delete":
 		cmd.Want(2, 2)
 		n := sc.node(cmd, 0)
-		c.gone[cmd.ObjectID(1)] = true
-		err := n.Delete(c.now, cmd.ObjectID(1))
+		err := c.del(n, cmd.ObjectID(1))
 		fmt.Fprintf(&sc.out, "delete: %v\n", scripttest.Result(err))
 		c.buf = n.Drain(c.buf[:0])
 		c.send(c.buf)
@@ -181,7 +180,7 @@ func (sc *scenario) exec(cmd *scripttest.Cmd) string {
 		}
 	case "heal":
 		cmd.Want(0, 0)
-		clear(c.side)
+		c.heal()
 	case "epochs":
 		cmd.Want(0, 0)
 		for _, n := range c.up() {
