@@ -108,6 +108,9 @@ func (s *Store) encodeAuth(now time.Duration, o *wire.Outbox) {
 
 // sortedIDs returns the keys of m in increasing order.
 func sortedIDs[V any](m map[world.ObjectID]V) []world.ObjectID {
+	if len(m) == 0 {
+		return nil
+	}
 	ids := make([]world.ObjectID, 0, len(m))
 	for id := range m {
 		ids = append(ids, id)

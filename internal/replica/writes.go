@@ -291,13 +291,11 @@ func (s *Store) flushWrites(now time.Duration, o *wire.Outbox) {
 		to wire.NodeID
 		w  wire.Write
 	}
-	var outs []out
-	ids := make([]world.ObjectID, 0, len(s.au.outw))
-	for id := range s.au.outw {
-		ids = append(ids, id)
+	if len(s.au.outw) == 0 && len(s.au.fwd) == 0 && len(s.au.early) == 0 {
+		return
 	}
-	slices.Sort(ids)
-	for _, id := range ids {
+	var outs []out
+	for _, id := range sortedIDs(s.au.outw) {
 		w := s.au.outw[id]
 		if len(w.pend) > 0 && now-w.pend[0].made > s.cfg.WriteGiveUp {
 			for _, p := range w.pend {
