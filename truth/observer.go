@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/overworld/overworld/node"
 	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/world"
 )
@@ -459,7 +460,7 @@ func (t *Observer) report(i int, snap *Snapshot) error {
 						continue
 					}
 					t.marks[g.slot] = t.stamp
-					if g.owner == id || g.id.Origin() == uint32(id) {
+					if g.owner == id || node.Home(g.id) == id {
 						continue
 					}
 					t.interest = append(t.interest, uint64(g.id))
