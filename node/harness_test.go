@@ -347,13 +347,13 @@ func describe(p []byte) string {
 			var m wire.Migrate
 			_ = m.Decode(body)
 			for _, e := range m.Entries {
-				ids = append(ids, fmt.Sprintf("%v@e%d/v%d holders%d", e.ID, e.Epoch, e.Version, len(e.Holders)))
+				ids = append(ids, fmt.Sprintf("%v@e%s/v%d holders%d", e.ID, fmtEpoch(e.Epoch), e.Version, len(e.Holders)))
 			}
 		case wire.TypeMigrateAck, wire.TypeRelease:
 			var m wire.Epochs
 			_ = m.Decode(body)
 			for _, e := range m.Entries {
-				ids = append(ids, fmt.Sprintf("%v@e%d", e.ID, e.Epoch))
+				ids = append(ids, fmt.Sprintf("%v@e%s", e.ID, fmtEpoch(e.Epoch)))
 			}
 		case wire.TypeWhere:
 			var m wire.Where
@@ -362,20 +362,20 @@ func describe(p []byte) string {
 				if l.Gone {
 					ids = append(ids, fmt.Sprintf("%v gone", l.ID))
 				} else {
-					ids = append(ids, fmt.Sprintf("%v@e%d→%d", l.ID, l.Epoch, l.Node))
+					ids = append(ids, fmt.Sprintf("%v@e%s→%d", l.ID, fmtEpoch(l.Epoch), l.Node))
 				}
 			}
 		case wire.TypeBackup:
 			var m wire.Backup
 			_ = m.Decode(body)
 			for _, b := range m.Entries {
-				ids = append(ids, fmt.Sprintf("%v@e%d/v%d", b.ID, b.Epoch, b.Version))
+				ids = append(ids, fmt.Sprintf("%v@e%s/v%d", b.ID, fmtEpoch(b.Epoch), b.Version))
 			}
 		case wire.TypeBackupAck:
 			var m wire.BackupAcks
 			_ = m.Decode(body)
 			for _, a := range m.Entries {
-				ids = append(ids, fmt.Sprintf("%v@e%d/v%d", a.ID, a.Epoch, a.Version))
+				ids = append(ids, fmt.Sprintf("%v@e%s/v%d", a.ID, fmtEpoch(a.Epoch), a.Version))
 			}
 		case wire.TypeProbe, wire.TypeProbeReply:
 			var m wire.Probe
@@ -416,6 +416,9 @@ func describe(p []byte) string {
 	}
 	return fmt.Sprintf("%s %dB", strings.Join(parts, " "), len(p))
 }
+
+// fmtEpoch prints an epoch as counter.node (the node that began it).
+func fmtEpoch(e uint32) string { return fmt.Sprintf("%d.%d", e>>16, e&0xffff) }
 
 func fmtDur(d time.Duration) string { return fmt.Sprintf("%.3fs", d.Seconds()) }
 

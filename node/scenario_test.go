@@ -187,7 +187,7 @@ func (sc *scenario) exec(cmd *scripttest.Cmd) string {
 			fmt.Fprintf(&sc.out, "node %d:", n.ID())
 			for _, in := range n.Primaries(nil) {
 				ep, _ := n.Epoch(in.ID)
-				fmt.Fprintf(&sc.out, " %v@e%d", in.ID, ep)
+				fmt.Fprintf(&sc.out, " %v@e%s", in.ID, fmtEpoch(ep))
 				if b, ok := n.BackupOf(in.ID); ok {
 					fmt.Fprintf(&sc.out, "(backup %d)", b)
 				}
