@@ -58,7 +58,25 @@
 //     (pushed) goes sooner, after Config.PushedTimeout: its push ended and
 //     the primary's drop was lost, so nobody updates it any more.
 //
+//  6. Tell the store of every packet's sender (Heard) before its frames,
+//     and pass the locator's watch list (SetWatch) each frame and the
+//     store's dead list (Dead) to the locator. To move a primary, call
+//     Migrate or MigrateBox, then FlushAuthority, and send what the outbox
+//     makes; to write to an object the node may not hold, WriteTo.
+//
 // Attached objects (world.Attacher): a primary attached to another local
 // primary is replicated on every node that holds the other (its holders are
-// mirrored each Flush), without discovery.
+// mirrored each Flush), without discovery, and migrates with it.
+//
+// Authority (authority.go, writes.go, health.go): every object has an
+// epoch; a primary migrates between nodes with its state, writers'
+// progress and holders, leaving a forwarding reference; the node that
+// created an object (its home) binds it to its current primary, the name
+// service writes by ID go through; writes carry their writer's sequence
+// numbers and are applied once and acknowledged once backed up; with
+// Config.Failover each primary keeps a warm backup on another node, and a
+// backup promotes itself when a majority of the cluster finds the
+// primary's node dead. No library does this for a sans-IO game object
+// store, so it is written here; the failure detector follows SWIM's
+// indirect probes (Das, Gupta and Motivala, 2002) with a majority quorum.
 package replica
