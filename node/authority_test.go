@@ -106,12 +106,28 @@ func TestAuthorityRandom(t *testing.T) {
 	}
 }
 
-func runAuthority(t *testing.T, seed uint64) {
+// TestAuthorityRandomLarge is TestAuthorityRandom over 10 and 16 nodes.
+func TestAuthorityRandomLarge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("16-node sequences take about 15 s; run without -short")
+	}
+	for i, n := range []int{10, 16} {
+		seed := uint64(1000 + i)
+		t.Run(fmt.Sprint(n), func(t *testing.T) { runAuthorityN(t, seed, n) })
+	}
+}
+
+func runAuthority(t *testing.T, seed uint64) { runAuthorityN(t, seed, 0) }
+
+// runAuthorityN runs one sequence over nodes nodes (0: 3 to 8, drawn).
+func runAuthorityN(t *testing.T, seed uint64, nodes int) {
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 0xa07))
 	g := newGame(100)
 	l := newLedger()
-	nodes := 3 + rng.IntN(6)
+	if n := 3 + rng.IntN(6); nodes == 0 {
+		nodes = n
+	}
 	c := newCluster(t, g, clusterOpts{nodes: nodes, arch: "broadcast", latency: 20 * time.Millisecond, spread: 60 * time.Millisecond,
 		loss: 0.05, dup: 0.01, jitter: 20 * time.Millisecond, seed: seed, failover: true, onEvent: l.event})
 	c.check = true
@@ -155,8 +171,10 @@ func runAuthority(t *testing.T, seed uint64) {
 			if to == n.ID() {
 				break
 			}
-			if _, err := n.Migrate(c.now, ps[rng.IntN(len(ps))].ID, to); err == nil {
+			id := ps[rng.IntN(len(ps))].ID
+			if _, err := n.Migrate(c.now, id, to); err == nil {
 				migrations++
+				t.Logf("%v: migrate %v from %d to %d", c.now, id, n.ID(), to)
 			}
 			flush(n)
 		case op < 8: // write by ID
@@ -181,12 +199,14 @@ func runAuthority(t *testing.T, seed uint64) {
 			}
 			n := up[rng.IntN(len(up))]
 			c.crash(n.ID())
+			t.Logf("%v: crash %d", c.now, n.ID())
 			lastCrash = c.now
 			crashes++
 		case op < 10: // restart
 			for _, n := range c.nodes {
 				if c.down[n.ID()] && c.now-lastCrash > 2*time.Second {
 					c.restart(n.ID())
+					t.Logf("%v: restart %d", c.now, n.ID())
 					break
 				}
 			}
@@ -204,12 +224,14 @@ func runAuthority(t *testing.T, seed uint64) {
 				c.side[wire.NodeID(p+1)] = side
 			}
 			healAt = c.now + time.Duration(500+rng.IntN(1500))*time.Millisecond
+			t.Logf("%v: partition %v until %v", c.now, c.side, healAt)
 			lastCrash = c.now
 		default: // delete
 			n := up[rng.IntN(len(up))]
 			if ps := n.Primaries(nil); len(ps) > 2 {
 				id := ps[rng.IntN(len(ps))].ID
 				_ = c.del(n, id)
+				t.Logf("%v: delete %v on %d", c.now, id, n.ID())
 				flush(n)
 				c.record()
 			}

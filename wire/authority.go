@@ -174,7 +174,9 @@ func (m *Epochs) Decode(body []byte) error {
 }
 
 // Location says that the primary of object ID is on node Node as of epoch
-// Epoch, or, if Gone, that the object was deleted.
+// Epoch, or, if Gone, that the object was deleted at epoch Epoch (news a
+// node that knows the object alive at a newer epoch ignores: the deleting
+// primary had been replaced).
 type Location struct {
 	ID    world.ObjectID
 	Epoch uint32

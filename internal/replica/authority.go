@@ -467,13 +467,15 @@ func (s *Store) migrateIn(now time.Duration, from wire.NodeID, m *wire.Migration
 		s.au.epochq = append(s.au.epochq, epochMsg{to: from, typ: wire.TypeMigrateAck, e: wire.Epoch{ID: m.ID, Epoch: m.Epoch}})
 	}
 	e := s.objs.Get(m.ID)
-	if e != nil && e.primary {
-		if e.epoch >= m.Epoch {
-			ack() // a retransmission
-		} else {
-			s.stats.Ignored++
-		}
+	if e != nil && e.primary && e.epoch >= m.Epoch {
+		ack() // a retransmission
 		return nil
+	}
+	if e != nil && e.primary {
+		// This node holds a primary of an older epoch (it was cut off, and
+		// its object taken over): the newer one replaces it.
+		s.stats.StepDowns++
+		s.emit(Event{Kind: EvSteppedDown, At: now, ID: m.ID, Epoch: m.Epoch, Node: from})
 	}
 	if s.tomb.has(m.ID) {
 		if m.Epoch <= s.au.tombEp[m.ID] {
@@ -651,7 +653,7 @@ func (s *Store) stepDown(now time.Duration, e *entry, to wire.NodeID, epoch uint
 func (s *Store) whereIn(now time.Duration, from wire.NodeID, l wire.Location) {
 	id := l.ID
 	if l.Gone {
-		s.goneIn(now, from, id)
+		s.goneIn(now, from, l)
 		return
 	}
 	if home(id) == s.cfg.Self && l.Node != s.cfg.Self {
@@ -696,8 +698,19 @@ func (s *Store) whereIn(now time.Duration, from wire.NodeID, l wire.Location) {
 	}
 }
 
-// goneIn handles news that id was deleted.
-func (s *Store) goneIn(now time.Duration, from wire.NodeID, id world.ObjectID) {
+// goneIn handles news that object l.ID was deleted at epoch l.Epoch; news
+// of what a newer epoch holds alive is ignored.
+func (s *Store) goneIn(now time.Duration, from wire.NodeID, l wire.Location) {
+	id := l.ID
+	if e := s.objs.Get(id); e != nil && e.epoch > l.Epoch {
+		return
+	}
+	if b := s.au.bk[id]; b != nil && b.epoch > l.Epoch {
+		return
+	}
+	if w := s.au.outw[id]; w != nil && w.epoch > l.Epoch {
+		return
+	}
 	if w := s.au.outw[id]; w != nil {
 		for _, p := range w.pend {
 			s.stats.WritesAbandoned++
@@ -763,8 +776,13 @@ func (s *Store) backupIn(now time.Duration, from wire.NodeID, m *wire.BackupStat
 		return nil
 	}
 	if s.tomb.has(m.ID) {
-		s.au.whereq = append(s.au.whereq, whereMsg{to: from, l: wire.Location{ID: m.ID, Gone: true}})
-		return nil
+		if m.Epoch <= s.au.tombEp[m.ID] {
+			s.au.whereq = append(s.au.whereq, whereMsg{to: from, l: wire.Location{ID: m.ID, Epoch: s.au.tombEp[m.ID], Gone: true}})
+			return nil
+		}
+		// Deleted here at an older epoch, by a primary since replaced.
+		s.tomb.del(m.ID)
+		delete(s.au.tombEp, m.ID)
 	}
 	if b != nil && m.Epoch < b.epoch {
 		s.au.whereq = append(s.au.whereq, whereMsg{to: from, l: wire.Location{ID: m.ID, Epoch: b.epoch, Node: b.primary}})

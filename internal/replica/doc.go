@@ -13,9 +13,11 @@
 //
 //  1. Build it with NewStore and a Config whose Self and Registry are set
 //     (every node of a cluster uses the same Registry).
+//
 //  2. Add the node's primaries with AddPrimary (and Handoff, on a client of
 //     the client-server architecture), delete them with Delete, and make
 //     writes with Write, which forwards writes to replicas to the primary.
+//
 //  3. Once per frame, after the think functions ran: call Commit(now) so that
 //     changed primaries get a new version, tell the store which replicas the
 //     node's discovery wants (Want) or which holders its primaries must keep
@@ -32,6 +34,7 @@
 //     DormantEvery plus a round trip stale. A dormant registration lapses
 //     at the primary Config.DormantTTL after it arrived, when the holder has
 //     dropped the replica: neither side sends a wire.TypeDrop for it.
+//
 //  4. Deliver every frame of a received packet of a replica message type
 //     (Handles: wire.TypeUpdates … wire.TypeHandoff, wire.TypeDormant) first to Check, for every frame
 //     of the packet, and only if all pass, to Apply. Check changes nothing;
@@ -39,6 +42,7 @@
 //     call Answer(now, outbox): a replica request (registration) from a
 //     new holder is answered with the full state at once, not at the next
 //     Flush (which would add up to a frame of discovery latency).
+//
 //  5. Send the packets the outbox makes, in any order: the protocol tolerates
 //     loss, duplication and reordering. Updates are idempotent (a version is
 //     applied once, older ones are ignored). A primary takes every update it

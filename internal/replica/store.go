@@ -603,7 +603,7 @@ func (s *Store) Delete(now time.Duration, id world.ObjectID) error {
 		s.au.rels[id] = release{to: a.backup, epoch: e.epoch, until: now + 3*time.Second}
 	}
 	if hm := home(id); hm != s.cfg.Self && e.epoch > 0 {
-		s.au.whereq = append(s.au.whereq, whereMsg{to: hm, l: wire.Location{ID: id, Gone: true}})
+		s.au.whereq = append(s.au.whereq, whereMsg{to: hm, l: wire.Location{ID: id, Epoch: e.epoch, Gone: true}})
 	}
 	delete(s.au.where, id)
 	s.remove(id)

@@ -78,6 +78,9 @@ func (s *Store) Answer(now time.Duration, o *wire.Outbox) {
 		s.encodeAuth(now, o)
 		s.encodeHealth(o)
 	}
+	if len(s.au.fwd) > 0 {
+		s.encodeForwards(o)
+	}
 	if len(s.answer) == 0 {
 		return
 	}

@@ -151,7 +151,7 @@ func (s *Store) writeIn(now time.Duration, from wire.NodeID, hdr *wire.Writes, w
 	}
 	if s.tomb.has(w.ID) {
 		if hdr.Writer != s.cfg.Self {
-			s.au.whereq = append(s.au.whereq, whereMsg{to: hdr.Writer, l: wire.Location{ID: w.ID, Gone: true}})
+			s.au.whereq = append(s.au.whereq, whereMsg{to: hdr.Writer, l: wire.Location{ID: w.ID, Epoch: s.au.tombEp[w.ID], Gone: true}})
 		}
 		s.stats.Ignored++
 		return nil
@@ -344,7 +344,21 @@ func (s *Store) flushWrites(now time.Duration, o *wire.Outbox) {
 		s.stats.WritesSent += int64(len(s.wr.Entries))
 		o.Commit(to, wire.ClassUpdate, wire.AppendWrites(o.Buf(), &s.wr))
 	}
-	// Forwarded writes, by destination and writer.
+	s.encodeForwards(o)
+	// Early writes nobody claimed.
+	kept := s.au.early[:0]
+	for _, x := range s.au.early {
+		if now-x.at <= earlyTTL {
+			kept = append(kept, x)
+		}
+	}
+	clear(s.au.early[len(kept):])
+	s.au.early = kept
+}
+
+// encodeForwards commits the writes this node forwards toward their
+// primaries, by destination and writer.
+func (s *Store) encodeForwards(o *wire.Outbox) {
 	slices.SortStableFunc(s.au.fwd, func(a, b fwdWrite) int {
 		if c := cmp.Compare(a.to, b.to); c != 0 {
 			return c
@@ -370,13 +384,4 @@ func (s *Store) flushWrites(now time.Duration, o *wire.Outbox) {
 	}
 	clear(s.au.fwd)
 	s.au.fwd = s.au.fwd[:0]
-	// Early writes nobody claimed.
-	kept := s.au.early[:0]
-	for _, x := range s.au.early {
-		if now-x.at <= earlyTTL {
-			kept = append(kept, x)
-		}
-	}
-	clear(s.au.early[len(kept):])
-	s.au.early = kept
 }
