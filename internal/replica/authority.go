@@ -25,7 +25,8 @@ import (
 //     until acknowledged), keeps the state as the new primary's first
 //     backup, tells the holders and the home of the ID where the object
 //     went (wire.TypeWhere), and forwards writes and points registrations
-//     to the new primary for ForwardTTL (the forwarding reference).
+//     to the new primary while holders and writers still use it (the
+//     forwarding reference: a RegistrationTTL after its last use).
 //   - The name service: the home of an ID (the node named by its origin,
 //     see home) binds it to its current primary; primaries of objects
 //     created elsewhere re-bind every BindPeriod. A write to an object a
@@ -422,7 +423,9 @@ func (s *Store) migrateOne(now time.Duration, e *entry, to wire.NodeID) {
 		b.holders = append(b.holders, h.Node)
 	}
 	s.au.bk[e.id] = b
-	s.au.where[e.id] = loc{node: to, epoch: epoch, until: now + s.cfg.ForwardTTL}
+	// The forwarding reference: it lives while holders and writers still
+	// use it (forwarded), a registration period at least.
+	s.au.where[e.id] = loc{node: to, epoch: epoch, until: now + s.cfg.RegistrationTTL}
 	for _, h := range m.Holders {
 		s.au.whereq = append(s.au.whereq, whereMsg{to: h.Node, l: wire.Location{ID: e.id, Epoch: epoch, Node: to}})
 	}
@@ -744,6 +747,18 @@ func (s *Store) whereOf(id world.ObjectID) (wire.Location, bool) {
 		return wire.Location{ID: id, Epoch: b.epoch, Node: b.primary}, true
 	}
 	return wire.Location{}, false
+}
+
+// forwarded notes that the forwarding reference of id (an object that
+// left this node) was used at now: a holder or writer has not repointed
+// yet, so the reference lives at least a registration period longer (a
+// holder repoints at its next registration at the latest). Unused, it
+// expires a RegistrationTTL after its last use.
+func (s *Store) forwarded(now time.Duration, id world.ObjectID) {
+	if r, ok := s.au.where[id]; ok && home(id) != s.cfg.Self {
+		r.until = max(r.until, now+s.cfg.RegistrationTTL)
+		s.au.where[id] = r
+	}
 }
 
 // backupIn handles one backup state from node from (check only

@@ -102,10 +102,11 @@ type Config struct {
 	// 250 ms and 60 s.
 	WriteRetry  time.Duration
 	WriteGiveUp time.Duration
-	// ForwardTTL: a node a primary left (by migration) forwards writes and
-	// points registrations to the new primary for this long, longer than a
-	// holder takes to hear of the move (its registrations go to the new
-	// primary from its next RegisterPeriod). Default 2 × RegistrationTTL.
+	// ForwardTTL: a primary that stepped down (a newer epoch replaced it)
+	// points what still reaches it to the new primary for this long. (A
+	// node a primary left by migration does so for a RegistrationTTL
+	// after the last time its reference was used: every holder has
+	// repointed by then.) Default 2 × RegistrationTTL.
 	ForwardTTL time.Duration
 	// BindPeriod: a primary whose object was created elsewhere re-binds it
 	// at the home of its ID (the node named by the ID's origin) this

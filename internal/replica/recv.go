@@ -383,6 +383,7 @@ func (s *Store) ids1(now time.Duration, from wire.NodeID, t wire.Type, id world.
 				// the requester itself, which learns so soon).
 				if l.Node != from && l.Node != s.cfg.Self {
 					s.au.whereq = append(s.au.whereq, whereMsg{to: from, l: l})
+					s.forwarded(now, id)
 				}
 				return
 			}

@@ -143,6 +143,7 @@ func (s *Store) writeIn(now time.Duration, from wire.NodeID, hdr *wire.Writes, w
 			s.au.fwd = append(s.au.fwd, fwdWrite{to: l.Node, hdr: wire.Writes{Writer: hdr.Writer, Inc: hdr.Inc, Hops: hdr.Hops + 1},
 				w: wire.Write{ID: w.ID, Seq: w.Seq, Prev: w.Prev}, data: slices.Clone(w.Data)})
 			s.stats.WritesForwarded++
+			s.forwarded(now, w.ID)
 		}
 		if hdr.Writer != s.cfg.Self {
 			s.au.whereq = append(s.au.whereq, whereMsg{to: hdr.Writer, l: l})
