@@ -407,9 +407,6 @@ func (r *runner) tryPartition(until time.Duration) func(*harness.World) error {
 
 // event receives every node's authority events, in the run's order.
 func (r *runner) event(ev node.AuthorityEvent) {
-	if debugEvent != nil {
-		debugEvent(ev)
-	}
 	r.led.event(ev)
 	i := int(ev.Self) - 1
 	switch ev.Kind {
@@ -600,7 +597,5 @@ func (r *runner) finish(res *harness.Result) {
 	r.rep.HandoffsUninstalled = len(r.opened)
 	r.rep.fill(res)
 }
-
-var debugEvent func(node.AuthorityEvent)
 
 func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
