@@ -18,6 +18,9 @@
 //     region-migration paper, §6.3);
 //   - lab/colyseus: Colyseus' distributed object locator, its baselines
 //     and the model game's mobility (Bharambe et al., NSDI 2006);
+//   - lab/faults: object authority under migrations, crashes,
+//     partitions and lossy links, with its invariants checked after
+//     every simulated event;
 //   - lab/report (tables, CSV, figures) and lab/cities (server cities and
 //     the player population) serve them all.
 package lab

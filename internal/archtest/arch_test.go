@@ -61,6 +61,7 @@ var layers = map[string]int{
 	"lab/balance":  12,
 	"lab/spd":      12,
 	"lab/colyseus": 13,
+	"lab/faults":   13,
 	// commands
 	"cmd/overworld/cli": 14,
 	"cmd/overworld":     15,

@@ -322,13 +322,14 @@ func (s *Store) Migrate(now time.Duration, id world.ObjectID, to wire.NodeID) ([
 			// under the new primary. Meanwhile the target is the backup
 			// (should this node die, the target takes the object over),
 			// and the object stays here, accepting writes, until the old
-			// backup confirms (released).
+			// backup confirms (released). The release goes once the
+			// target holds a copy (flushBackups): until then the old
+			// backup's is the only one.
 			old := a.backup
 			a.backup, a.bkAcked, a.bkSent, a.bkFull = to, 0, 0, true
 			s.emit(Event{Kind: EvBackup, At: now, ID: x, Epoch: e.epoch, Node: to})
 			s.au.fences[x] = fence{to: to, until: now + fenceTTL}
-			s.au.rels[x] = release{to: old, epoch: e.epoch, until: now + fenceTTL, sentAt: now}
-			s.au.epochq = append(s.au.epochq, epochMsg{to: old, typ: wire.TypeRelease, e: wire.Epoch{ID: x, Epoch: e.epoch}})
+			s.au.rels[x] = release{to: old, epoch: e.epoch, until: now + fenceTTL, sentAt: now - s.cfg.WriteRetry}
 			continue
 		}
 		s.migrateOne(now, e, to)
@@ -929,7 +930,7 @@ func (s *Store) flushBackups(now time.Duration) {
 			delete(s.au.rels, id)
 			continue
 		}
-		if now-r.sentAt >= s.cfg.WriteRetry && !s.au.health.isDead(r.to) {
+		if now-r.sentAt >= s.cfg.WriteRetry && !s.au.health.isDead(r.to) && s.fenceCopied(id) {
 			r.sentAt = now
 			s.au.rels[id] = r
 			s.au.epochq = append(s.au.epochq, epochMsg{to: r.to, typ: wire.TypeRelease, e: wire.Epoch{ID: id, Epoch: r.epoch}})
@@ -957,6 +958,18 @@ func (s *Store) flushBackups(now time.Duration) {
 			s.emit(Event{Kind: EvMigrateAborted, At: now, ID: id, Node: f.to})
 		}
 	}
+}
+
+// fenceCopied reports whether the target of the migration of id waiting
+// for its old backup's release (if any) holds a copy: the release waits
+// for it.
+func (s *Store) fenceCopied(id world.ObjectID) bool {
+	f, ok := s.au.fences[id]
+	if !ok {
+		return true
+	}
+	e := s.objs.Get(id)
+	return e == nil || !e.primary || e.auth == nil || !e.auth.hasBackup || e.auth.backup != f.to || e.auth.bkAcked > 0
 }
 
 func (s *Store) sendMigrate(to wire.NodeID) {

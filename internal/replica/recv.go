@@ -387,8 +387,15 @@ func (s *Store) ids1(now time.Duration, from wire.NodeID, t wire.Type, id world.
 				}
 				return
 			}
-			// Unknown or deleted here: tell the requester to forget it.
-			s.idq = append(s.idq, idMsg{to: from, typ: wire.TypeDelete, id: id})
+			// Deleted here: tell the requester to forget it. Unknown here
+			// (its migration to this node may be on its way, or this node
+			// restarted): drop the requester, who asks again if it still
+			// needs the object, and does not take it for deleted.
+			typ := wire.TypeDrop
+			if s.tomb.has(id) {
+				typ = wire.TypeDelete
+			}
+			s.idq = append(s.idq, idMsg{to: from, typ: typ, id: id})
 			return
 		}
 		if from == s.cfg.Self {

@@ -84,6 +84,13 @@ type Config struct {
 	// NoProactive turns proactive replication off (attached objects, such
 	// as missiles, are discovered like the rest).
 	NoProactive bool
+	// Failover turns warm backups and failover on for every node
+	// (node.ReplicaConfig.Failover): each primary keeps a backup on
+	// another node, the player nodes are every node's peers (witnesses
+	// and backup candidates), and the delay estimate between two nodes is
+	// the emulated one-way delay between their sites (World.Delay). Off
+	// by default.
+	Failover bool
 
 	// Warmup is the game time before the view measures (missing replicas,
 	// discovery latency) start counting (sim.Config.Warmup): the first

@@ -59,7 +59,11 @@
 //     node.Config.Incarnation, the same discovery configuration and no
 //     objects: games must not assume every node keeps its spawns. Its
 //     view counts from the restart. The run stays byte-identical for a
-//     seed and a schedule, on any number of workers.
+//     seed and a schedule, on any number of workers. Config.Failover
+//     gives every node warm backups, so that another node takes a
+//     crashed node's primaries over; SetOnEvent collects every node's
+//     authority events (migrations, promotions, writes) in the run's
+//     order, and Delay is the emulated delay between two nodes.
 //
 // A World is not safe for concurrent use.
 package harness

@@ -40,6 +40,13 @@ type World struct {
 	added map[string]int64 // counters already given to the recorder
 	check func(ev sim.Event)
 	warm  bool // the warm-up is over (the locators' histograms were reset)
+	// onEvent receives every node's authority events (SetOnEvent).
+	onEvent func(node.AuthorityEvent)
+	// sites and site: the latency table, and every node's site in it
+	// (Delay).
+	sites    *geo.Sites
+	site     []int
+	sameSite time.Duration
 
 	// What Restart needs to build a node again (see faults.go).
 	space   discovery.Space
@@ -91,7 +98,12 @@ func newWorld(cfg Config, g Game, wrap func(*node.Node) sim.Core) (*World, error
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", lab.ErrConfig, err)
 	}
-	w := &World{cfg: cfg, sim: s, reg: g.Registry, extra: maps.Clone(g.Labels), added: map[string]int64{}, space: space, wrap: wrap}
+	w := &World{cfg: cfg, sim: s, reg: g.Registry, extra: maps.Clone(g.Labels), added: map[string]int64{}, space: space, wrap: wrap,
+		sites: sites, sameSite: s.Config().SameSite}
+	for _, name := range where {
+		k, _ := sites.Index(name) // buildSites names sites of the table
+		w.site = append(w.site, k)
+	}
 	total := cfg.Nodes
 	if cfg.Arch.HasInfra() {
 		total++
@@ -160,9 +172,14 @@ func (w *World) buildNode(i int, inc uint16) (*node.Node, node.Discovery, sim.Co
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%w: node %d: %w", lab.ErrConfig, id, err)
 	}
+	rc := replica.Config{NoAttach: cfg.NoProactive, OnEvent: w.authorityEvent}
+	if cfg.Failover {
+		members := w.members
+		rc.Failover, rc.Peers, rc.Delay = true, func() []wire.NodeID { return members }, w.Delay
+	}
 	n, err := node.New(node.Config{ID: id, Registry: w.reg, Discovery: disc, Incarnation: inc,
 		Rand:    rand.New(rand.NewPCG(cfg.Seed, streamNode^uint64(id)^uint64(inc)<<32)),
-		Replica: replica.Config{NoAttach: cfg.NoProactive}, Prefetch: world.Point{cfg.Prefetch, cfg.Prefetch}})
+		Replica: rc, Prefetch: world.Point{cfg.Prefetch, cfg.Prefetch}})
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -289,6 +306,40 @@ func (w *World) SetCheck(f func(ev sim.Event)) {
 		w.sim.ObserveOnly(sim.EventTick)
 	}
 	w.sim.ObserveBehind(f == nil) // f may read the cores
+}
+
+// SetOnEvent sets a function that receives every node's authority events
+// (node.AuthorityEvent: migrations, promotions, writes applied and
+// acknowledged, deaths; Self names the node), as they happen, nil to stop.
+// Like SetCheck it makes the simulation serial, so that f sees the events
+// in the run's order, deterministically, and may read the cores. f must
+// not call into the node that reports the event.
+func (w *World) SetOnEvent(f func(node.AuthorityEvent)) {
+	w.onEvent = f
+	if f != nil {
+		_ = w.sim.SetWorkers(1) // only fails inside Run, where the World is not reachable
+	}
+}
+
+func (w *World) authorityEvent(ev node.AuthorityEvent) {
+	if w.onEvent != nil {
+		w.onEvent(ev)
+	}
+}
+
+// Delay returns the emulated one-way delay from node a to node b: the
+// latency table's between their sites, or the simulator's same-site delay
+// (0 for a node the world does not have). It is the delay estimate
+// Config.Failover gives every node; jitter comes on top.
+func (w *World) Delay(a, b wire.NodeID) time.Duration {
+	if a < 1 || b < 1 || int(a) > len(w.site) || int(b) > len(w.site) {
+		return 0
+	}
+	sa, sb := w.site[a-1], w.site[b-1]
+	if sa == sb {
+		return w.sameSite
+	}
+	return w.sites.OneWay(sa, sb)
 }
 
 // Events returns the number of simulated events so far.
@@ -465,6 +516,9 @@ func (w *World) Result() *Result {
 	}
 	maps.Copy(sum.Labels, map[string]string{"arch": string(c.Arch), "nodes": strconv.Itoa(c.Nodes), "sites": w.sitesLabel(),
 		"infra_node": strconv.Itoa(int(w.infra))})
+	if c.Failover {
+		sum.Labels["failover"] = "on"
+	}
 	res := &Result{Config: c, Summary: sum, Events: w.sim.Events(), Wall: w.wallRun, sim: w.sim}
 	res.Players = groupBandwidth(sum.PerNode[:c.Nodes])
 	if w.infra != 0 {

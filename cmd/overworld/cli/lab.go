@@ -34,10 +34,12 @@ Experiments:
   colyseus  the distributed object locator (Colyseus §5–§7: Figs. 7(b)–12(a), Tables 1–2)
   estimate  latency estimation and core selection on estimates (region-migration paper, §6.3: Figs. 6–8)
   balance   instances balanced over a cluster, overflow to player hosts (hybrid
-            cluster/P2P paper, §5: scenarios A and B, Figs. 9–12, Tables 4–5)`,
+            cluster/P2P paper, §5: scenarios A and B, Figs. 9–12, Tables 4–5)
+  faults    object authority under migrations, crashes and lossy links: invariants,
+            failover latency, migration pause`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return badInputf("lab: name an experiment: cma, spd, arena, world, colyseus, estimate or balance")
+			return badInputf("lab: name an experiment: cma, spd, arena, world, colyseus, estimate, balance or faults")
 		},
 	}
 	cmd.AddCommand(newLabCMACmd(e))
@@ -47,6 +49,7 @@ Experiments:
 	cmd.AddCommand(newLabBalanceCmd(e))
 	cmd.AddCommand(newLabWorldCmd(e))
 	cmd.AddCommand(newLabColyseusCmd(e))
+	cmd.AddCommand(newLabFaultsCmd(e))
 	return cmd
 }
 

@@ -1,0 +1,66 @@
+package replica
+
+import (
+	"testing"
+	"time"
+
+	"github.com/overworld/overworld/wire"
+	"github.com/overworld/overworld/world"
+)
+
+// TestUnknownRegistrationIsNoDeletion: a registration for an object this
+// node does not know (its migration here may be on its way, or this node
+// restarted) drops the holder, who asks again; only an ID this node
+// deleted is answered with a deletion, which the holder tombstones.
+func TestUnknownRegistrationIsNoDeletion(t *testing.T) {
+	s := newStore(t, 1, nil)
+	unknown, gone := world.MakeObjectID(2, 1), world.MakeObjectID(1, 1)
+	if err := s.AddPrimary(0, &obj{schema.NewState(gone)}, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(time.Millisecond, gone); err != nil {
+		t.Fatal(err)
+	}
+	s.idq = s.idq[:0]
+	s.ids1(2*time.Millisecond, 3, wire.TypeRegister, unknown)
+	s.ids1(2*time.Millisecond, 3, wire.TypeRegister, gone)
+	want := []idMsg{{to: 3, typ: wire.TypeDrop, id: unknown}, {to: 3, typ: wire.TypeDelete, id: gone}}
+	if len(s.idq) != 2 || s.idq[0] != want[0] || s.idq[1] != want[1] {
+		t.Fatalf("answers %+v, want %+v", s.idq, want)
+	}
+}
+
+// TestAliveIsNotHearsay: a witness's "alive" about a suspect clears this
+// node's suspicion, but this node has not heard from the suspect itself:
+// another node's probe of the suspect gets no "alive" from it on that
+// word alone (else one stale "alive" spreads from witness to witness and
+// no majority ever finds a crashed node dead).
+func TestAliveIsNotHearsay(t *testing.T) {
+	peers := []wire.NodeID{1, 2, 3, 4, 5}
+	s := newStore(t, 1, func(c *Config) {
+		c.Failover = true
+		c.Peers = func() []wire.NodeID { return peers }
+	})
+	h := &s.au.health
+	h.watch(3, 0)
+	p := h.get(3)
+	p.heard = 100 * time.Millisecond
+	now := 700 * time.Millisecond
+	p.probing, p.probeAt = true, now
+	s.probeIn(now, 2, wire.TypeProbeReply, wire.Liveness{Node: 3, Alive: true})
+	if p.probing || p.heard != 100*time.Millisecond {
+		t.Fatalf("after a witness's alive: probing %v, heard %v; want false and the last packet's time", p.probing, p.heard)
+	}
+	h.probeq = h.probeq[:0]
+	s.probeIn(now+50*time.Millisecond, 4, wire.TypeProbe, wire.Liveness{Node: 3})
+	for _, m := range h.probeq {
+		if m.to == 4 && m.reply && m.l.Alive {
+			t.Fatalf("node 1 told node 4 that node 3 is alive, on node 2's word: %+v", h.probeq)
+		}
+	}
+	// Its own silence count starts again: no new probe before SuspectAfter.
+	s.flushHealth(now + s.cfg.SuspectAfter - time.Millisecond)
+	if p.probing {
+		t.Fatal("probing again before SuspectAfter passed since the alive")
+	}
+}
