@@ -97,7 +97,7 @@ func (l *ledger) check(lost map[world.ObjectID]bool) (twice, ackedLost []string)
 // and at the end: no write applied twice in an object's lineage, no
 // acknowledged write lost.
 func TestAuthorityRandom(t *testing.T) {
-	seeds := 80
+	seeds := 24
 	if testing.Short() {
 		seeds = 6
 	}

@@ -51,7 +51,9 @@ type cluster struct {
 
 	// invariant bookkeeping
 	check   bool
-	hist    map[world.ObjectID]map[uint64]*world.State
+	// hist: every primary state seen, by object, version and the node that
+	// held the primary (two lineages of a failover may share versions).
+	hist map[world.ObjectID]history
 	live    map[world.ObjectID]bool
 	deleted map[world.ObjectID]time.Duration
 	events  int
@@ -113,7 +115,7 @@ type clusterOpts struct {
 func newCluster(tb testing.TB, g *game, o clusterOpts) *cluster {
 	tb.Helper()
 	c := &cluster{tb: tb, g: g, arch: o.arch, period: 100 * time.Millisecond, loss: o.loss, jitter: o.jitter,
-		rng: rand.New(rand.NewPCG(o.seed, 99)), hist: map[world.ObjectID]map[uint64]*world.State{},
+		rng: rand.New(rand.NewPCG(o.seed, 99)), hist: map[world.ObjectID]history{},
 		live: map[world.ObjectID]bool{}, deleted: map[world.ObjectID]time.Duration{},
 		down: map[wire.NodeID]bool{}, side: map[wire.NodeID]int{}, dup: o.dup,
 		limbo: map[world.ObjectID]time.Duration{}, lost: map[world.ObjectID]bool{}, gone: map[world.ObjectID]bool{}, goneEp: map[world.ObjectID]uint32{}, budget: 2 * time.Second,
@@ -459,11 +461,12 @@ func (c *cluster) record() {
 			}
 			h := c.hist[in.ID]
 			if h == nil {
-				h = map[uint64]*world.State{}
+				h = history{}
 				c.hist[in.ID] = h
 			}
-			if _, ok := h[in.Version]; !ok {
-				h[in.Version] = in.Synced.Clone()
+			ep, _ := n.Epoch(in.ID)
+			if k := (verAt{in.Version, n.ID(), ep}); h[k] == nil {
+				h[k] = in.Synced.Clone()
 			}
 		}
 	}
@@ -514,6 +517,45 @@ func (c *cluster) crash(id wire.NodeID) {
 	c.down[id] = true
 }
 
+// epochAt returns the epoch of the primary of id on node at (0: none).
+func (c *cluster) epochAt(id world.ObjectID, at wire.NodeID) uint32 {
+	if at < 1 || int(at) > len(c.nodes) || c.down[at] {
+		return 0
+	}
+	n := c.node(at)
+	if _, primary, ok := n.Lookup(id); !ok || !primary {
+		return 0
+	}
+	ep, _ := n.Epoch(id)
+	return ep
+}
+
+// verAt is a version of an object as the primary on node at made it at
+// an epoch (a node may hold the primary of two lineages in turn: cut off,
+// then given the object back; their versions may coincide).
+type verAt struct {
+	v     uint64
+	at    wire.NodeID
+	epoch uint32
+}
+
+type history map[verAt]*world.State
+
+// find returns node at's state of version v: the one equal to want if
+// several epochs of at made a version v.
+func (h history) find(v uint64, at wire.NodeID, want *world.State) (*world.State, bool) {
+	var found *world.State
+	for k, st := range h {
+		if k.v == v && k.at == at {
+			if st.Equal(want) {
+				return st, true
+			}
+			found = st
+		}
+	}
+	return found, found != nil
+}
+
 // maxLatency is the longest a packet can take.
 func (c *cluster) maxLatency() time.Duration {
 	var m time.Duration
@@ -562,12 +604,21 @@ func (c *cluster) checkInvariants() {
 			if in.Primary || in.Version == 0 {
 				continue
 			}
-			st, ok := c.hist[in.ID][in.Version]
+			st, ok := c.hist[in.ID].find(in.Version, in.From, in.Synced)
 			if _, moving := c.limbo[in.ID]; !ok && moving {
 				continue // a version made as the primary left, not yet installed
 			}
+			if ep, _ := n.Epoch(in.ID); !ok && ep != c.epochAt(in.ID, in.From) {
+				// A lineage in.From does not hold: its primary is on its way
+				// there (in.From may still hold an older epoch's, cut off
+				// and not yet replaced), or in.From took the object over at
+				// another epoch meanwhile and refuses it (the replica then
+				// takes in.From's first state whole).
+				continue
+			}
 			if !ok {
-				c.fail("node %d: replica %v at version %d, which its primary never had", n.ID(), in.ID, in.Version)
+				ep, _ := n.Epoch(in.ID)
+				c.fail("node %d: replica %v (epoch %s) at version %d from node %d (epoch %s there), which its primary never had", n.ID(), in.ID, fmtEpoch(ep), in.Version, in.From, fmtEpoch(c.epochAt(in.ID, in.From)))
 			} else if !st.Equal(in.Synced) {
 				c.fail("node %d: replica %v version %d differs from the primary's state of that version", n.ID(), in.ID, in.Version)
 			}

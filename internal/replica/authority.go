@@ -51,11 +51,19 @@ import (
 const ForkGap = 1 << 20
 
 // nextEpoch returns the epoch after e of an object whose next primary is
-// node n: the counter in the high 16 bits rises by one, and the low 16
-// bits name n. Two nodes never make the same epoch of an object, so two
-// primaries of one epoch cannot exist even when a partition lets two
-// lineages grow apart (the higher epoch wins when they meet).
-func nextEpoch(e uint32, n wire.NodeID) uint32 { return (e>>16+1)<<16 | uint32(n)&0xffff }
+// node n, by a migration or, if promoted, a failover: the counter in the
+// high 16 bits rises by one, bit 15 says which, and the low 15 bits name
+// n. Two nodes never make the same epoch of an object, nor one node by a
+// migration and a failover, so two primaries of one epoch cannot exist
+// even when a partition lets two lineages grow apart (the higher epoch
+// wins when they meet). Node IDs must be below 32768 for this to hold.
+func nextEpoch(e uint32, n wire.NodeID, promoted bool) uint32 {
+	p := uint32(0)
+	if promoted {
+		p = 1 << 15
+	}
+	return (e>>16+1)<<16 | p | uint32(n)&0x7fff
+}
 
 // home returns the node whose name service binds id: the node named by
 // the low 16 bits of its origin (node.Config.Incarnation).
@@ -140,6 +148,9 @@ type auth struct {
 	bkHolders []wire.NodeID // the holders last sent to the backup
 	bkFull    bool          // send the holders with the next backup
 	lastBind  time.Duration
+	// installedFrom is the node this primary was migrated from (a Migrate
+	// from it at this epoch is a retransmission).
+	installedFrom wire.NodeID
 }
 
 type writerRec struct {
@@ -204,7 +215,12 @@ type relMark struct {
 	until time.Duration
 }
 
+// forever is a release's expiry that only its confirmation or its
+// target's death ends.
+const forever = time.Duration(1<<63 - 1)
+
 type release struct {
+	fence  bool // a migration's: writes wait for it
 	to     wire.NodeID
 	epoch  uint32
 	until  time.Duration
@@ -329,7 +345,11 @@ func (s *Store) Migrate(now time.Duration, id world.ObjectID, to wire.NodeID) ([
 			a.backup, a.bkAcked, a.bkSent, a.bkFull = to, 0, 0, true
 			s.emit(Event{Kind: EvBackup, At: now, ID: x, Epoch: e.epoch, Node: to})
 			s.au.fences[x] = fence{to: to, until: now + fenceTTL}
-			s.au.rels[x] = release{to: old, epoch: e.epoch, until: now + fenceTTL, sentAt: now - s.cfg.WriteRetry}
+			// Until the old backup confirms, it could still take the
+			// object over: no write is acknowledged (flushWriteAcks), and
+			// the release is resent until it is confirmed or the old
+			// backup is found dead (by a majority: then it cannot).
+			s.au.rels[x] = release{to: old, epoch: e.epoch, until: forever, sentAt: now - s.cfg.WriteRetry, fence: true}
 			continue
 		}
 		s.migrateOne(now, e, to)
@@ -397,7 +417,7 @@ func (s *Store) MigrateBox(now time.Duration, box world.Box, to wire.NodeID) ([]
 func (s *Store) migrateOne(now time.Duration, e *entry, to wire.NodeID) {
 	s.commit(e, now, false)
 	a := e.authority()
-	epoch := nextEpoch(e.epoch, to)
+	epoch := nextEpoch(e.epoch, to, false)
 	m := &wire.Migration{ID: e.id, Kind: e.kind, Epoch: epoch, Version: e.version, Controller: e.controller}
 	m.Data = world.AppendDelta(nil, nil, e.st)
 	for _, w := range a.writers {
@@ -472,7 +492,13 @@ func (s *Store) migrateIn(now time.Duration, from wire.NodeID, m *wire.Migration
 	}
 	e := s.objs.Get(m.ID)
 	if e != nil && e.primary && e.epoch >= m.Epoch {
-		ack() // a retransmission
+		if e.epoch == m.Epoch && e.auth != nil && e.auth.installedFrom == from {
+			ack() // a retransmission
+			return nil
+		}
+		// Another lineage's migration (the sender was cut off while this
+		// node took the object over): refuse it, naming this epoch.
+		s.au.epochq = append(s.au.epochq, epochMsg{to: from, typ: wire.TypeMigrateAck, e: wire.Epoch{ID: m.ID, Epoch: e.epoch}})
 		return nil
 	}
 	if e != nil && e.primary {
@@ -518,8 +544,10 @@ func (s *Store) migrateIn(now time.Duration, from wire.NodeID, m *wire.Migration
 		if h.Node == s.cfg.Self {
 			continue
 		}
+		// The holders take a full state first (see whereIn: a holder that
+		// repoints takes the new primary's first state whole).
 		hh := ne.holder(h.Node, true)
-		hh.acked, hh.fresh, hh.regUntil, hh.sentAt = h.Version, h.Version == 0, now+s.cfg.RegistrationTTL, now
+		hh.acked, hh.fresh, hh.regUntil, hh.sentAt = 0, true, now+s.cfg.RegistrationTTL, now
 		s.au.whereq = append(s.au.whereq, whereMsg{to: h.Node, l: wire.Location{ID: m.ID, Epoch: m.Epoch, Node: s.cfg.Self}})
 	}
 	// The old primary keeps a replica of version m.Version, and the state
@@ -528,6 +556,7 @@ func (s *Store) migrateIn(now time.Duration, from wire.NodeID, m *wire.Migration
 	hh.acked, hh.fresh, hh.regUntil, hh.sentAt = m.Version, false, now+s.cfg.RegistrationTTL, now
 	a := ne.authority()
 	a.backup, a.hasBackup, a.bkAcked, a.bkSent, a.bkSentAt = from, true, m.Version, m.Version, now
+	a.installedFrom = from
 	if hm := home(m.ID); hm != s.cfg.Self {
 		s.au.whereq = append(s.au.whereq, whereMsg{to: hm, l: wire.Location{ID: m.ID, Epoch: m.Epoch, Node: s.cfg.Self}})
 		a.lastBind = now
@@ -569,12 +598,25 @@ func cmpWriter(a, b writerRec) int {
 }
 
 // migrateAcked ends the retransmission of a migration.
-func (s *Store) migrateAcked(from wire.NodeID, ep wire.Epoch) {
-	if b := s.au.bk[ep.ID]; b != nil && b.mig != nil && b.primary == from && b.epoch == ep.Epoch {
+func (s *Store) migrateAcked(now time.Duration, from wire.NodeID, ep wire.Epoch) {
+	b := s.au.bk[ep.ID]
+	if b == nil || b.mig == nil || b.primary != from {
+		s.stats.Ignored++
+		return
+	}
+	if b.epoch == ep.Epoch {
 		b.mig = nil
 		return
 	}
-	s.stats.Ignored++
+	// Refused: the target holds the object at another epoch (it took it
+	// over while this node was cut off). This node's copy is of a
+	// superseded lineage; its replica takes the target's first state whole.
+	delete(s.au.bk, ep.ID)
+	if e := s.objs.Get(ep.ID); e != nil && !e.primary {
+		e.from, e.epoch, e.version, e.written, e.ackDue, e.lastRegister = from, ep.Epoch, 0, false, true, 0
+	}
+	s.stats.MigrationsAborted++
+	s.emit(Event{Kind: EvMigrateAborted, At: now, ID: ep.ID, Node: from, Epoch: ep.Epoch})
 }
 
 // promote makes this node the primary of the object backed up in b, its
@@ -593,7 +635,7 @@ func (s *Store) promote(now time.Duration, id world.ObjectID, b *bcopy, dead wir
 	if s.tomb.has(id) {
 		return
 	}
-	epoch := nextEpoch(b.epoch, s.cfg.Self)
+	epoch := nextEpoch(b.epoch, s.cfg.Self, true)
 	controller := b.controller
 	if controller == dead {
 		controller = s.cfg.Self
@@ -677,7 +719,12 @@ func (s *Store) whereIn(now time.Duration, from wire.NodeID, l wire.Location) {
 	case e != nil:
 		if l.Epoch > e.epoch || l.Epoch == e.epoch && e.version == 0 {
 			if e.from != l.Node {
-				e.from, e.lastRegister = l.Node, 0 // register with the new primary at the next flush
+				// Register with the new primary at the next flush, and take
+				// its first state whole: its versions may be of another
+				// lineage than the one this replica followed (a failover
+				// forks them), and a delta must never apply across two.
+				e.from, e.lastRegister = l.Node, 0
+				e.version, e.written, e.ackDue = 0, false, true
 			}
 			e.epoch, e.lastHeard = l.Epoch, now
 		} else if l.Epoch < e.epoch && from == l.Node && from != e.from {
@@ -738,7 +785,7 @@ func (s *Store) goneIn(now time.Duration, from wire.NodeID, l wire.Location) {
 // whereOf returns where this node believes the primary of id is, other
 // than here: a replica's source, a forwarding reference, a binding.
 func (s *Store) whereOf(id world.ObjectID) (wire.Location, bool) {
-	if e := s.objs.Get(id); e != nil && !e.primary && e.version > 0 {
+	if e := s.objs.Get(id); e != nil && !e.primary && (e.version > 0 || e.epoch > 0) {
 		return wire.Location{ID: id, Epoch: e.epoch, Node: e.from}, true
 	}
 	if r, ok := s.au.where[id]; ok {

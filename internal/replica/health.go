@@ -193,6 +193,11 @@ func (s *Store) failover(now time.Duration, n wire.NodeID) {
 		}
 		s.promote(now, id, b, n)
 	}
+	for _, id := range sortedIDs(s.au.rels) {
+		if r := s.au.rels[id]; r.fence && r.to == n {
+			delete(s.au.rels, id) // found dead by a majority: it cannot take the object over
+		}
+	}
 	for _, e := range s.prims {
 		if e.auth != nil && e.auth.hasBackup && e.auth.backup == n {
 			e.auth.hasBackup = false

@@ -130,7 +130,7 @@ func (s *Store) handle(now time.Duration, from wire.NodeID, t wire.Type, body []
 		}
 		for _, e := range s.au.eps.Entries {
 			if t == wire.TypeMigrateAck {
-				s.migrateAcked(from, e)
+				s.migrateAcked(now, from, e)
 			} else {
 				s.releaseIn(now, from, e)
 			}
@@ -301,7 +301,7 @@ func (s *Store) update(now time.Duration, from wire.NodeID, e *entry, u *wire.Up
 		s.insert(e)
 		return nil
 	}
-	if from != e.from && e.version > 0 {
+	if from != e.from && (e.version > 0 || e.epoch > 0) {
 		// An update from a node this node does not know as the primary: a
 		// stale primary, or a new one whose news was lost. Tell it what
 		// this node knows; the newer of the two corrects the other.

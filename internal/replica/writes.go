@@ -265,6 +265,9 @@ func (s *Store) flushWriteAcks() {
 		if a == nil || len(a.acks) == 0 {
 			continue
 		}
+		if r, ok := s.au.rels[e.id]; ok && r.fence {
+			continue // an old backup has not given its copy up yet
+		}
 		safe := e.version
 		if s.cfg.Failover && a.hasBackup {
 			safe = a.bkAcked
@@ -307,7 +310,7 @@ func (s *Store) flushWrites(now time.Duration, o *wire.Outbox) {
 			continue
 		}
 		to := w.to
-		if e := s.objs.Get(id); e != nil && !e.primary && e.version > 0 && e.epoch >= w.epoch {
+		if e := s.objs.Get(id); e != nil && !e.primary && (e.version > 0 || e.epoch > 0) && e.epoch >= w.epoch {
 			to = e.from
 		}
 		if e := s.objs.Get(id); e != nil && e.primary {

@@ -257,7 +257,7 @@ func (c *checker) checkView(id wire.NodeID, now time.Duration) {
 	want := map[uint64]bool{}
 	for owner, ps := range c.prims {
 		for _, p := range ps {
-			if owner == id || p.id.Origin() == uint32(id) {
+			if owner == id || node.Home(p.id) == id {
 				continue
 			}
 			for _, b := range view {
