@@ -336,8 +336,8 @@ func runCluster(e *env, o clusterOpts) error {
 	}
 	coarse := o.sampleEvery > c.Frame()
 	writeClusterTable(e.stdout, o, c, meas, rec.Views(), obs, simRep, killed, coarse)
-	writeClusterPlayers(e.stdout, o, meas.Nodes, cpuPerPlayer, bots)
-	writeClusterDeaths(e.stdout, meas.Deaths)
+	writeClusterPlayers(e.stdout, o, meas, cpuPerPlayer, bots)
+	writeClusterDeaths(e.stdout, meas.Deaths, c.Rendezvous())
 	return nil
 }
 
@@ -354,7 +354,7 @@ func sentBy(d localcluster.Death) string {
 
 // writeClusterDeaths prints the nodes that ended during the run and what
 // became of their objects.
-func writeClusterDeaths(w io.Writer, deaths []localcluster.Death) {
+func writeClusterDeaths(w io.Writer, deaths []localcluster.Death, rendezvous wire.NodeID) {
 	if len(deaths) == 0 {
 		return
 	}
@@ -388,8 +388,11 @@ func writeClusterDeaths(w io.Writer, deaths []localcluster.Death) {
 		if len(d.Promoted) > 0 {
 			p("  failover: %d backups promoted on survivors, %.2f s after it ended at the median, %.2f s at p99 (%.2f s at most)\n",
 				len(d.Promoted), quantile(d.Promoted, 0.5).Seconds(), quantile(d.Promoted, 0.99).Seconds(), d.Promoted[len(d.Promoted)-1].Seconds())
-		} else if d.Drain == nil {
+		} else if d.Drain == nil && n > 0 {
 			p("  failover: no backup was promoted (failover off, or none of its objects had a backup)\n")
+		}
+		if d.Node == rendezvous {
+			p("  it was the directory's rendezvous: the standby rendezvous took matching over\n")
 		}
 		if n > 0 {
 			t, tk := kinds(d.TakenOver)
@@ -410,7 +413,8 @@ func quantile(ds []time.Duration, q float64) time.Duration {
 
 // writeClusterPlayers prints the CPU per player and, with client bots,
 // the bots' figures.
-func writeClusterPlayers(w io.Writer, o clusterOpts, figs []localcluster.Figures, cpuPerPlayer float64, bots []localcluster.BotState) {
+func writeClusterPlayers(w io.Writer, o clusterOpts, meas localcluster.Measure, cpuPerPlayer float64, bots []localcluster.BotState) {
+	figs := meas.Nodes
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	players := o.nodes * o.perNode
 	p("\nCPU per player: %.2f ms of the node processes' CPU per second (%.2f%% of a core), %d players at %.0f Hz\n",
@@ -422,9 +426,11 @@ func writeClusterPlayers(w io.Writer, o clusterOpts, figs []localcluster.Figures
 	joins, failed, all := localcluster.Totals(bots)
 	var playing int
 	var gwBytes, gwStates float64
-	for _, f := range figs[:o.nodes] {
+	for i, f := range figs[:o.nodes] {
 		gwBytes, gwStates = gwBytes+f.PlayerBytes, gwStates+f.PlayerStates
-		playing += int(f.Players)
+		if !slices.ContainsFunc(meas.Deaths, func(d localcluster.Death) bool { return d.Index == i }) {
+			playing += int(f.Players)
+		}
 	}
 	p("bots: %d QUIC clients of the player nodes' endpoints (the simulator runs as many AI bots inside its nodes)\n", players)
 	p("  joins %d (rejoins %d), failed dials or joins %d, in game at the end %d\n", joins, joins-len(bots), failed, playing)
