@@ -7,8 +7,9 @@
 // node certificates (live/pki), a coordinator key for player tokens
 // (live/player), one TOML configuration per node (live.DaemonConfig) with
 // free loopback ports, the processes themselves (started, signalled,
-// stopped and killed), their readiness, their Prometheus metrics, their
-// /debug/world snapshots, the ground truth measured from those snapshots
+// stopped and killed, and when and how each ended), their readiness,
+// their Prometheus metrics, their /debug/world snapshots and
+// /debug/authority logs, the ground truth measured from those snapshots
 // (by package truth's observer, fed through DecodeWorld) and a fleet of
 // client bots that play on the nodes' player endpoints (Fleet).
 //
@@ -23,9 +24,16 @@
 //     when the nodes listen for players (Config.Players).
 //  4. Measure: Observe until a context ends, with a truth.Observer whose
 //     Infra is the Rendezvous (or call Metrics, Worlds, DecodeWorld and
-//     truth.Observer.Sample directly); Signal a node to test failures.
+//     truth.Observer.Sample directly). To test failures, give Observe
+//     Faults (a SIGKILL fails a node, a SIGTERM drains it) or Signal a
+//     node; a node that ends does not end the run: Measure.Deaths says
+//     when it ended and what became of its objects (promotions on the
+//     survivors, from their /debug/authority; its drain report, from its
+//     last-run.json).
 //  5. Stop the fleet (cancel its context, Wait), then Stop the cluster
 //     (SIGTERM, then SIGKILL after a timeout) exactly once, or Kill it.
+//     Stopping nodes drain into each other until none has a live peer
+//     left: allow a few seconds.
 //
 // Nothing here prints: figures are returned as data for the caller to
 // present.
