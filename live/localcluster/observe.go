@@ -89,7 +89,8 @@ type Death struct {
 	Promoted  []time.Duration
 	Installed int
 	// DeclaredDead is when the first survivor declared it dead, from At
-	// (0: none did).
+	// (0: none did; negative: before its process ended, as after a drain,
+	// when its frames stop while it sends what is queued).
 	DeclaredDead time.Duration
 	// Drain is its drain report (from last-run.json), when it stopped
 	// gracefully; nil otherwise.

@@ -382,8 +382,11 @@ func writeClusterDeaths(w io.Writer, deaths []localcluster.Death, rendezvous wir
 				p("  of those not migrated, %d have a backup on a survivor (it takes them over), %d are lost\n", r.BackedUp, r.Lost())
 			}
 		}
-		if d.DeclaredDead != 0 {
+		switch {
+		case d.DeclaredDead > 0:
 			p("  declared dead by the survivors' failure detectors %.2f s after it ended\n", d.DeclaredDead.Seconds())
+		case d.DeclaredDead < 0:
+			p("  declared dead by the survivors' failure detectors %.2f s before its process ended (its frames had stopped)\n", -d.DeclaredDead.Seconds())
 		}
 		if len(d.Promoted) > 0 {
 			p("  failover: %d backups promoted on survivors, %.2f s after it ended at the median, %.2f s at p99 (%.2f s at most)\n",
