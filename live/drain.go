@@ -24,7 +24,8 @@ import (
 // emulated), never the directory's rendezvous while another peer is live.
 // A peer is live when this node's failure detector has not declared it
 // dead and this node's connection to it is open (a peer that stops closes
-// its connections). Objects created during the
+// its connections); a peer that migrates objects to this node during its
+// drain is taken to be draining too, and gets none. Objects created during the
 // drain (a bot's rocket) are handed over the same way; so are objects
 // promoted here meanwhile. A migration that waits for the object's old
 // backup to release it may be given up (EvMigrateAborted); the object is
@@ -40,8 +41,8 @@ import (
 // left has no live peer to go to or waits for the acknowledgement of a
 // peer that went down (awaited: it is given a grace to be declared dead,
 // which brings what it did not take back here); or when drain_timeout
-// passes. When a whole cluster stops, its nodes drain into each other
-// until the last ones find no live peer. The DrainReport says what happened to each.
+// passes. When a whole cluster stops, its nodes soon find each other
+// draining and end with what they hold. The DrainReport says what happened to each.
 
 // DrainReport is what a daemon's drain did: it is logged, written to
 // last-run.json and served by /debug/authority.
@@ -113,20 +114,22 @@ type drainConfig struct {
 // drainer runs one drain on the driver's goroutine: its frame, event and
 // inspect methods are called there only.
 type drainer struct {
-	cfg    drainConfig
-	begin  time.Time
-	objs   map[world.ObjectID]*drainObj
-	load   map[wire.NodeID]int
-	down   map[wire.NodeID]time.Time // targets seen not connected, since
-	prims  []node.ObjectInfo
-	acks   wire.Epochs
-	done   bool
-	report DrainReport
-	stop   func() // ends the drain's frames
+	cfg     drainConfig
+	begin   time.Time
+	objs    map[world.ObjectID]*drainObj
+	load    map[wire.NodeID]int
+	down    map[wire.NodeID]time.Time // targets seen not connected, since
+	leaving map[wire.NodeID]bool      // peers that migrated objects here during the drain
+	prims   []node.ObjectInfo
+	acks    wire.Epochs
+	done    bool
+	report  DrainReport
+	stop    func() // ends the drain's frames
 }
 
 func newDrainer(cfg drainConfig, stop func()) *drainer {
-	return &drainer{cfg: cfg, objs: map[world.ObjectID]*drainObj{}, load: map[wire.NodeID]int{}, down: map[wire.NodeID]time.Time{}, stop: stop}
+	return &drainer{cfg: cfg, objs: map[world.ObjectID]*drainObj{}, load: map[wire.NodeID]int{}, down: map[wire.NodeID]time.Time{},
+		leaving: map[wire.NodeID]bool{}, stop: stop}
 }
 
 func (d *drainer) obj(id world.ObjectID) *drainObj {
@@ -153,7 +156,13 @@ func (d *drainer) event(ev node.AuthorityEvent) {
 		o.state, o.to, o.epoch = dsSent, ev.Node, ev.Epoch
 	case node.EvPromoted, node.EvInstalled:
 		// A primary here again (its target died before taking it), or a
-		// new one: hand it over again.
+		// new one: hand it over again. A peer that migrates objects here
+		// while this node drains is most likely draining too (a cluster
+		// stopping): it is no target, or the two would pass objects
+		// back and forth.
+		if ev.Kind == node.EvInstalled {
+			d.leaving[ev.Node] = true
+		}
 		if o := d.objs[ev.ID]; o != nil && o.state != dsQueued {
 			if o.state == dsAsked || o.state == dsSent {
 				d.load[o.to]--
@@ -202,13 +211,13 @@ func (d *drainer) inspect(_ time.Duration, p wire.Packet) {
 }
 
 // candidates returns the live peers a primary may go to: not declared
-// dead, and connected (a peer this node holds no connection to is likely
-// down, or stopping too).
+// dead, connected (a peer this node holds no connection to is likely
+// down, or stopping too), and not draining themselves.
 func (d *drainer) candidates(n *node.Node) []wire.NodeID {
 	dead := n.Dead(nil)
 	var c []wire.NodeID
 	for _, p := range d.cfg.peers {
-		if p != d.cfg.self && !slices.Contains(dead, p) && (d.cfg.connected == nil || d.cfg.connected(p)) {
+		if p != d.cfg.self && !slices.Contains(dead, p) && !d.leaving[p] && (d.cfg.connected == nil || d.cfg.connected(p)) {
 			c = append(c, p)
 		}
 	}

@@ -287,3 +287,39 @@ func TestDrainNoPeer(t *testing.T) {
 		c.closeMesh(0)
 	})
 }
+
+// TestDrainTwoAtOnce: nodes 1 and 2 of three drain at the same time. A
+// node that receives objects from the other takes it to be draining and
+// sends it nothing more, so every walker of both ends up a primary on
+// node 3, within a second, none lost.
+func TestDrainTwoAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newFailoverCluster(t, 3, 5)
+		time.Sleep(3 * time.Second)
+		c.halt(t, 0)
+		c.halt(t, 1)
+		reports := make([]DrainReport, 2)
+		done := make(chan int, 2)
+		for i := range 2 {
+			go func() { reports[i] = c.drain(i, 5*time.Second); done <- i }()
+		}
+		<-done
+		<-done
+		for i, r := range reports {
+			if r.Migrated != r.Primaries || r.NotMigrated+r.Unconfirmed != 0 || r.ElapsedMs > 1000 || r.ByTarget[3] == 0 {
+				t.Errorf("node %d: drain report %+v: want all migrated, mostly to node 3, within a second", i+1, r)
+			}
+		}
+		c.closeMesh(0)
+		c.closeMesh(1)
+		time.Sleep(time.Second)
+		for _, home := range []wire.NodeID{1, 2} {
+			got := c.primariesOf(home, []int{2})
+			if len(got) != 5 {
+				t.Errorf("node 3 holds %d of node %d's 5 walkers as primaries", len(got), home)
+			}
+		}
+		c.halt(t, 2)
+		c.closeMesh(2)
+	})
+}

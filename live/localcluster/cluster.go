@@ -32,8 +32,8 @@
 //     last-run.json).
 //  5. Stop the fleet (cancel its context, Wait), then Stop the cluster
 //     (SIGTERM, then SIGKILL after a timeout) exactly once, or Kill it.
-//     Stopping nodes drain into each other until none has a live peer
-//     left: allow a few seconds.
+//     Stopping nodes drain (live's drain.go) until they find each other
+//     draining: allow a few seconds.
 //
 // Nothing here prints: figures are returned as data for the caller to
 // present.
