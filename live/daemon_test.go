@@ -92,7 +92,8 @@ func TestDaemon(t *testing.T) {
 	_, metrics := get("/metrics")
 	for _, want := range []string{"overworld_players 3", `overworld_objects{role="primary"} 1`, "overworld_frames_total ",
 		`overworld_bytes_total{class="update",dir="in"} 0`, "overworld_frame_seconds_count", "overworld_handshake_refusals_total 0",
-		"overworld_queue_drops_total 0", `overworld_malformed_total{stage="core"} 0`, "process_cpu_seconds_total"} {
+		"overworld_queue_drops_total 0", `overworld_malformed_total{stage="core"} 0`, "process_cpu_seconds_total",
+		`overworld_authority_events_total{kind="promoted"} 0`, `overworld_authority_events_total{kind="migrate-aborted"} 0`} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %q", want)
 		}
