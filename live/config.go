@@ -46,6 +46,8 @@ type DaemonConfig struct {
 	EmulateLatency bool            `toml:"emulate_latency"`
 	QueueLen       int             `toml:"queue_len"`
 	ShutdownGrace  Duration        `toml:"shutdown_grace"`
+	Failover       bool            `toml:"failover"`
+	DrainTimeout   Duration        `toml:"drain_timeout"`
 	LogLevel       string          `toml:"log_level"`
 	LogFormat      string          `toml:"log_format"`
 	Listen         ListenConfig    `toml:"listen"`
@@ -101,14 +103,27 @@ type PeerConfig struct {
 	City string `toml:"city"`
 }
 
+// MaxNodeID is the largest node ID a daemon accepts: a node's object IDs
+// carry its ID in 16 bits beside its incarnation (node.Config.Incarnation).
+const MaxNodeID = 1<<16 - 1
+
+// DefaultDrainTimeout is drain_timeout's default: long enough for a
+// migration that waits for an old backup's release (at most 2 s) and a
+// retry.
+const DefaultDrainTimeout = 5 * time.Second
+
 // DefaultConfigTOML is the default configuration with every field
 // documented. Parsing it gives DefaultDaemonConfig.
 const DefaultConfigTOML = `# overworld node configuration (TOML). Every field is shown with its default.
 # Relative paths are relative to this file's directory.
 
-# This node's ID: unique in the cluster, and the ID its certificate names.
+# This node's ID (1 to 65535): unique in the cluster, and the ID its
+# certificate names.
 id = 1
-# Directory for the node's files (created if missing).
+# Directory for the node's files (created if missing): the incarnation
+# counter (a file "incarnation", raised by one at every start) and
+# last-run.json. Empty: no files; the incarnation then comes from the wall
+# clock (seconds, in a cycle of about 18 hours: see the docs).
 data_dir = "data"
 # Frames per second the node runs (its game's think rate).
 frame_rate = 10.0
@@ -127,6 +142,16 @@ emulate_latency = false
 queue_len = 256
 # On SIGTERM: how long to keep sending what is queued before exiting.
 shutdown_grace = "2s"
+# Warm backups and failover: each primary keeps a backup copy on another
+# node, and when the nodes' failure detectors (a majority of the cluster
+# agreeing) declare a node dead, the backups of its primaries take over.
+# false: a node that dies loses its primaries.
+failover = true
+# On SIGTERM: how long this node keeps running frames while its primaries
+# migrate to live peers (the drain), before it exits anyway. "0s": no drain
+# (with failover, the backups take the primaries over once this node is
+# declared dead).
+drain_timeout = "5s"
 # Log level (debug, info, warn, error) and format (text, json) on stderr.
 log_level = "info"
 log_format = "text"
@@ -200,7 +225,8 @@ ai_bots = true
 // DefaultDaemonConfig returns the defaults (DefaultConfigTOML).
 func DefaultDaemonConfig() DaemonConfig {
 	return DaemonConfig{ID: 1, DataDir: "data", FrameRate: float64(time.Second / world.DefaultFrame), QueueLen: 256,
-		ShutdownGrace: Duration{2 * time.Second}, LogLevel: "info", LogFormat: "text",
+		ShutdownGrace: Duration{2 * time.Second}, Failover: true, DrainTimeout: Duration{DefaultDrainTimeout},
+		LogLevel: "info", LogFormat: "text",
 		Listen:    ListenConfig{Node: "127.0.0.1:7100", Admin: "127.0.0.1:7180"},
 		TLS:       TLSConfig{CACert: "ca/ca.crt", NodeCert: "node.pem"},
 		Discovery: DiscoveryConfig{Arch: "directory", Rendezvous: 1},
@@ -252,6 +278,9 @@ func (c DaemonConfig) Validate() (DaemonConfig, error) {
 	bad := func(format string, args ...any) (DaemonConfig, error) {
 		return c, fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, args...))
 	}
+	if c.ID < 1 || c.ID > MaxNodeID {
+		return bad("id %d: want 1 to %d (object IDs carry the node ID in 16 bits, beside its incarnation)", c.ID, MaxNodeID)
+	}
 	if !(c.FrameRate >= 0.1 && c.FrameRate <= 1000) {
 		return bad("frame_rate %v: want 0.1 to 1000", c.FrameRate)
 	}
@@ -265,6 +294,9 @@ func (c DaemonConfig) Validate() (DaemonConfig, error) {
 	}
 	if c.ShutdownGrace.Duration < 0 || c.ShutdownGrace.Duration > time.Minute {
 		return bad("shutdown_grace %v: want 0 to 1m", c.ShutdownGrace.Duration)
+	}
+	if c.DrainTimeout.Duration < 0 || c.DrainTimeout.Duration > 10*time.Minute {
+		return bad("drain_timeout %v: want 0 (no drain) to 10m", c.DrainTimeout.Duration)
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

@@ -69,14 +69,21 @@ type Daemon struct {
 	adminLn  net.Listener
 	admin    *http.Server
 	players  *playerEndpoint // nil without a player endpoint
+	alog     *authorityLog
+	inc      uint16
+	incFrom  string   // where the incarnation came from
+	drain    *drainer // while the node drains (the driver's goroutine only)
 
 	lastFrame atomic.Int64     // wall-clock UnixNano of the latest frame
 	snapReq   chan chan []byte // /debug/world requests, answered by a frame hook
 }
 
 // NewDaemon validates cfg, loads the CA and the node's certificate (which
-// must name cfg.ID), builds the node core with the game, spawns its
-// initial objects, and opens the node and admin sockets.
+// must name cfg.ID), takes the node's incarnation (NextIncarnation in
+// data_dir; without a data directory ClockIncarnation, waiting up to a
+// second for it to be safe), builds the node core with the game (with
+// failover unless the configuration turns it off), spawns its initial
+// objects, and opens the node and admin sockets.
 func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 	cfg, err := cfg.Validate()
 	if err != nil {
@@ -103,10 +110,21 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 	if now := time.Now(); now.After(ident.Leaf.NotAfter) {
 		return nil, fmt.Errorf("%w: this node's certificate expired at %s", ErrConfig, ident.Leaf.NotAfter.Format(time.RFC3339))
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
-		return nil, fmt.Errorf("data_dir: %w", err)
-	}
 	d := &Daemon{cfg: cfg, log: log, counters: new(Counters), snapReq: make(chan chan []byte, 64)}
+	if cfg.DataDir != "" {
+		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+			return nil, fmt.Errorf("data_dir: %w", err)
+		}
+		if d.inc, err = NextIncarnation(cfg.DataDir); err != nil {
+			return nil, err
+		}
+		d.incFrom = filepath.Join(cfg.DataDir, IncarnationFile)
+	} else {
+		var ready time.Time
+		d.inc, ready = ClockIncarnation(time.Now())
+		d.incFrom = "wall clock"
+		time.Sleep(time.Until(ready))
+	}
 	d.metrics = NewMetrics(d.counters)
 	ident.OnRefuse = func(err error) {
 		d.counters.Refused.Add(1)
@@ -126,7 +144,19 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: discovery.arch %s: %w", ErrConfig, cfg.Discovery.Arch, err)
 	}
-	d.node, err = node.New(node.Config{ID: self, Registry: game.Registry, Discovery: disc,
+	d.alog = newAuthorityLog(self, d.inc, cfg.Failover, log)
+	peers := make([]wire.NodeID, 0, len(cfg.Peers))
+	for _, p := range cfg.Peers {
+		peers = append(peers, wire.NodeID(p.ID))
+	}
+	rc := node.ReplicaConfig{Failover: cfg.Failover, OnEvent: d.alog.event,
+		Peers: func() []wire.NodeID { return peers }}
+	if cfg.EmulateLatency {
+		if rc.Delay, err = Delays(cfg.Cities()); err != nil {
+			return nil, err
+		}
+	}
+	d.node, err = node.New(node.Config{ID: self, Registry: game.Registry, Discovery: disc, Incarnation: d.inc, Replica: rc,
 		Rand: rand.New(rand.NewPCG(cfg.Game.Seed, 0x6e6f6465^uint64(self)))})
 	if err != nil {
 		return nil, err
@@ -154,12 +184,18 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 		Logger: log, Counters: d.counters, FrameTime: func(t time.Duration) {
 			d.metrics.ObserveFrame(t)
 			d.lastFrame.Store(time.Now().UnixNano())
+		}, Inspect: func(now time.Duration, p wire.Packet) {
+			if d.drain != nil {
+				d.drain.inspect(now, p)
+			}
 		}})
 	if err != nil {
 		d.net.Close()
 		return nil, err
 	}
 	d.driver.AddHook(d.metrics.Hook())
+	d.driver.AddHook(d.alog)
+	d.metrics.Registry.MustRegister(d.alog)
 	d.driver.AddHook(FrameHookFunc(d.snapshotWorld))
 	if cfg.Listen.PlayerQUIC != "" || cfg.Listen.PlayerWS != "" {
 		plog := func(format string, args ...any) { log.Debug(fmt.Sprintf(format, args...)) }
@@ -185,6 +221,7 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
 		mux.HandleFunc("/readyz", d.readyz)
 		mux.HandleFunc("/debug/world", d.debugWorld)
+		mux.HandleFunc("/debug/authority", d.alog.serve)
 		d.admin = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	}
 	return d, nil
@@ -239,6 +276,10 @@ func (d *Daemon) readyz(w http.ResponseWriter, _ *http.Request) {
 	io.WriteString(w, why+"\n")
 }
 
+// Incarnation returns the node's incarnation (node.Config.Incarnation)
+// and where it came from: the counter file in data_dir, or "wall clock".
+func (d *Daemon) Incarnation() (uint16, string) { return d.inc, d.incFrom }
+
 // WorldSnapshot is what /debug/world serves: the node's view and local
 // objects at its next frame after the request, for ground-truth measures
 // across a cluster ("overworld cluster" fetches every node's at once and
@@ -251,13 +292,20 @@ type WorldSnapshot struct {
 }
 
 // SnapObject is one local object in a WorldSnapshot: its location, and
-// the version it holds with the primary's time of that version.
+// the version it holds with the primary's time of that version; its kind
+// (the schema's name), its epoch as this node knows it, the node of its
+// primary (this node, for a primary) and, for a primary with failover, the
+// node that backs it up (0: none yet).
 type SnapObject struct {
 	ID         uint64    `json:"id"`
 	Primary    bool      `json:"primary"`
 	Loc        []float64 `json:"loc"`
 	Version    uint64    `json:"version"`
 	ProducedNs int64     `json:"produced_ns"`
+	Kind       string    `json:"kind,omitempty"`
+	Epoch      uint32    `json:"epoch,omitempty"`
+	From       uint32    `json:"from,omitempty"`
+	Backup     uint32    `json:"backup,omitempty"`
 }
 
 // finite replaces infinities (unbounded box sides) by ±math.MaxFloat64,
@@ -311,8 +359,15 @@ func (d *Daemon) snapshotWorld(now time.Duration, n *node.Node) {
 	}
 	for _, info := range n.Objects(nil) {
 		loc := info.State.Location()
-		snap.Objects = append(snap.Objects, SnapObject{ID: uint64(info.ID), Primary: info.Primary, Loc: finite(loc[:dims]),
-			Version: info.Version, ProducedNs: int64(info.Produced)})
+		o := SnapObject{ID: uint64(info.ID), Primary: info.Primary, Loc: finite(loc[:dims]),
+			Version: info.Version, ProducedNs: int64(info.Produced), Kind: info.State.Schema().Name(), From: uint32(info.From)}
+		o.Epoch, _ = n.Epoch(info.ID)
+		if info.Primary {
+			if b, ok := n.BackupOf(info.ID); ok {
+				o.Backup = uint32(b)
+			}
+		}
+		snap.Objects = append(snap.Objects, o)
 	}
 	b, err := json.Marshal(snap)
 	if err != nil { // cannot happen: every float is finite
@@ -326,13 +381,15 @@ func (d *Daemon) snapshotWorld(now time.Duration, n *node.Node) {
 
 // Run starts the admin endpoint, the mesh, the player endpoints and the
 // frames, and runs until ctx is done. It then shuts down gracefully:
-// frames stop, the player gateway refuses new players and runs one last
-// frame that tells every player the node is shutting down (an Error with
-// CodeShutdown) and removes their avatars, the player connections get up
-// to shutdown_grace to deliver it, the primaries
-// this node held are logged as lost (objects do not migrate yet), what is
-// queued for peers is sent for up to shutdown_grace, the admin endpoint
-// closes, and a summary is written to data_dir/last-run.json.
+// the player gateway refuses new players and runs one last frame that
+// tells every player the node is shutting down (an Error with
+// CodeShutdown) and removes their avatars (the player connections get up
+// to shutdown_grace to deliver it, meanwhile); the node drains, running
+// frames while its primaries migrate to live peers for up to
+// drain_timeout (see drain.go), and logs a drain report (primaries
+// migrated and not); frames stop; what is queued for peers is sent for up
+// to shutdown_grace; the admin endpoint closes; and a summary is written
+// to data_dir/last-run.json (with a data directory).
 func (d *Daemon) Run(ctx context.Context) error {
 	if d.admin != nil {
 		go func() {
@@ -349,27 +406,34 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	d.log.Info("node running", "addr", d.net.Addr().String(), "admin", d.cfg.Listen.Admin,
 		"peers", len(d.cfg.Peers), "discovery", d.cfg.Discovery.Arch, "frame", d.cfg.FramePeriod(),
-		"emulate_latency", d.cfg.EmulateLatency, "city", d.cfg.City)
+		"emulate_latency", d.cfg.EmulateLatency, "city", d.cfg.City, "incarnation", d.inc, "incarnation_from", d.incFrom,
+		"failover", d.cfg.Failover)
 	err := d.driver.Run(ctx)
-	d.log.Info("shutting down: frames stopped")
+	if err != nil {
+		d.log.Error("frames failed", "err", err)
+	}
+	d.log.Info("shutting down: the node stops taking players and drains")
 	var playersCut int64
+	playersDone := make(chan int64, 1)
 	if d.players != nil {
 		players := d.PlayerStats().Players
 		// The last gateway frame deletes the avatars; their deletions go
-		// out with what is queued for peers below.
-		playersCut = d.players.shutdown(d.node)
+		// out with the drain's frames. The connections close meanwhile.
+		d.players.closeGateway(d.node)
 		d.driver.flush()
 		d.metrics.SetPlayers(0)
-		d.log.Info("player endpoints closed: players told the node is shutting down", "players", players,
-			"connections_cut", playersCut)
+		go func() { playersDone <- d.players.wait() }()
+		d.log.Info("player endpoints closing: players told the node is shutting down", "players", players)
 	}
-	prims := d.node.Primaries(nil)
-	kinds := map[string]int{}
-	for _, p := range prims {
-		kinds[p.State.Schema().Name()]++
+	var rep DrainReport
+	if err == nil {
+		rep = d.drainPrimaries()
 	}
-	if len(prims) > 0 {
-		d.log.Warn("primaries lost: objects do not migrate to another node yet", "primaries", len(prims), "by_kind", kinds)
+	d.alog.setDrain(rep)
+	d.logDrain(rep)
+	if d.players != nil {
+		playersCut = <-playersDone
+		d.log.Info("player endpoints closed", "connections_cut", playersCut)
 	}
 	gctx, cancel := context.WithTimeout(context.Background(), d.cfg.ShutdownGrace.Duration)
 	lost := d.mesh.Close(gctx)
@@ -383,17 +447,81 @@ func (d *Daemon) Run(ctx context.Context) error {
 		cancel()
 	}
 	c := d.counters
-	sum := map[string]any{"node": d.cfg.ID, "stopped": time.Now().UTC().Format(time.RFC3339Nano),
-		"frames": c.Frames.Load(), "primaries_lost": len(prims), "primaries_by_kind": kinds,
-		"packets_lost_on_close": lost, "queue_drops": c.QueueDrops.Load(), "malformed": c.Malformed.Load(),
-		"handshake_refusals": c.Refused.Load(), "player_connections_cut": playersCut}
-	if b, jerr := json.MarshalIndent(sum, "", "  "); jerr == nil {
-		if werr := os.WriteFile(filepath.Join(d.cfg.DataDir, "last-run.json"), append(b, '\n'), 0o644); werr != nil {
-			d.log.Error("writing last-run.json", "err", werr)
+	if d.cfg.DataDir != "" {
+		sum := map[string]any{"node": d.cfg.ID, "incarnation": d.inc, "stopped": time.Now().UTC().Format(time.RFC3339Nano),
+			"frames": c.Frames.Load(), "drain": rep, "primaries_migrated": rep.Migrated, "primaries_lost": rep.Lost(),
+			"packets_lost_on_close": lost, "queue_drops": c.QueueDrops.Load(), "malformed": c.Malformed.Load(),
+			"handshake_refusals": c.Refused.Load(), "player_connections_cut": playersCut}
+		if b, jerr := json.MarshalIndent(sum, "", "  "); jerr == nil {
+			if werr := os.WriteFile(filepath.Join(d.cfg.DataDir, "last-run.json"), append(b, '\n'), 0o644); werr != nil {
+				d.log.Error("writing last-run.json", "err", werr)
+			}
 		}
 	}
 	d.log.Info("stopped", "frames", c.Frames.Load())
 	return err
+}
+
+// drainPrimaries runs the drain's frames (drain.go) and returns its
+// report: at once when there is nothing to drain or the drain is off.
+func (d *Daemon) drainPrimaries() DrainReport {
+	if len(d.node.Primaries(nil)) == 0 {
+		return DrainReport{}
+	}
+	timeout := d.cfg.DrainTimeout.Duration
+	dc := drainConfig{self: wire.NodeID(d.cfg.ID), connected: d.mesh.Connected, timeout: timeout, log: d.log}
+	if timeout > 0 {
+		for _, p := range d.cfg.Peers {
+			dc.peers = append(dc.peers, wire.NodeID(p.ID))
+		}
+	}
+	if d.cfg.Discovery.Arch == "directory" && d.cfg.Discovery.Rendezvous != d.cfg.ID {
+		dc.avoid = wire.NodeID(d.cfg.Discovery.Rendezvous)
+	}
+	if d.cfg.EmulateLatency {
+		dc.delay, _ = Delays(d.cfg.Cities())
+	}
+	if timeout == 0 {
+		dr := newDrainer(dc, nil)
+		dr.Frame(d.node.Now(), d.node)
+		dr.report.Reason = "drain_timeout is 0"
+		return dr.report
+	}
+	return runDrain(d.driver, d.node, d.alog, dc, func(dr *drainer) { d.drain = dr })
+}
+
+// runDrain runs a drain's frames on drv (whose Run has returned) until
+// the drain ends, and returns its report. set installs the drainer where
+// drv's Inspect finds it (nil at the end).
+func runDrain(drv *Driver, n *node.Node, alog *authorityLog, dc drainConfig, set func(*drainer)) DrainReport {
+	ctx, cancel := context.WithTimeout(context.Background(), dc.timeout+time.Second)
+	defer cancel()
+	dr := newDrainer(dc, cancel)
+	set(dr)
+	alog.drainer = dr
+	drv.AddHook(dr)
+	drv.Run(ctx)
+	set(nil)
+	alog.drainer = nil
+	if !dr.done {
+		dr.finish(n, true)
+	}
+	return dr.report
+}
+
+// logDrain logs the drain report: info when every primary was migrated,
+// a warning otherwise.
+func (d *Daemon) logDrain(r DrainReport) {
+	attrs := []any{"primaries", r.Primaries, "migrated", r.Migrated, "not_migrated", r.NotMigrated,
+		"unconfirmed", r.Unconfirmed, "deleted", r.Deleted, "elapsed", time.Duration(r.ElapsedMs * float64(time.Millisecond)).Round(time.Millisecond),
+		"by_target", r.ByTarget}
+	if r.NotMigrated+r.Unconfirmed == 0 {
+		d.log.Info("drain report: every primary migrated", attrs...)
+		return
+	}
+	attrs = append(attrs, "backed_up", r.BackedUp, "lost", r.Lost(), "not_migrated_by_kind", r.NotMigratedByKind,
+		"timed_out", r.TimedOut, "reason", r.Reason)
+	d.log.Warn("drain report: primaries not migrated", attrs...)
 }
 
 func addrString(a net.Addr) string {

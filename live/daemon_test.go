@@ -38,9 +38,11 @@ func testNodeConfig(t *testing.T, dir string) (DaemonConfig, *pki.CA) {
 
 // TestDaemon runs one daemon in-process with the test game: a frame hook
 // (standing in for the player gateway) runs after every Tick and sets the
-// players gauge; /healthz, /readyz, /metrics and /debug/world answer; and a
-// cancelled context shuts it down, logging the primaries lost and writing
-// last-run.json.
+// players gauge; /healthz, /readyz, /metrics, /debug/world and
+// /debug/authority answer; the node's first run is incarnation 1, kept in
+// its data directory; and a cancelled context shuts it down, with a drain
+// report saying its primary could not migrate (it has no peer) and is
+// lost, written to last-run.json too.
 func TestDaemon(t *testing.T) {
 	cfg, _ := testNodeConfig(t, t.TempDir())
 	cfg.Listen.Admin = "127.0.0.1:0"
@@ -90,15 +92,31 @@ func TestDaemon(t *testing.T) {
 	_, metrics := get("/metrics")
 	for _, want := range []string{"overworld_players 3", `overworld_objects{role="primary"} 1`, "overworld_frames_total ",
 		`overworld_bytes_total{class="update",dir="in"} 0`, "overworld_frame_seconds_count", "overworld_handshake_refusals_total 0",
-		"overworld_queue_drops_total 0", `overworld_malformed_total{stage="core"} 0`, "process_cpu_seconds_total"} {
+		"overworld_queue_drops_total 0", `overworld_malformed_total{stage="core"} 0`, "process_cpu_seconds_total",
+		`overworld_authority_events_total{kind="promoted"} 0`, `overworld_authority_events_total{kind="migrate-aborted"} 0`} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %q", want)
 		}
 	}
 	_, body := get("/debug/world")
 	var snap WorldSnapshot
-	if err := json.Unmarshal([]byte(body), &snap); err != nil || snap.Node != 1 || len(snap.Objects) != 1 || !snap.Objects[0].Primary || len(snap.View) != 1 {
+	if err := json.Unmarshal([]byte(body), &snap); err != nil || snap.Node != 1 || len(snap.Objects) != 1 || !snap.Objects[0].Primary || len(snap.View) != 1 ||
+		snap.Objects[0].Kind != "walker" || snap.Objects[0].From != 1 || snap.Objects[0].Backup != 0 {
 		t.Errorf("/debug/world: %v %+v", err, snap)
+	}
+	if o := snap.Objects[0]; o.ID>>48 != 1 {
+		t.Errorf("object %v: origin %d, want incarnation 1 in its high bits", o.ID, o.ID>>32)
+	}
+	_, body = get("/debug/authority")
+	var al AuthorityLog
+	if err := json.Unmarshal([]byte(body), &al); err != nil || al.Node != 1 || al.Incarnation != 1 || !al.Failover || al.Drain != nil {
+		t.Errorf("/debug/authority: %v %s", err, body)
+	}
+	if inc, from := d.Incarnation(); inc != 1 || from != filepath.Join(cfg.DataDir, IncarnationFile) {
+		t.Errorf("incarnation %d from %q", inc, from)
+	}
+	if b, err := os.ReadFile(filepath.Join(cfg.DataDir, IncarnationFile)); err != nil || string(b) != "1\n" {
+		t.Errorf("incarnation file: %q, %v", b, err)
 	}
 	cancel()
 	if err := <-done; err != nil {
@@ -109,11 +127,15 @@ func TestDaemon(t *testing.T) {
 	}
 	lw.mu.Lock()
 	defer lw.mu.Unlock()
-	if !strings.Contains(logs.String(), "primaries lost") || !strings.Contains(logs.String(), "walker:1") {
-		t.Errorf("shutdown log does not say what is lost:\n%s", logs.String())
+	for _, want := range []string{"drain report: primaries not migrated", "primaries=1 migrated=0 not_migrated=1", "lost=1",
+		"not_migrated_by_kind=map[walker:1]", `reason="no live peer"`} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("the shutdown log does not say %q:\n%s", want, logs.String())
+		}
 	}
 	b, err := os.ReadFile(filepath.Join(cfg.DataDir, "last-run.json"))
-	if err != nil || !strings.Contains(string(b), `"primaries_lost": 1`) {
+	if err != nil || !strings.Contains(string(b), `"primaries_lost": 1`) || !strings.Contains(string(b), `"primaries_migrated": 0`) ||
+		!strings.Contains(string(b), `"incarnation": 1`) {
 		t.Errorf("last-run.json: %v\n%s", err, b)
 	}
 }

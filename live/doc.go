@@ -26,10 +26,16 @@
 //     registered FrameHooks after every Tick, and sends what Drain returns.
 //   - Daemon: the "overworld node" process: a TOML DaemonConfig, the CA
 //     and node certificate, the QUIC transport, the driver, Prometheus
-//     metrics and /healthz, /readyz on an admin HTTP address, the player
-//     endpoints (a live/player Gateway as a frame hook, served on QUIC with
-//     the node's certificate and on WebSocket, tokens verified with the
-//     coordinator's public key), graceful shutdown (players told first).
+//     metrics and /healthz, /readyz, /debug/world and /debug/authority on
+//     an admin HTTP address, the player endpoints (a live/player Gateway
+//     as a frame hook, served on QUIC with the node's certificate and on
+//     WebSocket, tokens verified with the coordinator's public key). The
+//     node core runs with failover (warm backups, promotion when a
+//     majority finds a node dead) unless the configuration turns it off,
+//     with a new incarnation at every start (incarnation.go: a counter in
+//     the data directory, or the wall clock). Graceful shutdown tells the
+//     players first, then drains: the node's primaries migrate to live
+//     peers before it exits (drain.go), and a DrainReport says what moved.
 //
 // The caller (the command line) must: load or write a DaemonConfig and
 // Validate it; provide the game (Game: the world.Registry shared by every

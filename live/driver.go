@@ -48,16 +48,23 @@ type DriverConfig struct {
 	// FrameTime, if set, is called after every frame with the wall-clock
 	// time the Tick and the hooks took.
 	FrameTime func(time.Duration)
+	// Inspect, if set, is called on the driver's goroutine with every
+	// received packet just before the node steps it (it must not keep or
+	// modify the payload): the daemon's drain reads migration
+	// acknowledgements with it.
+	Inspect func(now time.Duration, p wire.Packet)
 }
 
 // Driver runs one node core in real time. Build it with NewDriver, add
-// hooks, then call Run once.
+// hooks, then call Run; Run may be called again after it returned (the
+// daemon runs its drain's frames so), never twice at once.
 type Driver struct {
-	cfg   DriverConfig
-	n     *node.Node
-	mu    sync.Mutex
-	hooks []FrameHook
-	out   []wire.Packet
+	cfg    DriverConfig
+	n      *node.Node
+	mu     sync.Mutex
+	hooks  []FrameHook
+	out    []wire.Packet
+	origin time.Time // the wall-clock instant of the core's time 0, set by the first Run
 }
 
 // NewDriver validates cfg and returns a driver.
@@ -91,16 +98,24 @@ func (d *Driver) AddHook(h FrameHook) {
 // Run runs frames every Frame period and delivers received packets until
 // ctx is done. It returns nil when ctx ends it. After Run returns the node
 // may be read by the caller again (Run is its only user while it runs).
+// The core's time goes on across calls: it counts from Epoch, or from the
+// first Run's start.
 func (d *Driver) Run(ctx context.Context) error {
-	start := time.Now()
-	base := time.Duration(0)
-	if !d.cfg.Epoch.IsZero() {
-		base = start.Sub(d.cfg.Epoch)
-		if base < 0 {
-			return fmt.Errorf("%w: epoch %v is in the future", ErrConfig, d.cfg.Epoch)
+	if d.origin.IsZero() {
+		start := time.Now()
+		if !d.cfg.Epoch.IsZero() {
+			base := start.Sub(d.cfg.Epoch)
+			if base < 0 {
+				return fmt.Errorf("%w: epoch %v is in the future", ErrConfig, d.cfg.Epoch)
+			}
+			// start carries the monotonic clock, and so does start − base:
+			// the core's time never goes back with the wall clock.
+			start = start.Add(-base)
 		}
+		d.origin = start
 	}
-	now := func() time.Duration { return base + time.Since(start) }
+	origin := d.origin
+	now := func() time.Duration { return time.Since(origin) }
 	tick := time.NewTicker(d.cfg.Frame)
 	defer tick.Stop()
 	recv := d.cfg.Transport.Recv()
@@ -126,15 +141,13 @@ func (d *Driver) Run(ctx context.Context) error {
 			}
 		case p := <-recv:
 			at := now()
-			d.n.Step(at, p)
-			d.cfg.Counters.Steps.Add(1)
+			d.step(at, p)
 			// Deliver what else is waiting (a bounded batch, so frames
 			// keep their rate) before draining once.
 			for more, k := true, 0; more && k < maxBatch; k++ {
 				select {
 				case p := <-recv:
-					d.n.Step(at, p)
-					d.cfg.Counters.Steps.Add(1)
+					d.step(at, p)
 				default:
 					more = false
 				}
@@ -142,6 +155,14 @@ func (d *Driver) Run(ctx context.Context) error {
 			d.flush()
 		}
 	}
+}
+
+func (d *Driver) step(at time.Duration, p wire.Packet) {
+	if d.cfg.Inspect != nil {
+		d.cfg.Inspect(at, p)
+	}
+	d.n.Step(at, p)
+	d.cfg.Counters.Steps.Add(1)
 }
 
 // maxBatch bounds the received packets stepped between two drains.

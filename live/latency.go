@@ -22,6 +22,23 @@ func Latency(self wire.NodeID, cities map[wire.NodeID]string) (func(to wire.Node
 	if _, ok := cities[self]; !ok {
 		return nil, fmt.Errorf("%w: latency emulation: node %d has no city", ErrConfig, self)
 	}
+	between, err := Delays(cities)
+	if err != nil {
+		return nil, err
+	}
+	delay := make(map[wire.NodeID]time.Duration, len(cities))
+	for id := range cities {
+		delay[id] = between(self, id)
+	}
+	return func(to wire.NodeID) time.Duration { return delay[to] }, nil
+}
+
+// Delays returns the one-way delay between any two nodes of cities
+// (WonderNetwork city names), as Latency computes it: 0 for a node not
+// in cities. The daemon hands it to the node core's failover (backup and
+// witness choice) when it emulates latency. The returned function is safe
+// for concurrent use.
+func Delays(cities map[wire.NodeID]string) (func(a, b wire.NodeID) time.Duration, error) {
 	distinct := map[string]bool{}
 	for _, c := range cities {
 		distinct[c] = true
@@ -31,15 +48,19 @@ func Latency(self wire.NodeID, cities map[wire.NodeID]string) (func(to wire.Node
 	if err != nil {
 		return nil, fmt.Errorf("%w: latency emulation: %w", ErrConfig, err)
 	}
-	from, _ := sites.Index(cities[self])
-	delay := make(map[wire.NodeID]time.Duration, len(cities))
+	site := make(map[wire.NodeID]int, len(cities))
 	for id, c := range cities {
-		to, _ := sites.Index(c)
-		if to == from {
-			delay[id] = geo.SameSiteDelay
-		} else {
-			delay[id] = sites.OneWay(from, to)
-		}
+		site[id], _ = sites.Index(c)
 	}
-	return func(to wire.NodeID) time.Duration { return delay[to] }, nil
+	return func(a, b wire.NodeID) time.Duration {
+		sa, oka := site[a]
+		sb, okb := site[b]
+		switch {
+		case !oka || !okb:
+			return 0
+		case sa == sb:
+			return geo.SameSiteDelay
+		}
+		return sites.OneWay(sa, sb)
+	}, nil
 }

@@ -94,15 +94,26 @@ func (p *playerEndpoint) start(log func(msg string, args ...any)) {
 	}
 }
 
-// shutdown ends the player side after the driver stopped: the gateway
-// refuses new players, a last gateway frame (on the caller's goroutine,
-// which owns n now) tells every player the node is shutting down and
-// removes the avatars, and the connections get up to the grace period to
-// deliver that before the listeners close. It returns the connections
-// still open at the end (cut).
+// shutdown ends the player side after the driver stopped: closeGateway,
+// then wait. It returns the connections still open at the end (cut).
 func (p *playerEndpoint) shutdown(n *node.Node) (cut int64) {
+	p.closeGateway(n)
+	return p.wait()
+}
+
+// closeGateway makes the gateway refuse new players and runs a last
+// gateway frame (on the caller's goroutine, which owns n: the driver is
+// stopped) that tells every player the node is shutting down and removes
+// the avatars.
+func (p *playerEndpoint) closeGateway(n *node.Node) {
 	p.gw.Close()
 	p.gw.Frame(n.Now(), n)
+}
+
+// wait gives the player connections up to the grace period to deliver
+// the shutdown before the listeners close (any goroutine: it does not
+// touch the node), and returns the connections still open at the end.
+func (p *playerEndpoint) wait() (cut int64) {
 	deadline := time.Now().Add(p.grace)
 	for p.gw.Stats().Conns > 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)

@@ -7,8 +7,9 @@
 // node certificates (live/pki), a coordinator key for player tokens
 // (live/player), one TOML configuration per node (live.DaemonConfig) with
 // free loopback ports, the processes themselves (started, signalled,
-// stopped and killed), their readiness, their Prometheus metrics, their
-// /debug/world snapshots, the ground truth measured from those snapshots
+// stopped and killed, and when and how each ended), their readiness,
+// their Prometheus metrics, their /debug/world snapshots and
+// /debug/authority logs, the ground truth measured from those snapshots
 // (by package truth's observer, fed through DecodeWorld) and a fleet of
 // client bots that play on the nodes' player endpoints (Fleet).
 //
@@ -23,9 +24,16 @@
 //     when the nodes listen for players (Config.Players).
 //  4. Measure: Observe until a context ends, with a truth.Observer whose
 //     Infra is the Rendezvous (or call Metrics, Worlds, DecodeWorld and
-//     truth.Observer.Sample directly); Signal a node to test failures.
+//     truth.Observer.Sample directly). To test failures, give Observe
+//     Faults (a SIGKILL fails a node, a SIGTERM drains it) or Signal a
+//     node; a node that ends does not end the run: Measure.Deaths says
+//     when it ended and what became of its objects (promotions on the
+//     survivors, from their /debug/authority; its drain report, from its
+//     last-run.json).
 //  5. Stop the fleet (cancel its context, Wait), then Stop the cluster
 //     (SIGTERM, then SIGKILL after a timeout) exactly once, or Kill it.
+//     Stopping nodes drain (live's drain.go) until they find each other
+//     draining: allow a few seconds.
 //
 // Nothing here prints: figures are returned as data for the caller to
 // present.
@@ -94,6 +102,12 @@ type Config struct {
 	// (StartFleet). Otherwise each node spawns its AI bots, as the
 	// simulator does.
 	Players bool
+	// NoFailover turns the nodes' warm backups and failover off
+	// (live.DaemonConfig.Failover; on by default).
+	NoFailover bool
+	// DrainTimeout is the nodes' drain_timeout (0: the daemon's default,
+	// live.DefaultDrainTimeout; negative: no drain).
+	DrainTimeout time.Duration
 }
 
 // validate checks the Config's own fields; each node's configuration is
@@ -115,6 +129,8 @@ func (cfg Config) validate() error {
 		return bad("%d players per node: want at least 1", cfg.PlayersPerNode)
 	case !(cfg.FrameRate > 0):
 		return bad("frame rate %v: want > 0", cfg.FrameRate)
+	case cfg.DrainTimeout > 10*time.Minute:
+		return bad("drain timeout %v: want at most 10m", cfg.DrainTimeout)
 	}
 	if st, err := os.Stat(cfg.Dir); err != nil || !st.IsDir() {
 		return bad("directory %q does not exist", cfg.Dir)
@@ -133,6 +149,7 @@ type Cluster struct {
 	epoch  time.Time
 	procs  []*exec.Cmd
 	done   []chan struct{}
+	exits  []exitInfo // written before done[i] closes
 	logs   []*os.File
 	client *http.Client
 
@@ -141,6 +158,12 @@ type Cluster struct {
 	playerAddrs []string
 	key         ed25519.PrivateKey
 	ca          *pki.CA
+}
+
+// exitInfo is how and when a node process ended.
+type exitInfo struct {
+	at    time.Time
+	state string
 }
 
 // freeAddr returns a free 127.0.0.1 port for udp or tcp.
@@ -204,6 +227,13 @@ func Start(cfg Config) (*Cluster, error) {
 		dc.City = c.cities[i]
 		dc.EmulateLatency = cfg.EmulateLatency
 		dc.LogLevel = cfg.LogLevel
+		dc.Failover = !cfg.NoFailover
+		switch {
+		case cfg.DrainTimeout > 0:
+			dc.DrainTimeout = live.Duration{Duration: cfg.DrainTimeout}
+		case cfg.DrainTimeout < 0:
+			dc.DrainTimeout = live.Duration{}
+		}
 		dc.Listen = live.ListenConfig{Node: nodeAddrs[i], Admin: c.admin[i]}
 		dc.TLS = live.TLSConfig{CACert: "ca/" + pki.CACertFile, NodeCert: fmt.Sprintf("node%d.pem", id)}
 		dc.Discovery = live.DiscoveryConfig{Arch: cfg.Arch, Rendezvous: uint32(c.infra)}
@@ -264,7 +294,8 @@ func Start(cfg Config) (*Cluster, error) {
 			return nil, err
 		}
 	}
-	for _, id := range c.ids {
+	c.exits = make([]exitInfo, len(c.ids))
+	for i, id := range c.ids {
 		logf, err := os.Create(filepath.Join(dir, fmt.Sprintf("node%d.log", id)))
 		if err != nil {
 			c.Kill()
@@ -280,7 +311,14 @@ func Start(cfg Config) (*Cluster, error) {
 			return nil, err
 		}
 		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
+		go func() {
+			err := cmd.Wait()
+			c.exits[i] = exitInfo{at: time.Now(), state: "exit status 0"}
+			if err != nil {
+				c.exits[i].state = err.Error()
+			}
+			close(done)
+		}()
 		c.procs, c.done, c.logs = append(c.procs, cmd), append(c.done, done), append(c.logs, logf)
 	}
 	return c, nil
@@ -310,6 +348,60 @@ func (c *Cluster) LogFile(i int) string {
 
 // Done returns a channel closed when node process i has exited.
 func (c *Cluster) Done(i int) <-chan struct{} { return c.done[i] }
+
+// Exited returns when node process i ended, as this process saw it, and
+// how ("exit status 0", "signal: killed"); ok is false while it runs.
+func (c *Cluster) Exited(i int) (at time.Time, how string, ok bool) {
+	if c.Alive(i) {
+		return time.Time{}, "", false
+	}
+	return c.exits[i].at, c.exits[i].state, true
+}
+
+// DataDir returns node i's data directory (its incarnation counter and
+// last-run.json).
+func (c *Cluster) DataDir(i int) string {
+	return filepath.Join(c.cfg.Dir, fmt.Sprintf("data%d", c.ids[i]))
+}
+
+// LastRun reads the summary node i writes to its data directory when it
+// stops (last-run.json): its incarnation and its drain report.
+func (c *Cluster) LastRun(i int) (LastRun, error) {
+	var r LastRun
+	b, err := os.ReadFile(filepath.Join(c.DataDir(i), "last-run.json"))
+	if err != nil {
+		return r, err
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		return r, fmt.Errorf("localcluster: node %d: last-run.json: %w", c.ids[i], err)
+	}
+	return r, nil
+}
+
+// LastRun is the part of a node's last-run.json the engine reads.
+type LastRun struct {
+	Incarnation uint16           `json:"incarnation"`
+	Frames      int64            `json:"frames"`
+	Drain       live.DrainReport `json:"drain"`
+}
+
+// Authority fetches node i's /debug/authority: its incarnation, its
+// authority events (migrations, promotions, deaths) and counts.
+func (c *Cluster) Authority(i int) (*live.AuthorityLog, error) {
+	resp, err := c.client.Get("http://" + c.admin[i] + "/debug/authority")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("localcluster: node %d: /debug/authority: %s", c.ids[i], resp.Status)
+	}
+	var a live.AuthorityLog
+	if err := json.NewDecoder(resp.Body).Decode(&a); err != nil {
+		return nil, fmt.Errorf("localcluster: node %d: /debug/authority: %w", c.ids[i], err)
+	}
+	return &a, nil
+}
 
 // Alive reports whether node process i is still running.
 func (c *Cluster) Alive(i int) bool {

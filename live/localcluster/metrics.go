@@ -52,6 +52,7 @@ type Figures struct {
 	Updates             float64 // object updates sent
 	Drops, Malformed    float64 // queue and inbox drops; malformed packets
 	Players             float64 // players in game at the scrape
+	Elapsed             float64 // seconds from the epoch to the scrape (the rates' span)
 	PlayerStates        float64 // State messages written to players
 	PlayerBytes         float64 // their bytes per second
 }
@@ -59,7 +60,7 @@ type Figures struct {
 // FiguresOf reads a node's Figures from its metrics, elapsed seconds
 // after the cluster's epoch (CPUPerFrame is left 0).
 func FiguresOf(m map[string]float64, elapsed float64) Figures {
-	var f Figures
+	f := Figures{Elapsed: elapsed}
 	for c := range wire.NumClasses {
 		name := wire.Class(c).String()
 		f.In[c] = (m[`overworld_bytes_total{class="`+name+`",dir="in"}`] + HeaderBytes*m[`overworld_messages_total{class="`+name+`",dir="in"}`]) / elapsed

@@ -1,12 +1,18 @@
 package localcluster
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"os"
+	"slices"
 	"time"
 
+	"github.com/overworld/overworld/live"
 	"github.com/overworld/overworld/truth"
+	"github.com/overworld/overworld/wire"
 )
 
 // ObserveConfig says how Observe samples a running cluster.
@@ -21,6 +27,20 @@ type ObserveConfig struct {
 	// Progress, if set, is called with the time since the epoch,
 	// truncated to the second, whenever that changes at a sample.
 	Progress func(elapsed time.Duration)
+	// Faults are signals to send to nodes while the cluster runs (a
+	// SIGKILL fails a node, a SIGTERM drains and stops it).
+	Faults []Fault
+	// Died, if set, is called as soon as Observe sees a node process end
+	// (Death's first fields: which node, when, how, its primaries).
+	Died func(Death)
+}
+
+// Fault is a signal Observe sends node process Index (an index of IDs)
+// After it began.
+type Fault struct {
+	Index  int
+	After  time.Duration
+	Signal os.Signal
 }
 
 // Measure is what Observe measured.
@@ -36,21 +56,72 @@ type Measure struct {
 	// the node processes' CPU seconds over it.
 	Steady time.Duration
 	CPU    float64
+	// Deaths lists the node processes that ended while Observe ran, in
+	// the order they did, with what became of their objects.
+	Deaths []Death
+}
+
+// Death is a node process that ended while the cluster ran, and what
+// became of its objects (a SIGKILLed node's are promoted by their backups
+// on the survivors; a SIGTERMed node migrates them before it exits).
+type Death struct {
+	Index int         // index of IDs
+	Node  wire.NodeID // its ID
+	City  string
+	At    time.Duration // when its process ended (this process's wait for it returned), since the epoch
+	How   string        // "exit status 0", "signal: killed"
+	// Signal is the fault Observe sent it, if any.
+	Signal os.Signal
+	// Primaries counts its primaries in its last world snapshot (before
+	// the fault, for a node Observe signalled), by kind (empty without
+	// snapshots: ObserveConfig.Truth nil).
+	Primaries map[string]int
+	// TakenOver counts those that are primaries on another node at the
+	// end; Gone, those no node holds at the end (deleted by the game, or
+	// lost), by kind.
+	TakenOver map[string]int
+	Gone      map[string]int
+	// Promoted lists the survivors' promotions of its objects (backups
+	// that took over, EvPromoted naming it), each the time from At to the
+	// promotion (negative: the promotion's clock reading was before At:
+	// the process ended before Observe saw it); Installed counts the
+	// objects it migrated to survivors (EvInstalled).
+	Promoted  []time.Duration
+	Installed int
+	// DeclaredDead is when the first survivor declared it dead, from At
+	// (0: none did; negative: before its process ended, as after a drain,
+	// when its frames stop while it sends what is queued).
+	DeclaredDead time.Duration
+	// Drain is its drain report (from last-run.json), when it stopped
+	// gracefully; nil otherwise.
+	Drain *live.DrainReport
+
+	objs []live.SnapObject // its primaries in its last snapshot
 }
 
 // Observe samples the cluster until ctx ends: every cfg.Every it takes
 // every node's world snapshot (each node answers at its next frame: the
 // snapshots are at most a frame apart; a node that fails to answer, or
 // whose answer DecodeWorld rejects, is left out of that sample) into
-// cfg.Truth, and a second after it began a
-// base scrape of every node's metrics. When ctx ends it scrapes every node
-// again and returns their figures, the CPU per frame measured from the
-// base scrape. The error joins the final scrapes that failed; the figures
-// of the others are still returned. A Truth whose Infra is not the
-// Rendezvous is rejected before anything is sampled.
+// cfg.Truth, scrapes every node's metrics once a second (the first, a
+// second after it began, is the base scrape), sends cfg.Faults, and
+// notices the node processes that end (cfg.Died). When ctx ends it
+// scrapes every running node again and returns their figures (a node that
+// ended keeps its last scrape's), the CPU per frame measured from the base
+// scrape, and the deaths with what became of the dead nodes' objects (from
+// a last round of world snapshots and the survivors' /debug/authority).
+// The error joins the final scrapes of running nodes that failed; the
+// figures of the others are still returned. A Truth whose Infra is not
+// the Rendezvous, and a fault naming no node, are rejected before
+// anything is sampled.
 func (c *Cluster) Observe(ctx context.Context, cfg ObserveConfig) (Measure, error) {
 	if cfg.Truth != nil && cfg.Truth.Infra() != c.infra {
 		return Measure{}, fmt.Errorf("%w: the observer's infrastructure node is %d, the rendezvous %d", ErrConfig, cfg.Truth.Infra(), c.infra)
+	}
+	for _, f := range cfg.Faults {
+		if f.Index < 0 || f.Index >= len(c.ids) || f.Signal == nil {
+			return Measure{}, fmt.Errorf("%w: fault for node index %d (want 0 to %d) with signal %v", ErrConfig, f.Index, len(c.ids)-1, f.Signal)
+		}
 	}
 	begin := time.Now()
 	frame := c.Frame()
@@ -59,24 +130,72 @@ func (c *Cluster) Observe(ctx context.Context, cfg ObserveConfig) (Measure, erro
 		every = frame
 	}
 	base := make([]map[string]float64, len(c.ids))
+	last := make([]map[string]float64, len(c.ids)) // the latest scrape
+	lastAt := make([]time.Time, len(c.ids))
 	bufs := make([]truth.Snapshot, len(c.ids))
 	sample := make([]*truth.Snapshot, len(c.ids))
-	var baseAt time.Time
-	tick := time.NewTicker(every)
+	lastSnap := make([]*live.WorldSnapshot, len(c.ids))
+	atSignal := make([]*live.WorldSnapshot, len(c.ids)) // a node's last snapshot before its fault
+	dead := make([]bool, len(c.ids))
+	sent := make([]os.Signal, len(c.ids))
+	faults := slices.Clone(cfg.Faults)
+	var deaths []Death
+	var baseAt, scrapedAt, sampledAt time.Time
+	// Faults and deaths are looked at every 100 ms at least.
+	tick := time.NewTicker(min(every, 100*time.Millisecond))
 	lastShown := time.Duration(-1)
+	scrape := func() {
+		for i := range c.ids {
+			if !c.Alive(i) {
+				continue
+			}
+			if m, err := c.Metrics(i); err == nil {
+				last[i], lastAt[i] = m, time.Now()
+			}
+		}
+		scrapedAt = time.Now()
+	}
 	for ctx.Err() == nil {
 		select {
 		case <-tick.C:
-			if base[0] == nil && time.Since(begin) >= time.Second {
-				for i := range c.ids {
-					base[i], _ = c.Metrics(i)
+			for k := 0; k < len(faults); k++ {
+				if f := faults[k]; time.Since(begin) >= f.After {
+					if c.Alive(f.Index) && c.Signal(f.Index, f.Signal) == nil {
+						sent[f.Index] = f.Signal
+						if atSignal[f.Index] == nil {
+							atSignal[f.Index] = lastSnap[f.Index]
+						}
+					}
+					faults = slices.Delete(faults, k, k+1)
+					k--
 				}
-				baseAt = time.Now()
 			}
-			if cfg.Truth != nil {
+			for i := range c.ids {
+				if dead[i] || c.Alive(i) {
+					continue
+				}
+				dead[i] = true
+				d := c.death(i, sent[i], cmp.Or(atSignal[i], lastSnap[i]))
+				deaths = append(deaths, d)
+				if cfg.Died != nil {
+					cfg.Died(d)
+				}
+			}
+			if time.Since(scrapedAt) >= time.Second && time.Since(begin) >= time.Second {
+				scrape()
+				if base[0] == nil {
+					copy(base, last)
+					baseAt = scrapedAt
+				}
+			}
+			if cfg.Truth != nil && time.Since(sampledAt) >= every-every/10 {
+				sampledAt = time.Now()
 				snaps, _ := c.Worlds()
 				for i, s := range snaps {
 					sample[i] = nil
+					if s != nil {
+						lastSnap[i] = s
+					}
 					if s != nil && DecodeWorld(s, cfg.Truth.Dims(), &bufs[i]) == nil {
 						sample[i] = &bufs[i]
 					}
@@ -94,23 +213,119 @@ func (c *Cluster) Observe(ctx context.Context, cfg ObserveConfig) (Measure, erro
 	}
 	tick.Stop()
 	m := Measure{Nodes: make([]Figures, len(c.ids)), Elapsed: time.Since(c.epoch)}
-	elapsed := m.Elapsed.Seconds()
 	if base[0] != nil {
 		m.Steady = time.Since(baseAt)
 	}
 	var scrapeErr error
 	for i := range c.ids {
-		mt, err := c.Metrics(i)
-		if err != nil {
-			scrapeErr = errors.Join(scrapeErr, fmt.Errorf("node %d: %w", c.ids[i], err))
+		mt, at := last[i], lastAt[i]
+		if c.Alive(i) {
+			var err error
+			if mt, err = c.Metrics(i); err != nil {
+				scrapeErr = errors.Join(scrapeErr, fmt.Errorf("node %d: %w", c.ids[i], err))
+				continue
+			}
+			at = time.Now()
+		}
+		if mt == nil {
 			continue
 		}
-		m.Nodes[i] = FiguresOf(mt, elapsed)
+		m.Nodes[i] = FiguresOf(mt, at.Sub(c.epoch).Seconds())
 		if b := base[i]; b != nil && mt["overworld_frames_total"] > b["overworld_frames_total"] {
 			m.Nodes[i].CPUPerFrame = (mt["process_cpu_seconds_total"] - b["process_cpu_seconds_total"]) /
 				(mt["overworld_frames_total"] - b["overworld_frames_total"])
 			m.CPU += mt["process_cpu_seconds_total"] - b["process_cpu_seconds_total"]
 		}
 	}
+	for i := range c.ids {
+		if !dead[i] && !c.Alive(i) {
+			dead[i] = true
+			deaths = append(deaths, c.death(i, sent[i], cmp.Or(atSignal[i], lastSnap[i])))
+		}
+	}
+	if len(deaths) > 0 {
+		c.settle(deaths)
+	}
+	m.Deaths = deaths
 	return m, scrapeErr
 }
+
+// death records node process i's end: when, how, and its primaries in its
+// last snapshot s (nil: none taken).
+func (c *Cluster) death(i int, sig os.Signal, s *live.WorldSnapshot) Death {
+	at, how, _ := c.Exited(i)
+	d := Death{Index: i, Node: c.ids[i], City: c.cities[i], At: at.Sub(c.epoch), How: how, Signal: sig, Primaries: map[string]int{}}
+	if s != nil {
+		for _, o := range s.Objects {
+			if o.Primary {
+				d.Primaries[o.Kind]++
+				d.objs = append(d.objs, o)
+			}
+		}
+	}
+	return d
+}
+
+// settle completes the deaths with what became of the dead nodes'
+// objects: a last round of world snapshots (which node is primary of
+// each), the survivors' authority events, and the drain reports.
+func (c *Cluster) settle(deaths []Death) {
+	snaps, _ := c.Worlds()
+	primaryOn := map[uint64]wire.NodeID{}
+	held := map[uint64]bool{}
+	for _, s := range snaps {
+		if s == nil {
+			continue
+		}
+		for _, o := range s.Objects {
+			held[o.ID] = true
+			if o.Primary {
+				primaryOn[o.ID] = wire.NodeID(s.Node)
+			}
+		}
+	}
+	var logs []*live.AuthorityLog
+	for i := range c.ids {
+		if c.Alive(i) {
+			if a, err := c.Authority(i); err == nil {
+				logs = append(logs, a)
+			}
+		}
+	}
+	for k := range deaths {
+		d := &deaths[k]
+		d.TakenOver, d.Gone = map[string]int{}, map[string]int{}
+		if r, err := c.LastRun(d.Index); err == nil && r.Drain.Primaries > 0 {
+			d.Drain = &r.Drain
+		}
+		for _, a := range logs {
+			for _, e := range a.Events {
+				if wire.NodeID(e.Node) != d.Node {
+					continue
+				}
+				switch e.Kind {
+				case "promoted":
+					d.Promoted = append(d.Promoted, time.Duration(e.AtNs)-d.At)
+				case "installed":
+					d.Installed++
+				case "dead":
+					if dd := time.Duration(e.AtNs) - d.At; d.DeclaredDead == 0 || dd < d.DeclaredDead {
+						d.DeclaredDead = dd
+					}
+				}
+			}
+		}
+		slices.Sort(d.Promoted)
+		// The dead node's primaries in its last snapshot.
+		for _, s := range d.objs {
+			if p, ok := primaryOn[s.ID]; ok && p != d.Node {
+				d.TakenOver[s.Kind]++
+			} else if !held[s.ID] {
+				d.Gone[s.Kind]++
+			}
+		}
+	}
+}
+
+// Kinds returns the kinds of m in order, for printing.
+func Kinds(m map[string]int) []string { return slices.Sorted(maps.Keys(m)) }

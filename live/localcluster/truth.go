@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/overworld/overworld/live"
+	"github.com/overworld/overworld/node"
 	"github.com/overworld/overworld/truth"
 	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/world"
@@ -62,15 +63,23 @@ func DecodeWorld(s *live.WorldSnapshot, dims int, dst *truth.Snapshot) error {
 	return nil
 }
 
-// ReplicasOf counts the replicas of the objects node id created
-// (world.ObjectID.Origin) in a snapshot (0 for nil).
+// ReplicasOf counts the replicas in a snapshot whose primary is on node
+// id, as the snapshot's node knows it (SnapObject.From; for a snapshot
+// without it, the node that created the object, node.Home) (0 for nil).
 func ReplicasOf(s *live.WorldSnapshot, id wire.NodeID) int {
 	n := 0
 	if s == nil {
 		return 0
 	}
 	for _, o := range s.Objects {
-		if !o.Primary && wire.NodeID(world.ObjectID(o.ID).Origin()) == id {
+		if o.Primary {
+			continue
+		}
+		from := wire.NodeID(o.From)
+		if from == 0 {
+			from = node.Home(world.ObjectID(o.ID))
+		}
+		if from == id {
 			n++
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"math"
 	"os"
 	"os/signal"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -42,6 +44,17 @@ type clusterOpts struct {
 	sampleEvery    time.Duration // ground-truth snapshots; 0: every frame
 	bots           int           // total bots (0: players-per-node decides)
 	botMode        string        // "client": bots join the player endpoints; "node": AI bots inside the nodes
+	noFailover     bool          // the nodes run without warm backups and failover
+	drainTimeout   time.Duration // the nodes' drain_timeout (0: the daemon's default)
+	kills, terms   []string      // faults: NODE@TIME, SIGKILL or SIGTERM
+	faults         []clusterFault
+}
+
+// clusterFault is a signal sent to a node during the run.
+type clusterFault struct {
+	node  wire.NodeID
+	after time.Duration
+	sig   syscall.Signal
 }
 
 func newClusterCmd(e *env) *cobra.Command {
@@ -76,6 +89,15 @@ frame time and CPU per frame, and CPU per player (the node processes' CPU time, 
 second, divided by the players). With client bots it also prints the bots' figures:
 joins, state bytes and messages received, the input → state echo time.
 
+The nodes run with warm backups and failover (--failover=false turns them off; the
+simulator's nodes run without, so the live control traffic is higher). A node that dies
+during the run does not end it: the command reports the death on stderr as it sees it
+(which node, when, how) and, in the summary, what failed over: the survivors'
+promotions of its objects and how long after its death they came, which of its
+primaries are primaries elsewhere at the end, and for a node stopped with SIGTERM its
+drain report. --kill NODE@TIME sends node NODE a SIGKILL, --term NODE@TIME a SIGTERM
+(the node drains, then exits), TIME after every node is ready; each may be repeated.
+
 Missing replicas count, in each player node's snapshot, the objects whose primary
 (on another node) lies inside the node's view and of which it holds no copy (the
 simulator's 0 ms-grace measure). Like the simulator, the live side leaves the
@@ -89,7 +111,8 @@ like the grace periods and discovery latency, it needs a snapshot every frame: w
 packet, as the simulator does.`,
 		Example: `  overworld cluster --nodes 8 --duration 60s --emulate-latency
   overworld cluster --nodes 4 --bots 64 --duration 30s --emulate-latency
-  overworld cluster --nodes 4 --duration 20s --arch broadcast`,
+  overworld cluster --nodes 4 --duration 20s --arch broadcast
+  overworld cluster --nodes 3 --duration 20s --bot-mode node --kill 2@8s`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error { return runCluster(e, o) },
 	}
@@ -108,6 +131,11 @@ packet, as the simulator does.`,
 	fl.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
 	fl.StringVar(&o.botMode, "bot-mode", o.botMode, "client: bots join the nodes' player endpoints over QUIC; node: AI bots inside the nodes, as the simulator runs them")
 	fl.DurationVar(&o.sampleEvery, "sample-every", 0, "how often to take every node's world snapshot (default: every frame; longer lightens the nodes' CPU)")
+	failover := fl.Bool("failover", true, "the nodes keep warm backups and fail over (--failover=false: off)")
+	fl.DurationVar(&o.drainTimeout, "drain-timeout", 0, "the nodes' drain timeout on SIGTERM (default: the node's, 5s)")
+	fl.StringArrayVar(&o.kills, "kill", nil, "NODE@TIME: send node NODE a SIGKILL TIME after every node is ready (repeatable)")
+	fl.StringArrayVar(&o.terms, "term", nil, "NODE@TIME: send node NODE a SIGTERM (it drains, then exits) TIME after every node is ready (repeatable)")
+	cmd.PreRun = func(*cobra.Command, []string) { o.noFailover = !*failover }
 	return cmd
 }
 
@@ -137,6 +165,32 @@ func (o *clusterOpts) validate() error {
 	if _, err := arena.ParseMapType(o.mapType); err != nil {
 		return badInputf("--map %q: want sqr or rect", o.mapType)
 	}
+	if o.drainTimeout < 0 || o.drainTimeout > 10*time.Minute {
+		return badInputf("--drain-timeout %v: want 0 (the node's default) to 10m", o.drainTimeout)
+	}
+	total := o.nodes
+	if o.arch == "directory" {
+		total++
+	}
+	o.faults = o.faults[:0]
+	for _, f := range []struct {
+		flag  string
+		specs []string
+		sig   syscall.Signal
+	}{{"--kill", o.kills, syscall.SIGKILL}, {"--term", o.terms, syscall.SIGTERM}} {
+		for _, spec := range f.specs {
+			id, at, ok := strings.Cut(spec, "@")
+			n, err := strconv.ParseUint(id, 10, 32)
+			if !ok || err != nil || n < 1 || int(n) > total {
+				return badInputf("%s %q: want NODE@TIME with NODE from 1 to %d", f.flag, spec, total)
+			}
+			d, err := time.ParseDuration(at)
+			if err != nil || d < 0 || d >= o.duration {
+				return badInputf("%s %q: TIME %q: want a duration from 0 to --duration (%v)", f.flag, spec, at, o.duration)
+			}
+			o.faults = append(o.faults, clusterFault{node: wire.NodeID(n), after: d, sig: f.sig})
+		}
+	}
 	return nil
 }
 
@@ -152,7 +206,7 @@ func (o clusterOpts) clusterConfig(exe, dir, infraCity string) localcluster.Conf
 	return localcluster.Config{Command: []string{exe, "node"}, Env: []string{cliMainEnv + "=1"}, Dir: dir,
 		Cities: cities.ForNodes(o.nodes), Arch: o.arch, RendezvousCity: infraCity, EmulateLatency: o.emulate,
 		Map: o.mapType, PlayersPerNode: o.perNode, Seed: o.seed, FrameRate: o.frameRate, LogLevel: o.logLevel,
-		Players: o.botMode != "node"}
+		Players: o.botMode != "node", NoFailover: o.noFailover, DrainTimeout: o.drainTimeout}
 }
 
 func runCluster(e *env, o clusterOpts) error {
@@ -252,6 +306,16 @@ func runCluster(e *env, o clusterOpts) error {
 	if show {
 		oc.Progress = func(el time.Duration) { fmt.Fprintf(e.stderr, "\r%s / %v", el, o.duration) }
 	}
+	ids := c.IDs()
+	for _, f := range o.faults {
+		oc.Faults = append(oc.Faults, localcluster.Fault{Index: slices.Index(ids, f.node), After: f.after, Signal: f.sig})
+	}
+	oc.Died = func(d localcluster.Death) {
+		if show {
+			fmt.Fprint(e.stderr, "\r\033[K")
+		}
+		say("node %d (%s) ended at %.1f s: %s%s; the cluster goes on without it\n", d.Node, d.City, d.At.Seconds(), d.How, sentBy(d))
+	}
 	meas, scrapeErr := c.Observe(ctx, oc)
 	if show {
 		fmt.Fprint(e.stderr, "\r\033[K")
@@ -272,13 +336,88 @@ func runCluster(e *env, o clusterOpts) error {
 	}
 	coarse := o.sampleEvery > c.Frame()
 	writeClusterTable(e.stdout, o, c, meas, rec.Views(), obs, simRep, killed, coarse)
-	writeClusterPlayers(e.stdout, o, meas.Nodes, cpuPerPlayer, bots)
+	writeClusterPlayers(e.stdout, o, meas, cpuPerPlayer, bots)
+	writeClusterDeaths(e.stdout, meas.Deaths, c.Rendezvous())
 	return nil
+}
+
+// sentBy says which fault ended a node, if one did.
+func sentBy(d localcluster.Death) string {
+	switch d.Signal {
+	case syscall.SIGKILL:
+		return " (SIGKILL sent by --kill)"
+	case syscall.SIGTERM:
+		return " (SIGTERM sent by --term)"
+	}
+	return ""
+}
+
+// writeClusterDeaths prints the nodes that ended during the run and what
+// became of their objects.
+func writeClusterDeaths(w io.Writer, deaths []localcluster.Death, rendezvous wire.NodeID) {
+	if len(deaths) == 0 {
+		return
+	}
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	kinds := func(m map[string]int) (int, string) {
+		n, parts := 0, []string(nil)
+		for _, k := range localcluster.Kinds(m) {
+			n += m[k]
+			parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+		}
+		if len(parts) == 0 {
+			return 0, ""
+		}
+		return n, " (" + strings.Join(parts, ", ") + ")"
+	}
+	p("\nnode deaths: %d node process(es) ended during the run; the cluster went on without them\n", len(deaths))
+	for _, d := range deaths {
+		p("node %d (%s) ended at %.1f s: %s%s\n", d.Node, d.City, d.At.Seconds(), d.How, sentBy(d))
+		n, ks := kinds(d.Primaries)
+		p("  its primaries in its last snapshot: %d%s\n", n, ks)
+		if r := d.Drain; r != nil {
+			p("  drain: %d of %d primaries migrated to live peers in %.0f ms (by target node: %v); not migrated %d, unconfirmed %d, deleted meanwhile %d\n",
+				r.Migrated, r.Primaries, r.ElapsedMs, r.ByTarget, r.NotMigrated, r.Unconfirmed, r.Deleted)
+			if r.NotMigrated > 0 {
+				p("  of those not migrated, %d have a backup on a survivor (it takes them over), %d are lost\n", r.BackedUp, r.Lost())
+			}
+		}
+		switch {
+		case d.DeclaredDead > 0:
+			p("  declared dead by the survivors' failure detectors %.2f s after it ended\n", d.DeclaredDead.Seconds())
+		case d.DeclaredDead < 0:
+			p("  declared dead by the survivors' failure detectors %.2f s before its process ended (its frames had stopped)\n", -d.DeclaredDead.Seconds())
+		}
+		if len(d.Promoted) > 0 {
+			p("  failover: %d backups promoted on survivors, %.2f s after it ended at the median, %.2f s at p99 (%.2f s at most)\n",
+				len(d.Promoted), quantile(d.Promoted, 0.5).Seconds(), quantile(d.Promoted, 0.99).Seconds(), d.Promoted[len(d.Promoted)-1].Seconds())
+		} else if d.Drain == nil && n > 0 {
+			p("  failover: no backup was promoted (failover off, or none of its objects had a backup)\n")
+		}
+		if d.Node == rendezvous {
+			p("  it was the directory's rendezvous: the standby rendezvous took matching over\n")
+		}
+		if n > 0 {
+			t, tk := kinds(d.TakenOver)
+			g, gk := kinds(d.Gone)
+			p("  at the end: %d of them are primaries on other nodes%s; held by no node (deleted by the game, or lost): %d%s\n", t, tk, g, gk)
+		}
+	}
+}
+
+// quantile returns the q-quantile of sorted ds (nearest rank).
+func quantile(ds []time.Duration, q float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	k := int(math.Ceil(q*float64(len(ds)))) - 1
+	return ds[max(0, min(k, len(ds)-1))]
 }
 
 // writeClusterPlayers prints the CPU per player and, with client bots,
 // the bots' figures.
-func writeClusterPlayers(w io.Writer, o clusterOpts, figs []localcluster.Figures, cpuPerPlayer float64, bots []localcluster.BotState) {
+func writeClusterPlayers(w io.Writer, o clusterOpts, meas localcluster.Measure, cpuPerPlayer float64, bots []localcluster.BotState) {
+	figs := meas.Nodes
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	players := o.nodes * o.perNode
 	p("\nCPU per player: %.2f ms of the node processes' CPU per second (%.2f%% of a core), %d players at %.0f Hz\n",
@@ -290,9 +429,11 @@ func writeClusterPlayers(w io.Writer, o clusterOpts, figs []localcluster.Figures
 	joins, failed, all := localcluster.Totals(bots)
 	var playing int
 	var gwBytes, gwStates float64
-	for _, f := range figs[:o.nodes] {
+	for i, f := range figs[:o.nodes] {
 		gwBytes, gwStates = gwBytes+f.PlayerBytes, gwStates+f.PlayerStates
-		playing += int(f.Players)
+		if !slices.ContainsFunc(meas.Deaths, func(d localcluster.Death) bool { return d.Index == i }) {
+			playing += int(f.Players)
+		}
 	}
 	p("bots: %d QUIC clients of the player nodes' endpoints (the simulator runs as many AI bots inside its nodes)\n", players)
 	p("  joins %d (rejoins %d), failed dials or joins %d, in game at the end %d\n", joins, joins-len(bots), failed, playing)
@@ -320,7 +461,12 @@ func writeClusterTable(w io.Writer, o clusterOpts, c *localcluster.Cluster, meas
 	if infra != 0 {
 		p("         + the rendezvous node %d, at %s\n", infra, cities[len(cities)-1])
 	}
-	p("         %s\n\n", lat)
+	p("         %s\n", lat)
+	if o.noFailover {
+		p("         failover off: a node that dies loses its primaries\n\n")
+	} else {
+		p("         failover on: warm backups (in the control class, with heartbeats; the simulator's nodes run none)\n\n")
+	}
 
 	players := figs[:o.nodes]
 	mean := func(fs []localcluster.Figures, f func(localcluster.Figures) float64) float64 {
@@ -399,8 +545,18 @@ func writeClusterTable(w io.Writer, o clusterOpts, c *localcluster.Cluster, meas
 		if f.FrameN > 0 {
 			frameMs = 1e3 * f.FrameSum / f.FrameN
 		}
-		p("%-6d %-14s %9.0f %9.0f %9.1f %9.1f %8.1f %9.3f %9.3f %8.0f\n", ids[i], cities[i], f.Primaries, f.Replicas,
-			in/1e3, out/1e3, f.Frames/elapsed, frameMs, cpuMs, f.Drops)
+		fps := 0.0
+		if f.Elapsed > 0 {
+			fps = f.Frames / f.Elapsed
+		}
+		p("%-6d %-14s %9.0f %9.0f %9.1f %9.1f %8.1f %9.3f %9.3f %8.0f", ids[i], cities[i], f.Primaries, f.Replicas,
+			in/1e3, out/1e3, fps, frameMs, cpuMs, f.Drops)
+		for _, d := range meas.Deaths {
+			if d.Index == i {
+				p("   ended at %.1f s (figures to its last scrape)", d.At.Seconds())
+			}
+		}
+		p("\n")
 	}
 	p("\nbandwidth counts payloads plus 28 B of IPv4/UDP header per packet, as the simulator does (QUIC's own\n")
 	p("overhead, about 30 B per packet plus acknowledgements, is not counted); CPU ms/fr is each process's CPU\n")

@@ -23,6 +23,7 @@ import (
 func newNodeCmd(e *env) *cobra.Command {
 	var configPath string
 	var printConfig bool
+	var ov nodeOverrides
 	cmd := &cobra.Command{
 		Use:   "node --config node.toml",
 		Short: "Run one live node: the node core on real sockets (QUIC between nodes, mutual TLS)",
@@ -43,11 +44,22 @@ With listen.player_quic or listen.player_ws, players join the node through its p
 endpoint (package live/player) with tokens signed by the coordinator key named by
 players.coordinator_key ("overworld token init"); "overworld bot" plays over it.
 
-The admin address serves /metrics (Prometheus), /healthz and /readyz. SIGTERM or
-SIGINT shuts the node down gracefully: frames stop, players are told the node is
-shutting down and their avatars removed, queued packets are sent for up to
-shutdown_grace, and the log says what is lost (this node's primaries: objects do not
-migrate between nodes yet).`,
+Failover is on by default (failover = true, --failover=false turns it off): each
+primary keeps a warm backup on another node, and when a majority of the cluster finds
+a node dead its objects' backups take over. Every start of the node gets a new
+incarnation (object IDs and write sequence numbers carry it, so a restarted node never
+reuses them): the counter file "incarnation" in data_dir (--data-dir), raised by one
+at every start; with data_dir = "" the wall clock instead (seconds, in a cycle of
+about 18 hours).
+
+The admin address serves /metrics (Prometheus), /healthz, /readyz, /debug/world and
+/debug/authority (migrations, promotions and deaths). SIGTERM or SIGINT shuts the
+node down gracefully: players are told the node is shutting down and their avatars
+removed, then the node drains: it keeps running frames while its primaries migrate to
+live peers (spread evenly, each to its backup when that peer has no more than its
+share) until each is installed at its target or drain_timeout (--drain-timeout)
+passes, and logs a drain report (primaries migrated, not migrated, lost); queued
+packets are then sent for up to shutdown_grace.`,
 		Example: `  overworld node --print-config > node.toml
   overworld node --config node.toml`,
 		Args: cobra.NoArgs,
@@ -59,12 +71,46 @@ migrate between nodes yet).`,
 			if configPath == "" {
 				return badInputf("node: --config FILE is required (or --print-config)")
 			}
-			return runNode(e, configPath)
+			fl := cmd.Flags()
+			ov.setDataDir, ov.setFailover, ov.setDrain = fl.Changed("data-dir"), fl.Changed("failover"), fl.Changed("drain-timeout")
+			return runNode(e, configPath, ov)
 		},
 	}
 	cmd.Flags().StringVar(&configPath, "config", "", "configuration file (TOML)")
 	cmd.Flags().BoolVar(&printConfig, "print-config", false, "print the default configuration, every field documented, and exit")
+	cmd.Flags().StringVar(&ov.dataDir, "data-dir", "", `the node's data directory, overriding data_dir ("" for none: the incarnation then comes from the wall clock)`)
+	cmd.Flags().BoolVar(&ov.failover, "failover", true, "warm backups and failover, overriding failover (--failover=false: off)")
+	cmd.Flags().DurationVar(&ov.drain, "drain-timeout", live.DefaultDrainTimeout, "on SIGTERM, how long the primaries may take to migrate to live peers, overriding drain_timeout (0: no drain)")
 	return cmd
+}
+
+// nodeOverrides are the node command's flags that override its
+// configuration file, each when given.
+type nodeOverrides struct {
+	dataDir                           string
+	failover                          bool
+	drain                             time.Duration
+	setDataDir, setFailover, setDrain bool
+}
+
+func (o nodeOverrides) apply(c live.DaemonConfig) (live.DaemonConfig, error) {
+	if o.setDataDir {
+		c.DataDir = o.dataDir
+		if c.DataDir != "" {
+			abs, err := filepath.Abs(c.DataDir)
+			if err != nil {
+				return c, err
+			}
+			c.DataDir = abs
+		}
+	}
+	if o.setFailover {
+		c.Failover = o.failover
+	}
+	if o.setDrain {
+		c.DrainTimeout = live.Duration{Duration: o.drain}
+	}
+	return c.Validate()
 }
 
 // arenaGame builds the model game a node configuration names
@@ -72,13 +118,16 @@ migrate between nodes yet).`,
 // for discovery's presets, the player controller).
 func arenaGame(g live.GameConfig) (*arena.Game, live.Game, error) { return arenaplay.NodeGame(g) }
 
-func runNode(e *env, path string) error {
+func runNode(e *env, path string, ov nodeOverrides) error {
 	cfg, err := live.LoadDaemonConfig(path)
 	if errors.Is(err, live.ErrConfig) || errors.Is(err, fs.ErrNotExist) {
 		return badInput(err)
 	}
 	if err != nil {
 		return err
+	}
+	if cfg, err = ov.apply(cfg); err != nil {
+		return badInput(fmt.Errorf("node: flags: %w", err))
 	}
 	_, lg, err := arenaGame(cfg.Game)
 	if err != nil {

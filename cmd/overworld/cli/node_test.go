@@ -44,35 +44,54 @@ func TestCAAndNodeBadInput(t *testing.T) {
 		filepath.Join(ca, "ca.crt"), pem)
 	good := "id = 1\n" + tables
 	top := func(keys string) string { return "id = 1\n" + keys + tables }
+	badInc := t.TempDir()
+	if err := os.WriteFile(filepath.Join(badInc, "incarnation"), []byte("many\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	usedUp := t.TempDir()
+	if err := os.WriteFile(filepath.Join(usedUp, "incarnation"), []byte("65535\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
-		name string
-		args []string
-		cfg  string // written to a file passed with --config
-		want string
+		name  string
+		args  []string
+		cfg   string   // written to a file passed with --config
+		extra []string // flags after --config FILE
+		want  string
 	}{
-		{"ca init again", []string{"ca", "init", "--dir", ca}, "", "already exists"},
-		{"ca init no dir", []string{"ca", "init"}, "", "--dir is required"},
-		{"ca issue no CA", []string{"ca", "issue", "--dir", filepath.Join(dir, "none"), "--node", "2", "--out", filepath.Join(dir, "x.pem")}, "", "ca.crt"},
-		{"ca issue bad node", []string{"ca", "issue", "--dir", ca, "--node", "-5", "--out", filepath.Join(dir, "x.pem")}, "", "--node -5"},
-		{"ca issue overwrite", []string{"ca", "issue", "--dir", ca, "--node", "1", "--out", pem}, "", "already exists"},
-		{"ca issue too long", []string{"ca", "issue", "--dir", ca, "--node", "3", "--out", filepath.Join(dir, "y.pem"), "--validity", "200000h"}, "", "outlive the CA"},
-		{"node no config", []string{"node"}, "", "--config FILE is required"},
-		{"node missing file", []string{"node", "--config", filepath.Join(dir, "nope.toml")}, "", "no such file"},
-		{"unknown key", nil, top("colour = \"red\"\n"), "unknown key(s) colour"},
-		{"bad toml", nil, "id = [", "bad config"},
-		{"bad frame rate", nil, top("frame_rate = 0.0\n"), "frame_rate 0"},
-		{"bad address", nil, strings.Replace(good, "127.0.0.1:0", "nowhere", 1), "listen.node \"nowhere\""},
-		{"unknown rendezvous", nil, good + "[discovery]\nrendezvous = 9\n", "rendezvous 9"},
-		{"duplicate peer", nil, good + "[[peers]]\nid = 2\naddr = \"127.0.0.1:1\"\n[[peers]]\nid = 2\naddr = \"127.0.0.1:2\"\n", "node 2 listed twice"},
-		{"unknown city", nil, top("emulate_latency = true\ncity = \"Atlantis\"\n"), "\"Atlantis\" is not a WonderNetwork city"},
-		{"wrong certificate", nil, strings.Replace(good, "id = 1", "id = 2\n[discovery]\nrendezvous = 2", 1), "names node 1 but id is 2"},
-		{"bad map", nil, good + "[game]\nmap = \"round\"\n", "game.map \"round\""},
-		{"slot beyond nodes", nil, good + "[game]\nslot = 3\n", "game.slot 3"},
-		{"player endpoint", nil, strings.Replace(good, "admin = \"\"", "admin = \"\"\nplayer_ws = \"127.0.0.1:0\"", 1), "players.coordinator_key is required"},
-		{"bad coordinator key", nil, strings.Replace(good, "admin = \"\"", "admin = \"\"\nplayer_quic = \"127.0.0.1:0\"\n[players]\ncoordinator_key = \"nope.pub\"", 1), "players.coordinator_key"},
-		{"cluster bad nodes", []string{"cluster", "--nodes", "0"}, "", "--nodes 0"},
-		{"cluster bad arch", []string{"cluster", "--arch", "ring"}, "", "--arch \"ring\""},
-		{"cluster bots not a multiple", []string{"cluster", "--nodes", "3", "--bots", "10"}, "", "--bots 10"},
+		{"ca init again", []string{"ca", "init", "--dir", ca}, "", nil, "already exists"},
+		{"ca init no dir", []string{"ca", "init"}, "", nil, "--dir is required"},
+		{"ca issue no CA", []string{"ca", "issue", "--dir", filepath.Join(dir, "none"), "--node", "2", "--out", filepath.Join(dir, "x.pem")}, "", nil, "ca.crt"},
+		{"ca issue bad node", []string{"ca", "issue", "--dir", ca, "--node", "-5", "--out", filepath.Join(dir, "x.pem")}, "", nil, "--node -5"},
+		{"ca issue overwrite", []string{"ca", "issue", "--dir", ca, "--node", "1", "--out", pem}, "", nil, "already exists"},
+		{"ca issue too long", []string{"ca", "issue", "--dir", ca, "--node", "3", "--out", filepath.Join(dir, "y.pem"), "--validity", "200000h"}, "", nil, "outlive the CA"},
+		{"node no config", []string{"node"}, "", nil, "--config FILE is required"},
+		{"node missing file", []string{"node", "--config", filepath.Join(dir, "nope.toml")}, "", nil, "no such file"},
+		{"unknown key", nil, top("colour = \"red\"\n"), nil, "unknown key(s) colour"},
+		{"bad toml", nil, "id = [", nil, "bad config"},
+		{"bad frame rate", nil, top("frame_rate = 0.0\n"), nil, "frame_rate 0"},
+		{"node ID beyond 16 bits", nil, strings.Replace(good, "id = 1", "id = 70000", 1), nil, "id 70000: want 1 to 65535"},
+		{"node ID 0", nil, strings.Replace(good, "id = 1", "id = 0", 1), nil, "id 0: want 1 to 65535"},
+		{"negative drain timeout", nil, top("drain_timeout = \"-1s\"\n"), nil, "drain_timeout -1s"},
+		{"bad drain timeout flag", nil, good, []string{"--drain-timeout", "11m"}, "drain_timeout 11m0s"},
+		{"bad incarnation file", nil, good, []string{"--data-dir", badInc}, `holds "many\n", not an incarnation`},
+		{"incarnations used up", nil, good, []string{"--data-dir", usedUp}, "used all of its 65535 incarnations"},
+		{"bad address", nil, strings.Replace(good, "127.0.0.1:0", "nowhere", 1), nil, "listen.node \"nowhere\""},
+		{"unknown rendezvous", nil, good + "[discovery]\nrendezvous = 9\n", nil, "rendezvous 9"},
+		{"duplicate peer", nil, good + "[[peers]]\nid = 2\naddr = \"127.0.0.1:1\"\n[[peers]]\nid = 2\naddr = \"127.0.0.1:2\"\n", nil, "node 2 listed twice"},
+		{"unknown city", nil, top("emulate_latency = true\ncity = \"Atlantis\"\n"), nil, "\"Atlantis\" is not a WonderNetwork city"},
+		{"wrong certificate", nil, strings.Replace(good, "id = 1", "id = 2\n[discovery]\nrendezvous = 2", 1), nil, "names node 1 but id is 2"},
+		{"bad map", nil, good + "[game]\nmap = \"round\"\n", nil, "game.map \"round\""},
+		{"slot beyond nodes", nil, good + "[game]\nslot = 3\n", nil, "game.slot 3"},
+		{"player endpoint", nil, strings.Replace(good, "admin = \"\"", "admin = \"\"\nplayer_ws = \"127.0.0.1:0\"", 1), nil, "players.coordinator_key is required"},
+		{"bad coordinator key", nil, strings.Replace(good, "admin = \"\"", "admin = \"\"\nplayer_quic = \"127.0.0.1:0\"\n[players]\ncoordinator_key = \"nope.pub\"", 1), nil, "players.coordinator_key"},
+		{"cluster bad nodes", []string{"cluster", "--nodes", "0"}, "", nil, "--nodes 0"},
+		{"cluster bad arch", []string{"cluster", "--arch", "ring"}, "", nil, "--arch \"ring\""},
+		{"cluster bots not a multiple", []string{"cluster", "--nodes", "3", "--bots", "10"}, "", nil, "--bots 10"},
+		{"cluster kill unknown node", []string{"cluster", "--nodes", "3", "--kill", "5@1s"}, "", nil, `--kill "5@1s": want NODE@TIME with NODE from 1 to 4`},
+		{"cluster kill no time", []string{"cluster", "--nodes", "3", "--arch", "broadcast", "--kill", "3"}, "", nil, `--kill "3": want NODE@TIME with NODE from 1 to 3`},
+		{"cluster term too late", []string{"cluster", "--duration", "10s", "--term", "2@10s"}, "", nil, `TIME "10s": want a duration from 0 to --duration (10s)`},
+		{"cluster bad drain timeout", []string{"cluster", "--drain-timeout", "-1s"}, "", nil, "--drain-timeout -1s"},
 	} {
 		args := c.args
 		if c.cfg != "" {
@@ -80,7 +99,7 @@ func TestCAAndNodeBadInput(t *testing.T) {
 			if err := os.WriteFile(path, []byte(c.cfg), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			args = []string{"node", "--config", path}
+			args = append([]string{"node", "--config", path}, c.extra...)
 		}
 		code, out, errs := run(t, "", args...)
 		if code != 2 || out != "" || !strings.Contains(errs, c.want) {

@@ -1,0 +1,50 @@
+package cli
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestClusterSurvivesDeaths runs "overworld cluster" with three player
+// nodes and the rendezvous, SIGKILLs node 2 and later SIGTERMs node 3, and
+// checks that the command does not abort: it reports each death on stderr
+// as it happens and in its summary, with what failed over (node 2's
+// objects promoted by their backups, all of them primaries elsewhere at
+// the end) and node 3's drain (every primary migrated), and still prints
+// the figures. Takes about 20 s.
+func TestClusterSurvivesDeaths(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a cluster of 4 processes for about 20 s")
+	}
+	code, out, errs := run(t, "", "cluster", "--nodes", "3", "--players-per-node", "2", "--bot-mode", "node", "--duration", "10s",
+		"--kill", "2@3s", "--term", "3@6s")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	for _, want := range []string{
+		"node 2 (Frankfurt) ended at", "signal: killed (SIGKILL sent by --kill); the cluster goes on without it",
+		"node 3 (Tokyo) ended at", "exit status 0 (SIGTERM sent by --term); the cluster goes on without it",
+	} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
+	}
+	for _, re := range []string{
+		`node deaths: 2 node process\(es\) ended during the run`,
+		`node 2 \(Frankfurt\) ended at [0-9.]+ s: signal: killed \(SIGKILL sent by --kill\)`,
+		`failover: \d+ backups promoted on survivors, [0-9.]+ s after it ended at the median`,
+		`at the end: \d+ of them are primaries on other nodes \(arena.bot \d+, arena.item \d+(, arena.missile \d+)?\); held by no node \(deleted by the game, or lost\): \d+( \(arena.missile \d+\))?\n`,
+		`node 3 \(Tokyo\) ended at [0-9.]+ s: exit status 0 \(SIGTERM sent by --term\)`,
+		`drain: (\d+) of (\d+) primaries migrated to live peers in \d+ ms \(by target node: map\[1:\d+\]\); not migrated 0, unconfirmed 0`,
+		`2      Frankfurt .* ended at [0-9.]+ s`,
+		`per-node bandwidth, kB/s in \+ out`,
+	} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("stdout does not match %q:\n%s", re, out)
+		}
+	}
+	if m := regexp.MustCompile(`drain: (\d+) of (\d+) primaries`).FindStringSubmatch(out); m != nil && m[1] != m[2] {
+		t.Errorf("node 3 migrated %s of %s primaries", m[1], m[2])
+	}
+}
