@@ -319,11 +319,15 @@ func (m *Backup) Decode(body []byte) error {
 }
 
 // BackupAck says the backup holds version Version of object ID at epoch
-// Epoch (0: nothing; send a full state).
+// Epoch (0: nothing; send a full state; below 2⁶³). With Resync, a backup state did
+// not apply to what the backup holds: the primary sends its next from
+// Version (a primary takes every state it sent as received, so an
+// acknowledgement without Resync only confirms).
 type BackupAck struct {
 	ID      world.ObjectID
 	Epoch   uint32
 	Version uint64
+	Resync  bool
 }
 
 // BackupAcks is a batch of backup acknowledgements.
@@ -335,7 +339,11 @@ func AppendBackupAcks(b []byte, m *BackupAcks) []byte {
 	for _, e := range m.Entries {
 		b = appendID(b, e.ID)
 		b = binary.AppendUvarint(b, uint64(e.Epoch))
-		b = binary.AppendUvarint(b, e.Version)
+		v := e.Version << 1
+		if e.Resync {
+			v |= 1
+		}
+		b = binary.AppendUvarint(b, v)
 	}
 	return endFrame(b, start)
 }
@@ -345,7 +353,9 @@ func (m *BackupAcks) Decode(body []byte) error {
 	r := reader{p: body}
 	m.Entries = m.Entries[:0]
 	for r.more() {
-		e := BackupAck{ID: r.id(), Epoch: r.u32("epoch"), Version: r.uvarint("version")}
+		e := BackupAck{ID: r.id(), Epoch: r.u32("epoch")}
+		v := r.uvarint("version")
+		e.Version, e.Resync = v>>1, v&1 == 1
 		if r.err != nil {
 			return r.err
 		}

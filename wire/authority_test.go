@@ -144,7 +144,7 @@ func randBackup(r *rand.Rand) *Backup {
 func randBackupAcks(r *rand.Rand) *BackupAcks {
 	m := &BackupAcks{}
 	for range randN(r) {
-		m.Entries = append(m.Entries, BackupAck{ID: randID(r), Epoch: randEpoch(r), Version: r.Uint64() >> r.IntN(65)})
+		m.Entries = append(m.Entries, BackupAck{ID: randID(r), Epoch: randEpoch(r), Version: r.Uint64() >> (1 + r.IntN(64)), Resync: r.IntN(2) == 0})
 	}
 	return m
 }

@@ -92,7 +92,7 @@ func TestProtocolVectors(t *testing.T) {
 			HasHolders: true, Holders: []wire.NodeID{4, 1}},
 		{ID: b, Epoch: 3, Version: 7, Base: 6, Controller: 1, Data: delta},
 	}}
-	backupAck := wire.BackupAcks{Entries: []wire.BackupAck{{ID: a, Epoch: 1, Version: 13}, {ID: b, Epoch: 3, Version: 0}}}
+	backupAck := wire.BackupAcks{Entries: []wire.BackupAck{{ID: a, Epoch: 1, Version: 13}, {ID: b, Epoch: 3, Version: 0, Resync: true}}}
 	writeAcks := wire.WriteAcks{Inc: 1, Entries: []wire.WriteAck{{ID: c, Seq: 9}}}
 	heartbeat := wire.Heartbeat{Inc: 1, Uptime: time.Hour}
 	probe := wire.Probe{Entries: []wire.Liveness{{Node: 2}}}

@@ -185,6 +185,7 @@ type bcopy struct {
 	writers    []wire.WriterSeq
 	holders    []wire.NodeID
 	heard      time.Duration // the last backup state from the primary
+	ackAt      time.Duration // the last acknowledgement sent
 	// mig is the migration this node sent and that is not acknowledged
 	// yet (the copy is the new primary's first backup); it is resent
 	// every WriteRetry.
@@ -251,6 +252,7 @@ type authState struct {
 	bas      wire.BackupAcks
 	was      wire.WriteAcks
 	pendMig  []migMsg
+	sentTo   []wire.NodeID // nodes sent something this flush (a heartbeat to them can wait)
 	backupq  []backupMsg
 	now      time.Duration
 	started  bool
@@ -832,6 +834,9 @@ func (s *Store) backupIn(now time.Duration, from wire.NodeID, m *wire.BackupStat
 	ackV := func(v uint64) {
 		s.au.baq = append(s.au.baq, backupAckMsg{to: from, a: wire.BackupAck{ID: m.ID, Epoch: m.Epoch, Version: v}})
 	}
+	resync := func(v uint64) {
+		s.au.baq = append(s.au.baq, backupAckMsg{to: from, a: wire.BackupAck{ID: m.ID, Epoch: m.Epoch, Version: v, Resync: true}})
+	}
 	if e := s.objs.Get(m.ID); e != nil && e.primary {
 		// This node is the primary: of a newer epoch (tell the sender),
 		// or the sender is confused.
@@ -857,7 +862,7 @@ func (s *Store) backupIn(now time.Duration, from wire.NodeID, m *wire.BackupStat
 	}
 	if b == nil || m.Epoch > b.epoch || b.primary != from {
 		if m.Base != 0 {
-			ackV(0) // send a full state
+			resync(0) // send a full state
 			return nil
 		}
 		sc := s.cfg.Registry.Schema(m.Kind)
@@ -865,7 +870,7 @@ func (s *Store) backupIn(now time.Duration, from wire.NodeID, m *wire.BackupStat
 		s.au.bk[m.ID] = b
 	}
 	if m.Base != 0 && m.Base != b.version {
-		ackV(b.version)
+		resync(b.version)
 		return nil
 	}
 	if m.Base == 0 && m.Kind != b.kind {
@@ -875,11 +880,14 @@ func (s *Store) backupIn(now time.Duration, from wire.NodeID, m *wire.BackupStat
 	if m.Base != 0 {
 		base = b.st
 	}
+	urgent := m.Base == 0 // a first copy, or a resync
 	if m.Version > b.version || m.Base == 0 {
 		if _, err := world.ApplyDelta(b.st, base, m.Data); err != nil {
 			return fmt.Errorf("%v: %w", m.ID, err)
 		}
 		b.version = m.Version
+		// A write was applied: its writer waits for this acknowledgement.
+		urgent = urgent || !slices.Equal(b.writers, m.Writers)
 		b.writers = append(b.writers[:0], m.Writers...)
 		b.controller = m.Controller
 	}
@@ -888,13 +896,23 @@ func (s *Store) backupIn(now time.Duration, from wire.NodeID, m *wire.BackupStat
 	}
 	b.heard = now
 	s.au.health.watch(from, now)
-	ackV(b.version)
+	// The primary takes what it sent as received (it sends deltas from
+	// it), so acknowledgements need only keep it informed: at once when a
+	// writer waits, else every backupAckEvery.
+	if urgent || now-b.ackAt >= backupAckEvery {
+		b.ackAt = now
+		ackV(b.version)
+	}
 	return nil
 }
 
+// backupAckEvery: a backup acknowledges a primary's backup states at
+// least this often (and at once for a write or a resync).
+const backupAckEvery = 500 * time.Millisecond
+
 // backupAcked records a backup's acknowledgement.
 func (s *Store) backupAcked(now time.Duration, from wire.NodeID, a wire.BackupAck) {
-	if r, ok := s.au.rels[a.ID]; ok && r.to == from && a.Version == 0 && a.Epoch == r.epoch {
+	if r, ok := s.au.rels[a.ID]; ok && r.to == from && a.Version == 0 && !a.Resync && a.Epoch == r.epoch {
 		delete(s.au.rels, a.ID) // a release confirmed
 		s.released(now, a.ID)
 		return
@@ -914,16 +932,15 @@ func (s *Store) backupAcked(now time.Duration, from wire.NodeID, a wire.BackupAc
 		s.stats.Ignored++
 		return
 	}
-	if a.Version < au.bkSent {
-		au.bkSent = a.Version // a resync: send from there
+	if a.Resync {
+		// The backup holds a.Version and no later: send from there.
+		au.bkSent, au.bkAcked = a.Version, a.Version
 		if a.Version == 0 {
 			au.bkFull = true
 		}
+		return
 	}
 	au.bkAcked = max(au.bkAcked, a.Version)
-	if a.Version < au.bkAcked {
-		au.bkAcked = a.Version
-	}
 }
 
 // releaseIn drops a backup copy its primary no longer wants.
@@ -1059,10 +1076,12 @@ func (s *Store) flushBackup(now time.Duration, e *entry, a *auth) {
 		return
 	}
 	m := wire.BackupState{ID: e.id, Epoch: e.epoch, Version: e.version, Controller: e.controller}
+	// A delta from the version last sent, taken as received (a backup
+	// that missed it asks for a resync from what it has).
 	var base *world.State
-	if a.bkAcked != 0 && !a.bkFull {
-		if base = e.hist.find(a.bkAcked); base != nil {
-			m.Base = a.bkAcked
+	if a.bkSent != 0 && !a.bkFull {
+		if base = e.hist.find(a.bkSent); base != nil {
+			m.Base = a.bkSent
 		}
 	}
 	if m.Base == 0 {
@@ -1082,7 +1101,13 @@ func (s *Store) flushBackup(now time.Duration, e *entry, a *auth) {
 		a.bkHolders = append(a.bkHolders[:0], holders...)
 	}
 	a.bkSent, a.bkSentAt, a.bkFull = e.version, now, false
-	s.au.backupq = append(s.au.backupq, backupMsg{to: a.backup, b: wire.AppendBackupEntry(nil, &m)})
+	// A writer waits for this state's acknowledgement, or the backup
+	// needs a full one: it goes at once. Otherwise it may wait a frame
+	// for another packet to the backup to ride in (this frame's updates
+	// to it, or the next frame's backup state): every version still
+	// reaches the backup, two to a packet when nothing else goes there.
+	urgent := len(a.acks) > 0 || m.Base == 0
+	s.au.backupq = append(s.au.backupq, backupMsg{to: a.backup, b: wire.AppendBackupEntry(nil, &m), urgent: urgent})
 	s.stats.BackupsSent++
 }
 
@@ -1095,8 +1120,9 @@ const (
 )
 
 type backupMsg struct {
-	to wire.NodeID
-	b  []byte // one encoded entry
+	to     wire.NodeID
+	b      []byte // one encoded entry
+	urgent bool
 }
 
 // chooseBackup picks the backup of primary e with the configured policy.

@@ -15,6 +15,13 @@ func (s *Store) flushAuthority(now time.Duration, o *wire.Outbox) {
 	s.au.now = now
 	if s.cfg.Failover {
 		s.flushHealth(now)
+		// This frame's updates tell their holders this node is alive.
+		s.au.sentTo = s.au.sentTo[:0]
+		for i := range s.sends {
+			if n := len(s.au.sentTo); n == 0 || s.au.sentTo[n-1] != s.sends[i].to {
+				s.au.sentTo = append(s.au.sentTo, s.sends[i].to)
+			}
+		}
 	}
 	s.flushBackups(now)
 	s.flushWriteAcks()
@@ -71,11 +78,18 @@ func (s *Store) encodeAuth(now time.Duration, o *wire.Outbox) {
 		for i := 0; i < len(q); {
 			to := q[i].to
 			b, mark := wire.BeginBackup(o.Buf())
+			urgent := false
 			for size := 0; i < len(q) && q[i].to == to && size < s.cfg.MaxFrame; i++ {
 				b = append(b, q[i].b...)
 				size += len(q[i].b)
+				urgent = urgent || q[i].urgent
 			}
-			o.Commit(to, wire.ClassControl, wire.EndBackup(b, mark))
+			if urgent {
+				o.Commit(to, wire.ClassControl, wire.EndBackup(b, mark))
+			} else {
+				o.CommitLater(to, wire.ClassControl, wire.EndBackup(b, mark), now)
+			}
+			s.au.sentTo = append(s.au.sentTo, to)
 		}
 		clear(s.au.backupq)
 		s.au.backupq = s.au.backupq[:0]
@@ -89,6 +103,7 @@ func (s *Store) encodeAuth(now time.Duration, o *wire.Outbox) {
 				s.au.bas.Entries = append(s.au.bas.Entries, q[i].a)
 			}
 			o.Commit(to, wire.ClassControl, wire.AppendBackupAcks(o.Buf(), &s.au.bas))
+			s.au.sentTo = append(s.au.sentTo, to)
 		}
 		s.au.baq = s.au.baq[:0]
 	}

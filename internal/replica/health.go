@@ -29,7 +29,13 @@ import (
 // was failed over meanwhile, and it steps down from it when it learns the
 // higher epochs.
 
+// hbFull is how often a node heartbeats a watched node even when other
+// traffic to it proves it alive.
+const hbFull = time.Second
+
 type peer struct {
+	hbFull    time.Duration // the last heartbeat actually sent
+	sentAt    time.Duration // the last frame anything went to it (updates, backups, heartbeats)
 	seen      time.Duration // the latest a witness said it heard from it
 	grace     time.Duration // the current watch began
 	answer    bool          // it sent a heartbeat: send one back if nothing else goes
@@ -444,10 +450,27 @@ func (s *Store) witnesses(suspect wire.NodeID) []wire.NodeID {
 func (s *Store) encodeHealth(o *wire.Outbox) {
 	h := &s.au.health
 	up := h.now - s.au.startAt
+	for _, n := range s.au.sentTo {
+		if p := h.peers[n]; p != nil {
+			p.sentAt = h.now
+		}
+	}
 	for _, n := range h.hbq {
+		// A node sent an update or a backup state lately (two heartbeat
+		// periods: the silence that raises suspicion is four) heard from
+		// this node already; it gets a heartbeat at least every second
+		// still, for the incarnation and uptime it carries.
+		p := h.peers[n]
+		if p != nil && h.now-p.sentAt < 2*s.cfg.Heartbeat && h.now-p.hbFull < hbFull {
+			continue
+		}
+		if p != nil {
+			p.hbFull, p.sentAt = h.now, h.now
+		}
 		o.CommitLater(n, wire.ClassControl, wire.AppendHeartbeat(o.Buf(), &wire.Heartbeat{Inc: s.cfg.Inc, Uptime: up}), h.now)
 	}
 	h.hbq = h.hbq[:0]
+	s.au.sentTo = s.au.sentTo[:0]
 	slices.SortStableFunc(h.probeq, func(a, b probeMsg) int {
 		if c := cmp.Compare(a.to, b.to); c != 0 {
 			return c
