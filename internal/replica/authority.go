@@ -945,6 +945,12 @@ func (s *Store) backupAcked(now time.Duration, from wire.NodeID, a wire.BackupAc
 
 // releaseIn drops a backup copy its primary no longer wants.
 func (s *Store) releaseIn(now time.Duration, from wire.NodeID, ep wire.Epoch) {
+	if e := s.objs.Get(ep.ID); e != nil && e.primary && e.epoch > ep.Epoch {
+		// This node took the object over: the sender is a superseded
+		// primary (cut off meanwhile) and must not hand it on.
+		s.au.whereq = append(s.au.whereq, whereMsg{to: from, l: wire.Location{ID: ep.ID, Epoch: e.epoch, Node: s.cfg.Self}})
+		return
+	}
 	if b := s.au.bk[ep.ID]; b != nil && b.primary == from && b.epoch <= ep.Epoch && b.mig == nil {
 		delete(s.au.bk, ep.ID)
 	}
