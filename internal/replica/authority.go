@@ -983,7 +983,7 @@ func (s *Store) flushBackups(now time.Duration) {
 		if s.cfg.Failover {
 			s.au.health.watch(b.primary, now)
 		}
-		if b.mig != nil && now-b.migAt >= s.cfg.WriteRetry {
+		if b.mig != nil && now-b.migAt >= s.migRetry(b.primary) {
 			b.migAt = now
 			s.au.mig.Entries = append(s.au.mig.Entries[:0], *b.mig)
 			s.au.health.watch(b.primary, now)
@@ -1041,6 +1041,12 @@ func (s *Store) fenceCopied(id world.ObjectID) bool {
 	e := s.objs.Get(id)
 	return e == nil || !e.primary || e.auth == nil || !e.auth.hasBackup || e.auth.backup != f.to || e.auth.bkAcked > 0
 }
+
+// migRetry is how long a migration waits for its acknowledgement before
+// it is sent again: none, it goes again every frame until acknowledged.
+// Writes to the object wait while it travels, so a lost copy must not
+// cost a round trip more; a migration is a few hundred bytes, and rare.
+func (s *Store) migRetry(wire.NodeID) time.Duration { return 0 }
 
 func (s *Store) sendMigrate(to wire.NodeID) {
 	s.au.pendMig = append(s.au.pendMig, migMsg{to: to, m: s.au.mig.Entries[0]})
