@@ -324,6 +324,9 @@ func (s *Store) Migrate(now time.Duration, id world.ObjectID, to wire.NodeID) ([
 	case s.au.health.isDead(to):
 		return nil, fmt.Errorf("replica: %v: migration to node %d, which is declared dead", id, to)
 	}
+	if f, ok := s.au.fences[id]; ok {
+		return nil, fmt.Errorf("%w: %v is already on its way to node %d", ErrMigrating, id, f.to)
+	}
 	ids := []world.ObjectID{id}
 	if !s.cfg.NoAttach {
 		for _, p := range s.prims {
@@ -831,6 +834,11 @@ func (s *Store) backupIn(now time.Duration, from wire.NodeID, m *wire.BackupStat
 		}
 		return nil
 	}
+	if b != nil && b.primary == from && b.epoch == m.Epoch {
+		// The primary still backs the object up here (the copy is not one
+		// it replaced; see failover), whatever becomes of this state.
+		b.heard = now
+	}
 	ackV := func(v uint64) {
 		s.au.baq = append(s.au.baq, backupAckMsg{to: from, a: wire.BackupAck{ID: m.ID, Epoch: m.Epoch, Version: v}})
 	}
@@ -1023,9 +1031,18 @@ func (s *Store) flushBackups(now time.Duration) {
 	}
 	for _, id := range sortedIDs(s.au.fences) {
 		if f := s.au.fences[id]; now > f.until {
-			delete(s.au.fences, id) // (the release goes on being sent)
+			delete(s.au.fences, id)
 			s.stats.MigrationsAborted++
 			s.emit(Event{Kind: EvMigrateAborted, At: now, ID: id, Node: f.to})
+			// The old backup stays the backup (it never gave its copy up),
+			// and the target's provisional copy is released: one copy
+			// that may take over, as before.
+			e := s.objs.Get(id)
+			r, ok := s.au.rels[id]
+			if e != nil && e.primary && e.auth != nil && ok && r.fence {
+				e.auth.backup, e.auth.hasBackup, e.auth.bkAcked, e.auth.bkSent, e.auth.bkFull = r.to, true, 0, 0, true
+				s.au.rels[id] = release{to: f.to, epoch: e.epoch, until: now + 3*time.Second}
+			}
 		}
 	}
 }
@@ -1127,7 +1144,7 @@ func (s *Store) flushBackup(now time.Duration, e *entry, a *auth) {
 // its version this often, so that the backup can tell a copy it keeps
 // for a live primary from one whose release was lost (releasedAfter).
 const (
-	backupKeepalive = 500 * time.Millisecond
+	backupKeepalive = 300 * time.Millisecond
 	releasedAfter   = 1500 * time.Millisecond
 )
 

@@ -17,6 +17,7 @@ var (
 	ErrDeleted    = errors.New("replica: object was deleted")
 	ErrUnknown    = errors.New("replica: no such object in the store")
 	ErrNotPrimary = errors.New("replica: object is not a primary here")
+	ErrMigrating  = errors.New("replica: object is migrating")
 )
 
 // versioned is one slot of an object's state ring.
