@@ -119,8 +119,8 @@ type Event struct {
 	// Base is, for EvPromoted, the version of the backup's state the new
 	// primary starts from: what the old primary did after it is lost.
 	Base uint64
-	// Prev is, for EvPromoted, EvInstalled and EvMigrated, the epoch the
-	// new one follows.
+	// Prev is, for EvPromoted and EvMigrated, the epoch the new one
+	// follows.
 	Prev   uint32
 	Writer wire.NodeID
 	Inc    uint16
@@ -422,7 +422,7 @@ func (s *Store) MigrateBox(now time.Duration, box world.Box, to wire.NodeID) ([]
 func (s *Store) migrateOne(now time.Duration, e *entry, to wire.NodeID) {
 	s.commit(e, now, false)
 	a := e.authority()
-	epoch := nextEpoch(e.epoch, to, false)
+	prev, epoch := e.epoch, nextEpoch(e.epoch, to, false)
 	m := &wire.Migration{ID: e.id, Kind: e.kind, Epoch: epoch, Version: e.version, Controller: e.controller}
 	m.Data = world.AppendDelta(nil, nil, e.st)
 	for _, w := range a.writers {
@@ -464,7 +464,7 @@ func (s *Store) migrateOne(now time.Duration, e *entry, to wire.NodeID) {
 	s.remove(e.id)
 	s.installReplica(now, st, kind, version, to, epoch)
 	s.stats.Migrations++
-	s.emit(Event{Kind: EvMigrated, At: now, ID: m.ID, Epoch: epoch, Node: to, Version: version})
+	s.emit(Event{Kind: EvMigrated, At: now, ID: m.ID, Epoch: epoch, Node: to, Version: version, Prev: prev})
 }
 
 // installReplica adds a replica of state st (version v) whose primary is
@@ -710,6 +710,11 @@ func (s *Store) whereIn(now time.Duration, from wire.NodeID, l wire.Location) {
 	if home(id) == s.cfg.Self && l.Node != s.cfg.Self {
 		if r, ok := s.au.where[id]; !ok || l.Epoch >= r.epoch {
 			s.au.where[id] = loc{node: l.Node, epoch: l.Epoch, until: now + 3*s.cfg.BindPeriod}
+		} else if l.Epoch < r.epoch && from == l.Node && r.node != from {
+			// Two lineages (two backups took the object over at once): the
+			// home names the newer one to the older, which steps down now
+			// instead of when their holders meet.
+			s.au.whereq = append(s.au.whereq, whereMsg{to: from, l: wire.Location{ID: id, Epoch: r.epoch, Node: r.node}})
 		}
 	}
 	e := s.objs.Get(id)

@@ -10,17 +10,30 @@ import (
 )
 
 // ledger follows every write by ID through the nodes' authority events:
-// which writes each object's surviving lineage applied, and which writes
-// their writers were told are safe. A failover drops from the lineage
-// what the old primary applied after the version its backup held (the
-// promoted primary starts from the backup's state: EvPromoted's Base,
-// after epoch Prev), and a primary of an older epoch than the lineage's
-// newest (one cut off by a partition, or that has not heard of its
-// successor yet) applies writes outside it.
+// which writes each lineage of an object applied, and which writes their
+// writers were told are safe. Every epoch of an object is a lineage; a
+// migration (EvMigrated: Prev, the epoch it leaves, and Version, the
+// state it hands over) or a failover (EvPromoted: Prev, and Base, the
+// backup's version the new primary starts from) begins a lineage that
+// inherits what its parent applied up to that version. Two failovers of
+// one epoch (or a migration and a failover) make two children of one
+// parent; at the end the lineage of each object's live primary is walked
+// up to its root, and only what it inherited counts.
 type ledger struct {
-	applied map[world.ObjectID][]applied
-	epoch   map[world.ObjectID]uint32
+	applied map[world.ObjectID]map[uint32][]applied // by object and epoch
+	parent  map[lineage]inherit
 	acked   map[writeKey]world.ObjectID
+}
+
+type lineage struct {
+	id    world.ObjectID
+	epoch uint32
+}
+
+// inherit is a lineage's parent epoch and the parent's version it took.
+type inherit struct {
+	epoch uint32
+	upTo  uint64
 }
 
 type writeKey struct {
@@ -31,56 +44,69 @@ type writeKey struct {
 
 type applied struct {
 	writeKey
-	epoch uint32
-	ver   uint64
+	ver uint64
 }
 
 func newLedger() *ledger {
-	return &ledger{applied: map[world.ObjectID][]applied{}, epoch: map[world.ObjectID]uint32{}, acked: map[writeKey]world.ObjectID{}}
+	return &ledger{applied: map[world.ObjectID]map[uint32][]applied{}, parent: map[lineage]inherit{}, acked: map[writeKey]world.ObjectID{}}
 }
 
 // event records one authority event.
 func (l *ledger) event(ev node.AuthorityEvent) {
 	switch ev.Kind {
 	case node.EvWriteApplied:
-		if ev.Epoch < l.epoch[ev.ID] {
-			return // a stale primary's: not in the lineage
+		m := l.applied[ev.ID]
+		if m == nil {
+			m = map[uint32][]applied{}
+			l.applied[ev.ID] = m
 		}
-		l.applied[ev.ID] = append(l.applied[ev.ID], applied{writeKey{ev.Writer, ev.Inc, ev.Seq}, ev.Epoch, ev.Version})
+		m[ev.Epoch] = append(m[ev.Epoch], applied{writeKey{ev.Writer, ev.Inc, ev.Seq}, ev.Version})
 	case node.EvPromoted:
-		l.epoch[ev.ID] = max(l.epoch[ev.ID], ev.Epoch)
-		kept := l.applied[ev.ID][:0]
-		for _, a := range l.applied[ev.ID] {
-			if a.epoch != ev.Prev || a.ver <= ev.Base {
-				kept = append(kept, a)
-			}
-		}
-		l.applied[ev.ID] = kept
-	case node.EvInstalled:
-		l.epoch[ev.ID] = max(l.epoch[ev.ID], ev.Epoch)
+		l.parent[lineage{ev.ID, ev.Epoch}] = inherit{ev.Prev, ev.Base}
+	case node.EvMigrated:
+		l.parent[lineage{ev.ID, ev.Epoch}] = inherit{ev.Prev, ev.Version}
 	case node.EvWriteAcked:
 		l.acked[writeKey{ev.Writer, ev.Inc, ev.Seq}] = ev.ID
 	}
 }
 
-// check returns the writes applied twice in a lineage and the
-// acknowledged writes missing from theirs (the objects in skip left out:
-// lost objects, counted on their own), each as a sorted description.
-func (l *ledger) check(skip map[world.ObjectID]bool) (twice, ackedLost []string) {
-	for id, as := range l.applied {
-		seen := make(map[writeKey]bool, len(as))
-		for _, a := range as {
+// surviving returns the writes lineage (id, epoch) holds: its own, and
+// its ancestors' up to the version each child took.
+func (l *ledger) surviving(id world.ObjectID, epoch uint32) []applied {
+	out := append([]applied(nil), l.applied[id][epoch]...)
+	seen := map[uint32]bool{epoch: true}
+	for {
+		in, ok := l.parent[lineage{id, epoch}]
+		if !ok || seen[in.epoch] {
+			return out
+		}
+		seen[in.epoch] = true
+		for _, a := range l.applied[id][in.epoch] {
+			if a.ver <= in.upTo {
+				out = append(out, a)
+			}
+		}
+		epoch = in.epoch
+	}
+}
+
+// check returns, for the objects with a live primary (final: object →
+// its epoch), the writes applied twice in its lineage and the
+// acknowledged writes missing from it, each as a sorted description.
+func (l *ledger) check(final map[world.ObjectID]uint32) (twice, ackedLost []string) {
+	holds := map[world.ObjectID]map[writeKey]bool{}
+	for id, ep := range final {
+		seen := map[writeKey]bool{}
+		for _, a := range l.surviving(id, ep) {
 			if seen[a.writeKey] {
 				twice = append(twice, fmt.Sprintf("%v: write %d/%d#%d", id, a.writer, a.inc, a.seq))
 			}
 			seen[a.writeKey] = true
 		}
+		holds[id] = seen
 	}
 	for k, id := range l.acked {
-		if skip[id] {
-			continue
-		}
-		if !slices.ContainsFunc(l.applied[id], func(a applied) bool { return a.writeKey == k }) {
+		if h, ok := holds[id]; ok && !h[k] {
 			ackedLost = append(ackedLost, fmt.Sprintf("%v: write %d/%d#%d", id, k.writer, k.inc, k.seq))
 		}
 	}

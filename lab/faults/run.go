@@ -586,7 +586,20 @@ func (r *runner) violate(format string, args ...any) {
 
 // finish checks the writes and fills the report from the run's result.
 func (r *runner) finish(res *harness.Result) {
-	twice, ackedLost := r.led.check(r.lost)
+	// The lineage each object's live primary holds at the end (of two
+	// primaries of one object, after a partition, the newer epoch's).
+	final := map[world.ObjectID]uint32{}
+	for i, n := range r.w.Nodes() {
+		if !r.up[i] {
+			continue
+		}
+		for _, in := range n.Primaries(nil) {
+			if ep, ok := n.Epoch(in.ID); ok && (final[in.ID] == 0 || ep > final[in.ID]) {
+				final[in.ID] = ep
+			}
+		}
+	}
+	twice, ackedLost := r.led.check(final)
 	r.rep.WritesAppliedTwice, r.rep.AckedWritesLost = len(twice), len(ackedLost)
 	for _, s := range twice {
 		r.violate("write applied twice: %s", s)
