@@ -50,10 +50,10 @@ type cluster struct {
 	dup  float64
 
 	// invariant bookkeeping
-	check   bool
+	check bool
 	// hist: every primary state seen, by object, version and the node that
 	// held the primary (two lineages of a failover may share versions).
-	hist map[world.ObjectID]history
+	hist    map[world.ObjectID]history
 	live    map[world.ObjectID]bool
 	deleted map[world.ObjectID]time.Duration
 	events  int
