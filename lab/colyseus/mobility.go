@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"text/tabwriter"
 	"time"
@@ -275,7 +274,7 @@ func (r *MobilityReport) WritePlots(dir string) ([]string, error) {
 
 	path := report.NewPlot("Path length in 10 s"+suffix, "regions entered in 10 s", "fraction of windows ≤ x")
 	path.Legend.Left = true
-	addCDF(path, c.Game.PathRegions, blue, fmt.Sprintf("overworld: median %.0f, p95 %.0f", c.PathRegions.Median, c.PathRegions.P95))
+	report.AddCDF(path, c.Game.PathRegions, blue, fmt.Sprintf("overworld: median %.0f, p95 %.0f", c.PathRegions.Median, c.PathRegions.P95))
 	paper, err := plotter.NewScatter(plotter.XYs{{X: arena.PaperPathMedian, Y: 0.5}, {X: arena.PaperPathP95, Y: 0.95}})
 	if err == nil {
 		paper.GlyphStyle.Shape, paper.GlyphStyle.Radius, paper.GlyphStyle.Color = draw.RingGlyph{}, vg.Points(5), color.Black
@@ -290,9 +289,9 @@ func (r *MobilityReport) WritePlots(dir string) ([]string, error) {
 	dist := report.NewPlot("Distance in 10 s"+suffix, "metres in 10 s", "fraction of windows ≤ x")
 	dist.Legend.Left = false
 	dist.Legend.Top = false
-	addCDF(dist, c.Game.Metres, blue, fmt.Sprintf("overworld, 10 Hz: median %.0f m", c.GameMetres.Median))
-	addCDF(dist, c.Game1Hz.Metres, grey, fmt.Sprintf("overworld, 1 Hz: median %.0f m", c.Game1HzMetres.Median))
-	addCDF(dist, c.Fortnite.Metres, orange, fmt.Sprintf("Fortnite, 1 Hz: median %.0f m", c.FortniteMetres.Median))
+	report.AddCDF(dist, c.Game.Metres, blue, fmt.Sprintf("overworld, 10 Hz: median %.0f m", c.GameMetres.Median))
+	report.AddCDF(dist, c.Game1Hz.Metres, grey, fmt.Sprintf("overworld, 1 Hz: median %.0f m", c.Game1HzMetres.Median))
+	report.AddCDF(dist, c.Fortnite.Metres, orange, fmt.Sprintf("Fortnite, 1 Hz: median %.0f m", c.FortniteMetres.Median))
 	dist.X.Max = max(c.GameMetres.Max, c.FortniteMetres.P95*2)
 	dist.Y.Min, dist.Y.Max = 0, 1
 	return files, save("arena-distance-cdf.png", dist)
@@ -308,20 +307,3 @@ func meanLog(pts plotter.XYs, exp float64) float64 {
 	return s / float64(len(pts))
 }
 
-// addCDF draws the empirical CDF of xs as a step line.
-func addCDF(p *plot.Plot, xs []float64, col color.Color, label string) {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := float64(len(s))
-	var pts plotter.XYs
-	for k, x := range s {
-		pts = append(pts, plotter.XY{X: x, Y: float64(k) / n}, plotter.XY{X: x, Y: float64(k+1) / n})
-	}
-	l, err := plotter.NewLine(pts)
-	if err != nil {
-		return
-	}
-	l.Color, l.Width = col, vg.Points(1.4)
-	p.Add(l)
-	p.Legend.Add(label, l)
-}

@@ -3,7 +3,6 @@ package faults
 import (
 	"encoding/json"
 	"fmt"
-	"image/color"
 	"io"
 	"math"
 	"os"
@@ -12,7 +11,6 @@ import (
 	"strconv"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
 	"github.com/overworld/overworld/lab/harness"
@@ -346,7 +344,7 @@ func (r *Report) WritePlots(dir string) ([]string, error) {
 	for _, f := range r.failovers {
 		fl = append(fl, f.LatencyMs)
 	}
-	addCDF(fp, fl, report.Red, fmt.Sprintf("%d objects, p50 %.0f ms, p99 %.0f ms", len(fl), r.FailoverP50Ms, r.FailoverP99Ms))
+	report.AddCDF(fp, fl, report.Red, fmt.Sprintf("%d objects, p50 %.0f ms, p99 %.0f ms", len(fl), r.FailoverP50Ms, r.FailoverP99Ms))
 	fp.Add(report.VLine{X: r.Settings.BudgetMs})
 	mp := report.NewPlot("Migration pause: handed over → installed", "ms", "share of handoffs")
 	var pl, excess []float64
@@ -354,8 +352,8 @@ func (r *Report) WritePlots(dir string) ([]string, error) {
 		pl = append(pl, p.PauseMs)
 		excess = append(excess, p.PauseMs-p.RTTMs)
 	}
-	addCDF(mp, pl, report.Blue, fmt.Sprintf("pause: p50 %.0f ms, p99 %.0f ms", r.MigrationPauseP50Ms, r.MigrationPauseP99Ms))
-	addCDF(mp, excess, report.Orange, "pause − RTT (bound: 100 ms)")
+	report.AddCDF(mp, pl, report.Blue, fmt.Sprintf("pause: p50 %.0f ms, p99 %.0f ms", r.MigrationPauseP50Ms, r.MigrationPauseP99Ms))
+	report.AddCDF(mp, excess, report.Orange, "pause − RTT (bound: 100 ms)")
 	mp.Add(report.VLine{X: 100})
 	for _, p := range []*plot.Plot{fp, mp} {
 		p.Y.Min, p.Y.Max = 0, 1.35
@@ -367,23 +365,3 @@ func (r *Report) WritePlots(dir string) ([]string, error) {
 	return []string{path}, nil
 }
 
-// addCDF draws the empirical CDF of xs as a step line.
-func addCDF(p *plot.Plot, xs []float64, col color.Color, label string) {
-	if len(xs) == 0 {
-		return
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := float64(len(s))
-	var pts plotter.XYs
-	for k, x := range s {
-		pts = append(pts, plotter.XY{X: x, Y: float64(k) / n}, plotter.XY{X: x, Y: float64(k+1) / n})
-	}
-	l, err := plotter.NewLine(pts)
-	if err != nil {
-		return
-	}
-	l.Color, l.Width = col, vg.Points(1.4)
-	p.Add(l)
-	p.Legend.Add(label, l)
-}

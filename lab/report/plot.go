@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"os"
+	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -103,4 +104,26 @@ func SaveGrid(path string, w, h vg.Length, rows [][]*plot.Plot) error {
 		return fmt.Errorf("report: %w", err)
 	}
 	return nil
+}
+
+// AddCDF draws the empirical CDF of xs on p as a step line of colour col,
+// with label in the legend (nothing for no xs).
+func AddCDF(p *plot.Plot, xs []float64, col color.Color, label string) {
+	if len(xs) == 0 {
+		return
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := float64(len(s))
+	var pts plotter.XYs
+	for k, x := range s {
+		pts = append(pts, plotter.XY{X: x, Y: float64(k) / n}, plotter.XY{X: x, Y: float64(k+1) / n})
+	}
+	l, err := plotter.NewLine(pts)
+	if err != nil {
+		return
+	}
+	l.Color, l.Width = col, vg.Points(1.4)
+	p.Add(l)
+	p.Legend.Add(label, l)
 }
