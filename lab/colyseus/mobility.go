@@ -306,4 +306,3 @@ func meanLog(pts plotter.XYs, exp float64) float64 {
 	}
 	return s / float64(len(pts))
 }
-

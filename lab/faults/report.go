@@ -364,4 +364,3 @@ func (r *Report) WritePlots(dir string) ([]string, error) {
 	}
 	return []string{path}, nil
 }
-
