@@ -220,12 +220,17 @@ func (c *Cluster) Observe(ctx context.Context, cfg ObserveConfig) (Measure, erro
 	for i := range c.ids {
 		mt, at := last[i], lastAt[i]
 		if c.Alive(i) {
-			var err error
-			if mt, err = c.Metrics(i); err != nil {
+			fresh, err := c.Metrics(i)
+			switch {
+			case err == nil:
+				mt, at = fresh, time.Now()
+			case sent[i] != nil:
+				// Told to stop: it closed its endpoint as it drained, and
+				// its last scrape stands.
+			default:
 				scrapeErr = errors.Join(scrapeErr, fmt.Errorf("node %d: %w", c.ids[i], err))
 				continue
 			}
-			at = time.Now()
 		}
 		if mt == nil {
 			continue

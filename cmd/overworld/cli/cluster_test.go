@@ -17,7 +17,7 @@ func TestClusterSurvivesDeaths(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a cluster of 4 processes for about 20 s")
 	}
-	code, out, errs := run(t, "", "cluster", "--nodes", "3", "--players-per-node", "2", "--bot-mode", "node", "--duration", "10s",
+	code, out, errs := run(t, "", "cluster", "--nodes", "3", "--players-per-node", "2", "--bot-mode", "node", "--duration", "14s",
 		"--kill", "2@3s", "--term", "3@6s")
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
