@@ -789,6 +789,12 @@ func (s *Store) goneIn(now time.Duration, from wire.NodeID, l wire.Location) {
 		s.remove(id)
 		s.tomb.set(id, now)
 		s.au.tombEp[id] = e.epoch
+	} else if e != nil && e.primary && e.epoch < l.Epoch {
+		// A newer epoch's primary deleted it while this one was cut off:
+		// it goes too, with its replicas.
+		s.stats.StepDowns++
+		s.emit(Event{Kind: EvSteppedDown, At: now, ID: id, Epoch: l.Epoch, Node: from})
+		_ = s.Delete(now, id)
 	}
 }
 
