@@ -187,11 +187,11 @@ type bcopy struct {
 	heard      time.Duration // the last backup state from the primary
 	ackAt      time.Duration // the last acknowledgement sent
 	// mig is the migration this node sent and that is not acknowledged
-	// yet (the copy is the new primary's first backup); it is resent
-	// every WriteRetry.
-	mig    *wire.Migration
-	migAt  time.Duration
-	migBuf []byte
+	// yet (the copy is the new primary's first backup). It goes again
+	// every frame until acknowledged: writes to the object wait while it
+	// travels, so a lost copy must not cost a round trip more, and a
+	// migration is a few hundred bytes, and rare.
+	mig *wire.Migration
 }
 
 type whereMsg struct {
@@ -440,7 +440,7 @@ func (s *Store) migrateOne(now time.Duration, e *entry, to wire.NodeID) {
 	// This node keeps the state as the new primary's first backup, and a
 	// replica for its own players.
 	b := &bcopy{primary: to, epoch: epoch, version: e.version, kind: e.kind, controller: e.controller,
-		st: e.st.Schema().NewState(e.id), heard: now, mig: m, migAt: now}
+		st: e.st.Schema().NewState(e.id), heard: now, mig: m}
 	s.au.pendMig = append(s.au.pendMig, migMsg{to: to, m: *m})
 	s.au.health.watch(to, now)
 	b.st.CopyFrom(e.st)
@@ -1002,11 +1002,9 @@ func (s *Store) flushBackups(now time.Duration) {
 		if s.cfg.Failover {
 			s.au.health.watch(b.primary, now)
 		}
-		if b.mig != nil && now-b.migAt >= s.migRetry(b.primary) {
-			b.migAt = now
-			s.au.mig.Entries = append(s.au.mig.Entries[:0], *b.mig)
+		if b.mig != nil {
 			s.au.health.watch(b.primary, now)
-			s.sendMigrate(b.primary)
+			s.au.pendMig = append(s.au.pendMig, migMsg{to: b.primary, m: *b.mig})
 			continue
 		}
 		if b.mig == nil && now-b.heard > 10*time.Second && !s.au.health.suspected(b.primary) {
@@ -1068,16 +1066,6 @@ func (s *Store) fenceCopied(id world.ObjectID) bool {
 	}
 	e := s.objs.Get(id)
 	return e == nil || !e.primary || e.auth == nil || !e.auth.hasBackup || e.auth.backup != f.to || e.auth.bkAcked > 0
-}
-
-// migRetry is how long a migration waits for its acknowledgement before
-// it is sent again: none, it goes again every frame until acknowledged.
-// Writes to the object wait while it travels, so a lost copy must not
-// cost a round trip more; a migration is a few hundred bytes, and rare.
-func (s *Store) migRetry(wire.NodeID) time.Duration { return 0 }
-
-func (s *Store) sendMigrate(to wire.NodeID) {
-	s.au.pendMig = append(s.au.pendMig, migMsg{to: to, m: s.au.mig.Entries[0]})
 }
 
 type migMsg struct {

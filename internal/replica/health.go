@@ -357,10 +357,10 @@ func (s *Store) flushHealth(now time.Duration) {
 		if now-max(p.heard, p.grace) < s.cfg.SuspectAfter {
 			continue
 		}
-		if p.probing && now-p.probeAt < 4*s.cfg.ProbeTimeout+s.maxDelay() {
+		if p.probing && now-p.probeAt < 4*s.cfg.ProbeTimeout+maxTrip {
 			// Probing: ask again those who have not answered (a probe or
 			// its answer may be lost).
-			if now-p.probeTx >= s.cfg.ProbeTimeout/2+s.maxDelay()/3 {
+			if now-p.probeTx >= s.cfg.ProbeTimeout/2+maxTrip/3 {
 				p.probeTx = now
 				for _, w := range s.witnesses(n) {
 					if !slices.Contains(p.voters, w) {
@@ -397,9 +397,9 @@ func (s *Store) probeTimeout(n wire.NodeID) time.Duration {
 	return min(s.cfg.ProbeTimeout, 3*s.cfg.Delay(s.cfg.Self, n)+100*time.Millisecond)
 }
 
-// maxDelay bounds a round trip through a witness (2 × 300 ms without
+// maxTrip bounds a round trip through a witness (2 × 300 ms without
 // delay estimates).
-func (s *Store) maxDelay() time.Duration { return 600 * time.Millisecond }
+const maxTrip = 600 * time.Millisecond
 
 // quorum is how many other nodes must find a suspect dead: Witnesses,
 // or, by default, enough for a majority of the cluster with this node
