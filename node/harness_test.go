@@ -371,7 +371,17 @@ func describe(p []byte) string {
 			var m wire.Backup
 			_ = m.Decode(body)
 			for _, b := range m.Entries {
-				ids = append(ids, fmt.Sprintf("%v@e%s/v%d", b.ID, fmtEpoch(b.Epoch), b.Version))
+				f := ""
+				if b.Fence != 0 {
+					f = fmt.Sprintf(" fence %d", b.Fence)
+				}
+				ids = append(ids, fmt.Sprintf("%v@e%s/v%d%s", b.ID, fmtEpoch(b.Epoch), b.Version, f))
+			}
+		case wire.TypeClaim:
+			var m wire.Claims
+			_ = m.Decode(body)
+			for _, c := range m.Entries {
+				ids = append(ids, fmt.Sprintf("%v@e%s/v%d %s", c.ID, fmtEpoch(c.Epoch), c.Version, [...]string{"ask", "granted", "refused"}[c.Answer]))
 			}
 		case wire.TypeBackupAck:
 			var m wire.BackupAcks

@@ -230,6 +230,10 @@ func (m *Where) Decode(body []byte) error {
 // version Base the backup acknowledged, or a full state of kind Kind when
 // Base is 0), the writers' progress as of that version, and, when
 // HasHolders, the object's replica holders (sent when they change).
+// Fence, when not 0, names the object's former backup while a migration
+// waits for that node to give its copy up: should the primary die
+// meanwhile, this backup takes the object over only once that node has
+// granted it (Claim).
 type BackupState struct {
 	ID         world.ObjectID
 	Kind       world.Kind // full states only
@@ -241,6 +245,7 @@ type BackupState struct {
 	Writers    []WriterSeq
 	HasHolders bool
 	Holders    []NodeID
+	Fence      NodeID
 }
 
 // Backup is a batch of backup states from a primary node to its backup.
@@ -270,10 +275,16 @@ func AppendBackupEntry(b []byte, e *BackupState) []byte {
 	b = binary.AppendUvarint(b, uint64(e.Controller))
 	b = appendBytes(b, e.Data)
 	b = appendWriters(b, e.Writers)
-	if !e.HasHolders {
-		return append(b, 0)
+	var hc uint64
+	if e.HasHolders {
+		hc = uint64(len(e.Holders)) + 1
 	}
-	b = binary.AppendUvarint(b, uint64(len(e.Holders))+1)
+	if e.Fence != 0 {
+		b = binary.AppendUvarint(b, hc<<1|1)
+		b = binary.AppendUvarint(b, uint64(e.Fence))
+	} else {
+		b = binary.AppendUvarint(b, hc<<1)
+	}
 	for _, h := range e.Holders {
 		b = binary.AppendUvarint(b, uint64(h))
 	}
@@ -301,7 +312,13 @@ func (m *Backup) Decode(body []byte) error {
 		e.Controller = NodeID(r.u32("controller"))
 		e.Data = r.bytes("backup data")
 		e.Writers = r.writers(nil)
-		if n := r.uvarint("holder count"); n > 0 {
+		hc := r.uvarint("holder count")
+		if hc&1 == 1 {
+			if e.Fence = NodeID(r.u32("fence")); r.err == nil && e.Fence == 0 {
+				return malformed("backup of %v: fence node 0", e.ID)
+			}
+		}
+		if n := hc >> 1; n > 0 {
 			if r.err == nil && n-1 > uint64(len(r.p)) {
 				return malformed("backup of %v: holder count %d exceeds the %d bytes left", e.ID, n-1, len(r.p))
 			}
@@ -497,3 +514,66 @@ func BeginBackup(b []byte) ([]byte, int) { return beginFrame(b, TypeBackup) }
 
 // EndBackup finishes the frame BeginBackup started.
 func EndBackup(b []byte, mark int) []byte { return endFrame(b, mark) }
+
+// ClaimAnswer is what a Claim entry says.
+type ClaimAnswer uint8
+
+// The answers of a Claim entry.
+const (
+	// ClaimAsk: the sender, a fence's new backup whose primary died,
+	// asks the former backup whether it may take the object over.
+	ClaimAsk ClaimAnswer = iota
+	// ClaimGranted: the former backup holds no copy that could take the
+	// object over (it gave it up, now or before): the asker may.
+	ClaimGranted
+	// ClaimRefused: the former backup holds a newer copy, or took the
+	// object over itself: the asker drops its copy.
+	ClaimRefused
+	numClaimAnswers
+)
+
+// Claim settles which of two backups takes an object over when its
+// primary dies during a migration's fence: object ID at epoch Epoch (the
+// dead primary's), the asker holding version Version of its state.
+type Claim struct {
+	ID      world.ObjectID
+	Epoch   uint32
+	Version uint64
+	Answer  ClaimAnswer
+}
+
+// Claims is a batch of claims or answers.
+type Claims struct{ Entries []Claim }
+
+// AppendClaims appends m as one frame.
+func AppendClaims(b []byte, m *Claims) []byte {
+	b, start := beginFrame(b, TypeClaim)
+	for _, e := range m.Entries {
+		b = appendID(b, e.ID)
+		b = binary.AppendUvarint(b, uint64(e.Epoch))
+		b = binary.AppendUvarint(b, e.Version)
+		b = append(b, byte(e.Answer))
+	}
+	return endFrame(b, start)
+}
+
+// Decode decodes a Claim frame body into m.
+func (m *Claims) Decode(body []byte) error {
+	r := reader{p: body}
+	m.Entries = m.Entries[:0]
+	for r.more() {
+		e := Claim{ID: r.id(), Epoch: r.u32("epoch"), Version: r.uvarint("version")}
+		a := r.fixed(1, "answer")
+		if r.err != nil {
+			return r.err
+		}
+		if e.Version == 0 {
+			return malformed("claim of %v has version 0", e.ID)
+		}
+		if e.Answer = ClaimAnswer(a[0]); e.Answer >= numClaimAnswers {
+			return malformed("claim of %v: answer %d", e.ID, a[0])
+		}
+		m.Entries = append(m.Entries, e)
+	}
+	return r.err
+}

@@ -35,6 +35,9 @@ func init() {
 			func(b []byte, m any) []byte { return AppendHeartbeat(b, m.(*Heartbeat)) },
 			func(p []byte) (any, error) { m := &Heartbeat{}; return m, m.Decode(p) }},
 	)
+	codecs = append(codecs, codec{TypeClaim, func(r *rand.Rand) any { return randClaims(r) },
+		func(b []byte, m any) []byte { return AppendClaims(b, m.(*Claims)) },
+		func(p []byte) (any, error) { m := &Claims{}; return m, m.Decode(p) }})
 	for _, t := range []Type{TypeMigrateAck, TypeRelease} {
 		codecs = append(codecs, codec{t, func(r *rand.Rand) any { return randEpochs(r) },
 			func(b []byte, m any) []byte { return AppendEpochs(b, t, m.(*Epochs)) },
@@ -130,7 +133,19 @@ func randBackupState(r *rand.Rand) BackupState {
 			e.Holders = append(e.Holders, randNode(r))
 		}
 	}
+	if r.IntN(4) == 0 {
+		e.Fence = max(1, randNode(r))
+	}
 	return e
+}
+
+func randClaims(r *rand.Rand) *Claims {
+	m := &Claims{}
+	for range randN(r) {
+		m.Entries = append(m.Entries, Claim{ID: randID(r), Epoch: randEpoch(r), Version: randVersion(r),
+			Answer: ClaimAnswer(r.IntN(int(numClaimAnswers)))})
+	}
+	return m
 }
 
 func randBackup(r *rand.Rand) *Backup {
@@ -183,11 +198,12 @@ func FuzzWriteAcks(f *testing.F)  { fuzzType(f, TypeWriteAcks) }
 func FuzzHeartbeat(f *testing.F)  { fuzzType(f, TypeHeartbeat) }
 func FuzzProbe(f *testing.F)      { fuzzType(f, TypeProbe) }
 func FuzzProbeReply(f *testing.F) { fuzzType(f, TypeProbeReply) }
+func FuzzClaim(f *testing.F)      { fuzzType(f, TypeClaim) }
 
 // authorityTypes are the frame types of authority.go and the Writes frame
 // whose format changed with them.
 var authorityTypes = []Type{TypeWrites, TypeMigrate, TypeMigrateAck, TypeWhere, TypeBackup, TypeBackupAck,
-	TypeWriteAcks, TypeHeartbeat, TypeProbe, TypeProbeReply, TypeRelease}
+	TypeWriteAcks, TypeHeartbeat, TypeProbe, TypeProbeReply, TypeRelease, TypeClaim}
 
 // TestAuthorityCodecs: every authority type is in the codec table (so
 // the generic round trip and fuzz checks cover it), and is accounted
@@ -211,7 +227,7 @@ func TestAuthorityCodecs(t *testing.T) {
 		}
 	}
 	for _, typ := range []Type{TypeMigrateAck, TypeBackup, TypeBackupAck, TypeHeartbeat,
-		TypeProbe, TypeProbeReply, TypeRelease} {
+		TypeProbe, TypeProbeReply, TypeRelease, TypeClaim} {
 		if typ.Class() != ClassControl {
 			t.Errorf("%v is accounted as %v, want control", typ, typ.Class())
 		}
@@ -258,6 +274,9 @@ func TestAuthorityTruncated(t *testing.T) {
 				m.Entries = m.Entries[:min(len(m.Entries), 1)]
 				header = 0
 			case *BackupAcks:
+				m.Entries = m.Entries[:min(len(m.Entries), 1)]
+				header = 0
+			case *Claims:
 				m.Entries = m.Entries[:min(len(m.Entries), 1)]
 				header = 0
 			case *WriteAcks:
@@ -373,7 +392,9 @@ func TestAuthorityDecodeRejects(t *testing.T) {
 		// The valid bodies the cases below change, which must decode.
 		{"writes valid", TypeWrites, b(1, 2, 0, 1, 5, 3, 2, 0), ""},
 		{"migrate valid", TypeMigrate, mig(b(1, 7, 2, 3), b(1, 4, 9)), ""},
-		{"backup valid", TypeBackup, bk(b(0, 1), b(2, 4)), ""},
+		{"backup valid", TypeBackup, bk(b(0, 1), b(4, 4)), ""},
+		{"backup fence valid", TypeBackup, bk(b(0, 1), b(5, 9, 4)), ""},
+		{"claim valid", TypeClaim, b(1, 5, 3, 2, 1), ""},
 		{"backup delta valid", TypeBackup, bk(b(3), b(0)), ""},
 		{"where valid", TypeWhere, b(1, 5, 3, 4), ""},
 		{"epochs valid", TypeRelease, b(1, 5, 3), ""},
@@ -420,9 +441,12 @@ func TestAuthorityDecodeRejects(t *testing.T) {
 		{"backup base distance one beyond", TypeBackup, bk(b(4), b(0)), "base distance 4 from version 3"},
 		{"backup full state kind 0", TypeBackup, bk(b(0, 0), b(0)), "kind 0"},
 		{"backup epoch beyond 32 bits", TypeBackup, cat(b(1, 5), big32, b(3, 1, 0, 0, 0, 0)), "exceeds 32 bits"},
-		{"backup holder count beyond the bytes left", TypeBackup, bk(b(1), b(4, 7, 8)), "holder count 3 exceeds the 2 bytes left"},
+		{"backup holder count beyond the bytes left", TypeBackup, bk(b(1), b(8, 7, 8)), "holder count 3 exceeds the 2 bytes left"},
 		{"backup holder count overlong", TypeBackup, bk(b(1), overlong), "overlong"},
-		{"backup holder beyond 32 bits", TypeBackup, bk(b(1), cat(b(2), big32)), "exceeds 32 bits"},
+		{"backup holder beyond 32 bits", TypeBackup, bk(b(1), cat(b(4), big32)), "exceeds 32 bits"},
+		{"backup fence node 0", TypeBackup, bk(b(1), b(1, 0)), "fence node 0"},
+		{"backup fence missing", TypeBackup, bk(b(1), b(1)), "fence truncated"},
+		{"backup fence beyond 32 bits", TypeBackup, bk(b(1), cat(b(1), big32)), "exceeds 32 bits"},
 		{"backup writer incarnation beyond 16 bits", TypeBackup, cat(b(1, 5, 1, 3, 1, 0, 0, 1, 7), big16, b(3, 0)), "exceeds 16 bits"},
 		{"backup data truncated", TypeBackup, b(1, 5, 1, 3, 1, 0, 9, 1), "backup data truncated"},
 
@@ -434,6 +458,11 @@ func TestAuthorityDecodeRejects(t *testing.T) {
 		{"epochs epoch missing", TypeMigrateAck, b(1, 5), "epoch truncated"},
 		{"epochs epoch beyond 32 bits", TypeRelease, cat(b(1, 5), big32), "exceeds 32 bits"},
 		{"epochs origin beyond 32 bits", TypeRelease, cat(big32, b(5, 1)), "exceeds 32 bits"},
+
+		{"claim version 0", TypeClaim, b(1, 5, 3, 0, 1), "version 0"},
+		{"claim answer 3", TypeClaim, b(1, 5, 3, 2, 3), "answer 3"},
+		{"claim answer missing", TypeClaim, b(1, 5, 3, 2), "answer truncated"},
+		{"claim epoch beyond 32 bits", TypeClaim, cat(b(1, 5), big32, b(2, 0)), "exceeds 32 bits"},
 
 		{"backup ack version missing", TypeBackupAck, b(1, 5, 3), "version truncated"},
 		{"backup ack epoch beyond 32 bits", TypeBackupAck, cat(b(1, 5), big32, b(0)), "exceeds 32 bits"},

@@ -16,8 +16,10 @@ import (
 // fixed-point grid (see Grid); version 5 a ring route's Hint in three bytes
 // (HintOf), its class in its hops' varint, and a locator message's Sent
 // modulo TimeWrap (Locate.Unwrap); version 6 a directory publication's
-// velocity (Pub.Vel), and its node only when that is not its ID's origin.
-const Version byte = 7
+// velocity (Pub.Vel), and its node only when that is not its ID's origin;
+// version 7 the authority messages; version 8 a backup's fence
+// (BackupState.Fence) and TypeClaim.
+const Version byte = 8
 
 // Type is the type byte of one frame (one message) inside a payload.
 type Type uint8
@@ -70,6 +72,7 @@ const (
 	TypeProbe      // node → witness or suspect: is this node alive? (Probe)
 	TypeProbeReply // witness or suspect → node: the answer (Probe)
 	TypeRelease    // primary → former backup: stop backing these objects up (Epochs)
+	TypeClaim      // a fence's new backup ↔ its former backup: may I take the object over? (Claims)
 	numTypes
 )
 
@@ -77,7 +80,7 @@ var typeNames = [...]string{"", "updates", "acks", "writes", "register", "drop",
 	"handoff", "publish", "subscribe", "match", "ring-route", "ring-join-reply", "ring-stabilize",
 	"ring-stabilize-reply", "ring-leave", "ring-ping", "ring-pong", "ring-owner", "ring-split", "ring-split-reply", "locate",
 	"dormant", "migrate", "migrate-ack", "where", "backup", "backup-ack", "write-acks", "heartbeat",
-	"probe", "probe-reply", "release"}
+	"probe", "probe-reply", "release", "claim"}
 
 // String returns the type's lower-case name.
 func (t Type) String() string {
@@ -97,7 +100,7 @@ func (t Type) Class() Class {
 		return ClassDiscovery
 	case TypeMatch:
 		return ClassMatching
-	case TypeHandoff, TypeMigrateAck, TypeBackup, TypeBackupAck, TypeHeartbeat, TypeProbe, TypeProbeReply, TypeRelease:
+	case TypeHandoff, TypeMigrateAck, TypeBackup, TypeBackupAck, TypeHeartbeat, TypeProbe, TypeProbeReply, TypeRelease, TypeClaim:
 		return ClassControl
 	case TypeRingRoute:
 		return ClassDiscovery // the ring commits a routed frame under its payload's class

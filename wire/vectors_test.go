@@ -90,7 +90,7 @@ func TestProtocolVectors(t *testing.T) {
 	backup := wire.Backup{Entries: []wire.BackupState{
 		{ID: a, Kind: 1, Epoch: 1, Version: 13, Controller: 1, Data: full, Writers: []wire.WriterSeq{{Node: 4, Inc: 1, Seq: 9}},
 			HasHolders: true, Holders: []wire.NodeID{4, 1}},
-		{ID: b, Epoch: 3, Version: 7, Base: 6, Controller: 1, Data: delta},
+		{ID: b, Epoch: 3, Version: 7, Base: 6, Controller: 1, Data: delta, Fence: 4},
 	}}
 	backupAck := wire.BackupAcks{Entries: []wire.BackupAck{{ID: a, Epoch: 1, Version: 13}, {ID: b, Epoch: 3, Version: 0, Resync: true}}}
 	writeAcks := wire.WriteAcks{Inc: 1, Entries: []wire.WriteAck{{ID: c, Seq: 9}}}
@@ -98,6 +98,8 @@ func TestProtocolVectors(t *testing.T) {
 	probe := wire.Probe{Entries: []wire.Liveness{{Node: 2}}}
 	probeReply := wire.Probe{Entries: []wire.Liveness{{Node: 2, Alive: false, Ago: 1500 * time.Millisecond}, {Node: 7, Alive: true, Ago: 20 * time.Millisecond}}}
 	release := wire.Epochs{Entries: []wire.Epoch{{ID: c, Epoch: 2}}}
+	claim := wire.Claims{Entries: []wire.Claim{{ID: b, Epoch: 3, Version: 7}}}
+	grant := wire.Claims{Entries: []wire.Claim{{ID: b, Epoch: 3, Version: 7, Answer: wire.ClaimGranted}}}
 
 	made := map[string][]byte{
 		"wire/updates":     payload(func(p []byte) []byte { return wire.AppendUpdates(p, &updates) }),
@@ -117,6 +119,8 @@ func TestProtocolVectors(t *testing.T) {
 		"wire/probe":       payload(func(p []byte) []byte { return wire.AppendProbe(p, wire.TypeProbe, &probe) }),
 		"wire/probe-reply": payload(func(p []byte) []byte { return wire.AppendProbe(p, wire.TypeProbeReply, &probeReply) }),
 		"wire/release":     payload(func(p []byte) []byte { return wire.AppendEpochs(p, wire.TypeRelease, &release) }),
+		"wire/claim":       payload(func(p []byte) []byte { return wire.AppendClaims(p, &claim) }),
+		"wire/claim-grant": payload(func(p []byte) []byte { return wire.AppendClaims(p, &grant) }),
 		"wire/two-frames": payload(
 			func(p []byte) []byte { return wire.AppendIDs(p, wire.TypeDormant, &dormant) },
 			func(p []byte) []byte { return wire.AppendAcks(p, &acks) }),
@@ -206,6 +210,8 @@ func TestProtocolVectors(t *testing.T) {
 		{"wire/probe", wire.TypeProbe, &wire.Probe{}, &probe},
 		{"wire/probe-reply", wire.TypeProbeReply, &wire.Probe{}, &probeReply},
 		{"wire/release", wire.TypeRelease, &wire.Epochs{}, &release},
+		{"wire/claim", wire.TypeClaim, &wire.Claims{}, &claim},
+		{"wire/claim-grant", wire.TypeClaim, &wire.Claims{}, &grant},
 	}
 	for _, d := range decoded {
 		if err := d.dst.Decode(frames(d.name, d.typ)[0]); err != nil || !reflect.DeepEqual(d.dst, d.want) {

@@ -192,6 +192,15 @@ type bcopy struct {
 	// travels, so a lost copy must not cost a round trip more, and a
 	// migration is a few hundred bytes, and rare.
 	mig *wire.Migration
+	// fence is, while a migration of the object to this node waits for
+	// its former backup's release, that node (0: none): this copy takes
+	// the object over only with its grant (claim.go).
+	fence wire.NodeID
+	// claim is the pending takeover of a fenced copy, its primary dead.
+	claim *claim
+	// refused: this node refused a fence's claim with a newer copy, and
+	// must take the object over.
+	refused bool
 }
 
 type whereMsg struct {
@@ -243,6 +252,8 @@ type authState struct {
 	whereq   []whereMsg
 	epochq   []epochMsg
 	baq      []backupAckMsg
+	claimq   []claimMsg
+	cls      wire.Claims
 	wackq    []wackMsg
 	health   health
 	mig      wire.Migrate
@@ -913,6 +924,7 @@ func (s *Store) backupIn(now time.Duration, from wire.NodeID, m *wire.BackupStat
 	if m.HasHolders {
 		b.holders = append(b.holders[:0], m.Holders...)
 	}
+	b.fence = m.Fence
 	b.heard = now
 	s.au.health.watch(from, now)
 	// The primary takes what it sent as received (it sends deltas from
@@ -1005,6 +1017,10 @@ func (s *Store) flushBackups(now time.Duration) {
 		if b.mig != nil {
 			s.au.health.watch(b.primary, now)
 			s.au.pendMig = append(s.au.pendMig, migMsg{to: b.primary, m: *b.mig})
+			continue
+		}
+		if b.claim != nil {
+			s.flushClaim(now, id, b)
 			continue
 		}
 		if b.mig == nil && now-b.heard > 10*time.Second && !s.au.health.suspected(b.primary) {
@@ -1104,6 +1120,11 @@ func (s *Store) flushBackup(now time.Duration, e *entry, a *auth) {
 		return
 	}
 	m := wire.BackupState{ID: e.id, Epoch: e.epoch, Version: e.version, Controller: e.controller}
+	if f, ok := s.au.fences[e.id]; ok && f.to == a.backup {
+		if r, ok := s.au.rels[e.id]; ok && r.fence {
+			m.Fence = r.to
+		}
+	}
 	// A delta from the version last sent, taken as received (a backup
 	// that missed it asks for a resync from what it has).
 	var base *world.State

@@ -107,6 +107,18 @@ func (s *Store) encodeAuth(now time.Duration, o *wire.Outbox) {
 		}
 		s.au.baq = s.au.baq[:0]
 	}
+	if q := s.au.claimq; len(q) > 0 {
+		slices.SortStableFunc(q, func(a, b claimMsg) int { return cmp.Compare(a.to, b.to) })
+		for i := 0; i < len(q); {
+			to := q[i].to
+			s.au.cls.Entries = s.au.cls.Entries[:0]
+			for ; i < len(q) && q[i].to == to && len(s.au.cls.Entries) < 100; i++ {
+				s.au.cls.Entries = append(s.au.cls.Entries, q[i].c)
+			}
+			o.Commit(to, wire.ClassControl, wire.AppendClaims(o.Buf(), &s.au.cls))
+		}
+		s.au.claimq = s.au.claimq[:0]
+	}
 	if q := s.au.wackq; len(q) > 0 {
 		slices.SortStableFunc(q, func(a, b wackMsg) int { return cmp.Or(cmp.Compare(a.to, b.to), cmp.Compare(a.inc, b.inc)) })
 		for i := 0; i < len(q); {
@@ -137,7 +149,7 @@ func sortedIDs[V any](m map[world.ObjectID]V) []world.ObjectID {
 // authQueued reports whether authority messages wait to be sent.
 func (s *Store) authQueued() bool {
 	a := &s.au
-	return len(a.whereq)+len(a.pendMig)+len(a.epochq)+len(a.backupq)+len(a.baq)+len(a.wackq)+len(a.health.probeq) > 0
+	return len(a.whereq)+len(a.pendMig)+len(a.epochq)+len(a.backupq)+len(a.baq)+len(a.claimq)+len(a.wackq)+len(a.health.probeq) > 0
 }
 
 // FlushAuthority commits at once the authority messages queued outside a

@@ -193,12 +193,17 @@ func (s *Store) failover(now time.Duration, n wire.NodeID) {
 		b := s.au.bk[id]
 		// A copy the primary stopped refreshing long before it died was
 		// released (the release lost): it must not take over.
-		if b.mig == nil && lastHeard-b.heard > releasedAfter {
+		if b.mig == nil && lastHeard-b.heard > releasedAfter && !b.refused {
 			delete(s.au.bk, id)
+			continue
+		}
+		if b.fence != 0 && b.mig == nil && !s.au.health.isDead(b.fence) {
+			s.startClaim(now, id, b, n)
 			continue
 		}
 		s.promote(now, id, b, n)
 	}
+	s.fenceDead(now, n)
 	for _, id := range sortedIDs(s.au.rels) {
 		if r := s.au.rels[id]; r.fence && r.to == n {
 			delete(s.au.rels, id) // found dead by a majority: it cannot take the object over

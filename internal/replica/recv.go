@@ -14,7 +14,7 @@ func Handles(t wire.Type) bool {
 	case wire.TypeUpdates, wire.TypeAcks, wire.TypeWrites, wire.TypeRegister, wire.TypeDormant, wire.TypeDrop,
 		wire.TypeDelete, wire.TypeHandoff,
 		wire.TypeMigrate, wire.TypeMigrateAck, wire.TypeWhere, wire.TypeBackup, wire.TypeBackupAck, wire.TypeWriteAcks,
-		wire.TypeHeartbeat, wire.TypeProbe, wire.TypeProbeReply, wire.TypeRelease:
+		wire.TypeHeartbeat, wire.TypeProbe, wire.TypeProbeReply, wire.TypeRelease, wire.TypeClaim:
 		return true
 	}
 	return false
@@ -134,6 +134,13 @@ func (s *Store) handle(now time.Duration, from wire.NodeID, t wire.Type, body []
 			} else {
 				s.releaseIn(now, from, e)
 			}
+		}
+	case wire.TypeClaim:
+		if err := s.au.cls.Decode(body); err != nil || !apply {
+			return err
+		}
+		for _, c := range s.au.cls.Entries {
+			s.claimIn(now, from, c)
 		}
 	case wire.TypeWhere:
 		if err := s.au.wh.Decode(body); err != nil || !apply {

@@ -249,6 +249,7 @@ type Stats struct {
 	MigrationsAborted int64 // migrations given up (the old backup did not release the object in time)
 	Installs          int64 // primaries taken over by migration
 	Promotions        int64 // backups promoted after their primary's node died
+	Claims            int64 // takeovers held back for a migration fence's former backup (claim.go)
 	StepDowns         int64 // primaries that stepped down for a higher epoch
 	WritesMade        int64 // writes this node made to objects it does not hold the primary of
 	WritesResent      int64 // of the writes sent, resent (not acknowledged in time)
