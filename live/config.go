@@ -13,6 +13,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/overworld/overworld/geo"
+	"github.com/overworld/overworld/node"
 	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/world"
 )
@@ -103,9 +104,8 @@ type PeerConfig struct {
 	City string `toml:"city"`
 }
 
-// MaxNodeID is the largest node ID a daemon accepts: a node's object IDs
-// carry its ID in 16 bits beside its incarnation (node.Config.Incarnation).
-const MaxNodeID = 1<<16 - 1
+// MaxNodeID is the largest node ID a daemon accepts (node.MaxID).
+const MaxNodeID = node.MaxID
 
 // DefaultDrainTimeout is drain_timeout's default: long enough for a
 // migration that waits for an old backup's release (at most 2 s) and a
@@ -117,7 +117,7 @@ const DefaultDrainTimeout = 5 * time.Second
 const DefaultConfigTOML = `# overworld node configuration (TOML). Every field is shown with its default.
 # Relative paths are relative to this file's directory.
 
-# This node's ID (1 to 65535): unique in the cluster, and the ID its
+# This node's ID (1 to 32767): unique in the cluster, and the ID its
 # certificate names.
 id = 1
 # Directory for the node's files (created if missing): the incarnation
@@ -279,7 +279,7 @@ func (c DaemonConfig) Validate() (DaemonConfig, error) {
 		return c, fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, args...))
 	}
 	if c.ID < 1 || c.ID > MaxNodeID {
-		return bad("id %d: want 1 to %d (object IDs carry the node ID in 16 bits, beside its incarnation)", c.ID, MaxNodeID)
+		return bad("id %d: want 1 to %d (an object's epoch names its node in 15 bits)", c.ID, MaxNodeID)
 	}
 	if !(c.FrameRate >= 0.1 && c.FrameRate <= 1000) {
 		return bad("frame_rate %v: want 0.1 to 1000", c.FrameRate)

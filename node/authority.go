@@ -10,6 +10,10 @@ import (
 	"github.com/overworld/overworld/world"
 )
 
+// MaxID is the largest node ID a node accepts: an object's epoch names the
+// node that began it in 15 bits.
+const MaxID = replica.MaxNode
+
 // Migrate hands local primary id, and the primaries attached to it
 // (world.Attacher), to node to at time now: the state, the writers'
 // progress and the replica holders move, the epoch rises by one, holders

@@ -50,13 +50,18 @@ import (
 // state as a full state.
 const ForkGap = 1 << 20
 
+// MaxNode is the largest node ID a store accepts: an epoch names the node
+// that began it in 15 bits (nextEpoch).
+const MaxNode = 1<<15 - 1
+
 // nextEpoch returns the epoch after e of an object whose next primary is
 // node n, by a migration or, if promoted, a failover: the counter in the
 // high 16 bits rises by one, bit 15 says which, and the low 15 bits name
 // n. Two nodes never make the same epoch of an object, nor one node by a
 // migration and a failover, so two primaries of one epoch cannot exist
 // even when a partition lets two lineages grow apart (the higher epoch
-// wins when they meet). Node IDs must be below 32768 for this to hold.
+// wins when they meet). Node IDs are at most MaxNode for this to hold
+// (Config.Validate checks Self).
 func nextEpoch(e uint32, n wire.NodeID, promoted bool) uint32 {
 	p := uint32(0)
 	if promoted {

@@ -185,6 +185,9 @@ func (c Config) Validate() (Config, error) {
 	if c.Registry == nil {
 		return c, fmt.Errorf("%w: no Registry", ErrConfig)
 	}
+	if c.Self > MaxNode {
+		return c, fmt.Errorf("%w: node ID %d: an epoch names its node in 15 bits (IDs up to %d)", ErrConfig, c.Self, MaxNode)
+	}
 	fill := func(v *time.Duration, def time.Duration, name string) error {
 		if *v == 0 {
 			*v = def

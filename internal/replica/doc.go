@@ -72,7 +72,7 @@
 // primary is replicated on every node that holds the other (its holders are
 // mirrored each Flush), without discovery, and migrates with it.
 //
-// Authority (authority.go, writes.go, health.go): every object has an
+// Authority (authority.go, writes.go, health.go, claim.go): every object has an
 // epoch; a primary migrates between nodes with its state, writers'
 // progress and holders, leaving a forwarding reference; the node that
 // created an object (its home) binds it to its current primary, the name
@@ -80,7 +80,8 @@
 // numbers and are applied once and acknowledged once backed up; with
 // Config.Failover each primary keeps a warm backup on another node, and a
 // backup promotes itself when a majority of the cluster finds the
-// primary's node dead. No library does this for a sans-IO game object
+// primary's node dead (a migration's fenced backup only once the former
+// backup grants it). No library does this for a sans-IO game object
 // store, so it is written here; the failure detector follows SWIM's
 // indirect probes (Das, Gupta and Motivala, 2002) with a majority quorum.
 package replica

@@ -89,6 +89,7 @@ func TestConfigValidate(t *testing.T) {
 		{Registry: registry, RetransmitAfter: -time.Second},
 		{Registry: registry, KeepalivePeriod: 6 * time.Second},
 		{Registry: registry, RegisterPeriod: 7 * time.Second},
+		{Registry: registry, Self: MaxNode + 1}, // its epochs would collide with node Self - 32768's failovers
 	}
 	for i, c := range bad {
 		if _, err := c.Validate(); !errors.Is(err, ErrConfig) {
