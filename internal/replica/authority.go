@@ -3,6 +3,7 @@ package replica
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -201,6 +202,10 @@ type bcopy struct {
 	// its former backup's release, that node (0: none): this copy takes
 	// the object over only with its grant (claim.go).
 	fence wire.NodeID
+	// granted: the fence's former backup gave its copy up for this one;
+	// askAt: when it was last asked (claim.go).
+	granted bool
+	askAt   time.Duration
 	// claim is the pending takeover of a fenced copy, its primary dead.
 	claim *claim
 	// refused: this node refused a fence's claim with a newer copy, and
@@ -224,10 +229,13 @@ type backupAckMsg struct {
 	a  wire.BackupAck
 }
 
+// relMark: until until, backup states from node from of an epoch below
+// epoch, or of epoch up to version, are stale (a copy given up).
 type relMark struct {
-	from  wire.NodeID
-	epoch uint32
-	until time.Duration
+	from    wire.NodeID
+	epoch   uint32
+	version uint64
+	until   time.Duration
 }
 
 // forever is a release's expiry that only its confirmation or its
@@ -891,7 +899,7 @@ func (s *Store) backupIn(now time.Duration, from wire.NodeID, m *wire.BackupStat
 		s.au.whereq = append(s.au.whereq, whereMsg{to: from, l: wire.Location{ID: m.ID, Epoch: b.epoch, Node: b.primary}})
 		return nil
 	}
-	if r, ok := s.au.relIn[m.ID]; ok && r.from == from && m.Epoch <= r.epoch && now < r.until {
+	if r, ok := s.au.relIn[m.ID]; ok && r.from == from && (m.Epoch < r.epoch || m.Epoch == r.epoch && m.Version <= r.version) && now < r.until {
 		s.stats.Ignored++ // released
 		return nil
 	}
@@ -929,7 +937,10 @@ func (s *Store) backupIn(now time.Duration, from wire.NodeID, m *wire.BackupStat
 	if m.HasHolders {
 		b.holders = append(b.holders[:0], m.Holders...)
 	}
-	b.fence = m.Fence
+	if b.fence != m.Fence {
+		b.fence, b.granted, b.askAt = m.Fence, false, 0
+	}
+	s.askFence(now, m.ID, b)
 	b.heard = now
 	s.au.health.watch(from, now)
 	// The primary takes what it sent as received (it sends deltas from
@@ -994,7 +1005,7 @@ func (s *Store) releaseIn(now time.Duration, from wire.NodeID, ep wire.Epoch) {
 	// copy again.
 	// (A second: longer than a trip; a primary whose migration was given
 	// up sends its full state again after that.)
-	s.au.relIn[ep.ID] = relMark{from: from, epoch: ep.Epoch, until: now + time.Second}
+	s.au.relIn[ep.ID] = relMark{from: from, epoch: ep.Epoch, version: math.MaxUint64, until: now + time.Second}
 	s.au.baq = append(s.au.baq, backupAckMsg{to: from, a: wire.BackupAck{ID: ep.ID, Epoch: ep.Epoch}})
 }
 
@@ -1025,9 +1036,11 @@ func (s *Store) flushBackups(now time.Duration) {
 			continue
 		}
 		if b.claim != nil {
-			s.flushClaim(now, id, b)
+			s.au.health.watch(b.fence, now)
+			s.askFence(now, id, b)
 			continue
 		}
+		s.askFence(now, id, b)
 		if b.mig == nil && now-b.heard > 10*time.Second && !s.au.health.suspected(b.primary) {
 			delete(s.au.bk, id) // a released copy whose release was lost
 		}

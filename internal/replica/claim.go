@@ -9,17 +9,23 @@ import (
 
 // A migration's fence leaves two nodes with a copy that could take the
 // object over: the migration's target, already the backup, and the former
-// backup, until it confirms that it gave its copy up. Should the primary
-// die in between, the target asks the former backup first (a Claim), and
-// the two copies never both become the primary:
+// backup, until it gives its copy up. The two copies never both become the
+// primary:
 //
-//   - the target takes the object over only when granted, or when a
-//     majority finds the former backup dead;
-//   - the former backup grants only by giving its own copy up, and refuses
-//     when it took the object over or holds a newer version of that epoch
-//     (a fence that was given up made it the backup again), in which case
-//     it takes the object over itself, however long ago its copy was
-//     refreshed.
+//   - the target asks the former backup as soon as it holds a fenced copy
+//     (a Claim), resent until answered; the former backup grants by giving
+//     its own copy up (what the primary's release asks of it anyway), and
+//     refuses when it took the object over or holds a newer version of
+//     that epoch (a fence that was given up made it the backup again);
+//   - should the primary die, the target takes the object over at once if
+//     it was granted and its copy is fresh; otherwise it asks again and
+//     waits for the answer, or for a majority to find the former backup
+//     dead;
+//   - a former backup that refused takes the object over itself, however
+//     long ago its copy was refreshed.
+//
+// Asking before the primary dies keeps the answer's round trip out of the
+// failover in the common case.
 
 type claimMsg struct {
 	to wire.NodeID
@@ -28,26 +34,39 @@ type claimMsg struct {
 
 // claim is a copy's pending takeover, waiting for its fence's grant.
 type claim struct {
-	dead   wire.NodeID // the primary's node, found dead
-	sentAt time.Duration
+	dead wire.NodeID // the primary's node, found dead
+}
+
+// grantFresh: a granted copy refreshed within this of its primary's last
+// sign of life takes the object over without asking again (a fence given
+// up since, which made the former backup the backup again, stopped the
+// refreshes and released this copy).
+const grantFresh = 2 * backupKeepalive
+
+// grantedFor is how long a former backup that granted a claim ignores
+// backup states from before the fence that were still on their way: they
+// left the primary before the fenced copy did, which the asker received
+// before it asked.
+const grantedFor = 100 * time.Millisecond
+
+// askFence asks the former backup of fenced copy b of id for its grant,
+// every WriteRetry until answered.
+func (s *Store) askFence(now time.Duration, id world.ObjectID, b *bcopy) {
+	if b.fence == 0 || b.granted && b.claim == nil || now-b.askAt < s.cfg.WriteRetry && b.askAt != 0 {
+		return
+	}
+	b.askAt = now
+	s.au.claimq = append(s.au.claimq, claimMsg{to: b.fence, c: wire.Claim{ID: id, Epoch: b.epoch, Version: b.version}})
 }
 
 // startClaim holds back the takeover of copy b of id, its primary n dead,
 // until its fence's former backup grants it.
 func (s *Store) startClaim(now time.Duration, id world.ObjectID, b *bcopy, n wire.NodeID) {
-	b.claim = &claim{dead: n, sentAt: now - s.cfg.WriteRetry}
+	b.claim = &claim{dead: n}
+	b.askAt = 0 // ask at once
 	s.stats.Claims++
-	s.flushClaim(now, id, b)
-}
-
-// flushClaim resends the question of pending claim b of id.
-func (s *Store) flushClaim(now time.Duration, id world.ObjectID, b *bcopy) {
 	s.au.health.watch(b.fence, now)
-	if now-b.claim.sentAt < s.cfg.WriteRetry {
-		return
-	}
-	b.claim.sentAt = now
-	s.au.claimq = append(s.au.claimq, claimMsg{to: b.fence, c: wire.Claim{ID: id, Epoch: b.epoch, Version: b.version}})
+	s.askFence(now, id, b)
 }
 
 // fenceDead takes over the objects whose claims waited for node n's
@@ -64,14 +83,17 @@ func (s *Store) fenceDead(now time.Duration, n wire.NodeID) {
 func (s *Store) claimIn(now time.Duration, from wire.NodeID, c wire.Claim) {
 	b := s.au.bk[c.ID]
 	if c.Answer != wire.ClaimAsk {
-		if b == nil || b.claim == nil || b.fence != from || b.epoch != c.Epoch {
+		if b == nil || b.fence != from || b.epoch != c.Epoch {
 			s.stats.Ignored++
 			return
 		}
-		if c.Answer == wire.ClaimGranted {
-			s.promote(now, c.ID, b, b.claim.dead)
-		} else {
+		switch {
+		case c.Answer == wire.ClaimRefused:
 			delete(s.au.bk, c.ID)
+		case b.claim != nil:
+			s.promote(now, c.ID, b, b.claim.dead)
+		default:
+			b.granted = true
 		}
 		return
 	}
@@ -79,18 +101,17 @@ func (s *Store) claimIn(now time.Duration, from wire.NodeID, c wire.Claim) {
 	switch e := s.objs.Get(c.ID); {
 	case e != nil && e.primary && e.epoch > c.Epoch:
 		answer = wire.ClaimRefused // taken over here already
-	case b != nil && b.epoch == c.Epoch && b.version > c.Version && b.claim == nil:
+	case b != nil && b.epoch == c.Epoch && b.version > c.Version && b.fence == 0:
 		answer = wire.ClaimRefused // backed up here again since: this copy is the newer
 		b.refused = true
-	case b != nil && b.epoch <= c.Epoch && b.claim == nil:
-		// Give the copy up, and do not take one again from that primary
-		// at that epoch (should it still be alive, cut off).
+	case b != nil && b.epoch <= c.Epoch && b.fence == 0:
+		// Give the copy up, and take none again from states still on
+		// their way from before the fence: for a moment, and no newer
+		// than the asker's. A later one is the primary backing the
+		// object up here again (the fence given up, or the asker found
+		// dead), which must not wait.
 		delete(s.au.bk, c.ID)
-		s.au.relIn[c.ID] = relMark{from: b.primary, epoch: c.Epoch, until: now + claimedFor}
+		s.au.relIn[c.ID] = relMark{from: b.primary, epoch: c.Epoch, version: c.Version, until: now + grantedFor}
 	}
 	s.au.claimq = append(s.au.claimq, claimMsg{to: from, c: wire.Claim{ID: c.ID, Epoch: c.Epoch, Version: c.Version, Answer: answer}})
 }
-
-// claimedFor is how long a former backup that granted a claim refuses new
-// copies from the primary it gave up.
-const claimedFor = 30 * time.Second

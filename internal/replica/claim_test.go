@@ -38,11 +38,17 @@ func TestClaimRule(t *testing.T) {
 		if s.au.bk[id] != nil {
 			t.Fatal("the former backup kept a copy that could take the object over")
 		}
-		// Its primary's states still on their way make no copy again.
-		err := s.backupIn(now+time.Millisecond, 2, &wire.BackupState{ID: id, Kind: 1, Epoch: epoch, Version: 11,
-			Data: world.AppendDelta(nil, nil, schema.NewState(id))}, true)
-		if err != nil || s.au.bk[id] != nil {
-			t.Fatalf("a backup state from the given-up primary made a copy again (%v)", err)
+		// Its primary's states still on their way from before the fence
+		// make no copy again; a newer one (the primary backing the object
+		// up here again) does.
+		full := func(v uint64) *wire.BackupState {
+			return &wire.BackupState{ID: id, Kind: 1, Epoch: epoch, Version: v, Data: world.AppendDelta(nil, nil, schema.NewState(id))}
+		}
+		if err := s.backupIn(now+time.Millisecond, 2, full(10), true); err != nil || s.au.bk[id] != nil {
+			t.Fatalf("a stale backup state from the given-up primary made a copy again (%v)", err)
+		}
+		if err := s.backupIn(now+time.Millisecond, 2, full(11), true); err != nil || s.au.bk[id] == nil {
+			t.Fatalf("a newer backup state from the primary made no copy (%v)", err)
 		}
 	})
 	t.Run("equal copy: granted", func(t *testing.T) {
@@ -112,17 +118,49 @@ func TestClaimRule(t *testing.T) {
 	})
 	t.Run("target resends, and takes over when the former backup dies", func(t *testing.T) {
 		s, b := target()
-		s.flushClaim(now+s.cfg.WriteRetry/2, id, b)
+		s.askFence(now+s.cfg.WriteRetry/2, id, b)
 		if len(s.au.claimq) != 0 {
 			t.Fatal("claim resent before WriteRetry")
 		}
-		s.flushClaim(now+s.cfg.WriteRetry, id, b)
+		s.askFence(now+s.cfg.WriteRetry, id, b)
 		if len(s.au.claimq) != 1 {
 			t.Fatal("claim not resent after WriteRetry")
 		}
 		s.fenceDead(now+time.Second, 1)
 		if e := s.objs.Get(id); e == nil || !e.primary {
 			t.Fatal("its former backup dead, the target did not take the object over")
+		}
+	})
+	t.Run("granted before the primary dies: takes over at once", func(t *testing.T) {
+		s := newStore(t, 3, func(c *Config) { c.Failover = true })
+		err := s.backupIn(now, 2, &wire.BackupState{ID: id, Kind: 1, Epoch: epoch, Version: 10, Fence: 1,
+			Data: world.AppendDelta(nil, nil, schema.NewState(id))}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.au.claimq) != 1 || s.au.claimq[0].to != 1 || s.au.claimq[0].c != ask {
+			t.Fatalf("a fenced copy asked %+v, want %+v to node 1", s.au.claimq, ask)
+		}
+		s.claimIn(now+50*time.Millisecond, 1, wire.Claim{ID: id, Epoch: epoch, Version: 10, Answer: wire.ClaimGranted})
+		if e := s.objs.Get(id); e != nil && e.primary {
+			t.Fatal("granted while its primary lives, the target took the object over")
+		}
+		s.au.claimq = s.au.claimq[:0]
+		s.au.health.get(2).heard = now
+		s.failover(now+time.Second, 2)
+		if e := s.objs.Get(id); e == nil || !e.primary || len(s.au.claimq) != 0 {
+			t.Fatalf("granted and fresh, the target did not take over at once (claims %+v)", s.au.claimq)
+		}
+	})
+	t.Run("granted but stale: asks again", func(t *testing.T) {
+		s := newStore(t, 3, func(c *Config) { c.Failover = true })
+		b := copyAt(10, 1)
+		b.granted, b.heard = true, now
+		s.au.bk[id] = b
+		s.au.health.get(2).heard = now + time.Second // refreshes stopped: a fence given up since
+		s.failover(now+2*time.Second, 2)
+		if e := s.objs.Get(id); (e != nil && e.primary) || b.claim == nil || len(s.au.claimq) != 1 {
+			t.Fatalf("a stale granted copy took over without asking (claims %+v)", s.au.claimq)
 		}
 	})
 }

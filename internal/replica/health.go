@@ -197,7 +197,7 @@ func (s *Store) failover(now time.Duration, n wire.NodeID) {
 			delete(s.au.bk, id)
 			continue
 		}
-		if b.fence != 0 && b.mig == nil && !s.au.health.isDead(b.fence) {
+		if b.fence != 0 && b.mig == nil && !s.au.health.isDead(b.fence) && !(b.granted && lastHeard-b.heard <= grantFresh) {
 			s.startClaim(now, id, b, n)
 			continue
 		}
@@ -248,7 +248,7 @@ func (s *Store) probeIn(now time.Duration, from wire.NodeID, t wire.Type, l wire
 			return
 		}
 		if p := h.peers[l.Node]; p != nil && !p.dead && now-p.heard < s.cfg.SuspectAfter/2 {
-			h.probeq = append(h.probeq, probeMsg{to: from, reply: true, l: wire.Liveness{Node: l.Node, Alive: true}})
+			h.probeq = append(h.probeq, probeMsg{to: from, reply: true, l: wire.Liveness{Node: l.Node, Alive: true, Ago: s.ago(now, p)}})
 			return
 		} else if p != nil && (p.dead || now-p.watched <= s.cfg.Heartbeat && now-p.heard >= s.cfg.SuspectAfter) {
 			// This node watches the suspect too and has not heard from it
@@ -278,10 +278,10 @@ func (s *Store) probeIn(now time.Duration, from wire.NodeID, t wire.Type, l wire
 		return
 	}
 	if l.Alive {
-		// A witness heard from it lately: the silence counts from now.
+		// A witness heard from it lately: the silence counts from then.
 		// (Not p.heard: this node has not heard from it itself, and
 		// must not tell other nodes' probes it has.)
-		p.probing, p.grace = false, now
+		p.probing, p.grace = false, now-min(l.Ago, s.cfg.SuspectAfter/2)
 		return
 	}
 	if l.Ago > 0 {
