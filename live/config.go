@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -97,11 +98,16 @@ type GameConfig struct {
 	AIBots         bool   `toml:"ai_bots"`
 }
 
-// PeerConfig is one other node of the static peer list.
+// PeerConfig is one other node of the static peer list. PlayerQUIC and
+// PlayerWS are its player endpoints as players reach them (host:port, and
+// a ws:// or wss:// URL): where this node redirects a player it hands to
+// that peer (empty: it hands none there).
 type PeerConfig struct {
-	ID   uint32 `toml:"id"`
-	Addr string `toml:"addr"`
-	City string `toml:"city"`
+	ID         uint32 `toml:"id"`
+	Addr       string `toml:"addr"`
+	City       string `toml:"city"`
+	PlayerQUIC string `toml:"player_quic"`
+	PlayerWS   string `toml:"player_ws"`
 }
 
 // MaxNodeID is the largest node ID a daemon accepts (node.MaxID).
@@ -167,7 +173,8 @@ node = "127.0.0.1:7100"
 # the name node-ID.overworld.
 player_quic = ""
 player_ws = ""
-# Admin HTTP address: /metrics (Prometheus), /healthz, /readyz. Empty: none.
+# Admin HTTP address: /metrics (Prometheus), /healthz, /readyz, /debug/world,
+# /debug/authority, and POST /admin/handoff?player=P&node=N. Empty: none.
 admin = "127.0.0.1:7180"
 
 # Mutual TLS between nodes.
@@ -215,11 +222,16 @@ slot = 1
 ai_bots = true
 
 # The static peer list: every other node of the cluster, one [[peers]]
-# table each, with its ID, node address and (for latency emulation) city.
+# table each, with its ID, node address, (for latency emulation) city, and
+# the player endpoints players reach it at, where this node redirects the
+# players it hands to it (when it drains, or told to; none: it hands none
+# there).
 # [[peers]]
 # id = 2
 # addr = "127.0.0.1:7101"
 # city = "London"
+# player_quic = "127.0.0.1:7102"
+# player_ws = "ws://127.0.0.1:7103/play"
 `
 
 // DefaultDaemonConfig returns the defaults (DefaultConfigTOML).
@@ -332,6 +344,12 @@ func (c DaemonConfig) Validate() (DaemonConfig, error) {
 		ids[p.ID] = true
 		if _, _, err := net.SplitHostPort(p.Addr); err != nil {
 			return bad("peers[%d] (node %d): addr %q: want host:port", i, p.ID, p.Addr)
+		}
+		if _, _, err := net.SplitHostPort(p.PlayerQUIC); p.PlayerQUIC != "" && err != nil {
+			return bad("peers[%d] (node %d): player_quic %q: want host:port", i, p.ID, p.PlayerQUIC)
+		}
+		if u, err := url.Parse(p.PlayerWS); p.PlayerWS != "" && (err != nil || u.Scheme != "ws" && u.Scheme != "wss" || u.Host == "") {
+			return bad("peers[%d] (node %d): player_ws %q: want a ws:// or wss:// URL", i, p.ID, p.PlayerWS)
 		}
 	}
 	switch c.Discovery.Arch {

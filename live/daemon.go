@@ -222,6 +222,7 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 		mux.HandleFunc("/readyz", d.readyz)
 		mux.HandleFunc("/debug/world", d.debugWorld)
 		mux.HandleFunc("/debug/authority", d.alog.serve)
+		mux.HandleFunc("/admin/handoff", d.serveHandOff)
 		d.admin = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	}
 	return d, nil
@@ -414,8 +415,12 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	d.log.Info("shutting down: the node stops taking players and drains")
 	var playersCut int64
+	handed := 0
 	playersDone := make(chan int64, 1)
 	if d.players != nil {
+		if err == nil && d.cfg.DrainTimeout.Duration > 0 {
+			handed = d.handOffPlayers()
+		}
 		players := d.PlayerStats().Players
 		// The last gateway frame deletes the avatars; their deletions go
 		// out with the drain's frames. The connections close meanwhile.
@@ -451,7 +456,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		sum := map[string]any{"node": d.cfg.ID, "incarnation": d.inc, "stopped": time.Now().UTC().Format(time.RFC3339Nano),
 			"frames": c.Frames.Load(), "drain": rep, "primaries_migrated": rep.Migrated, "primaries_lost": rep.Lost(),
 			"packets_lost_on_close": lost, "queue_drops": c.QueueDrops.Load(), "malformed": c.Malformed.Load(),
-			"handshake_refusals": c.Refused.Load(), "player_connections_cut": playersCut}
+			"handshake_refusals": c.Refused.Load(), "player_connections_cut": playersCut, "players_handed_off": handed}
 		if b, jerr := json.MarshalIndent(sum, "", "  "); jerr == nil {
 			if werr := os.WriteFile(filepath.Join(d.cfg.DataDir, "last-run.json"), append(b, '\n'), 0o644); werr != nil {
 				d.log.Error("writing last-run.json", "err", werr)

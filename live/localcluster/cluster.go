@@ -217,6 +217,22 @@ func Start(cfg Config) (*Cluster, error) {
 		}
 		c.admin = append(c.admin, a)
 	}
+	// The player nodes' QUIC player endpoints, which every peer's list
+	// names (where a node redirects the players it hands off).
+	playerAddr := map[wire.NodeID]string{}
+	if cfg.Players {
+		for _, id := range c.ids {
+			if id == c.infra {
+				continue
+			}
+			a, err := freeAddr("udp")
+			if err != nil {
+				return nil, err
+			}
+			playerAddr[id] = a
+			c.playerAddrs = append(c.playerAddrs, a)
+		}
+	}
 	confs := make([][]byte, total)
 	for i, id := range c.ids {
 		dc := live.DefaultDaemonConfig()
@@ -244,18 +260,13 @@ func Start(cfg Config) (*Cluster, error) {
 		if id == c.infra {
 			dc.Game.Slot = 0
 		} else if cfg.Players {
-			a, err := freeAddr("udp")
-			if err != nil {
-				return nil, err
-			}
-			c.playerAddrs = append(c.playerAddrs, a)
-			dc.Listen.PlayerQUIC = a
+			dc.Listen.PlayerQUIC = playerAddr[id]
 			dc.Players = live.PlayersConfig{CoordinatorKey: filepath.Join("coord", player.PublicKeyFile),
 				MaxPlayers: max(64, nodes*cfg.PlayersPerNode)}
 		}
 		for j, pid := range c.ids {
 			if pid != id {
-				dc.Peers = append(dc.Peers, live.PeerConfig{ID: uint32(pid), Addr: nodeAddrs[j], City: c.cities[j]})
+				dc.Peers = append(dc.Peers, live.PeerConfig{ID: uint32(pid), Addr: nodeAddrs[j], City: c.cities[j], PlayerQUIC: playerAddr[pid]})
 			}
 		}
 		if _, err := dc.Validate(); err != nil {
@@ -383,6 +394,9 @@ type LastRun struct {
 	Incarnation uint16           `json:"incarnation"`
 	Frames      int64            `json:"frames"`
 	Drain       live.DrainReport `json:"drain"`
+	// PlayersHandedOff: the players the node handed to peers as it
+	// drained (redirected, their avatars migrated).
+	PlayersHandedOff int `json:"players_handed_off"`
 }
 
 // Authority fetches node i's /debug/authority: its incarnation, its

@@ -136,6 +136,9 @@ func (b *fleetBot) session(ctx context.Context, fc FleetConfig, k, i int) error 
 
 func (b *fleetBot) run(ctx context.Context, fc FleetConfig, k, i int, c *player.Client) error {
 	c.SetIdleTimeout(fc.Idle)
+	c.SetDialer(player.RedirectDialer(func(node uint32) *tls.Config {
+		return &tls.Config{RootCAs: fc.CA.Pool, ServerName: pki.DNSName(wire.NodeID(node))}
+	}, false))
 	b.mu.Lock()
 	b.node, b.cur = i, c
 	b.joins++
@@ -168,6 +171,8 @@ func addClientStats(a, s player.ClientStats) player.ClientStats {
 	a.ObjectsSeen = max(a.ObjectsSeen, s.ObjectsSeen)
 	a.MaxInView = max(a.MaxInView, s.MaxInView)
 	a.RTT = append(a.RTT, s.RTT...)
+	a.Handoffs += s.Handoffs
+	a.HandoffGaps = append(a.HandoffGaps, s.HandoffGaps...)
 	return a
 }
 

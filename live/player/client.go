@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/overworld/overworld/world"
@@ -34,6 +35,12 @@ type ClientStats struct {
 	// RTT holds the input → state echo times: from sending an input to
 	// applying the first State that reflects it.
 	RTT []time.Duration
+	// Handoffs counts the redirects followed to another node;
+	// HandoffGaps holds, for each, the time from the last State applied
+	// before the switch to the first State applied from the new node
+	// (about one frame period when no State was missed).
+	Handoffs    int
+	HandoffGaps []time.Duration
 }
 
 // RTTQuantile returns the q-quantile of the RTT samples (0 without any).
@@ -48,23 +55,40 @@ func (s ClientStats) RTTQuantile(q float64) time.Duration {
 
 // Client is one player's connection seen from the player's side: it joins
 // with a token, keeps the View from State messages and acknowledges them,
-// and sends the inputs its Brain decides.
+// and sends the inputs its Brain decides. When the node hands the player
+// to another node (Redirect) and the client has a dialer (SetDialer), it
+// rejoins there and switches once the new node's first State arrives.
 type Client struct {
+	token []byte
+	start time.Time
+	dial  func(ctx context.Context, r Redirect) (Conn, error)
+
+	welcome atomic.Pointer[Welcome] // the current leg's (Welcome may run inside Do)
+
+	mu      sync.Mutex // guards the legs, stats, sentAt, sent, echoed and writes
+	cur     *leg       // the node the client plays on
+	next    *leg       // the node it is being handed to (nil: none)
+	stats   ClientStats
+	seen    map[world.ObjectID]bool
+	seq     uint64
+	echoed  uint64
+	sentAt  [256]time.Time
+	sent    [256][]byte // the inputs by seq, to send again after a handoff
+	wbuf    []byte
+	applied time.Time // when the last State was applied
+
+	arrived  chan struct{} // a State was applied (Run's input timing)
+	redirect chan Redirect // the node asked the client to move
+	switched chan *leg     // the new node's first State applied: the old leg to leave
+	idle     time.Duration // see SetIdleTimeout
+}
+
+// leg is one connection to a node and what the client sees through it.
+type leg struct {
 	conn    Conn
 	welcome Welcome
-	start   time.Time
-
-	mu     sync.Mutex // guards view, stats, sentAt, echoed and writes
-	view   *View
-	stats  ClientStats
-	seen   map[world.ObjectID]bool
-	seq    uint64
-	echoed uint64
-	sentAt [256]time.Time
-	wbuf   []byte
-
-	arrived chan struct{} // a State was applied (Run's input timing)
-	idle    time.Duration // see SetIdleTimeout
+	view    *View
+	rerr    chan error // its reader's end
 }
 
 // ErrSilent is Run's error when the node sent no State for the idle
@@ -85,15 +109,28 @@ func Join(ctx context.Context, conn Conn, token []byte) (*Client, error) {
 	if err := conn.WriteMessage(ctx, AppendJoin(nil, token)); err != nil {
 		return nil, fmt.Errorf("player: sending join: %w", err)
 	}
+	w, err := awaitJoinOK(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{token: append([]byte(nil), token...), start: time.Now(),
+		cur: &leg{conn: conn, welcome: w, view: NewView(w.Registry, w.History)}, seen: map[world.ObjectID]bool{}}
+	c.stats.Player, c.stats.Avatar = w.Player, w.Avatar
+	c.welcome.Store(&w)
+	return c, nil
+}
+
+// awaitJoinOK reads the node's answer to a Join or Rejoin.
+func awaitJoinOK(ctx context.Context, conn Conn) (Welcome, error) {
 	var t MsgType
 	var body []byte
 	for { // a State datagram may overtake the JoinOK on the stream: skip it
 		msg, err := conn.ReadMessage(ctx, MaxMessage)
 		if err != nil {
-			return nil, fmt.Errorf("player: waiting for joinok: %w", err)
+			return Welcome{}, fmt.Errorf("player: waiting for joinok: %w", err)
 		}
 		if t, body, err = Open(msg); err != nil {
-			return nil, err
+			return Welcome{}, err
 		}
 		if t != MsgState {
 			break
@@ -103,25 +140,28 @@ func Join(ctx context.Context, conn Conn, token []byte) (*Client, error) {
 	case MsgError:
 		e, err := DecodeError(body)
 		if err != nil {
-			return nil, err
+			return Welcome{}, err
 		}
-		return nil, e
+		return Welcome{}, e
 	case MsgJoinOK:
 	default:
-		return nil, malformed(t, "expected joinok or error")
+		return Welcome{}, malformed(t, "expected joinok or error")
 	}
-	w, err := DecodeJoinOK(body)
-	if err != nil {
-		return nil, err
-	}
-	c := &Client{conn: conn, welcome: w, start: time.Now(),
-		view: NewView(w.Registry, w.History), seen: map[world.ObjectID]bool{}}
-	c.stats.Player, c.stats.Avatar = w.Player, w.Avatar
-	return c, nil
+	return DecodeJoinOK(body)
 }
 
-// Welcome returns the node's JoinOK.
-func (c *Client) Welcome() Welcome { return c.welcome }
+// SetDialer lets the client follow redirects: dial connects to the node a
+// Redirect names (its QUIC address or WebSocket URL). Without one, a
+// Redirect ends Run with an error. Call it before Run.
+func (c *Client) SetDialer(dial func(ctx context.Context, r Redirect) (Conn, error)) { c.dial = dial }
+
+// Welcome returns the JoinOK of the node the client plays on.
+func (c *Client) Welcome() Welcome {
+	if w := c.welcome.Load(); w != nil {
+		return *w
+	}
+	return Welcome{}
+}
 
 // Stats returns the client's statistics so far.
 func (c *Client) Stats() ClientStats {
@@ -129,16 +169,17 @@ func (c *Client) Stats() ClientStats {
 	defer c.mu.Unlock()
 	s := c.stats
 	s.RTT = slices.Clone(s.RTT)
+	s.HandoffGaps = slices.Clone(s.HandoffGaps)
 	s.ObjectsSeen = len(c.seen)
 	return s
 }
 
 // Do calls fn with the client's view under the client's lock (the view
-// changes as State messages arrive).
+// changes as State messages arrive, and is replaced at a handoff).
 func (c *Client) Do(fn func(v *View)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	fn(c.view)
+	fn(c.cur.view)
 }
 
 // Run plays until ctx ends (then it sends Leave and closes the
@@ -151,18 +192,26 @@ func (c *Client) Do(fn func(v *View)) {
 // a quarter of the period), or every period while none arrive. On a path
 // whose round trip is under lead, an input is then echoed in the next
 // State, about lead + RTT after it was sent.
+//
+// A Redirect is followed make-before-break (with a dialer, SetDialer):
+// the client rejoins the new node, sends it again its inputs after the
+// last the old node applied, keeps applying the old node's States until
+// the new node's first one, then leaves the old node.
 func (c *Client) Run(ctx context.Context, brain Brain, lead time.Duration) error {
-	// The reader outlives ctx until the Leave is written (cancelling a
+	// The readers outlive ctx until the Leave is written (cancelling a
 	// WebSocket read closes the connection).
 	rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
-	period := c.welcome.FrameEvery
+	c.mu.Lock()
+	period := c.cur.welcome.FrameEvery
+	c.mu.Unlock()
 	if lead <= 0 || lead >= period {
 		lead = period / 4
 	}
 	c.arrived = make(chan struct{}, 1)
-	rerr := make(chan error, 1)
-	go func() { rerr <- c.readLoop(rctx) }()
+	c.redirect = make(chan Redirect, 1)
+	c.switched = make(chan *leg, 1)
+	c.startReader(rctx, c.cur)
 	t := time.NewTimer(period)
 	defer t.Stop()
 	var idle *time.Timer
@@ -173,13 +222,14 @@ func (c *Client) Run(ctx context.Context, brain Brain, lead time.Duration) error
 		silent = idle.C
 	}
 	var err error
+	cur := c.cur
 loop:
 	for {
 		select {
 		case <-ctx.Done():
 			break loop
-		case err = <-rerr:
-			rerr <- err
+		case err = <-cur.rerr:
+			cur.rerr <- err
 			break loop
 		case <-silent:
 			err = fmt.Errorf("%w: no state for %v", ErrSilent, c.idle)
@@ -189,6 +239,15 @@ loop:
 				idle.Reset(c.idle)
 			}
 			t.Reset(period - lead)
+		case r := <-c.redirect:
+			if err = c.follow(ctx, rctx, r); err != nil {
+				break loop
+			}
+		case old := <-c.switched:
+			c.mu.Lock()
+			cur = c.cur
+			c.mu.Unlock()
+			c.leave(ctx, old)
 		case <-t.C:
 			t.Reset(period)
 			if err = c.sendInput(ctx, brain); err != nil {
@@ -196,17 +255,23 @@ loop:
 			}
 		}
 	}
+	c.mu.Lock()
+	legs := []*leg{c.cur}
+	if c.next != nil {
+		legs = append(legs, c.next)
+	}
+	c.mu.Unlock()
 	if ctx.Err() != nil {
-		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-		c.mu.Lock()
-		_ = c.conn.WriteMessage(lctx, AppendLeave(c.wbuf[:0]))
-		c.mu.Unlock()
-		cancel()
+		for _, l := range legs {
+			c.leave(ctx, l)
+		}
 		err = nil
 	}
 	stop()
-	_ = c.conn.Close()
-	rErr := <-rerr
+	for _, l := range legs {
+		_ = l.conn.Close()
+	}
+	rErr := <-cur.rerr
 	c.mu.Lock()
 	c.stats.Duration = time.Since(c.start)
 	c.mu.Unlock()
@@ -219,10 +284,76 @@ loop:
 	return err
 }
 
+// startReader runs l's reader until its connection ends.
+func (c *Client) startReader(ctx context.Context, l *leg) {
+	l.rerr = make(chan error, 1)
+	go func() { l.rerr <- c.readLoop(ctx, l) }()
+}
+
+// leave sends Leave on l (bounded by a second) and closes it.
+func (c *Client) leave(ctx context.Context, l *leg) {
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	c.mu.Lock()
+	_ = l.conn.WriteMessage(lctx, AppendLeave(c.wbuf[:0]))
+	c.mu.Unlock()
+	cancel()
+	_ = l.conn.Close()
+}
+
+// follow rejoins the node r names and sends it the inputs the old node
+// did not apply; the switch happens when its first State is applied.
+func (c *Client) follow(ctx, rctx context.Context, r Redirect) error {
+	if c.dial == nil {
+		return fmt.Errorf("player: redirected to node %d, and no dialer to follow it (SetDialer)", r.Node)
+	}
+	c.mu.Lock()
+	busy, avatar := c.next != nil, c.cur.welcome.Avatar
+	c.mu.Unlock()
+	if busy || r.Avatar != avatar {
+		return fmt.Errorf("player: redirect to node %d for avatar %v while playing avatar %v, handed off already: %v", r.Node, r.Avatar, avatar, busy)
+	}
+	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	conn, err := c.dial(dctx, r)
+	if err != nil {
+		return fmt.Errorf("player: following the redirect to node %d: %w", r.Node, err)
+	}
+	if err := conn.WriteMessage(dctx, AppendRejoin(nil, Rejoin{Token: c.token, Avatar: r.Avatar, Seq: r.Seq})); err != nil {
+		_ = conn.Close()
+		return fmt.Errorf("player: rejoining node %d: %w", r.Node, err)
+	}
+	w, err := awaitJoinOK(dctx, conn)
+	if err != nil {
+		_ = conn.Close()
+		return fmt.Errorf("player: rejoining node %d: %w", r.Node, err)
+	}
+	if w.Avatar != r.Avatar {
+		_ = conn.Close()
+		return fmt.Errorf("player: node %d gave avatar %v, not the redirected %v", r.Node, w.Avatar, r.Avatar)
+	}
+	l := &leg{conn: conn, welcome: w, view: NewView(w.Registry, w.History)}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.next = l
+	c.stats.Handoffs++
+	// The inputs the old node did not apply go again, in order.
+	first := max(r.Seq+1, c.seq+1-min(c.seq, uint64(len(c.sent))))
+	for q := first; q <= c.seq; q++ {
+		if in := c.sent[q%uint64(len(c.sent))]; in != nil {
+			c.wbuf = AppendInput(c.wbuf[:0], q, in)
+			if err := conn.WriteMessage(ctx, c.wbuf); err != nil {
+				return fmt.Errorf("player: resending inputs to node %d: %w", r.Node, err)
+			}
+		}
+	}
+	c.startReader(rctx, l)
+	return nil
+}
+
 func (c *Client) sendInput(ctx context.Context, brain Brain) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	in := brain.Input(c.welcome, c.view, time.Since(c.start))
+	in := brain.Input(c.cur.welcome, c.cur.view, time.Since(c.start))
 	if in == nil {
 		return nil
 	}
@@ -231,15 +362,23 @@ func (c *Client) sendInput(ctx context.Context, brain Brain) error {
 	}
 	c.seq++
 	c.sentAt[c.seq%uint64(len(c.sentAt))] = time.Now()
+	c.sent[c.seq%uint64(len(c.sent))] = append(c.sent[c.seq%uint64(len(c.sent))][:0], in...)
 	c.stats.Inputs++
 	c.wbuf = AppendInput(c.wbuf[:0], c.seq, in)
-	return c.conn.WriteMessage(ctx, c.wbuf)
+	to := c.cur
+	if c.next != nil {
+		to = c.next // the old node ignores inputs once it handed the avatar off
+	}
+	return to.conn.WriteMessage(ctx, c.wbuf)
 }
 
-// Handle applies one message from the node (a State, or an Error ending
-// the session) and returns the Ack to send (nil: none). It is what Run's
-// reader does; tests call it directly.
-func (c *Client) Handle(msg []byte) (ack []byte, err error) {
+// Handle applies one message from the node the client plays on (a State,
+// or an Error ending the session) and returns the Ack to send (nil:
+// none). It is what Run's reader does; tests call it directly.
+func (c *Client) Handle(msg []byte) (ack []byte, err error) { return c.handle(c.cur, msg) }
+
+// handle applies one message from leg l's node.
+func (c *Client) handle(l *leg, msg []byte) (ack []byte, err error) {
 	t, body, err := Open(msg)
 	if err != nil {
 		return nil, err
@@ -251,6 +390,20 @@ func (c *Client) Handle(msg []byte) (ack []byte, err error) {
 			return nil, err
 		}
 		return nil, e
+	case MsgRedirect:
+		r, err := DecodeRedirect(body)
+		if err != nil {
+			return nil, err
+		}
+		if c.redirect == nil {
+			return nil, fmt.Errorf("player: redirected to node %d outside Run", r.Node)
+		}
+		select {
+		case c.redirect <- r:
+		default:
+			return nil, fmt.Errorf("player: a second redirect (to node %d) before the first was followed", r.Node)
+		}
+		return nil, nil
 	case MsgState:
 	default:
 		return nil, malformed(t, "not a node message after joinok")
@@ -259,18 +412,32 @@ func (c *Client) Handle(msg []byte) (ack []byte, err error) {
 	defer c.mu.Unlock()
 	c.stats.States++
 	c.stats.StateBytes += int64(len(msg))
-	applied, err := c.view.Apply(body)
+	applied, err := l.view.Apply(body)
 	if err != nil || !applied {
 		return nil, err
 	}
+	now := time.Now()
+	if l == c.next {
+		// The new node's first State: play there from now on.
+		c.stats.HandoffGaps = append(c.stats.HandoffGaps, now.Sub(c.applied))
+		old := c.cur
+		c.cur, c.next = l, nil
+		c.welcome.Store(&l.welcome)
+		select {
+		case c.switched <- old:
+		default:
+		}
+	} else if l != c.cur {
+		return AppendAck(nil, l.view.Frame()), nil // the old node's, in flight at the switch
+	}
+	c.applied = now
 	c.stats.Applied++
-	c.stats.Updates += int64(c.view.Changes())
-	c.stats.MaxInView = max(c.stats.MaxInView, c.view.Len())
-	for _, o := range c.view.Objects() {
+	c.stats.Updates += int64(l.view.Changes())
+	c.stats.MaxInView = max(c.stats.MaxInView, l.view.Len())
+	for _, o := range l.view.Objects() {
 		c.seen[o.ID] = true
 	}
-	if s := c.view.InputSeq(); s > c.echoed && s <= c.seq {
-		now := time.Now()
+	if s := l.view.InputSeq(); s > c.echoed && s <= c.seq {
 		lo, n := c.echoed+1, uint64(len(c.sentAt))
 		if s >= n && s-n+1 > lo {
 			lo = s - n + 1
@@ -280,16 +447,16 @@ func (c *Client) Handle(msg []byte) (ack []byte, err error) {
 		}
 		c.echoed = s
 	}
-	return AppendAck(nil, c.view.Frame()), nil
+	return AppendAck(nil, l.view.Frame()), nil
 }
 
-func (c *Client) readLoop(ctx context.Context) error {
+func (c *Client) readLoop(ctx context.Context, l *leg) error {
 	for {
-		msg, err := c.conn.ReadMessage(ctx, MaxMessage)
+		msg, err := l.conn.ReadMessage(ctx, MaxMessage)
 		if err != nil {
 			return err
 		}
-		ack, err := c.Handle(msg)
+		ack, err := c.handle(l, msg)
 		if err != nil {
 			return err // a *RefusedError when the node ended the session
 		}
@@ -299,7 +466,7 @@ func (c *Client) readLoop(ctx context.Context) error {
 			default:
 			}
 			c.mu.Lock()
-			err = c.conn.WriteMessage(ctx, ack)
+			err = l.conn.WriteMessage(ctx, ack)
 			c.mu.Unlock()
 			if err != nil {
 				return err

@@ -401,3 +401,24 @@ func SelfSignedTLS(hosts ...string) (*tls.Config, error) {
 	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}},
 		NextProtos: []string{ALPN}, MinVersion: tls.VersionTLS13}, nil
 }
+
+// RedirectDialer returns a dialer for Client.SetDialer: it connects to the
+// QUIC endpoint a Redirect names, with the TLS configuration quicTLS
+// gives for that node (nil: no server verification, tests and loopback
+// only), or to its WebSocket URL when it names no QUIC endpoint or wsFirst
+// is set.
+func RedirectDialer(quicTLS func(node uint32) *tls.Config, wsFirst bool) func(context.Context, Redirect) (Conn, error) {
+	return func(ctx context.Context, r Redirect) (Conn, error) {
+		if r.QUIC != "" && (!wsFirst || r.WS == "") {
+			var tc *tls.Config
+			if quicTLS != nil {
+				tc = quicTLS(r.Node)
+			}
+			return DialQUIC(ctx, r.QUIC, tc)
+		}
+		if r.WS == "" {
+			return nil, fmt.Errorf("player: redirect to node %d names no endpoint", r.Node)
+		}
+		return DialWS(ctx, r.WS)
+	}
+}

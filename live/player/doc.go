@@ -47,6 +47,8 @@
 //	Ack    (5) client → node  frame
 //	Leave  (6) client → node  (empty)
 //	Error  (7) node → client  code, text; the node closes the connection after it
+//	Redirect (8) node → client  node, QUIC address, WebSocket URL, avatar, input seq
+//	Rejoin (9) client → node  token, avatar, input seq
 //
 // A State lists the objects inside the avatar's interest boxes (from the
 // node's primaries and replicas) and the avatar itself, relative to the
@@ -60,6 +62,14 @@
 // newer than the newest it applied, and acknowledges it. A client may
 // therefore lose or skip States (a slow client's are coalesced) and always
 // reconstructs exactly the quantised state the node had.
+//
+// A handoff (Gateway.HandOff) moves a player to another node
+// make-before-break: the avatar migrates there, the client gets a
+// Redirect, rejoins the new node (Rejoin, with the input seq the old node
+// reached, and the inputs after it again), and leaves the old node only
+// once the new node's first State is applied; the old node sends States
+// until then and ignores the player's inputs. A Client follows redirects
+// once given a dialer (SetDialer, RedirectDialer).
 //
 // # What the caller must do
 //

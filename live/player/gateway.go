@@ -10,6 +10,7 @@ import (
 
 	"github.com/overworld/overworld/internal/replica"
 	"github.com/overworld/overworld/node"
+	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/world"
 )
 
@@ -134,11 +135,15 @@ type Stats struct {
 	Datagrams     int64 // of which sent as QUIC datagrams
 	Coalesced     int64 // State messages replaced by a newer one before they were written
 	FullStates    int64 // State messages encoded from scratch (no acknowledged base)
+	HandedOff     int64 // players handed to another node (HandOff)
+	Rejoins       int64 // players handed here from another node (Rejoin)
+	InputsMoved   int64 // inputs ignored after a handoff (the client sends them to the new node)
 }
 
 type stats struct {
 	players, joins, leaves, badToken, expired, replayed, full, duplicate, joinFailed, timeouts,
-	malformed, inputs, inputsDropped, badInputs, stateMsgs, stateBytes, datagrams, coalesced, fullStates atomic.Int64
+	malformed, inputs, inputsDropped, badInputs, stateMsgs, stateBytes, datagrams, coalesced, fullStates,
+	handedOff, rejoins, inputsMoved atomic.Int64
 }
 
 // Gateway is a node's player endpoint: it authenticates joining players,
@@ -152,10 +157,11 @@ type Gateway struct {
 	slots atomic.Int64 // players joined or joining
 	conns atomic.Int64 // connections being served
 
-	mu     sync.Mutex
-	joins  []*link
-	leaves []*link
-	closed bool
+	mu       sync.Mutex
+	joins    []*link
+	leaves   []*link
+	handoffs []handoffReq
+	closed   bool
 
 	// owned by the frame goroutine
 	frame    uint64
@@ -176,6 +182,29 @@ type session struct {
 	avatar world.ObjectID
 	enc    *Encoder
 	seq    uint64 // newest input applied
+	// A session handed to another node (HandOff) applies no input, sends
+	// States while it holds the avatar's replica, and ends without
+	// removing the avatar (its new node owns it).
+	movedAt uint64 // the frame of the handoff (0: not handed off)
+	// A session rejoined here (Rejoin) waits for the avatar until frame
+	// waitUntil, holding its inputs.
+	waitUntil uint64
+	held      []input
+}
+
+// handoffReq is a queued HandOff.
+type handoffReq struct {
+	player PlayerID
+	to     Target
+	done   chan error
+}
+
+// Target is where HandOff sends a player: a node and its player
+// endpoints (at least one).
+type Target struct {
+	Node uint32
+	QUIC string // host:port
+	WS   string // ws:// or wss:// URL
 }
 
 // link is one connection's shared state between its goroutines and the
@@ -195,7 +224,8 @@ type link struct {
 	spare   []byte
 	inputs  []input // queued inputs
 	ispare  []input
-	last    bool // the control queue ends the session: close after writing it
+	rejoin  *Rejoin // the connection rejoined (a handoff), rather than joined
+	last    bool    // the control queue ends the session: close after writing it
 	lastSeq uint64
 	sent    uint64 // newest frame handed to the writer
 }
@@ -222,7 +252,8 @@ func (g *Gateway) Stats() Stats {
 		Duplicate: s.duplicate.Load(), JoinFailed: s.joinFailed.Load(), Timeouts: s.timeouts.Load(),
 		Malformed: s.malformed.Load(), Inputs: s.inputs.Load(), InputsDropped: s.inputsDropped.Load(),
 		BadInputs: s.badInputs.Load(), StateMessages: s.stateMsgs.Load(), StateBytes: s.stateBytes.Load(), Datagrams: s.datagrams.Load(),
-		Coalesced: s.coalesced.Load(), FullStates: s.fullStates.Load()}
+		Coalesced: s.coalesced.Load(), FullStates: s.fullStates.Load(), HandedOff: s.handedOff.Load(),
+		Rejoins: s.rejoins.Load(), InputsMoved: s.inputsMoved.Load()}
 }
 
 // refuse sends an Error message and closes conn (best effort, bounded by
@@ -279,11 +310,19 @@ func (g *Gateway) serve(ctx context.Context, conn Conn) error {
 	}
 	t, body, err := Open(msg)
 	var tok []byte
+	var rejoin *Rejoin
 	if err == nil {
-		if t != MsgJoin {
-			err = malformed(t, "expected a join")
-		} else {
+		switch t {
+		case MsgJoin:
 			tok, err = DecodeJoin(body)
+		case MsgRejoin:
+			var r Rejoin
+			if r, err = DecodeRejoin(body); err == nil {
+				r.Token = append([]byte(nil), r.Token...)
+				tok, rejoin = r.Token, &r
+			}
+		default:
+			err = malformed(t, "expected a join or a rejoin")
 		}
 	}
 	if err != nil {
@@ -304,7 +343,11 @@ func (g *Gateway) serve(ctx context.Context, conn Conn) error {
 		refuse(ctx, conn, CodeFull, fmt.Sprintf("node has %d players", g.cfg.MaxPlayers))
 		return fmt.Errorf("player: refused: full")
 	}
-	claims, err := g.cfg.Verifier.Verify(tok, g.cfg.Now())
+	verify := g.cfg.Verifier.Verify
+	if rejoin != nil {
+		verify = g.cfg.Verifier.VerifyRejoin
+	}
+	claims, err := verify(tok, g.cfg.Now())
 	if err != nil {
 		g.slots.Add(-1)
 		switch {
@@ -318,7 +361,7 @@ func (g *Gateway) serve(ctx context.Context, conn Conn) error {
 		refuse(ctx, conn, CodeBadToken, err.Error())
 		return err
 	}
-	l := &link{player: claims.Player, conn: conn, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	l := &link{player: claims.Player, conn: conn, wake: make(chan struct{}, 1), done: make(chan struct{}), rejoin: rejoin}
 	g.mu.Lock()
 	if g.closed {
 		g.mu.Unlock()
@@ -515,6 +558,70 @@ func (l *link) offer(msg []byte, frame uint64) (coalesced bool) {
 	return coalesced
 }
 
+// rejoinWait is how long a rejoined session waits for its avatar, and a
+// handed-off one for its client to leave; maxHeld bounds the inputs a
+// rejoined session holds meanwhile.
+const (
+	rejoinWait = 3 * time.Second
+	maxHeld    = 64
+)
+
+// HandOff moves player's avatar to node to.Node (a migration) and tells
+// the client to rejoin there (Redirect), make-before-break: this node
+// goes on sending States until the client leaves it. It is safe from any
+// goroutine; the next Frame acts, and the returned channel then receives
+// nil or why the handoff was refused (no such player here, handed off
+// already, or the migration refused).
+func (g *Gateway) HandOff(player PlayerID, to Target) <-chan error {
+	done := make(chan error, 1)
+	if to.Node == 0 || to.QUIC == "" && to.WS == "" {
+		done <- fmt.Errorf("player: handoff of %q: target node %d with no player endpoint", player, to.Node)
+		return done
+	}
+	g.mu.Lock()
+	g.handoffs = append(g.handoffs, handoffReq{player: player, to: to, done: done})
+	g.mu.Unlock()
+	return done
+}
+
+// InGame is a player in game on a node, and its avatar.
+type InGame struct {
+	Player PlayerID
+	Avatar world.ObjectID
+	// Moving: handed to another node, waiting for the client to leave.
+	Moving bool
+}
+
+// Players returns the players in game here, in join order. Call it on
+// the frame goroutine (between Frames).
+func (g *Gateway) Players() []InGame {
+	out := make([]InGame, 0, len(g.order))
+	for _, s := range g.order {
+		out = append(out, InGame{Player: s.player, Avatar: s.avatar, Moving: s.movedAt != 0})
+	}
+	return out
+}
+
+func (g *Gateway) handOff(now time.Duration, n *node.Node, h handoffReq) error {
+	s, ok := g.sessions[h.player]
+	switch {
+	case !ok:
+		return fmt.Errorf("player: handoff: %q is not in game on this node", h.player)
+	case s.movedAt != 0:
+		return fmt.Errorf("player: handoff: %q is already on its way elsewhere", h.player)
+	case s.waitUntil != 0:
+		return fmt.Errorf("player: handoff: %q has not arrived here yet", h.player)
+	}
+	if _, err := n.Migrate(now, s.avatar, wire.NodeID(h.to.Node)); err != nil {
+		return fmt.Errorf("player: handoff of %q: %w", h.player, err)
+	}
+	s.movedAt = g.frame
+	g.st.handedOff.Add(1)
+	s.l.post(AppendRedirect(nil, Redirect{Node: h.to.Node, QUIC: h.to.QUIC, WS: h.to.WS, Avatar: s.avatar, Seq: s.seq}), false)
+	g.cfg.Logf("player %q handed to node %d", h.player, h.to.Node)
+	return nil
+}
+
 // Close shuts the gateway down: new connections are refused from now on,
 // and the next Frame ends every player's session (an Error with
 // CodeShutdown, then Controller.Leave). A node daemon calls it on SIGTERM
@@ -555,8 +662,8 @@ func (g *Gateway) Frame(now time.Duration, n *node.Node) {
 	g.frame++
 	g.dims = n.Config().Registry.Space().Dims()
 	g.mu.Lock()
-	joins, leaves, closed := g.joins, g.leaves, g.closed
-	g.joins, g.leaves = nil, nil
+	joins, leaves, closed, handoffs := g.joins, g.leaves, g.closed, g.handoffs
+	g.joins, g.leaves, g.handoffs = nil, nil, nil
 	g.mu.Unlock()
 	if closed {
 		for _, l := range joins {
@@ -582,6 +689,9 @@ func (g *Gateway) Frame(now time.Duration, n *node.Node) {
 	for _, s := range g.order {
 		g.applyInputs(n, s)
 	}
+	for _, h := range handoffs {
+		h.done <- g.handOff(now, n, h)
+	}
 	g.objs = n.Objects(g.objs[:0])
 	g.index(n)
 	for i := 0; i < len(g.order); {
@@ -606,15 +716,23 @@ func (g *Gateway) admit(n *node.Node, l *link) {
 		l.player = ""
 		return
 	}
-	avatar, err := g.cfg.Controller.Join(n, l.player)
-	if err != nil {
-		g.st.joinFailed.Add(1)
-		l.post(AppendError(nil, CodeJoinFailed, err.Error()), true)
-		g.slots.Add(-1)
-		l.player = ""
-		return
+	var s *session
+	if r := l.rejoin; r != nil {
+		s = &session{l: l, player: l.player, avatar: r.Avatar, enc: NewEncoder(g.cfg.History), seq: r.Seq,
+			waitUntil: g.frame + uint64(rejoinWait/max(g.cfg.FrameEvery, time.Millisecond))}
+		g.st.rejoins.Add(1)
+	} else {
+		avatar, err := g.cfg.Controller.Join(n, l.player)
+		if err != nil {
+			g.st.joinFailed.Add(1)
+			l.post(AppendError(nil, CodeJoinFailed, err.Error()), true)
+			g.slots.Add(-1)
+			l.player = ""
+			return
+		}
+		s = &session{l: l, player: l.player, avatar: avatar, enc: NewEncoder(g.cfg.History)}
 	}
-	s := &session{l: l, player: l.player, avatar: avatar, enc: NewEncoder(g.cfg.History)}
+	avatar := s.avatar
 	g.sessions[l.player] = s
 	g.order = append(g.order, s)
 	g.st.joins.Add(1)
@@ -637,7 +755,9 @@ func (g *Gateway) drop(n *node.Node, l *link) {
 }
 
 func (g *Gateway) end(n *node.Node, s *session) {
-	g.cfg.Controller.Leave(n, s.avatar)
+	if _, primary, ok := n.Lookup(s.avatar); s.movedAt == 0 && ok && primary {
+		g.cfg.Controller.Leave(n, s.avatar)
+	}
 	delete(g.sessions, s.player)
 	for i, o := range g.order {
 		if o == s {
@@ -657,7 +777,32 @@ func (g *Gateway) applyInputs(n *node.Node, s *session) {
 	in := l.inputs
 	l.inputs = l.ispare[:0]
 	l.mu.Unlock()
+	switch {
+	case s.movedAt != 0:
+		g.st.inputsMoved.Add(int64(len(in)))
+		clear(in)
+		in = in[:0]
+	case s.waitUntil != 0:
+		// Rejoined: the inputs wait for the avatar's primary (the client
+		// resends those after the old node's last from the Rejoin on).
+		for _, x := range in {
+			if x.seq > s.seq && len(s.held) < maxHeld {
+				s.held = append(s.held, input{x.seq, append([]byte(nil), x.data...)})
+			} else if x.seq > s.seq {
+				g.st.inputsDropped.Add(1)
+			}
+		}
+		clear(in)
+		in = in[:0]
+		if _, primary, ok := n.Lookup(s.avatar); ok && primary {
+			s.waitUntil = 0
+			in, s.held = append(in, s.held...), nil
+		}
+	}
 	for _, x := range in {
+		if x.seq <= s.seq {
+			continue // sent again after a handoff, applied before it
+		}
 		if err := g.cfg.Controller.Input(n, s.avatar, x.data); err != nil {
 			g.st.badInputs.Add(1)
 		} else {
@@ -676,7 +821,13 @@ func (g *Gateway) applyInputs(n *node.Node, s *session) {
 func (g *Gateway) sendState(n *node.Node, s *session) bool {
 	obj, _, ok := n.Lookup(s.avatar)
 	if !ok {
-		s.l.post(AppendError(nil, CodeAvatarGone, fmt.Sprintf("avatar %v no longer exists", s.avatar)), true)
+		switch {
+		case s.movedAt != 0 && g.frame-s.movedAt < uint64(rejoinWait/max(g.cfg.FrameEvery, time.Millisecond)):
+			return true // handed off: the client leaves once the new node sends
+		case s.waitUntil != 0 && g.frame < s.waitUntil:
+			return true // rejoined: the avatar is on its way
+		}
+		s.l.post(AppendError(nil, CodeAvatarGone, fmt.Sprintf("avatar %v no longer exists here", s.avatar)), true)
 		g.end(n, s)
 		return false
 	}

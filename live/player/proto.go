@@ -19,18 +19,20 @@ type MsgType uint8
 
 // Message types (see the package comment for their bodies).
 const (
-	MsgJoin   MsgType = iota + 1 // client → node: token
-	MsgJoinOK                    // node → client: player, avatar, schema table
-	MsgInput                     // client → node: seq, game input
-	MsgState                     // node → client: one frame of interest-filtered state
-	MsgAck                       // client → node: newest frame applied
-	MsgLeave                     // client → node: leaving
-	MsgError                     // node → client: why the node refuses or ends the session
+	MsgJoin     MsgType = iota + 1 // client → node: token
+	MsgJoinOK                      // node → client: player, avatar, schema table
+	MsgInput                       // client → node: seq, game input
+	MsgState                       // node → client: one frame of interest-filtered state
+	MsgAck                         // client → node: newest frame applied
+	MsgLeave                       // client → node: leaving
+	MsgError                       // node → client: why the node refuses or ends the session
+	MsgRedirect                    // node → client: your avatar moved; join that node
+	MsgRejoin                      // client → node: token, the avatar handed here, input seq
 	numMsgTypes
 )
 
 var msgNames = [...]string{MsgJoin: "join", MsgJoinOK: "joinok", MsgInput: "input", MsgState: "state",
-	MsgAck: "ack", MsgLeave: "leave", MsgError: "error"}
+	MsgAck: "ack", MsgLeave: "leave", MsgError: "error", MsgRedirect: "redirect", MsgRejoin: "rejoin"}
 
 // String names the type.
 func (t MsgType) String() string {
@@ -158,6 +160,86 @@ func DecodeJoin(body []byte) ([]byte, error) {
 	r := reader{t: MsgJoin, p: body}
 	tok := r.bytes("token", maxTokenLen)
 	return tok, r.done()
+}
+
+// Redirect tells a client that its avatar moved to node Node, whose
+// player endpoints are QUIC (host:port) and WS (a ws:// or wss:// URL; at
+// least one is set), and that Seq is the newest of its inputs applied
+// here: it rejoins there (Rejoin) and sends its later inputs there,
+// while this node goes on sending States until the client leaves it.
+type Redirect struct {
+	Node   uint32
+	QUIC   string
+	WS     string
+	Avatar world.ObjectID
+	Seq    uint64
+}
+
+// maxAddr bounds a Redirect's addresses.
+const maxAddr = 256
+
+// AppendRedirect appends a Redirect message.
+func AppendRedirect(b []byte, m Redirect) []byte {
+	b = binary.AppendUvarint(header(b, MsgRedirect), uint64(m.Node))
+	b = appendString(b, m.QUIC)
+	b = appendString(b, m.WS)
+	b = binary.AppendUvarint(b, uint64(m.Avatar))
+	return binary.AppendUvarint(b, m.Seq)
+}
+
+// DecodeRedirect decodes a Redirect body.
+func DecodeRedirect(body []byte) (Redirect, error) {
+	r := reader{t: MsgRedirect, p: body}
+	n := r.uvarint("node")
+	m := Redirect{QUIC: string(r.bytes("quic address", maxAddr)), WS: string(r.bytes("websocket url", maxAddr))}
+	m.Avatar = world.ObjectID(r.uvarint("avatar"))
+	m.Seq = r.uvarint("input seq")
+	switch {
+	case r.err != nil:
+	case n == 0 || n > math.MaxUint32:
+		r.fail("node %d", n)
+	case m.QUIC == "" && m.WS == "":
+		r.fail("no address")
+	case m.Avatar == 0:
+		r.fail("avatar 0")
+	}
+	m.Node = uint32(n)
+	if err := r.done(); err != nil {
+		return Redirect{}, err
+	}
+	return m, nil
+}
+
+// Rejoin is a client's join at the node its avatar was handed to: its
+// token, the avatar, and the newest of its inputs the old node applied
+// (the Redirect's Seq); its inputs after that follow on this connection.
+type Rejoin struct {
+	Token  []byte
+	Avatar world.ObjectID
+	Seq    uint64
+}
+
+// AppendRejoin appends a Rejoin message.
+func AppendRejoin(b []byte, m Rejoin) []byte {
+	b = appendBytes(header(b, MsgRejoin), m.Token)
+	b = binary.AppendUvarint(b, uint64(m.Avatar))
+	return binary.AppendUvarint(b, m.Seq)
+}
+
+// DecodeRejoin decodes a Rejoin body (the token not yet verified; it
+// aliases body).
+func DecodeRejoin(body []byte) (Rejoin, error) {
+	r := reader{t: MsgRejoin, p: body}
+	m := Rejoin{Token: r.bytes("token", maxTokenLen)}
+	m.Avatar = world.ObjectID(r.uvarint("avatar"))
+	m.Seq = r.uvarint("input seq")
+	if r.err == nil && m.Avatar == 0 {
+		r.fail("avatar 0")
+	}
+	if err := r.done(); err != nil {
+		return Rejoin{}, err
+	}
+	return m, nil
 }
 
 // AppendInput appends an Input message: the client's seq-th input (seq

@@ -53,7 +53,9 @@ func TestMessagesRoundTrip(t *testing.T) {
 func fuzzSeeds() [][]byte {
 	seeds := [][]byte{AppendJoin(nil, []byte("tok")), AppendInput(nil, 3, []byte{1, 2}), AppendAck(nil, 5),
 		AppendLeave(nil), AppendError(nil, CodeMalformed, "x"),
-		AppendJoinOK(nil, Welcome{Player: "p", Avatar: 1, FrameEvery: 1e8, History: 32, Registry: testReg})}
+		AppendJoinOK(nil, Welcome{Player: "p", Avatar: 1, FrameEvery: 1e8, History: 32, Registry: testReg}),
+		AppendRedirect(nil, Redirect{Node: 2, QUIC: "127.0.0.1:7001", WS: "ws://127.0.0.1:7002/play", Avatar: 1 << 33, Seq: 9}),
+		AppendRejoin(nil, Rejoin{Token: []byte("tok"), Avatar: 1 << 33, Seq: 9})}
 	return seeds
 }
 
@@ -93,6 +95,14 @@ func FuzzMessages(f *testing.F) {
 		case MsgJoinOK:
 			if w, err := DecodeJoinOK(body); err == nil {
 				re = AppendJoinOK(nil, w)
+			}
+		case MsgRedirect:
+			if m, err := DecodeRedirect(body); err == nil {
+				re = AppendRedirect(nil, m)
+			}
+		case MsgRejoin:
+			if m, err := DecodeRejoin(body); err == nil {
+				re = AppendRejoin(nil, m)
 			}
 		case MsgState:
 			v := NewView(clientRegistry(t), 4)

@@ -215,6 +215,32 @@ func NewVerifier(cfg VerifierConfig) (*Verifier, error) {
 // so that it is refused if presented again. A refused token changes
 // nothing; the error wraps ErrToken and the specific cause.
 func (v *Verifier) Verify(tok []byte, now time.Time) (Claims, error) {
+	c, err := v.check(tok, now)
+	if err != nil {
+		return Claims{}, err
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if _, dup := v.nonces[c.Nonce]; dup {
+		return Claims{}, fmt.Errorf("%w: %w", ErrToken, ErrTokenReplayed)
+	}
+	if len(v.nonces) >= v.cfg.MaxNonces {
+		v.expire(now.Unix())
+		if len(v.nonces) >= v.cfg.MaxNonces {
+			return Claims{}, fmt.Errorf("%w: %w (%d unexpired nonces)", ErrToken, ErrReplayFull, len(v.nonces))
+		}
+	}
+	v.nonces[c.Nonce] = c.Expires.Unix()
+	return c, nil
+}
+
+// VerifyRejoin checks tok at time now like Verify, except that its nonce
+// may have been used: a player handed off rejoins with the token it
+// joined with elsewhere (or here, before).
+func (v *Verifier) VerifyRejoin(tok []byte, now time.Time) (Claims, error) { return v.check(tok, now) }
+
+// check verifies tok's signature and times.
+func (v *Verifier) check(tok []byte, now time.Time) (Claims, error) {
 	c, body, sig, err := ParseToken(tok)
 	if err != nil {
 		return Claims{}, err
@@ -230,18 +256,6 @@ func (v *Verifier) Verify(tok []byte, now time.Time) (Claims, error) {
 	case c.Expires.Sub(c.Issued) > v.cfg.MaxTTL:
 		return Claims{}, fmt.Errorf("%w: %w (%v > %v)", ErrToken, ErrTokenTTL, c.Expires.Sub(c.Issued), v.cfg.MaxTTL)
 	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if _, dup := v.nonces[c.Nonce]; dup {
-		return Claims{}, fmt.Errorf("%w: %w", ErrToken, ErrTokenReplayed)
-	}
-	if len(v.nonces) >= v.cfg.MaxNonces {
-		v.expire(now.Unix())
-		if len(v.nonces) >= v.cfg.MaxNonces {
-			return Claims{}, fmt.Errorf("%w: %w (%d unexpired nonces)", ErrToken, ErrReplayFull, len(v.nonces))
-		}
-	}
-	v.nonces[c.Nonce] = c.Expires.Unix()
 	return c, nil
 }
 

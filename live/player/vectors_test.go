@@ -108,6 +108,9 @@ func TestProtocolVectors(t *testing.T) {
 		"player/ack":     player.AppendAck(nil, 2),
 		"player/leave":   player.AppendLeave(nil),
 		"player/error":   player.AppendError(nil, player.CodeFull, "node is full"),
+		"player/redirect": player.AppendRedirect(nil, player.Redirect{Node: 2, QUIC: "10.0.0.2:7101",
+			WS: "ws://10.0.0.2:7102/play", Avatar: avatar, Seq: 2}),
+		"player/rejoin": player.AppendRejoin(nil, player.Rejoin{Token: tok, Avatar: avatar, Seq: 2}),
 	}
 	doc, err := docvec.Read(protocolDoc, "player/")
 	if err != nil {
@@ -159,6 +162,15 @@ func TestProtocolVectors(t *testing.T) {
 	}
 	if e, err := player.DecodeError(open("player/error", player.MsgError)); err != nil || e.Code != player.CodeFull || e.Text != "node is full" {
 		t.Errorf("error: %+v, %v", e, err)
+	}
+
+	if m, err := player.DecodeRedirect(open("player/redirect", player.MsgRedirect)); err != nil || m.Node != 2 ||
+		m.QUIC != "10.0.0.2:7101" || m.WS != "ws://10.0.0.2:7102/play" || m.Avatar != avatar || m.Seq != 2 {
+		t.Errorf("redirect: %+v, %v", m, err)
+	}
+	if m, err := player.DecodeRejoin(open("player/rejoin", player.MsgRejoin)); err != nil || !bytes.Equal(m.Token, tok) ||
+		m.Avatar != avatar || m.Seq != 2 {
+		t.Errorf("rejoin: %+v, %v", m, err)
 	}
 
 	// A client applying the three States sees what the node encoded.

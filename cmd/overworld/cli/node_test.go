@@ -79,6 +79,8 @@ func TestCAAndNodeBadInput(t *testing.T) {
 		{"bad address", nil, strings.Replace(good, "127.0.0.1:0", "nowhere", 1), nil, "listen.node \"nowhere\""},
 		{"unknown rendezvous", nil, good + "[discovery]\nrendezvous = 9\n", nil, "rendezvous 9"},
 		{"duplicate peer", nil, good + "[[peers]]\nid = 2\naddr = \"127.0.0.1:1\"\n[[peers]]\nid = 2\naddr = \"127.0.0.1:2\"\n", nil, "node 2 listed twice"},
+		{"bad peer player_quic", nil, good + "[[peers]]\nid = 2\naddr = \"127.0.0.1:1\"\nplayer_quic = \"nowhere\"\n", nil, `peers[0] (node 2): player_quic "nowhere": want host:port`},
+		{"bad peer player_ws", nil, good + "[[peers]]\nid = 2\naddr = \"127.0.0.1:1\"\nplayer_ws = \"http://x/play\"\n", nil, `player_ws "http://x/play": want a ws:// or wss:// URL`},
 		{"unknown city", nil, top("emulate_latency = true\ncity = \"Atlantis\"\n"), nil, "\"Atlantis\" is not a WonderNetwork city"},
 		{"wrong certificate", nil, strings.Replace(good, "id = 1", "id = 2\n[discovery]\nrendezvous = 2", 1), nil, "names node 1 but id is 2"},
 		{"bad map", nil, good + "[game]\nmap = \"round\"\n", nil, "game.map \"round\""},
