@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -62,5 +63,45 @@ func TestAliveIsNotHearsay(t *testing.T) {
 	s.flushHealth(now + s.cfg.SuspectAfter - time.Millisecond)
 	if p.probing {
 		t.Fatal("probing again before SuspectAfter passed since the alive")
+	}
+}
+
+// TestRestartAnnounced: a node started under an incarnation heartbeats
+// every peer for its first announceFor, so that a peer that knew an
+// earlier incarnation declares it dead before it deals with the new
+// process; the announcement is not answered (every pair would go on
+// exchanging heartbeats), a heartbeat of a node up for a second or more
+// is.
+func TestRestartAnnounced(t *testing.T) {
+	peers := []wire.NodeID{1, 2, 3, 4}
+	s := newStore(t, 2, func(c *Config) {
+		c.Failover, c.Inc = true, 3
+		c.Peers = func() []wire.NodeID { return peers }
+	})
+	h := &s.au.health
+	start := 5 * time.Second // restarted then
+	s.flushHealth(start)
+	if want := []wire.NodeID{1, 3, 4}; !slices.Equal(h.hbq, want) {
+		t.Fatalf("heartbeats at start to %v, want every peer %v", h.hbq, want)
+	}
+	h.hbq = h.hbq[:0]
+	s.flushHealth(start + announceFor)
+	if len(h.hbq) != 0 {
+		t.Fatalf("heartbeats to unwatched peers after the announcement: %v", h.hbq)
+	}
+	// A peer that knew incarnation 1 of node 5 hears incarnation 2.
+	o := newStore(t, 1, func(c *Config) { c.Failover = true })
+	o.heartbeatIn(time.Second, 5, wire.Heartbeat{Inc: 1, Uptime: time.Hour})
+	o.heartbeatIn(2*time.Second, 5, wire.Heartbeat{Inc: 2})
+	if o.stats.Deaths != 1 || o.au.health.isDead(5) {
+		t.Fatalf("a higher incarnation: %d deaths declared, node 5 dead now %v; want the earlier one declared dead, the new one alive",
+			o.stats.Deaths, o.au.health.isDead(5))
+	}
+	if o.au.health.get(5).answer {
+		t.Fatal("a just-started node's announcement is answered")
+	}
+	o.heartbeatIn(3*time.Second, 5, wire.Heartbeat{Inc: 2, Uptime: time.Second})
+	if !o.au.health.get(5).answer {
+		t.Fatal("a heartbeat of a node up for a second is not answered")
 	}
 }

@@ -235,7 +235,10 @@ func (s *Store) heartbeatIn(now time.Duration, n wire.NodeID, m wire.Heartbeat) 
 		s.heard(now, n)
 	}
 	p.inc, p.incKnown = m.Inc, true
-	p.answer = true // heartbeats go both ways (see flushHealth)
+	// Heartbeats go both ways (see flushHealth), but not a just-started
+	// node's announcement to every peer (up for under a second), or
+	// every pair of nodes would go on exchanging them.
+	p.answer = m.Uptime >= time.Second
 	p.uptime, p.upAt = m.Uptime, now
 }
 
@@ -319,6 +322,10 @@ func (s *Store) answerAsks(suspect wire.NodeID, alive bool) {
 
 // flushHealth sends heartbeats, starts probes of silent nodes, and
 // answers the witnesses' askers whose time ran out.
+// announceFor is how long a node that just started sends every peer a
+// heartbeat each period.
+const announceFor = 500 * time.Millisecond
+
 func (s *Store) flushHealth(now time.Duration) {
 	h := &s.au.health
 	h.now = now
@@ -338,7 +345,7 @@ func (s *Store) flushHealth(now time.Duration) {
 	}
 	nodes := make([]wire.NodeID, 0, len(h.peers))
 	for n, p := range h.peers {
-		if now-p.watched <= 2*time.Second {
+		if p.watched != 0 && now-p.watched <= 2*time.Second {
 			nodes = append(nodes, n)
 		} else if p.answer && now-p.hbSent >= s.cfg.Heartbeat {
 			// A node that watches this one hears from it every period
@@ -348,8 +355,22 @@ func (s *Store) flushHealth(now time.Duration) {
 		}
 		p.answer = false
 	}
+	// A node that just started under an incarnation (Config.Inc) tells
+	// every peer, a few times (a heartbeat may be lost): a peer that knew
+	// an earlier incarnation then declares that one dead before it deals
+	// with this process as if it were the old one (chose it as a backup,
+	// say, whose copy the late news of the restart would throw away).
+	if s.cfg.Inc != 0 && s.cfg.Peers != nil && now-s.au.startAt < announceFor {
+		for _, n := range s.cfg.Peers() {
+			if p := h.get(n); n != s.cfg.Self && now-p.hbSent >= s.cfg.Heartbeat {
+				p.hbSent, p.hbFull = now, 0
+				h.hbq = append(h.hbq, n)
+			}
+		}
+	}
 	slices.Sort(nodes)
 	slices.Sort(h.hbq)
+	h.hbq = slices.Compact(h.hbq)
 	for _, n := range nodes {
 		p := h.peers[n]
 		if p.dead {
