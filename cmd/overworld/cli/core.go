@@ -108,7 +108,7 @@ func runCore(e *env, cmd *cobra.Command, f *coreFlags) error {
 		sol, err = core.Exact(in.problem)
 		var tl *core.TooLargeError
 		if errors.As(err, &tl) {
-			return badInputf("--method exact: C(%d,%d) = %.3g subsets of candidates, more than the %.3g it enumerates; use --method local or auto",
+			return badInputf("--method exact: too large for exhaustive search: C(%d,%d) = %.3g subsets of candidates, more than the %.3g it enumerates; use --method local or auto",
 				tl.Candidates, tl.K, tl.Subsets, tl.Limit)
 		}
 	case "local":
