@@ -123,7 +123,7 @@ standard output and the exit status is 2.`,
 			if err != nil {
 				return err
 			}
-			t := newTicker(e.stderr, false, "balance: "+method, -1, "")
+			t := newTicker(e.stderr, false, "balance", -1, "")
 			out, err := runBalance(data, method, crit, !paper, failover)
 			t.done()
 			if err != nil {

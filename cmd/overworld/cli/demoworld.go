@@ -68,7 +68,7 @@ The placement-only demo (players joining and leaving servers) is "overworld demo
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.arch, "arch", string(def.Arch), "architecture: directory, broadcast, client-server or colyseus")
-	fl.StringVar(&f.keyMap, "keymap", discovery.KeyMapAuto, "colyseus key mapping: rangedht-hilbert, rangedht-x, dht, or auto (rangedht-x on maps twice as long as wide, else rangedht-hilbert)")
+	fl.StringVar(&f.keyMap, "keymap", discovery.KeyMapAuto, "colyseus key mapping (--arch colyseus only): rangedht-hilbert, rangedht-x, dht, or auto (rangedht-x on maps twice as long as wide, else rangedht-hilbert)")
 	fl.Float64Var(&f.prefetch, "prefetch", 0, "widen the view replicas are fetched for by this many metres (0: the interest itself)")
 	fl.IntVar(&f.nodes, "nodes", def.Nodes, "number of nodes (WonderNetwork cities: "+strings.Join(cities.Servers()[:4], ", ")+", ...)")
 	fl.IntVar(&f.perNode, "players-per-node", def.PlayersPerNode, "bots per node (1: peer-to-peer, 8: federated servers)")

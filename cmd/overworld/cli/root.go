@@ -147,7 +147,8 @@ func isCobraUsage(err error) bool {
 func readInput(e *env, cmd string, args []string) (data []byte, name string, err error) {
 	in, name := e.stdin, "standard input"
 	size := int64(-1)
-	if len(args) == 1 && args[0] != "-" {
+	fromFile := len(args) == 1 && args[0] != "-"
+	if fromFile {
 		f, err := openFile("", args[0])
 		if err != nil {
 			return nil, "", err
@@ -157,10 +158,12 @@ func readInput(e *env, cmd string, args []string) (data []byte, name string, err
 			size = st.Size()
 		}
 		in, name = f, args[0]
-	} else if isTerminal(e.stdin) {
+	}
+	typed := !fromFile && isTerminal(e.stdin)
+	if typed {
 		fmt.Fprintf(e.stderr, "%s: reading standard input (give a FILE, or end the input with Ctrl-D)\n", cmd)
 	}
-	t := newTicker(e.stderr, false, cmd+": reading "+name, size, "bytes")
+	t := newTicker(e.stderr, typed, cmd+": reading "+name, size, "bytes") // no progress over what is typed
 	defer t.done()
 	if data, err = io.ReadAll(io.TeeReader(in, t)); err != nil {
 		return nil, "", badInputf("reading %s: %v", name, err)
