@@ -157,6 +157,7 @@ func (t *ticker) draw() {
 		t.lastTotalBar = total
 	}
 	_ = t.bar.Set64(n)
+	_ = t.bar.RenderBlank() // Set64 alone redraws only when the percentage changes
 }
 
 // worldProgress returns the progress callback of a simulated world run
