@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -281,7 +282,6 @@ func runCluster(e *env, o clusterOpts) error {
 		return err
 	}
 	if sigCtx.Err() != nil {
-		say("interrupted before the run: stopping the nodes\n")
 		c.Stop(10 * time.Second)
 		return errInterrupted
 	}
@@ -362,7 +362,9 @@ func runCluster(e *env, o clusterOpts) error {
 		bots = fleet.States()
 	}
 	killed := c.Stop(10 * time.Second)
-	say("%s\n", stoppedNodes(c, meas.Deaths))
+	if how := stoppedNodes(c, meas.Deaths); how != "" {
+		say("%s\n", how)
+	}
 	if scrapeErr != nil {
 		return scrapeErr
 	}
@@ -379,14 +381,10 @@ func runCluster(e *env, o clusterOpts) error {
 
 // errInterrupted ends a run stopped by a signal before it had figures to
 // print (exit status 130, as a shell reports a process ended by SIGINT).
-var errInterrupted = interruptedError{}
-
-type interruptedError struct{}
-
-func (interruptedError) Error() string { return "interrupted" }
+var errInterrupted = errors.New("interrupted before every node was ready; the nodes were stopped")
 
 // stoppedNodes says how the node processes that ran to the end of the run
-// ended when Stop stopped them.
+// ended when Stop stopped them ("" when none did).
 func stoppedNodes(c *localcluster.Cluster, deaths []localcluster.Death) string {
 	ids := c.IDs()
 	hows := map[string][]string{}
@@ -403,6 +401,9 @@ func stoppedNodes(c *localcluster.Cluster, deaths []localcluster.Death) string {
 			order = append(order, how)
 		}
 		hows[how] = append(hows[how], strconv.Itoa(int(id)))
+	}
+	if len(order) == 0 {
+		return ""
 	}
 	parts := make([]string, len(order))
 	for k, how := range order {

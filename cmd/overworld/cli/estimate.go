@@ -130,7 +130,7 @@ func runEstimate(e *env, cmd *cobra.Command, f *estimateFlags) error {
 	if !probing {
 		// The landmark methods probe no neighbours; the session's probe
 		// process must still fit the matrix.
-		spec.Probe.Neighbours = min(spec.Probe.Neighbours, n-1)
+		spec.Probe.Neighbours = max(1, min(spec.Probe.Neighbours, n-1))
 	}
 	if fl.Changed("landmarks") {
 		spec.Landmark.Landmarks = f.landmarks
