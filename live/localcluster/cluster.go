@@ -33,7 +33,10 @@
 //  5. Stop the fleet (cancel its context, Wait), then Stop the cluster
 //     (SIGTERM, then SIGKILL after a timeout) exactly once, or Kill it.
 //     Stopping nodes drain (live's drain.go) until they find each other
-//     draining: allow a few seconds.
+//     draining: allow a few seconds. On Unix the node processes run in a
+//     process group of their own, so a terminal's Ctrl-C reaches only the
+//     caller: it must catch SIGINT (and SIGHUP) and Stop the cluster, or
+//     the nodes outlive it.
 //
 // Nothing here prints: figures are returned as data for the caller to
 // present.
@@ -316,6 +319,7 @@ func Start(cfg Config) (*Cluster, error) {
 		cmd := exec.Command(cfg.Command[0], args...)
 		cmd.Stdout, cmd.Stderr = logf, logf
 		cmd.Env = append(os.Environ(), cfg.Env...)
+		cmd.SysProcAttr = procAttr()
 		if err := cmd.Start(); err != nil {
 			logf.Close()
 			c.Kill()

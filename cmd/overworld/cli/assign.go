@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -96,11 +97,13 @@ status is 2.`,
 			if err != nil {
 				return badInputf("--method: %v", err)
 			}
-			data, name, err := readInput(e, args)
+			data, name, err := readInput(e, "assign", args)
 			if err != nil {
 				return err
 			}
-			out, err := runAssign(data, m)
+			t := newTicker(e.stderr, false, "assign", -1, "events")
+			out, err := runAssign(data, m, t)
+			t.done()
 			if err != nil {
 				return badInputf("%s: %v", name, err)
 			}
@@ -118,7 +121,9 @@ status is 2.`,
 
 // runAssign validates and plays a scenario. It returns an error naming the
 // event index and field of the first problem.
-func runAssign(data []byte, method cma.Method) (*assignOutput, error) {
+//
+// Its progress (events played of all) goes to t, which may be nil.
+func runAssign(data []byte, method cma.Method, t *ticker) (*assignOutput, error) {
 	var raw struct {
 		Mirrors json.RawMessage   `json:"mirrors"`
 		Events  []json.RawMessage `json:"events"`
@@ -154,7 +159,9 @@ func runAssign(data []byte, method cma.Method) (*assignOutput, error) {
 		return nil, fmt.Errorf("mirrors: %v", err)
 	}
 	out := &assignOutput{Method: method.String(), Events: make([]assignEvent, 0, len(raw.Events))}
+	var sum float64 // of every delay given: bounds every total the output reports
 	for i, r := range raw.Events {
+		t.set(int64(i), int64(len(raw.Events)))
 		var ev scenarioEvent
 		if err := strictDecode(r, &ev); err != nil {
 			return nil, fmt.Errorf("event %d: %v", i, err)
@@ -167,6 +174,14 @@ func runAssign(data []byte, method cma.Method) (*assignOutput, error) {
 		case "join":
 			if ev.Delays == nil {
 				return nil, fmt.Errorf("event %d (join %q): field delays: missing", i, ev.Player)
+			}
+			for _, d := range ev.Delays {
+				if d > 0 && !math.IsInf(d, 0) {
+					sum += d
+				}
+			}
+			if sum > maxDelaySum {
+				return nil, fmt.Errorf("event %d (join %q): field delays: too large: the delays given so far add up to more than %.3g ms, and their totals would overflow", i, ev.Player, maxDelaySum)
 			}
 			dec, err = a.JoinMap(ev.Player, ev.Delays)
 			if err != nil {
@@ -201,6 +216,11 @@ func runAssign(data []byte, method cma.Method) (*assignOutput, error) {
 	out.Final.P95Delay = st.P95
 	return out, nil
 }
+
+// maxDelaySum bounds the sum of every delay of an input (ms): the totals,
+// means and search costs computed from them then stay finite, with room to
+// spare, far beyond any real latency.
+const maxDelaySum = 1e300
 
 // joinField names the input field a join error is about.
 func joinField(err error) string {
@@ -240,11 +260,10 @@ func describeJSONError(data []byte, err error) error {
 		line, col := position(data, se.Offset-1) // Offset counts the bad byte
 		return fmt.Errorf("invalid JSON at line %d, column %d: %v", line, col, se)
 	case errors.As(err, &te):
-		field := te.Field
-		if field == "" {
-			field = "(value)"
+		if te.Field == "" {
+			return fmt.Errorf("got a JSON %s, want %s", te.Value, jsonKind(te.Type))
 		}
-		return fmt.Errorf("field %s: got a JSON %s, want %v", field, te.Value, te.Type)
+		return fmt.Errorf("field %s: got a JSON %s, want %s", te.Field, te.Value, jsonKind(te.Type))
 	case errors.Is(err, io.EOF):
 		return errors.New("empty input")
 	case errors.Is(err, io.ErrUnexpectedEOF):
@@ -253,6 +272,32 @@ func describeJSONError(data []byte, err error) error {
 	msg := err.Error()
 	msg = strings.TrimPrefix(msg, "json: ")
 	return errors.New(msg)
+}
+
+// jsonKind names, in JSON's words, the kind of value that decodes into t.
+func jsonKind(t reflect.Type) string {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil {
+		return "a value"
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	}
+	return "a value"
 }
 
 func position(data []byte, off int64) (line, col int) {

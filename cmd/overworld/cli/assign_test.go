@@ -128,7 +128,7 @@ func FuzzAssign(f *testing.F) {
 	f.Add([]byte(`{"mirrors":[{"id":"G","capacity":1}],"events":[{"op":"join","player":"a","delays":{"G":1}},{"op":"leave","player":"a"}]}`))
 	f.Add([]byte(`{"mirrors":[{"id":"G","capacity":1}],"events":[{"op":"leave","player":"a"}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		out, err := runAssign(data, 0)
+		out, err := runAssign(data, 0, nil)
 		if err != nil {
 			return
 		}

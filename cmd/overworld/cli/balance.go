@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -120,11 +119,13 @@ standard output and the exit status is 2.`,
 			if !(failover >= 0) || math.IsInf(failover, 0) {
 				return badInputf("--failover-ms %g: want finite, ≥ 0", failover)
 			}
-			data, name, err := readInput(e, args)
+			data, name, err := readInput(e, "balance", args)
 			if err != nil {
 				return err
 			}
+			t := newTicker(e.stderr, false, "balance", -1, "")
 			out, err := runBalance(data, method, crit, !paper, failover)
+			t.done()
 			if err != nil {
 				return badInputf("%s: %v", name, err)
 			}
@@ -147,13 +148,8 @@ standard output and the exit status is 2.`,
 // runBalance parses and checks the input, then runs one round.
 func runBalance(data []byte, method string, crit balance.Criterion, fillToTarget bool, failover float64) (*balanceOutput, error) {
 	var in balanceInput
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil {
+	if err := strictDecode(data, &in); err != nil {
 		return nil, fmt.Errorf("malformed JSON: %w", err)
-	}
-	if dec.More() {
-		return nil, errors.New("malformed JSON: more than one value")
 	}
 	if in.MaxLoad == nil {
 		return nil, errors.New("field max_load: missing")

@@ -97,7 +97,7 @@ func FuzzBalance(f *testing.F) {
 
 func TestLabBalanceSmall(t *testing.T) {
 	dir := t.TempDir()
-	code, out, errs := run(t, "", "lab", "balance", "--small", "--runs", "2", "--sweep", "1", "--samples", "200", "--quiet", "--out", dir)
+	code, out, errs := run(t, "", "lab", "balance", "--quick", "--runs", "2", "--sweep", "1", "--samples", "200", "--quiet", "--out", dir)
 	if code != 0 || !strings.Contains(out, "Table 5") || !strings.Contains(out, "1337") {
 		t.Fatalf("exit %d: %s\n%s", code, errs, out)
 	}

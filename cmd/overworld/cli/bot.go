@@ -72,7 +72,7 @@ and --server-name node-ID.overworld.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.addr, "addr", "", "the node's player endpoint HOST:PORT (QUIC; with --ws, its WebSocket port, or a ws:// or wss:// URL)")
 	fl.StringVar(&f.tokenDir, "token-dir", "", "directory of the coordinator key pair (overworld token init)")
-	fl.IntVar(&f.n, "n", 16, "number of bots (1 to 1000)")
+	fl.IntVar(&f.n, "n", 16, "number of bots (1 to 1000; with --local, this machine's CPU limits how many can join in time)")
 	fl.DurationVar(&f.duration, "duration", 30*time.Second, "how long to play (1s to 1h)")
 	fl.BoolVar(&f.ws, "ws", false, "connect over WebSocket instead of QUIC")
 	fl.BoolVar(&f.local, "local", false, "start an in-process node with a player endpoint on 127.0.0.1 and play against it")
@@ -91,6 +91,12 @@ and --server-name node-ID.overworld.`,
 
 func runBot(ctx context.Context, e *env, f *botFlags) error {
 	switch {
+	case f.nodes < 1 || f.nodes > arena.MaxPlayers:
+		return badInputf("--nodes %d: want 1 to %d", f.nodes, arena.MaxPlayers)
+	case f.perNode < 1 || f.perNode > arena.MaxPlayers:
+		return badInputf("--players-per-node %d: want 1 to %d", f.perNode, arena.MaxPlayers)
+	case f.nodes*f.perNode > arena.MaxPlayers:
+		return badInputf("--nodes %d × --players-per-node %d: want at most %d players", f.nodes, f.perNode, arena.MaxPlayers)
 	case f.tokenDir == "":
 		return badInputf("--token-dir is required")
 	case f.n < 1 || f.n > 1000:
@@ -112,7 +118,7 @@ func runBot(ctx context.Context, e *env, f *botFlags) error {
 	}
 	m, err := arena.ParseMapType(f.mapType)
 	if err != nil {
-		return badInput(err)
+		return badInputf("--map %q: want sqr or rect", f.mapType)
 	}
 	cfg := arena.Config{Map: m, Nodes: f.nodes, PlayersPerNode: f.perNode, Seed: f.seed}
 	if _, err := cfg.Validate(); err != nil {
@@ -177,24 +183,52 @@ func runBot(ctx context.Context, e *env, f *botFlags) error {
 	}
 	wg.Wait()
 	shutdown()
-	failed := 0
-	for i, err := range errs {
-		if err != nil {
-			failed++
-			fmt.Fprintf(e.stderr, "%s-%d: %v\n", f.name, i+1, err)
-		}
+	failed := reportBotErrors(e, f.name, errs)
+	if failed < f.n {
+		printBotStats(e, stats, errs, transport)
 	}
-	printBotStats(e, stats, errs, transport)
 	if gw != nil {
 		st := gw.Stats()
 		fmt.Fprintf(e.stdout, "node: %d joins, %d leaves, %d inputs (%d dropped, %d bad), %d states (%d as QUIC datagrams, %d coalesced, %d full), %d refused\n",
 			st.Joins, st.Leaves, st.Inputs, st.InputsDropped, st.BadInputs, st.StateMessages, st.Datagrams, st.Coalesced, st.FullStates,
 			st.BadToken+st.Expired+st.Replayed+st.Full+st.Duplicate+st.JoinFailed+st.Malformed+st.Timeouts)
 	}
-	if failed == f.n {
+	switch {
+	case failed == f.n:
 		return fmt.Errorf("all %d bots failed", f.n)
+	case failed > 0:
+		return fmt.Errorf("%d of %d bots failed (their figures are left out of the table)", failed, f.n)
 	}
 	return nil
+}
+
+// reportBotErrors prints on stderr why bots failed, one line per distinct
+// error (the first bot and how many had it), and returns how many failed.
+func reportBotErrors(e *env, name string, errs []error) int {
+	failed := 0
+	count := map[string]int{}
+	first := map[string]int{}
+	var order []string
+	for i, err := range errs {
+		if err == nil {
+			continue
+		}
+		failed++
+		msg := err.Error()
+		if count[msg] == 0 {
+			first[msg] = i
+			order = append(order, msg)
+		}
+		count[msg]++
+	}
+	for _, msg := range order {
+		if count[msg] == 1 {
+			fmt.Fprintf(e.stderr, "%s-%d: %s\n", name, first[msg]+1, msg)
+		} else {
+			fmt.Fprintf(e.stderr, "%s-%d and %d other bots: %s\n", name, first[msg]+1, count[msg]-1, msg)
+		}
+	}
+	return failed
 }
 
 func playBot(ctx context.Context, g *arena.Game, key ed25519.PrivateKey, f *botFlags, i int, quicAddr, wsAddr string, tlsConf *tls.Config) (player.ClientStats, error) {

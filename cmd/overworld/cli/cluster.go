@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -14,7 +15,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/overworld/overworld/arena"
 	"github.com/overworld/overworld/discovery"
@@ -98,6 +98,14 @@ primaries are primaries elsewhere at the end, and for a node stopped with SIGTER
 drain report. --kill NODE@TIME sends node NODE a SIGKILL, --term NODE@TIME a SIGTERM
 (the node drains, then exits), TIME after every node is ready; each may be repeated.
 
+Ctrl-C (SIGINT), SIGTERM or SIGHUP ends the run early: the node processes (in process
+groups of their own, so the terminal's Ctrl-C does not reach them) are stopped in order
+(SIGTERM: each drains, then exits), stderr says how each ended, and the figures of the
+time run are printed; the exit status is then 0. Interrupted before every node is
+ready, the command stops the nodes and exits with status 130; during the simulation
+that comes first, Ctrl-C ends it at once (no node runs yet). Progress: on a terminal a
+line redrawn in place, otherwise a line every 10 s (--quiet: none).
+
 Missing replicas count, in each player node's snapshot, the objects whose primary
 (on another node) lies inside the node's view and of which it holds no copy (the
 simulator's 0 ms-grace measure). Like the simulator, the live side leaves the
@@ -165,6 +173,16 @@ func (o *clusterOpts) validate() error {
 	if _, err := arena.ParseMapType(o.mapType); err != nil {
 		return badInputf("--map %q: want sqr or rect", o.mapType)
 	}
+	switch o.logLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return badInputf("--log-level %q: want debug, info, warn or error", o.logLevel)
+	}
+	if o.keep != "" {
+		if err := checkOutDir("--keep", o.keep); err != nil {
+			return err
+		}
+	}
 	if o.drainTimeout < 0 || o.drainTimeout > 10*time.Minute {
 		return badInputf("--drain-timeout %v: want 0 (the node's default) to 10m", o.drainTimeout)
 	}
@@ -231,12 +249,11 @@ func runCluster(e *env, o clusterOpts) error {
 			fmt.Fprintf(e.stderr, format, args...)
 		}
 	}
-	show := false
-	if fh, ok := e.stderr.(*os.File); ok && !o.quiet {
-		show = term.IsTerminal(int(fh.Fd()))
-	}
+	show := !o.quiet && isTerminal(e.stderr)
 	say("simulating the same configuration ...\n")
-	simRep, err := harness.Demo(wc, nil)
+	progress, clear := worldProgress(e.stderr, o.quiet, "simulating: ")
+	simRep, err := harness.Demo(wc, progress)
+	clear()
 	if err != nil {
 		return err
 	}
@@ -247,8 +264,14 @@ func runCluster(e *env, o clusterOpts) error {
 		}
 		defer os.RemoveAll(dir)
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+		return badInputf("--keep %s: %v", o.keep, pathErr(err))
 	}
+	// From here on SIGINT (Ctrl-C), SIGTERM and SIGHUP end the run early:
+	// the nodes, in process groups of their own, do not see the terminal's
+	// signals; this process stops them in order and prints the figures of
+	// the time run.
+	sigCtx, stopSignals := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt, syscall.SIGHUP)
+	defer stopSignals()
 	c, err := localcluster.Start(o.clusterConfig(exe, dir, simRep.InfraSite))
 	if err != nil {
 		return err
@@ -257,6 +280,10 @@ func runCluster(e *env, o clusterOpts) error {
 	if err := c.WaitReady(30 * time.Second); err != nil {
 		c.Kill()
 		return err
+	}
+	if sigCtx.Err() != nil {
+		c.Stop(10 * time.Second)
+		return errInterrupted
 	}
 	// Missing replicas, discovery latency and staleness from ground
 	// truth, every frame.
@@ -296,15 +323,19 @@ func runCluster(e *env, o clusterOpts) error {
 		}
 		say("started %d bots: QUIC clients of the nodes' player endpoints\n", o.nodes*o.perNode)
 	}
-	// SIGINT or SIGTERM ends the run early; the nodes still stop
-	// gracefully and the table covers the time run.
-	sigCtx, stopSignals := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stopSignals()
 	ctx, cancel := context.WithDeadline(sigCtx, c.Epoch().Add(o.duration))
 	defer cancel()
 	oc := localcluster.ObserveConfig{Every: o.sampleEvery, Truth: obs}
 	if show {
 		oc.Progress = func(el time.Duration) { fmt.Fprintf(e.stderr, "\r%s / %v", el, o.duration) }
+	} else if !o.quiet {
+		var last time.Duration
+		oc.Progress = func(el time.Duration) {
+			if el-last >= plainEvery {
+				last = el
+				fmt.Fprintf(e.stderr, "running: %s of %v\n", el, o.duration)
+			}
+		}
 	}
 	ids := c.IDs()
 	for _, f := range o.faults {
@@ -320,6 +351,10 @@ func runCluster(e *env, o clusterOpts) error {
 	if show {
 		fmt.Fprint(e.stderr, "\r\033[K")
 	}
+	if sigCtx.Err() != nil {
+		say("interrupted at %.1f s of %v: stopping the nodes in order (SIGTERM, up to 10 s), then the figures of the time run\n",
+			meas.Elapsed.Seconds(), o.duration)
+	}
 	var bots []localcluster.BotState
 	if fleet != nil {
 		stopFleet()
@@ -327,6 +362,9 @@ func runCluster(e *env, o clusterOpts) error {
 		bots = fleet.States()
 	}
 	killed := c.Stop(10 * time.Second)
+	if how := stoppedNodes(c, meas.Deaths); how != "" {
+		say("%s\n", how)
+	}
 	if scrapeErr != nil {
 		return scrapeErr
 	}
@@ -339,6 +377,39 @@ func runCluster(e *env, o clusterOpts) error {
 	writeClusterPlayers(e.stdout, o, meas, cpuPerPlayer, bots)
 	writeClusterDeaths(e.stdout, meas.Deaths, c.Rendezvous())
 	return nil
+}
+
+// errInterrupted ends a run stopped by a signal before it had figures to
+// print (exit status 130, as a shell reports a process ended by SIGINT).
+var errInterrupted = errors.New("interrupted before every node was ready; the nodes were stopped")
+
+// stoppedNodes says how the node processes that ran to the end of the run
+// ended when Stop stopped them ("" when none did).
+func stoppedNodes(c *localcluster.Cluster, deaths []localcluster.Death) string {
+	ids := c.IDs()
+	hows := map[string][]string{}
+	var order []string
+	for i, id := range ids {
+		if slices.ContainsFunc(deaths, func(d localcluster.Death) bool { return d.Index == i }) {
+			continue
+		}
+		_, how, ok := c.Exited(i)
+		if !ok {
+			how = "still running"
+		}
+		if hows[how] == nil {
+			order = append(order, how)
+		}
+		hows[how] = append(hows[how], strconv.Itoa(int(id)))
+	}
+	if len(order) == 0 {
+		return ""
+	}
+	parts := make([]string, len(order))
+	for k, how := range order {
+		parts[k] = fmt.Sprintf("%s (node %s)", how, strings.Join(hows[how], ", "))
+	}
+	return "stopped the nodes with SIGTERM: " + strings.Join(parts, "; ")
 }
 
 // sentBy says which fault ended a node, if one did.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -70,7 +69,7 @@ prints a certified lower bound on the optimum, hence the worst-case gap; auto
 	fl := cmd.Flags()
 	fl.StringVar(&f.matrix, "matrix", "", "latency matrix file (\"-\" for stdin)")
 	fl.StringVar(&f.data, "data", "", "embedded data set: planetlab[:SLICE] (slice 1..18, default 1)")
-	fl.StringVar(&f.format, "format", "", "format of --matrix: csv or planetlab (default: csv if the file name ends in .csv, else planetlab)")
+	fl.StringVar(&f.format, "format", "", "format of --matrix: csv or planetlab (default: csv if the file name ends in .csv, else planetlab; give it for standard input)")
 	fl.StringVar(&f.players, "players", "", "players: indices, ranges and names, e.g. 0-99 or a,b,c (default all)")
 	fl.StringVar(&f.candidates, "candidates", "", "candidate servers, same syntax (default all)")
 	fl.IntVar(&f.randPlayers, "random-players", 0, "draw N players at random (with --seed)")
@@ -100,13 +99,17 @@ func runCore(e *env, cmd *cobra.Command, f *coreFlags) error {
 	}
 	rng := rand.New(rand.NewPCG(f.seed, 0x636f7265)) // "core"
 	var sol core.Solution
+	t := newTicker(e.stderr, false, "core: "+in.method, -1, "")
+	defer t.done()
 	switch in.method {
 	case "auto":
 		sol, err = core.Select(in.problem, rng)
 	case "exact":
 		sol, err = core.Exact(in.problem)
-		if errors.Is(err, core.ErrTooLarge) {
-			return badInputf("%v", err)
+		var tl *core.TooLargeError
+		if errors.As(err, &tl) {
+			return badInputf("--method exact: too large for exhaustive search: C(%d,%d) = %.3g subsets of candidates, more than the %.3g it enumerates; use --method local or auto",
+				tl.Candidates, tl.K, tl.Subsets, tl.Limit)
 		}
 	case "local":
 		opts := core.DefaultOptions(in.problem.Objective)
@@ -185,6 +188,9 @@ func loadCoreInput(e *env, cmd *cobra.Command, f *coreFlags) (*coreInput, error)
 	if err := p.Validate(); err != nil {
 		return nil, badInput(err)
 	}
+	if err := checkCoreSums(p); err != nil {
+		return nil, err
+	}
 	return &coreInput{source: source, players: pc.RowNames(), candidates: pc.ColNames(), problem: p, method: f.method}, nil
 }
 
@@ -227,18 +233,55 @@ func loadCoreMatrix(e *env, f *coreFlags) (*geo.Matrix, string, error) {
 	}
 	r := e.stdin
 	if f.matrix != "-" {
-		file, err := os.Open(f.matrix)
+		file, err := openFile("--matrix", f.matrix)
 		if err != nil {
-			return nil, "", badInput(err)
+			return nil, "", err
 		}
 		defer file.Close()
 		r = file
+	} else if isTerminal(e.stdin) {
+		fmt.Fprintf(e.stderr, "core: reading the --matrix from standard input (end it with Ctrl-D)\n")
 	}
 	m, err := read(r)
 	if err != nil {
-		return nil, "", badInputf("%s: %w", f.matrix, err)
+		hint := ""
+		if f.format == "" && format == "planetlab" && strings.Contains(err.Error(), ",") {
+			hint = " (commas: if the matrix is CSV, add --format csv)"
+		}
+		return nil, "", badInputf("%s: %w%s", f.matrix, err, hint)
 	}
 	return m, fmt.Sprintf("%s (%s)", f.matrix, format), nil
+}
+
+// checkCoreSums rejects latencies so large that the costs computed from
+// them would overflow: the sum over players of their largest latency to a
+// candidate bounds every k-median cost, and twice the largest latency plus
+// the largest core-to-core one bounds the diameter.
+func checkCoreSums(p core.Problem) error {
+	pc := p.PlayerCore
+	var sum, worst float64
+	for i := range pc.Rows() {
+		m := 0.0
+		for j := range pc.Cols() {
+			m = max(m, pc.At(i, j))
+		}
+		sum += m
+		worst = max(worst, m)
+	}
+	cc := 0.0
+	if p.CoreCore != nil {
+		for i := range p.CoreCore.Rows() {
+			for j := range p.CoreCore.Cols() {
+				if i != j {
+					cc = max(cc, p.CoreCore.At(i, j))
+				}
+			}
+		}
+	}
+	if !(sum <= maxDelaySum) || !(2*worst+cc <= maxDelaySum) {
+		return badInputf("latencies too large: the players' largest latencies add up to more than %.3g ms, and the costs would overflow", maxDelaySum)
+	}
+	return nil
 }
 
 var rangeRE = regexp.MustCompile(`^(\d+)-(\d+)$`)

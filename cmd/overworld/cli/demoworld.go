@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -12,7 +11,6 @@ import (
 	"github.com/overworld/overworld/lab/cities"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/overworld/overworld/arena"
 	"github.com/overworld/overworld/discovery"
@@ -66,11 +64,11 @@ The placement-only demo (players joining and leaving servers) is "overworld demo
   overworld demo --arch broadcast --nodes 8 --players-per-node 1
   overworld demo --nodes 20 --duration 2m --out out/demo`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runDemoWorld(e, &f) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return runDemoWorld(e, cmd, &f) },
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.arch, "arch", string(def.Arch), "architecture: directory, broadcast, client-server or colyseus")
-	fl.StringVar(&f.keyMap, "keymap", discovery.KeyMapAuto, "colyseus key mapping: rangedht-hilbert, rangedht-x, dht, or auto (rangedht-x on maps twice as long as wide, else rangedht-hilbert)")
+	fl.StringVar(&f.keyMap, "keymap", discovery.KeyMapAuto, "colyseus key mapping (--arch colyseus only): rangedht-hilbert, rangedht-x, dht, or auto (rangedht-x on maps twice as long as wide, else rangedht-hilbert)")
 	fl.Float64Var(&f.prefetch, "prefetch", 0, "widen the view replicas are fetched for by this many metres (0: the interest itself)")
 	fl.IntVar(&f.nodes, "nodes", def.Nodes, "number of nodes (WonderNetwork cities: "+strings.Join(cities.Servers()[:4], ", ")+", ...)")
 	fl.IntVar(&f.perNode, "players-per-node", def.PlayersPerNode, "bots per node (1: peer-to-peer, 8: federated servers)")
@@ -85,10 +83,7 @@ The placement-only demo (players joining and leaving servers) is "overworld demo
 	return cmd
 }
 
-func runDemoWorld(e *env, f *demoWorldFlags) error {
-	if f.tuneHeap {
-		defer tuneHeap()() // large worlds run faster on huge pages and with the collector less eager
-	}
+func runDemoWorld(e *env, cmd *cobra.Command, f *demoWorldFlags) error {
 	cfg := harness.DefaultDemoConfig()
 	arch, err := discovery.ParseArch(f.arch)
 	if err != nil {
@@ -108,23 +103,26 @@ func runDemoWorld(e *env, f *demoWorldFlags) error {
 		return badInputf("--duration %v: want 1s to 1h", f.duration)
 	case f.workers < 0 || f.workers > 256:
 		return badInputf("--workers %d: want 0 (one per CPU) to 256", f.workers)
+	case cmd.Flags().Changed("keymap") && arch != discovery.Colyseus:
+		return badInputf("--keymap applies to --arch colyseus (the distributed locator), not %s", arch)
+	}
+	if f.out != "" {
+		if err := checkOutDir("--out", f.out); err != nil {
+			return err
+		}
+	}
+	def := harness.DefaultDemoConfig()
+	warnLargeRun(e.stderr, f.nodes*f.perNode, f.duration, def.Nodes*def.PlayersPerNode, def.Duration)
+	if f.tuneHeap {
+		defer tuneHeap()() // large worlds run faster on huge pages and with the collector less eager
 	}
 	cfg.Workers = f.workers
 	cfg.KeyMap, cfg.Prefetch = f.keyMap, f.prefetch
 	cfg.Arch, cfg.Map, cfg.Nodes, cfg.PlayersPerNode, cfg.Duration, cfg.Seed = arch, m, f.nodes, f.perNode, f.duration, f.seed
 	cfg.Cities = nodeCities
-	show := false
-	if fh, ok := e.stderr.(*os.File); ok && !f.quiet {
-		show = term.IsTerminal(int(fh.Fd()))
-	}
-	var progress func(harness.Progress)
-	if show {
-		progress = func(p harness.Progress) { drawWorldProgress(e.stderr, p) }
-	}
+	progress, clear := worldProgress(e.stderr, f.quiet, "")
 	rep, err := harness.Demo(cfg, progress)
-	if show {
-		fmt.Fprint(e.stderr, "\r\033[K")
-	}
+	clear()
 	if errors.Is(err, lab.ErrConfig) {
 		return badInput(err)
 	}
@@ -147,11 +145,18 @@ func runDemoWorld(e *env, f *demoWorldFlags) error {
 	return rep.WriteTable(e.stdout)
 }
 
-// drawWorldProgress redraws the progress line of a world run.
-func drawWorldProgress(w io.Writer, p harness.Progress) {
-	speed := 0.0
-	if p.Wall > 0 {
-		speed = p.Virtual.Seconds() / p.Wall.Seconds()
+// largeRun is the bot-seconds of game time above which a simulated world
+// run is announced as large (the default demo is 7,680).
+const largeRun = 2e6
+
+// warnLargeRun says on stderr when a run of bots for game time is large,
+// compared with the default of defBots for defTime.
+func warnLargeRun(w io.Writer, bots int, game time.Duration, defBots int, defTime time.Duration) {
+	work := float64(bots) * game.Seconds()
+	if work <= largeRun {
+		return
 	}
-	fmt.Fprintf(w, "\r\033[Kgame time %v / %v  %d events  %.0f× real time", p.Virtual.Round(time.Second), p.Total, p.Events, speed)
+	fmt.Fprintf(w, "warning: %d bots for %v of game time is a large run, %.0f× the default's (%d bots for %v): "+
+		"it can take hours and gigabytes of memory; Ctrl-C stops it\n",
+		bots, game, work/(float64(defBots)*defTime.Seconds()), defBots, defTime)
 }

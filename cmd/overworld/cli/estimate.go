@@ -68,7 +68,7 @@ and their number is reported.`,
 	fl.StringVar(&f.data, "data", "", "embedded data set: planetlab[:SLICE] (slice 1..18, default 1)")
 	fl.StringVar(&f.matrix, "matrix", "", "RTT matrix file (\"-\" for stdin); missing entries: NaN, -, negative or 0")
 	fl.IntVar(&f.neighbours, "neighbours", d.Neighbours, "peers each node probes (vivaldi, mf)")
-	fl.IntVar(&f.near, "near", -1, "mf: neighbours re-chosen as the nearest by the first fit (default a quarter of --neighbours; 0 keeps all random)")
+	fl.IntVar(&f.near, "near", 0, "mf: neighbours re-chosen as the nearest by the first fit (default a quarter of --neighbours; 0 keeps all random)")
 	fl.Float64Var(&f.rate, "rate", d.Rate, "probes per second per node (vivaldi, mf)")
 	fl.DurationVar(&f.duration, "duration", d.Duration, "simulated probing time (vivaldi, mf); rounds = rate × duration")
 	fl.Float64Var(&f.jitter, "jitter", d.Jitter, "mean queueing delay of a sample relative to its RTT")
@@ -90,25 +90,49 @@ func runEstimate(e *env, cmd *cobra.Command, f *estimateFlags) error {
 	if err != nil {
 		return badInput(err)
 	}
+	probing := m == estimate.MethodVivaldi || m == estimate.MethodFactor
+	fl := cmd.Flags()
+	for _, c := range []struct {
+		flag, methods string
+		applies       bool
+	}{
+		{"neighbours", "vivaldi or mf", probing}, {"rate", "vivaldi or mf", probing}, {"duration", "vivaldi or mf", probing},
+		{"churn", "vivaldi or mf", probing}, {"near", "mf", m == estimate.MethodFactor}, {"rank", "mf", m == estimate.MethodFactor},
+		{"landmarks", "gnp or landmark", !probing}, {"dim", "gnp", m == estimate.MethodGNP},
+	} {
+		if fl.Changed(c.flag) && !c.applies {
+			return badInputf("--%s applies to --method %s, not %s", c.flag, c.methods, m)
+		}
+	}
+	for _, o := range []struct{ flag, path string }{{"--out-matrix", f.outMatrix}, {"--plot", f.plot}} {
+		if o.path != "" {
+			if err := checkOutFile(o.flag, o.path); err != nil {
+				return err
+			}
+		}
+	}
 	truth, source, err := loadTruth(e, f)
 	if err != nil {
 		return err
 	}
+	n := truth.Len()
 	spec := estimate.DefaultSpec(m)
 	spec.Probe.Neighbours, spec.Probe.Rate, spec.Probe.Duration = f.neighbours, f.rate, f.duration
 	spec.Probe.Jitter, spec.Probe.Churn = f.jitter, f.churn
-	if cmd.Flags().Changed("near") {
-		if m != estimate.MethodFactor {
-			return badInputf("--near applies to --method mf")
-		}
+	switch {
+	case m == estimate.MethodFactor && fl.Changed("near"):
 		spec.Probe.Near = f.near
-	}
-	if m != estimate.MethodFactor {
-		spec.Probe.Near = 0
-	} else if !cmd.Flags().Changed("near") {
+	case m == estimate.MethodFactor:
 		spec.Probe.Near = spec.Probe.Neighbours / 4
+	default:
+		spec.Probe.Near = 0
 	}
-	if cmd.Flags().Changed("landmarks") {
+	if !probing {
+		// The landmark methods probe no neighbours; the session's probe
+		// process must still fit the matrix.
+		spec.Probe.Neighbours = max(1, min(spec.Probe.Neighbours, n-1))
+	}
+	if fl.Changed("landmarks") {
 		spec.Landmark.Landmarks = f.landmarks
 	}
 	spec.Landmark.Dim = f.dim
@@ -119,13 +143,26 @@ func runEstimate(e *env, cmd *cobra.Command, f *estimateFlags) error {
 	if _, err := spec.Factor.Validate(); err != nil {
 		return badInput(err)
 	}
-	if m == estimate.MethodVivaldi || m == estimate.MethodFactor {
-		if spec.Probe.Neighbours > truth.Len()-1 {
-			return badInputf("--neighbours %d: only %d other nodes", spec.Probe.Neighbours, truth.Len()-1)
+	dflt := func(flag string) string {
+		if fl.Changed(flag) {
+			return ""
 		}
-	} else if spec.Landmark.Landmarks < 2 || spec.Landmark.Landmarks >= truth.Len() || (m == estimate.MethodGNP && (spec.Landmark.Dim < 1 || spec.Landmark.Dim >= spec.Landmark.Landmarks)) {
-		return badInputf("--landmarks %d, --dim %d: want 2 ≤ landmarks < %d nodes and 1 ≤ dim < landmarks", spec.Landmark.Landmarks, spec.Landmark.Dim, truth.Len())
+		return " (the default for " + string(m) + ")"
 	}
+	if probing {
+		if spec.Probe.Neighbours > n-1 {
+			return badInputf("--neighbours %d%s: the matrix has only %d other nodes; give --neighbours %d or fewer", spec.Probe.Neighbours, dflt("neighbours"), n-1, n-1)
+		}
+	} else {
+		if spec.Landmark.Landmarks < 2 || spec.Landmark.Landmarks >= n {
+			return badInputf("--landmarks %d%s: want 2 to %d (fewer than the matrix's %d nodes)", spec.Landmark.Landmarks, dflt("landmarks"), n-1, n)
+		}
+		if m == estimate.MethodGNP && (spec.Landmark.Dim < 1 || spec.Landmark.Dim >= spec.Landmark.Landmarks) {
+			return badInputf("--dim %d%s: want 1 to %d (fewer than the %d landmarks)", spec.Landmark.Dim, dflt("dim"), spec.Landmark.Landmarks-1, spec.Landmark.Landmarks)
+		}
+	}
+	t := newTicker(e.stderr, false, "estimate: "+string(m), -1, "")
+	defer t.done()
 	start := time.Now()
 	sess, err := estimate.NewSession(spec, truth, rand.New(rand.NewPCG(f.seed, 0x657374)))
 	if errors.Is(err, estimate.ErrConfig) {
@@ -215,12 +252,14 @@ func loadTruth(e *env, f *estimateFlags) (*estimate.Truth, string, error) {
 	}
 	r := e.stdin
 	if f.matrix != "-" {
-		file, err := os.Open(f.matrix)
+		file, err := openFile("--matrix", f.matrix)
 		if err != nil {
-			return nil, "", badInput(err)
+			return nil, "", err
 		}
 		defer file.Close()
 		r = file
+	} else if isTerminal(e.stdin) {
+		fmt.Fprintf(e.stderr, "estimate: reading the --matrix from standard input (end it with Ctrl-D)\n")
 	}
 	src := f.matrix
 	if src == "-" {
@@ -232,6 +271,11 @@ func loadTruth(e *env, f *estimateFlags) (*estimate.Truth, string, error) {
 	}
 	return t, src, nil
 }
+
+// maxRTT bounds the RTTs of a matrix file (ms, about 11.6 days): far
+// beyond any network's, and small enough that the estimators' sums of
+// squares stay finite.
+const maxRTT = 1e9
 
 // readHoleyMatrix reads n lines of n numbers (blank- or comma-separated);
 // NaN, "-" and empty fields, negatives and off-diagonal zeros are missing.
@@ -256,6 +300,9 @@ func readHoleyMatrix(r io.Reader) (*estimate.Truth, error) {
 			v, err := strconv.ParseFloat(s, 64)
 			if err != nil {
 				return nil, fmt.Errorf("line %d, column %d: %q is not a number", line, j+1, s)
+			}
+			if v > maxRTT {
+				return nil, fmt.Errorf("line %d, column %d: %s ms: want an RTT of at most %.0g ms (larger values overflow the estimators' sums and squares)", line, j+1, s, maxRTT)
 			}
 			row[j] = v
 		}

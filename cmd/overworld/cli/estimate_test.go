@@ -95,7 +95,7 @@ func TestEstimateBadInput(t *testing.T) {
 
 func TestLabEstimateSmall(t *testing.T) {
 	dir := t.TempDir()
-	code, out, errs := runCLI(t, "", "lab", "estimate", "--small", "--out", dir, "--quiet")
+	code, out, errs := runCLI(t, "", "lab", "estimate", "--quick", "--out", dir, "--quiet")
 	if code != 0 || errs != "" {
 		t.Fatalf("exit %d, stderr %q", code, errs)
 	}

@@ -4,16 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	labcma "github.com/overworld/overworld/lab/cma"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
+	"github.com/spf13/pflag"
 
 	"github.com/overworld/overworld/lab"
 	"github.com/overworld/overworld/lab/report"
@@ -24,7 +22,10 @@ func newLabCmd(e *env) *cobra.Command {
 		Use:   "lab EXPERIMENT",
 		Short: "Run the experiments that reproduce the papers' evaluations",
 		Long: `Run an experiment that reproduces a paper's evaluation, print its numbers beside the
-paper's, and write CSV files and PNG figures.
+paper's, and write CSV files and PNG figures into --out: by default a directory under
+./out of the current directory (out/lab-cma, out/lab-spd, ...), created if missing.
+--quick runs a small version of each for a quick look; a progress bar shows on stderr
+when it is a terminal (a line every 10 s otherwise; --quiet: none).
 
 Experiments:
   cma       client-to-mirror assignment (Webb & Soh, MMCN 2008, §4: Figs. 4–8)
@@ -38,6 +39,14 @@ Experiments:
   faults    object authority under migrations, crashes and lossy links: invariants,
             failover latency, migration pause`,
 		Args: cobra.NoArgs,
+		// Every experiment writes into --out: a file in its place is bad
+		// input, found before the run.
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if f := cmd.Flags().Lookup("out"); f != nil && f.Value.String() != "" {
+				return checkOutDir("--out", f.Value.String())
+			}
+			return nil
+		},
 		RunE: func(*cobra.Command, []string) error {
 			return badInputf("lab: name an experiment: cma, spd, arena, world, colyseus, estimate, balance or faults")
 		},
@@ -85,7 +94,8 @@ default: New York, Frankfurt, Tokyo, Singapore, Sao Paulo, then Los Angeles, Lon
 Bangalore, Sydney, Johannesburg, then 10 more; an m-mirror system uses the first m).
 
 Writes fig4-join, fig5-cdf, fig6-leave, fig7-dynamic and fig8-speed as .csv and
-.png, and headline.csv, into --out; prints the table on stdout. Everything but run
+.png, and headline.csv, into --out (by default out/lab-cma under the current
+directory); prints the table on stdout. Everything but run
 times is the same for the same flags.`,
 		Example: `  overworld lab cma
   overworld lab cma --seeds 10 --no-plots
@@ -97,11 +107,11 @@ times is the same for the same flags.`,
 	fl.StringVar(&f.data, "data", "brite", "where delays come from: brite (the paper's topology) or real (GeoNames players, WonderNetwork servers)")
 	fl.Uint64Var(&f.seed, "seed", 1, "first seed")
 	fl.IntVar(&f.seeds, "seeds", 1, "number of seeds (seed, seed+1, ...); the table shows mean ± sd and the range")
-	fl.StringVar(&f.out, "out", "out/lab-cma", "directory for the CSV and PNG files (default out/lab-cma-real with --data real)")
+	fl.StringVar(&f.out, "out", "out/lab-cma", outDirUsage("the CSV and PNG files")+"; out/lab-cma-real with --data real")
 	fl.BoolVar(&f.noPlots, "no-plots", false, "write the CSV files only")
 	fl.StringVar(&f.scenario, "scenario", "all", "comma-separated scenarios: join, leave, dynamic, speed")
 	fl.StringVar(&f.servers, "servers", "", "comma-separated WonderNetwork cities for --data real, in order (an m-mirror system uses the first m)")
-	fl.BoolVar(&f.small, "small", false, "a 10× smaller instance (500 nodes, 100 players) for a quick look; not comparable with the paper")
+	addQuickFlag(e, fl, &f.small, "a 10× smaller instance (500 nodes, 100 players) for a quick look; not comparable with the paper")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress bar and no list of files on stderr")
 	fl.IntVar(&f.routerLinks, "router-links", 0, "links per new router in each AS's Waxman graph for --data brite (default: BRITE's shipped 2; the paper does not say, and 3 gives path lengths that match its 949 players under 100 ms)")
 	return cmd
@@ -190,6 +200,21 @@ func writeLabReport(e *env, rep report.Report, dir string, noPlots, quiet bool, 
 	return nil
 }
 
+// addQuickFlag adds --quick, a lab's quick mode, and its old name --small,
+// deprecated: it still works, says so on stderr and is left out of the help.
+func addQuickFlag(e *env, fl *pflag.FlagSet, v *bool, usage string) {
+	fl.BoolVar(v, "quick", false, usage)
+	fl.BoolVar(v, "small", false, "the old name of --quick")
+	_ = fl.MarkDeprecated("small", "use --quick")
+	fl.SetOutput(e.stderr) // the deprecation notice goes to stderr, not stdout
+}
+
+// outDirUsage is the usage of a lab's --out flag: the default directory is
+// relative to the current one.
+func outDirUsage(what string) string {
+	return "directory for " + what + ", created if missing (the default is under ./out of the current directory)"
+}
+
 // splitList splits a comma-separated list, trimming blanks; empty items are
 // an error.
 func splitList(s string) ([]string, error) {
@@ -223,43 +248,15 @@ func parseList[T any](flag, s, want string, parse func(string) (T, bool)) ([]T, 
 	return out, nil
 }
 
-// progress draws a progress bar on a terminal; elsewhere (or quiet) it
-// draws nothing.
-type progress struct {
-	w     io.Writer
-	title string
-	show  bool
-	bar   *progressbar.ProgressBar
-}
+// progress reports a lab run's progress on stderr (see ticker).
+type progress struct{ t *ticker }
 
 func newProgress(w io.Writer, quiet bool, title string) *progress {
-	f, ok := w.(*os.File)
-	return &progress{w: w, title: title, show: !quiet && ok && term.IsTerminal(int(f.Fd()))}
+	return &progress{newTicker(w, quiet, title, -1, "events")}
 }
 
 // update is the progress callback of the lab runs.
-func (p *progress) update(done, total int) {
-	if !p.show {
-		return
-	}
-	if p.bar == nil {
-		p.bar = progressbar.NewOptions(total,
-			progressbar.OptionSetWriter(p.w),
-			progressbar.OptionSetDescription(p.title),
-			progressbar.OptionSetWidth(30),
-			progressbar.OptionShowCount(),
-			progressbar.OptionSetItsString("events"),
-			progressbar.OptionShowIts(),
-			progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionClearOnFinish(),
-		)
-	}
-	_ = p.bar.Set(done) // drawing errors on stderr are not worth failing the run
-}
+func (p *progress) update(done, total int) { p.t.set(int64(done), int64(total)) }
 
 // done removes the bar.
-func (p *progress) done() {
-	if p.bar != nil {
-		_ = p.bar.Finish()
-	}
-}
+func (p *progress) done() { p.t.done() }

@@ -39,45 +39,46 @@ Writes balance-a.csv, balance-b.csv, balance-table4.csv, balance-table5.csv,
 fig9-loads.png, fig10-11.png and fig12-b.png into --out; prints the tables on stdout.
 Everything but run times is the same for the same flags.`,
 		Example: `  overworld lab balance
-  overworld lab balance --small --no-plots`,
+  overworld lab balance --quick --no-plots`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runLabBalance(e, &f) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return runLabBalance(e, cmd, &f) },
 	}
 	fl := cmd.Flags()
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the runs")
-	fl.IntVar(&f.runs, "runs", 0, "runs of scenarios A and B (default 1000, as the paper)")
-	fl.IntVar(&f.sweep, "sweep", -1, "runs (the first ones) that also sweep return rates and host criteria (default 20)")
-	fl.IntVar(&f.samples, "samples", 0, "sampled instances per size for Tables 4 and 5 (default 20000)")
+	fl.IntVar(&f.runs, "runs", 0, "runs of scenarios A and B, 1 to 100000 (default 1000, as the paper; 10 with --quick)")
+	fl.IntVar(&f.sweep, "sweep", 0, "runs (the first ones) that also sweep return rates and host criteria, 0 to --runs (default 20; 3 with --quick)")
+	fl.IntVar(&f.samples, "samples", 0, "sampled instances per size for Tables 4 and 5 (default 20000; 2000 with --quick)")
 	fl.StringVar(&f.cluster, "cluster", "", "WonderNetwork city of the cluster (default Frankfurt)")
-	fl.StringVar(&f.out, "out", "out/lab-balance", "directory for the CSV and PNG files")
+	fl.StringVar(&f.out, "out", "out/lab-balance", outDirUsage("the CSV and PNG files"))
 	fl.BoolVar(&f.noPlots, "no-plots", false, "write the CSV files only")
-	fl.BoolVar(&f.small, "small", false, "a quick look: 10 runs, 3 in the sweeps, 2000 samples")
+	addQuickFlag(e, fl, &f.small, "a quick look: 10 runs, 3 in the sweeps, 2000 samples")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress bar and no list of files on stderr")
 	return cmd
 }
 
-func runLabBalance(e *env, f *labBalanceFlags) error {
+func runLabBalance(e *env, cmd *cobra.Command, f *labBalanceFlags) error {
 	cfg := labbalance.DefaultConfig()
 	if f.small {
 		cfg = labbalance.SmallConfig()
 	}
 	cfg.Seed = f.seed
-	if f.runs < 0 {
-		return badInputf("--runs %d: want at least 1", f.runs)
-	}
-	if f.runs > 0 {
+	fl := cmd.Flags()
+	if fl.Changed("runs") {
+		if f.runs < 1 || f.runs > 100000 {
+			return badInputf("--runs %d: want 1 to 100000", f.runs)
+		}
 		cfg.Runs = f.runs
 	}
-	if f.sweep < -1 {
-		return badInputf("--sweep %d: want 0 or more", f.sweep)
-	}
-	if f.sweep >= 0 {
+	if fl.Changed("sweep") {
+		if f.sweep < 0 || f.sweep > cfg.Runs {
+			return badInputf("--sweep %d: want 0 to the number of runs, %d", f.sweep, cfg.Runs)
+		}
 		cfg.SweepRuns = f.sweep
 	}
-	if f.samples < 0 {
-		return badInputf("--samples %d: want at least 1", f.samples)
-	}
-	if f.samples > 0 {
+	if fl.Changed("samples") {
+		if f.samples < 1 || f.samples > 10_000_000 {
+			return badInputf("--samples %d: want 1 to 10000000", f.samples)
+		}
 		cfg.Samples = f.samples
 	}
 	if f.cluster != "" {

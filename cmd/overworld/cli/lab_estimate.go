@@ -35,11 +35,11 @@ Writes fig6-accuracy, fig6-cdf, fig6-scatter, slices, fig7-hit, fig7-error, fig8
 		RunE: func(cmd *cobra.Command, _ []string) error { return runLabEstimate(e, cmd, &f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.out, "out", "out/lab-estimate", "directory for the CSV and PNG files")
+	fl.StringVar(&f.out, "out", "out/lab-estimate", outDirUsage("the CSV and PNG files"))
 	fl.Uint64Var(&f.seed, "seed", 1, "seed")
 	fl.IntVar(&f.slices, "slices", 18, "PlanetLab slices to carry the estimators over (1..18)")
 	fl.BoolVar(&f.noPlots, "no-plots", false, "write the CSV files only")
-	fl.BoolVar(&f.small, "small", false, "a quick look (fewer configurations, rounds, slices and trials); not comparable with the paper")
+	addQuickFlag(e, fl, &f.small, "a quick look (fewer configurations, rounds, slices and trials); not comparable with the paper")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress bar and no list of files on stderr")
 	return cmd
 }

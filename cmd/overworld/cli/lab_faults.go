@@ -59,7 +59,7 @@ The network is the simulator's (--net sim); emulated WAN links between real proc
 	}
 	fl := cmd.Flags()
 	fl.Uint64Var(&f.seed, "seed", def.Seed, "seed of the world, the network and the fault schedule")
-	fl.StringVar(&f.out, "out", "out/lab-faults", "directory for faults.json, the CSV files and the PNG")
+	fl.StringVar(&f.out, "out", "out/lab-faults", outDirUsage("faults.json, the CSV files and the PNG"))
 	fl.StringVar(&f.arch, "arch", string(def.Arch), "architecture: directory, broadcast, client-server or colyseus")
 	fl.IntVar(&f.nodes, "nodes", def.Nodes, "player nodes (2 to 1000)")
 	fl.IntVar(&f.perNode, "players-per-node", def.PlayersPerNode, "bots per node")

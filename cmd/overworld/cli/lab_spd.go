@@ -35,32 +35,32 @@ fig10-cs-variation, fig11-cs-delay-fair, fig12-p2p-variation, fig13-p2p-delay-fa
 fig14-p2p-delay-fair and real-variation (.png) into --out; prints the tables on stdout.
 Everything but run times is the same for the same flags.`,
 		Example: `  overworld lab spd
-  overworld lab spd --small --no-plots`,
+  overworld lab spd --quick --no-plots`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runLabSPD(e, &f) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return runLabSPD(e, cmd, &f) },
 	}
 	fl := cmd.Flags()
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the networks")
-	fl.IntVar(&f.networks, "networks", 0, "networks per size (default 30, as the paper)")
-	fl.StringVar(&f.out, "out", "out/lab-spd", "directory for the CSV and PNG files")
+	fl.IntVar(&f.networks, "networks", 0, "networks per size (default 30, as the paper; 2 with --quick)")
+	fl.StringVar(&f.out, "out", "out/lab-spd", outDirUsage("the CSV and PNG files"))
 	fl.StringVar(&f.servers, "servers", "", "comma-separated WonderNetwork cities for the real-data variant (default: the 20 default server cities)")
 	fl.BoolVar(&f.noPlots, "no-plots", false, "write the CSV files only")
 	fl.BoolVar(&f.noReal, "no-real", false, "skip the real-data variant")
-	fl.BoolVar(&f.small, "small", false, "a quick look: 20 and 25 servers, 30 and 80 players, 2 networks, f = 1.0, 1.3, 1.5")
+	addQuickFlag(e, fl, &f.small, "a quick look: 20 and 25 servers, 30 and 80 players, 2 networks, f = 1.0, 1.3, 1.5")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress bar and no list of files on stderr")
 	return cmd
 }
 
-func runLabSPD(e *env, f *labSPDFlags) error {
+func runLabSPD(e *env, cmd *cobra.Command, f *labSPDFlags) error {
 	cfg := labspd.DefaultConfig()
 	if f.small {
 		cfg = labspd.SmallConfig()
 	}
 	cfg.Seed = f.seed
-	if f.networks < 0 {
-		return badInputf("--networks %d: want at least 1", f.networks)
-	}
-	if f.networks > 0 {
+	if cmd.Flags().Changed("networks") {
+		if f.networks < 1 || f.networks > 10000 {
+			return badInputf("--networks %d: want 1 to 10000", f.networks)
+		}
 		cfg.Networks = f.networks
 	}
 	if f.servers != "" {

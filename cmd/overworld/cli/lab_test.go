@@ -26,7 +26,7 @@ func readCSV(t *testing.T, path string) [][]string {
 
 func TestLabCMASmall(t *testing.T) {
 	dir := t.TempDir()
-	code, out, errs := runCLI(t, "", "lab", "cma", "--small", "--seed", "5", "--out", dir, "--quiet")
+	code, out, errs := runCLI(t, "", "lab", "cma", "--quick", "--seed", "5", "--out", dir, "--quiet")
 	if code != 0 || errs != "" {
 		t.Fatalf("exit %d, stderr %q", code, errs)
 	}
@@ -78,7 +78,7 @@ func TestLabCMASmall(t *testing.T) {
 
 func TestLabCMARealNoPlots(t *testing.T) {
 	dir := t.TempDir()
-	code, out, errs := runCLI(t, "", "lab", "cma", "--small", "--data", "real", "--scenario", "join", "--no-plots",
+	code, out, errs := runCLI(t, "", "lab", "cma", "--quick", "--data", "real", "--scenario", "join", "--no-plots",
 		"--servers", "London,Tokyo,New York,Sydney,Sao Paulo", "--out", dir)
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, errs)
@@ -114,7 +114,7 @@ func TestLabBadUsage(t *testing.T) {
 		{"lab", "cma", "--servers", "London"},
 		{"lab", "cma", "--data", "real", "--servers", "London,,Paris"},
 		{"lab", "cma", "--data", "real", "--servers", "London,Paris"},
-		{"lab", "cma", "--data", "real", "--small", "--scenario", "join", "--servers", "Atlantis,Paris,London,Tokyo,Lima"},
+		{"lab", "cma", "--data", "real", "--quick", "--scenario", "join", "--servers", "Atlantis,Paris,London,Tokyo,Lima"},
 		{"lab", "cma", "--router-links", "0"},
 		{"lab", "cma", "--data", "real", "--router-links", "3"},
 		{"lab", "cma", "--bogus"},

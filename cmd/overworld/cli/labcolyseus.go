@@ -84,7 +84,7 @@ for the same flags.`,
 	fl.IntVar(&f.slice, "slice", def.Slice, "PlanetLab time slice (1..18)")
 	fl.IntVar(&f.workers, "workers", 0, "goroutines per simulation (0: one per CPU; the results are the same for any value)")
 	fl.BoolVar(&f.quick, "quick", false, "a CI-sized run of every experiment (about a minute; explicit flags win)")
-	fl.StringVar(&f.out, "out", "out/lab-colyseus", "directory for the CSV and PNG files")
+	fl.StringVar(&f.out, "out", "out/lab-colyseus", outDirUsage("the CSV and PNG files"))
 	fl.BoolVar(&f.noPlots, "no-plots", false, "write the CSV file only")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress bar and no list of files on stderr")
 	addTuneHeapFlag(fl, &f.tuneHeap)

@@ -64,7 +64,7 @@ same flags.`,
 	fl.Uint64Var(&f.seed, "seed", def.Seed, "seed of every run")
 	fl.IntVar(&f.slice, "slice", def.Slice, "PlanetLab time slice (1..18)")
 	fl.BoolVar(&f.quick, "quick", false, "a CI-sized sweep: 9, 16 and 32 nodes, 20 s each (explicit --nodes and --duration win)")
-	fl.StringVar(&f.out, "out", "out/lab-world", "directory for the CSV and PNG files")
+	fl.StringVar(&f.out, "out", "out/lab-world", outDirUsage("the CSV and PNG files"))
 	fl.BoolVar(&f.noPlots, "no-plots", false, "write the CSV file only")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress bar and no list of files on stderr")
 	addTuneHeapFlag(fl, &f.tuneHeap)

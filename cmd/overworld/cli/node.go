@@ -119,6 +119,11 @@ func (o nodeOverrides) apply(c live.DaemonConfig) (live.DaemonConfig, error) {
 func arenaGame(g live.GameConfig) (*arena.Game, live.Game, error) { return arenaplay.NodeGame(g) }
 
 func runNode(e *env, path string, ov nodeOverrides) error {
+	f, err := openFile("--config", path)
+	if err != nil {
+		return err
+	}
+	f.Close()
 	cfg, err := live.LoadDaemonConfig(path)
 	if errors.Is(err, live.ErrConfig) || errors.Is(err, fs.ErrNotExist) {
 		return badInput(err)
@@ -169,6 +174,9 @@ is unexpired, and names the node the peer claims to be (mutual TLS on QUIC).
 			if dir == "" {
 				return badInputf("ca init: --dir is required")
 			}
+			if err := checkOutDir("ca init: --dir", dir); err != nil {
+				return err
+			}
 			if validity <= 0 {
 				return badInputf("ca init: --validity %v: want > 0", validity)
 			}
@@ -195,14 +203,19 @@ is unexpired, and names the node the peer claims to be (mutual TLS on QUIC).
 		Short:   "Issue a certificate for node N, signed by the CA in DIR",
 		Example: "  overworld ca issue --dir ca --node 1 --out node1.pem",
 		Args:    cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch {
 			case idir == "" || out == "":
 				return badInputf("ca issue: --dir and --out are required")
+			case !cmd.Flags().Changed("node"):
+				return badInputf("ca issue: --node is required (the node ID the certificate names)")
 			case nodeID < 0 || nodeID > 1<<32-1:
 				return badInputf("ca issue: --node %d: want a node ID, 0 to 4294967295", nodeID)
 			case ivalidity <= 0:
 				return badInputf("ca issue: --validity %v: want > 0", ivalidity)
+			}
+			if err := checkOutFile("ca issue: --out", out); err != nil {
+				return err
 			}
 			ca, err := pki.LoadCA(idir, true)
 			if err != nil {
@@ -226,7 +239,7 @@ is unexpired, and names the node the peer claims to be (mutual TLS on QUIC).
 		},
 	}
 	issueCmd.Flags().StringVar(&idir, "dir", "", "the CA's directory")
-	issueCmd.Flags().Int64Var(&nodeID, "node", -1, "the node ID the certificate names")
+	issueCmd.Flags().Int64Var(&nodeID, "node", 0, "the node ID the certificate names (required)")
 	issueCmd.Flags().StringVar(&out, "out", "", "file for the certificate and its key (PEM, 0600)")
 	issueCmd.Flags().DurationVar(&ivalidity, "validity", 365*24*time.Hour, "how long the certificate is valid")
 	cmd.AddCommand(initCmd, issueCmd)

@@ -3,15 +3,22 @@
 // algorithm it runs lives in the library packages (geo, place, lab). Callers
 // use Run, which never calls os.Exit.
 //
-// Exit statuses: 0 success, 1 failure while running, 2 bad usage or
-// malformed input (nothing is written to stdout in that case).
+// Exit statuses: 0 success, 1 failure of the program itself while running,
+// 130 a run interrupted (Ctrl-C) before it had results to print,
+// 2 bad usage or bad input: a malformed or unreadable input file, a path
+// that is a directory where a file is wanted (or the reverse), a file that
+// must not be overwritten (nothing is written to stdout in that case; the
+// message is one line).
 package cli
 
 import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -39,18 +46,59 @@ func newRoot(e *env) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "overworld",
 		Short: "Run one multiplayer game world across many servers",
-		Long: "overworld places players, regions and instances on geo-distributed servers where latency\n" +
-			"is lowest and fairest, within capacity. This command runs its algorithms on files or on the\n" +
-			"embedded real latency data, and runs the lab experiments that reproduce the published results.",
+		Long: `overworld runs one multiplayer game world across many servers. This command gives each part
+of it a subcommand:
+
+  placement  assign, core, select, estimate and balance run the placement algorithms on
+             files (JSON, latency matrices) or on the embedded real latency data
+  lab        reproduces the published evaluations (tables, CSV files and figures)
+  demo       runs the model game on many nodes in the deterministic simulator
+  runtime    node runs one live node (QUIC, mutual TLS) from a TOML file; ca creates the
+             cluster's certificates; cluster runs a local cluster of node processes and
+             compares it with the simulator; token and bot let players join a node
+
+Exit status: 0 on success, 2 on bad usage or bad input (one line on stderr, nothing on
+stdout), 1 when the program itself fails.`,
+		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetVersionTemplate("overworld {{.Version}}\n")
 	root.SetIn(e.stdin)
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return badInput(err) })
 	root.AddCommand(commands(e)...)
 	return root
+}
+
+// version describes the build: the module version (or "(devel)" in a
+// source tree), the VCS revision when the build recorded one, and the Go
+// version.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown build)"
+	}
+	v := bi.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	var rev, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = "+modified"
+			}
+		}
+	}
+	if rev != "" {
+		v += " " + rev[:min(12, len(rev))] + modified
+	}
+	return v + " " + bi.GoVersion
 }
 
 // Run executes the command line args and returns the process exit status.
@@ -63,10 +111,13 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 0
 	}
 	fmt.Fprintf(stderr, "overworld: %v\n", err)
+	if errors.Is(err, errInterrupted) {
+		return 130
+	}
 	var ue usageError
 	if errors.As(err, &ue) || isCobraUsage(err) {
 		if cmd != nil && isCobraUsage(err) {
-			fmt.Fprintf(stderr, "run 'overworld %s --help' for usage\n", cmd.Name())
+			fmt.Fprintf(stderr, "run '%s --help' for usage\n", cmd.CommandPath())
 		}
 		return 2
 	}
@@ -88,20 +139,98 @@ func isCobraUsage(err error) bool {
 // readInput reads the whole input of a command that takes an optional FILE
 // argument: the file, or standard input when there is none or it is "-". It
 // returns the data and a name for messages.
-func readInput(e *env, args []string) (data []byte, name string, err error) {
+//
+// A file that cannot be opened or read (missing, a directory, no
+// permission) is bad input. When the input is a terminal, it says on
+// stderr that it reads standard input. A long read shows its progress
+// (see newTicker).
+func readInput(e *env, cmd string, args []string) (data []byte, name string, err error) {
 	in, name := e.stdin, "standard input"
-	if len(args) == 1 && args[0] != "-" {
-		f, err := os.Open(args[0])
+	size := int64(-1)
+	fromFile := len(args) == 1 && args[0] != "-"
+	if fromFile {
+		f, err := openFile("", args[0])
 		if err != nil {
-			return nil, "", badInput(err)
+			return nil, "", err
 		}
 		defer f.Close()
+		if st, err := f.Stat(); err == nil {
+			size = st.Size()
+		}
 		in, name = f, args[0]
 	}
-	if data, err = io.ReadAll(in); err != nil {
-		return nil, "", fmt.Errorf("reading %s: %w", name, err)
+	typed := !fromFile && isTerminal(e.stdin)
+	if typed {
+		fmt.Fprintf(e.stderr, "%s: reading standard input (give a FILE, or end the input with Ctrl-D)\n", cmd)
+	}
+	t := newTicker(e.stderr, typed, cmd+": reading "+name, size, "bytes") // no progress over what is typed
+	defer t.done()
+	if data, err = io.ReadAll(io.TeeReader(in, t)); err != nil {
+		return nil, "", badInputf("reading %s: %v", name, err)
 	}
 	return data, name, nil
+}
+
+// openFile opens a file named by the user (by flag, or an argument when
+// flag is ""); a missing or unreadable file, or a directory, is bad input.
+func openFile(flag, path string) (*os.File, error) {
+	what := path
+	if flag != "" {
+		what = flag + " " + path
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, badInputf("%s: %v", what, pathErr(err))
+	}
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		f.Close()
+		return nil, badInputf("%s: is a directory, want a file", what)
+	}
+	return f, nil
+}
+
+// checkOutFile checks, before any work, that path can be created as a file:
+// it is not a directory and its directory exists.
+func checkOutFile(flag, path string) error {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return badInputf("%s %s: is a directory, want a file name", flag, path)
+	}
+	dir := filepath.Dir(path)
+	if st, err := os.Stat(dir); err != nil {
+		return badInputf("%s %s: directory %s: %v", flag, path, dir, pathErr(err))
+	} else if !st.IsDir() {
+		return badInputf("%s %s: %s is not a directory", flag, path, dir)
+	}
+	return nil
+}
+
+// checkOutDir checks, before any work, that path is a directory or can be
+// created as one: neither it nor a parent is an existing file.
+func checkOutDir(flag, path string) error {
+	for p := filepath.Clean(path); ; p = filepath.Dir(p) {
+		if st, err := os.Stat(p); err == nil {
+			if !st.IsDir() {
+				if p == filepath.Clean(path) {
+					return badInputf("%s %s: is a file, want a directory", flag, path)
+				}
+				return badInputf("%s %s: %s is a file, not a directory", flag, path, p)
+			}
+			return nil
+		}
+		if parent := filepath.Dir(p); parent == p {
+			return nil
+		}
+	}
+}
+
+// pathErr drops the path and operation from an *fs.PathError (the caller
+// names the path itself).
+func pathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // commands lists the subcommands in the order help shows them.

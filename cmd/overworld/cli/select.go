@@ -97,15 +97,16 @@ or SPDVR-P2P, Algorithm 2) and reports the figures before it too.
 A malformed session (unknown server, missing or NaN or negative latency, disconnected
 overlay) or a bound below Γ is rejected with an error naming the problem (the error
 states Γ); nothing is written to standard output and the exit status is 2.`,
-		Example: `  overworld select --factor 1.3 session.json
-  overworld select --model p2p --bound 140 --fair --indent session.json`,
+		Example: `  overworld select --factor 1.3 cmd/overworld/cli/testdata/select-fig1.json
+  overworld select --model p2p --bound 140 --fair --indent cmd/overworld/cli/testdata/select-fig1.json
+  (the sample session of the source tree: Fig. 1 of the paper)`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.boundSet, o.fset = cmd.Flags().Changed("bound"), cmd.Flags().Changed("factor")
 			if err := o.check(); err != nil {
 				return badInput(err)
 			}
-			data, name, err := readInput(e, args)
+			data, name, err := readInput(e, "select", args)
 			if err != nil {
 				return err
 			}
@@ -113,7 +114,9 @@ states Γ); nothing is written to standard output and the exit status is 2.`,
 			if err != nil {
 				return badInputf("%s: %v", name, err)
 			}
+			t := newTicker(e.stderr, false, "select", -1, "")
 			out, err := runSelect(inst, o)
+			t.done()
 			var ie *spd.InfeasibleError
 			if errors.As(err, &ie) || errors.Is(err, spd.ErrInput) {
 				return badInputf("%s: %v", name, err)

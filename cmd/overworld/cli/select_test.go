@@ -122,14 +122,14 @@ func FuzzSelect(f *testing.F) {
 
 func TestLabSPDSmall(t *testing.T) {
 	dir := t.TempDir()
-	code, out, errs := run(t, "", "lab", "spd", "--small", "--no-plots", "--quiet", "--no-real", "--networks", "1", "--out", dir)
+	code, out, errs := run(t, "", "lab", "spd", "--quick", "--no-plots", "--quiet", "--no-real", "--networks", "1", "--out", dir)
 	if code != 0 || !strings.Contains(out, "Gap to the exact solver") {
 		t.Fatalf("exit %d: %s\n%s", code, errs, out)
 	}
 	for _, args := range [][]string{
 		{"lab", "spd", "--networks", "-1"},
 		{"lab", "spd", "--no-real", "--servers", "Paris"},
-		{"lab", "spd", "--servers", "Atlantis,Paris,London", "--small"},
+		{"lab", "spd", "--servers", "Atlantis,Paris,London", "--quick"},
 	} {
 		if code, out, _ := run(t, "", args...); code != 2 || out != "" {
 			t.Errorf("%v: exit %d, stdout %q; want 2 and nothing", args, code, out)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,8 +21,12 @@ func newTokenCmd(e *env) *cobra.Command {
 		Long: `Players join a node with a token signed by the coordinator's Ed25519 key: it carries
 the player ID, its issue and expiry times and a random nonce. Nodes verify it with the
 coordinator's public key and refuse a bad signature, an expired token or a token already
-used (package live/player).`,
+used (package live/player).
+
+  token init   creates the coordinator key pair in --dir
+  token issue  prints a token for --player, signed by the key in --dir`,
 		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error { return badInputf("token: name a subcommand: init or issue") },
 	}
 	var dir string
 	initCmd := &cobra.Command{
@@ -34,6 +40,14 @@ Existing keys are never overwritten.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if dir == "" {
 				return badInputf("--dir is required")
+			}
+			if err := checkOutDir("--dir", dir); err != nil {
+				return err
+			}
+			for _, name := range []string{player.PrivateKeyFile, player.PublicKeyFile} {
+				if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+					return badInputf("--dir %s: %s already exists; existing keys are never overwritten (remove it, or choose another directory)", dir, name)
+				}
 			}
 			if _, err := player.InitKeys(dir, nil); err != nil {
 				return err
