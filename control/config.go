@@ -93,6 +93,12 @@ type Config struct {
 	// did not measure is estimated. nil turns estimation off: every
 	// player must then measure every node in its Join samples.
 	NodeRTT [][]float64
+	// EstimateMargin is the share added to an estimated RTT before CMA
+	// sees it (default 0: none). Choosing the least of noisy estimates
+	// favours the nodes they underestimate; a margin makes an unmeasured
+	// node win only when it looks better than a measured one by more than
+	// the margin.
+	EstimateMargin float64
 	// Probes is how many unmeasured nodes an Admit asks the client to
 	// ping, the closest by estimate first (default 3; 0 takes the
 	// default, a negative value asks for none).
@@ -167,6 +173,9 @@ func (c Config) Validate() (Config, error) {
 			rows[i] = append([]float64(nil), row...)
 		}
 		c.NodeRTT = rows
+	}
+	if !finite(c.EstimateMargin) || c.EstimateMargin < 0 || c.EstimateMargin > 10 {
+		return c, fmt.Errorf("%w: estimate margin %v, want 0…10", ErrConfig, c.EstimateMargin)
 	}
 	switch {
 	case c.Probes == 0:

@@ -64,16 +64,16 @@ func newCoords(rtt [][]float64, seed uint64) (*coords, error) {
 }
 
 // fill writes into row the player's RTT to every node: the measured value
-// where meas is not NaN, else the estimate from the fitted coordinate,
-// clamped to [0, MaxRTT].
-func (c *coords) fill(meas, row []float64) {
+// where meas is not NaN, else the estimate from the fitted coordinate
+// times 1+margin, clamped to [0, MaxRTT].
+func (c *coords) fill(meas, row []float64, margin float64) {
 	x, h := c.fit(meas)
 	for j := range row {
 		if !math.IsNaN(meas[j]) {
 			row[j] = meas[j]
 			continue
 		}
-		row[j] = min(max(dist(x, c.pos[j])+h+c.hgt[j], 0), ms(MaxRTT))
+		row[j] = min(max((dist(x, c.pos[j])+h+c.hgt[j])*(1+margin), 0), ms(MaxRTT))
 	}
 }
 

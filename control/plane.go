@@ -233,7 +233,7 @@ func (p *Plane) Players() []string {
 
 // Delays returns the RTTs (ms) to every node, in the order of
 // Config.Nodes, that the assignment of the player was computed on: the
-// measured ones and the estimates.
+// measured ones and the estimates (with Config.EstimateMargin).
 func (p *Plane) Delays(id string) ([]float64, bool) {
 	pl, ok := p.players[id]
 	if !ok {
@@ -332,7 +332,7 @@ func (p *Plane) row(meas []float64) []float64 {
 		copy(row, meas)
 		return row
 	}
-	p.coords.fill(meas, row)
+	p.coords.fill(meas, row, p.cfg.EstimateMargin)
 	return row
 }
 

@@ -50,6 +50,7 @@ Experiments:
 	cmd.AddCommand(newLabWorldCmd(e))
 	cmd.AddCommand(newLabColyseusCmd(e))
 	cmd.AddCommand(newLabFaultsCmd(e))
+	cmd.AddCommand(newLabPlacementCmd(e))
 	return cmd
 }
 
