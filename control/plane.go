@@ -1,6 +1,7 @@
 package control
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -33,9 +34,12 @@ const (
 	// MigrateRegion moves region Region's state from node From to node
 	// To.
 	MigrateRegion
+	// Probe asks the client of Player to ping the nodes in Probe and
+	// report the RTTs with Measure.
+	Probe
 )
 
-var kindNames = []string{Admit: "admit", Move: "move", Readmit: "readmit", Drop: "drop", MigrateRegion: "migrate-region"}
+var kindNames = []string{Admit: "admit", Move: "move", Readmit: "readmit", Drop: "drop", MigrateRegion: "migrate-region", Probe: "probe"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) && kindNames[k] != "" {
@@ -57,9 +61,10 @@ type Decision struct {
 	To wire.NodeID
 	// Failover marks a MigrateRegion forced by the death of From.
 	Failover bool
-	// Probe lists, for Admit, the nodes the client should ping and report
-	// with Measure: the closest by estimate among those it has not
-	// measured.
+	// Probe lists, for Admit and Probe, the nodes the client should ping and report
+	// with Measure, among those it has not measured: To first, then the
+	// nodes with the least estimated RTT plus shadow price, the ones the
+	// optimum could put it on (at most Config.Probes in all).
 	Probe []wire.NodeID
 	// Swap marks moves that form a cycle between full nodes (players
 	// trading places, which a re-seat or a rebuild can find worthwhile):
@@ -79,8 +84,12 @@ func (d Decision) String() string {
 	var b strings.Builder
 	b.WriteString(d.Kind.String())
 	switch d.Kind {
-	case Admit:
-		fmt.Fprintf(&b, " %s →%d", d.Player, d.To)
+	case Admit, Probe:
+		if d.Kind == Admit {
+			fmt.Fprintf(&b, " %s →%d", d.Player, d.To)
+		} else {
+			fmt.Fprintf(&b, " %s", d.Player)
+		}
 		if len(d.Probe) > 0 {
 			b.WriteString(" probe=")
 			for i, n := range d.Probe {
@@ -116,8 +125,8 @@ type Sample struct {
 type Stats struct {
 	Admits, Moves, Readmits, Drops int
 	// Reseats counts Measure calls that re-ran the assignment of a
-	// player.
-	Reseats int
+	// player; Probes the nodes Probe decisions asked clients to ping.
+	Reseats, Probes int
 	// Selections counts core selections run for regions; Migrations the
 	// region migrations decided (Failovers of them forced by a dead
 	// core).
@@ -129,6 +138,7 @@ type player struct {
 	id      string
 	meas    []float64 // per node: measured RTT in ms, NaN when unmeasured
 	row     []float64 // per node: the RTTs CMA was given, ms
+	asked   []bool    // per node: a Probe decision asked the client to ping it
 	located bool
 	x, y    float64
 	region  int // -1 when not located or no grid
@@ -378,7 +388,7 @@ func (p *Plane) Join(now time.Duration, id string, samples []Sample) ([]Decision
 		return nil, fmt.Errorf("%w: the %d seats of the nodes that are up are taken when %q joins", ErrNoCapacity, p.upCapacity(), id)
 	}
 	p.now = now
-	pl := &player{id: id, meas: meas, row: p.row(meas), region: -1}
+	pl := &player{id: id, meas: meas, row: p.row(meas), region: -1, asked: make([]bool, len(p.nodes))}
 	tx := p.begin()
 	d, err := p.a.Join(id, pl.row)
 	if err != nil {
@@ -388,38 +398,86 @@ func (p *Plane) Join(now time.Duration, id string, samples []Sample) ([]Decision
 	tx.note(d)
 	out := tx.commit(id)
 	to := p.nodes[p.mirror(d.Mirror)].ID
-	out = append(out, Decision{Kind: Admit, Player: id, To: to, Probe: p.probes(pl)})
+	out = append(out, Decision{Kind: Admit, Player: id, To: to, Probe: p.probes(pl, p.mirror(d.Mirror))})
 	p.stats.Admits++
 	return out, nil
 }
 
-// probes returns the up nodes the player has not measured, closest by
-// estimate first, at most Config.Probes.
-func (p *Plane) probes(pl *player) []wire.NodeID {
+// probes returns the nodes the player should measure: the node it was
+// admitted to if it has not measured it, then the up nodes it has not
+// measured with the least estimated RTT plus price (see prices), at most
+// Config.Probes in all. These are the nodes the optimum could put it on:
+// a full node is worth a seat to a player only if the player gains more
+// than the seat's price, so the nearest node by RTT alone is not always
+// the one to check.
+func (p *Plane) probes(pl *player, at int) []wire.NodeID {
+	if p.cfg.Probes == 0 {
+		return nil
+	}
+	var out []wire.NodeID
+	if math.IsNaN(pl.meas[at]) {
+		out = append(out, p.nodes[at].ID)
+	}
+	u := p.prices()
 	var js []int
 	for j, v := range pl.meas {
-		if math.IsNaN(v) && p.nodes[j].up {
+		if math.IsNaN(v) && p.nodes[j].up && j != at {
 			js = append(js, j)
 		}
 	}
-	slices.SortStableFunc(js, func(a, b int) int {
-		switch {
-		case pl.row[a] < pl.row[b]:
-			return -1
-		case pl.row[a] > pl.row[b]:
-			return 1
-		}
-		return 0
-	})
-	js = js[:min(len(js), p.cfg.Probes)]
-	if len(js) == 0 {
-		return nil
-	}
-	out := make([]wire.NodeID, len(js))
-	for i, j := range js {
-		out[i] = p.nodes[j].ID
+	slices.SortStableFunc(js, func(a, b int) int { return cmp.Compare(pl.row[a]+u[a], pl.row[b]+u[b]) })
+	for _, j := range js[:min(len(js), p.cfg.Probes-len(out))] {
+		out = append(out, p.nodes[j].ID)
 	}
 	return out
+}
+
+// prices returns each node's shadow price in the current (optimal)
+// assignment: the least extra delay, in ms, of freeing one of its seats by
+// a chain of moves ending at a node with room (0 for a node with room,
+// +Inf for a node that is down). It is a shortest path over the nodes
+// (Bellman–Ford) on the cost of moving each node's cheapest player to
+// another, computed from the rows CMA holds in O(n·m + m³).
+func (p *Plane) prices() []float64 {
+	m := len(p.nodes)
+	inf := math.Inf(1)
+	mc := make([]float64, m*m)
+	for i := range mc {
+		mc[i] = inf
+	}
+	for id, pl := range p.players {
+		at, _ := p.a.MirrorOf(id)
+		j := p.mirror(at)
+		for k, v := range pl.row {
+			if c := v - pl.row[j]; k != j && c < mc[j*m+k] {
+				mc[j*m+k] = c
+			}
+		}
+	}
+	u := make([]float64, m)
+	for j, n := range p.nodes {
+		if !n.up || p.a.Load(j) >= n.Capacity {
+			u[j] = inf
+		}
+	}
+	for range m {
+		changed := false
+		for j, n := range p.nodes {
+			if !n.up {
+				continue
+			}
+			for k := range m {
+				if p.nodes[k].up && u[k]+mc[j*m+k] < u[j] {
+					u[j] = u[k] + mc[j*m+k]
+					changed = true
+				}
+			}
+		}
+		if !changed {
+			break
+		}
+	}
+	return u
 }
 
 // Leave removes a player; the moves that fill its seat follow.
@@ -712,6 +770,38 @@ func (t *tx) commit(joiner string) []Decision {
 	for i := range moves {
 		if !done[i] {
 			emit(i, true)
+		}
+	}
+	return out
+}
+
+// explore returns the Probe decisions of a Tick: for each player, the
+// unmeasured nodes that could beat its node if their estimates were
+// Config.ProbeSlack too high (an estimated RTT lowered by the slack plus the
+// node's price below the player's RTT plus its own node's price, the
+// optimality condition of the assignment). A node is asked for once per
+// player.
+func (p *Plane) explore() []Decision {
+	if p.cfg.ProbeSlack <= 0 || len(p.players) == 0 {
+		return nil
+	}
+	u := p.prices()
+	var out []Decision
+	for _, id := range p.Players() {
+		pl := p.players[id]
+		at, _ := p.a.MirrorOf(id)
+		j := p.mirror(at)
+		cur := pl.row[j] + u[j]
+		var ns []wire.NodeID
+		for k, v := range pl.meas {
+			if k != j && math.IsNaN(v) && !pl.asked[k] && p.nodes[k].up && pl.row[k]*(1-p.cfg.ProbeSlack)+u[k] < cur {
+				pl.asked[k] = true
+				ns = append(ns, p.nodes[k].ID)
+			}
+		}
+		if len(ns) > 0 {
+			out = append(out, Decision{Kind: Probe, Player: id, Probe: ns})
+			p.stats.Probes += len(ns)
 		}
 	}
 	return out

@@ -142,7 +142,7 @@ func (p *Plane) Rebuild(now time.Duration, reports []Report) ([]Decision, error)
 	tx := p.begin()
 	var dropped []Decision
 	for _, s := range seats {
-		pl := &player{id: s.h.ID, meas: s.meas, row: p.row(s.meas), region: -1}
+		pl := &player{id: s.h.ID, meas: s.meas, row: p.row(s.meas), region: -1, asked: make([]bool, len(p.nodes))}
 		if _, err := p.a.Join(pl.id, pl.row); err != nil {
 			if errors.Is(err, cma.ErrNoCapacity) {
 				dropped = append(dropped, Decision{Kind: Drop, Player: pl.id, From: p.nodes[s.node].ID})

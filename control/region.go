@@ -207,17 +207,19 @@ func (p *Plane) State(r int) (RegionState, bool) {
 		Arrivals: slices.Clone(rg.arrivals), CoreLoad: load, LastSelection: rg.last, Selected: rg.selected}, true
 }
 
-// Tick runs the activation policy on every region with players and
-// returns the region migrations that pay.
+// Tick asks clients to ping the unmeasured nodes that could matter to
+// them (Probe decisions, see Config.ProbeSlack), then runs the activation
+// policy on every region with players and returns the region migrations
+// that pay.
 func (p *Plane) Tick(now time.Duration) ([]Decision, error) {
 	if err := p.checkTime(now); err != nil {
 		return nil, err
 	}
 	p.now = now
+	out := p.explore()
 	if p.cfg.Policy == nil {
-		return nil, nil
+		return out, nil
 	}
-	var out []Decision
 	for r := range p.regions {
 		if len(p.regions[r].players) == 0 {
 			continue

@@ -32,13 +32,19 @@ type Config struct {
 	// JoinProbes is the number of nodes a client pings before it joins:
 	// the first ones of Servers, spread over the continents (default 4).
 	JoinProbes int
-	// Probes is how many more nodes, the closest by estimate, the plane
-	// asks a new client to ping (default 3).
+	// Probes is how many nodes the plane's Admit asks a new client to
+	// ping (default 3): the node it joins if unmeasured, then the most
+	// promising by estimate and price.
 	Probes int
-	// ProbeSweep lists further values of Probes run at Headroom for the
-	// sweep table (default 5, 8, 12: with 4 join probes, 12 measures
-	// every one of 16 nodes).
-	ProbeSweep []int
+	// SlackSweep lists further values of ProbeSlack run at Headroom for
+	// the sweep table (default -1, 0.3, 0.7; -1: no probes beyond an
+	// Admit's).
+	SlackSweep []float64
+	// ProbeSlack is the plane's (default 0.5; negative: the plane asks
+	// for no pings beyond an Admit's).
+	ProbeSlack float64
+	// Tick is the interval of the plane's ticks (default 10 s).
+	Tick time.Duration
 	// ProbeDelay is when after its join the client reports them (default
 	// 2 s).
 	ProbeDelay time.Duration
@@ -72,9 +78,9 @@ type Config struct {
 // DefaultConfig returns the configuration of "overworld lab placement".
 func DefaultConfig() Config {
 	return Config{
-		Servers: cities.Servers()[:16], Players: 2000, Headroom: 1.25, Sweep: []float64{1.05, 1.1, 1.5, 2}, ProbeSweep: []int{5, 8, 12},
+		Servers: cities.Servers()[:16], Players: 2000, Headroom: 1.25, Sweep: []float64{1.05, 1.1, 1.5, 2}, SlackSweep: []float64{-1, 0.3, 0.7},
 		Session: 30 * time.Minute, Duration: 3 * time.Hour, Snapshots: 12, JoinProbes: 4, Probes: 3,
-		ProbeDelay: 2 * time.Second, Jitter: 0.05,
+		ProbeDelay: 2 * time.Second, Jitter: 0.05, ProbeSlack: 0.5, Tick: 10 * time.Second,
 		RegionPlayers: 500, Hours: 24, Hour: 5 * time.Minute, EuropeFrom: 0.9, EuropeTo: 0.1,
 		RegionHome: "Frankfurt", MigrationCost: 1000, Seed: 1,
 	}
@@ -84,7 +90,7 @@ func DefaultConfig() Config {
 // 200 over 12 hours.
 func SmallConfig() Config {
 	c := DefaultConfig()
-	c.Players, c.Duration, c.Snapshots, c.Sweep, c.ProbeSweep = 400, time.Hour, 6, nil, nil
+	c.Players, c.Duration, c.Snapshots, c.Sweep, c.SlackSweep = 400, time.Hour, 6, nil, nil
 	c.RegionPlayers, c.Hours = 200, 12
 	return c
 }
@@ -95,7 +101,7 @@ func (c Config) Validate() (Config, error) {
 	d := DefaultConfig()
 	c.Servers = slices.Clone(c.Servers)
 	c.Sweep = slices.Clone(c.Sweep)
-	c.ProbeSweep = slices.Clone(c.ProbeSweep)
+	c.SlackSweep = slices.Clone(c.SlackSweep)
 	if len(c.Servers) == 0 {
 		c.Servers = d.Servers
 	}
@@ -122,6 +128,8 @@ func (c Config) Validate() (Config, error) {
 	fill(&c.JoinProbes, d.JoinProbes)
 	fill(&c.Probes, d.Probes)
 	fillD(&c.ProbeDelay, d.ProbeDelay)
+	fillD(&c.Tick, d.Tick)
+	fillF(&c.ProbeSlack, d.ProbeSlack)
 	fill(&c.RegionPlayers, d.RegionPlayers)
 	fill(&c.Hours, d.Hours)
 	fillD(&c.Hour, d.Hour)
@@ -136,6 +144,10 @@ func (c Config) Validate() (Config, error) {
 		return c, fmt.Errorf("%w: players %d: want 1..200000", lab.ErrConfig, c.Players)
 	case !(c.Headroom >= 1) || c.Headroom > 100:
 		return c, fmt.Errorf("%w: headroom %v: want 1..100", lab.ErrConfig, c.Headroom)
+	case c.Tick <= 0 || c.Tick > c.Duration:
+		return c, fmt.Errorf("%w: tick %v: want positive, at most the duration", lab.ErrConfig, c.Tick)
+	case c.ProbeSlack >= 1:
+		return c, fmt.Errorf("%w: probe slack %v: want below 1", lab.ErrConfig, c.ProbeSlack)
 	case c.Session <= 0 || c.Duration <= 0 || c.Hour <= 0 || c.ProbeDelay < 0:
 		return c, fmt.Errorf("%w: session %v, duration %v, hour %v, probe delay %v: want positive", lab.ErrConfig, c.Session, c.Duration, c.Hour, c.ProbeDelay)
 	case c.Snapshots < 1 || c.Snapshots > 1000:
@@ -155,9 +167,9 @@ func (c Config) Validate() (Config, error) {
 	case !(c.MigrationCost >= 0):
 		return c, fmt.Errorf("%w: migration cost %v: want ≥ 0", lab.ErrConfig, c.MigrationCost)
 	}
-	for _, k := range c.ProbeSweep {
-		if k < 0 || k > len(c.Servers) {
-			return c, fmt.Errorf("%w: probe sweep %d: want 0..%d", lab.ErrConfig, k, len(c.Servers))
+	for _, k := range c.SlackSweep {
+		if !(k < 1) {
+			return c, fmt.Errorf("%w: slack sweep %v: want below 1", lab.ErrConfig, k)
 		}
 	}
 	for _, h := range c.Sweep {

@@ -1,13 +1,11 @@
 package placement
 
 import (
-	"cmp"
 	"container/heap"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"time"
 
 	"github.com/overworld/overworld/control"
@@ -91,9 +89,8 @@ func (s Snapshot) Reduction() float64 { return 1 - s.Plane/s.Static }
 // PlayersRun is one run of the players experiment at one headroom.
 type PlayersRun struct {
 	Headroom float64
-	// Probes is the number of nodes the plane asked each new client to
-	// ping after its join (beyond Config.JoinProbes).
-	Probes int
+	// Slack is the plane's ProbeSlack (negative: no Probe decisions).
+	Slack float64
 	// Capacity is each node's capacity.
 	Capacity  int
 	Snapshots []Snapshot
@@ -136,7 +133,8 @@ const (
 	evProbe
 	evLeave
 	evSnap
-	evMeasure // the client measures the node it was just put on
+	evMeasure // the client measures a node
+	evTick
 )
 
 type event struct {
@@ -173,15 +171,15 @@ func (q *queue) next() event { return heap.Pop(q).(event) }
 
 // runPlayers runs the players experiment at one headroom. tick is called
 // after every event.
-func runPlayers(cfg *Config, w *world, headroom float64, probes int, tick func()) (*PlayersRun, error) {
+func runPlayers(cfg *Config, w *world, headroom, slack float64, tick func()) (*PlayersRun, error) {
 	m := len(w.servers)
 	capacity := int(math.Ceil(float64(cfg.Players) * headroom / float64(m)))
-	run := &PlayersRun{Headroom: headroom, Probes: probes, Capacity: capacity}
+	run := &PlayersRun{Headroom: headroom, Slack: slack, Capacity: capacity}
 	nodes := make([]control.Node, m)
 	for j := range nodes {
 		nodes[j] = control.Node{ID: wire.NodeID(j + 1), Site: w.names[j], Capacity: capacity}
 	}
-	plane, err := control.New(control.Config{Nodes: nodes, NodeRTT: w.nodeRTT(), Probes: cmp.Or(probes, -1), Seed: cfg.Seed})
+	plane, err := control.New(control.Config{Nodes: nodes, NodeRTT: w.nodeRTT(), Probes: cfg.Probes, ProbeSlack: slack, Seed: cfg.Seed})
 	if err != nil {
 		return nil, fmt.Errorf("lab/placement: %w", err)
 	}
@@ -208,6 +206,9 @@ func runPlayers(cfg *Config, w *world, headroom float64, probes int, tick func()
 	for k := 1; k <= cfg.Snapshots; k++ {
 		q.add(event{at: cfg.Duration * time.Duration(k) / time.Duration(cfg.Snapshots), kind: evSnap})
 	}
+	for t := cfg.Tick; t <= cfg.Duration; t += cfg.Tick {
+		q.add(event{at: t, kind: evTick})
+	}
 
 	online := map[int]bool{}
 	staticAt := make([]int, len(players))
@@ -229,6 +230,11 @@ func runPlayers(cfg *Config, w *world, headroom float64, probes int, tick func()
 				movesSince++
 				run.Moves++
 			case control.Admit:
+			case control.Probe:
+				for _, n := range d.Probe {
+					q.add(event{at: at + cfg.ProbeDelay, kind: evMeasure, p: index[d.Player], node: int(n) - 1})
+				}
+				continue
 			default:
 				continue
 			}
@@ -261,9 +267,6 @@ func runPlayers(cfg *Config, w *world, headroom float64, probes int, tick func()
 			apply(ev.at, ds)
 			online[p] = true
 			probe[p] = ds[len(ds)-1].Probe
-			if j := int(ds[len(ds)-1].To) - 1; !measured[p][j] && !slices.Contains(probe[p], wire.NodeID(j+1)) {
-				probe[p] = append(probe[p], wire.NodeID(j+1))
-			}
 			if len(probe[p]) > 0 {
 				q.add(event{at: ev.at + cfg.ProbeDelay, kind: evProbe, p: p})
 			}
@@ -291,6 +294,12 @@ func runPlayers(cfg *Config, w *world, headroom float64, probes int, tick func()
 				run.Measures++
 				apply(ev.at, ds)
 			}
+		case evTick:
+			ds, err := plane.Tick(ev.at)
+			if err != nil {
+				return nil, fmt.Errorf("lab/placement: %w", err)
+			}
+			apply(ev.at, ds)
 		case evMeasure:
 			if !online[ev.p] || measured[ev.p][ev.node] {
 				continue
@@ -385,4 +394,3 @@ func snapshot(plane *control.Plane, players []geo.Player, rows [][]float64, onli
 	}
 	return sn, nil
 }
-

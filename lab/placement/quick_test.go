@@ -62,7 +62,7 @@ func TestConfigErrors(t *testing.T) {
 		func(c *Config) { c.Hours = 1 },
 		func(c *Config) { c.EuropeFrom = 2 },
 		func(c *Config) { c.Sweep = []float64{0.2} },
-		func(c *Config) { c.ProbeSweep = []int{-3} },
+		func(c *Config) { c.SlackSweep = []float64{1.5} },
 		func(c *Config) { c.Servers = []string{"Atlantis", "Frankfurt"} },
 	} {
 		c := SmallConfig()

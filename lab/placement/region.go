@@ -157,7 +157,7 @@ func runRegion(cfg *Config, w *world, players []geo.Player, script []regionEvent
 	}
 	plane, err := control.New(control.Config{Nodes: nodes, NodeRTT: w.nodeRTT(), Probes: cfg.Probes, Seed: cfg.Seed,
 		Grid: control.Grid{Width: 1, Height: 1, Cols: 1, Rows: 1}, RegionHome: wire.NodeID(home + 1),
-		Policy: pol, MigrationCost: cfg.MigrationCost})
+		Policy: pol, MigrationCost: cfg.MigrationCost, ProbeSlack: -1})
 	if err != nil {
 		return nil, fmt.Errorf("lab/placement: %w", err)
 	}

@@ -26,8 +26,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 		cfg.Players, cfg.Session, cfg.Duration, cfg.Seed)
 	fmt.Fprintf(&b, "nodes:   %d WonderNetwork cities × %d seats (headroom %.2f): %s\n", len(cfg.Servers), p.Capacity, p.Headroom,
 		report.Wrap(strings.Join(cfg.Servers, ", "), 90, "         "))
-	fmt.Fprintf(&b, "RTTs:    a client pings the first %d nodes before joining and the %d closest by estimate after; the plane\n"+
-		"         estimates the rest (Vivaldi); figures are on the model's true RTTs\n\n", cfg.JoinProbes, p.Probes)
+	fmt.Fprintf(&b, "RTTs:    a client pings the first %d nodes before joining, up to %d more the plane names on admission, and the\n"+
+		"         ones it asks for later (probe slack %.2f); the plane estimates the rest (Vivaldi); figures are on the\n"+
+		"         model's true RTTs\n\n", cfg.JoinProbes, cfg.Probes, p.Slack)
 	rows := [][]string{{"time", "players", "plane ms", "optimum ms", "static ms", "plane/opt", "vs static", "plane p95", "static p95", "moves", "est. err"}}
 	for _, s := range p.Snapshots {
 		rows = append(rows, []string{fmtHM(s.At), fmt.Sprint(s.Players), report.Fixed(s.Plane, 1), report.Fixed(s.Optimum, 1), report.Fixed(s.Static, 1),
@@ -40,8 +41,8 @@ func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(&b, "worst gap to the optimum %.1f%% (target ≤ 2%%); RTT reduction vs static: least %.1f%%, mean %.1f%% (target ≥ 15%%)\n\n",
 		100*p.WorstGap(), 100*p.MinReduction(), 100*p.MeanReduction())
 	if len(r.Sweep) > 0 {
-		b.WriteString("sweep: the same run with another headroom or probe count (snapshot means)\n")
-		rows = [][]string{{"headroom", "seats/node", "probes", "measured/player", "plane ms", "optimum ms", "static ms", "worst gap", "mean vs static", "moves"}}
+		b.WriteString("sweep: the same run with another headroom or probe slack (snapshot means; slack −1: no probes after the admission's)\n")
+		rows = [][]string{{"headroom", "seats/node", "slack", "measured/player", "plane ms", "optimum ms", "static ms", "worst gap", "mean vs static", "moves"}}
 		for _, s := range append([]*PlayersRun{p}, r.Sweep...) {
 			var pl, op, st float64
 			for _, sn := range s.Snapshots {
@@ -50,7 +51,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 				st += sn.Static
 			}
 			n := float64(len(s.Snapshots))
-			rows = append(rows, []string{report.Fixed(s.Headroom, 2), fmt.Sprint(s.Capacity), fmt.Sprint(s.Probes), report.Fixed(s.Measured, 1),
+			rows = append(rows, []string{report.Fixed(s.Headroom, 2), fmt.Sprint(s.Capacity), report.Fixed(s.Slack, 2), report.Fixed(s.Measured, 1),
 				report.Fixed(pl/n, 1), report.Fixed(op/n, 1), report.Fixed(st/n, 1), fmt.Sprintf("+%.1f%%", 100*s.WorstGap()),
 				fmt.Sprintf("%+.1f%%", -100*s.MeanReduction()), fmt.Sprint(s.Moves)})
 		}
@@ -84,10 +85,10 @@ func fmtHM(d time.Duration) string {
 // placement-regions.csv into dir.
 func (r *Report) WriteCSV(dir string) ([]string, error) {
 	var files []string
-	rows := [][]string{{"headroom", "probes", "seconds", "players", "plane_ms", "optimum_ms", "static_ms", "plane_p95_ms", "static_p95_ms", "moves", "estimate_error"}}
+	rows := [][]string{{"headroom", "probe_slack", "seconds", "players", "plane_ms", "optimum_ms", "static_ms", "plane_p95_ms", "static_p95_ms", "moves", "estimate_error"}}
 	for _, s := range append([]*PlayersRun{r.Players}, r.Sweep...) {
 		for _, sn := range s.Snapshots {
-			rows = append(rows, []string{report.Float(s.Headroom), fmt.Sprint(s.Probes), report.Float(sn.At.Seconds()), fmt.Sprint(sn.Players),
+			rows = append(rows, []string{report.Float(s.Headroom), report.Float(s.Slack), report.Float(sn.At.Seconds()), fmt.Sprint(sn.Players),
 				report.Float(sn.Plane), report.Float(sn.Optimum), report.Float(sn.Static), report.Float(sn.PlaneP95), report.Float(sn.StaticP95),
 				fmt.Sprint(sn.Moves), report.Float(sn.EstError)})
 		}

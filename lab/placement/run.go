@@ -9,7 +9,7 @@ type Report struct {
 	// Config is the configuration run, defaults filled in.
 	Config Config
 	// Players is the run at Config.Headroom; Sweep the runs at the other
-	// headrooms, then at the other probe counts.
+	// headrooms, then at the other probe slacks.
 	Players *PlayersRun
 	Sweep   []*PlayersRun
 	// Regions holds one run per activation policy, "none" first.
@@ -40,7 +40,7 @@ func Run(cfg Config, progress func(done, total int)) (*Report, error) {
 	}
 	pols := regionPolicies(&cfg)
 	perRun := int(3 * float64(cfg.Players) * (1 + cfg.Duration.Seconds()/cfg.Session.Seconds()))
-	total := perRun*(1+len(cfg.Sweep)+len(cfg.ProbeSweep)) + len(script)*len(pols)
+	total := perRun*(1+len(cfg.Sweep)+len(cfg.SlackSweep)) + len(script)*len(pols)
 	done := 0
 	tick := func() {
 		done++
@@ -49,20 +49,17 @@ func Run(cfg Config, progress func(done, total int)) (*Report, error) {
 		}
 	}
 	rep := &Report{Config: cfg}
-	type variant struct {
-		headroom float64
-		probes   int
-	}
-	vs := []variant{{cfg.Headroom, cfg.Probes}}
+	type variant struct{ headroom, slack float64 }
+	vs := []variant{{cfg.Headroom, cfg.ProbeSlack}}
 	for _, h := range cfg.Sweep {
-		vs = append(vs, variant{h, cfg.Probes})
+		vs = append(vs, variant{h, cfg.ProbeSlack})
 	}
-	for _, k := range cfg.ProbeSweep {
+	for _, k := range cfg.SlackSweep {
 		vs = append(vs, variant{cfg.Headroom, k})
 	}
 	for i, v := range vs {
 		start := done
-		r, err := runPlayers(&cfg, w, v.headroom, v.probes, tick)
+		r, err := runPlayers(&cfg, w, v.headroom, v.slack, tick)
 		if err != nil {
 			return nil, err
 		}
@@ -85,4 +82,3 @@ func Run(cfg Config, progress func(done, total int)) (*Report, error) {
 	}
 	return rep, nil
 }
-

@@ -10,7 +10,7 @@ type labPlacementFlags struct {
 	out                   string
 	seed                  uint64
 	players               int
-	headroom              float64
+	headroom, slack       float64
 	probes                int
 	noPlots, small, quiet bool
 }
@@ -43,6 +43,7 @@ same figures.`,
 	fl.IntVar(&f.players, "players", 0, "mean players online (default 2000)")
 	fl.Float64Var(&f.headroom, "headroom", 0, "total seats over players, split equally over the nodes (default 1.25)")
 	fl.IntVar(&f.probes, "probes", 0, "nodes, closest by estimate, a new client pings after joining (default 3)")
+	fl.Float64Var(&f.slack, "probe-slack", 0, "how far an unmeasured estimate may be too high before the plane asks for a ping (default 0.5; negative: never)")
 	fl.StringVar(&f.out, "out", "out/lab-placement", "directory for the CSV and PNG files")
 	fl.BoolVar(&f.noPlots, "no-plots", false, "write the CSV files only")
 	fl.BoolVar(&f.small, "small", false, "a quick look: 400 players for 1 h, no sweep, a region of 200 over 12 hours")
@@ -64,6 +65,9 @@ func runLabPlacement(e *env, f *labPlacementFlags) error {
 	}
 	if f.headroom != 0 {
 		cfg.Headroom = f.headroom
+	}
+	if f.slack != 0 {
+		cfg.ProbeSlack = f.slack
 	}
 	if f.probes < 0 {
 		return badInputf("--probes %d: want 0 or more", f.probes)
