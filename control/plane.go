@@ -107,9 +107,11 @@ func (d Decision) String() string {
 	case Drop:
 		fmt.Fprintf(&b, " %s %d→", d.Player, d.From)
 	case MigrateRegion:
-		fmt.Fprintf(&b, " %d %d→%d gain=%.1f", d.Region, d.From, d.To, d.Gain)
+		fmt.Fprintf(&b, " %d %d→%d", d.Region, d.From, d.To)
 		if d.Failover {
 			b.WriteString(" failover")
+		} else {
+			fmt.Fprintf(&b, " gain=%.1f", d.Gain)
 		}
 	}
 	return b.String()
