@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/overworld/overworld/estimate"
 )
@@ -17,8 +18,8 @@ import (
 // player's coordinate is fitted to its own samples only, GNP-style: the
 // point x and height h ≥ 0 minimising Σ_j ((‖x − y_j‖ + h + H_j − m_j)/m_j)²
 // over the measured nodes j (y_j a node's position, H_j its height plus
-// adjustment, m_j the measured RTT), by gradient descent with backtracking
-// from the nearest measured node. The fit reads the samples in node order,
+// adjustment, m_j the measured RTT), by Levenberg–Marquardt from the
+// nearest measured node. The fit reads the samples in node order,
 // so it is a deterministic function of them: a plane rebuilt from the same
 // samples estimates the same RTTs.
 type coords struct {
@@ -29,7 +30,7 @@ type coords struct {
 
 const (
 	vivaldiRounds = 200
-	fitIters      = 150
+	fitIters      = 50
 )
 
 func newCoords(rtt [][]float64, seed uint64) (*coords, error) {
@@ -53,6 +54,9 @@ func newCoords(rtt [][]float64, seed uint64) (*coords, error) {
 	for i := range n {
 		co := v.Coordinate(i)
 		c.dim = len(co.Vec)
+		if c.dim > maxDim {
+			return nil, fmt.Errorf("%w: network coordinates of %d dimensions, at most %d", ErrConfig, c.dim, maxDim)
+		}
 		p := make([]float64, len(co.Vec))
 		for k, x := range co.Vec {
 			p[k] = x * 1000 // serf coordinates are in seconds
@@ -67,6 +71,10 @@ func newCoords(rtt [][]float64, seed uint64) (*coords, error) {
 // where meas is not NaN, else the estimate from the fitted coordinate
 // times 1+margin, clamped to [0, MaxRTT].
 func (c *coords) fill(meas, row []float64, margin float64) {
+	if !slices.ContainsFunc(meas, math.IsNaN) {
+		copy(row, meas)
+		return
+	}
 	x, h := c.fit(meas)
 	for j := range row {
 		if !math.IsNaN(meas[j]) {
@@ -77,7 +85,9 @@ func (c *coords) fill(meas, row []float64, margin float64) {
 	}
 }
 
-// fit returns the player's position and height (see coords).
+// fit returns the player's position and height (see coords), by
+// Levenberg–Marquardt on the relative residuals from the nearest measured
+// node's position.
 func (c *coords) fit(meas []float64) ([]float64, float64) {
 	near := -1
 	for j, m := range meas {
@@ -85,39 +95,110 @@ func (c *coords) fit(meas []float64) ([]float64, float64) {
 			near = j
 		}
 	}
-	x := append([]float64(nil), c.pos[near]...)
-	h := math.Max(meas[near]-c.hgt[near], 0)
-	f := c.loss(meas, x, h)
-	gx := make([]float64, c.dim)
-	nx := make([]float64, c.dim)
-	step := 1.0
+	d := c.dim
+	x := append(append([]float64(nil), c.pos[near]...), math.Max(meas[near]-c.hgt[near], 0))
+	n := d + 1
+	jtj := make([]float64, n*n)
+	jtr := make([]float64, n)
+	a := make([]float64, n*n)
+	step := make([]float64, n)
+	nx := make([]float64, n)
+	f := c.loss(meas, x[:d], x[d])
+	lambda := 1e-2
 	for range fitIters {
-		gh := c.grad(meas, x, h, gx)
-		norm := gh * gh
-		for _, g := range gx {
-			norm += g * g
-		}
-		if norm < 1e-18 {
-			break
-		}
-		for {
-			for k := range x {
-				nx[k] = x[k] - step*gx[k]
+		clear(jtj)
+		clear(jtr)
+		for j, m := range meas {
+			if math.IsNaN(m) {
+				continue
 			}
-			nh := math.Max(h-step*gh, 0)
-			if nf := c.loss(meas, nx, nh); nf < f {
+			m = math.Max(m, 0.1)
+			dj := dist(x[:d], c.pos[j])
+			r := (dj + x[d] + c.hgt[j] - m) / m
+			var g [maxDim + 1]float64
+			for k := range d {
+				if dj > 1e-9 {
+					g[k] = (x[k] - c.pos[j][k]) / (dj * m)
+				}
+			}
+			g[d] = 1 / m
+			for u := range n {
+				jtr[u] += g[u] * r
+				for v := range n {
+					jtj[u*n+v] += g[u] * g[v]
+				}
+			}
+		}
+		improved := false
+		for range 8 {
+			copy(a, jtj)
+			for u := range n {
+				a[u*n+u] += lambda * (jtj[u*n+u] + 1e-9)
+				step[u] = -jtr[u]
+			}
+			if !solve(a, step, n) {
+				lambda *= 4
+				continue
+			}
+			for u := range n {
+				nx[u] = x[u] + step[u]
+			}
+			nx[d] = math.Max(nx[d], 0)
+			if nf := c.loss(meas, nx[:d], nx[d]); nf < f {
+				done := f-nf <= 1e-6*f
 				copy(x, nx)
-				h, f = nh, nf
-				step *= 2
+				f = nf
+				lambda = math.Max(lambda/3, 1e-7)
+				improved = !done
 				break
 			}
-			step /= 4
-			if step < 1e-9 {
-				return x, h
-			}
+			lambda *= 4
+		}
+		if !improved {
+			break
 		}
 	}
-	return x, h
+	return x[:d], x[d]
+}
+
+// maxDim bounds the coordinates' dimensions (serf's default is 8).
+const maxDim = 16
+
+// solve solves a·x = b in place (b becomes x) by Gaussian elimination with
+// partial pivoting; false when a is singular.
+func solve(a, b []float64, n int) bool {
+	for col := range n {
+		piv := col
+		for r := col + 1; r < n; r++ {
+			if math.Abs(a[r*n+col]) > math.Abs(a[piv*n+col]) {
+				piv = r
+			}
+		}
+		if math.Abs(a[piv*n+col]) < 1e-300 {
+			return false
+		}
+		if piv != col {
+			for k := range n {
+				a[col*n+k], a[piv*n+k] = a[piv*n+k], a[col*n+k]
+			}
+			b[col], b[piv] = b[piv], b[col]
+		}
+		for r := col + 1; r < n; r++ {
+			fct := a[r*n+col] / a[col*n+col]
+			for k := col; k < n; k++ {
+				a[r*n+k] -= fct * a[col*n+k]
+			}
+			b[r] -= fct * b[col]
+		}
+	}
+	for r := n - 1; r >= 0; r-- {
+		s := b[r]
+		for k := r + 1; k < n; k++ {
+			s -= a[r*n+k] * b[k]
+		}
+		b[r] = s / a[r*n+r]
+	}
+	return true
 }
 
 func (c *coords) loss(meas, x []float64, h float64) float64 {
@@ -131,28 +212,6 @@ func (c *coords) loss(meas, x []float64, h float64) float64 {
 		s += r * r
 	}
 	return s
-}
-
-// grad writes the loss's gradient in x into gx and returns its derivative
-// in h.
-func (c *coords) grad(meas, x []float64, h float64, gx []float64) float64 {
-	clear(gx)
-	gh := 0.0
-	for j, m := range meas {
-		if math.IsNaN(m) {
-			continue
-		}
-		m = math.Max(m, 0.1)
-		d := dist(x, c.pos[j])
-		r := 2 * (d + h + c.hgt[j] - m) / (m * m)
-		gh += r
-		if d > 1e-9 {
-			for k := range x {
-				gx[k] += r * (x[k] - c.pos[j][k]) / d
-			}
-		}
-	}
-	return gh
 }
 
 func dist(a, b []float64) float64 {

@@ -17,6 +17,18 @@
 //   - the players' positions in the world (Locate), which put them in the
 //     regions of a grid (Config.Grid).
 //
+// Which pairs get measured is the plane's choice as much as the client's.
+// An Admit names the nodes the new client should ping: the node it joins,
+// then those with the least estimated RTT plus shadow price (the extra
+// delay of freeing a seat there by a chain of moves, computed from the
+// current assignment), the nodes the capacitated optimum could give it.
+// At each Tick, a player is asked (Probe) to ping every unmeasured node
+// that would beat its own if the estimate were Config.ProbeSlack too high.
+// The lab (lab/placement) measures what this buys: on 16 WonderNetwork
+// nodes, estimates alone leave the assignment well above the optimum on
+// true RTTs, because the optimum turns on differences of a few ms between
+// a player's second- and fifth-best nodes.
+//
 // What it decides:
 //
 //   - Players: every Join and Leave runs the exact incremental assigner of
@@ -76,10 +88,16 @@
 //     hands a player over from one node to another (make-before-break);
 //     Readmit re-seats a dead node's player with its avatar; Drop
 //     disconnects a player that fits nowhere; MigrateRegion moves a
-//     region's primary state. An event that returns an error changed
-//     nothing: the plane refuses bad input (unknown or duplicate player or
-//     node, a bad RTT, no capacity) before touching its state.
-//  4. After the plane restarts, create it with New and call Rebuild once
+//     region's primary state; Probe has a client ping nodes. Moves marked
+//     Swap trade players between full nodes and are carried out together.
+//     An event that returns an error changed nothing: the plane refuses
+//     bad input (unknown or duplicate player or node, a bad RTT, no
+//     capacity, time going backwards) before touching its state.
+//  4. Report with Measure the RTTs clients measure: the nodes an Admit or
+//     a Probe names, and the node a player is put on (Admit, Move,
+//     Readmit) once it is connected there, so that no player stays on a
+//     node whose RTT is only estimated.
+//  5. After the plane restarts, create it with New and call Rebuild once
 //     with every live node's Report before any other event.
 //
 // A Plane is not safe for concurrent use.
