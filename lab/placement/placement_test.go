@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/overworld/overworld/lab"
@@ -44,10 +45,13 @@ func TestSmallRun(t *testing.T) {
 	if err := rep.WriteTable(&b); err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
+	dir := filepath.Join(t.TempDir(), "out")
 	files, err := rep.WriteCSV(dir)
 	if err != nil || len(files) != 2 {
 		t.Fatalf("csv: %v, %v", files, err)
+	}
+	if files, err = rep.WritePlots(dir); err != nil || len(files) != 2 {
+		t.Fatalf("plots: %v, %v", files, err)
 	}
 	if testing.Verbose() {
 		os.Stdout.Write(b.Bytes())

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -84,6 +85,9 @@ func fmtHM(d time.Duration) string {
 // WriteCSV writes placement-snapshots.csv, placement-sweep.csv and
 // placement-regions.csv into dir.
 func (r *Report) WriteCSV(dir string) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
 	var files []string
 	rows := [][]string{{"headroom", "probe_slack", "seconds", "players", "plane_ms", "optimum_ms", "static_ms", "plane_p95_ms", "static_p95_ms", "moves", "estimate_error"}}
 	for _, s := range append([]*PlayersRun{r.Players}, r.Sweep...) {
@@ -115,6 +119,9 @@ func (r *Report) WriteCSV(dir string) ([]string, error) {
 // WritePlots writes placement-rtt.png (mean RTT at each snapshot) and
 // placement-regions.png (each policy's ratio per hour).
 func (r *Report) WritePlots(dir string) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
 	p := report.NewPlot("Mean player RTT, "+fmt.Sprint(r.Config.Players)+" players", "simulated time (min)", "mean RTT (ms)")
 	for _, line := range []struct {
 		label string
