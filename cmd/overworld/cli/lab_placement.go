@@ -42,7 +42,7 @@ same figures.`,
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the runs")
 	fl.IntVar(&f.players, "players", 0, "mean players online (default 2000)")
 	fl.Float64Var(&f.headroom, "headroom", 0, "total seats over players, split equally over the nodes (default 1.25)")
-	fl.IntVar(&f.probes, "probes", 0, "nodes, closest by estimate, a new client pings after joining (default 3)")
+	fl.IntVar(&f.probes, "probes", 0, "nodes an Admit asks a new client to ping (default 3)")
 	fl.Float64Var(&f.slack, "probe-slack", 0, "how far an unmeasured estimate may be too high before the plane asks for a ping (default 0.5; negative: never)")
 	fl.StringVar(&f.out, "out", "out/lab-placement", "directory for the CSV and PNG files")
 	fl.BoolVar(&f.noPlots, "no-plots", false, "write the CSV files only")
