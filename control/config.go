@@ -100,8 +100,9 @@ type Config struct {
 	// the margin.
 	EstimateMargin float64
 	// Probes is how many unmeasured nodes an Admit asks the client to
-	// ping, the closest by estimate first (default 3; 0 takes the
-	// default, a negative value asks for none).
+	// ping: the node it joins, then the least estimated RTT plus shadow
+	// price first (default 3; 0 takes the default, a negative value asks
+	// for none).
 	Probes int
 	// ProbeSlack is how far (a share) an unmeasured RTT estimate may be
 	// too high: at each Tick, a player is asked to ping (a Probe
