@@ -41,6 +41,7 @@ var layers = map[string]int{
 	"internal/replica": 5,
 	"node":             6,
 	"discovery":        7,
+	"control":          7,
 	// the model game, and the ground-truth observer of any game's nodes
 	"arena": 8,
 	"truth": 8,
@@ -52,16 +53,17 @@ var layers = map[string]int{
 	"live/arenaplay":    10,
 	"live/localcluster": 10,
 	// the lab: shared helpers, the harness, one package per paper
-	"lab":          10,
-	"lab/report":   10,
-	"lab/cities":   11,
-	"lab/harness":  12,
-	"lab/cma":      12,
-	"lab/region":   12,
-	"lab/balance":  12,
-	"lab/spd":      12,
-	"lab/colyseus": 13,
-	"lab/faults":   13,
+	"lab":           10,
+	"lab/report":    10,
+	"lab/cities":    11,
+	"lab/harness":   12,
+	"lab/cma":       12,
+	"lab/region":    12,
+	"lab/balance":   12,
+	"lab/spd":       12,
+	"lab/colyseus":  13,
+	"lab/faults":    13,
+	"lab/placement": 13,
 	// commands
 	"cmd/overworld/cli": 14,
 	"cmd/overworld":     15,
@@ -81,7 +83,7 @@ var sameRankEdges = map[[2]string]bool{}
 // pure packages: deterministic, sans-IO. They may not touch the network,
 // the wall clock, global randomness, or the drivers.
 var pure = []string{"world", "internal/idtab", "geo", "place", "estimate", "wire", "internal/ring",
-	"internal/locate", "internal/replica", "node", "truth"}
+	"internal/locate", "internal/replica", "node", "truth", "control"}
 
 var forbiddenImportsInPure = map[string]string{
 	"net":         "pure packages do no network I/O (drivers do)",

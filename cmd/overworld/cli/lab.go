@@ -59,6 +59,7 @@ Experiments:
 	cmd.AddCommand(newLabWorldCmd(e))
 	cmd.AddCommand(newLabColyseusCmd(e))
 	cmd.AddCommand(newLabFaultsCmd(e))
+	cmd.AddCommand(newLabPlacementCmd(e))
 	return cmd
 }
 
