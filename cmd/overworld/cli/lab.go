@@ -48,7 +48,7 @@ Experiments:
 			return nil
 		},
 		RunE: func(*cobra.Command, []string) error {
-			return badInputf("lab: name an experiment: cma, spd, arena, world, colyseus, estimate, balance or faults")
+			return badInputf("lab: name an experiment: cma, spd, arena, world, colyseus, estimate, balance, faults or placement")
 		},
 	}
 	cmd.AddCommand(newLabCMACmd(e))
