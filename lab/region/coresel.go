@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"time"
 
 	"github.com/overworld/overworld/estimate"
 	"github.com/overworld/overworld/geo"
@@ -35,6 +36,9 @@ type coreRef struct {
 	// tie[i][c] reports that replacing opt.Cores[i] by candidate c (not in
 	// opt) raises the measured cost by at most tieCost.
 	tie [][]bool
+	// paper is the paper's own selection on the measurements
+	// (core.KMinimum, k-minimum-pairwise), the reference of its hit ratio.
+	paper core.Solution
 }
 
 // RefRow describes the reference of one (trial, k).
@@ -54,6 +58,14 @@ type RefRow struct {
 	// within colocatedMs of it; Ties, per optimal core, the number of
 	// candidates that can replace it within tieCost.
 	Colocated, Ties []int
+	// PaperSum is the measured k-median sum (players to their nearest
+	// chosen core) of the paper's selection on measurements
+	// (core.KMinimum); PaperSame that it chose the optimum's cores.
+	PaperSum  float64
+	PaperSame bool
+	// Times: one core.KMinimum, one core.Select and one core.Prove on the
+	// measured matrix.
+	PaperTime, SelectTime, ProveTime time.Duration
 }
 
 // references computes the proven optimum and its ties for k = 1..MaxK on
@@ -67,23 +79,33 @@ func references(t *estimate.Truth, group []int, trial int, cfg Config) ([]coreRe
 	var rows []RefRow
 	for k := 1; k <= cfg.MaxK; k++ {
 		p := core.Problem{PlayerCore: m, CoreCore: m, K: k, Objective: core.KMedian}
+		t0 := time.Now()
 		sel, err := core.Select(p, rand.New(rand.NewPCG(cfg.Seed, uint64(k))))
 		if err != nil {
 			return nil, nil, err
 		}
+		t1 := time.Now()
 		pr, err := core.Prove(p, rand.New(rand.NewPCG(cfg.Seed, 0x70726f7665+uint64(k))), core.ProveOptions{})
 		if err != nil {
 			return nil, nil, err
 		}
+		t2 := time.Now()
+		paper, err := core.KMinimum(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		t3 := time.Now()
 		opt := pr.Solution
 		// Keep Select's set when it is optimal too: the reference then
 		// changes only where Select was beaten.
 		if sel.Sum <= opt.Sum {
 			opt = sel
 		}
-		ref := coreRef{opt: opt, tie: swapTies(m, opt.Cores)}
+		ref := coreRef{opt: opt, tie: swapTies(m, opt.Cores), paper: paper}
 		row := RefRow{Trial: trial, K: k, Sum: opt.Sum, Bound: pr.Bound, Optimal: pr.Optimal, Nodes: pr.Nodes,
-			SelectSum: sel.Sum, SelectSame: slices.Equal(sel.Cores, opt.Cores)}
+			SelectSum: sel.Sum, SelectSame: slices.Equal(sel.Cores, opt.Cores),
+			PaperSum: paper.Sum, PaperSame: slices.Equal(paper.Cores, opt.Cores),
+			SelectTime: t1.Sub(t0), ProveTime: t2.Sub(t1), PaperTime: t3.Sub(t2)}
 		for i, o := range opt.Cores {
 			col, ties := 0, 0
 			for c := range m.Cols() {

@@ -52,6 +52,11 @@ type Config struct {
 	// VerifyPools are pool multipliers for rows that measure the pool and
 	// then verify (selectVerified starting with the pool measured).
 	VerifyPools []int
+	// Paper are the labels of tracked configurations whose core selection
+	// is also run with the paper's own selection (core.KMinimum,
+	// k-minimum-pairwise), scored against the same selection on the
+	// measurements, the paper's definition of its hit ratio.
+	Paper []string
 }
 
 // EstimateRun is one estimator configuration of the experiment.
@@ -94,6 +99,7 @@ func DefaultConfig() Config {
 		Pooled:        []string{"mf-32"},
 		Pools:         []int{2, 4, 6},
 		VerifyPools:   []int{2, 3, 4},
+		Paper:         []string{"vivaldi-32", "gnp-15", "landmark-32", "mf-32"},
 		CoreNodes:     100,
 		MaxK:          25,
 		CoreTrials:    10,
@@ -111,6 +117,7 @@ func SmallConfig() Config {
 	c.Configs = slices.DeleteFunc(c.Configs, func(r EstimateRun) bool { return !slices.Contains(c.Tracked, r.Label) })
 	c.Slices, c.CoreTrials, c.MaxK, c.CoreNodes = 3, 2, 8, 40
 	c.Pooled, c.Pools, c.VerifyPools = []string{"mf-32"}, []int{3}, []int{2}
+	c.Paper = []string{"mf-32"}
 	return c
 }
 
@@ -159,6 +166,11 @@ func (c Config) Validate() (Config, error) {
 	for _, l := range c.Pooled {
 		if !slices.Contains(c.Tracked, l) {
 			return c, fmt.Errorf("%w: pooled %q is not a tracked configuration", lab.ErrConfig, l)
+		}
+	}
+	for _, l := range c.Paper {
+		if !slices.Contains(c.Tracked, l) {
+			return c, fmt.Errorf("%w: paper-selection %q is not a tracked configuration", lab.ErrConfig, l)
 		}
 	}
 	if slices.ContainsFunc(append(slices.Clone(c.Pools), c.VerifyPools...), func(m int) bool { return m < 1 || m > 100 }) {
@@ -216,7 +228,13 @@ type CoreResult struct {
 	Probed []int
 	// Pool is the verify-pool multiplier of a pooled row (selectPool), 0
 	// otherwise; Probed then holds the pool sizes.
-	Pool  int
+	Pool int
+	// Paper marks the paper's own selection (core.KMinimum) on both sides:
+	// on the estimates, and as the reference on the measurements. Hit is
+	// then the paper's hit ratio; HitTie equals Hit (the ties are those of
+	// the facility-location optimum); CostGap is the rise of the paper's
+	// objective (the chosen cores' summed measured totals).
+	Paper bool
 	ranks [][]int // the current trial's candidate ranking (poolRanks)
 	// Hit[k-1] is the mean over trials of |cores on estimates ∩ cores on
 	// measurements| / k (the paper's hit ratio, Fig. 7a).
@@ -237,6 +255,12 @@ type CoreResult struct {
 	// CostGap holds, per trial and k (MaxK values per trial), the relative excess of the measured
 	// k-median cost of the cores chosen on estimates over the optimum's.
 	CostGap []float64
+	// TotalGap holds, per trial and k, the relative excess of the
+	// measured total latency (players to their nearest chosen core, the
+	// facility-location k-median sum) of the cores chosen over the
+	// facility-location optimum's, for every row (= CostGap but for Paper
+	// rows): the cost of a selection as players see it.
+	TotalGap []float64
 }
 
 // Run runs the experiment. progress, when not nil, is called with
@@ -297,6 +321,9 @@ func Run(cfg Config, progress func(done, total int)) (*Report, error) {
 		var extra []*CoreResult // verified and pooled rows
 		if slices.Contains(cfg.Verified, run.Label) {
 			extra = append(extra, &CoreResult{Label: run.Label + "+verify", Verify: true, Hit: make([]float64, cfg.MaxK), HitTie: make([]float64, cfg.MaxK)})
+		}
+		if slices.Contains(cfg.Paper, run.Label) {
+			extra = append(extra, &CoreResult{Label: run.Label + " paper", Paper: true, Hit: make([]float64, cfg.MaxK), HitTie: make([]float64, cfg.MaxK)})
 		}
 		if slices.Contains(cfg.Pooled, run.Label) {
 			for _, m := range cfg.Pools {
@@ -413,6 +440,24 @@ func selectAll(e estimate.Estimator, t *estimate.Truth, group []int, cfg Config,
 	return out, nil
 }
 
+// selectPaper runs the paper's own selection (core.KMinimum,
+// k-minimum-pairwise) for k = 1..MaxK on the estimator's latencies.
+func selectPaper(e estimate.Estimator, t *estimate.Truth, group []int, cfg Config) ([]core.Solution, error) {
+	m, err := estimate.Matrix(e, t.Names(), group, group)
+	if err != nil {
+		return nil, err
+	}
+	var out []core.Solution
+	for k := 1; k <= cfg.MaxK; k++ {
+		sol, err := core.KMinimum(core.Problem{PlayerCore: m, CoreCore: m, K: k, Objective: core.KMedian})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sol)
+	}
+	return out, nil
+}
+
 // selectVerified is core selection on estimates with verification: select
 // on the estimates, measure the RTT from every player to each chosen core
 // that is not yet measured (its column, and by symmetry its row), select
@@ -512,6 +557,8 @@ func coreTrial(cr *CoreResult, e estimate.Estimator, t *estimate.Truth, group []
 	var est []core.Solution
 	var err error
 	switch {
+	case cr.Paper:
+		est, err = selectPaper(e, t, group, cfg)
 	case cr.Verify:
 		est, err = selectVerified(e, t, group, cfg, cr)
 	case cr.Pool > 0:
@@ -528,6 +575,10 @@ func coreTrial(cr *CoreResult, e estimate.Estimator, t *estimate.Truth, group []
 	}
 	for k := 1; k <= cfg.MaxK; k++ {
 		o, s := refs[k-1].opt, est[k-1]
+		fl := o
+		if cr.Paper {
+			o = refs[k-1].paper
+		}
 		hits := 0
 		worst := 0.0
 		for _, c := range s.Cores {
@@ -543,7 +594,11 @@ func coreTrial(cr *CoreResult, e estimate.Estimator, t *estimate.Truth, group []
 		}
 		cr.MaxErr = append(cr.MaxErr, worst)
 		cr.Hit[k-1] += float64(hits) / float64(k)
-		cr.HitTie[k-1] += float64(tieHits(refs[k-1], s.Cores)) / float64(k)
+		if cr.Paper {
+			cr.HitTie[k-1] += float64(hits) / float64(k)
+		} else {
+			cr.HitTie[k-1] += float64(tieHits(refs[k-1], s.Cores)) / float64(k)
+		}
 		real, err := core.Evaluate(core.Problem{PlayerCore: meas, K: k}, s.Cores)
 		if err != nil {
 			return err
@@ -551,7 +606,24 @@ func coreTrial(cr *CoreResult, e estimate.Estimator, t *estimate.Truth, group []
 		if real.Max > 0 {
 			cr.EccErr = append(cr.EccErr, (s.Max-real.Max)/real.Max)
 		}
-		if o.Sum > 0 {
+		if fl.Sum > 0 {
+			cr.TotalGap = append(cr.TotalGap, (real.Sum-fl.Sum)/fl.Sum)
+		}
+		switch {
+		case cr.Paper:
+			costs, err := core.CandidateCosts(core.Problem{PlayerCore: meas, K: k})
+			if err != nil {
+				return err
+			}
+			var got, best float64
+			for i := range k {
+				got += costs[s.Cores[i]]
+				best += costs[o.Cores[i]]
+			}
+			if best > 0 {
+				cr.CostGap = append(cr.CostGap, (got-best)/best)
+			}
+		case o.Sum > 0:
 			cr.CostGap = append(cr.CostGap, (real.Sum-o.Sum)/o.Sum)
 		}
 	}
