@@ -183,7 +183,7 @@ func (c Config) Validate() (Config, error) {
 type Report struct {
 	Config Config
 	// Accuracy on slice 1 per configuration (Fig. 6), over all pairs and
-	// over the pairs the method did not measure.
+	// over the held-out pairs (never measured at any point of the run).
 	Accuracy []AccuracyRow
 	// Slices: accuracy of each tracked configuration on slices 1..Slices,
 	// carried over (time variation).
@@ -200,19 +200,24 @@ type Report struct {
 
 // AccuracyRow is one configuration's accuracy on slice 1.
 type AccuracyRow struct {
-	Label      string
-	Method     estimate.Method
-	PerNode    int // neighbours or landmarks
-	Rounds     int // probe rounds (0 for landmark methods)
-	All        estimate.Accuracy
+	Label   string
+	Method  estimate.Method
+	PerNode int // neighbours or landmarks
+	Rounds  int // probe rounds (0 for landmark methods)
+	All     estimate.Accuracy
+	// Unmeasured is the accuracy on the held-out pairs: pairs the method
+	// never measured at any point of the run (Session.EverMeasured).
 	Unmeasured estimate.Accuracy
 }
 
-// SliceRow is the accuracy of a tracked configuration on one slice.
+// SliceRow is the accuracy of a tracked configuration on one slice: over
+// all pairs, and over the held-out pairs (never measured at any point of
+// the run, Session.EverMeasured).
 type SliceRow struct {
-	Label string
-	Slice int
-	Acc   estimate.Accuracy
+	Label   string
+	Slice   int
+	Acc     estimate.Accuracy
+	HeldOut estimate.Accuracy
 }
 
 // CoreResult is core selection on one configuration's estimates.
@@ -310,7 +315,7 @@ func Run(cfg Config, progress func(done, total int)) (*Report, error) {
 			row.Rounds = run.Spec.Probe.Rounds()
 		}
 		row.All = estimate.Evaluate(sess.Estimator(), truths[1], nil)
-		row.Unmeasured = estimate.Evaluate(sess.Estimator(), truths[1], sess.Measured)
+		row.Unmeasured = estimate.Evaluate(sess.Estimator(), truths[1], sess.EverMeasured)
 		rep.Accuracy = append(rep.Accuracy, row)
 		rep.Scatter[run.Label] = scatter(sess.Estimator(), truths[1], cfg.ScatterPoints, cfg.Seed)
 		step()
@@ -340,7 +345,8 @@ func Run(cfg Config, progress func(done, total int)) (*Report, error) {
 				}
 				step()
 			}
-			rep.Slices = append(rep.Slices, SliceRow{run.Label, s, estimate.Evaluate(sess.Estimator(), truths[s], nil)})
+			rep.Slices = append(rep.Slices, SliceRow{run.Label, s, estimate.Evaluate(sess.Estimator(), truths[s], nil),
+				estimate.Evaluate(sess.Estimator(), truths[s], sess.EverMeasured)})
 			if t := s - 1; t < cfg.CoreTrials {
 				if err := coreTrial(&cr, sess.Estimator(), truths[s], groups[t], optimal[t], cfg); err != nil {
 					return nil, fmt.Errorf("lab/region: %s slice %d: %w", run.Label, s, err)
