@@ -126,7 +126,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 			}
 			p, _, _, ph, p10 := paperFor(method)
 			probed := "–"
-			if (cr.Verify || cr.Pool > 0) && len(cr.Probed) > 0 {
+			if (cr.Verify || cr.Pool > 0 || cr.Budget > 0) && len(cr.Probed) > 0 {
 				probed = fmt.Sprintf("%.1f", meanInts(cr.Probed))
 			}
 			cells = append(cells, report.Pct(minHit), report.Pct(meanHit), report.Pct(minTie), report.Pct(meanTie), report.Pct(Within(cr.MinErr, 10)), report.Pct(Within(cr.MinErr, 20)), report.Pct(Within(cr.EccErr, 0.15)),
@@ -151,7 +151,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 			"final set confirmed by core.Prove on the corrected matrix;\n"+
 			"truth±σ: the measured matrix times e^N(0,σ²) per pair, a calibration of how much error core selection tolerates;\n"+
 			"X paper: the paper's own selection (k-minimum-pairwise, core.KMinimum) on estimates, against the same selection\n"+
-			"on measurements (the paper's hit ratio); its cost gap is the rise of the paper's objective\n", c.CoreNodes, poolPerturb)
+			"on measurements (the paper's hit ratio); its cost gap is the rise of the paper's objective;\n"+
+			"+verify≤Bk: verify within a budget of B·k measured candidate columns, then the optimum over the measured\n"+
+			"columns; paper+verify≤Bk: measure the B·k candidates with the least estimated totals, keep the k least measured\n", c.CoreNodes, poolPerturb)
 		if err := r.writeTotals(w); err != nil {
 			return err
 		}

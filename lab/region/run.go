@@ -52,6 +52,13 @@ type Config struct {
 	// VerifyPools are pool multipliers for rows that measure the pool and
 	// then verify (selectVerified starting with the pool measured).
 	VerifyPools []int
+	// Budgets are column-budget multipliers B: for each, the configurations
+	// of Budgeted also run core selection that measures at most B·k
+	// candidate columns (every player's RTT to a candidate) per (trial,
+	// k), with the facility-location and with the paper's selection
+	// (selectBudget).
+	Budgets  []int
+	Budgeted []string
 	// Paper are the labels of tracked configurations whose core selection
 	// is also run with the paper's own selection (core.KMinimum,
 	// k-minimum-pairwise), scored against the same selection on the
@@ -100,6 +107,8 @@ func DefaultConfig() Config {
 		Pools:         []int{2, 4, 6},
 		VerifyPools:   []int{2, 3, 4},
 		Paper:         []string{"vivaldi-32", "gnp-15", "landmark-32", "mf-32"},
+		Budgeted:      []string{"mf-32"},
+		Budgets:       []int{2},
 		CoreNodes:     100,
 		MaxK:          25,
 		CoreTrials:    10,
@@ -117,7 +126,7 @@ func SmallConfig() Config {
 	c.Configs = slices.DeleteFunc(c.Configs, func(r EstimateRun) bool { return !slices.Contains(c.Tracked, r.Label) })
 	c.Slices, c.CoreTrials, c.MaxK, c.CoreNodes = 3, 2, 8, 40
 	c.Pooled, c.Pools, c.VerifyPools = []string{"mf-32"}, []int{3}, []int{2}
-	c.Paper = []string{"mf-32"}
+	c.Paper, c.Budgeted, c.Budgets = []string{"mf-32"}, []string{"mf-32"}, []int{2}
 	return c
 }
 
@@ -167,6 +176,14 @@ func (c Config) Validate() (Config, error) {
 		if !slices.Contains(c.Tracked, l) {
 			return c, fmt.Errorf("%w: pooled %q is not a tracked configuration", lab.ErrConfig, l)
 		}
+	}
+	for _, l := range c.Budgeted {
+		if !slices.Contains(c.Tracked, l) {
+			return c, fmt.Errorf("%w: budgeted %q is not a tracked configuration", lab.ErrConfig, l)
+		}
+	}
+	if slices.ContainsFunc(c.Budgets, func(b int) bool { return b < 1 || b > 100 }) {
+		return c, fmt.Errorf("%w: column budgets %v, want each in 1..100", lab.ErrConfig, c.Budgets)
 	}
 	for _, l := range c.Paper {
 		if !slices.Contains(c.Tracked, l) {
@@ -240,7 +257,10 @@ type CoreResult struct {
 	// the facility-location optimum); CostGap is the rise of the paper's
 	// objective (the chosen cores' summed measured totals).
 	Paper bool
-	ranks [][]int // the current trial's candidate ranking (poolRanks)
+	// Budget is the column-budget multiplier of a budgeted row
+	// (selectBudget), 0 otherwise; Probed then holds the columns measured.
+	Budget int
+	ranks  [][]int // the current trial's candidate ranking (poolRanks)
 	// Hit[k-1] is the mean over trials of |cores on estimates ∩ cores on
 	// measurements| / k (the paper's hit ratio, Fig. 7a).
 	Hit []float64
@@ -329,6 +349,12 @@ func Run(cfg Config, progress func(done, total int)) (*Report, error) {
 		}
 		if slices.Contains(cfg.Paper, run.Label) {
 			extra = append(extra, &CoreResult{Label: run.Label + " paper", Paper: true, Hit: make([]float64, cfg.MaxK), HitTie: make([]float64, cfg.MaxK)})
+		}
+		if slices.Contains(cfg.Budgeted, run.Label) {
+			for _, b := range cfg.Budgets {
+				extra = append(extra, &CoreResult{Label: fmt.Sprintf("%s+verify≤%dk", run.Label, b), Budget: b, Hit: make([]float64, cfg.MaxK), HitTie: make([]float64, cfg.MaxK)},
+					&CoreResult{Label: fmt.Sprintf("%s paper+verify≤%dk", run.Label, b), Budget: b, Paper: true, Hit: make([]float64, cfg.MaxK), HitTie: make([]float64, cfg.MaxK)})
+			}
 		}
 		if slices.Contains(cfg.Pooled, run.Label) {
 			for _, m := range cfg.Pools {
@@ -563,6 +589,8 @@ func coreTrial(cr *CoreResult, e estimate.Estimator, t *estimate.Truth, group []
 	var est []core.Solution
 	var err error
 	switch {
+	case cr.Budget > 0:
+		est, err = selectBudget(e, t, group, cfg, cr)
 	case cr.Paper:
 		est, err = selectPaper(e, t, group, cfg)
 	case cr.Verify:
