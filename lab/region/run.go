@@ -74,8 +74,9 @@ type EstimateRun struct {
 
 // DefaultConfig is the full experiment: the paper's two Vivaldi
 // packet rates with 12 neighbours, Vivaldi with 4, 8 and 32
-// neighbours, GNP, the Netvigator-style landmark estimator, and mf, all on
-// slice 1; vivaldi-32, landmark-32, gnp and mf carried across 18 slices;
+// neighbours, GNP, the Netvigator-style landmark estimator, and mf with 32
+// and 16 neighbours, all on slice 1; vivaldi-32, landmark-32, gnp and mf
+// carried across 18 slices;
 // core selection for k = 1..25 on 100 nodes in 10 trials.
 func DefaultConfig() Config {
 	viv := func(label string, nb int, rate float64, d time.Duration) EstimateRun {
@@ -86,6 +87,8 @@ func DefaultConfig() Config {
 	hi, lo := estimate.HighRateConfig(), estimate.LowRateConfig()
 	mfRandom := estimate.DefaultSpec(estimate.MethodFactor)
 	mfRandom.Probe.Near = 0
+	mf16 := estimate.DefaultSpec(estimate.MethodFactor)
+	mf16.Probe.Neighbours, mf16.Probe.Near = 16, 4
 	return Config{
 		Seed: 1,
 		Configs: []EstimateRun{
@@ -97,10 +100,11 @@ func DefaultConfig() Config {
 			{"gnp-15", estimate.DefaultSpec(estimate.MethodGNP)},
 			{"landmark-32", estimate.DefaultSpec(estimate.MethodLandmark)},
 			{"mf-32-random", mfRandom},
+			{"mf-16", mf16},
 			{"mf-32", estimate.DefaultSpec(estimate.MethodFactor)},
 		},
 		Slices:        18,
-		Tracked:       []string{"vivaldi-32", "gnp-15", "landmark-32", "mf-32-random", "mf-32"},
+		Tracked:       []string{"vivaldi-32", "gnp-15", "landmark-32", "mf-32-random", "mf-16", "mf-32"},
 		NoiseRefs:     []float64{0.01, 0.03, 0.1},
 		Verified:      []string{"landmark-32", "mf-32"},
 		Pooled:        []string{"mf-32"},
