@@ -139,6 +139,7 @@ type Process struct {
 	downtime  int // rounds
 	lost      int
 	measured  []bool // n×n: i probes j or j probes i now
+	ever      []bool // n×n: measured at any point of the run
 	building  bool   // defer rebuildMeasured while NewProcess chooses
 }
 
@@ -160,7 +161,7 @@ func NewProcess(t *Truth, cfg ProbeConfig, rng *rand.Rand) (*Process, error) {
 		return nil, fmt.Errorf("%w: %d neighbours for %d nodes, want at most %d", ErrConfig, cfg.Neighbours, n, n-1)
 	}
 	p := &Process{cfg: cfg, t: t, rng: rng, nbr: make([][]int, n), next: make([]int, n),
-		alive: make([]bool, n), back: make([]int, n), measured: make([]bool, n*n)}
+		alive: make([]bool, n), back: make([]int, n), measured: make([]bool, n*n), ever: make([]bool, n*n)}
 	roundSec := 1 / cfg.Rate
 	p.leaveProb = cfg.Churn * roundSec / 60
 	p.downtime = max(1, int(math.Round(cfg.Downtime.Seconds()*cfg.Rate)))
@@ -196,7 +197,8 @@ func (p *Process) choose(i int) {
 	p.rebuildMeasured()
 }
 
-// rebuildMeasured marks the pairs in some node's current neighbour list.
+// rebuildMeasured marks the pairs in some node's current neighbour list,
+// and adds them to the pairs ever measured.
 func (p *Process) rebuildMeasured() {
 	if p.building {
 		return
@@ -206,6 +208,7 @@ func (p *Process) rebuildMeasured() {
 	for i, nb := range p.nbr {
 		for _, j := range nb {
 			p.measured[i*n+j], p.measured[j*n+i] = true, true
+			p.ever[i*n+j], p.ever[j*n+i] = true, true
 		}
 	}
 }
@@ -272,6 +275,12 @@ func (p *Process) Alive(i int) bool { return p.alive[i] }
 // Measured reports whether i and j are neighbours (one probes the other),
 // so that the pair's RTT is measured rather than estimated.
 func (p *Process) Measured(i, j int) bool { return p.measured[i*p.t.Len()+j] }
+
+// EverMeasured reports whether i and j have been neighbours at any point
+// of the run (every neighbour list since NewProcess, across Reselect,
+// churn and SetTruth). The other pairs were never probed: they are the
+// held-out pairs on which an estimator's accuracy is judged.
+func (p *Process) EverMeasured(i, j int) bool { return p.ever[i*p.t.Len()+j] }
 
 // SetTruth switches the network to another snapshot of the same endpoints
 // (the next PlanetLab time slice); neighbours and state carry over.

@@ -181,6 +181,19 @@ func (s *Session) Measured(i, j int) bool {
 	return s.proc.Measured(i, j)
 }
 
+// EverMeasured reports whether the pair {i, j} has been measured at any
+// point of the session, across Advance (neighbour probing: a neighbour at
+// any time; landmark methods: a landmark at either end, the landmarks
+// staying the same). Pairs for which it is false were never probed: the
+// held-out pairs on which accuracy is judged.
+func (s *Session) EverMeasured(i, j int) bool {
+	switch s.est.(type) {
+	case *GNP, *Landmark:
+		return s.Measured(i, j)
+	}
+	return s.proc.EverMeasured(i, j)
+}
+
 // PerNode returns the measurement budget per node: neighbours or landmarks.
 func (s Spec) PerNode() int {
 	if s.Method == MethodGNP || s.Method == MethodLandmark {

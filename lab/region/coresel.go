@@ -2,9 +2,11 @@ package region
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"time"
 
 	"github.com/overworld/overworld/estimate"
 	"github.com/overworld/overworld/geo"
@@ -35,6 +37,9 @@ type coreRef struct {
 	// tie[i][c] reports that replacing opt.Cores[i] by candidate c (not in
 	// opt) raises the measured cost by at most tieCost.
 	tie [][]bool
+	// paper is the paper's own selection on the measurements
+	// (core.KMinimum, k-minimum-pairwise), the reference of its hit ratio.
+	paper core.Solution
 }
 
 // RefRow describes the reference of one (trial, k).
@@ -54,6 +59,14 @@ type RefRow struct {
 	// within colocatedMs of it; Ties, per optimal core, the number of
 	// candidates that can replace it within tieCost.
 	Colocated, Ties []int
+	// PaperSum is the measured k-median sum (players to their nearest
+	// chosen core) of the paper's selection on measurements
+	// (core.KMinimum); PaperSame that it chose the optimum's cores.
+	PaperSum  float64
+	PaperSame bool
+	// Times: one core.KMinimum, one core.Select and one core.Prove on the
+	// measured matrix.
+	PaperTime, SelectTime, ProveTime time.Duration
 }
 
 // references computes the proven optimum and its ties for k = 1..MaxK on
@@ -67,23 +80,33 @@ func references(t *estimate.Truth, group []int, trial int, cfg Config) ([]coreRe
 	var rows []RefRow
 	for k := 1; k <= cfg.MaxK; k++ {
 		p := core.Problem{PlayerCore: m, CoreCore: m, K: k, Objective: core.KMedian}
+		t0 := time.Now()
 		sel, err := core.Select(p, rand.New(rand.NewPCG(cfg.Seed, uint64(k))))
 		if err != nil {
 			return nil, nil, err
 		}
+		t1 := time.Now()
 		pr, err := core.Prove(p, rand.New(rand.NewPCG(cfg.Seed, 0x70726f7665+uint64(k))), core.ProveOptions{})
 		if err != nil {
 			return nil, nil, err
 		}
+		t2 := time.Now()
+		paper, err := core.KMinimum(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		t3 := time.Now()
 		opt := pr.Solution
 		// Keep Select's set when it is optimal too: the reference then
 		// changes only where Select was beaten.
 		if sel.Sum <= opt.Sum {
 			opt = sel
 		}
-		ref := coreRef{opt: opt, tie: swapTies(m, opt.Cores)}
+		ref := coreRef{opt: opt, tie: swapTies(m, opt.Cores), paper: paper}
 		row := RefRow{Trial: trial, K: k, Sum: opt.Sum, Bound: pr.Bound, Optimal: pr.Optimal, Nodes: pr.Nodes,
-			SelectSum: sel.Sum, SelectSame: slices.Equal(sel.Cores, opt.Cores)}
+			SelectSum: sel.Sum, SelectSame: slices.Equal(sel.Cores, opt.Cores),
+			PaperSum: paper.Sum, PaperSame: slices.Equal(paper.Cores, opt.Cores),
+			SelectTime: t1.Sub(t0), ProveTime: t2.Sub(t1), PaperTime: t3.Sub(t2)}
 		for i, o := range opt.Cores {
 			col, ties := 0, 0
 			for c := range m.Cols() {
@@ -326,4 +349,197 @@ func rowsAll(n int) []int {
 		r[i] = i
 	}
 	return r
+}
+
+// selectBudget is core selection on estimates that measures at most
+// B = cr.Budget·k candidate columns (every player's RTT to a candidate)
+// per k, on top of the estimator's own probes; the number measured goes
+// to cr.Probed.
+//
+// Facility location (cr.Paper false): verify within the budget — select on
+// the estimates corrected by the columns measured so far, measure the
+// chosen cores not yet measured, and repeat while the budget allows. When
+// the last selection's cores are all measured it is the answer (the
+// optimum of the corrected matrix, confirmed by core.Prove); otherwise
+// what is left of the budget goes to close calls (the candidates whose
+// swap into the best measured set costs least on the corrected estimates)
+// and the answer is the proven optimum over the measured columns alone, on
+// their measurements, so that no core is taken on an estimate that
+// happened to be low (the winner's curse).
+//
+// The paper's selection (cr.Paper true): rank the candidates by their
+// estimated total latency to the players, measure the B best-ranked
+// columns, and keep the k with the least measured totals. It is exact
+// when the true k best are among the B best on estimates; totals average
+// the estimates over the players, so the ranking errs far less than the
+// estimates do.
+func selectBudget(e estimate.Estimator, t *estimate.Truth, group []int, cfg Config, cr *CoreResult) ([]core.Solution, error) {
+	em, err := estimate.Matrix(e, t.Names(), group, group)
+	if err != nil {
+		return nil, err
+	}
+	meas, err := estimate.Matrix(truthEstimator{t}, t.Names(), group, group)
+	if err != nil {
+		return nil, err
+	}
+	n := len(group)
+	names := em.RowNames()
+	var out []core.Solution
+	for k := 1; k <= cfg.MaxK; k++ {
+		budget := min(n, cr.Budget*k)
+		var chosen []int
+		probed := 0
+		if cr.Paper {
+			costs, err := core.CandidateCosts(core.Problem{PlayerCore: em, K: k})
+			if err != nil {
+				return nil, err
+			}
+			order := rowsAll(n)
+			slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(costs[a], costs[b]) })
+			pool := slices.Clone(order[:budget])
+			slices.Sort(pool)
+			probed = len(pool)
+			sub, err := meas.Sub(rowsAll(n), pool)
+			if err != nil {
+				return nil, err
+			}
+			ps, err := core.KMinimum(core.Problem{PlayerCore: sub, K: k, Objective: core.KMedian})
+			if err != nil {
+				return nil, err
+			}
+			for _, c := range ps.Cores {
+				chosen = append(chosen, pool[c])
+			}
+		} else {
+			data := make([][]float64, n)
+			for a := range data {
+				data[a] = make([]float64, n)
+				for b := range n {
+					data[a][b] = em.At(a, b)
+				}
+			}
+			measured := make([]bool, n)
+			measure := func(c int) {
+				measured[c] = true
+				probed++
+				for a := range n {
+					data[a][c], data[c][a] = meas.At(a, c), meas.At(a, c)
+				}
+			}
+			for {
+				m, err := geo.NewMatrix(names, names, data)
+				if err != nil {
+					return nil, err
+				}
+				p := core.Problem{PlayerCore: m, CoreCore: m, K: k, Objective: core.KMedian}
+				sol, err := core.Select(p, rand.New(rand.NewPCG(cfg.Seed, uint64(k))))
+				if err != nil {
+					return nil, err
+				}
+				var fresh []int
+				for _, c := range sol.Cores {
+					if !measured[c] {
+						fresh = append(fresh, c)
+					}
+				}
+				if len(fresh) == 0 {
+					pr, err := core.Prove(p, rand.New(rand.NewPCG(cfg.Seed, uint64(k))), core.ProveOptions{})
+					if err != nil {
+						return nil, err
+					}
+					if pr.Solution.Sum < sol.Sum {
+						sol = pr.Solution
+					}
+					for _, c := range sol.Cores {
+						if !measured[c] {
+							fresh = append(fresh, c)
+						}
+					}
+					if len(fresh) == 0 {
+						chosen = sol.Cores
+						break
+					}
+				}
+				if probed+len(fresh) > budget {
+					break
+				}
+				for _, c := range fresh {
+					measure(c)
+				}
+			}
+			// Close calls: spend what is left of the budget on the
+			// candidates that would cost least, on the corrected
+			// estimates, in place of one of the best measured set's cores
+			// (the alternatives the estimates cannot rule out); the
+			// optimum over the measured columns can only improve.
+			if chosen == nil && probed < budget {
+				var pool []int
+				for c, ok := range measured {
+					if ok {
+						pool = append(pool, c)
+					}
+				}
+				sub, err := meas.Sub(rowsAll(n), pool)
+				if err != nil {
+					return nil, err
+				}
+				ps, err := core.Prove(core.Problem{PlayerCore: sub, K: min(k, len(pool)), Objective: core.KMedian}, rand.New(rand.NewPCG(cfg.Seed, uint64(k))), core.ProveOptions{})
+				if err != nil {
+					return nil, err
+				}
+				best := make([]int, len(ps.Solution.Cores))
+				for i, c := range ps.Solution.Cores {
+					best[i] = pool[c]
+				}
+				m, err := geo.NewMatrix(names, names, data)
+				if err != nil {
+					return nil, err
+				}
+				rise := swapRise(m, best)
+				order := rowsAll(n)
+				slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(rise[a], rise[b]) })
+				for _, c := range order {
+					if probed >= budget {
+						break
+					}
+					if !measured[c] {
+						measure(c)
+					}
+				}
+			}
+			if chosen == nil {
+				var pool []int
+				for c, ok := range measured {
+					if ok {
+						pool = append(pool, c)
+					}
+				}
+				// The first selection's k cores fit any budget B·k ≥ k, so
+				// at least k columns are measured.
+				if len(pool) < k {
+					return nil, fmt.Errorf("lab/region: %d columns measured for k = %d", len(pool), k)
+				}
+				slices.Sort(pool)
+				sub, err := meas.Sub(rowsAll(n), pool)
+				if err != nil {
+					return nil, err
+				}
+				ps, err := core.Prove(core.Problem{PlayerCore: sub, K: k, Objective: core.KMedian}, rand.New(rand.NewPCG(cfg.Seed, uint64(k))), core.ProveOptions{})
+				if err != nil {
+					return nil, err
+				}
+				for _, c := range ps.Solution.Cores {
+					chosen = append(chosen, pool[c])
+				}
+			}
+		}
+		slices.Sort(chosen)
+		sol, err := core.Evaluate(core.Problem{PlayerCore: em, CoreCore: em, K: k}, chosen)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sol)
+		cr.Probed = append(cr.Probed, probed)
+	}
+	return out, nil
 }

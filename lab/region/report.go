@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/overworld/overworld/estimate"
 	"github.com/overworld/overworld/lab/report"
@@ -57,29 +58,40 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if err := report.WriteTrimmed(w, []byte(report.AlignTable(rows, 1))); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "budget: neighbours probed (vivaldi, mf) or landmarks measured (gnp, landmark) per node; unmeasured: pairs\nneither end measured directly (for landmark methods, pairs without a landmark)\n\n")
+	fmt.Fprintf(w, "budget: neighbours probed (vivaldi, mf) or landmarks measured (gnp, landmark) per node; unmeasured: held-out\npairs, never measured at any point of the run (for landmark methods, pairs without a landmark)\n\n")
 	if len(r.Slices) > 0 {
 		rows = rows[:0]
-		fmt.Fprintf(w, "Time variation: the same estimator carried over slices 1..%d, the same budget spent again per slice\n", c.Slices)
-		add("config", "slice 1 ≤15%", "median|e|", "worst slice ≤15%", "median|e|", "mean ≤15%", "mean median|e|")
+		fmt.Fprintf(w, "Time variation: the same estimator carried over slices 1..%d, the same budget spent again per slice; held out:\npairs never measured at any point of the run up to that slice\n", c.Slices)
+		add("config", "pairs", "slice 1 ≤15%", "median|e|", "worst slice ≤15%", "median|e|", "worst median|e|", "mean ≤15%", "mean median|e|")
 		for _, l := range c.Tracked {
-			var first, worst estimate.Accuracy
-			sum15, sumMed, cnt := 0.0, 0.0, 0
-			for _, s := range r.Slices {
-				if s.Label != l {
-					continue
+			for _, held := range []bool{false, true} {
+				var first, worst estimate.Accuracy
+				sum15, sumMed, worstMed, cnt := 0.0, 0.0, 0.0, 0
+				for _, s := range r.Slices {
+					if s.Label != l {
+						continue
+					}
+					a := s.Acc
+					if held {
+						a = s.HeldOut
+					}
+					if s.Slice == 1 {
+						first, worst = a, a
+					}
+					if a.Within15 < worst.Within15 {
+						worst = a
+					}
+					worstMed = max(worstMed, a.MedianAbs)
+					sum15 += a.Within15
+					sumMed += a.MedianAbs
+					cnt++
 				}
-				if s.Slice == 1 {
-					first, worst = s.Acc, s.Acc
+				which := "all"
+				if held {
+					which = "held out"
 				}
-				if s.Acc.Within15 < worst.Within15 {
-					worst = s.Acc
-				}
-				sum15 += s.Acc.Within15
-				sumMed += s.Acc.MedianAbs
-				cnt++
+				add(l, which, report.Pct(first.Within15), report.Fixed(first.MedianAbs, 3), report.Pct(worst.Within15), report.Fixed(worst.MedianAbs, 3), report.Fixed(worstMed, 3), report.Pct(sum15/float64(cnt)), report.Fixed(sumMed/float64(cnt), 3))
 			}
-			add(l, report.Pct(first.Within15), report.Fixed(first.MedianAbs, 3), report.Pct(worst.Within15), report.Fixed(worst.MedianAbs, 3), report.Pct(sum15/float64(cnt)), report.Fixed(sumMed/float64(cnt), 3))
 		}
 		if err := report.WriteTrimmed(w, []byte(report.AlignTable(rows, 1))); err != nil {
 			return err
@@ -114,7 +126,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 			}
 			p, _, _, ph, p10 := paperFor(method)
 			probed := "–"
-			if (cr.Verify || cr.Pool > 0) && len(cr.Probed) > 0 {
+			if (cr.Verify || cr.Pool > 0 || cr.Budget > 0) && len(cr.Probed) > 0 {
 				probed = fmt.Sprintf("%.1f", meanInts(cr.Probed))
 			}
 			cells = append(cells, report.Pct(minHit), report.Pct(meanHit), report.Pct(minTie), report.Pct(meanTie), report.Pct(Within(cr.MinErr, 10)), report.Pct(Within(cr.MinErr, 20)), report.Pct(Within(cr.EccErr, 0.15)),
@@ -137,7 +149,14 @@ func (r *Report) WriteTable(w io.Writer) error {
 			"estimates perturbed by their own uncertainty choose them), measure every player's RTT to the top M·k (probed),\n"+
 			"solve on those measurements alone (core.Prove); +poolMk+verify: measure that pool, then verify as above, the\n"+
 			"final set confirmed by core.Prove on the corrected matrix;\n"+
-			"truth±σ: the measured matrix times e^N(0,σ²) per pair, a calibration of how much error core selection tolerates\n", c.CoreNodes, poolPerturb)
+			"truth±σ: the measured matrix times e^N(0,σ²) per pair, a calibration of how much error core selection tolerates;\n"+
+			"X paper: the paper's own selection (k-minimum-pairwise, core.KMinimum) on estimates, against the same selection\n"+
+			"on measurements (the paper's hit ratio); its cost gap is the rise of the paper's objective;\n"+
+			"+verify≤Bk: verify within a budget of B·k measured candidate columns, then the optimum over the measured\n"+
+			"columns; paper+verify≤Bk: measure the B·k candidates with the least estimated totals, keep the k least measured\n", c.CoreNodes, poolPerturb)
+		if err := r.writeTotals(w); err != nil {
+			return err
+		}
 		if err := r.writeRefs(w); err != nil {
 			return err
 		}
@@ -158,6 +177,68 @@ func (c CoreResult) HitStats(from int) (minHit, minTie, meanHit, meanTie float64
 		cnt++
 	}
 	return minHit, minTie, meanHit / float64(max(1, cnt)), meanTie / float64(max(1, cnt))
+}
+
+// writeTotals prints, per row, the measured total latency of the chosen
+// cores above the facility-location optimum's (TotalGap), the figure on
+// which the paper's selection and facility location compare.
+func (r *Report) writeTotals(w io.Writer) error {
+	c := r.Config
+	var rows [][]string
+	head := []string{"config"}
+	ks := []int{1, 2, 5, 10, 25}
+	if !slices.Contains(ks, c.MaxK) {
+		ks = append(ks, c.MaxK)
+	}
+	for _, k := range ks {
+		if k <= c.MaxK {
+			head = append(head, fmt.Sprintf("k=%d", k))
+		}
+	}
+	rows = append(rows, head)
+	for _, cr := range r.Core {
+		cells := []string{cr.Label}
+		for _, k := range ks {
+			if k <= c.MaxK {
+				cells = append(cells, report.Fixed(100*medianAt(cr.TotalGap, k, c.MaxK), 1)+"%")
+			}
+		}
+		rows = append(rows, cells)
+	}
+	fmt.Fprintf(w, "\nTotal latency: measured sum over players of the latency to the nearest chosen core, above the facility-location\n"+
+		"optimum's (median over trials)\n")
+	return report.WriteTrimmed(w, []byte(report.AlignTable(rows, 1)))
+}
+
+// paperRefs summarises the paper's selection on the measurements against
+// the facility-location optimum: in how many (trial, k) it chose the same
+// cores, its median total-latency rise at k = 5 and MaxK, and the median
+// time of one KMinimum, Select and Prove.
+func (r *Report) paperRefs() (same int, rise5, riseMax float64, tPaper, tSelect, tProve time.Duration) {
+	var r5, rm []float64
+	var tp, ts, tv []time.Duration
+	for _, f := range r.Refs {
+		if f.PaperSame {
+			same++
+		}
+		if f.Sum > 0 && f.K == min(5, r.Config.MaxK) {
+			r5 = append(r5, (f.PaperSum-f.Sum)/f.Sum)
+		}
+		if f.Sum > 0 && f.K == r.Config.MaxK {
+			rm = append(rm, (f.PaperSum-f.Sum)/f.Sum)
+		}
+		tp, ts, tv = append(tp, f.PaperTime), append(ts, f.SelectTime), append(tv, f.ProveTime)
+	}
+	slices.Sort(r5)
+	slices.Sort(rm)
+	med := func(d []time.Duration) time.Duration {
+		if len(d) == 0 {
+			return 0
+		}
+		slices.Sort(d)
+		return d[len(d)/2]
+	}
+	return same, estimate.Quantile(r5, 0.5), estimate.Quantile(rm, 0.5), med(tp), med(ts), med(tv)
 }
 
 // writeRefs describes the reference: how it was proven, how far the
@@ -212,7 +293,26 @@ func (r *Report) writeRefs(w io.Writer) error {
 		proven, len(r.Refs), 100*maxGap, nodes, selOther, selWorse, 100*maxSelGap,
 		report.Pct(float64(colocated)/float64(max(1, cores))), colocatedMs, report.Pct(float64(tied)/float64(max(1, cores))), 100*tieCost, 100*tieCost,
 		report.Pct(float64(nonUnique)/float64(max(1, big))), big)
+	if err != nil {
+		return err
+	}
+	same, r5, rm, tp, ts, tv := r.paperRefs()
+	_, err = fmt.Fprintf(w, "the paper's selection (k-minimum-pairwise) on measurements: the optimum's cores in %d of %d (trial, k); total\n"+
+		"latency above the optimum's (median) %.1f%% at k = %d, %.1f%% at k = %d; one selection takes %v (core.KMinimum),\n"+
+		"%v (core.Select), %v (core.Prove) (median, timing varies with load).\n",
+		same, len(r.Refs), 100*r5, min(5, r.Config.MaxK), 100*rm, r.Config.MaxK, tp.Round(time.Microsecond), ts.Round(10*time.Microsecond), tv.Round(10*time.Microsecond))
 	return err
+}
+
+// medianAt returns the median over trials of xs at k (xs holds maxK values
+// per trial, k ascending).
+func medianAt(xs []float64, k, maxK int) float64 {
+	var g []float64
+	for i := k - 1; i < len(xs); i += maxK {
+		g = append(g, xs[i])
+	}
+	slices.Sort(g)
+	return estimate.Quantile(g, 0.5)
 }
 
 func meanInts(xs []int) float64 {
@@ -283,9 +383,10 @@ func (r *Report) WriteCSV(dir string) ([]string, error) {
 	if err := write("fig6-scatter.csv", sc); err != nil {
 		return files, err
 	}
-	sl := [][]string{{"label", "slice", "pairs", "missing", "within15", "within50", "median_abs", "p90_abs", "median_dir"}}
+	sl := [][]string{{"label", "slice", "pairs", "missing", "within15", "within50", "median_abs", "p90_abs", "median_dir",
+		"heldout_pairs", "heldout_missing", "heldout_within15", "heldout_within50", "heldout_median_abs", "heldout_p90_abs", "heldout_median_dir"}}
 	for _, s := range r.Slices {
-		sl = append(sl, append([]string{s.Label, strconv.Itoa(s.Slice)}, accRow(s.Acc)...))
+		sl = append(sl, append(append([]string{s.Label, strconv.Itoa(s.Slice)}, accRow(s.Acc)...), accRow(s.HeldOut)...))
 	}
 	if err := write("slices.csv", sl); err != nil {
 		return files, err
@@ -293,12 +394,12 @@ func (r *Report) WriteCSV(dir string) ([]string, error) {
 	if len(r.Core) == 0 || r.Config.CoreTrials == 0 {
 		return files, nil
 	}
-	hit := [][]string{{"label", "k", "hit_ratio", "hit_ratio_tie_aware", "median_cost_gap"}}
+	hit := [][]string{{"label", "k", "hit_ratio", "hit_ratio_tie_aware", "median_cost_gap", "median_total_gap"}}
 	er := [][]string{{"label", "kind", "ms"}}
 	ecc := [][]string{{"label", "directed_error"}}
 	for _, c := range r.Core {
 		for k, h := range c.Hit {
-			hit = append(hit, []string{c.Label, strconv.Itoa(k + 1), report.Float(h), report.Float(c.HitTie[k]), report.Float(c.GapAt(k+1, r.Config.MaxK))})
+			hit = append(hit, []string{c.Label, strconv.Itoa(k + 1), report.Float(h), report.Float(c.HitTie[k]), report.Float(c.GapAt(k+1, r.Config.MaxK)), report.Float(medianAt(c.TotalGap, k+1, r.Config.MaxK))})
 		}
 		for _, v := range c.MinErr {
 			er = append(er, []string{c.Label, "min", report.Float(v)})
@@ -310,10 +411,11 @@ func (r *Report) WriteCSV(dir string) ([]string, error) {
 			ecc = append(ecc, []string{c.Label, report.Float(v)})
 		}
 	}
-	refs := [][]string{{"trial", "k", "optimal_sum", "lower_bound", "proven", "nodes", "select_sum", "select_same", "colocated", "ties"}}
+	refs := [][]string{{"trial", "k", "optimal_sum", "lower_bound", "proven", "nodes", "select_sum", "select_same", "colocated", "ties", "paper_sum", "paper_same", "paper_us", "select_us", "prove_us"}}
 	for _, f := range r.Refs {
 		refs = append(refs, []string{strconv.Itoa(f.Trial), strconv.Itoa(f.K), report.Float(f.Sum), report.Float(f.Bound), strconv.FormatBool(f.Optimal),
-			strconv.Itoa(f.Nodes), report.Float(f.SelectSum), strconv.FormatBool(f.SelectSame), joinInts(f.Colocated), joinInts(f.Ties)})
+			strconv.Itoa(f.Nodes), report.Float(f.SelectSum), strconv.FormatBool(f.SelectSame), joinInts(f.Colocated), joinInts(f.Ties),
+			report.Float(f.PaperSum), strconv.FormatBool(f.PaperSame), micro(f.PaperTime), micro(f.SelectTime), micro(f.ProveTime)})
 	}
 	for _, f := range []struct {
 		name string
@@ -325,6 +427,8 @@ func (r *Report) WriteCSV(dir string) ([]string, error) {
 	}
 	return files, nil
 }
+
+func micro(d time.Duration) string { return strconv.FormatInt(d.Microseconds(), 10) }
 
 func joinInts(xs []int) string {
 	s := make([]string, len(xs))

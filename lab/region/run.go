@@ -52,6 +52,18 @@ type Config struct {
 	// VerifyPools are pool multipliers for rows that measure the pool and
 	// then verify (selectVerified starting with the pool measured).
 	VerifyPools []int
+	// Budgets are column-budget multipliers B: for each, the configurations
+	// of Budgeted also run core selection that measures at most B·k
+	// candidate columns (every player's RTT to a candidate) per (trial,
+	// k), with the facility-location and with the paper's selection
+	// (selectBudget).
+	Budgets  []int
+	Budgeted []string
+	// Paper are the labels of tracked configurations whose core selection
+	// is also run with the paper's own selection (core.KMinimum,
+	// k-minimum-pairwise), scored against the same selection on the
+	// measurements, the paper's definition of its hit ratio.
+	Paper []string
 }
 
 // EstimateRun is one estimator configuration of the experiment.
@@ -62,8 +74,9 @@ type EstimateRun struct {
 
 // DefaultConfig is the full experiment: the paper's two Vivaldi
 // packet rates with 12 neighbours, Vivaldi with 4, 8 and 32
-// neighbours, GNP, the Netvigator-style landmark estimator, and mf, all on
-// slice 1; vivaldi-32, landmark-32, gnp and mf carried across 18 slices;
+// neighbours, GNP, the Netvigator-style landmark estimator, and mf with 32
+// and 16 neighbours, all on slice 1; vivaldi-32, landmark-32, gnp and mf
+// carried across 18 slices;
 // core selection for k = 1..25 on 100 nodes in 10 trials.
 func DefaultConfig() Config {
 	viv := func(label string, nb int, rate float64, d time.Duration) EstimateRun {
@@ -74,6 +87,11 @@ func DefaultConfig() Config {
 	hi, lo := estimate.HighRateConfig(), estimate.LowRateConfig()
 	mfRandom := estimate.DefaultSpec(estimate.MethodFactor)
 	mfRandom.Probe.Near = 0
+	// mf with 16 neighbours: 2 of them re-chosen as the nearest, tuned on
+	// slice 1 on held-out pairs (better than a quarter, 4: with 16 probes
+	// the random ones cover more of the matrix).
+	mf16 := estimate.DefaultSpec(estimate.MethodFactor)
+	mf16.Probe.Neighbours, mf16.Probe.Near = 16, 2
 	return Config{
 		Seed: 1,
 		Configs: []EstimateRun{
@@ -85,15 +103,19 @@ func DefaultConfig() Config {
 			{"gnp-15", estimate.DefaultSpec(estimate.MethodGNP)},
 			{"landmark-32", estimate.DefaultSpec(estimate.MethodLandmark)},
 			{"mf-32-random", mfRandom},
+			{"mf-16", mf16},
 			{"mf-32", estimate.DefaultSpec(estimate.MethodFactor)},
 		},
 		Slices:        18,
-		Tracked:       []string{"vivaldi-32", "gnp-15", "landmark-32", "mf-32-random", "mf-32"},
+		Tracked:       []string{"vivaldi-32", "gnp-15", "landmark-32", "mf-32-random", "mf-16", "mf-32"},
 		NoiseRefs:     []float64{0.01, 0.03, 0.1},
 		Verified:      []string{"landmark-32", "mf-32"},
 		Pooled:        []string{"mf-32"},
 		Pools:         []int{2, 4, 6},
 		VerifyPools:   []int{2, 3, 4},
+		Paper:         []string{"vivaldi-32", "gnp-15", "landmark-32", "mf-32"},
+		Budgeted:      []string{"mf-32"},
+		Budgets:       []int{2},
 		CoreNodes:     100,
 		MaxK:          25,
 		CoreTrials:    10,
@@ -111,6 +133,7 @@ func SmallConfig() Config {
 	c.Configs = slices.DeleteFunc(c.Configs, func(r EstimateRun) bool { return !slices.Contains(c.Tracked, r.Label) })
 	c.Slices, c.CoreTrials, c.MaxK, c.CoreNodes = 3, 2, 8, 40
 	c.Pooled, c.Pools, c.VerifyPools = []string{"mf-32"}, []int{3}, []int{2}
+	c.Paper, c.Budgeted, c.Budgets = []string{"mf-32"}, []string{"mf-32"}, []int{2}
 	return c
 }
 
@@ -161,6 +184,19 @@ func (c Config) Validate() (Config, error) {
 			return c, fmt.Errorf("%w: pooled %q is not a tracked configuration", lab.ErrConfig, l)
 		}
 	}
+	for _, l := range c.Budgeted {
+		if !slices.Contains(c.Tracked, l) {
+			return c, fmt.Errorf("%w: budgeted %q is not a tracked configuration", lab.ErrConfig, l)
+		}
+	}
+	if slices.ContainsFunc(c.Budgets, func(b int) bool { return b < 1 || b > 100 }) {
+		return c, fmt.Errorf("%w: column budgets %v, want each in 1..100", lab.ErrConfig, c.Budgets)
+	}
+	for _, l := range c.Paper {
+		if !slices.Contains(c.Tracked, l) {
+			return c, fmt.Errorf("%w: paper-selection %q is not a tracked configuration", lab.ErrConfig, l)
+		}
+	}
 	if slices.ContainsFunc(append(slices.Clone(c.Pools), c.VerifyPools...), func(m int) bool { return m < 1 || m > 100 }) {
 		return c, fmt.Errorf("%w: pool multipliers %v and %v, want each in 1..100", lab.ErrConfig, c.Pools, c.VerifyPools)
 	}
@@ -171,7 +207,7 @@ func (c Config) Validate() (Config, error) {
 type Report struct {
 	Config Config
 	// Accuracy on slice 1 per configuration (Fig. 6), over all pairs and
-	// over the pairs the method did not measure.
+	// over the held-out pairs (never measured at any point of the run).
 	Accuracy []AccuracyRow
 	// Slices: accuracy of each tracked configuration on slices 1..Slices,
 	// carried over (time variation).
@@ -188,19 +224,24 @@ type Report struct {
 
 // AccuracyRow is one configuration's accuracy on slice 1.
 type AccuracyRow struct {
-	Label      string
-	Method     estimate.Method
-	PerNode    int // neighbours or landmarks
-	Rounds     int // probe rounds (0 for landmark methods)
-	All        estimate.Accuracy
+	Label   string
+	Method  estimate.Method
+	PerNode int // neighbours or landmarks
+	Rounds  int // probe rounds (0 for landmark methods)
+	All     estimate.Accuracy
+	// Unmeasured is the accuracy on the held-out pairs: pairs the method
+	// never measured at any point of the run (Session.EverMeasured).
 	Unmeasured estimate.Accuracy
 }
 
-// SliceRow is the accuracy of a tracked configuration on one slice.
+// SliceRow is the accuracy of a tracked configuration on one slice: over
+// all pairs, and over the held-out pairs (never measured at any point of
+// the run, Session.EverMeasured).
 type SliceRow struct {
-	Label string
-	Slice int
-	Acc   estimate.Accuracy
+	Label   string
+	Slice   int
+	Acc     estimate.Accuracy
+	HeldOut estimate.Accuracy
 }
 
 // CoreResult is core selection on one configuration's estimates.
@@ -216,8 +257,17 @@ type CoreResult struct {
 	Probed []int
 	// Pool is the verify-pool multiplier of a pooled row (selectPool), 0
 	// otherwise; Probed then holds the pool sizes.
-	Pool  int
-	ranks [][]int // the current trial's candidate ranking (poolRanks)
+	Pool int
+	// Paper marks the paper's own selection (core.KMinimum) on both sides:
+	// on the estimates, and as the reference on the measurements. Hit is
+	// then the paper's hit ratio; HitTie equals Hit (the ties are those of
+	// the facility-location optimum); CostGap is the rise of the paper's
+	// objective (the chosen cores' summed measured totals).
+	Paper bool
+	// Budget is the column-budget multiplier of a budgeted row
+	// (selectBudget), 0 otherwise; Probed then holds the columns measured.
+	Budget int
+	ranks  [][]int // the current trial's candidate ranking (poolRanks)
 	// Hit[k-1] is the mean over trials of |cores on estimates ∩ cores on
 	// measurements| / k (the paper's hit ratio, Fig. 7a).
 	Hit []float64
@@ -237,6 +287,12 @@ type CoreResult struct {
 	// CostGap holds, per trial and k (MaxK values per trial), the relative excess of the measured
 	// k-median cost of the cores chosen on estimates over the optimum's.
 	CostGap []float64
+	// TotalGap holds, per trial and k, the relative excess of the
+	// measured total latency (players to their nearest chosen core, the
+	// facility-location k-median sum) of the cores chosen over the
+	// facility-location optimum's, for every row (= CostGap but for Paper
+	// rows): the cost of a selection as players see it.
+	TotalGap []float64
 }
 
 // Run runs the experiment. progress, when not nil, is called with
@@ -286,7 +342,7 @@ func Run(cfg Config, progress func(done, total int)) (*Report, error) {
 			row.Rounds = run.Spec.Probe.Rounds()
 		}
 		row.All = estimate.Evaluate(sess.Estimator(), truths[1], nil)
-		row.Unmeasured = estimate.Evaluate(sess.Estimator(), truths[1], sess.Measured)
+		row.Unmeasured = estimate.Evaluate(sess.Estimator(), truths[1], sess.EverMeasured)
 		rep.Accuracy = append(rep.Accuracy, row)
 		rep.Scatter[run.Label] = scatter(sess.Estimator(), truths[1], cfg.ScatterPoints, cfg.Seed)
 		step()
@@ -297,6 +353,15 @@ func Run(cfg Config, progress func(done, total int)) (*Report, error) {
 		var extra []*CoreResult // verified and pooled rows
 		if slices.Contains(cfg.Verified, run.Label) {
 			extra = append(extra, &CoreResult{Label: run.Label + "+verify", Verify: true, Hit: make([]float64, cfg.MaxK), HitTie: make([]float64, cfg.MaxK)})
+		}
+		if slices.Contains(cfg.Paper, run.Label) {
+			extra = append(extra, &CoreResult{Label: run.Label + " paper", Paper: true, Hit: make([]float64, cfg.MaxK), HitTie: make([]float64, cfg.MaxK)})
+		}
+		if slices.Contains(cfg.Budgeted, run.Label) {
+			for _, b := range cfg.Budgets {
+				extra = append(extra, &CoreResult{Label: fmt.Sprintf("%s+verify≤%dk", run.Label, b), Budget: b, Hit: make([]float64, cfg.MaxK), HitTie: make([]float64, cfg.MaxK)},
+					&CoreResult{Label: fmt.Sprintf("%s paper+verify≤%dk", run.Label, b), Budget: b, Paper: true, Hit: make([]float64, cfg.MaxK), HitTie: make([]float64, cfg.MaxK)})
+			}
 		}
 		if slices.Contains(cfg.Pooled, run.Label) {
 			for _, m := range cfg.Pools {
@@ -313,7 +378,8 @@ func Run(cfg Config, progress func(done, total int)) (*Report, error) {
 				}
 				step()
 			}
-			rep.Slices = append(rep.Slices, SliceRow{run.Label, s, estimate.Evaluate(sess.Estimator(), truths[s], nil)})
+			rep.Slices = append(rep.Slices, SliceRow{run.Label, s, estimate.Evaluate(sess.Estimator(), truths[s], nil),
+				estimate.Evaluate(sess.Estimator(), truths[s], sess.EverMeasured)})
 			if t := s - 1; t < cfg.CoreTrials {
 				if err := coreTrial(&cr, sess.Estimator(), truths[s], groups[t], optimal[t], cfg); err != nil {
 					return nil, fmt.Errorf("lab/region: %s slice %d: %w", run.Label, s, err)
@@ -405,6 +471,24 @@ func selectAll(e estimate.Estimator, t *estimate.Truth, group []int, cfg Config,
 	}
 	for k := 1; k <= cfg.MaxK; k++ {
 		sol, err := core.Select(core.Problem{PlayerCore: m, CoreCore: m, K: k, Objective: core.KMedian}, rand.New(rand.NewPCG(cfg.Seed, uint64(k))))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sol)
+	}
+	return out, nil
+}
+
+// selectPaper runs the paper's own selection (core.KMinimum,
+// k-minimum-pairwise) for k = 1..MaxK on the estimator's latencies.
+func selectPaper(e estimate.Estimator, t *estimate.Truth, group []int, cfg Config) ([]core.Solution, error) {
+	m, err := estimate.Matrix(e, t.Names(), group, group)
+	if err != nil {
+		return nil, err
+	}
+	var out []core.Solution
+	for k := 1; k <= cfg.MaxK; k++ {
+		sol, err := core.KMinimum(core.Problem{PlayerCore: m, CoreCore: m, K: k, Objective: core.KMedian})
 		if err != nil {
 			return nil, err
 		}
@@ -512,6 +596,10 @@ func coreTrial(cr *CoreResult, e estimate.Estimator, t *estimate.Truth, group []
 	var est []core.Solution
 	var err error
 	switch {
+	case cr.Budget > 0:
+		est, err = selectBudget(e, t, group, cfg, cr)
+	case cr.Paper:
+		est, err = selectPaper(e, t, group, cfg)
 	case cr.Verify:
 		est, err = selectVerified(e, t, group, cfg, cr)
 	case cr.Pool > 0:
@@ -528,6 +616,10 @@ func coreTrial(cr *CoreResult, e estimate.Estimator, t *estimate.Truth, group []
 	}
 	for k := 1; k <= cfg.MaxK; k++ {
 		o, s := refs[k-1].opt, est[k-1]
+		fl := o
+		if cr.Paper {
+			o = refs[k-1].paper
+		}
 		hits := 0
 		worst := 0.0
 		for _, c := range s.Cores {
@@ -543,7 +635,11 @@ func coreTrial(cr *CoreResult, e estimate.Estimator, t *estimate.Truth, group []
 		}
 		cr.MaxErr = append(cr.MaxErr, worst)
 		cr.Hit[k-1] += float64(hits) / float64(k)
-		cr.HitTie[k-1] += float64(tieHits(refs[k-1], s.Cores)) / float64(k)
+		if cr.Paper {
+			cr.HitTie[k-1] += float64(hits) / float64(k)
+		} else {
+			cr.HitTie[k-1] += float64(tieHits(refs[k-1], s.Cores)) / float64(k)
+		}
 		real, err := core.Evaluate(core.Problem{PlayerCore: meas, K: k}, s.Cores)
 		if err != nil {
 			return err
@@ -551,7 +647,24 @@ func coreTrial(cr *CoreResult, e estimate.Estimator, t *estimate.Truth, group []
 		if real.Max > 0 {
 			cr.EccErr = append(cr.EccErr, (s.Max-real.Max)/real.Max)
 		}
-		if o.Sum > 0 {
+		if fl.Sum > 0 {
+			cr.TotalGap = append(cr.TotalGap, (real.Sum-fl.Sum)/fl.Sum)
+		}
+		switch {
+		case cr.Paper:
+			costs, err := core.CandidateCosts(core.Problem{PlayerCore: meas, K: k})
+			if err != nil {
+				return err
+			}
+			var got, best float64
+			for i := range k {
+				got += costs[s.Cores[i]]
+				best += costs[o.Cores[i]]
+			}
+			if best > 0 {
+				cr.CostGap = append(cr.CostGap, (got-best)/best)
+			}
+		case o.Sum > 0:
 			cr.CostGap = append(cr.CostGap, (real.Sum-o.Sum)/o.Sum)
 		}
 	}

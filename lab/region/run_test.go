@@ -49,10 +49,20 @@ func TestEstimateSmall(t *testing.T) {
 		}
 	}
 	for _, c := range rep.Core {
-		for _, g := range c.CostGap {
+		for _, g := range append(slices.Clone(c.CostGap), c.TotalGap...) {
 			if g < -1e-9 {
 				t.Errorf("%s: cores on estimates beat the optimum by %g", c.Label, -g)
 			}
+		}
+		if c.Budget > 0 {
+			for i, p := range c.Probed {
+				if k := i%cfg.MaxK + 1; p > c.Budget*k || p < k {
+					t.Errorf("%s: %d columns measured at k = %d, budget %d", c.Label, p, k, c.Budget*k)
+				}
+			}
+		}
+		if c.Paper && len(c.TotalGap) != len(c.CostGap) {
+			t.Errorf("%s: %d total gaps, %d cost gaps", c.Label, len(c.TotalGap), len(c.CostGap))
 		}
 		for k, h := range c.Hit {
 			if h < 0 || h > 1 || c.HitTie[k] < h || c.HitTie[k] > 1 {
@@ -68,6 +78,8 @@ func TestEstimateDeterministic(t *testing.T) {
 	cfg.Tracked = []string{cfg.Configs[0].Label, cfg.Configs[1].Label}
 	cfg.Verified = []string{cfg.Configs[1].Label}
 	cfg.Pooled, cfg.Pools = []string{cfg.Configs[0].Label}, []int{2}
+	cfg.Paper = []string{cfg.Configs[1].Label}
+	cfg.Budgeted, cfg.Budgets = []string{cfg.Configs[0].Label}, []int{2}
 	cfg.Slices, cfg.CoreTrials, cfg.MaxK, cfg.NoiseRefs, cfg.ScatterPoints = 2, 1, 4, []float64{0.05}, 50
 	a, err := Run(cfg, nil)
 	if err != nil {
@@ -76,6 +88,11 @@ func TestEstimateDeterministic(t *testing.T) {
 	b, err := Run(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, r := range []*Report{a, b} { // everything but the timing
+		for i := range r.Refs {
+			r.Refs[i].PaperTime, r.Refs[i].SelectTime, r.Refs[i].ProveTime = 0, 0, 0
+		}
 	}
 	if !reflect.DeepEqual(a, b) {
 		t.Error("two runs with one configuration differ")
@@ -95,6 +112,9 @@ func TestEstimateConfigErrors(t *testing.T) {
 		"noise":          func(c *Config) { c.NoiseRefs = []float64{0} },
 		"pooled":         func(c *Config) { c.Pooled = []string{"vivaldi-4"} },
 		"pool size":      func(c *Config) { c.Pools = []int{0} },
+		"paper":          func(c *Config) { c.Paper = []string{"vivaldi-4"} },
+		"budgeted":       func(c *Config) { c.Budgeted = []string{"vivaldi-4"} },
+		"budget":         func(c *Config) { c.Budgets = []int{0} },
 		"bad probe":      func(c *Config) { c.Configs[0].Spec.Probe.Rate = 0 },
 		"unknown method": func(c *Config) { c.Configs[0].Spec.Method = "ping" },
 	} {

@@ -3,6 +3,7 @@ package spd
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -163,7 +164,8 @@ type SPDRow struct {
 	// "skipped" (over the work limit).
 	Status string
 	// Used, Delay and Variation before SPDVR; FairUsed, FairDelay and
-	// FairVariation after it; FairMs is SPDVR's run time.
+	// FairVariation after it; FairMs is SPDVR's run time, the least of
+	// fairRuns sequential runs.
 	Used                             int
 	Delay, Variation                 float64
 	FairUsed                         int
@@ -253,6 +255,29 @@ func Run(cfg Config, progress func(done, total int)) (*Report, error) {
 	return rep, nil
 }
 
+// fairRuns is how many times SPDVR is run to time it: the run time
+// reported is the least of them, which drops the delays of a busy machine
+// (the runs are sequential, on the calling goroutine; SPDVR is
+// deterministic, so every run returns the same solution).
+const fairRuns = 5
+
+// minTime runs f fairRuns times and returns its result and the least run
+// time in ms.
+func minTime(f func() (spd.Solution, error)) (spd.Solution, float64, error) {
+	best := math.Inf(1)
+	var sol spd.Solution
+	for range fairRuns {
+		t0 := time.Now()
+		s, err := f()
+		ms := float64(time.Since(t0).Nanoseconds()) / 1e6
+		if err != nil {
+			return spd.Solution{}, 0, err
+		}
+		sol, best = s, min(best, ms)
+	}
+	return sol, best, nil
+}
+
 // spdNetwork runs every algorithm on one network for every factor.
 func spdNetwork(cfg *Config, in *spd.Instance, data string, k int) ([]SPDRow, error) {
 	var rows []SPDRow
@@ -293,14 +318,14 @@ func spdNetwork(cfg *Config, in *spd.Instance, data string, k int) ([]SPDRow, er
 				}
 				if r.Status == "ok" {
 					r.Used, r.Delay, r.Variation = len(s.Servers), s.Delay, s.Variation
-					t0 := time.Now()
-					var v spd.Solution
-					if model == spd.CS {
-						v, err = spd.SPDVRCS(in, s, bound)
-					} else {
-						v, err = spd.SPDVRP2P(in, s, bound)
+					fair := func() (spd.Solution, error) {
+						if model == spd.CS {
+							return spd.SPDVRCS(in, s, bound)
+						}
+						return spd.SPDVRP2P(in, s, bound)
 					}
-					r.FairMs = float64(time.Since(t0).Nanoseconds()) / 1e6
+					var v spd.Solution
+					v, r.FairMs, err = minTime(fair)
 					if err != nil {
 						return fmt.Errorf("lab/spd: spd spdvr after %s: %w", algo, err)
 					}

@@ -15,11 +15,14 @@ type Objective int
 
 const (
 	// KMedian minimises the sum (equivalently the mean) over players of the
-	// latency to the nearest core: the paper's k-median, best on average.
+	// latency to the nearest core: facility-location k-median, best on
+	// average. With KMinimum it is the paper's k-median instead, the
+	// k-minimum-pairwise problem.
 	KMedian Objective = iota
 	// KCenter minimises the largest latency from a player to its nearest
-	// core (the eccentricity of the core set): the paper's k-center, best
-	// for the worst-placed player.
+	// core (the eccentricity of the core set): facility-location k-center,
+	// best for the worst-placed player. With KMinimum it is the paper's
+	// k-center instead, the k-minimum-eccentricity problem.
 	KCenter
 )
 

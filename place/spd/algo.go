@@ -236,15 +236,15 @@ func spdTree(in *Instance, model Model, bound float64) (Solution, error) {
 }
 
 // better orders solutions: fewer servers, then smaller delay, then smaller
-// variation (earlier wins ties).
+// variation (earlier wins ties; values within Tolerance tie).
 func better(a, b Solution) bool {
 	if len(a.Servers) != len(b.Servers) {
 		return len(a.Servers) < len(b.Servers)
 	}
-	if a.Delay != b.Delay {
+	if math.Abs(a.Delay-b.Delay) > Tolerance {
 		return a.Delay < b.Delay
 	}
-	return a.Variation < b.Variation
+	return a.Variation < b.Variation-Tolerance
 }
 
 // ZIZO is Zoom-In Zoom-Out after Lee, Ko and Calo (NOSSDAV 2004) as the

@@ -85,7 +85,10 @@
 //     algorithm that builds on client-server trees; a P2P network below Γ
 //     may exist, and Exact with P2P searches for one.
 //   - Delays are compared with the bound with a slack of Tolerance (1e-9
-//     ms), so μ = 1.0·Γ admits Γ's own solution despite rounding.
+//     ms), so μ = 1.0·Γ admits Γ's own solution despite rounding. Ties
+//     on variation and delay (Exact's order, Algorithm Chains' choice of
+//     chain, the heuristics' choice of root) also treat values within
+//     Tolerance as equal, so a rounding difference never decides one.
 //
 // All of the code is written for overworld from the paper's text; ZIZO
 // follows the paper's description of Lee et al., not their code.

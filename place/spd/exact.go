@@ -19,7 +19,10 @@ const DefaultExactWork = 20_000_000
 // Exact solves the problem exactly (beyond the paper): it minimises the
 // number of servers used (contacts and every server on their routes, the
 // root included for CS), then the delay variation, then the delay, within
-// the bound. Routes are the fixed routes of Instance.Path.
+// the bound. Routes are the fixed routes of Instance.Path. Variations
+// and delays that differ by at most Tolerance count as equal, so a
+// rounding difference cannot decide a tie (the tie goes to the smaller
+// delay).
 //
 // CS: server sets U are enumerated by size; a set is feasible with root r
 // in U when every player has a contact in U whose route to r stays in U and
@@ -119,7 +122,7 @@ func exactCS(in *Instance, bound float64, maxWork int) (Solution, error) {
 				continue
 			}
 			v, d := 2*(L[t].d-L[h].d), 2*L[t].d
-			if found && (v > best.Variation || v == best.Variation && d >= best.Delay) {
+			if found && !lessVD(v, d, best.Variation, best.Delay) {
 				continue
 			}
 			assign := make([]int, m)
@@ -198,7 +201,7 @@ func exactP2P(in *Instance, bound float64, maxWork int) (Solution, error) {
 			if m < 2 {
 				v, d = 0, 0
 			}
-			if !found || v < bestV || v == bestV && d < bestD {
+			if !found || lessVD(v, d, bestV, bestD) {
 				sol := in.eval(P2P, -1, slices.Clone(assign))
 				// Equal server counts are guaranteed by the enumeration
 				// order; fewer cannot happen (found earlier).
@@ -224,7 +227,7 @@ func exactP2P(in *Instance, bound float64, maxWork int) (Solution, error) {
 			if !ok {
 				continue
 			}
-			if k >= 1 && found && (nhi-nlo > bestV || nhi-nlo == bestV && nhi >= bestD) {
+			if k >= 1 && found && !lessVD(nhi-nlo, nhi, bestV, bestD) {
 				continue
 			}
 			assign[c] = s

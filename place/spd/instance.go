@@ -42,6 +42,20 @@ const Tolerance = 1e-9
 
 func within(x, bound float64) bool { return x <= bound+Tolerance }
 
+// lessVD reports whether a variation and delay (v, d) beat (bv, bd): a
+// variation smaller by more than Tolerance, or one equal within Tolerance
+// and a delay smaller by more than Tolerance. Every tie-break on
+// variation and delay uses it, so that rounding (0.1 + 0.2 ≠ 0.3) cannot
+// pass for a difference. It is monotone: if (v', d') ≥ (v, d) componentwise
+// and (v', d') beats (bv, bd), so does (v, d), which lets a search prune on
+// partial values.
+func lessVD(v, d, bv, bd float64) bool {
+	if v < bv-Tolerance {
+		return true
+	}
+	return v <= bv+Tolerance && d < bd-Tolerance
+}
+
 // Link is an undirected overlay link between two servers with its one-way
 // latency in ms.
 type Link struct {

@@ -91,7 +91,7 @@ func brute(in *Instance, model Model, bound float64) bruteResult {
 					return
 				}
 				k := len(s.Servers)
-				if !res.ok || k < res.servers || k == res.servers && (s.Variation < res.variation || s.Variation == res.variation && s.Delay < res.delay) {
+				if !res.ok || k < res.servers || k == res.servers && lessVD(s.Variation, s.Delay, res.variation, res.delay) {
 					res = bruteResult{k, s.Variation, s.Delay, res.minDelay, true}
 				}
 				return
@@ -380,5 +380,98 @@ func TestDeterministic(t *testing.T) {
 	vb, _ := SPDVRP2P(in, b, bound)
 	if !slices.Equal(va.Assign, vb.Assign) || !slices.Equal(a.Assign, b.Assign) {
 		t.Fatal("same input, different output")
+	}
+}
+
+// decimalInstance is randomInstance with latencies in tenths of a
+// millisecond (link 0.1–3.0, player 0.5–8.0), so that equal sums differ
+// in their last bits (0.1 + 0.2 ≠ 0.3) and ties must be recognised with
+// Tolerance.
+func decimalInstance(t testing.TB, rng *rand.Rand, n, m int) *Instance {
+	t.Helper()
+	in := randomInstance(t, rng, n, m)
+	servers, players := in.Servers(), in.Players()
+	var links []Link
+	for a := 0; a < n; a++ {
+		for b := a + 1; b < n; b++ {
+			if rng.IntN(3) == 0 || b == a+1 {
+				links = append(links, Link{servers[a], servers[b], float64(1+rng.IntN(30)) / 10})
+			}
+		}
+	}
+	lat := make([][]float64, m)
+	for i := range lat {
+		lat[i] = make([]float64, n)
+		for j := range lat[i] {
+			lat[i][j] = float64(5+rng.IntN(76)) / 10
+		}
+	}
+	out, err := NewInstance(servers, links, players, lat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestExactTiesWithinTolerance checks, on instances whose equal sums
+// differ by rounding, that Exact is never beaten by another solution on
+// (servers, variation, delay) with variations equal within Tolerance
+// counted as equal: not by enumeration, and not by any heuristic followed
+// by SPDVR. A variation one rounding step larger must not make Exact keep
+// a solution with a larger delay.
+func TestExactTiesWithinTolerance(t *testing.T) {
+	worse := func(s Solution, servers int, v, d float64) bool {
+		if len(s.Servers) != servers {
+			return len(s.Servers) > servers
+		}
+		return lessVD(v, d, s.Variation, s.Delay)
+	}
+	for seed := range uint64(seeds(t, 1500)) {
+		rng := rand.New(rand.NewPCG(seed, 5))
+		in := decimalInstance(t, rng, 2+rng.IntN(4), 2+rng.IntN(4))
+		g := in.Gamma()
+		for _, model := range []Model{CS, P2P} {
+			for _, f := range []float64{1, 1.2, 1.5} {
+				bound := f * g
+				ex, err := Exact(in, model, bound, ExactOptions{})
+				if err != nil {
+					t.Fatalf("seed %d %s f=%v: %v", seed, model, f, err)
+				}
+				b := brute(in, model, bound)
+				if worse(ex, b.servers, b.variation, b.delay) {
+					t.Fatalf("seed %d %s f=%v: exact (%d servers, V %v, D %v), enumeration (%d, %v, %v)",
+						seed, model, f, len(ex.Servers), ex.Variation, ex.Delay, b.servers, b.variation, b.delay)
+				}
+				var h Solution
+				if model == CS {
+					h, err = SPDCSH(in, bound)
+				} else {
+					h, err = SPDP2PH(in, bound)
+				}
+				if err != nil {
+					t.Fatalf("seed %d %s: heuristic: %v", seed, model, err)
+				}
+				for _, s := range []Solution{h, Matching(in, model)} {
+					if !within(s.Delay, bound) {
+						continue
+					}
+					v := s
+					if model == CS {
+						v, err = SPDVRCS(in, s, bound)
+					} else {
+						v, err = SPDVRP2P(in, s, bound)
+					}
+					if err != nil {
+						t.Fatalf("seed %d %s: spdvr: %v", seed, model, err)
+					}
+					for _, x := range []Solution{s, v} {
+						if worse(ex, len(x.Servers), x.Variation, x.Delay) {
+							t.Fatalf("seed %d %s f=%v: exact (%d servers, V %v, D %v) beaten by (%d, %v, %v)",
+								seed, model, f, len(ex.Servers), ex.Variation, ex.Delay, len(x.Servers), x.Variation, x.Delay)
+						}
+					}
+				}
+			}
+		}
 	}
 }

@@ -34,10 +34,10 @@ func sortEntries(L []entry) {
 
 // bestChain is Algorithm Chains on a sorted L over m players: the window
 // [h, t] covering every player with the least d(t) − d(h), the first such
-// head on ties (which also has the least d(t)). It runs in O(|L|) with two
-// pointers: for every head, the tail is the first position where every
-// player has been seen, which only moves right as the head does. ok is
-// false when L does not cover every player.
+// head on ties within Tolerance (which also has the least d(t)). It runs
+// in O(|L|) with two pointers: for every head, the tail is the first
+// position where every player has been seen, which only moves right as
+// the head does. ok is false when L does not cover every player.
 func bestChain(L []entry, m int) (h, t int, ok bool) {
 	count := make([]int, m)
 	seen, tail := 0, -1
@@ -53,7 +53,7 @@ func bestChain(L []entry, m int) (h, t int, ok bool) {
 		if seen < m {
 			break
 		}
-		if v := L[tail].d - L[head].d; v < bestV {
+		if v := L[tail].d - L[head].d; v < bestV-Tolerance {
 			bestV, h, t, ok = v, head, tail, true
 		}
 		count[L[head].c]--

@@ -144,7 +144,7 @@ func TestCoreBadInput(t *testing.T) {
 		{"format with data", []string{"--data", "planetlab", "--format", "csv", "--k", "1"}, "--format applies"},
 		{"bad format", []string{"--matrix", bad, "--format", "xml", "--k", "1"}, "want csv or planetlab"},
 		{"objective", []string{"--data", "planetlab", "--k", "1", "--objective", "mean"}, "not median or center"},
-		{"method", []string{"--data", "planetlab", "--k", "1", "--method", "fast"}, "not auto, exact or local"},
+		{"method", []string{"--data", "planetlab", "--k", "1", "--method", "fast"}, "not auto, exact, local or paper"},
 		{"players range", []string{"--data", "planetlab", "--k", "1", "--players", "480-500"}, "past the last index"},
 		{"players name", []string{"--data", "planetlab", "--k", "1", "--players", "pl000,nowhere"}, "neither an index"},
 		{"players twice", []string{"--data", "planetlab", "--k", "1", "--players", "3,pl003"}, "twice"},
@@ -175,5 +175,50 @@ func TestCoreHelpSaysDefaults(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("help lacks %q", want)
 		}
+	}
+}
+
+// TestCorePaperMethodMatchesLibrary: --method paper is core.KMinimum, for
+// both objectives, and says so.
+func TestCorePaperMethodMatchesLibrary(t *testing.T) {
+	pl, err := geo.PlanetLab(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var players, cands []int
+	for i := 0; i < 30; i++ {
+		players = append(players, i)
+	}
+	for i := 200; i < 250; i++ {
+		cands = append(cands, i)
+	}
+	pc, _ := pl.Sub(players, cands)
+	cc, _ := pl.SubSquare(cands)
+	for _, obj := range []core.Objective{core.KMedian, core.KCenter} {
+		code, out, errs := runCLI(t, "", "core", "--data", "planetlab:2", "--players", "0-29", "--candidates", "200-249",
+			"--k", "4", "--objective", obj.String(), "--method", "paper", "--json")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", obj, code, errs)
+		}
+		var rep coreReport
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("bad JSON: %v\n%s", err, out)
+		}
+		want, err := core.KMinimum(core.Problem{PlayerCore: pc, CoreCore: cc, K: 4, Objective: obj})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Method != "paper" || rep.Exact || rep.Cost != want.Cost || rep.Diameter != want.Diameter || len(rep.Cores) != 4 {
+			t.Fatalf("%s: report %+v, library %+v", obj, rep, want)
+		}
+		for i, c := range rep.Cores {
+			if c.Name != pc.ColName(want.Cores[i]) {
+				t.Errorf("%s: core %d is %s, library says %s", obj, i, c.Name, pc.ColName(want.Cores[i]))
+			}
+		}
+	}
+	code, out, errs := runCLI(t, "", "core", "--data", "planetlab", "--players", "0-29", "--k", "2", "--method", "paper")
+	if code != 0 || !strings.Contains(out, "k-minimum-pairwise") {
+		t.Errorf("table: exit %d, %s%s", code, out, errs)
 	}
 }

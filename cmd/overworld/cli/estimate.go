@@ -174,7 +174,7 @@ func runEstimate(e *env, cmd *cobra.Command, f *estimateFlags) error {
 	elapsed := time.Since(start)
 	est := sess.Estimator()
 	all := estimate.Evaluate(est, truth, nil)
-	un := estimate.Evaluate(est, truth, sess.Measured)
+	un := estimate.Evaluate(est, truth, sess.EverMeasured)
 	if f.outMatrix != "" {
 		if err := writeEstimated(est, truth, f.outMatrix); err != nil {
 			return err
@@ -215,7 +215,7 @@ func runEstimate(e *env, cmd *cobra.Command, f *estimateFlags) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\ne = (estimated − measured) / measured per pair; unmeasured: pairs the method did not probe directly\n")
+	fmt.Fprintf(w, "\ne = (estimated − measured) / measured per pair; unmeasured: pairs the method never probed (held out)\n")
 	return nil
 }
 

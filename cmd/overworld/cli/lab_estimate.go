@@ -9,7 +9,7 @@ import (
 type labEstimateFlags struct {
 	out                   string
 	seed                  uint64
-	slices                int
+	slices, coreTrials    int
 	noPlots, small, quiet bool
 }
 
@@ -38,6 +38,7 @@ Writes fig6-accuracy, fig6-cdf, fig6-scatter, slices, fig7-hit, fig7-error, fig8
 	fl.StringVar(&f.out, "out", "out/lab-estimate", outDirUsage("the CSV and PNG files"))
 	fl.Uint64Var(&f.seed, "seed", 1, "seed")
 	fl.IntVar(&f.slices, "slices", 18, "PlanetLab slices to carry the estimators over (1..18)")
+	fl.IntVar(&f.coreTrials, "core-trials", 10, "core-selection trials, one per slice from slice 1 (0..--slices)")
 	fl.BoolVar(&f.noPlots, "no-plots", false, "write the CSV files only")
 	addQuickFlag(e, fl, &f.small, "a quick look (fewer configurations, rounds, slices and trials); not comparable with the paper")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress bar and no list of files on stderr")
@@ -53,6 +54,9 @@ func runLabEstimate(e *env, cmd *cobra.Command, f *labEstimateFlags) error {
 	if cmd.Flags().Changed("slices") {
 		cfg.Slices = f.slices
 		cfg.CoreTrials = min(cfg.CoreTrials, max(0, f.slices))
+	}
+	if cmd.Flags().Changed("core-trials") {
+		cfg.CoreTrials = f.coreTrials
 	}
 	cfg, err := cfg.Validate()
 	if err != nil {

@@ -250,10 +250,15 @@ func runSelect(in *spd.Instance, o selectOptions) (*selectOutput, error) {
 	case "zizo":
 		sol, err = spd.ZIZO(in, model, bound)
 	case "matching":
-		if !(gamma <= bound+spd.Tolerance) {
+		// alg-mp's P2P network can meet a bound below Γ (its pairs
+		// need not pass the root): the bound is checked on its delay.
+		sol = spd.Matching(in, model)
+		if model == spd.CS && !(gamma <= bound+spd.Tolerance) {
 			return nil, &spd.InfeasibleError{Model: model, Bound: bound, Gamma: gamma}
 		}
-		sol = spd.Matching(in, model)
+		if !(sol.Delay <= bound+spd.Tolerance) {
+			return nil, fmt.Errorf("%w: matching: alg-mp's p2p delay %.6g ms > bound %.6g ms", spd.ErrNoSolution, sol.Delay, bound)
+		}
 	case "kbest":
 		var h spd.Solution
 		if h, err = heuristic(); err == nil {

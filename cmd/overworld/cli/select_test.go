@@ -136,3 +136,24 @@ func TestLabSPDSmall(t *testing.T) {
 		}
 	}
 }
+
+// TestSelectMatchingP2PBelowGamma: alg-mp's P2P network (delay 88 ms on
+// Fig. 1) meets bounds below Γ = 98 ms; it is refused only below its own
+// delay, and the client-server model still refuses any bound below Γ.
+func TestSelectMatchingP2PBelowGamma(t *testing.T) {
+	fig, _ := os.ReadFile("testdata/select-fig1.json")
+	for _, b := range []string{"90", "88", "98"} {
+		code, out, errs := run(t, string(fig), "select", "--model", "p2p", "--algo", "matching", "--bound", b)
+		if code != 0 || !strings.Contains(out, `"delay":88`) {
+			t.Errorf("--bound %s: exit %d, stdout %q, stderr %q; want exit 0 and delay 88", b, code, out, errs)
+		}
+	}
+	code, out, errs := run(t, string(fig), "select", "--model", "p2p", "--algo", "matching", "--bound", "87.9")
+	if code == 0 || out != "" || !strings.Contains(errs, "p2p delay 88 ms > bound 87.9 ms") {
+		t.Errorf("--bound 87.9: exit %d, stdout %q, stderr %q; want a failure naming delay 88", code, out, errs)
+	}
+	code, out, errs = run(t, string(fig), "select", "--model", "cs", "--algo", "matching", "--bound", "90")
+	if code != 2 || out != "" || !strings.Contains(errs, "below Γ = 98 ms") {
+		t.Errorf("cs --bound 90: exit %d, stdout %q, stderr %q; want exit 2 and Γ", code, out, errs)
+	}
+}
