@@ -609,7 +609,9 @@ func (g *Gateway) handOff(now time.Duration, n *node.Node, h handoffReq) error {
 		return fmt.Errorf("player: handoff: %q is not in game on this node", h.player)
 	case s.movedAt != 0:
 		return fmt.Errorf("player: handoff: %q is already on its way elsewhere", h.player)
-	case s.waitUntil != 0:
+	case s.waitUntil != 0 || s.l.rejoin != nil && s.l.acked.Load() == 0:
+		// The client moves here once it applied a State of this node
+		// (it acknowledges none before): until then it cannot follow.
 		return fmt.Errorf("player: handoff: %q has not arrived here yet", h.player)
 	}
 	if _, err := n.Migrate(now, s.avatar, wire.NodeID(h.to.Node)); err != nil {
