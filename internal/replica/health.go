@@ -281,10 +281,10 @@ func (s *Store) probeIn(now time.Duration, from wire.NodeID, t wire.Type, l wire
 		return
 	}
 	if l.Alive {
-		// A witness heard from it lately: the silence counts from then.
+		// A witness heard from it lately: the silence counts from now.
 		// (Not p.heard: this node has not heard from it itself, and
 		// must not tell other nodes' probes it has.)
-		p.probing, p.grace = false, now-min(l.Ago, s.cfg.SuspectAfter/2)
+		p.probing, p.grace = false, now
 		return
 	}
 	if l.Ago > 0 {

@@ -34,7 +34,7 @@ Writes placement-snapshots.csv, placement-regions.csv, placement-rtt.png and
 placement-regions.png into --out; prints the tables on stdout. The same flags give the
 same figures.`,
 		Example: `  overworld lab placement
-  overworld lab placement --small --no-plots`,
+  overworld lab placement --quick --no-plots`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runLabPlacement(e, &f) },
 	}
@@ -44,9 +44,9 @@ same figures.`,
 	fl.Float64Var(&f.headroom, "headroom", 0, "total seats over players, split equally over the nodes (default 1.25)")
 	fl.IntVar(&f.probes, "probes", 0, "nodes an Admit asks a new client to ping (default 3)")
 	fl.Float64Var(&f.slack, "probe-slack", 0, "how far an unmeasured estimate may be too high before the plane asks for a ping (default 0.5; negative: never)")
-	fl.StringVar(&f.out, "out", "out/lab-placement", "directory for the CSV and PNG files")
+	fl.StringVar(&f.out, "out", "out/lab-placement", outDirUsage("the CSV and PNG files"))
 	fl.BoolVar(&f.noPlots, "no-plots", false, "write the CSV files only")
-	fl.BoolVar(&f.small, "small", false, "a quick look: 400 players for 1 h, no sweep, a region of 200 over 12 hours")
+	fl.BoolVar(&f.small, "quick", false, "a quick look: 400 players for 1 h, no sweep, a region of 200 over 12 hours")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress bar and no list of files on stderr")
 	return cmd
 }
