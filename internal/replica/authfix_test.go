@@ -105,3 +105,26 @@ func TestRestartAnnounced(t *testing.T) {
 		t.Fatal("a heartbeat of a node up for a second is not answered")
 	}
 }
+
+// TestMigrateAgainWithoutFailover: without failover, a primary that came
+// by migration has no backup, so migrating it on goes at once (no fence
+// waiting for a release that no backup state will ever make due).
+func TestMigrateAgainWithoutFailover(t *testing.T) {
+	s := newStore(t, 2, nil)
+	id := world.MakeObjectID(1, 1)
+	st := schema.NewState(id)
+	m := &wire.Migration{ID: id, Kind: 1, Epoch: nextEpoch(0, 2, false), Version: 5, Data: world.AppendDelta(nil, nil, st)}
+	if err := s.migrateIn(time.Second, 1, m, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.BackupOf(id); ok {
+		t.Fatal("without failover, the old primary is this primary's backup")
+	}
+	s.au.pendMig = s.au.pendMig[:0]
+	if _, err := s.Migrate(2*time.Second, id, 3); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.au.fences) != 0 || len(s.au.pendMig) != 1 || s.au.pendMig[0].to != 3 {
+		t.Fatalf("fences %v, migrations %+v: want the migration to node 3 sent at once", s.au.fences, s.au.pendMig)
+	}
+}

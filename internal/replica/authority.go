@@ -361,7 +361,7 @@ func (s *Store) Migrate(now time.Duration, id world.ObjectID, to wire.NodeID) ([
 	}
 	for _, x := range ids {
 		e := s.objs.Get(x)
-		if a := e.auth; a != nil && a.hasBackup && a.backup != to {
+		if a := e.auth; s.cfg.Failover && a != nil && a.hasBackup && a.backup != to {
 			// Fence first: the old backup must give its copy up before
 			// the object leaves, or it could take the object over from
 			// under the new primary. Meanwhile the target is the backup
@@ -579,12 +579,14 @@ func (s *Store) migrateIn(now time.Duration, from wire.NodeID, m *wire.Migration
 		hh.acked, hh.fresh, hh.regUntil, hh.sentAt = 0, true, now+s.cfg.RegistrationTTL, now
 		s.au.whereq = append(s.au.whereq, whereMsg{to: h.Node, l: wire.Location{ID: m.ID, Epoch: m.Epoch, Node: s.cfg.Self}})
 	}
-	// The old primary keeps a replica of version m.Version, and the state
-	// as this primary's first backup.
+	// The old primary keeps a replica of version m.Version, and (with
+	// failover) the state as this primary's first backup.
 	hh := ne.holder(from, true)
 	hh.acked, hh.fresh, hh.regUntil, hh.sentAt = m.Version, false, now+s.cfg.RegistrationTTL, now
 	a := ne.authority()
-	a.backup, a.hasBackup, a.bkAcked, a.bkSent, a.bkSentAt = from, true, m.Version, m.Version, now
+	if s.cfg.Failover {
+		a.backup, a.hasBackup, a.bkAcked, a.bkSent, a.bkSentAt = from, true, m.Version, m.Version, now
+	}
 	a.installedFrom = from
 	if hm := home(m.ID); hm != s.cfg.Self {
 		s.au.whereq = append(s.au.whereq, whereMsg{to: hm, l: wire.Location{ID: m.ID, Epoch: m.Epoch, Node: s.cfg.Self}})

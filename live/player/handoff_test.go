@@ -213,7 +213,7 @@ type handoffRun struct {
 // handing a random player to a random other node every frame until
 // handoffs were made, then checks every avatar: one primary, moved once
 // per input its client sent.
-func runHandOffs(t *testing.T, seed uint64, nodes, players, handoffs int, loss float64) handoffRun {
+func runHandOffs(t *testing.T, seed uint64, nodes, players, handoffs int, loss float64, failover bool) handoffRun {
 	var out handoffRun
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
@@ -234,8 +234,7 @@ func runHandOffs(t *testing.T, seed uint64, nodes, players, handoffs int, loss f
 			if err != nil {
 				t.Fatal(err)
 			}
-			// Failover on, as a live daemon runs by default.
-			rc := node.ReplicaConfig{Failover: true, Peers: func() []wire.NodeID { return ids }}
+			rc := node.ReplicaConfig{Failover: failover, Peers: func() []wire.NodeID { return ids }}
 			if ns[i], err = node.New(node.Config{ID: id, Registry: testReg, Discovery: b, Rand: rand.New(rand.NewPCG(seed, uint64(id))), Replica: rc}); err != nil {
 				t.Fatal(err)
 			}
@@ -381,11 +380,11 @@ func runHandOffs(t *testing.T, seed uint64, nodes, players, handoffs int, loss f
 
 // TestHandOffRandom hands random players between three nodes that lose
 // 2% of the packets between them (the clients' connections are reliable
-// pipes): no avatar is lost, every input is applied exactly once, and the
-// gap between a client's last State of its old node and its first of the
-// new node is at most a frame (no State missed), p99.
-// OVERWORLD_HANDOFFS=10000 runs the benchmark's 10,000 handoffs and
-// prints the distribution of those gaps.
+// pipes), with failover on (a live daemon's default) and off: no avatar
+// is lost, every input is applied exactly once, and the gap between a
+// client's last State of its old node and its first of the new node is
+// at most a frame (no State missed), p99. OVERWORLD_HANDOFFS=10000 runs
+// the benchmark's 10,000 handoffs of each.
 func TestHandOffRandom(t *testing.T) {
 	n := 300
 	if testing.Short() {
@@ -394,18 +393,22 @@ func TestHandOffRandom(t *testing.T) {
 	if v, err := strconv.Atoi(os.Getenv("OVERWORLD_HANDOFFS")); err == nil && v > 0 {
 		n = v
 	}
-	r := runHandOffs(t, 1, 3, 12, n, 0.02)
-	slices.Sort(r.gaps)
-	missed := 0
-	for _, g := range r.gaps {
-		if g > 100*time.Millisecond {
-			missed++
-		}
-	}
-	p99 := r.gaps[min(len(r.gaps)-1, len(r.gaps)*99/100)]
-	t.Logf("%d handoffs (%d refused: already moving), %d avatars lost, %d players with inputs lost; gap p50 %v, p99 %v, max %v; %d handoffs with a missed State frame",
-		r.handoffs, r.refused, r.avatarsLost, r.inputsLost, r.gaps[len(r.gaps)/2], p99, r.gaps[len(r.gaps)-1], missed)
-	if r.handoffs < n || p99 > 100*time.Millisecond {
-		t.Fatalf("%d handoffs followed of %d made; gap p99 %v (want at most a frame: no State missed)", r.handoffs, n, p99)
+	for _, failover := range []bool{true, false} {
+		t.Run(fmt.Sprintf("failover=%v", failover), func(t *testing.T) {
+			r := runHandOffs(t, 1, 3, 12, n, 0.02, failover)
+			slices.Sort(r.gaps)
+			missed := 0
+			for _, g := range r.gaps {
+				if g > 100*time.Millisecond {
+					missed++
+				}
+			}
+			p99 := r.gaps[min(len(r.gaps)-1, len(r.gaps)*99/100)]
+			t.Logf("%d handoffs (%d refused: already moving), %d avatars lost, %d players with inputs lost; gap p50 %v, p99 %v, max %v; %d handoffs with a missed State frame",
+				r.handoffs, r.refused, r.avatarsLost, r.inputsLost, r.gaps[len(r.gaps)/2], p99, r.gaps[len(r.gaps)-1], missed)
+			if r.handoffs < n || p99 > 100*time.Millisecond {
+				t.Fatalf("%d handoffs followed of %d made; gap p99 %v (want at most a frame: no State missed)", r.handoffs, n, p99)
+			}
+		})
 	}
 }
