@@ -206,8 +206,9 @@ type bcopy struct {
 	// askAt: when it was last asked (claim.go).
 	granted bool
 	askAt   time.Duration
-	// claim is the pending takeover of a fenced copy, its primary dead.
-	claim *claim
+	// claimFor, when not 0, is the dead primary's node: the fenced copy
+	// waits for its former backup's grant to take the object over.
+	claimFor wire.NodeID
 	// refused: this node refused a fence's claim with a newer copy, and
 	// must take the object over.
 	refused bool
@@ -1037,7 +1038,7 @@ func (s *Store) flushBackups(now time.Duration) {
 			s.au.pendMig = append(s.au.pendMig, migMsg{to: b.primary, m: *b.mig})
 			continue
 		}
-		if b.claim != nil {
+		if b.claimFor != 0 {
 			s.au.health.watch(b.fence, now)
 			s.askFence(now, id, b)
 			continue

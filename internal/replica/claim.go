@@ -32,11 +32,6 @@ type claimMsg struct {
 	c  wire.Claim
 }
 
-// claim is a copy's pending takeover, waiting for its fence's grant.
-type claim struct {
-	dead wire.NodeID // the primary's node, found dead
-}
-
 // grantFresh: a granted copy refreshed within this of its primary's last
 // sign of life takes the object over without asking again (a fence given
 // up since, which made the former backup the backup again, stopped the
@@ -52,7 +47,7 @@ const grantedFor = 100 * time.Millisecond
 // askFence asks the former backup of fenced copy b of id for its grant,
 // every WriteRetry until answered.
 func (s *Store) askFence(now time.Duration, id world.ObjectID, b *bcopy) {
-	if b.fence == 0 || b.granted && b.claim == nil || now-b.askAt < s.cfg.WriteRetry && b.askAt != 0 {
+	if b.fence == 0 || b.granted && b.claimFor == 0 || now-b.askAt < s.cfg.WriteRetry && b.askAt != 0 {
 		return
 	}
 	b.askAt = now
@@ -62,7 +57,7 @@ func (s *Store) askFence(now time.Duration, id world.ObjectID, b *bcopy) {
 // startClaim holds back the takeover of copy b of id, its primary n dead,
 // until its fence's former backup grants it.
 func (s *Store) startClaim(now time.Duration, id world.ObjectID, b *bcopy, n wire.NodeID) {
-	b.claim = &claim{dead: n}
+	b.claimFor = n
 	b.askAt = 0 // ask at once
 	s.stats.Claims++
 	s.au.health.watch(b.fence, now)
@@ -73,8 +68,8 @@ func (s *Store) startClaim(now time.Duration, id world.ObjectID, b *bcopy, n wir
 // grant: found dead by a majority, n cannot take them over.
 func (s *Store) fenceDead(now time.Duration, n wire.NodeID) {
 	for _, id := range sortedIDs(s.au.bk) {
-		if b := s.au.bk[id]; b.claim != nil && b.fence == n {
-			s.promote(now, id, b, b.claim.dead)
+		if b := s.au.bk[id]; b.claimFor != 0 && b.fence == n {
+			s.promote(now, id, b, b.claimFor)
 		}
 	}
 }
@@ -90,8 +85,8 @@ func (s *Store) claimIn(now time.Duration, from wire.NodeID, c wire.Claim) {
 		switch {
 		case c.Answer == wire.ClaimRefused:
 			delete(s.au.bk, c.ID)
-		case b.claim != nil:
-			s.promote(now, c.ID, b, b.claim.dead)
+		case b.claimFor != 0:
+			s.promote(now, c.ID, b, b.claimFor)
 		default:
 			b.granted = true
 		}

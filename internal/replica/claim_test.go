@@ -159,7 +159,7 @@ func TestClaimRule(t *testing.T) {
 		s.au.bk[id] = b
 		s.au.health.get(2).heard = now + time.Second // refreshes stopped: a fence given up since
 		s.failover(now+2*time.Second, 2)
-		if e := s.objs.Get(id); (e != nil && e.primary) || b.claim == nil || len(s.au.claimq) != 1 {
+		if e := s.objs.Get(id); (e != nil && e.primary) || b.claimFor == 0 || len(s.au.claimq) != 1 {
 			t.Fatalf("a stale granted copy took over without asking (claims %+v)", s.au.claimq)
 		}
 	})
