@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -91,13 +92,19 @@ func where(snaps []*live.WorldSnapshot) map[uint64]*placed {
 // node in up answers, every lasting object has exactly one primary, backed
 // up on another node, and every node in up is connected to all its peers
 // in up.
-func settled(ctx context.Context, c *Cluster, snaps []*live.WorldSnapshot, up []int) string {
+func settled(ctx context.Context, c *Cluster, snaps []*live.WorldSnapshot, up []int, need map[uint64]bool) string {
 	for _, i := range up {
 		if snaps[i-1] == nil {
 			return fmt.Sprintf("node %d does not answer", i)
 		}
 	}
-	for id, p := range where(snaps) {
+	now := where(snaps)
+	for id := range need {
+		if now[id] == nil {
+			return fmt.Sprintf("object %x has no primary", id)
+		}
+	}
+	for id, p := range now {
 		if len(p.primaries) != 1 {
 			return fmt.Sprintf("object %x has primaries on nodes %v", id, p.primaries)
 		}
@@ -117,15 +124,25 @@ func settled(ctx context.Context, c *Cluster, snaps []*live.WorldSnapshot, up []
 	return ""
 }
 
-// waitSettled polls until settled, or fails after d; it returns how long
-// it took.
-func waitSettled(t *testing.T, ctx context.Context, c *Cluster, d time.Duration, up []int) time.Duration {
+// waitSettled polls until settled (with every object of need a
+// primary), or fails after d; it returns how long it took, and logs what
+// it waited for.
+func waitSettled(t *testing.T, ctx context.Context, c *Cluster, d time.Duration, up []int, need map[uint64]*placed) time.Duration {
 	t.Helper()
+	ids := map[uint64]bool{}
+	for id := range need {
+		ids[id] = true
+	}
 	start := time.Now()
+	last := ""
 	for {
-		why := settled(ctx, c, c.Worlds(ctx), up)
+		why := settled(ctx, c, c.Worlds(ctx), up, ids)
 		if why == "" {
 			return time.Since(start)
+		}
+		if kind, _, _ := strings.Cut(why, " "); kind != last {
+			t.Logf("at %v: %s", time.Since(start).Round(time.Millisecond), why)
+			last = kind
 		}
 		if time.Since(start) > d {
 			t.Fatalf("not settled within %v: %s", d, why)
@@ -153,7 +170,7 @@ func start(t *testing.T, name string) (context.Context, *Cluster) {
 		t.Cleanup(func() {
 			if t.Failed() {
 				for i := 1; i <= Nodes; i++ {
-					t.Logf("node%d log:\n%s", i, tail(c.Logs(context.Background(), Node(i)), 30))
+					t.Logf("node%d log:\n%s", i, tail(c.Logs(context.Background(), Node(i)), 12))
 				}
 			}
 			if err := c.Down(context.Background()); err != nil {
@@ -170,7 +187,7 @@ func start(t *testing.T, name string) (context.Context, *Cluster) {
 	if err := c.StartBots(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waitSettled(t, ctx, c, 60*time.Second, all())
+	waitSettled(t, ctx, c, 60*time.Second, all(), nil)
 	// Every bot in game: the nodes' player gauges.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -248,7 +265,7 @@ func TestKillFailover(t *testing.T) {
 	if err := c.Kill(ctx, victim); err != nil {
 		t.Fatal(err)
 	}
-	failover := waitSettled(t, ctx, c, 20*time.Second, without(victim))
+	failover := waitSettled(t, ctx, c, 20*time.Second, without(victim), before)
 	after := where(c.Worlds(ctx))
 	for id, b := range backups {
 		if p := after[id]; p == nil || p.primaries[0] != b {
@@ -266,15 +283,17 @@ func TestKillFailover(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, e := range a.Events {
-			if e.Kind == "promoted" && int(e.Node) == victim {
+			if _, ok := backups[e.ID]; ok && e.Kind == "promoted" && int(e.Node) == victim {
 				promoted++
 				last = max(last, time.Duration(e.AtNs)-killAt)
 			}
 		}
 	}
 	if promoted != len(backups) {
-		t.Errorf("%d promotions of the victim's objects, %d were backed up", promoted, len(backups))
+		t.Errorf("%d promotions of the victim's lasting objects, %d were backed up", promoted, len(backups))
 	}
+	// The killed node's bots give up after 5 s without a State.
+	time.Sleep(time.Until(c.Epoch.Add(killAt + 6*time.Second)))
 	reps, err := c.StopBots(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -285,7 +304,10 @@ func TestKillFailover(t *testing.T) {
 			t.Errorf("%d players of node %d dropped: %+v", n, i+1, reps[i])
 		}
 	}
-	t.Logf("FIGURE kill -9 node %d: %d lasting objects lost of %d; %d of its %d primaries promoted on their backups, the last %v after the kill; cluster settled %v after the kill; players dropped %d (all on the killed node)",
+	if byNode[victim-1] != BotsPerNode {
+		t.Errorf("%d of the killed node's %d players dropped", byNode[victim-1], BotsPerNode)
+	}
+	t.Logf("FIGURE kill -9 node %d: %d lasting objects lost of %d; %d of its %d lasting primaries promoted on their backups, the last %v after the kill; cluster settled %v after the kill; players dropped %d (all on the killed node)",
 		victim, len(lost(before, after)), len(before), promoted, len(backups), last.Round(time.Millisecond), failover.Round(time.Millisecond), total)
 }
 
@@ -303,12 +325,12 @@ func TestPartitionHeal(t *testing.T) {
 		t.Fatal(err)
 	}
 	cutAt := time.Now()
-	failover := waitSettled(t, ctx, c, 15*time.Second, without(victim))
+	failover := waitSettled(t, ctx, c, 15*time.Second, without(victim), before)
 	time.Sleep(time.Until(cutAt.Add(15 * time.Second)))
 	if err := c.Connect(ctx, victim); err != nil {
 		t.Fatal(err)
 	}
-	recovery := waitSettled(t, ctx, c, 30*time.Second, all())
+	recovery := waitSettled(t, ctx, c, 30*time.Second, all(), before)
 	after := where(c.Worlds(ctx))
 	if l := lost(before, after); len(l) > 0 {
 		t.Errorf("%d lasting objects lost: %x", len(l), l)
@@ -342,12 +364,12 @@ func TestPauseSlowNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	pausedAt := time.Now()
-	failover := waitSettled(t, ctx, c, 10*time.Second, without(victim))
+	failover := waitSettled(t, ctx, c, 10*time.Second, without(victim), before)
 	time.Sleep(time.Until(pausedAt.Add(5 * time.Second)))
 	if err := c.Unpause(ctx, victim); err != nil {
 		t.Fatal(err)
 	}
-	recovery := waitSettled(t, ctx, c, 30*time.Second, all())
+	recovery := waitSettled(t, ctx, c, 30*time.Second, all(), before)
 	after := where(c.Worlds(ctx))
 	if l := lost(before, after); len(l) > 0 {
 		t.Errorf("%d lasting objects lost: %x", len(l), l)
@@ -386,7 +408,7 @@ func TestRollingRestart(t *testing.T) {
 		if err := c.WaitReady(ctx, 30*time.Second, i); err != nil {
 			t.Fatal(err)
 		}
-		waitSettled(t, ctx, c, 30*time.Second, all())
+		waitSettled(t, ctx, c, 30*time.Second, all(), before)
 		slowest = max(slowest, time.Since(t0))
 	}
 	after := where(c.Worlds(ctx))
