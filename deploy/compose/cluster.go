@@ -327,7 +327,9 @@ func (c *Cluster) Worlds(ctx context.Context) []*live.WorldSnapshot {
 func (c *Cluster) Now() time.Duration { return time.Since(c.Epoch) }
 
 // Kill sends node i SIGKILL.
-func (c *Cluster) Kill(ctx context.Context, i int) error { return c.dockerOn(ctx, i, "kill", "-s", "KILL") }
+func (c *Cluster) Kill(ctx context.Context, i int) error {
+	return c.dockerOn(ctx, i, "kill", "-s", "KILL")
+}
 
 // Pause freezes node i's processes (docker pause); Unpause thaws them.
 func (c *Cluster) Pause(ctx context.Context, i int) error { return c.dockerOn(ctx, i, "pause") }
