@@ -14,6 +14,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/overworld/overworld/geo"
+	"github.com/overworld/overworld/live/agones"
 	"github.com/overworld/overworld/node"
 	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/world"
@@ -57,7 +58,20 @@ type DaemonConfig struct {
 	Discovery      DiscoveryConfig `toml:"discovery"`
 	Players        PlayersConfig   `toml:"players"`
 	Game           GameConfig      `toml:"game"`
+	Agones         AgonesConfig    `toml:"agones"`
 	Peers          []PeerConfig    `toml:"peers"`
+}
+
+// AgonesConfig runs the node as an Agones game server (package
+// live/agones): its lifecycle through the SDK sidecar's REST gateway.
+type AgonesConfig struct {
+	Enabled        bool     `toml:"enabled"`
+	SDK            string   `toml:"sdk"`
+	Region         string   `toml:"region"`
+	Protect        string   `toml:"protect"`
+	ReserveFor     Duration `toml:"reserve_for"`
+	HealthEvery    Duration `toml:"health_every"`
+	PlayersCounter string   `toml:"players_counter"`
 }
 
 // ListenConfig holds the listen addresses.
@@ -221,6 +235,30 @@ slot = 1
 # players who join through the player endpoints play instead).
 ai_bots = true
 
+# Running as an Agones game server on Kubernetes (see docs/deploy.md).
+[agones]
+# Talk to the Agones SDK sidecar: Ready once the node is ready, health
+# pings while frames run (a stalled frame loop stops them), the state below
+# while the node holds primaries, the players counter, the region label,
+# and Shutdown after the drain.
+enabled = false
+# The sidecar's REST gateway; empty: http://localhost:$AGONES_SDK_HTTP_PORT
+# (9358 when the variable is unset).
+sdk = ""
+# The label agones.dev/sdk-region (a Kubernetes label value; empty: none).
+region = ""
+# How a node holding primaries is kept from a fleet's scale-down:
+# "allocate" (Allocated while it holds any, Ready again when it holds
+# none), "reserve" (a reservation of reserve_for, renewed while it holds
+# any) or "none".
+protect = "allocate"
+reserve_for = "30s"
+# Health ping period: below the GameServer's health.periodSeconds.
+health_every = "2s"
+# The beta Counter kept equal to the players in game here (the GameServer
+# must declare it; empty: none).
+players_counter = "players"
+
 # The static peer list: every other node of the cluster, one [[peers]]
 # table each, with its ID, node address, (for latency emulation) city, and
 # the player endpoints players reach it at, where this node redirects the
@@ -244,6 +282,8 @@ func DefaultDaemonConfig() DaemonConfig {
 		Discovery: DiscoveryConfig{Arch: "directory", Rendezvous: 1},
 		Players:   PlayersConfig{MaxPlayers: 64},
 		Game:      GameConfig{Map: "rect", Nodes: 1, PlayersPerNode: 8, Seed: 1, Slot: 1, AIBots: true},
+		Agones: AgonesConfig{Protect: "allocate", ReserveFor: Duration{30 * time.Second}, HealthEvery: Duration{2 * time.Second},
+			PlayersCounter: "players"},
 	}
 }
 
@@ -372,6 +412,16 @@ func (c DaemonConfig) Validate() (DaemonConfig, error) {
 		for i, p := range c.Peers {
 			if _, ok := ws.CityIndex(p.City); !ok {
 				return bad("emulate_latency: peers[%d] (node %d): city %q is not a WonderNetwork city", i, p.ID, p.City)
+			}
+		}
+	}
+	if c.Agones.Enabled {
+		if _, err := c.Agones.agentConfig(nil); err != nil {
+			return bad("agones: %v", err)
+		}
+		if c.Agones.SDK != "" {
+			if _, err := agones.NewClient(c.Agones.SDK); err != nil {
+				return bad("agones.sdk: %v", err)
 			}
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/overworld/overworld/discovery"
+	"github.com/overworld/overworld/live/agones"
 	"github.com/overworld/overworld/live/pki"
 	"github.com/overworld/overworld/live/player"
 	"github.com/overworld/overworld/node"
@@ -76,6 +77,9 @@ type Daemon struct {
 
 	lastFrame atomic.Int64     // wall-clock UnixNano of the latest frame
 	snapReq   chan chan []byte // /debug/world requests, answered by a frame hook
+
+	agones     *agones.Agent // nil unless agones.enabled (agonesnode.go)
+	agonesStop context.CancelFunc
 }
 
 // NewDaemon validates cfg, loads the CA and the node's certificate (which
@@ -111,6 +115,11 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 		return nil, fmt.Errorf("%w: this node's certificate expired at %s", ErrConfig, ident.Leaf.NotAfter.Format(time.RFC3339))
 	}
 	d := &Daemon{cfg: cfg, log: log, counters: new(Counters), snapReq: make(chan chan []byte, 64)}
+	if cfg.Agones.Enabled {
+		if d.agones, err = newAgonesAgent(d); err != nil {
+			return nil, fmt.Errorf("%w: agones: %w", ErrConfig, err)
+		}
+	}
 	if cfg.DataDir != "" {
 		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 			return nil, fmt.Errorf("data_dir: %w", err)
@@ -400,6 +409,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		}()
 	}
 	d.mesh.Start()
+	d.startAgones()
 	if d.players != nil {
 		d.players.start(d.log.Error)
 		d.log.Info("player endpoints open", "quic", addrString(d.PlayerQUICAddr()), "ws", addrString(d.PlayerWSAddr()),
@@ -414,6 +424,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 		d.log.Error("frames failed", "err", err)
 	}
 	d.log.Info("shutting down: the node stops taking players and drains")
+	if d.agones != nil {
+		d.agones.Draining()
+	}
 	var playersCut int64
 	handed := 0
 	playersDone := make(chan int64, 1)
@@ -436,6 +449,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	d.alog.setDrain(rep)
 	d.logDrain(rep)
+	d.stopAgones()
 	if d.players != nil {
 		playersCut = <-playersDone
 		d.log.Info("player endpoints closed", "connections_cut", playersCut)
