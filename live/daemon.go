@@ -82,6 +82,9 @@ type Daemon struct {
 	agonesStop context.CancelFunc
 }
 
+// DaemonRedial bounds the backoff between a daemon's dials to a lost peer.
+const DaemonRedial = time.Second
+
 // NewDaemon validates cfg, loads the CA and the node's certificate (which
 // must name cfg.ID), takes the node's incarnation (NextIncarnation in
 // data_dir; without a data directory ClockIncarnation, waiting up to a
@@ -176,7 +179,10 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 		}
 	}
 
-	mc := MeshConfig{Self: self, Peers: cfg.PeerMap(), QueueLen: cfg.QueueLen, Logger: log, Counters: d.counters}
+	// Redial a lost peer at least once a second: after a partition heals
+	// the nodes find each other again within about a second.
+	mc := MeshConfig{Self: self, Peers: cfg.PeerMap(), QueueLen: cfg.QueueLen, Logger: log, Counters: d.counters,
+		MaxBackoff: DaemonRedial}
 	if cfg.EmulateLatency {
 		if mc.Delay, err = Latency(self, cfg.Cities()); err != nil {
 			return nil, err

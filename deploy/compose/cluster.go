@@ -296,12 +296,18 @@ func (c *Cluster) Authority(ctx context.Context, i int) (*live.AuthorityLog, err
 	return &a, nil
 }
 
-// Worlds fetches every node's /debug/world at once; a node that does not
-// answer (stopped, paused, cut off) has a nil snapshot. Index i-1 is node i.
-func (c *Cluster) Worlds(ctx context.Context) []*live.WorldSnapshot {
+// Worlds fetches the /debug/world of the nodes in which (none: every
+// node) at once; a node not asked, or that does not answer (stopped,
+// paused, cut off), has a nil snapshot. Index i-1 is node i.
+func (c *Cluster) Worlds(ctx context.Context, which ...int) []*live.WorldSnapshot {
 	out := make([]*live.WorldSnapshot, Nodes)
+	if len(which) == 0 {
+		for i := 1; i <= Nodes; i++ {
+			which = append(which, i)
+		}
+	}
 	var wg sync.WaitGroup
-	for i := 1; i <= Nodes; i++ {
+	for _, i := range which {
 		wg.Go(func() {
 			wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 			defer cancel()

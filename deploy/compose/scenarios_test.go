@@ -136,7 +136,7 @@ func waitSettled(t *testing.T, ctx context.Context, c *Cluster, d time.Duration,
 	start := time.Now()
 	last := ""
 	for {
-		why := settled(ctx, c, c.Worlds(ctx), up, ids)
+		why := settled(ctx, c, c.Worlds(ctx, up...), up, ids)
 		if why == "" {
 			return time.Since(start)
 		}
@@ -169,8 +169,13 @@ func start(t *testing.T, name string) (context.Context, *Cluster) {
 	if c != nil {
 		t.Cleanup(func() {
 			if t.Failed() {
+				// The whole logs go to files; the test prints their ends.
+				dir := filepath.Join(os.TempDir(), project+"-logs")
+				_ = os.MkdirAll(dir, 0o755)
 				for i := 1; i <= Nodes; i++ {
-					t.Logf("node%d log:\n%s", i, tail(c.Logs(context.Background(), Node(i)), 12))
+					log := c.Logs(context.Background(), Node(i))
+					_ = os.WriteFile(filepath.Join(dir, Node(i)+".log"), []byte(log), 0o644)
+					t.Logf("node%d log (all of it in %s):\n%s", i, dir, tail(log, 12))
 				}
 			}
 			if err := c.Down(context.Background()); err != nil {
@@ -245,6 +250,38 @@ func dropped(reps []BotReport) (total int, byNode []int) {
 	return total, byNode
 }
 
+// backedUp returns victim's lasting primaries in placement p and their
+// backups.
+func backedUp(p map[uint64]*placed, victim int) map[uint64]int {
+	b := map[uint64]int{}
+	for id, o := range p {
+		if o.primaries[0] == victim {
+			b[id] = o.backup
+		}
+	}
+	return b
+}
+
+// promotions reads the survivors' authority logs: how many of the
+// objects of ids were promoted after victim was declared dead, and the
+// latest promotion's time after from (the fault, on the shared clock).
+func promotions(t *testing.T, ctx context.Context, c *Cluster, victim int, from time.Duration, ids map[uint64]int) (n int, last time.Duration) {
+	t.Helper()
+	for _, i := range without(victim) {
+		a, err := c.Authority(ctx, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range a.Events {
+			if _, ok := ids[e.ID]; ok && e.Kind == "promoted" && int(e.Node) == victim && time.Duration(e.AtNs) > from {
+				n++
+				last = max(last, time.Duration(e.AtNs)-from)
+			}
+		}
+	}
+	return n, last
+}
+
 // TestKillFailover: kill -9 one node. Every lasting object it held as a
 // primary, backed up on a live node, becomes a primary on exactly that
 // node; no other object is lost; the failover time is measured from the
@@ -255,12 +292,7 @@ func TestKillFailover(t *testing.T) {
 	ctx, c := start(t, "kill")
 	const victim = 3
 	before := where(c.Worlds(ctx))
-	backups := map[uint64]int{}
-	for id, p := range before {
-		if p.primaries[0] == victim {
-			backups[id] = p.backup
-		}
-	}
+	backups := backedUp(before, victim)
 	killAt := c.Now()
 	if err := c.Kill(ctx, victim); err != nil {
 		t.Fatal(err)
@@ -275,20 +307,7 @@ func TestKillFailover(t *testing.T) {
 	if l := lost(before, after); len(l) > 0 {
 		t.Errorf("%d lasting objects lost: %x", len(l), l)
 	}
-	var last time.Duration
-	promoted := 0
-	for _, i := range without(victim) {
-		a, err := c.Authority(ctx, i)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range a.Events {
-			if _, ok := backups[e.ID]; ok && e.Kind == "promoted" && int(e.Node) == victim {
-				promoted++
-				last = max(last, time.Duration(e.AtNs)-killAt)
-			}
-		}
-	}
+	promoted, last := promotions(t, ctx, c, victim, killAt, backups)
 	if promoted != len(backups) {
 		t.Errorf("%d promotions of the victim's lasting objects, %d were backed up", promoted, len(backups))
 	}
@@ -321,11 +340,17 @@ func TestPartitionHeal(t *testing.T) {
 	ctx, c := start(t, "partition")
 	const victim = 4
 	before := where(c.Worlds(ctx))
+	backups := backedUp(before, victim)
+	cutClock := c.Now()
 	if err := c.Disconnect(ctx, victim); err != nil {
 		t.Fatal(err)
 	}
 	cutAt := time.Now()
-	failover := waitSettled(t, ctx, c, 15*time.Second, without(victim), before)
+	settle := waitSettled(t, ctx, c, 15*time.Second, without(victim), before)
+	promoted, failover := promotions(t, ctx, c, victim, cutClock, backups)
+	if promoted != len(backups) {
+		t.Errorf("%d of the cut-off node's %d lasting primaries promoted", promoted, len(backups))
+	}
 	time.Sleep(time.Until(cutAt.Add(15 * time.Second)))
 	if err := c.Connect(ctx, victim); err != nil {
 		t.Fatal(err)
@@ -345,8 +370,8 @@ func TestPartitionHeal(t *testing.T) {
 			t.Errorf("%d players of node %d dropped: %+v", n, i+1, reps[i])
 		}
 	}
-	t.Logf("FIGURE partition of node %d for 15 s: majority settled %v after the cut; recovery %v after the heal; %d lasting objects lost of %d; players dropped %d (all on the cut-off node)",
-		victim, failover.Round(time.Millisecond), recovery.Round(time.Millisecond), len(lost(before, after)), len(before), total)
+	t.Logf("FIGURE partition of node %d for 15 s: its %d lasting primaries promoted on the majority side, the last %v after the cut (settled %v); recovery %v after the heal; %d lasting objects lost of %d; players dropped %d (all on the cut-off node)",
+		victim, promoted, failover.Round(time.Millisecond), settle.Round(time.Millisecond), recovery.Round(time.Millisecond), len(lost(before, after)), len(before), total)
 	if recovery > 2*time.Second {
 		t.Errorf("recovery %v after the heal: want at most 2 s", recovery)
 	}
@@ -360,11 +385,17 @@ func TestPauseSlowNode(t *testing.T) {
 	ctx, c := start(t, "pause")
 	const victim = 2
 	before := where(c.Worlds(ctx))
+	backups := backedUp(before, victim)
+	pauseClock := c.Now()
 	if err := c.Pause(ctx, victim); err != nil {
 		t.Fatal(err)
 	}
 	pausedAt := time.Now()
-	failover := waitSettled(t, ctx, c, 10*time.Second, without(victim), before)
+	settle := waitSettled(t, ctx, c, 10*time.Second, without(victim), before)
+	promoted, failover := promotions(t, ctx, c, victim, pauseClock, backups)
+	if promoted != len(backups) {
+		t.Errorf("%d of the paused node's %d lasting primaries promoted", promoted, len(backups))
+	}
 	time.Sleep(time.Until(pausedAt.Add(5 * time.Second)))
 	if err := c.Unpause(ctx, victim); err != nil {
 		t.Fatal(err)
@@ -384,8 +415,8 @@ func TestPauseSlowNode(t *testing.T) {
 			t.Errorf("%d players of node %d dropped: %+v", n, i+1, reps[i])
 		}
 	}
-	t.Logf("FIGURE pause of node %d for 5 s: majority settled %v after the pause; recovery %v after the thaw; %d lasting objects lost of %d; players dropped %d (all on the paused node)",
-		victim, failover.Round(time.Millisecond), recovery.Round(time.Millisecond), len(lost(before, after)), len(before), total)
+	t.Logf("FIGURE pause of node %d for 5 s: its %d lasting primaries promoted, the last %v after the pause (settled %v); recovery %v after the thaw; %d lasting objects lost of %d; players dropped %d (all on the paused node)",
+		victim, promoted, failover.Round(time.Millisecond), settle.Round(time.Millisecond), recovery.Round(time.Millisecond), len(lost(before, after)), len(before), total)
 	if recovery > 2*time.Second {
 		t.Errorf("recovery %v after the thaw: want at most 2 s", recovery)
 	}
