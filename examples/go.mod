@@ -9,12 +9,4 @@ go 1.26.8
 
 require github.com/overworld/overworld v0.0.0
 
-require (
-	github.com/coder/websocket v1.8.15 // indirect
-	github.com/quic-go/quic-go v0.65.0 // indirect
-	golang.org/x/crypto v0.57.0 // indirect
-	golang.org/x/net v0.59.0 // indirect
-	golang.org/x/sys v0.48.0 // indirect
-)
-
 replace github.com/overworld/overworld => ../

@@ -41,25 +41,38 @@ func (d *Duration) UnmarshalText(b []byte) error {
 // "overworld node --print-config" prints. Relative paths are relative to
 // the configuration file's directory.
 type DaemonConfig struct {
-	ID             uint32          `toml:"id"`
-	DataDir        string          `toml:"data_dir"`
-	FrameRate      float64         `toml:"frame_rate"`
-	Epoch          string          `toml:"epoch"`
-	City           string          `toml:"city"`
-	EmulateLatency bool            `toml:"emulate_latency"`
-	QueueLen       int             `toml:"queue_len"`
-	ShutdownGrace  Duration        `toml:"shutdown_grace"`
-	Failover       bool            `toml:"failover"`
-	DrainTimeout   Duration        `toml:"drain_timeout"`
-	LogLevel       string          `toml:"log_level"`
-	LogFormat      string          `toml:"log_format"`
-	Listen         ListenConfig    `toml:"listen"`
-	TLS            TLSConfig       `toml:"tls"`
-	Discovery      DiscoveryConfig `toml:"discovery"`
-	Players        PlayersConfig   `toml:"players"`
-	Game           GameConfig      `toml:"game"`
-	Agones         AgonesConfig    `toml:"agones"`
-	Peers          []PeerConfig    `toml:"peers"`
+	ID             uint32           `toml:"id"`
+	DataDir        string           `toml:"data_dir"`
+	FrameRate      float64          `toml:"frame_rate"`
+	Epoch          string           `toml:"epoch"`
+	City           string           `toml:"city"`
+	EmulateLatency bool             `toml:"emulate_latency"`
+	QueueLen       int              `toml:"queue_len"`
+	ShutdownGrace  Duration         `toml:"shutdown_grace"`
+	Failover       bool             `toml:"failover"`
+	DrainTimeout   Duration         `toml:"drain_timeout"`
+	LogLevel       string           `toml:"log_level"`
+	LogFormat      string           `toml:"log_format"`
+	Listen         ListenConfig     `toml:"listen"`
+	TLS            TLSConfig        `toml:"tls"`
+	Discovery      DiscoveryConfig  `toml:"discovery"`
+	Players        PlayersConfig    `toml:"players"`
+	Game           GameConfig       `toml:"game"`
+	Agones         AgonesConfig     `toml:"agones"`
+	Membership     MembershipConfig `toml:"membership"`
+	Peers          []PeerConfig     `toml:"peers"`
+}
+
+// MembershipConfig turns on membership gossip (gossip.go): the peers
+// beyond the static list are found at run time.
+type MembershipConfig struct {
+	Gossip     string   `toml:"gossip"`
+	Advertise  string   `toml:"advertise"`
+	Seeds      []string `toml:"seeds"`
+	KeyFile    string   `toml:"key_file"`
+	NodeAddr   string   `toml:"node_addr"`
+	PlayerQUIC string   `toml:"player_quic"`
+	PlayerWS   string   `toml:"player_ws"`
 }
 
 // AgonesConfig runs the node as an Agones game server (package
@@ -259,6 +272,28 @@ health_every = "2s"
 # must declare it; empty: none).
 players_counter = "players"
 
+# Membership gossip (hashicorp/memberlist): nodes that are not in the
+# static peer list below join a running cluster through a seed, and leave
+# it after their drain. Needs discovery.arch = "directory".
+[membership]
+# Gossip listen address (TCP and UDP); empty: no gossip, the peers are
+# the static list alone.
+gossip = ""
+# The gossip address the others reach this node at (empty: gossip's).
+advertise = ""
+# Gossip addresses of nodes to join through (any running node).
+seeds = []
+# The cluster's gossip key: 16, 24 or 32 bytes as hex ("openssl rand -hex
+# 32"), the same file on every node. Required with gossip.
+key_file = ""
+# This node's node address as the others dial it (empty: the advertise
+# host with listen.node's port).
+node_addr = ""
+# This node's player endpoints as players reach them, gossiped so that
+# peers can hand players here (empty: none).
+player_quic = ""
+player_ws = ""
+
 # The static peer list: every other node of the cluster, one [[peers]]
 # table each, with its ID, node address, (for latency emulation) city, and
 # the player endpoints players reach it at, where this node redirects the
@@ -284,6 +319,7 @@ func DefaultDaemonConfig() DaemonConfig {
 		Game:      GameConfig{Map: "rect", Nodes: 1, PlayersPerNode: 8, Seed: 1, Slot: 1, AIBots: true},
 		Agones: AgonesConfig{Protect: "allocate", ReserveFor: Duration{30 * time.Second}, HealthEvery: Duration{2 * time.Second},
 			PlayersCounter: "players"},
+		Membership: MembershipConfig{Seeds: []string{}},
 	}
 }
 
@@ -302,7 +338,7 @@ func ParseDaemonConfig(data []byte, dir string) (DaemonConfig, error) {
 		}
 		return c, fmt.Errorf("%w: unknown key(s) %s", ErrConfig, strings.Join(keys, ", "))
 	}
-	for _, p := range []*string{&c.DataDir, &c.TLS.CACert, &c.TLS.NodeCert, &c.Players.CoordinatorKey} {
+	for _, p := range []*string{&c.DataDir, &c.TLS.CACert, &c.TLS.NodeCert, &c.Players.CoordinatorKey, &c.Membership.KeyFile} {
 		if *p != "" && !filepath.IsAbs(*p) {
 			*p = filepath.Join(dir, *p)
 		}
@@ -413,6 +449,28 @@ func (c DaemonConfig) Validate() (DaemonConfig, error) {
 			if _, ok := ws.CityIndex(p.City); !ok {
 				return bad("emulate_latency: peers[%d] (node %d): city %q is not a WonderNetwork city", i, p.ID, p.City)
 			}
+		}
+	}
+	if m := c.Membership; m.Gossip != "" {
+		if c.Discovery.Arch != "directory" {
+			return bad("membership.gossip: needs discovery.arch = \"directory\" (%s's members are the static list)", c.Discovery.Arch)
+		}
+		for name, a := range map[string]string{"membership.gossip": m.Gossip, "membership.advertise": m.Advertise,
+			"membership.node_addr": m.NodeAddr, "membership.player_quic": m.PlayerQUIC} {
+			if _, _, err := net.SplitHostPort(a); a != "" && err != nil {
+				return bad("%s %q: want host:port", name, a)
+			}
+		}
+		for i, a := range m.Seeds {
+			if _, _, err := net.SplitHostPort(a); err != nil {
+				return bad("membership.seeds[%d] %q: want host:port", i, a)
+			}
+		}
+		if u, err := url.Parse(m.PlayerWS); m.PlayerWS != "" && (err != nil || u.Scheme != "ws" && u.Scheme != "wss" || u.Host == "") {
+			return bad("membership.player_ws %q: want a ws:// or wss:// URL", m.PlayerWS)
+		}
+		if m.KeyFile == "" {
+			return bad("membership.key_file is required with membership.gossip (the cluster's gossip key)")
 		}
 	}
 	if c.Agones.Enabled {

@@ -80,6 +80,8 @@ type Daemon struct {
 
 	agones     *agones.Agent // nil unless agones.enabled (agonesnode.go)
 	agonesStop context.CancelFunc
+	peers      *PeerSet               // the static peers and those gossip found (peerset.go)
+	gossip     atomic.Pointer[gossip] // set by Run with membership.gossip (gossip.go)
 }
 
 // DaemonRedial bounds the backoff between a daemon's dials to a lost peer.
@@ -157,12 +159,8 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 		return nil, fmt.Errorf("%w: discovery.arch %s: %w", ErrConfig, cfg.Discovery.Arch, err)
 	}
 	d.alog = newAuthorityLog(self, d.inc, cfg.Failover, log)
-	peers := make([]wire.NodeID, 0, len(cfg.Peers))
-	for _, p := range cfg.Peers {
-		peers = append(peers, wire.NodeID(p.ID))
-	}
-	rc := node.ReplicaConfig{Failover: cfg.Failover, OnEvent: d.alog.event,
-		Peers: func() []wire.NodeID { return peers }}
+	d.peers = NewPeerSet(self, cfg.Peers)
+	rc := node.ReplicaConfig{Failover: cfg.Failover, OnEvent: d.alog.event, Peers: d.peers.IDs}
 	if cfg.EmulateLatency {
 		if rc.Delay, err = Delays(cfg.Cities()); err != nil {
 			return nil, err
@@ -195,6 +193,11 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 		d.net.Close()
 		return nil, err
 	}
+	d.peers.OnChange(func(ch PeerChange) {
+		if !ch.Gone {
+			d.mesh.SetPeer(ch.Peer.ID, ch.Peer.Addr)
+		}
+	})
 	d.driver, err = NewDriver(DriverConfig{Node: d.node, Transport: d.mesh, Frame: cfg.FramePeriod(), Epoch: epoch,
 		Logger: log, Counters: d.counters, FrameTime: func(t time.Duration) {
 			d.metrics.ObserveFrame(t)
@@ -415,6 +418,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 		}()
 	}
 	d.mesh.Start()
+	if err := d.startGossip(ctx); err != nil {
+		d.mesh.Close(context.Background())
+		return err
+	}
 	d.startAgones()
 	if d.players != nil {
 		d.players.start(d.log.Error)
@@ -455,6 +462,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	d.alog.setDrain(rep)
 	d.logDrain(rep)
+	if g := d.gossip.Load(); g != nil {
+		g.leave(time.Second)
+	}
 	d.stopAgones()
 	if d.players != nil {
 		playersCut = <-playersDone
@@ -496,9 +506,7 @@ func (d *Daemon) drainPrimaries() DrainReport {
 	timeout := d.cfg.DrainTimeout.Duration
 	dc := drainConfig{self: wire.NodeID(d.cfg.ID), connected: d.mesh.Connected, timeout: timeout, log: d.log}
 	if timeout > 0 {
-		for _, p := range d.cfg.Peers {
-			dc.peers = append(dc.peers, wire.NodeID(p.ID))
-		}
+		dc.peers = append(dc.peers, d.peers.IDs()...)
 	}
 	if d.cfg.Discovery.Arch == "directory" && d.cfg.Discovery.Rendezvous != d.cfg.ID {
 		dc.avoid = wire.NodeID(d.cfg.Discovery.Rendezvous)

@@ -125,15 +125,16 @@ func settled(ctx context.Context, c *Cluster, snaps []*live.WorldSnapshot, up []
 }
 
 // waitSettled polls until settled (with every object of need a
-// primary), or fails after d; it returns how long it took, and logs what
-// it waited for.
-func waitSettled(t *testing.T, ctx context.Context, c *Cluster, d time.Duration, up []int, need map[uint64]*placed) time.Duration {
+// primary), or fails after d; it returns how long it took since from
+// (taken just before the fault or heal command), and logs what it waited
+// for.
+func waitSettled(t *testing.T, ctx context.Context, c *Cluster, d time.Duration, up []int, need map[uint64]*placed, from time.Time) time.Duration {
 	t.Helper()
 	ids := map[uint64]bool{}
 	for id := range need {
 		ids[id] = true
 	}
-	start := time.Now()
+	start := from
 	last := ""
 	for {
 		why := settled(ctx, c, c.Worlds(ctx, up...), up, ids)
@@ -192,7 +193,7 @@ func start(t *testing.T, name string) (context.Context, *Cluster) {
 	if err := c.StartBots(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waitSettled(t, ctx, c, 60*time.Second, all(), nil)
+	waitSettled(t, ctx, c, 60*time.Second, all(), nil, time.Now())
 	// Every bot in game: the nodes' player gauges.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -293,11 +294,11 @@ func TestKillFailover(t *testing.T) {
 	const victim = 3
 	before := where(c.Worlds(ctx))
 	backups := backedUp(before, victim)
-	killAt := c.Now()
+	killAt, killed := c.Now(), time.Now()
 	if err := c.Kill(ctx, victim); err != nil {
 		t.Fatal(err)
 	}
-	failover := waitSettled(t, ctx, c, 20*time.Second, without(victim), before)
+	failover := waitSettled(t, ctx, c, 20*time.Second, without(victim), before, killed)
 	after := where(c.Worlds(ctx))
 	for id, b := range backups {
 		if p := after[id]; p == nil || p.primaries[0] != b {
@@ -341,21 +342,21 @@ func TestPartitionHeal(t *testing.T) {
 	const victim = 4
 	before := where(c.Worlds(ctx))
 	backups := backedUp(before, victim)
-	cutClock := c.Now()
+	cutClock, cutAt := c.Now(), time.Now()
 	if err := c.Disconnect(ctx, victim); err != nil {
 		t.Fatal(err)
 	}
-	cutAt := time.Now()
-	settle := waitSettled(t, ctx, c, 15*time.Second, without(victim), before)
+	settle := waitSettled(t, ctx, c, 15*time.Second, without(victim), before, cutAt)
 	promoted, failover := promotions(t, ctx, c, victim, cutClock, backups)
 	if promoted != len(backups) {
 		t.Errorf("%d of the cut-off node's %d lasting primaries promoted", promoted, len(backups))
 	}
 	time.Sleep(time.Until(cutAt.Add(15 * time.Second)))
+	healed := time.Now()
 	if err := c.Connect(ctx, victim); err != nil {
 		t.Fatal(err)
 	}
-	recovery := waitSettled(t, ctx, c, 30*time.Second, all(), before)
+	recovery := waitSettled(t, ctx, c, 30*time.Second, all(), before, healed)
 	after := where(c.Worlds(ctx))
 	if l := lost(before, after); len(l) > 0 {
 		t.Errorf("%d lasting objects lost: %x", len(l), l)
@@ -386,21 +387,21 @@ func TestPauseSlowNode(t *testing.T) {
 	const victim = 2
 	before := where(c.Worlds(ctx))
 	backups := backedUp(before, victim)
-	pauseClock := c.Now()
+	pauseClock, pausedAt := c.Now(), time.Now()
 	if err := c.Pause(ctx, victim); err != nil {
 		t.Fatal(err)
 	}
-	pausedAt := time.Now()
-	settle := waitSettled(t, ctx, c, 10*time.Second, without(victim), before)
+	settle := waitSettled(t, ctx, c, 10*time.Second, without(victim), before, pausedAt)
 	promoted, failover := promotions(t, ctx, c, victim, pauseClock, backups)
 	if promoted != len(backups) {
 		t.Errorf("%d of the paused node's %d lasting primaries promoted", promoted, len(backups))
 	}
 	time.Sleep(time.Until(pausedAt.Add(5 * time.Second)))
+	thawed := time.Now()
 	if err := c.Unpause(ctx, victim); err != nil {
 		t.Fatal(err)
 	}
-	recovery := waitSettled(t, ctx, c, 30*time.Second, all(), before)
+	recovery := waitSettled(t, ctx, c, 30*time.Second, all(), before, thawed)
 	after := where(c.Worlds(ctx))
 	if l := lost(before, after); len(l) > 0 {
 		t.Errorf("%d lasting objects lost: %x", len(l), l)
@@ -439,8 +440,7 @@ func TestRollingRestart(t *testing.T) {
 		if err := c.WaitReady(ctx, 30*time.Second, i); err != nil {
 			t.Fatal(err)
 		}
-		waitSettled(t, ctx, c, 30*time.Second, all(), before)
-		slowest = max(slowest, time.Since(t0))
+		slowest = max(slowest, waitSettled(t, ctx, c, 30*time.Second, all(), before, t0))
 	}
 	after := where(c.Worlds(ctx))
 	l := lost(before, after)
