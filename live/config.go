@@ -290,7 +290,8 @@ key_file = ""
 # host with listen.node's port).
 node_addr = ""
 # This node's player endpoints as players reach them, gossiped so that
-# peers can hand players here (empty: none).
+# peers can hand players here (empty: none; with [agones] enabled, the
+# GameServer's address and its ports "player-quic" and "player-ws").
 player_quic = ""
 player_ws = ""
 

@@ -418,11 +418,12 @@ func (d *Daemon) Run(ctx context.Context) error {
 		}()
 	}
 	d.mesh.Start()
+	d.startAgones()
 	if err := d.startGossip(ctx); err != nil {
 		d.mesh.Close(context.Background())
+		d.stopAgones()
 		return err
 	}
-	d.startAgones()
 	if d.players != nil {
 		d.players.start(d.log.Error)
 		d.log.Info("player endpoints open", "quic", addrString(d.PlayerQUICAddr()), "ws", addrString(d.PlayerWSAddr()),

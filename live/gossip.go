@@ -17,6 +17,7 @@ import (
 
 	"github.com/hashicorp/memberlist"
 
+	"github.com/overworld/overworld/live/agones"
 	"github.com/overworld/overworld/wire"
 )
 
@@ -230,29 +231,70 @@ func (w slogWriter) Write(p []byte) (int, error) {
 var _ io.Writer = slogWriter{}
 
 // startGossip starts membership gossip when the configuration asks for
-// it (Run's start): this node's address as the others dial it is
-// membership.node_addr, else the advertised (or bound) gossip host with
-// the node socket's port.
+// it (Run's start, after the Agones agent): this node's address as the
+// others dial it is membership.node_addr, else the advertised (or bound)
+// gossip host with the node socket's port. As an Agones game server, the
+// player endpoints it gossips default to the GameServer's address and its
+// ports "player-quic" and "player-ws" (waiting up to agonesEndpointWait
+// for the agent to read them).
 func (d *Daemon) startGossip(ctx context.Context) error {
-	mc := d.cfg.Membership
-	if mc.Gossip == "" {
+	if d.cfg.Membership.Gossip == "" {
 		return nil
 	}
-	addr := mc.NodeAddr
-	if addr == "" {
+	cfg := d.cfg
+	mc := &cfg.Membership
+	if mc.NodeAddr == "" {
 		host, _, _ := net.SplitHostPort(mc.Gossip)
 		if mc.Advertise != "" {
 			host, _, _ = net.SplitHostPort(mc.Advertise)
 		}
 		_, port, _ := net.SplitHostPort(d.NodeAddr().String())
-		addr = net.JoinHostPort(host, port)
+		mc.NodeAddr = net.JoinHostPort(host, port)
 	}
-	g, err := startGossip(ctx, d.cfg, addr, d.peers, d.log)
+	if d.agones != nil && mc.PlayerQUIC == "" && mc.PlayerWS == "" {
+		deadline := time.Now().Add(agonesEndpointWait)
+		for {
+			if ep, ok := d.agones.Endpoint(); ok {
+				mc.PlayerQUIC, mc.PlayerWS = playerEndpoints(ep)
+				break
+			}
+			if time.Now().After(deadline) {
+				d.log.Warn("membership: the GameServer's address is not known yet: gossiping no player endpoint")
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+	g, err := startGossip(ctx, cfg, mc.NodeAddr, d.peers, d.log)
 	if err != nil {
 		return err
 	}
 	d.gossip.Store(g)
 	return nil
+}
+
+// agonesEndpointWait bounds how long gossip waits for the GameServer's
+// address.
+const agonesEndpointWait = 10 * time.Second
+
+// playerEndpoints returns the player endpoints a GameServer publishes:
+// its address with the ports named "player-quic" and "player-ws" (each
+// empty when the GameServer has no such port).
+func playerEndpoints(ep agones.Endpoint) (quic, ws string) {
+	if ep.Address == "" {
+		return "", ""
+	}
+	if p, ok := ep.Ports["player-quic"]; ok {
+		quic = net.JoinHostPort(ep.Address, strconv.Itoa(p))
+	}
+	if p, ok := ep.Ports["player-ws"]; ok {
+		ws = "ws://" + net.JoinHostPort(ep.Address, strconv.Itoa(p)) + "/"
+	}
+	return quic, ws
 }
 
 // gossipAddr returns the gossip address others join this node at ("" before Run

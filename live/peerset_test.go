@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/overworld/overworld/live/agones"
 	"github.com/overworld/overworld/live/pki"
 	"github.com/overworld/overworld/node"
 	"github.com/overworld/overworld/wire"
@@ -174,5 +175,22 @@ func TestDaemonGossip(t *testing.T) {
 	eventually("node 3 gone from nodes 1 and 2", func() bool { return !d1.Peers().Admitted(3) && !d2.Peers().Admitted(3) })
 	if !d2.Peers().Admitted(1) {
 		t.Error("node 2 lost its static peer")
+	}
+}
+
+// TestPlayerEndpoints: the player endpoints gossiped by an Agones game
+// server come from its GameServer's address and named ports.
+func TestPlayerEndpoints(t *testing.T) {
+	for _, tc := range []struct {
+		ep       agones.Endpoint
+		quic, ws string
+	}{
+		{agones.Endpoint{Address: "203.0.113.7", Ports: map[string]int{"node": 7601, "player-quic": 7602, "player-ws": 7603}}, "203.0.113.7:7602", "ws://203.0.113.7:7603/"},
+		{agones.Endpoint{Address: "2001:db8::7", Ports: map[string]int{"player-quic": 7602}}, "[2001:db8::7]:7602", ""},
+		{agones.Endpoint{Ports: map[string]int{"player-quic": 7602}}, "", ""},
+	} {
+		if q, w := playerEndpoints(tc.ep); q != tc.quic || w != tc.ws {
+			t.Errorf("%+v: %q %q, want %q %q", tc.ep, q, w, tc.quic, tc.ws)
+		}
 	}
 }
