@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/memberlist"
 
 	"github.com/overworld/overworld/live/agones"
 	"github.com/overworld/overworld/live/pki"
@@ -193,4 +196,29 @@ func TestPlayerEndpoints(t *testing.T) {
 			t.Errorf("%+v: %q %q, want %q %q", tc.ep, q, w, tc.quic, tc.ws)
 		}
 	}
+}
+
+// FuzzGossipMeta: whatever metadata a gossiped node carries, learning it
+// never panics, never admits this node or a bad address, and never
+// changes a static peer.
+func FuzzGossipMeta(f *testing.F) {
+	f.Add("node-3", []byte(`{"id":3,"addr":"10.0.0.3:7100","player_quic":"10.0.0.3:7102"}`))
+	f.Add("node-2", []byte(`{"id":2,"addr":"10.9.9.9:1"}`))
+	f.Add("node-1", []byte(`{"id":1,"addr":"10.0.0.1:7100"}`))
+	f.Add("node-4", []byte(`{"id":4,"addr":"10.0.0.4:7100","leaving":true}`))
+	f.Add("node-5", []byte(`{"id":5,"addr":"x","player_ws":"http://h/"}`))
+	f.Fuzz(func(t *testing.T, name string, meta []byte) {
+		s := NewPeerSet(1, []PeerConfig{{ID: 2, Addr: "10.0.0.2:7100"}})
+		g := &gossip{self: 1, peers: s, log: slog.New(slog.DiscardHandler)}
+		g.learn(&memberlist.Node{Name: name, Meta: meta})
+		g.NotifyLeave(&memberlist.Node{Name: name, Meta: meta})
+		if p, _ := s.Get(2); p.Addr != "10.0.0.2:7100" || !p.Static {
+			t.Fatalf("static peer changed: %+v", p)
+		}
+		for _, p := range s.List() {
+			if p.ID == 1 || p.check(1) != "" {
+				t.Fatalf("admitted %+v from %q %q", p, name, meta)
+			}
+		}
+	})
 }
