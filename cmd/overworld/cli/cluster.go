@@ -241,6 +241,7 @@ func runCluster(e *env, o clusterOpts) error {
 	wc := harness.DefaultDemoConfig()
 	wc.Arch, wc.Map, wc.Nodes, wc.PlayersPerNode, wc.Duration, wc.Seed = discovery.Arch(o.arch), m, o.nodes, o.perNode, o.duration, o.seed
 	wc.Cities = cities.ForNodes(o.nodes)
+	wc.Placement.Mode = harness.PlaceNone // the live cluster runs the game's own split
 	if len(wc.Cities) < o.nodes {
 		return badInputf("--nodes %d: only %d WonderNetwork cities", o.nodes, len(wc.Cities))
 	}
