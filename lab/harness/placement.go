@@ -27,7 +27,10 @@ import (
 // it to the node CMA picks, and the world follows the plane's decisions —
 // a player moved by the plane has its avatar's primary migrated to the
 // new node (node.Migrate: its state, writers' progress and replica
-// holders move, and it thinks there from its first frame), and each
+// holders move, and it thinks there from its first frame),
+// make-before-break: the avatar's node first tells the new node what the
+// avatar sees (node.Expect), and the avatar migrates once the new node
+// had Lead to fetch it. Each
 // region of the world's grid holds its objects (the game's spawned
 // objects that are not avatars) on the region's core node, which the
 // plane moves toward the region's players (MigrateRegion, carried out by
@@ -122,6 +125,11 @@ type PlacementConfig struct {
 	// Tick is the interval of the plane's ticks, of the players' position
 	// reports and of the measures (default 1 s).
 	Tick time.Duration
+	// Lead is how long the node a player is handed to fetches what the
+	// player's avatar sees (node.Expect) before the avatar migrates
+	// there, after hearing of the handoff from the avatar's node (default
+	// 600 ms; negative: the avatar migrates at once).
+	Lead time.Duration
 	// JoinProbes, ProbeDelay and Jitter model the clients' pings
 	// (defaults 4, 2 s, 0.05).
 	JoinProbes int
@@ -167,6 +175,9 @@ func (p PlacementConfig) validate(c ArenaConfig) (PlacementConfig, error) {
 	if p.Tick == 0 {
 		p.Tick = time.Second
 	}
+	if p.Lead == 0 {
+		p.Lead = 600 * time.Millisecond
+	}
 	if p.JoinProbes == 0 {
 		p.JoinProbes = 4
 	}
@@ -189,6 +200,8 @@ func (p PlacementConfig) validate(c ArenaConfig) (PlacementConfig, error) {
 		return bad("migration cost %v: want finite and ≥ 0", p.MigrationCost)
 	case p.Tick < 100*time.Millisecond || p.Tick > time.Minute:
 		return bad("tick %v: want 100ms to 1m", p.Tick)
+	case p.Lead > 10*time.Second:
+		return bad("lead %v: want at most 10s", p.Lead)
 	case p.JoinProbes < 1:
 		return bad("join probes %d: want at least 1", p.JoinProbes)
 	case p.ProbeDelay < 0 || p.ProbeDelay > time.Minute:
@@ -255,6 +268,7 @@ type placer struct {
 	pop    *geo.Population
 	nodes  int
 	seats  int
+	speed  float64 // how fast an avatar moves (m/s), for Expect's margin
 	follow bool // the world follows the plane (else static admission)
 	// servers are the nodes' cities' indices in the WonderNetwork set.
 	servers []int
@@ -309,6 +323,7 @@ func newPlacer(c ArenaConfig, g *Game) (*placer, error) {
 		isAvatar: map[world.ObjectID]int{}, rng: rand.New(rand.NewPCG(c.Seed, streamPlacement)),
 		pings: rand.New(rand.NewPCG(c.Seed, streamPings))}
 	pl.seats = int(math.Ceil(float64(c.PlayersPerNode) * p.Headroom))
+	pl.speed = g.Speed
 	nodes := make([]control.Node, c.Nodes)
 	rtt := make([][]float64, c.Nodes)
 	for i := range nodes {
@@ -527,8 +542,34 @@ func (pl *placer) handoff(now time.Duration, k int) {
 	if pl.w == nil {
 		return // before the world: the spawns go to the target
 	}
-	from := pl.at[k]
-	pl.schedule(now+pl.w.Delay(1, from), func(now time.Duration) error { return pl.tryHandoff(now, k, pl.target[k]) })
+	from, to := pl.at[k], pl.target[k]
+	pl.schedule(now+pl.w.Delay(1, from), func(now time.Duration) error {
+		if pl.cfg.Lead < 0 || pl.target[k] != to {
+			return pl.tryHandoff(now, k, to)
+		}
+		// Make-before-break for the nodes: the avatar's node tells the
+		// target what the avatar sees, the target fetches it, and the
+		// avatar migrates Lead after the target heard.
+		from := pl.holder(pl.avatar[k])
+		if from == 0 || from == to {
+			return pl.tryHandoff(now, k, to)
+		}
+		obj, _, _ := pl.w.nodes[from-1].Lookup(pl.avatar[k])
+		d := pl.w.Delay(from, to)
+		reach := pl.speed * (d + pl.cfg.Lead + time.Second).Seconds()
+		boxes := obj.Interest(nil)
+		pl.schedule(now+d, func(at time.Duration) error {
+			for _, b := range boxes {
+				b = b.Expand(world.Point{reach, reach}, world.Point{reach, reach})
+				if err := pl.w.nodes[to-1].Expect(at, b, at+pl.cfg.Lead+time.Second); err != nil {
+					return fmt.Errorf("lab/harness: placement: %w", err)
+				}
+			}
+			return nil
+		})
+		pl.schedule(now+d+pl.cfg.Lead, func(now time.Duration) error { return pl.tryHandoff(now, k, to) })
+		return nil
+	})
 }
 
 func (pl *placer) tryHandoff(now time.Duration, k int, to wire.NodeID) error {
