@@ -269,7 +269,7 @@ type placer struct {
 	nodes  int
 	seats  int
 	speed  float64 // how fast an avatar moves (m/s), for Expect's margin
-	follow bool // the world follows the plane (else static admission)
+	follow bool    // the world follows the plane (else static admission)
 	// servers are the nodes' cities' indices in the WonderNetwork set.
 	servers []int
 
