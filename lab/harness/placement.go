@@ -373,17 +373,33 @@ func newPlacer(c ArenaConfig, g *Game) (*placer, error) {
 		}
 		pl.apply(0, ds)
 	}
+	// The lobby: the clients report the pings the plane asks for, and
+	// the plane's ticks ask for more, until it asks for none.
 	for len(pl.pending) > 0 {
-		m := pl.pending[0]
-		pl.pending = pl.pending[1:]
-		if pl.measured[m.player][m.node] {
-			continue
+		for len(pl.pending) > 0 {
+			m := pl.pending[0]
+			pl.pending = pl.pending[1:]
+			if pl.measured[m.player][m.node] {
+				continue
+			}
+			pl.measured[m.player][m.node] = true
+			pl.rep.Measures++
+			ds, err := pl.plane.Measure(0, pl.players[m.player].ID, wire.NodeID(m.node+1), pl.ping(pl.rows[m.player][m.node]))
+			if err != nil {
+				return nil, fmt.Errorf("lab/harness: placement: %w", err)
+			}
+			pl.apply(0, ds)
 		}
-		pl.measured[m.player][m.node] = true
-		pl.rep.Measures++
-		ds, err := pl.plane.Measure(0, pl.players[m.player].ID, wire.NodeID(m.node+1), pl.ping(pl.rows[m.player][m.node]))
+		ds, err := pl.plane.Tick(0)
 		if err != nil {
 			return nil, fmt.Errorf("lab/harness: placement: %w", err)
+		}
+		for _, d := range ds {
+			if d.Kind == control.MigrateRegion {
+				// No player is located in the lobby, so no region has
+				// players to migrate toward.
+				return nil, fmt.Errorf("lab/harness: placement: internal error: a region migrates in the lobby: %v", d)
+			}
 		}
 		pl.apply(0, ds)
 	}
