@@ -259,6 +259,14 @@ func writeJSON(w http.ResponseWriter, v any) {
 
 func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
 
+// StatusError is a plane's answer other than 200 OK.
+type StatusError struct {
+	Code int
+	Msg  string
+}
+
+func (e *StatusError) Error() string { return e.Msg }
+
 // Client asks a plane where to play: what a game client, a matchmaker or
 // a bot calls.
 type Client struct {
@@ -295,7 +303,7 @@ func (c *Client) do(ctx context.Context, method, path string, body any) (Admissi
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if resp.StatusCode != http.StatusOK {
-		return Admission{}, fmt.Errorf("plane: %s %s: %s: %s", method, path, resp.Status, bytes.TrimSpace(b))
+		return Admission{}, &StatusError{Code: resp.StatusCode, Msg: fmt.Sprintf("plane: %s %s: %s: %s", method, path, resp.Status, bytes.TrimSpace(b))}
 	}
 	var a Admission
 	if err := json.Unmarshal(b, &a); err != nil {
