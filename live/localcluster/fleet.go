@@ -33,17 +33,17 @@ type Fleet struct {
 type fleetBot struct {
 	id player.PlayerID
 
-	mu      sync.Mutex
-	node    int   // index of the node it plays on now; -1: none
-	joins   int   // sessions joined (the first, then rejoins)
-	joinsOn []int // sessions joined, by node index
-	endsOn  []int // sessions ended (by either side), by node index
-	failed  int   // dials or joins that failed
-	lastErr error
-	total   player.ClientStats // finished sessions, summed
-	cur     *player.Client     // the session being played (nil: none)
-	planeErr error             // the last error from the control plane
-	pinged   int               // RTT samples reported to the plane
+	mu       sync.Mutex
+	node     int   // index of the node it plays on now; -1: none
+	joins    int   // sessions joined (the first, then rejoins)
+	joinsOn  []int // sessions joined, by node index
+	endsOn   []int // sessions ended (by either side), by node index
+	failed   int   // dials or joins that failed
+	lastErr  error
+	total    player.ClientStats // finished sessions, summed
+	cur      *player.Client     // the session being played (nil: none)
+	planeErr error              // the last error from the control plane
+	pinged   int                // RTT samples reported to the plane
 }
 
 // FleetConfig says where and how the bots play; Cluster.FleetConfig
