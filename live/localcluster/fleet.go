@@ -246,6 +246,15 @@ func (b *fleetBot) report(ctx context.Context, fc FleetConfig, k int) {
 		case <-t.C:
 		}
 		adm, err := cl.Where(ctx, string(b.id))
+		var se *plane.StatusError
+		if errors.As(err, &se) && se.Code == http.StatusNotFound {
+			// The plane does not know the bot (it was down when the bot
+			// joined): the pings a join carries place it where it plays.
+			adm, err = plane.Admission{}, nil
+			for _, id := range fc.IDs[:min(fc.JoinProbes, len(fc.IDs))] {
+				adm.Probe = append(adm.Probe, uint32(id))
+			}
+		}
 		if err == nil && len(adm.Probe) > 0 {
 			var pings []live.PingSample
 			for _, n := range adm.Probe {

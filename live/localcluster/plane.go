@@ -25,6 +25,9 @@ type PlaneConfig struct {
 	Capacity int
 	// Poll is the plane's poll interval (0: its default, 1 s).
 	Poll time.Duration
+	// Later writes the configuration without starting the process: Start
+	// does (a plane that comes up after the players joined).
+	Later bool
 }
 
 // Plane is a cluster's running control plane process.
@@ -75,6 +78,9 @@ func (c *Cluster) StartPlane(pc PlaneConfig) (*Plane, error) {
 	if err := os.WriteFile(p.path, b, 0o644); err != nil {
 		return nil, err
 	}
+	if pc.Later {
+		return p, nil
+	}
 	if err := p.start(); err != nil {
 		return nil, err
 	}
@@ -114,6 +120,9 @@ func (p *Plane) LogFile() string { return filepath.Join(filepath.Dir(p.path), "p
 // WaitReady waits until the plane has rebuilt its state from the nodes
 // (GET /readyz answers 200).
 func (p *Plane) WaitReady(timeout time.Duration) error {
+	if p.cmd == nil {
+		return fmt.Errorf("localcluster: the plane was not started")
+	}
 	deadline := time.Now().Add(timeout)
 	cl := &http.Client{Timeout: time.Second}
 	for {
@@ -138,29 +147,45 @@ func (p *Plane) WaitReady(timeout time.Duration) error {
 
 // Kill kills the plane process (SIGKILL) and waits for it.
 func (p *Plane) Kill() {
+	if !p.running() {
+		return
+	}
 	p.cmd.Process.Kill()
 	<-p.done
 	p.log.Close()
 }
 
-// Restart starts the plane process again, with the same configuration
-// and port, after Kill or Stop.
-func (p *Plane) Restart() error {
-	select {
-	case <-p.done:
-	default:
-		return fmt.Errorf("localcluster: the plane is running")
+// Start starts the plane process: the first time (PlaneConfig.Later), or
+// again with the same configuration and port after Kill or Stop.
+func (p *Plane) Start() error {
+	if p.cmd != nil {
+		select {
+		case <-p.done:
+		default:
+			return fmt.Errorf("localcluster: the plane is running")
+		}
 	}
 	return p.start()
+}
+
+// running reports whether the process was started and has not exited.
+func (p *Plane) running() bool {
+	if p.cmd == nil {
+		return false
+	}
+	select {
+	case <-p.done:
+		return false
+	default:
+		return true
+	}
 }
 
 // Stop sends SIGTERM and waits up to timeout, then kills it; it reports
 // whether it had to kill.
 func (p *Plane) Stop(timeout time.Duration) (killed bool) {
-	select {
-	case <-p.done:
+	if !p.running() {
 		return false
-	default:
 	}
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	select {

@@ -65,11 +65,12 @@ func botRTT(k int, id wire.NodeID) float64 {
 	return map[wire.NodeID]float64{1: 60, 2: 20, 3: 140}[id] + float64(k*7%23)*float64(id)
 }
 
-// TestClusterPlane: with the control plane, bots join the nodes place/cma
-// picks (within capacity, at the least total RTT), and are handed over to
-// carry its decisions out. kill -9 of the plane: the nodes and the bots
-// go on. Restarted, the plane rebuilds the placement from the nodes
-// without a new join and without moving anyone.
+// TestClusterPlane: a control plane that starts after the bots joined
+// their nodes places them where place/cma wants them (within capacity, at
+// the least total RTT) and hands them over to get them there, without
+// ending a session. kill -9 of the plane: the nodes and the bots go on.
+// Restarted, the plane rebuilds the placement from the nodes without a
+// new join and without moving anyone.
 func TestClusterPlane(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts 4 processes and 6 bots for about 20 s")
@@ -100,12 +101,12 @@ func TestClusterPlane(t *testing.T) {
 	if err := c.WaitReady(30 * time.Second); err != nil {
 		t.Fatal(err)
 	}
+	// The plane comes up after the bots: they join their own nodes (k /
+	// 2), it rebuilds from the nodes (which hold no samples of them), and
+	// their pings place them, moving some.
 	exe, _ := os.Executable()
-	pl, err = c.StartPlane(PlaneConfig{Command: []string{exe}, Env: []string{planeEnv + "=1"}, Capacity: seats, Poll: 500 * time.Millisecond})
+	pl, err = c.StartPlane(PlaneConfig{Command: []string{exe}, Env: []string{planeEnv + "=1"}, Capacity: seats, Poll: 500 * time.Millisecond, Later: true})
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pl.WaitReady(10 * time.Second); err != nil {
 		t.Fatal(err)
 	}
 	g, err := arena.New(arena.Config{Map: arena.Rect, Nodes: 3, PlayersPerNode: 2, Seed: 1})
@@ -115,6 +116,20 @@ func TestClusterPlane(t *testing.T) {
 	fc := c.FleetConfig(func(k int) player.Brain { return arenaplay.NewBrain(g, 1<<20+uint64(k)) })
 	fc.Plane, fc.Pings = pl.URL(), botRTT
 	if fleet, err = StartFleet(ctx, fc, bots); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "every bot in game on its own node", func() string {
+		for k, b := range fleet.States() {
+			if b.Node != k/2 || b.Stats.Applied < 10 {
+				return fmt.Sprintf("bot %d: node index %d, %d states (%v)", k+1, b.Node, b.Stats.Applied, b.LastErr)
+			}
+		}
+		return ""
+	})
+	if err := pl.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := pl.WaitReady(10 * time.Second); err != nil {
 		t.Fatal(err)
 	}
 	state := func() plane.State {
@@ -171,7 +186,12 @@ func TestClusterPlane(t *testing.T) {
 		}
 	}
 	if st.Stats.Handoffs == 0 {
-		t.Errorf("the plane asked for no handoff: every bot nearest node 2 (3 seats), so some joins push others off (%+v)", st.Stats)
+		t.Errorf("the plane asked for no handoff: every bot is nearest node 2, which has 3 seats and held 2 (%+v)", st.Stats)
+	}
+	for k, b := range fleet.States() {
+		if b.Joins != 1 {
+			t.Errorf("bot %d joined %d times: a handoff ended its session", k+1, b.Joins)
+		}
 	}
 	// kill -9 the plane: the world goes on.
 	pl.Kill()
@@ -184,7 +204,7 @@ func TestClusterPlane(t *testing.T) {
 	}
 	// Restarted, it rebuilds: every bot placed where it plays, no join,
 	// no move.
-	if err := pl.Restart(); err != nil {
+	if err := pl.Start(); err != nil {
 		t.Fatal(err)
 	}
 	if err := pl.WaitReady(10 * time.Second); err != nil {
