@@ -829,3 +829,28 @@ func placementName(m PlacementMode) string {
 	}
 	return "static nearest-with-room admission"
 }
+
+// PlacedPlayers returns the RTT (ms) of each of a placed run's first
+// players — the ones who join before the game starts, one per avatar in
+// the order of the game's avatar spawns — to each node, as the run draws
+// them (the same seed and stream): what a live cluster's bots use so
+// that its players are the simulator's. c must be a valid configuration
+// with a placement other than PlaceNone.
+func PlacedPlayers(c ArenaConfig) ([][]float64, error) {
+	c, err := c.Validate()
+	if err != nil {
+		return nil, err
+	}
+	if c.Placement.Mode == PlaceNone {
+		return nil, fmt.Errorf("%w: placement none: the players have no cities", lab.ErrConfig)
+	}
+	g, _, err := ArenaGame(c)
+	if err != nil {
+		return nil, err
+	}
+	pl, err := newPlacer(c, &g)
+	if err != nil {
+		return nil, err
+	}
+	return pl.rows[:pl.rep.Players], nil
+}

@@ -182,3 +182,29 @@ func TestPlacementBadConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestPlacedPlayers: the players PlacedPlayers draws are the run's first
+// ones, the same for the same seed.
+func TestPlacedPlayers(t *testing.T) {
+	c := placedConfig(5, PlaceCMA)
+	rows, err := PlacedPlayers(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewArena(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != c.Nodes*c.PlayersPerNode {
+		t.Fatalf("%d players, want %d", len(rows), c.Nodes*c.PlayersPerNode)
+	}
+	for k := range rows {
+		if fmt.Sprint(rows[k]) != fmt.Sprint(w.placer.rows[k]) {
+			t.Fatalf("player %d: %v, the run's %v", k, rows[k], w.placer.rows[k])
+		}
+	}
+	c.Placement.Mode = PlaceNone
+	if _, err := PlacedPlayers(c); !errors.Is(err, lab.ErrConfig) {
+		t.Errorf("placement none: %v", err)
+	}
+}
