@@ -198,6 +198,8 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 	d.driver.AddHook(d.alog)
 	d.metrics.Registry.MustRegister(d.alog)
 	d.driver.AddHook(FrameHookFunc(d.snapshotWorld))
+	d.placed.regions = make(chan regionReq, 16)
+	d.driver.AddHook(FrameHookFunc(d.migrateRegion))
 	if cfg.Listen.PlayerQUIC != "" || cfg.Listen.PlayerWS != "" {
 		plog := func(format string, args ...any) { log.Debug(fmt.Sprintf(format, args...)) }
 		if d.players, err = newPlayerEndpoint(cfg, game.Players, ident, plog); err != nil {
@@ -227,6 +229,7 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 		mux.HandleFunc("/admin/handoff", d.serveHandOff)
 		mux.HandleFunc("/admin/players", d.servePlayers)
 		mux.HandleFunc("/admin/pings", d.servePings)
+		mux.HandleFunc("/admin/migrate-region", d.serveMigrateRegion)
 		d.admin = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	}
 	return d, nil
