@@ -112,6 +112,20 @@ func startGossip(ctx context.Context, cfg DaemonConfig, nodeAddr string, peers *
 	if g.ml, err = memberlist.Create(conf); err != nil {
 		return nil, fmt.Errorf("membership.gossip %s: %w", mc.Gossip, err)
 	}
+	// A node address on an unspecified host (gossip on 0.0.0.0, nothing
+	// advertised) takes the address memberlist advertises (a private
+	// address of this host: the pod's IP on Kubernetes).
+	if host, port, _ := net.SplitHostPort(nodeAddr); net.ParseIP(host) != nil && net.ParseIP(host).IsUnspecified() {
+		nodeAddr = net.JoinHostPort(g.ml.LocalNode().Addr.String(), port)
+		if meta, err = json.Marshal(gossipMeta{ID: cfg.ID, Addr: nodeAddr, PlayerQUIC: mc.PlayerQUIC, PlayerWS: mc.PlayerWS, City: cfg.City}); err == nil {
+			g.mu.Lock()
+			g.meta = meta
+			g.mu.Unlock()
+			if err := g.ml.UpdateNode(time.Second); err != nil {
+				lg.Warn("membership: announcing this node's address", "err", err)
+			}
+		}
+	}
 	if len(mc.Seeds) > 0 {
 		go g.join(ctx, mc.Seeds)
 	}

@@ -55,20 +55,30 @@ func str(o any, path ...any) string { s, _ := get(o, path...).(string); return s
 
 func num(o any, path ...any) float64 { f, _ := get(o, path...).(float64); return f }
 
-// render renders the chart with values over its defaults, as release
-// "ow" in namespace "games", and returns its objects by kind.
-func render(t *testing.T, values map[string]any) map[string][]obj {
-	t.Helper()
+// renderRaw renders the chart with values over its defaults, as release
+// "ow" in namespace "games": template name → text.
+func renderRaw(values map[string]any) (map[string]string, error) {
 	ch, err := loader.Load(chartDir)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	vals, err := chartutil.ToRenderValues(ch, values, chartutil.ReleaseOptions{Name: "ow", Namespace: "games", IsInstall: true, Revision: 1},
 		chartutil.DefaultCapabilities)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	out, err := engine.Render(ch, vals)
+	return engine.Render(ch, vals)
+}
+
+func renderErr(values map[string]any) error {
+	_, err := renderRaw(values)
+	return err
+}
+
+// render renders the chart (renderRaw) and returns its objects by kind.
+func render(t *testing.T, values map[string]any) map[string][]obj {
+	t.Helper()
+	out, err := renderRaw(values)
 	if err != nil {
 		t.Fatalf("the chart does not render: %v", err)
 	}
@@ -119,7 +129,7 @@ func TestRenderDefaults(t *testing.T) {
 	for k, l := range objs {
 		counts[k] = len(l)
 	}
-	want := map[string]int{"ConfigMap": 3, "Fleet": 2, "FleetAutoscaler": 2, "Deployment": 1, "Service": 1, "ServiceAccount": 1,
+	want := map[string]int{"ConfigMap": 4, "Fleet": 2, "FleetAutoscaler": 2, "Deployment": 1, "Service": 3, "ServiceAccount": 1,
 		"Role": 1, "RoleBinding": 1, "PodMonitor": 1, "ServiceMonitor": 1}
 	if fmt.Sprint(counts) != fmt.Sprint(want) {
 		t.Fatalf("kinds %v, want %v", counts, want)
@@ -157,7 +167,7 @@ func TestRenderDefaults(t *testing.T) {
 		if num(pod, "terminationGracePeriodSeconds") < 10 {
 			t.Errorf("fleet %s: %v s to drain", f.name(), get(pod, "terminationGracePeriodSeconds"))
 		}
-		if str(pod, "volumes", 0, "configMap", "name") != "ow-node-"+region || str(pod, "volumes", 1, "secret", "secretName") != "overworld-tls" {
+		if str(pod, "volumes", 0, "configMap", "name") != "ow-node-"+region || str(pod, "volumes", 1, "secret", "secretName") != "overworld-tls-"+region {
 			t.Errorf("fleet %s: volumes %v", f.name(), get(pod, "volumes"))
 		}
 	}
@@ -174,7 +184,7 @@ func TestRenderDefaults(t *testing.T) {
 	d := objs["Deployment"][0]
 	pod := get(d, "spec", "template", "spec")
 	c := get(pod, "containers", 0)
-	if str(pod, "serviceAccountName") != "ow-control" || fmt.Sprint(get(c, "args")) != "[control]" ||
+	if str(pod, "serviceAccountName") != "ow-control" || fmt.Sprint(get(c, "args")) != "[control --config /etc/overworld/control/plane.toml]" ||
 		str(c, "readinessProbe", "httpGet", "path") != "/readyz" || str(c, "livenessProbe", "httpGet", "path") != "/healthz" ||
 		num(c, "ports", 0, "containerPort") != 7300 {
 		t.Errorf("control plane deployment: %v", pod)
@@ -186,10 +196,35 @@ func TestRenderDefaults(t *testing.T) {
 			t.Errorf("the deployment's selector %s=%v does not match its pods (%v)", k, v, labels[k])
 		}
 	}
-	svc := objs["Service"][0]
-	for k, v := range get(svc, "spec", "selector").(map[string]any) {
+	services := map[string]obj{}
+	for _, o := range objs["Service"] {
+		services[o.name()] = o
+	}
+	for k, v := range get(services["ow-control"], "spec", "selector").(map[string]any) {
 		if labels[k] != v {
 			t.Errorf("the service's selector %s=%v does not match the control plane's pods", k, v)
+		}
+	}
+	// The headless Services select node pods: the gossip seed every node,
+	// the rendezvous only the rendezvous region's.
+	for name, regions := range map[string][]string{"ow-gossip": {"eu-west", "us-east"}, "ow-rendezvous": {"eu-west"}} {
+		svc := services[name]
+		if str(svc, "spec", "clusterIP") != "None" || get(svc, "spec", "publishNotReadyAddresses") != true {
+			t.Errorf("%s: %v", name, get(svc, "spec"))
+		}
+		var selected []string
+		for _, f := range objs["Fleet"] {
+			podLabels := get(f, "spec", "template", "spec", "template", "metadata", "labels").(map[string]any)
+			match := true
+			for k, v := range get(svc, "spec", "selector").(map[string]any) {
+				match = match && podLabels[k] == v
+			}
+			if match {
+				selected = append(selected, str(podLabels, "overworld.dev/region"))
+			}
+		}
+		if fmt.Sprint(selected) != fmt.Sprint(regions) {
+			t.Errorf("%s selects the pods of %v, want %v", name, selected, regions)
 		}
 	}
 
@@ -221,21 +256,62 @@ func TestRenderDefaults(t *testing.T) {
 	}
 }
 
-// TestNodeConfigParses: the node configuration the chart renders is one
-// the daemon accepts, with the Agones agent on and the region set.
-func TestNodeConfigParses(t *testing.T) {
+// TestConfigsParse: the node configurations the chart renders are ones
+// the daemon accepts: the Agones agent on with the region, each region's
+// node ID, directory discovery on the rendezvous region's node (a static
+// peer of the others, at its headless Service), gossip seeded by the
+// gossip Service; and the control plane's file is one the plane accepts.
+func TestConfigsParse(t *testing.T) {
+	want := map[string]struct {
+		id    uint32
+		peers string
+	}{"eu-west": {1, "[]"}, "us-east": {2, "[{ID:1 Addr:ow-rendezvous.games.svc:7100 City: PlayerQUIC: PlayerWS:}]"}}
+	seen := 0
 	for _, cm := range render(t, nil)["ConfigMap"] {
+		if toml := str(cm, "data", "plane.toml"); toml != "" {
+			if err := parsePlaneConfig(toml); err != nil {
+				t.Errorf("%s: %v\n%s", cm.name(), err, toml)
+			}
+			continue
+		}
 		toml := str(cm, "data", "node.toml")
 		if toml == "" {
 			continue
 		}
+		seen++
 		cfg, err := parseNodeConfig(toml)
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", cm.name(), err, toml)
 		}
 		region := strings.TrimPrefix(cm.name(), "ow-node-")
+		w := want[region]
+		if cfg.ID != w.id || fmt.Sprintf("%+v", cfg.Peers) != w.peers || cfg.Discovery.Arch != "directory" || cfg.Discovery.Rendezvous != 1 {
+			t.Errorf("%s: id %d, peers %+v, discovery %+v", cm.name(), cfg.ID, cfg.Peers, cfg.Discovery)
+		}
 		if !cfg.Agones.Enabled || cfg.Agones.Region != region || cfg.Listen.Admin != "0.0.0.0:7180" || cfg.TLS.NodeCert != "/etc/overworld/tls/node.pem" {
 			t.Errorf("%s: %+v", cm.name(), cfg)
+		}
+		if m := cfg.Membership; m.Gossip != "0.0.0.0:7101" || fmt.Sprint(m.Seeds) != "[ow-gossip.games.svc:7101]" || m.KeyFile != "/etc/overworld/tls/gossip.key" {
+			t.Errorf("%s: membership %+v", cm.name(), m)
+		}
+	}
+	if seen != 2 {
+		t.Errorf("%d node configurations, want 2", seen)
+	}
+}
+
+// TestRenderRefuses: values that cannot make a cluster fail to render,
+// naming the problem.
+func TestRenderRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		values map[string]any
+		want   string
+	}{
+		{map[string]any{"rendezvous": "mars"}, `rendezvous "mars": no region of that name`},
+		{map[string]any{"regions": []any{map[string]any{"name": "eu-west", "replicas": 1}}}, "regions[].nodeID is required"},
+	} {
+		if err := renderErr(tc.values); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want an error naming %q", tc.values, err, tc.want)
 		}
 	}
 }
@@ -244,8 +320,9 @@ func TestNodeConfigParses(t *testing.T) {
 // regions give more fleets.
 func TestRenderOptions(t *testing.T) {
 	objs := render(t, map[string]any{"controlPlane": map[string]any{"enabled": false}, "monitoring": map[string]any{"enabled": false},
-		"grafana": map[string]any{"dashboard": false},
-		"regions": []any{map[string]any{"name": "asia", "replicas": 2}, map[string]any{"name": "eu", "replicas": 1}, map[string]any{"name": "us", "replicas": 1}}})
+		"grafana": map[string]any{"dashboard": false}, "rendezvous": "asia",
+		"regions": []any{map[string]any{"name": "asia", "nodeID": 7, "replicas": 2}, map[string]any{"name": "eu", "nodeID": 8, "replicas": 1},
+			map[string]any{"name": "us", "nodeID": 9, "replicas": 1}}})
 	for _, k := range []string{"Deployment", "FleetAutoscaler", "Role", "PodMonitor", "ServiceMonitor"} {
 		if len(objs[k]) != 0 {
 			t.Errorf("%d %s with it turned off", len(objs[k]), k)
