@@ -11,8 +11,9 @@ FROM scratch
 COPY bin/overworld /overworld
 # A numeric non-root user: the image has no /etc/passwd to name one.
 USER 65532:65532
-# node-to-node QUIC, player QUIC (UDP) and WebSocket (TCP), admin HTTP (TCP).
-EXPOSE 7100/udp 7102/udp 7103/tcp 7180/tcp
+# node-to-node QUIC, membership gossip (TCP and UDP), player QUIC (UDP) and
+# WebSocket (TCP), admin HTTP (TCP).
+EXPOSE 7100/udp 7101/tcp 7101/udp 7102/udp 7103/tcp 7180/tcp
 # Readiness: the admin endpoint's /readyz (frames run, peers reached);
 # Kubernetes probes /healthz and /readyz over HTTP directly.
 HEALTHCHECK --interval=5s --timeout=3s --start-period=5s --retries=3 \
