@@ -86,6 +86,7 @@ func TestResumeAfterFailover(t *testing.T) {
 		}
 		a, b := Pipe(64)
 		sctx, kill := context.WithCancel(ctx) // node 1's side of the connection
+		defer kill()
 		go func() { _ = gs[0].Serve(sctx, a) }()
 		var on atomic.Bool
 		on.Store(true)
