@@ -62,6 +62,14 @@ const (
 	// the model game with the same missing replicas (2 s: 6% less, 0.5
 	// points more missing; BENCHMARKS.md).
 	DefaultPredTime = 1500 * time.Millisecond
+	// ColyseusPrefetch (m) is the prefetch the commands run colyseus
+	// with when none is given (node.Config.Prefetch, Config.Prefetch):
+	// replicas are fetched for the view widened by this much, so that
+	// most objects are held before they enter an interest. It is the
+	// setting the headline consistency figures are measured at
+	// (BENCHMARKS.md); the paper's own evaluation (lab colyseus) runs
+	// without prefetch.
+	ColyseusPrefetch = 15.0
 	// RingLinks is the number of Mercury long links of every colyseus
 	// node: eight instead of the ring's default four keep the 99th
 	// percentile of route hops at 3 at 64 nodes (4 with four or six

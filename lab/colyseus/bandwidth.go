@@ -19,6 +19,7 @@ import (
 
 	"github.com/overworld/overworld/arena"
 	"github.com/overworld/overworld/discovery"
+	"github.com/overworld/overworld/geo"
 	"github.com/overworld/overworld/lab"
 	"github.com/overworld/overworld/lab/harness"
 	"github.com/overworld/overworld/lab/report"
@@ -41,6 +42,9 @@ type BandwidthConfig struct {
 	// Seed is the seed of every run; Slice the PlanetLab time slice.
 	Seed  uint64
 	Slice int
+	// Net is the network every run emulates (geo.WAN, or the zero
+	// Network: the latency table's delays alone, the default).
+	Net geo.Network
 }
 
 // DefaultBandwidthConfig is the full sweep: 9 to 96 peer-to-peer nodes on
@@ -77,6 +81,8 @@ func (c BandwidthConfig) Validate() (BandwidthConfig, error) {
 		return c, fmt.Errorf("%w: duration %v: want 1s to 1h", lab.ErrConfig, c.Duration)
 	case c.Map != arena.Sqr && c.Map != arena.Rect:
 		return c, fmt.Errorf("%w: map %v: want sqr or rect", lab.ErrConfig, c.Map)
+	case c.Net.Validate() != nil:
+		return c, fmt.Errorf("%w: network: %w", lab.ErrConfig, c.Net.Validate())
 	}
 	slices.Sort(c.Nodes)
 	for i, n := range c.Nodes {
@@ -103,6 +109,7 @@ func (c BandwidthConfig) Validate() (BandwidthConfig, error) {
 func (c BandwidthConfig) world(a discovery.Arch, n int) harness.ArenaConfig {
 	w := harness.DefaultArenaConfig()
 	w.Arch, w.Nodes, w.PlayersPerNode, w.Map, w.Duration, w.Seed, w.Slice = a, n, c.PlayersPerNode, c.Map, c.Duration, c.Seed, c.Slice
+	w.SetNet(c.Net)
 	return w
 }
 

@@ -88,7 +88,7 @@ func newWorld(cfg Config, g Game, wrap func(*node.Node) sim.Core) (*World, error
 		return nil, err
 	}
 	sc := sim.DefaultConfig()
-	sc.Seed, sc.Jitter, sc.Loss, sc.Duplicate = cfg.Seed, cfg.Jitter, cfg.Loss, cfg.Duplicate
+	sc.Seed, sc.Jitter, sc.Loss, sc.Duplicate, sc.Reorder = cfg.Seed, cfg.Jitter, cfg.Loss, cfg.Duplicate, cfg.Reorder
 	sc.Workers = cfg.Workers
 	sc.Warmup = max(cfg.Warmup, 0)
 	if sc.Workers == 0 {
