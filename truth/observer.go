@@ -435,7 +435,11 @@ func (t *Observer) observe(i int, snap *Snapshot) {
 // with the snapshot's objects (in ID order too).
 func (t *Observer) report(i int, snap *Snapshot) error {
 	id, now := snap.Node, snap.At
-	t.view = append(t.view[:0], snap.View...)
+	if snap.OwnInterest {
+		t.view = append(t.view[:0], snap.Interest...)
+	} else {
+		t.view = append(t.view[:0], snap.View...)
+	}
 	t.interest, t.held = t.interest[:0], t.held[:0]
 	t.stamp++
 	ordered := t.kinds != nil || (t.ticks[i]+1)%t.every == 0
