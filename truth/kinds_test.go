@@ -3,7 +3,6 @@ package truth
 import (
 	"testing"
 	"time"
-
 )
 
 // TestKindTrackerExact drives the per-kind tracker by hand and checks every
