@@ -93,6 +93,10 @@ const (
 	ringDefer = 250 * time.Millisecond
 	// ringCacheTTL: how long a route-cache entry lives.
 	ringCacheTTL = 10 * time.Second
+	// matchAgain: a rendezvous sends a subscriber's first match of an
+	// object again this long after, at its next frame
+	// (locate.MercuryConfig.MatchAgain).
+	matchAgain = 150 * time.Millisecond
 )
 
 // streamRing is the random stream of each node's ring (long links, timer
@@ -300,6 +304,10 @@ func newMercury(cfg Config) (*locate.Mercury, error) {
 	mc := locate.MercuryConfig{Keys: km, Dims: sp.Dims, Predict: pc, Sweep: true,
 		PublishPeriod: PublishPeriod, Jump: sp.Jump(), IdleEvery: IdleEvery, Pad: world.Point{cfg.Prefetch, cfg.Prefetch}}
 	mc.Ring.Balance = cfg.Balance
+	// Every first match goes twice: later publications are spared while
+	// the subscriber can predict them, so a lost first match cost an idle
+	// object's subscribers up to 15 s (BENCHMARKS.md, --net wan).
+	mc.MatchAgain = matchAgain
 	// Stabilisation and probes every 1.5 s, not the ring's 500 ms and 1
 	// s, and the farther successors and long links probed every 9 s: less
 	// than half the maintenance traffic at 96 nodes, for crash detection
