@@ -160,7 +160,7 @@ type Mercury struct {
 
 	told          map[toldKey]toldRec // what subscribers were sent (Sweep)
 	nextToldSweep time.Duration
-	again         []againMatch // first matches to send once more (MatchAgain), in due order
+	again         []againMatch  // first matches to send once more (MatchAgain), in due order
 	rng           *rand.Rand    // shared with the ring: one goroutine drives both
 	seeds         []wire.NodeID // members to join through: the join seed and contacts
 	retryAt       time.Duration // when to join again after a failed join or isolation (0: no retry due)
