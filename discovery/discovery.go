@@ -93,7 +93,7 @@ const (
 	ringDefer = 250 * time.Millisecond
 	// ringCacheTTL: how long a route-cache entry lives.
 	ringCacheTTL = 10 * time.Second
-	// matchAgain: a rendezvous sends a subscriber's first match of an
+	// matchAgain: a rendezvous sends a subscriber's first match of a still
 	// object again this long after, at its next frame
 	// (locate.MercuryConfig.MatchAgain).
 	matchAgain = 150 * time.Millisecond
@@ -304,9 +304,11 @@ func newMercury(cfg Config) (*locate.Mercury, error) {
 	mc := locate.MercuryConfig{Keys: km, Dims: sp.Dims, Predict: pc, Sweep: true,
 		PublishPeriod: PublishPeriod, Jump: sp.Jump(), IdleEvery: IdleEvery, Pad: world.Point{cfg.Prefetch, cfg.Prefetch}}
 	mc.Ring.Balance = cfg.Balance
-	// Every first match goes twice: later publications are spared while
-	// the subscriber can predict them, so a lost first match cost an idle
-	// object's subscribers up to 15 s (BENCHMARKS.md, --net wan).
+	// A still object's first match goes twice: later publications are
+	// spared while the subscriber can predict them, so under 1% loss a
+	// lost first match cost an idle object's subscriber up to 15 s
+	// (items missing 0.43% at 400 ms of grace instead of 0.20% at 64
+	// nodes; BENCHMARKS.md, --net wan), for 2% more bandwidth.
 	mc.MatchAgain = matchAgain
 	// Stabilisation and probes every 1.5 s, not the ring's 500 ms and 1
 	// s, and the farther successors and long links probed every 9 s: less

@@ -85,14 +85,16 @@ type MercuryConfig struct {
 	// subscription is widened by (PubTime + PubTTL) × PubSpeed.
 	Sweep bool
 	// MatchAgain: under Sweep, a match a rendezvous sends a subscriber for
-	// the first time (no publication of the object told it yet) is sent
-	// once more at the first Tick at least MatchAgain later, unless a
-	// newer publication was sent in between. Later publications of the
-	// object are spared while the subscriber can predict them, so a lost
-	// first match would otherwise leave the subscriber without the object
-	// until the told publication nearly runs out (up to 3 × IdleEvery for
-	// an idle object); a second, independent copy makes that the loss of
-	// both. Zero (the default): sent once.
+	// the first time (no publication of the object told it yet) of an
+	// object standing still (zero velocity) is sent once more at the
+	// first Tick at least MatchAgain later, unless a newer publication was
+	// sent in between. Later publications of a still object are spared
+	// while it stays put, so a lost first match would otherwise leave the
+	// subscriber without it until the told publication nearly runs out
+	// (up to 3 × IdleEvery for an idle one); a second, independent copy
+	// makes that the loss of both. A moving object's told publication is
+	// short-lived, and the next is sent within about a PublishTTL. Zero
+	// (the default): sent once.
 	MatchAgain time.Duration
 }
 
@@ -742,8 +744,8 @@ func (m *Mercury) spare(now time.Duration) {
 			m.stats.MatchesSpared++
 			continue
 		}
-		if _, told := m.told[k]; !told && m.cfg.MatchAgain > 0 {
-			m.again = append(m.again, againMatch{due: now + m.cfg.MatchAgain, m: mt})
+		if _, told := m.told[k]; !told && m.cfg.MatchAgain > 0 && p.Vel == (world.Point{}) {
+			m.again = append(m.again, againMatch{due: now + m.cfg.MatchAgain, sent: now, m: mt})
 		}
 		m.told[k] = toldRec{node: p.Node, loc: p.Loc, vel: p.Vel, at: p.At, until: p.Until}
 		kept = append(kept, mt)
@@ -761,8 +763,8 @@ func (m *Mercury) spare(now time.Duration) {
 
 // againMatch is a first match to send once more when due.
 type againMatch struct {
-	due time.Duration
-	m   Match
+	due, sent time.Duration
+	m         Match
 }
 
 // sendAgain sends the first matches due again by now (MatchAgain) whose
@@ -782,7 +784,15 @@ func (m *Mercury) sendAgain(now time.Duration, out *Out) {
 		if a.m.Pub.Until <= now || !ok || r.at != a.m.Pub.At || r.node != a.m.Pub.Node {
 			continue
 		}
-		m.matches = append(m.matches, a.m)
+		// The subscriber takes a match's location as the object's at the
+		// time it hears it (Found.Heard) and follows its velocity from
+		// there: the copy carries the location the first predicts now.
+		mt := a.m
+		t := (now - a.sent).Seconds()
+		for d := range m.cfg.Dims {
+			mt.Pub.Loc[d] += mt.Pub.Vel[d] * t
+		}
+		m.matches = append(m.matches, mt)
 	}
 	m.again = append(m.again[:0], m.again[n:]...)
 	m.stats.MatchesAgain += uint64(len(m.matches))

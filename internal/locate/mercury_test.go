@@ -685,9 +685,10 @@ func TestMercurySparesPredictableMatches(t *testing.T) {
 }
 
 // TestMercuryMatchesAgain: with MatchAgain, a subscriber's first match of
-// an object is sent once more at the first tick MatchAgain later, unless a
-// newer publication of it was sent meanwhile or the publication ran out;
-// matches after the first are not repeated.
+// an object standing still is sent once more at the first tick MatchAgain
+// later, unless a newer publication of it was sent meanwhile or the
+// publication ran out; matches after the first, and first matches of
+// moving objects, are not repeated.
 func TestMercuryMatchesAgain(t *testing.T) {
 	km, err := NewLinearMap(extentBox(100, 100))
 	if err != nil {
@@ -743,7 +744,7 @@ func TestMercuryMatchesAgain(t *testing.T) {
 		// Not due yet; a newer, unpredictable publication of 7 goes to 4.
 		{100 * ms, []Match{pub(4, 7, 100*ms, 50, 0, long)}, map[wire.NodeID]int{4: 1}},
 		// Due: node 2's first again; node 4's was replaced (and its newer
-		// one is not a first); object 8 ran out.
+		// one is not a first); object 8 ran out; object 9 moves.
 		{200 * ms, nil, map[wire.NodeID]int{2: 1}},
 		// Nothing more, and an idle republication to node 2 is spared.
 		{500 * ms, []Match{pub(2, 7, 500*ms, 0, 0, long)}, map[wire.NodeID]int{}},
