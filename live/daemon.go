@@ -74,6 +74,7 @@ type Daemon struct {
 	incFrom  string   // where the incarnation came from
 	drain    *drainer // while the node drains (the driver's goroutine only)
 
+	placed    placedState      // the players and pings the control plane reads here
 	lastFrame atomic.Int64     // wall-clock UnixNano of the latest frame
 	snapReq   chan chan []byte // /debug/world requests, answered by a frame hook
 }
@@ -198,6 +199,8 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 	d.driver.AddHook(d.alog)
 	d.metrics.Registry.MustRegister(d.alog)
 	d.driver.AddHook(FrameHookFunc(d.snapshotWorld))
+	d.placed.regions = make(chan regionReq, 16)
+	d.driver.AddHook(FrameHookFunc(d.migrateRegion))
 	if cfg.Listen.PlayerQUIC != "" || cfg.Listen.PlayerWS != "" {
 		plog := func(format string, args ...any) { log.Debug(fmt.Sprintf(format, args...)) }
 		if d.players, err = newPlayerEndpoint(cfg, game.Players, ident, plog); err != nil {
@@ -208,6 +211,7 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 		d.driver.AddHook(gw)
 		d.driver.AddHook(FrameHookFunc(func(time.Duration, *node.Node) { d.metrics.SetPlayers(int(gw.Stats().Players)) }))
 		d.metrics.Registry.MustRegister(playerCollector{gw})
+		d.driver.AddHook(FrameHookFunc(d.placedHook))
 	}
 	if cfg.Listen.Admin != "" {
 		if d.adminLn, err = net.Listen("tcp", cfg.Listen.Admin); err != nil {
@@ -224,6 +228,9 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 		mux.HandleFunc("/debug/world", d.debugWorld)
 		mux.HandleFunc("/debug/authority", d.alog.serve)
 		mux.HandleFunc("/admin/handoff", d.serveHandOff)
+		mux.HandleFunc("/admin/players", d.servePlayers)
+		mux.HandleFunc("/admin/pings", d.servePings)
+		mux.HandleFunc("/admin/migrate-region", d.serveMigrateRegion)
 		d.admin = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	}
 	return d, nil

@@ -1,0 +1,138 @@
+package plane
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/overworld/overworld/control"
+)
+
+// File is the plane's configuration file (TOML), as "overworld control
+// --config" reads it.
+type File struct {
+	// Listen is the address of the plane's HTTP API ("127.0.0.1:7400").
+	Listen string `toml:"listen"`
+	// Poll, DownAfter, LeaveAfter, JoinGrace and Retry are Config's, as Go
+	// durations ("1s"); empty takes the default.
+	Poll       string `toml:"poll"`
+	DownAfter  string `toml:"down_after"`
+	LeaveAfter string `toml:"leave_after"`
+	JoinGrace  string `toml:"join_grace"`
+	Retry      string `toml:"retry"`
+	// Seed seeds the network coordinates.
+	Seed uint64 `toml:"seed"`
+	// Grid ("CxR", "" for none) divides Bounds ([x0, y0, x1, y1], the
+	// world's extent) into regions, moved under RegionPolicy (periodic,
+	// churn, arrivals, load or never; default periodic) when they gain
+	// MigrationCost (ms summed over the region's players; default 1,000).
+	Grid          string     `toml:"grid"`
+	Bounds        []float64  `toml:"bounds"`
+	RegionPolicy  string     `toml:"region_policy"`
+	MigrationCost float64    `toml:"migration_cost"`
+	Nodes         []FileNode `toml:"nodes"`
+}
+
+// FileNode is one node of File.
+type FileNode struct {
+	ID         uint32 `toml:"id"`
+	Site       string `toml:"site"`
+	Capacity   int    `toml:"capacity"`
+	Admin      string `toml:"admin"`
+	PlayerQUIC string `toml:"player_quic"`
+	PlayerWS   string `toml:"player_ws"`
+}
+
+// LoadFile reads and decodes a configuration file, refusing unknown keys.
+// Its values are checked by Config (New).
+func LoadFile(path string) (File, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return File{}, err
+	}
+	return ParseFile(b)
+}
+
+// maxFile bounds a configuration file.
+const maxFile = 1 << 20
+
+// ParseFile decodes a configuration file's bytes.
+func ParseFile(b []byte) (File, error) {
+	var f File
+	if len(b) > maxFile {
+		return f, fmt.Errorf("%w: %d bytes, at most %d", ErrConfig, len(b), maxFile)
+	}
+	md, err := toml.NewDecoder(bytes.NewReader(b)).Decode(&f)
+	if err != nil {
+		return f, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		return f, fmt.Errorf("%w: unknown key %q", ErrConfig, und[0].String())
+	}
+	if f.Listen == "" {
+		return f, fmt.Errorf("%w: listen: empty (want host:port)", ErrConfig)
+	}
+	return f, nil
+}
+
+// Config returns the plane's configuration from the file.
+func (f File) Config() (Config, error) {
+	c := Config{Seed: f.Seed}
+	for _, d := range []struct {
+		name string
+		s    string
+		to   *time.Duration
+	}{{"poll", f.Poll, &c.Poll}, {"down_after", f.DownAfter, &c.DownAfter}, {"leave_after", f.LeaveAfter, &c.LeaveAfter},
+		{"join_grace", f.JoinGrace, &c.JoinGrace}, {"retry", f.Retry, &c.Retry}} {
+		if d.s == "" {
+			continue
+		}
+		v, err := time.ParseDuration(d.s)
+		if err != nil {
+			return c, fmt.Errorf("%w: %s %q: %v", ErrConfig, d.name, d.s, err)
+		}
+		*d.to = v
+	}
+	if f.Grid != "" {
+		var cols, rows int
+		if _, err := fmt.Sscanf(f.Grid, "%dx%d", &cols, &rows); err != nil || cols < 1 || rows < 1 || cols*rows > 1024 {
+			return c, fmt.Errorf("%w: grid %q: want COLSxROWS, 1 to 1,024 regions", ErrConfig, f.Grid)
+		}
+		if len(f.Bounds) != 4 || !(f.Bounds[2] > f.Bounds[0]) || !(f.Bounds[3] > f.Bounds[1]) ||
+			math.IsInf(f.Bounds[2]-f.Bounds[0], 0) || math.IsInf(f.Bounds[3]-f.Bounds[1], 0) {
+			return c, fmt.Errorf("%w: bounds %v: want [x0, y0, x1, y1] with x1 > x0, y1 > y0, finite", ErrConfig, f.Bounds)
+		}
+		c.Grid = control.Grid{X0: f.Bounds[0], Y0: f.Bounds[1], Width: f.Bounds[2] - f.Bounds[0], Height: f.Bounds[3] - f.Bounds[1], Cols: cols, Rows: rows}
+		p, err := control.PolicyNamed(f.RegionPolicy)
+		if err != nil {
+			return c, fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+		c.Policy = p
+		if f.MigrationCost < 0 || math.IsNaN(f.MigrationCost) || math.IsInf(f.MigrationCost, 0) {
+			return c, fmt.Errorf("%w: migration_cost %v: want finite and ≥ 0", ErrConfig, f.MigrationCost)
+		}
+		c.MigrationCost = f.MigrationCost
+	} else if len(f.Bounds) != 0 || f.RegionPolicy != "" || f.MigrationCost != 0 {
+		return c, fmt.Errorf("%w: bounds, region_policy and migration_cost need a grid", ErrConfig)
+	}
+	for _, n := range f.Nodes {
+		c.Nodes = append(c.Nodes, Node{ID: n.ID, Site: n.Site, Capacity: n.Capacity, Admin: n.Admin, QUIC: n.PlayerQUIC, WS: n.PlayerWS})
+	}
+	if _, err := c.validate(); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// Encode writes f as TOML.
+func (f File) Encode() ([]byte, error) {
+	var b bytes.Buffer
+	if err := toml.NewEncoder(&b).Encode(f); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
