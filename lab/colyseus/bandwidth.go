@@ -370,6 +370,9 @@ func (r *BandwidthReport) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "workload    the model game (arena), %d bot(s) per node, %s maps at a 16-player map's density, %v of game time per run, seed %d\n",
 		c.PlayersPerNode, c.Map, c.Duration, c.Seed)
 	fmt.Fprintf(w, "network     PlanetLab slice %d (nodes on distinct hosts drawn from the seed); bandwidth = bytes/s in + out incl. 28-byte IPv4/UDP headers\n", c.Slice)
+	if !c.Net.Perfect() {
+		fmt.Fprintf(w, "            beside the latencies, every packet: %s\n", c.Net)
+	}
 	fmt.Fprintf(w, "            directory and client-server add one node (rendezvous / central server) at the host with the least mean delay\n\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	p := func(format string, args ...any) { fmt.Fprintf(tw, format, args...) }
