@@ -40,24 +40,31 @@ func (d *Duration) UnmarshalText(b []byte) error {
 // "overworld node --print-config" prints. Relative paths are relative to
 // the configuration file's directory.
 type DaemonConfig struct {
-	ID             uint32          `toml:"id"`
-	DataDir        string          `toml:"data_dir"`
-	FrameRate      float64         `toml:"frame_rate"`
-	Epoch          string          `toml:"epoch"`
-	City           string          `toml:"city"`
-	EmulateLatency bool            `toml:"emulate_latency"`
-	QueueLen       int             `toml:"queue_len"`
-	ShutdownGrace  Duration        `toml:"shutdown_grace"`
-	Failover       bool            `toml:"failover"`
-	DrainTimeout   Duration        `toml:"drain_timeout"`
-	LogLevel       string          `toml:"log_level"`
-	LogFormat      string          `toml:"log_format"`
-	Listen         ListenConfig    `toml:"listen"`
-	TLS            TLSConfig       `toml:"tls"`
-	Discovery      DiscoveryConfig `toml:"discovery"`
-	Players        PlayersConfig   `toml:"players"`
-	Game           GameConfig      `toml:"game"`
-	Peers          []PeerConfig    `toml:"peers"`
+	ID             uint32  `toml:"id"`
+	DataDir        string  `toml:"data_dir"`
+	FrameRate      float64 `toml:"frame_rate"`
+	Epoch          string  `toml:"epoch"`
+	City           string  `toml:"city"`
+	EmulateLatency bool    `toml:"emulate_latency"`
+	// EmulateLoss, EmulateJitter, EmulateDuplicate and EmulateReorder add
+	// a WAN's conditions beyond its latency to every packet this node
+	// sends (geo.Network, as the simulator applies it; MeshConfig.Net).
+	EmulateLoss      float64         `toml:"emulate_loss"`
+	EmulateJitter    Duration        `toml:"emulate_jitter"`
+	EmulateDuplicate float64         `toml:"emulate_duplicate"`
+	EmulateReorder   float64         `toml:"emulate_reorder"`
+	QueueLen         int             `toml:"queue_len"`
+	ShutdownGrace    Duration        `toml:"shutdown_grace"`
+	Failover         bool            `toml:"failover"`
+	DrainTimeout     Duration        `toml:"drain_timeout"`
+	LogLevel         string          `toml:"log_level"`
+	LogFormat        string          `toml:"log_format"`
+	Listen           ListenConfig    `toml:"listen"`
+	TLS              TLSConfig       `toml:"tls"`
+	Discovery        DiscoveryConfig `toml:"discovery"`
+	Players          PlayersConfig   `toml:"players"`
+	Game             GameConfig      `toml:"game"`
+	Peers            []PeerConfig    `toml:"peers"`
 }
 
 // ListenConfig holds the listen addresses.
@@ -118,6 +125,12 @@ const MaxNodeID = node.MaxID
 // retry.
 const DefaultDrainTimeout = 5 * time.Second
 
+// Net returns the network conditions the node emulates (EmulateLoss,
+// EmulateJitter, EmulateDuplicate, EmulateReorder).
+func (c DaemonConfig) Net() geo.Network {
+	return geo.Network{Loss: c.EmulateLoss, Jitter: c.EmulateJitter.Duration, Duplicate: c.EmulateDuplicate, Reorder: c.EmulateReorder}
+}
+
 // DefaultConfigTOML is the default configuration with every field
 // documented. Parsing it gives DefaultDaemonConfig.
 const DefaultConfigTOML = `# overworld node configuration (TOML). Every field is shown with its default.
@@ -143,6 +156,16 @@ city = ""
 # city and the peer's (half the measured RTT, the simulator's table), so a
 # loopback cluster behaves like a WAN. Needs city here and on every peer.
 emulate_latency = false
+# WAN conditions beyond latency, on every packet this node sends (the
+# simulator's --net wan is loss 0.01, jitter 10ms, duplicate 0.001):
+# probability of loss, mean of an exponential extra delay, probability of
+# sending a packet twice, and probability of holding it back up to 50ms.
+# A peer's queue stays first in, first out, so a held-back packet delays
+# the ones behind it instead of being overtaken.
+emulate_loss = 0.0
+emulate_jitter = "0s"
+emulate_duplicate = 0.0
+emulate_reorder = 0.0
 # Bound of each peer's send queue (packets). When it is full, an update
 # replaces the oldest queued update and the drop is counted.
 queue_len = 256
@@ -360,6 +383,9 @@ func (c DaemonConfig) Validate() (DaemonConfig, error) {
 	case "broadcast", "colyseus":
 	default:
 		return bad("discovery.arch %q: want directory, broadcast or colyseus", c.Discovery.Arch)
+	}
+	if err := c.Net().Validate(); err != nil {
+		return bad("emulate_*: %v", err)
 	}
 	if c.EmulateLatency {
 		ws, err := geo.WonderNetwork()

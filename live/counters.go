@@ -25,7 +25,10 @@ type Counters struct {
 	DialErrors  atomic.Int64 // failed connection attempts
 	Accepted    atomic.Int64 // authenticated incoming connections
 	LostOnClose atomic.Int64 // packets still queued when the mesh closed
-	Connected   atomic.Int64 // gauge: peers with an open outgoing connection
+	// EmulatedLoss counts packets the WAN emulation lost (MeshConfig.Net),
+	// also counted as sent.
+	EmulatedLoss atomic.Int64
+	Connected    atomic.Int64 // gauge: peers with an open outgoing connection
 
 	Frames atomic.Int64 // frames run by the driver
 	Steps  atomic.Int64 // packets delivered to the core

@@ -168,7 +168,8 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 		}
 	}
 
-	mc := MeshConfig{Self: self, Peers: cfg.PeerMap(), QueueLen: cfg.QueueLen, Logger: log, Counters: d.counters}
+	mc := MeshConfig{Self: self, Peers: cfg.PeerMap(), QueueLen: cfg.QueueLen, Logger: log, Counters: d.counters,
+		Net: cfg.Net(), NetSeed: cfg.Game.Seed ^ uint64(d.inc)<<32}
 	if cfg.EmulateLatency {
 		if mc.Delay, err = Latency(self, cfg.Cities()); err != nil {
 			return nil, err
