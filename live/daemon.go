@@ -1,6 +1,7 @@
 package live
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -73,6 +74,11 @@ type Daemon struct {
 	inc      uint16
 	incFrom  string   // where the incarnation came from
 	drain    *drainer // while the node drains (the driver's goroutine only)
+	ident    *pki.Identity
+	members  *Members
+	adminKey []byte // the admin endpoint's bearer secret (nil: none)
+	refusals refusalCounts
+	revoked  atomic.Pointer[pki.Revocations]
 
 	lastFrame atomic.Int64     // wall-clock UnixNano of the latest frame
 	snapReq   chan chan []byte // /debug/world requests, answered by a frame hook
@@ -126,8 +132,29 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 		time.Sleep(time.Until(ready))
 	}
 	d.metrics = NewMetrics(d.counters)
+	d.ident = ident
+	d.members = NewMembers(cfg.Members()...)
+	ident.Admit = d.members.Admitted
+	if cfg.TLS.Revoked != "" {
+		rv, err := pki.LoadRevocations(cfg.TLS.Revoked)
+		if err != nil {
+			return nil, fmt.Errorf("tls.revoked: %w", err)
+		}
+		ident.SetRevocations(rv)
+		d.revoked.Store(rv)
+	}
+	if cfg.Listen.AdminTokenFile != "" {
+		b, err := os.ReadFile(cfg.Listen.AdminTokenFile)
+		if err != nil {
+			return nil, fmt.Errorf("listen.admin_token_file: %w", err)
+		}
+		if d.adminKey = bytes.TrimSpace(b); len(d.adminKey) < 16 {
+			return nil, fmt.Errorf("%w: listen.admin_token_file %s: the secret has %d bytes, want at least 16", ErrConfig, cfg.Listen.AdminTokenFile, len(d.adminKey))
+		}
+	}
 	ident.OnRefuse = func(err error) {
 		d.counters.Refused.Add(1)
+		d.refusals.count(err)
 		log.Warn("peer refused in the TLS handshake", "err", err)
 	}
 
@@ -199,7 +226,7 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 	d.driver.AddHook(FrameHookFunc(d.snapshotWorld))
 	if cfg.Listen.PlayerQUIC != "" || cfg.Listen.PlayerWS != "" {
 		plog := func(format string, args ...any) { log.Debug(fmt.Sprintf(format, args...)) }
-		if d.players, err = newPlayerEndpoint(cfg, game.Players, ident, plog); err != nil {
+		if d.players, err = newPlayerEndpoint(cfg, game.Players, ident.Current, plog); err != nil {
 			d.net.Close()
 			return nil, err
 		}
@@ -208,6 +235,11 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 		d.driver.AddHook(FrameHookFunc(func(time.Duration, *node.Node) { d.metrics.SetPlayers(int(gw.Stats().Players)) }))
 		d.metrics.Registry.MustRegister(playerCollector{gw})
 	}
+	guards := guardCollector{{"node", d.net.Guard()}}
+	if d.players != nil && d.players.guard != nil {
+		guards = append(guards, guardCollector{{"player", d.players.guard}}...)
+	}
+	d.metrics.Registry.MustRegister(guards, &d.refusals)
 	if cfg.Listen.Admin != "" {
 		if d.adminLn, err = net.Listen("tcp", cfg.Listen.Admin); err != nil {
 			d.net.Close()
@@ -217,12 +249,12 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 			return nil, fmt.Errorf("listen.admin: %w", err)
 		}
 		mux := http.NewServeMux()
-		mux.Handle("/metrics", promhttp.HandlerFor(d.metrics.Registry, promhttp.HandlerOpts{}))
+		mux.Handle("/metrics", d.authorized(promhttp.HandlerFor(d.metrics.Registry, promhttp.HandlerOpts{})))
 		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
 		mux.HandleFunc("/readyz", d.readyz)
-		mux.HandleFunc("/debug/world", d.debugWorld)
-		mux.HandleFunc("/debug/authority", d.alog.serve)
-		mux.HandleFunc("/admin/handoff", d.serveHandOff)
+		mux.Handle("/debug/world", d.authorized(http.HandlerFunc(d.debugWorld)))
+		mux.Handle("/debug/authority", d.authorized(http.HandlerFunc(d.alog.serve)))
+		mux.Handle("/admin/handoff", d.authorized(http.HandlerFunc(d.serveHandOff)))
 		d.admin = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	}
 	return d, nil

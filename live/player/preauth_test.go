@@ -1,0 +1,55 @@
+package player
+
+import (
+	"net"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// TestDoor checks one endpoint's pre-auth limits: the per-source cap
+// refuses at once, the global cap closes the oldest unauthenticated
+// connection, the deadline closes the silent, and a connection that
+// authenticated leaves the count.
+func TestDoor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := newDoor(Limits{MaxUnauth: 3, PerSource: 2, Deadline: 2 * time.Second})
+		addr := func(ip string) net.Addr { return &net.UDPAddr{IP: net.ParseIP(ip), Port: 4000} }
+		var closed [8]atomic.Bool
+		enter := func(i int, ip string) (*pass, bool) { return d.enter(addr(ip), func() { closed[i].Store(true) }) }
+		p0, ok0 := enter(0, "10.0.0.1")
+		_, ok1 := enter(1, "10.0.0.1")
+		_, ok2 := enter(2, "10.0.0.1")
+		if !ok0 || !ok1 || ok2 {
+			t.Fatalf("per-source cap: entered %v %v %v, want true true false", ok0, ok1, ok2)
+		}
+		p0.leave() // authenticated
+		p0.leave() // idempotent
+		if st := d.stats(); st.Unauth != 1 || st.Source != 1 {
+			t.Fatalf("after a leave: %+v", st)
+		}
+		_, ok3 := enter(3, "10.0.0.2")
+		_, ok4 := enter(4, "10.0.0.3")
+		if !ok3 || !ok4 || closed[1].Load() {
+			t.Fatal("room left, yet refused or evicted")
+		}
+		// Full: the oldest unauthenticated one (1) is closed for the newcomer.
+		if _, ok := enter(5, "10.0.0.4"); !ok || !closed[1].Load() || closed[3].Load() {
+			t.Fatalf("global cap: newcomer %v, oldest closed %v, next closed %v", ok, closed[1].Load(), closed[3].Load())
+		}
+		if st := d.stats(); st.Unauth != 3 || st.Evicted != 1 {
+			t.Fatalf("after an eviction: %+v", st)
+		}
+		time.Sleep(3 * time.Second)
+		synctest.Wait()
+		for _, i := range []int{3, 4, 5} {
+			if !closed[i].Load() {
+				t.Errorf("connection %d outlived its deadline", i)
+			}
+		}
+		if st := d.stats(); st.Unauth != 0 || st.Deadline != 3 || len(d.bySource) != 0 {
+			t.Fatalf("after the deadline: %+v, %d sources", st, len(d.bySource))
+		}
+	})
+}
