@@ -138,6 +138,7 @@ var (
 		{prometheus.NewDesc("overworld_full_states_sent_total", "Full states sent.", nil, nil), func(s *nodeSnapshot) int64 { return s.rs.FullSent }},
 		{prometheus.NewDesc("overworld_updates_applied_total", "Updates applied to replicas.", nil, nil), func(s *nodeSnapshot) int64 { return s.rs.Applied }},
 		{prometheus.NewDesc("overworld_updates_stale_total", "Updates ignored (old version, unknown base, no replica).", nil, nil), func(s *nodeSnapshot) int64 { return s.rs.Stale }},
+		{prometheus.NewDesc("overworld_not_primary_refusals_total", "Messages about an object refused because their sender is not its primary as this node knows it (a full state it asked another node for, news of a primary its epoch does not name, a migration for another node).", nil, nil), func(s *nodeSnapshot) int64 { return s.rs.NotPrimary }},
 		{prometheus.NewDesc("overworld_replica_timeouts_total", "Replicas deleted because their primary fell silent.", nil, nil), func(s *nodeSnapshot) int64 { return s.rs.Timeouts }},
 		{prometheus.NewDesc("overworld_replicas_dropped_total", "Replicas dropped (unneeded, or dropped by the primary).", nil, nil), func(s *nodeSnapshot) int64 { return s.rs.Dropped }},
 	}
