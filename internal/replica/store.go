@@ -248,8 +248,8 @@ type Stats struct {
 	// another node. (Updates and deletions from a node other than a
 	// replica's source are counted as Stale and Ignored.)
 	NotPrimary int64
-	Timeouts       int64 // replicas deleted because their primary fell silent
-	Dropped        int64 // replicas dropped (unneeded here, or dropped by the primary)
+	Timeouts   int64 // replicas deleted because their primary fell silent
+	Dropped    int64 // replicas dropped (unneeded here, or dropped by the primary)
 
 	// Authority (authority.go, writes.go, health.go).
 	Migrations        int64 // primaries handed to another node

@@ -30,8 +30,8 @@ import (
 
 type botFlags struct {
 	addr, tokenDir, name, mapType, ca string
-	world                            string
-	nodeID                           uint32
+	world                             string
+	nodeID                            uint32
 	serverName                        string
 	n, nodes, perNode                 int
 	duration                          time.Duration
