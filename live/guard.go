@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/quic-go/quic-go"
@@ -30,6 +32,22 @@ type HandshakeLimits struct {
 	// (a QUIC Retry, stateless for the listener; it costs the client one
 	// round trip). Default 16; a negative value asks every client.
 	RetryAbove int
+	// PerSourceRate bounds the handshakes one source address (IP) may
+	// start a second, with bursts of PerSourceBurst: a handshake costs
+	// the listener a signature and a key exchange, so a few addresses
+	// cannot take its CPU. Defaults 100 and 200.
+	PerSourceRate, PerSourceBurst float64
+}
+
+// maxBuckets bounds the per-source rate table: when full, it is cleared
+// (every source starts with a full burst again), so spoofed sources cost
+// bounded memory.
+const maxBuckets = 1 << 16
+
+// bucket is one source's token bucket.
+type bucket struct {
+	tokens float64
+	at     time.Time
 }
 
 // HandshakeGuard enforces HandshakeLimits on a quic.Transport (its
@@ -41,7 +59,11 @@ type HandshakeGuard struct {
 	inFlight atomic.Int64
 	retries  atomic.Int64 // Retry packets asked for
 	refused  atomic.Int64 // handshakes refused: MaxInFlight reached
+	rated    atomic.Int64 // handshakes refused: PerSourceRate
 	drops    dropCounter
+
+	mu      sync.Mutex
+	buckets map[netip.Addr]*bucket
 }
 
 // NewHandshakeGuard returns a guard with lim (zero fields take their
@@ -53,7 +75,13 @@ func NewHandshakeGuard(lim HandshakeLimits) *HandshakeGuard {
 	if lim.RetryAbove == 0 {
 		lim.RetryAbove = 16
 	}
-	return &HandshakeGuard{lim: lim}
+	if lim.PerSourceRate <= 0 {
+		lim.PerSourceRate = 100
+	}
+	if lim.PerSourceBurst < 1 {
+		lim.PerSourceBurst = 200
+	}
+	return &HandshakeGuard{lim: lim, buckets: map[netip.Addr]*bucket{}}
 }
 
 // errHandshakesFull refuses a connection in ConnContext.
@@ -82,7 +110,11 @@ func (g *HandshakeGuard) verifySourceAddress(net.Addr) bool {
 // connContext is the transport's ConnContext: it takes a place among the
 // handshakes in flight (refusing the connection when there is none), given
 // back when the connection is accepted or ends.
-func (g *HandshakeGuard) connContext(ctx context.Context, _ *quic.ClientInfo) (context.Context, error) {
+func (g *HandshakeGuard) connContext(ctx context.Context, ci *quic.ClientInfo) (context.Context, error) {
+	if !g.allow(ci.RemoteAddr, time.Now()) {
+		g.rated.Add(1)
+		return ctx, errHandshakesFull
+	}
 	if g.inFlight.Add(1) > int64(g.lim.MaxInFlight) {
 		g.inFlight.Add(-1)
 		g.refused.Add(1)
@@ -91,6 +123,32 @@ func (g *HandshakeGuard) connContext(ctx context.Context, _ *quic.ClientInfo) (c
 	h := &handshake{g: g}
 	context.AfterFunc(ctx, h.done)
 	return context.WithValue(ctx, handshakeKey{}, h), nil
+}
+
+// allow takes a token from addr's bucket.
+func (g *HandshakeGuard) allow(addr net.Addr, now time.Time) bool {
+	var ip netip.Addr
+	if ua, ok := addr.(*net.UDPAddr); ok {
+		ip, _ = netip.AddrFromSlice(ua.IP)
+		ip = ip.Unmap()
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	b := g.buckets[ip]
+	if b == nil {
+		if len(g.buckets) >= maxBuckets {
+			clear(g.buckets)
+		}
+		b = &bucket{tokens: g.lim.PerSourceBurst, at: now}
+		g.buckets[ip] = b
+	}
+	b.tokens = min(g.lim.PerSourceBurst, b.tokens+now.Sub(b.at).Seconds()*g.lim.PerSourceRate)
+	b.at = now
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
 }
 
 // Established gives back the place of an accepted connection's handshake.
@@ -105,12 +163,13 @@ type GuardStats struct {
 	InFlight int64            // handshakes in flight now
 	Retries  int64            // clients asked to prove their address (Retry)
 	Refused  int64            // handshakes refused: MaxInFlight reached
+	Rated    int64            // handshakes refused: PerSourceRate
 	Dropped  map[string]int64 // packets the transport dropped, by qlog reason (garbage, unknown connection, ...)
 }
 
 // Stats returns the guard's counters.
 func (g *HandshakeGuard) Stats() GuardStats {
-	return GuardStats{InFlight: g.inFlight.Load(), Retries: g.retries.Load(), Refused: g.refused.Load(), Dropped: g.drops.snapshot()}
+	return GuardStats{InFlight: g.inFlight.Load(), Retries: g.retries.Load(), Refused: g.refused.Load(), Rated: g.rated.Load(), Dropped: g.drops.snapshot()}
 }
 
 // dropCounter is a qlog recorder on a transport that counts the packets it
@@ -177,7 +236,7 @@ type guardCollector []struct {
 var (
 	descHSInFlight = prometheus.NewDesc("overworld_quic_handshakes_in_flight", "QUIC handshakes in flight, by endpoint (node, player).", []string{"endpoint"}, nil)
 	descHSRefused  = prometheus.NewDesc("overworld_quic_refusals_total",
-		"QUIC connection attempts refused or deflected before any per-connection state, by endpoint and reason: retry (the client was asked to prove its address), handshakes_full (too many handshakes in flight), dropped_<qlog reason> (packets the transport dropped: garbage, unknown connection IDs, ...).",
+		"QUIC connection attempts refused or deflected before any per-connection state, by endpoint and reason: retry (the client was asked to prove its address), handshakes_full (too many handshakes in flight), source_rate (too many handshakes a second from one address), dropped_<qlog reason> (packets the transport dropped: garbage, unknown connection IDs, ...).",
 		[]string{"endpoint", "reason"}, nil)
 )
 
@@ -192,6 +251,7 @@ func (c guardCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descHSInFlight, prometheus.GaugeValue, float64(s.InFlight), e.endpoint)
 		ch <- prometheus.MustNewConstMetric(descHSRefused, prometheus.CounterValue, float64(s.Retries), e.endpoint, "retry")
 		ch <- prometheus.MustNewConstMetric(descHSRefused, prometheus.CounterValue, float64(s.Refused), e.endpoint, "handshakes_full")
+		ch <- prometheus.MustNewConstMetric(descHSRefused, prometheus.CounterValue, float64(s.Rated), e.endpoint, "source_rate")
 		for r, v := range s.Dropped {
 			ch <- prometheus.MustNewConstMetric(descHSRefused, prometheus.CounterValue, float64(v), e.endpoint, "dropped_"+r)
 		}

@@ -55,7 +55,9 @@ func quicConfig() *quic.Config {
 // ListenQUIC opens the node's UDP socket at addr ("127.0.0.1:7000"; port 0
 // picks one) and starts the QUIC listener.
 func ListenQUIC(addr string, id *pki.Identity) (*QUICNetwork, error) {
-	q := &QUICNetwork{id: id, conf: quicConfig(), guard: NewHandshakeGuard(HandshakeLimits{})}
+	// Peers dial from few addresses (a loopback cluster from one): a
+	// higher per-source rate than a player endpoint's.
+	q := &QUICNetwork{id: id, conf: quicConfig(), guard: NewHandshakeGuard(HandshakeLimits{PerSourceRate: 500, PerSourceBurst: 1000})}
 	var err error
 	if q.tr, q.ln, err = listenGuarded(addr, id.ServerConfig(ALPN), q.conf, q.guard, resetKey(id)); err != nil {
 		return nil, err

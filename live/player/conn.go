@@ -296,6 +296,7 @@ func (g *Gateway) ServeQUIC(ctx context.Context, ln *quic.Listener) error {
 				_ = qc.CloseWithError(1, "no stream")
 				return
 			}
+			p.progress()
 			sc := newStreamConn(qc, s, true)
 			sc.dgrams = &g.st.datagrams
 			if err := g.serve(ctx, sc, p); err != nil {
@@ -365,6 +366,7 @@ func (g *Gateway) WSHandler(ctx context.Context, originPatterns ...string) http.
 			return // Accept wrote the HTTP error
 		}
 		p, _ := r.Context().Value(passKey{}).(*pass)
+		p.progress()
 		g.conns.Add(1)
 		defer g.conns.Add(-1)
 		if err := g.serve(ctx, &wsConn{c}, p); err != nil {

@@ -16,9 +16,11 @@ import (
 // each holds a goroutine and a few kilobytes until its deadline.
 type Limits struct {
 	// MaxUnauth bounds the endpoint's unauthenticated connections. When
-	// it is reached, the oldest is closed to make room for the new one
-	// (counted as evicted): a flood of idle connections cannot keep a
-	// player who sends its Join at once from joining. Default 512.
+	// it is reached, the oldest that has not yet shown progress (a
+	// WebSocket upgrade request, a QUIC stream) is closed to make room for
+	// the new one, or if every one has, the oldest (counted as evicted): a
+	// flood of idle connections cannot keep a player who sends its Join at
+	// once from joining. Default 512.
 	MaxUnauth int
 	// PerSource bounds the unauthenticated connections from one source
 	// address (IP); more are closed at once (counted). Default 16.
@@ -60,11 +62,11 @@ type door struct {
 	lim      Limits
 	mu       sync.Mutex
 	bySource map[netip.Addr]int
-	// queue holds the passes in arrival order (some already left: they
-	// are skipped when evicting); head is its first live index.
-	queue []*pass
-	head  int
-	n     int
+	// fresh and moving hold the passes in arrival order, those that have
+	// shown no progress and those that have (some already left or moved
+	// on: they are skipped when evicting).
+	fresh, moving passQueue
+	n             int
 
 	source, evicted, deadline atomic.Int64
 }
@@ -76,7 +78,46 @@ type pass struct {
 	cancel func()
 	timer  *time.Timer
 	left   bool // guarded by d.mu
+	moved  bool // guarded by d.mu: showed progress (in d.moving)
 }
+
+// passQueue is a FIFO of passes with lazy deletion.
+type passQueue struct {
+	q    []*pass
+	head int
+}
+
+func (q *passQueue) push(p *pass) { q.q = append(q.q, p) }
+
+// oldest returns the first pass keep accepts, dropping those before it.
+func (q *passQueue) oldest(keep func(*pass) bool) *pass {
+	for q.head < len(q.q) && !keep(q.q[q.head]) {
+		q.q[q.head] = nil
+		q.head++
+	}
+	q.compact(keep)
+	if q.head < len(q.q) {
+		return q.q[q.head]
+	}
+	return nil
+}
+
+// compact drops the dead prefix once it is half of the queue.
+func (q *passQueue) compact(keep func(*pass) bool) {
+	if q.head > len(q.q)/2 {
+		live := q.q[:0]
+		for _, p := range q.q[q.head:] {
+			if keep(p) {
+				live = append(live, p)
+			}
+		}
+		clear(q.q[len(live):])
+		q.q, q.head = live, 0
+	}
+}
+
+func isFresh(p *pass) bool  { return !p.left && !p.moved }
+func isMoving(p *pass) bool { return !p.left && p.moved }
 
 func newDoor(lim Limits) *door { return &door{lim: lim, bySource: map[netip.Addr]int{}} }
 
@@ -113,14 +154,16 @@ func (d *door) enter(src net.Addr, cancel func()) (*pass, bool) {
 	}
 	var evict *pass
 	if d.n >= d.lim.MaxUnauth {
-		evict = d.oldest()
+		if evict = d.fresh.oldest(isFresh); evict == nil {
+			evict = d.moving.oldest(isMoving)
+		}
 		d.leaveLocked(evict)
 		d.evicted.Add(1)
 	}
 	p := &pass{d: d, src: ip, cancel: cancel}
 	d.bySource[ip]++
 	d.n++
-	d.queue = append(d.queue, p)
+	d.fresh.push(p)
 	p.timer = time.AfterFunc(d.lim.Deadline, func() {
 		d.mu.Lock()
 		left := p.left
@@ -131,39 +174,34 @@ func (d *door) enter(src net.Addr, cancel func()) (*pass, bool) {
 			p.cancel()
 		}
 	})
-	d.compact()
+	d.tidy()
 	d.mu.Unlock()
 	if evict != nil {
-		evict.cancel()
+		go evict.cancel() // closing a QUIC connection waits for it: not on the accept loop
 	}
 	return p, true
 }
 
-// oldest returns the oldest pass that has not left (d.n > 0).
-func (d *door) oldest() *pass {
-	for d.queue[d.head].left {
-		d.queue[d.head] = nil
-		d.head++
-	}
-	return d.queue[d.head]
+// tidy drops the queues' dead prefixes (bounding them by the live passes).
+func (d *door) tidy() {
+	d.fresh.oldest(isFresh)
+	d.moving.oldest(isMoving)
 }
 
-// compact drops the queue's dead prefix once it is half of the queue.
-func (d *door) compact() {
-	for d.head < len(d.queue) && d.queue[d.head].left {
-		d.queue[d.head] = nil
-		d.head++
+// progress records that the connection showed progress toward a join (a
+// WebSocket upgrade request, a QUIC stream): it is evicted only after
+// every connection that did not. Nil-safe.
+func (p *pass) progress() {
+	if p == nil {
+		return
 	}
-	if d.head > len(d.queue)/2 {
-		live := d.queue[:0]
-		for _, p := range d.queue[d.head:] {
-			if !p.left {
-				live = append(live, p)
-			}
-		}
-		clear(d.queue[len(live):])
-		d.queue, d.head = live, 0
+	p.d.mu.Lock()
+	if !p.left && !p.moved {
+		p.moved = true
+		p.d.moving.push(p)
+		p.d.tidy()
 	}
+	p.d.mu.Unlock()
 }
 
 func (d *door) leaveLocked(p *pass) {
@@ -188,7 +226,7 @@ func (p *pass) leave() {
 	}
 	p.d.mu.Lock()
 	p.d.leaveLocked(p)
-	p.d.compact()
+	p.d.tidy()
 	p.d.mu.Unlock()
 }
 

@@ -30,20 +30,31 @@ func TestDoor(t *testing.T) {
 			t.Fatalf("after a leave: %+v", st)
 		}
 		_, ok3 := enter(3, "10.0.0.2")
-		_, ok4 := enter(4, "10.0.0.3")
+		p4, ok4 := enter(4, "10.0.0.3")
 		if !ok3 || !ok4 || closed[1].Load() {
 			t.Fatal("room left, yet refused or evicted")
 		}
 		// Full: the oldest unauthenticated one (1) is closed for the newcomer.
-		if _, ok := enter(5, "10.0.0.4"); !ok || !closed[1].Load() || closed[3].Load() {
+		_, ok := enter(5, "10.0.0.4")
+		synctest.Wait()
+		if !ok || !closed[1].Load() || closed[3].Load() {
 			t.Fatalf("global cap: newcomer %v, oldest closed %v, next closed %v", ok, closed[1].Load(), closed[3].Load())
 		}
 		if st := d.stats(); st.Unauth != 3 || st.Evicted != 1 {
 			t.Fatalf("after an eviction: %+v", st)
 		}
+		// 4 showed progress: newcomers evict 3 (older, idle), then 5 (idle),
+		// not 4.
+		p4.progress()
+		enter(6, "10.0.0.5")
+		enter(7, "10.0.0.5")
+		synctest.Wait()
+		if !closed[3].Load() || !closed[5].Load() || closed[4].Load() {
+			t.Fatalf("evictions: 3 %v, 5 %v, 4 %v; want the idle 3 and 5 closed, 4 kept", closed[3].Load(), closed[5].Load(), closed[4].Load())
+		}
 		time.Sleep(3 * time.Second)
 		synctest.Wait()
-		for _, i := range []int{3, 4, 5} {
+		for _, i := range []int{4, 6, 7} {
 			if !closed[i].Load() {
 				t.Errorf("connection %d outlived its deadline", i)
 			}
