@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net/http"
@@ -280,5 +281,41 @@ func TestAdminSecret(t *testing.T) {
 	}
 	if code, _ := n.get(t, "/debug/world", secret); code != http.StatusOK {
 		t.Errorf("/debug/world with the secret: %d", code)
+	}
+}
+
+// TestWSS: with tls.player_dev_cert the WebSocket endpoint serves wss://
+// (a self-signed certificate made at start): a player joins over it, and
+// a plain ws:// client gets no session.
+func TestWSS(t *testing.T) {
+	dir := t.TempDir()
+	_, ca := testNodeConfig(t, dir)
+	if _, err := player.InitKeys(filepath.Join(dir, "coord"), nil); err != nil {
+		t.Fatal(err)
+	}
+	key, err := player.LoadPrivateKey(filepath.Join(dir, "coord"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := hostileConfig(t, dir, ca, 1)
+	cfg.TLS.PlayerDevCert = true
+	n := startHostile(t, cfg)
+	defer n.shutdown(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	tok, _ := player.IssueToken(key, "alice", player.Audience{World: "main", Node: 1}, time.Now(), time.Minute, nil)
+	if conn, err := player.DialWS(ctx, "ws://"+n.d.PlayerWSAddr().String()+"/"); err == nil {
+		if _, err := player.Join(ctx, conn, tok); err == nil {
+			t.Fatal("a plain ws:// client joined a wss:// endpoint")
+		}
+		conn.Close()
+	}
+	conn, err := player.DialWSTLS(ctx, "wss://"+n.d.PlayerWSAddr().String()+"/", &tls.Config{InsecureSkipVerify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := player.Join(ctx, conn, tok); err != nil {
+		t.Fatalf("join over wss://: %v", err)
 	}
 }

@@ -250,7 +250,7 @@ var (
 	descPJoins   = prometheus.NewDesc("overworld_player_joins_total", "Players admitted through the player endpoints.", nil, nil)
 	descPLeaves  = prometheus.NewDesc("overworld_player_leaves_total", "Players who left, were dropped or lost their avatar.", nil, nil)
 	descPRefused = prometheus.NewDesc("overworld_player_refusals_total",
-		"Player connections refused before any per-player state: bad_token (forged, malformed, early or too long), audience (a token for another world or node), expired, replayed, full, duplicate, rejoin_refused (a rejoin naming an avatar another session plays), join_failed, timeout (no join in time), malformed (a bad or oversized message; joined players are dropped).",
+		"Player connections refused before any per-player state: bad_token (forged, malformed, early or too long), audience (a token for another world or node), expired, replayed, full, duplicate, rejoin_refused (a rejoin naming an avatar another session plays), join_failed, timeout (no join in time), malformed (a bad or oversized message; joined players are dropped), http_error (a WebSocket endpoint connection that failed before the upgrade: not HTTP, or a failed TLS handshake).",
 		[]string{"reason"}, nil)
 	descPUnauth  = prometheus.NewDesc("overworld_player_unauthenticated_connections", "Player connections whose token has not verified yet, by endpoint (quic, ws).", []string{"endpoint"}, nil)
 	descPPreAuth = prometheus.NewDesc("overworld_player_preauth_refusals_total",
@@ -281,7 +281,7 @@ func (c playerCollector) Collect(ch chan<- prometheus.Metric) {
 		v      int64
 	}{{"bad_token", s.BadToken}, {"audience", s.Audience}, {"expired", s.Expired}, {"replayed", s.Replayed}, {"full", s.Full},
 		{"duplicate", s.Duplicate}, {"rejoin_refused", s.RejoinRefused}, {"join_failed", s.JoinFailed}, {"timeout", s.Timeouts},
-		{"malformed", s.Malformed}} {
+		{"malformed", s.Malformed}, {"http_error", s.HTTPErrors}} {
 		counter(descPRefused, r.v, r.reason)
 	}
 	for _, e := range []struct {

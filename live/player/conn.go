@@ -376,9 +376,17 @@ func (g *Gateway) WSHandler(ctx context.Context, originPatterns ...string) http.
 }
 
 // DialWS connects to a node's WebSocket player endpoint (a ws:// or wss://
-// URL).
-func DialWS(ctx context.Context, url string) (Conn, error) {
-	c, _, err := websocket.Dial(ctx, url, nil)
+// URL; wss:// verifies the node's certificate with the system's roots).
+func DialWS(ctx context.Context, url string) (Conn, error) { return DialWSTLS(ctx, url, nil) }
+
+// DialWSTLS is DialWS with the TLS configuration of a wss:// URL (nil:
+// the system's roots).
+func DialWSTLS(ctx context.Context, url string, tlsConf *tls.Config) (Conn, error) {
+	var opts *websocket.DialOptions
+	if tlsConf != nil {
+		opts = &websocket.DialOptions{HTTPClient: &http.Client{Transport: &http.Transport{TLSClientConfig: tlsConf}}}
+	}
+	c, _, err := websocket.Dial(ctx, url, opts)
 	if err != nil {
 		return nil, fmt.Errorf("player: dial %s: %w", url, err)
 	}

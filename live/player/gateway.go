@@ -137,6 +137,7 @@ type Stats struct {
 	JoinFailed    int64 // joins refused by the Controller
 	Timeouts      int64 // connections that sent no Join in time
 	Malformed     int64 // connections dropped for a malformed message
+	HTTPErrors    int64 // WebSocket endpoint connections that failed before the upgrade (not HTTP, a failed TLS handshake)
 	Inputs        int64 // inputs applied
 	InputsDropped int64 // inputs dropped: queue full
 	BadInputs     int64 // inputs the Controller refused
@@ -156,7 +157,7 @@ type Stats struct {
 type stats struct {
 	players, joins, leaves, badToken, audience, expired, replayed, full, rejoinRefused, duplicate, joinFailed, timeouts,
 	malformed, inputs, inputsDropped, badInputs, stateMsgs, stateBytes, datagrams, coalesced, fullStates,
-	handedOff, rejoins, inputsMoved atomic.Int64
+	handedOff, rejoins, inputsMoved, httpErrors atomic.Int64
 }
 
 // Gateway is a node's player endpoint: it authenticates joining players,
@@ -273,7 +274,7 @@ func (g *Gateway) Stats() Stats {
 		BadToken: s.badToken.Load(), Audience: s.audience.Load(), Expired: s.expired.Load(), Replayed: s.replayed.Load(),
 		Full: s.full.Load(), RejoinRefused: s.rejoinRefused.Load(),
 		Duplicate: s.duplicate.Load(), JoinFailed: s.joinFailed.Load(), Timeouts: s.timeouts.Load(),
-		Malformed: s.malformed.Load(), Inputs: s.inputs.Load(), InputsDropped: s.inputsDropped.Load(),
+		Malformed: s.malformed.Load(), HTTPErrors: s.httpErrors.Load(), Inputs: s.inputs.Load(), InputsDropped: s.inputsDropped.Load(),
 		BadInputs: s.badInputs.Load(), StateMessages: s.stateMsgs.Load(), StateBytes: s.stateBytes.Load(), Datagrams: s.datagrams.Load(),
 		Coalesced: s.coalesced.Load(), FullStates: s.fullStates.Load(), HandedOff: s.handedOff.Load(),
 		Rejoins: s.rejoins.Load(), InputsMoved: s.inputsMoved.Load(), QUICLimits: g.quic.stats(), WSLimits: g.ws.stats()}

@@ -3,6 +3,7 @@ package player
 import (
 	"context"
 	"fmt"
+	"log"
 	"net"
 	"net/http"
 	"net/netip"
@@ -237,6 +238,14 @@ func (d *door) stats() LimitStats {
 	return LimitStats{Unauth: int64(n), Source: d.source.Load(), Evicted: d.evicted.Load(), Deadline: d.deadline.Load()}
 }
 
+// countWriter counts the lines written to it.
+type countWriter struct{ n *atomic.Int64 }
+
+func (w countWriter) Write(b []byte) (int, error) {
+	w.n.Add(1)
+	return len(b), nil
+}
+
 // passKey carries a WebSocket connection's pass from the listener to the
 // handler through the request's context.
 type passKey struct{}
@@ -294,6 +303,9 @@ func (g *Gateway) WSServer(ctx context.Context, ln net.Listener, originPatterns 
 			return ctx
 		},
 		MaxHeaderBytes: 8 << 10,
+		// The server's complaints (garbage instead of HTTP, failed TLS
+		// handshakes) are counted, not logged: a flood would fill the logs.
+		ErrorLog: log.New(countWriter{&g.st.httpErrors}, "", 0),
 	}
 	return srv, &wsListener{Listener: ln, d: g.ws}
 }
