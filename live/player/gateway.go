@@ -324,23 +324,7 @@ func (g *Gateway) serve(ctx context.Context, conn Conn, p *pass) error {
 		}
 		return fmt.Errorf("player: reading join: %w", err)
 	}
-	t, body, err := Open(msg)
-	var tok []byte
-	var rejoin *Rejoin
-	if err == nil {
-		switch t {
-		case MsgJoin:
-			tok, err = DecodeJoin(body)
-		case MsgRejoin:
-			var r Rejoin
-			if r, err = DecodeRejoin(body); err == nil {
-				r.Token = append([]byte(nil), r.Token...)
-				tok, rejoin = r.Token, &r
-			}
-		default:
-			err = malformed(t, "expected a join or a rejoin")
-		}
-	}
+	tok, rejoin, err := parseFirst(msg)
 	if err != nil {
 		g.st.malformed.Add(1)
 		refuse(ctx, conn, CodeMalformed, err.Error())
@@ -420,6 +404,29 @@ func (g *Gateway) serve(ctx context.Context, conn Conn, p *pass) error {
 		rerr = wErr
 	}
 	return rerr
+}
+
+// parseFirst decodes a connection's first message, which must be a Join
+// or a Rejoin, and returns its token (and the Rejoin): everything a
+// connection can make the node parse before its token is verified.
+func parseFirst(msg []byte) (tok []byte, rejoin *Rejoin, err error) {
+	t, body, err := Open(msg)
+	if err != nil {
+		return nil, nil, err
+	}
+	switch t {
+	case MsgJoin:
+		tok, err = DecodeJoin(body)
+		return tok, nil, err
+	case MsgRejoin:
+		r, err := DecodeRejoin(body)
+		if err != nil {
+			return nil, nil, err
+		}
+		r.Token = append([]byte(nil), r.Token...)
+		return r.Token, &r, nil
+	}
+	return nil, nil, malformed(t, "expected a join or a rejoin")
 }
 
 func (l *link) end() { l.once.Do(func() { close(l.done) }) }

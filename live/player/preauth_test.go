@@ -1,6 +1,7 @@
 package player
 
 import (
+	"errors"
 	"net"
 	"sync/atomic"
 	"testing"
@@ -61,6 +62,45 @@ func TestDoor(t *testing.T) {
 		}
 		if st := d.stats(); st.Unauth != 0 || st.Deadline != 3 || len(d.bySource) != 0 {
 			t.Fatalf("after the deadline: %+v, %d sources", st, len(d.bySource))
+		}
+	})
+}
+
+// FuzzFirstMessage: whatever a connection sends first (all it can make a
+// node parse before its token verifies) is refused with an error that
+// names the problem, or is a Join or Rejoin whose token then verifies or
+// is refused; a refused token leaves no nonce behind, and nothing panics.
+func FuzzFirstMessage(f *testing.F) {
+	pub, priv := testKey(1)
+	now := time.Unix(1_800_000_000, 0)
+	tok, _ := IssueToken(priv, "alice", testAud, now, time.Minute, nil)
+	f.Add(AppendJoin(nil, tok))
+	f.Add(AppendRejoin(nil, Rejoin{Token: tok, Avatar: 5, Seq: 2}))
+	f.Add(AppendInput(nil, 1, []byte{1}))
+	f.Add([]byte{Version, byte(MsgJoin), 200})
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		v, err := NewVerifier(VerifierConfig{Key: pub, Audience: testAud})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok, rejoin, err := parseFirst(msg)
+		if err != nil {
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatalf("refusal %v does not wrap ErrMalformed", err)
+			}
+			return
+		}
+		verify := v.Verify
+		if rejoin != nil {
+			verify = v.VerifyRejoin
+		}
+		if _, err := verify(tok, now); err != nil {
+			if !errors.Is(err, ErrToken) {
+				t.Fatalf("token refusal %v does not wrap ErrToken", err)
+			}
+			if v.Nonces() != 0 {
+				t.Fatal("a refused token left a nonce")
+			}
 		}
 	})
 }
