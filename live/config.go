@@ -98,6 +98,8 @@ type PlayersConfig struct {
 	MaxUnauth      int      `toml:"max_unauth"`
 	PerSource      int      `toml:"per_source"`
 	JoinDeadline   Duration `toml:"join_deadline"`
+	JWTKey         string   `toml:"jwt_key"`
+	JWTIssuer      string   `toml:"jwt_issuer"`
 }
 
 // DiscoveryConfig chooses the discovery architecture.
@@ -253,6 +255,12 @@ max_token_ttl = "10m"
 max_unauth = 512
 per_source = 16
 join_deadline = "3s"
+# Also accept standard JWTs (EdDSA) signed by this Ed25519 public key (PKIX
+# PEM), for a game backend that issues them: sub is the player, aud holds
+# "WORLD/NODE", iat, exp and jti are required. Empty: none.
+jwt_key = ""
+# With jwt_key: the "iss" a JWT must name (empty: any).
+jwt_issuer = ""
 
 # The game (interpreted by the command line, not by package live).
 [game]
@@ -313,7 +321,7 @@ func ParseDaemonConfig(data []byte, dir string) (DaemonConfig, error) {
 		return c, fmt.Errorf("%w: unknown key(s) %s", ErrConfig, strings.Join(keys, ", "))
 	}
 	for _, p := range []*string{&c.DataDir, &c.TLS.CACert, &c.TLS.NodeCert, &c.Players.CoordinatorKey,
-		&c.TLS.Revoked, &c.TLS.PlayerCert, &c.TLS.PlayerKey, &c.Listen.AdminTokenFile} {
+		&c.TLS.Revoked, &c.TLS.PlayerCert, &c.TLS.PlayerKey, &c.Listen.AdminTokenFile, &c.Players.JWTKey} {
 		if *p != "" && !filepath.IsAbs(*p) {
 			*p = filepath.Join(dir, *p)
 		}

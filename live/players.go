@@ -54,7 +54,12 @@ func newPlayerEndpoint(cfg DaemonConfig, ctl player.Controller, ident func() *tl
 	}
 	p := &playerEndpoint{grace: cfg.ShutdownGrace.Duration}
 	vc := player.VerifierConfig{Key: key, Audience: player.Audience{World: cfg.Players.World, Node: cfg.ID},
-		MaxTTL: cfg.Players.MaxTokenTTL.Duration}
+		MaxTTL: cfg.Players.MaxTokenTTL.Duration, JWTIssuer: cfg.Players.JWTIssuer}
+	if cfg.Players.JWTKey != "" {
+		if vc.JWTKey, err = player.LoadPublicKeyFile(cfg.Players.JWTKey); err != nil {
+			return nil, fmt.Errorf("%w: players.jwt_key: %v", ErrConfig, err)
+		}
+	}
 	if cfg.DataDir != "" {
 		if p.nonces, err = player.OpenNonceFile(filepath.Join(cfg.DataDir, player.NonceFile), time.Now().Unix()); err != nil {
 			return nil, err

@@ -78,8 +78,10 @@ func FuzzFirstMessage(f *testing.F) {
 	f.Add(AppendRejoin(nil, Rejoin{Token: tok, Avatar: 5, Seq: 2}))
 	f.Add(AppendInput(nil, 1, []byte{1}))
 	f.Add([]byte{Version, byte(MsgJoin), 200})
+	jwtTok := "eyJhbGciOiJFZERTQSIsInR5cCI6IkpXVCJ9.eyJhdWQiOiJ0ZXN0LzEiLCJzdWIiOiJhbGljZSJ9.c2ln"
+	f.Add(AppendJoin(nil, []byte(jwtTok)))
 	f.Fuzz(func(t *testing.T, msg []byte) {
-		v, err := NewVerifier(VerifierConfig{Key: pub, Audience: testAud})
+		v, err := NewVerifier(VerifierConfig{Key: pub, Audience: testAud, JWTKey: pub})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -247,6 +247,11 @@ type VerifierConfig struct {
 	// Store keeps used nonces (nil: process memory only, forgotten at a
 	// restart). OpenNonceFile gives one that survives restarts.
 	Store NonceStore
+	// JWTKey, if set, makes the verifier accept standard JWTs signed with
+	// EdDSA by this key as well (see jwt.go for their claims); JWTIssuer,
+	// if set, is the "iss" they must name.
+	JWTKey    ed25519.PublicKey
+	JWTIssuer string
 }
 
 // DefaultMaxTTL is VerifierConfig.MaxTTL's default: tokens are meant to be
@@ -279,6 +284,9 @@ type Verifier struct {
 func NewVerifier(cfg VerifierConfig) (*Verifier, error) {
 	if len(cfg.Key) != ed25519.PublicKeySize {
 		return nil, fmt.Errorf("player: coordinator public key has %d bytes, want %d", len(cfg.Key), ed25519.PublicKeySize)
+	}
+	if cfg.JWTKey != nil && len(cfg.JWTKey) != ed25519.PublicKeySize {
+		return nil, fmt.Errorf("player: JWT public key has %d bytes, want %d", len(cfg.JWTKey), ed25519.PublicKeySize)
 	}
 	if err := cfg.Audience.Validate(); err != nil {
 		return nil, fmt.Errorf("player: verifier audience: %w", err)
@@ -347,12 +355,21 @@ func (v *Verifier) VerifyRejoin(tok []byte, now time.Time) (Claims, error) {
 
 // check verifies tok's signature, world, issue time and lifetime.
 func (v *Verifier) check(tok []byte, now time.Time) (Claims, error) {
-	c, body, sig, err := ParseToken(tok)
-	if err != nil {
-		return Claims{}, err
-	}
-	if !ed25519.Verify(v.cfg.Key, signed(body), sig) {
-		return Claims{}, fmt.Errorf("%w: %w", ErrToken, ErrTokenSignature)
+	var c Claims
+	if isJWT(tok) {
+		var err error
+		if c, err = v.checkJWT(tok); err != nil {
+			return Claims{}, err
+		}
+	} else {
+		var body, sig []byte
+		var err error
+		if c, body, sig, err = ParseToken(tok); err != nil {
+			return Claims{}, err
+		}
+		if !ed25519.Verify(v.cfg.Key, signed(body), sig) {
+			return Claims{}, fmt.Errorf("%w: %w", ErrToken, ErrTokenSignature)
+		}
 	}
 	switch {
 	case c.Audience.World != v.cfg.Audience.World:
