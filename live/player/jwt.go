@@ -101,4 +101,3 @@ func (v *Verifier) checkJWT(tok []byte) (Claims, error) {
 	copy(out.Nonce[:], h[:])
 	return out, nil
 }
-
