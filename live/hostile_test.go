@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quic-go/quic-go"
+
 	"github.com/overworld/overworld/live/pki"
 	"github.com/overworld/overworld/live/player"
 	"github.com/overworld/overworld/wire"
@@ -226,6 +228,20 @@ func TestUnknownNodeID(t *testing.T) {
 		t.Fatal("node 3, in no peer list, connected")
 	}
 	if _, body := n.get(t, "/metrics", ""); !strings.Contains(body, `overworld_peer_refusals_total{reason="not_member"} 1`) {
+		t.Errorf("refusals:\n%s", grepLines(body, "peer_refusals"))
+	}
+	// A client with no certificate at all.
+	nctx, ncancel := context.WithTimeout(context.Background(), 5*time.Second)
+	if c, err := quic.DialAddr(nctx, addr, &tls.Config{InsecureSkipVerify: true, NextProtos: []string{ALPN}}, quicConfig()); err == nil {
+		select {
+		case <-c.Context().Done():
+		case <-time.After(time.Second):
+			t.Error("a peer without a certificate stayed connected")
+		}
+		c.CloseWithError(0, "")
+	}
+	ncancel()
+	if _, body := n.get(t, "/metrics", ""); !strings.Contains(body, `overworld_peer_refusals_total{reason="no_certificate"} 1`) {
 		t.Errorf("refusals:\n%s", grepLines(body, "peer_refusals"))
 	}
 	n.d.Members().Add(3)
