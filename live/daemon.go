@@ -434,8 +434,12 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.mesh.Start()
 	if d.players != nil {
 		d.players.start(d.log.Error)
+		store := "memory (forgotten at a restart: no data_dir)"
+		if d.players.nonces != nil {
+			store = filepath.Join(d.cfg.DataDir, player.NonceFile)
+		}
 		d.log.Info("player endpoints open", "quic", addrString(d.PlayerQUICAddr()), "ws", addrString(d.PlayerWSAddr()),
-			"max_players", d.cfg.Players.MaxPlayers)
+			"wss", d.players.wsTLS, "max_players", d.cfg.Players.MaxPlayers, "world", d.cfg.Players.World, "replay_store", store)
 	}
 	d.log.Info("node running", "addr", d.net.Addr().String(), "admin", d.cfg.Listen.Admin,
 		"peers", len(d.cfg.Peers), "discovery", d.cfg.Discovery.Arch, "frame", d.cfg.FramePeriod(),
