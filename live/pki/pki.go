@@ -10,8 +10,11 @@
 //
 // Callers must: create a CA once with InitCA, issue one certificate per node
 // with Issue (the caller picks distinct NodeIDs), load them with LoadCA and
-// LoadNode, and build TLS configurations with Identity.ServerConfig and
-// Identity.ClientConfig. Time is a value: every function that checks or
+// LoadNode, set Identity.Admit (the nodes admitted to the cluster) and the
+// revocations (ParseRevocations, SetRevocations) before the first
+// handshake, and build TLS configurations with Identity.ServerConfig and
+// Identity.ClientConfig; Identity.Reload swaps the certificate and the CA
+// while they serve. Time is a value: every function that checks or
 // sets validity takes the current time or a Now function.
 package pki
 
