@@ -249,12 +249,12 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 			return nil, fmt.Errorf("listen.admin: %w", err)
 		}
 		mux := http.NewServeMux()
-		mux.Handle("/metrics", d.authorized(promhttp.HandlerFor(d.metrics.Registry, promhttp.HandlerOpts{})))
+		mux.Handle("/metrics", d.authorized(promhttp.HandlerFor(d.metrics.Registry, promhttp.HandlerOpts{}), false))
 		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
 		mux.HandleFunc("/readyz", d.readyz)
-		mux.Handle("/debug/world", d.authorized(http.HandlerFunc(d.debugWorld)))
-		mux.Handle("/debug/authority", d.authorized(http.HandlerFunc(d.alog.serve)))
-		mux.Handle("/admin/handoff", d.authorized(http.HandlerFunc(d.serveHandOff)))
+		mux.Handle("/debug/world", d.authorized(http.HandlerFunc(d.debugWorld), true))
+		mux.Handle("/debug/authority", d.authorized(http.HandlerFunc(d.alog.serve), true))
+		mux.Handle("/admin/handoff", d.authorized(http.HandlerFunc(d.serveHandOff), true))
 		d.admin = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	}
 	return d, nil

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -262,15 +263,33 @@ func TestUnknownNodeID(t *testing.T) {
 	}
 }
 
-// TestAdminSecret: with admin_token_file, /debug/world, /metrics and
-// /admin/ need the bearer secret (refusals counted), /healthz does not;
-// without one, an admin address that is not loopback is refused.
+// TestAdminSecret: without admin_token_file, /debug/ and /admin/ answer
+// loopback clients only and /metrics anyone; with it, /debug/world,
+// /metrics and /admin/ need the bearer secret (refusals counted),
+// /healthz does not.
 func TestAdminSecret(t *testing.T) {
 	dir := t.TempDir()
 	cfg, _ := testNodeConfig(t, dir)
-	cfg.Listen.Admin = "0.0.0.0:0"
-	if _, err := cfg.Validate(); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "admin_token_file") {
-		t.Fatalf("a public admin address without a secret: %v", err)
+	d := &Daemon{counters: new(Counters)}
+	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {})
+	for _, c := range []struct {
+		remote    string
+		sensitive bool
+		want      int
+	}{
+		{"127.0.0.1:5000", true, http.StatusOK}, {"[::1]:5000", true, http.StatusOK},
+		{"10.1.2.3:5000", true, http.StatusForbidden}, {"10.1.2.3:5000", false, http.StatusOK},
+	} {
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest("GET", "/debug/world", nil)
+		r.RemoteAddr = c.remote
+		d.authorized(ok, c.sensitive).ServeHTTP(w, r)
+		if w.Code != c.want {
+			t.Errorf("no secret, client %s, sensitive %v: %d, want %d", c.remote, c.sensitive, w.Code, c.want)
+		}
+	}
+	if d.counters.AdminRefused.Load() != 1 {
+		t.Errorf("%d refusals counted, want 1", d.counters.AdminRefused.Load())
 	}
 	secret := "0123456789abcdef-secret"
 	cfg.Listen.Admin = "127.0.0.1:0"

@@ -49,13 +49,15 @@ func (r *refusalCounts) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// authorized wraps an admin handler: with an admin secret configured, a
-// request must carry "Authorization: Bearer SECRET" (else 401, counted);
-// without one the endpoint is bound to a loopback address (the
-// configuration refuses any other).
-func (d *Daemon) authorized(h http.Handler) http.Handler {
+// authorized wraps an admin handler. With an admin secret configured, a
+// request must carry "Authorization: Bearer SECRET" (else 401). Without
+// one, a sensitive path (every object's position, handoffs) answers only
+// clients on a loopback address (else 403), and the others (metrics)
+// answer anyone. Refusals are counted.
+func (d *Daemon) authorized(h http.Handler, sensitive bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if d.adminKey != nil {
+		switch {
+		case d.adminKey != nil:
 			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 			if !ok || subtle.ConstantTimeCompare([]byte(got), d.adminKey) != 1 {
 				d.counters.AdminRefused.Add(1)
@@ -63,6 +65,10 @@ func (d *Daemon) authorized(h http.Handler) http.Handler {
 				http.Error(w, "unauthorized: this endpoint needs the admin bearer secret", http.StatusUnauthorized)
 				return
 			}
+		case sensitive && !loopback(r.RemoteAddr):
+			d.counters.AdminRefused.Add(1)
+			http.Error(w, "forbidden: without listen.admin_token_file this endpoint answers loopback clients only", http.StatusForbidden)
+			return
 		}
 		h.ServeHTTP(w, r)
 	})
