@@ -37,9 +37,9 @@
 //     as a frame hook, served on QUIC with the node's certificate and on
 //     WebSocket or wss://, tokens verified with the coordinator's public
 //     key for this node's world and ID, their nonces kept in the data
-//     directory), the admin endpoint on loopback or behind a bearer
-//     secret, and certificate reloads (Reload, on SIGHUP). The
-//     node core runs with failover (warm backups, promotion when a
+//     directory), the admin endpoint's /debug/ and /admin/ for loopback
+//     clients only or behind a bearer secret, and certificate reloads
+//     (Reload, on SIGHUP). The node core runs with failover (warm backups, promotion when a
 //     majority finds a node dead) unless the configuration turns it off,
 //     with a new incarnation at every start (incarnation.go: a counter in
 //     the data directory, or the wall clock). Graceful shutdown tells the
