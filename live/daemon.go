@@ -80,6 +80,7 @@ type Daemon struct {
 	refusals refusalCounts
 	revoked  atomic.Pointer[pki.Revocations]
 
+	placed    placedState      // the players and pings the control plane reads here
 	lastFrame atomic.Int64     // wall-clock UnixNano of the latest frame
 	snapReq   chan chan []byte // /debug/world requests, answered by a frame hook
 }
@@ -234,6 +235,7 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 		d.driver.AddHook(gw)
 		d.driver.AddHook(FrameHookFunc(func(time.Duration, *node.Node) { d.metrics.SetPlayers(int(gw.Stats().Players)) }))
 		d.metrics.Registry.MustRegister(playerCollector{gw})
+		d.driver.AddHook(FrameHookFunc(d.placedHook))
 	}
 	guards := guardCollector{{"node", d.net.Guard()}}
 	if d.players != nil && d.players.guard != nil {
@@ -255,6 +257,8 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 		mux.Handle("/debug/world", d.authorized(http.HandlerFunc(d.debugWorld), true))
 		mux.Handle("/debug/authority", d.authorized(http.HandlerFunc(d.alog.serve), true))
 		mux.Handle("/admin/handoff", d.authorized(http.HandlerFunc(d.serveHandOff), true))
+		mux.Handle("/admin/players", d.authorized(http.HandlerFunc(d.servePlayers), true))
+		mux.Handle("/admin/pings", d.authorized(http.HandlerFunc(d.servePings), true))
 		d.admin = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	}
 	return d, nil
