@@ -15,20 +15,22 @@ type Counters struct {
 	BytesIn, BytesOut [wire.NumClasses]atomic.Int64
 	MsgsIn, MsgsOut   [wire.NumClasses]atomic.Int64
 
-	QueueDrops atomic.Int64 // packets dropped from a full send queue (coalesced or refused)
-	Unroutable atomic.Int64 // packets for a node with no known address
-	SendErrors atomic.Int64 // packets lost because the connection failed while sending
-	InboxDrops atomic.Int64 // received packets dropped because the driver fell behind
-	Malformed  atomic.Int64 // received datagrams or stream frames rejected before reaching the core
-	Refused    atomic.Int64 // TLS handshakes refused (unknown CA, expired, wrong node, no certificate, not a member, revoked)
-	// AdminRefused counts admin requests refused for a missing or wrong
-	// bearer secret.
+	QueueDrops  atomic.Int64 // packets dropped from a full send queue (coalesced or refused)
+	Unroutable  atomic.Int64 // packets for a node with no known address
+	SendErrors  atomic.Int64 // packets lost because the connection failed while sending
+	InboxDrops  atomic.Int64 // received packets dropped because the driver fell behind
+	Malformed   atomic.Int64 // received datagrams or stream frames rejected before reaching the core
+	Refused     atomic.Int64 // TLS handshakes refused (unknown CA, expired, wrong node, no certificate, not a member, revoked)
+	Dials       atomic.Int64 // connection attempts
+	DialErrors  atomic.Int64 // failed connection attempts
+	Accepted    atomic.Int64 // authenticated incoming connections
+	LostOnClose atomic.Int64 // packets still queued when the mesh closed
+	Connected   atomic.Int64 // gauge: peers with an open outgoing connection
+
+	// AdminRefused counts admin requests refused: a missing or wrong
+	// bearer secret, or a sensitive path asked from off loopback without
+	// a secret.
 	AdminRefused atomic.Int64
-	Dials        atomic.Int64 // connection attempts
-	DialErrors   atomic.Int64 // failed connection attempts
-	Accepted     atomic.Int64 // authenticated incoming connections
-	LostOnClose  atomic.Int64 // packets still queued when the mesh closed
-	Connected    atomic.Int64 // gauge: peers with an open outgoing connection
 
 	Frames atomic.Int64 // frames run by the driver
 	Steps  atomic.Int64 // packets delivered to the core
