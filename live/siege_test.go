@@ -134,7 +134,8 @@ func siege(t *testing.T, cfg DaemonConfig, key func(p string) []byte, perEndpoin
 	}
 	res.attackers = opened.Load()
 	st := h.d.PlayerStats()
-	t.Logf("attackers opened %d connections; node: quic %+v, ws %+v", res.attackers, st.QUICLimits, st.WSLimits)
+	t.Logf("attackers opened %d connections; node: quic %+v, ws %+v; QUIC handshakes %+v", res.attackers, st.QUICLimits, st.WSLimits,
+		h.d.players.guard.Stats())
 	cancel()
 	wg.Wait()
 	return res
