@@ -225,6 +225,8 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 	d.driver.AddHook(d.alog)
 	d.metrics.Registry.MustRegister(d.alog)
 	d.driver.AddHook(FrameHookFunc(d.snapshotWorld))
+	d.placed.regions = make(chan regionReq, 16)
+	d.driver.AddHook(FrameHookFunc(d.migrateRegion))
 	if cfg.Listen.PlayerQUIC != "" || cfg.Listen.PlayerWS != "" {
 		plog := func(format string, args ...any) { log.Debug(fmt.Sprintf(format, args...)) }
 		if d.players, err = newPlayerEndpoint(cfg, game.Players, ident.Current, plog); err != nil {
@@ -259,6 +261,7 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 		mux.Handle("/admin/handoff", d.authorized(http.HandlerFunc(d.serveHandOff), true))
 		mux.Handle("/admin/players", d.authorized(http.HandlerFunc(d.servePlayers), true))
 		mux.Handle("/admin/pings", d.authorized(http.HandlerFunc(d.servePings), true))
+		mux.Handle("/admin/migrate-region", d.authorized(http.HandlerFunc(d.serveMigrateRegion), true))
 		d.admin = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	}
 	return d, nil

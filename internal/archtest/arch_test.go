@@ -51,6 +51,7 @@ var layers = map[string]int{
 	"live/pki":          9,
 	"live/player":       9,
 	"live/arenaplay":    10,
+	"live/plane":        10,
 	"live/localcluster": 10,
 	// the lab: shared helpers, the harness, one package per paper
 	"lab":           10,
