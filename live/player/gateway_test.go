@@ -222,7 +222,8 @@ func TestGatewayPlayersSeeNodeState(t *testing.T) {
 // TestGatewayRefusals presents forged, expired, replayed and malformed
 // joins, too many players, a duplicate player and malformed messages
 // after a join: each is refused with its error code and counted, and none
-// leaves a player, an avatar or (except the accepted token) a nonce.
+// leaves a player, an avatar or (except the accepted token) a nonce; a
+// Rejoin naming an avatar another session plays is refused too.
 func TestGatewayRefusals(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
@@ -289,13 +290,15 @@ func TestGatewayRefusals(t *testing.T) {
 		}
 		refused(AppendJoin(nil, good), CodeBadToken)
 		refused(AppendJoin(nil, tb.token("alice", time.Hour)), CodeDuplicate)
+		// A Rejoin naming alice's avatar, with another player's good token.
+		refused(AppendRejoin(nil, Rejoin{Token: tb.token("mallory", time.Hour), Avatar: alice.Welcome().Avatar}), CodeDuplicate)
 		conn2 := tb.connect()
 		go func() { _, _ = Join(ctx, conn2, tb.token("carol", time.Hour)) }()
 		synctest.Wait()
 		tb.step()
 		refused(AppendJoin(nil, tb.token("dave", time.Hour)), CodeFull)
 		st = tb.g.Stats()
-		if st.Replayed != 1 || st.Duplicate != 1 || st.Full != 1 || st.Players != 2 {
+		if st.Replayed != 1 || st.Duplicate != 1 || st.RejoinRefused != 1 || st.Full != 1 || st.Players != 2 {
 			t.Fatalf("stats %+v", st)
 		}
 		if objs := tb.n.Objects(nil); len(objs) != 2 {
