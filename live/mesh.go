@@ -678,6 +678,24 @@ func (m *Mesh) acceptLoop() {
 	}
 }
 
+// CloseAccepted closes the accepted connections whose peer keep refuses
+// (a node withdrawn from the cluster or revoked), and returns how many.
+// Outgoing connections go only to the configured peers.
+func (m *Mesh) CloseAccepted(keep func(wire.NodeID) bool) int {
+	m.mu.Lock()
+	var gone []Conn
+	for c := range m.conns {
+		if !keep(c.Peer()) {
+			gone = append(gone, c)
+		}
+	}
+	m.mu.Unlock()
+	for _, c := range gone {
+		c.Close()
+	}
+	return len(gone)
+}
+
 func (m *Mesh) forget(c Conn) {
 	m.mu.Lock()
 	delete(m.conns, c)

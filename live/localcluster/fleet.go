@@ -151,7 +151,7 @@ func (b *fleetBot) play(ctx context.Context, fc FleetConfig, k int) {
 // session joins node i (or the node the plane names) and plays until the
 // session ends.
 func (b *fleetBot) session(ctx context.Context, fc FleetConfig, k, i int) error {
-	tok, err := player.IssueToken(fc.Key, b.id, time.Now(), 10*time.Minute, nil)
+	tok, err := player.IssueToken(fc.Key, b.id, player.Audience{World: player.DefaultWorld, Node: uint32(fc.IDs[i])}, time.Now(), 5*time.Minute, nil)
 	if err != nil {
 		return err
 	}
