@@ -9,4 +9,13 @@ go 1.26.8
 
 require github.com/overworld/overworld v0.0.0
 
+require (
+	github.com/hashicorp/go-immutable-radix v1.3.1 // indirect
+	github.com/hashicorp/go-metrics v0.7.0 // indirect
+	github.com/hashicorp/golang-lru v1.0.2 // indirect
+	github.com/hashicorp/serf v0.11.0 // indirect
+	golang.org/x/tools v0.49.0 // indirect
+	gonum.org/v1/gonum v0.17.0 // indirect
+)
+
 replace github.com/overworld/overworld => ../

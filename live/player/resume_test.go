@@ -42,7 +42,7 @@ func TestResumeAfterFailover(t *testing.T) {
 			if ns[i], err = node.New(node.Config{ID: id, Registry: testReg, Discovery: b, Rand: rand.New(rand.NewPCG(7, uint64(id))), Replica: rc}); err != nil {
 				t.Fatal(err)
 			}
-			ver, err := NewVerifier(VerifierConfig{Key: pub})
+			ver, err := NewVerifier(VerifierConfig{Key: pub, Audience: Audience{World: testAud.World, Node: uint32(id)}, MaxTTL: 2 * time.Hour})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -80,12 +80,13 @@ func TestResumeAfterFailover(t *testing.T) {
 			}
 			synctest.Wait()
 		}
-		tok, err := IssueToken(key, "ann", time.Now(), time.Hour, nil)
+		tok, err := IssueToken(key, "ann", Audience{World: testAud.World, Node: 1}, time.Now(), time.Hour, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		a, b := Pipe(64)
 		sctx, kill := context.WithCancel(ctx) // node 1's side of the connection
+		defer kill()
 		go func() { _ = gs[0].Serve(sctx, a) }()
 		var on atomic.Bool
 		on.Store(true)

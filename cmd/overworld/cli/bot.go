@@ -37,6 +37,8 @@ const botIdle = 5 * time.Second
 
 type botFlags struct {
 	addr, tokenDir, name, mapType, ca string
+	world                             string
+	nodeID                            uint32
 	serverName                        string
 	n, nodes, perNode                 int
 	duration                          time.Duration
@@ -89,6 +91,8 @@ and --server-name node-ID.overworld.`,
 	fl.BoolVar(&f.local, "local", false, "start an in-process node with a player endpoint on 127.0.0.1 and play against it")
 	fl.BoolVar(&f.json, "json", false, "print one JSON report (every bot's session and how it ended) instead of the table")
 	fl.StringVar(&f.name, "name", "bot", "player ID prefix (bots are NAME-1, NAME-2, ...)")
+	fl.StringVar(&f.world, "world", player.DefaultWorld, "the world the node serves (its players.world): the bots' tokens name it")
+	fl.Uint32Var(&f.nodeID, "node-id", 1, "the node's ID: the bots' tokens name it")
 	fl.StringVar(&f.ca, "ca", "", "PEM file of the CA that signed the node's certificate (QUIC; default: no verification)")
 	fl.StringVar(&f.serverName, "server-name", "", "with --ca: the name the node's certificate must carry (default: the host of --addr; node-ID.overworld for a cluster node)")
 	// The game defaults are a node's (overworld node --print-config), so
@@ -124,6 +128,9 @@ func runBot(ctx context.Context, e *env, f *botFlags) error {
 		if _, _, err := net.SplitHostPort(f.addr); err != nil {
 			return badInputf("--addr %q: %v", f.addr, err)
 		}
+	}
+	if err := (player.Audience{World: f.world, Node: f.nodeID}).Validate(); err != nil {
+		return badInputf("--world %q, --node-id %d: %v", f.world, f.nodeID, err)
 	}
 	if err := player.PlayerID(fmt.Sprintf("%s-%d", f.name, f.n)).Validate(); err != nil {
 		return badInputf("--name %q: %v", f.name, err)
@@ -249,7 +256,7 @@ func reportBotErrors(e *env, name string, errs []error) int {
 
 func playBot(ctx context.Context, g *arena.Game, key ed25519.PrivateKey, f *botFlags, i int, quicAddr, wsAddr string, tlsConf *tls.Config) (player.ClientStats, error) {
 	id := player.PlayerID(fmt.Sprintf("%s-%d", f.name, i+1))
-	tok, err := player.IssueToken(key, id, time.Now(), f.duration+time.Minute, nil)
+	tok, err := player.IssueToken(key, id, player.Audience{World: f.world, Node: f.nodeID}, time.Now(), 5*time.Minute, nil)
 	if err != nil {
 		return player.ClientStats{Player: id}, err
 	}
@@ -330,7 +337,7 @@ func startLocalNode(ctx context.Context, g *arena.Game, f *botFlags) (gw *player
 	if err != nil {
 		return nil, "", "", nil, badInput(err)
 	}
-	ver, err := player.NewVerifier(player.VerifierConfig{Key: pub})
+	ver, err := player.NewVerifier(player.VerifierConfig{Key: pub, Audience: player.Audience{World: f.world, Node: f.nodeID}})
 	if err != nil {
 		return nil, "", "", nil, err
 	}

@@ -111,6 +111,10 @@ func TestUserErrors(t *testing.T) {
 		{"lab balance sweep beyond runs", "", []string{"lab", "balance", "--sweep", "1000000", "--out", p("o")}, "--sweep 1000000: want 0 to the number of runs, 1000"},
 		{"lab balance samples 0", "", []string{"lab", "balance", "--samples", "0", "--out", p("o")}, "--samples 0: want 1 to"},
 		{"demo keymap without colyseus", "", []string{"demo", "--keymap", "dht", "--nodes", "2", "--duration", "1s"}, "--keymap applies to --arch colyseus"},
+		{"demo unknown network", "", []string{"demo", "--net", "lan", "--nodes", "2", "--duration", "1s"}, `--net: network profile "lan": want none or wan`},
+		{"demo loss of 1", "", []string{"demo", "--net", "wan", "--loss", "1", "--nodes", "2", "--duration", "1s"}, "--loss: loss 1: want a probability in [0, 1)"},
+		{"lab world negative jitter", "", []string{"lab", "world", "--jitter", "-1ms", "--out", p("o")}, "--jitter: jitter -1ms: want 0 to 10s"},
+		{"cluster reorder of 2", "", []string{"cluster", "--reorder", "2"}, "--reorder: reordering 2: want a probability in [0, 1)"},
 		// Usage hints name the command as typed.
 		{"unknown command", "", []string{"bogus"}, "run 'overworld --help' for usage"},
 		{"unknown lab flag", "", []string{"lab", "cma", "--bogus"}, "run 'overworld lab cma --help' for usage"},
