@@ -109,6 +109,7 @@ type Cluster struct {
 	Project string
 	Dir     string    // the files init.sh generated
 	Epoch   time.Time // the nodes' shared clock origin
+	token   string    // the admin endpoint's bearer secret
 	env     []string
 	client  *http.Client
 
@@ -127,6 +128,11 @@ func Start(ctx context.Context, d *Docker, root, project, image, dir string) (*C
 	if out, err := init.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("init.sh: %v: %s", err, out)
 	}
+	tok, err := os.ReadFile(filepath.Join(dir, "admin.token"))
+	if err != nil {
+		return nil, err
+	}
+	c.token = strings.TrimSpace(string(tok))
 	toml, err := os.ReadFile(filepath.Join(dir, "nodes/node1.toml"))
 	if err != nil {
 		return nil, err
@@ -240,6 +246,7 @@ func (c *Cluster) get(ctx context.Context, i int, path string) (*http.Response, 
 	if err != nil {
 		return nil, err
 	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
 	return c.client.Do(req)
 }
 

@@ -29,6 +29,12 @@ mkdir -p "$out/nodes"
 cp "$out/ca/ca.crt" "$out/nodes/ca.crt"
 cp "$out/ca/ca.crt" "$out/bots/ca.crt"
 cp "$out/bots/coordinator.pub" "$out/nodes/coordinator.pub"
+# The admin endpoint's bearer secret: /metrics, /debug/ and /admin/ need
+# it from off the node's loopback (the test harness and operators use
+# DIR/admin.token).
+head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$out/nodes/admin.token"
+cp "$out/nodes/admin.token" "$out/admin.token"
+chmod 600 "$out/admin.token" "$out/nodes/admin.token"
 # One shared clock origin: the nodes' times (authority events, replica
 # staleness) compare across containers, which share the host's clock.
 epoch=$(date -u +%Y-%m-%dT%H:%M:%SZ)
@@ -50,6 +56,7 @@ node = "0.0.0.0:7100"
 player_quic = "0.0.0.0:7102"
 player_ws = "0.0.0.0:7103"
 admin = "0.0.0.0:7180"
+admin_token_file = "admin.token"
 
 [tls]
 ca_cert = "ca.crt"

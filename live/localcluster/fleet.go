@@ -151,10 +151,6 @@ func (b *fleetBot) play(ctx context.Context, fc FleetConfig, k int) {
 // session joins node i (or the node the plane names) and plays until the
 // session ends.
 func (b *fleetBot) session(ctx context.Context, fc FleetConfig, k, i int) error {
-	tok, err := player.IssueToken(fc.Key, b.id, player.Audience{World: player.DefaultWorld, Node: uint32(fc.IDs[i])}, time.Now(), 5*time.Minute, nil)
-	if err != nil {
-		return err
-	}
 	if fc.Plane != "" {
 		if j, err := b.admission(ctx, fc, k); err == nil {
 			i = j
@@ -163,6 +159,10 @@ func (b *fleetBot) session(ctx context.Context, fc FleetConfig, k, i int) error 
 			b.planeErr = err
 			b.mu.Unlock()
 		}
+	}
+	tok, err := player.IssueToken(fc.Key, b.id, player.Audience{World: player.DefaultWorld, Node: uint32(fc.IDs[i])}, time.Now(), 5*time.Minute, nil)
+	if err != nil {
+		return err
 	}
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -236,7 +236,8 @@ func (b *fleetBot) resume(ctx context.Context, fc FleetConfig, k int) error {
 	avatar, seq, from := b.lost, b.lostSeq, b.lostOn
 	b.lost = 0
 	b.mu.Unlock()
-	tok, err := player.IssueToken(fc.Key, b.id, time.Now(), 10*time.Minute, nil)
+	// A Rejoin's token is checked for its world, not its node.
+	tok, err := player.IssueToken(fc.Key, b.id, player.Audience{World: player.DefaultWorld, Node: uint32(fc.IDs[(from+1)%len(fc.IDs)])}, time.Now(), 5*time.Minute, nil)
 	if err != nil {
 		return err
 	}

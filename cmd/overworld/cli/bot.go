@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -26,6 +27,7 @@ import (
 	"github.com/overworld/overworld/live"
 	"github.com/overworld/overworld/live/arenaplay"
 	"github.com/overworld/overworld/live/pki"
+	"github.com/overworld/overworld/live/plane"
 	"github.com/overworld/overworld/live/player"
 	"github.com/overworld/overworld/node"
 	"github.com/overworld/overworld/wire"
@@ -39,6 +41,7 @@ type botFlags struct {
 	addr, tokenDir, name, mapType, ca string
 	world                             string
 	nodeID                            uint32
+	plane                             string
 	serverName                        string
 	n, nodes, perNode                 int
 	duration                          time.Duration
@@ -84,6 +87,7 @@ and --server-name node-ID.overworld.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.addr, "addr", "", "the node's player endpoint HOST:PORT (QUIC; with --ws, its WebSocket port, or a ws:// or wss:// URL)")
+	fl.StringVar(&f.plane, "plane", "", "a control plane's URL (overworld control): each bot asks it where to play, with the RTTs it measures to the nodes (QUIC handshakes), follows its handoffs, and takes its avatar back where it failed over when its node dies; instead of --addr")
 	fl.StringVar(&f.tokenDir, "token-dir", "", "directory of the coordinator key pair (overworld token init)")
 	fl.IntVar(&f.n, "n", 16, "number of bots (1 to 1000; with --local, this machine's CPU limits how many can join in time)")
 	fl.DurationVar(&f.duration, "duration", 30*time.Second, "how long to play (1s to 1h)")
@@ -121,10 +125,17 @@ func runBot(ctx context.Context, e *env, f *botFlags) error {
 		return badInputf("--duration %v: want 1s to 1h", f.duration)
 	case f.local && f.addr != "":
 		return badInputf("--local and --addr exclude each other")
-	case !f.local && f.addr == "":
-		return badInputf("--addr is required (or --local)")
+	case f.plane != "" && (f.local || f.addr != "" || f.ws || f.serverName != ""):
+		return badInputf("--plane names the nodes: it excludes --local, --addr, --ws and --server-name")
+	case !f.local && f.addr == "" && f.plane == "":
+		return badInputf("--addr is required (or --local, or --plane)")
 	}
-	if !f.local && !(f.ws && (strings.HasPrefix(f.addr, "ws://") || strings.HasPrefix(f.addr, "wss://"))) {
+	if f.plane != "" {
+		if u, err := url.Parse(f.plane); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return badInputf("--plane %q: want http://HOST:PORT", f.plane)
+		}
+	}
+	if !f.local && f.plane == "" && !(f.ws && (strings.HasPrefix(f.addr, "ws://") || strings.HasPrefix(f.addr, "wss://"))) {
 		if _, _, err := net.SplitHostPort(f.addr); err != nil {
 			return badInputf("--addr %q: %v", f.addr, err)
 		}
@@ -170,6 +181,20 @@ func runBot(ctx context.Context, e *env, f *botFlags) error {
 		}
 		tlsConf = &tls.Config{RootCAs: roots, ServerName: host}
 	}
+	var nodes []plane.NodeInfo
+	var planeCl *plane.Client
+	if f.plane != "" {
+		planeCl = &plane.Client{URL: strings.TrimSuffix(f.plane, "/"), HTTP: &http.Client{Timeout: 5 * time.Second}}
+		lctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		nodes, err = planeCl.Nodes(lctx)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("--plane %s: %w", f.plane, err)
+		}
+		if len(nodes) == 0 {
+			return fmt.Errorf("--plane %s: the plane lists no node", f.plane)
+		}
+	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -197,6 +222,14 @@ func runBot(ctx context.Context, e *env, f *botFlags) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if planeCl != nil {
+				var roots *x509.CertPool
+				if tlsConf != nil {
+					roots = tlsConf.RootCAs
+				}
+				stats[i], errs[i] = playPlaneBot(ctx, g, key, f, i, planeCl, nodes, roots)
+				return
+			}
 			stats[i], errs[i] = playBot(ctx, g, key, f, i, quicAddr, wsAddr, tlsConf)
 		}()
 	}

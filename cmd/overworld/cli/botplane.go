@@ -31,8 +31,15 @@ type planeBot struct {
 	nodes []plane.NodeInfo
 	roots *x509.CertPool // nil: no verification
 	id    player.PlayerID
-	tok   []byte
+	key   ed25519.PrivateKey
+	world string
+	ttl   time.Duration
 	known map[uint32]bool // nodes pinged
+}
+
+// token signs a token for node (a Rejoin's is checked for its world only).
+func (b *planeBot) token(node uint32) ([]byte, error) {
+	return player.IssueToken(b.key, b.id, player.Audience{World: b.world, Node: node}, time.Now(), b.ttl, nil)
 }
 
 // tlsFor is the TLS configuration for node id's player endpoint.
@@ -103,13 +110,17 @@ func (b *planeBot) join(ctx context.Context) (*player.Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	tok, err := b.token(adm.Node)
+	if err != nil {
+		return nil, err
+	}
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	conn, err := player.DialQUIC(context.WithoutCancel(ctx), adm.QUIC, b.tlsFor(adm.Node))
 	if err != nil {
 		return nil, err
 	}
-	c, err := player.Join(dctx, conn, b.tok)
+	c, err := player.Join(dctx, conn, tok)
 	if err != nil {
 		_ = conn.Close()
 		return nil, err
@@ -139,6 +150,10 @@ func (b *planeBot) report(ctx context.Context) {
 
 // resume takes avatar back on whichever node holds its primary now.
 func (b *planeBot) resume(ctx context.Context, avatar world.ObjectID, seq uint64) (*player.Client, error) {
+	tok, err := b.token(b.nodes[0].ID)
+	if err != nil {
+		return nil, err
+	}
 	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	res := make(chan *player.Client, len(b.nodes))
@@ -149,7 +164,7 @@ func (b *planeBot) resume(ctx context.Context, avatar world.ObjectID, seq uint64
 				res <- nil
 				return
 			}
-			c, err := player.Resume(rctx, conn, b.tok, avatar, seq)
+			c, err := player.Resume(rctx, conn, tok, avatar, seq)
 			if err != nil {
 				_ = conn.Close()
 			}
@@ -173,11 +188,7 @@ func (b *planeBot) resume(ctx context.Context, avatar world.ObjectID, seq uint64
 func playPlaneBot(ctx context.Context, g *arena.Game, key ed25519.PrivateKey, f *botFlags, i int, cl *plane.Client,
 	nodes []plane.NodeInfo, roots *x509.CertPool) (player.ClientStats, error) {
 	id := player.PlayerID(fmt.Sprintf("%s-%d", f.name, i+1))
-	tok, err := player.IssueToken(key, id, time.Now(), f.duration+time.Minute, nil)
-	if err != nil {
-		return player.ClientStats{Player: id}, err
-	}
-	b := &planeBot{cl: cl, nodes: nodes, roots: roots, id: id, tok: tok, known: map[uint32]bool{}}
+	b := &planeBot{cl: cl, nodes: nodes, roots: roots, id: id, key: key, world: f.world, ttl: 2 * time.Minute, known: map[uint32]bool{}}
 	pctx, stop := context.WithTimeout(ctx, f.duration)
 	defer stop()
 	go b.report(pctx)

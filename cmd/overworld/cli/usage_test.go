@@ -100,6 +100,8 @@ func TestUserErrors(t *testing.T) {
 		{"cluster placement node bots", "", []string{"cluster", "--placement", "cma", "--bot-mode", "node"}, "--placement cma: the plane places client bots"},
 		{"cluster headroom", "", []string{"cluster", "--headroom", "0.5"}, "--headroom 0.5: want 1 to 10"},
 		{"control without config", "", []string{"control"}, "control: --config is required"},
+		{"bot plane and addr", "", []string{"bot", "--token-dir", p("t"), "--plane", "http://127.0.0.1:1", "--addr", "x:1"}, "--plane names the nodes"},
+		{"bot plane url", "", []string{"bot", "--token-dir", p("t"), "--plane", "ftp://x"}, `--plane "ftp://x": want http://HOST:PORT`},
 		{"control config missing", "", []string{"control", "--config", p("nope.toml")}, "nope.toml"},
 		{"estimate landmark default", "", []string{"estimate", "--method", "landmark", "--matrix", p("m30.txt")}, "--landmarks 32 (the default for landmark): want 2 to 29"},
 		{"estimate neighbours default", "", []string{"estimate", "--method", "vivaldi", "--matrix", p("m30.txt")}, "--neighbours 32 (the default for vivaldi): the matrix has only 29 other nodes"},
