@@ -167,7 +167,8 @@ func TestRenderDefaults(t *testing.T) {
 		if num(pod, "terminationGracePeriodSeconds") < 10 {
 			t.Errorf("fleet %s: %v s to drain", f.name(), get(pod, "terminationGracePeriodSeconds"))
 		}
-		if str(pod, "volumes", 0, "configMap", "name") != "ow-node-"+region || str(pod, "volumes", 1, "secret", "secretName") != "overworld-tls-"+region {
+		if str(pod, "volumes", 0, "configMap", "name") != "ow-node-"+region || str(pod, "volumes", 1, "secret", "secretName") != "overworld-tls-"+region ||
+			str(pod, "volumes", 2, "secret", "secretName") != "overworld-admin" || str(c, "volumeMounts", 2, "mountPath") != "/etc/overworld/admin" {
 			t.Errorf("fleet %s: volumes %v", f.name(), get(pod, "volumes"))
 		}
 	}
@@ -244,7 +245,8 @@ func TestRenderDefaults(t *testing.T) {
 	}
 
 	pm := objs["PodMonitor"][0]
-	if str(pm, "spec", "podMetricsEndpoints", 0, "port") != "admin" || str(pm, "spec", "selector", "matchLabels", "app.kubernetes.io/component") != "node" {
+	if str(pm, "spec", "podMetricsEndpoints", 0, "port") != "admin" || str(pm, "spec", "selector", "matchLabels", "app.kubernetes.io/component") != "node" ||
+		str(pm, "spec", "podMetricsEndpoints", 0, "authorization", "credentials", "name") != "overworld-admin" {
 		t.Errorf("pod monitor %v", get(pm, "spec"))
 	}
 	if node := get(objs["Fleet"][0], "spec", "template", "spec", "template", "metadata", "labels", "app.kubernetes.io/component"); node != "node" {
@@ -288,7 +290,8 @@ func TestConfigsParse(t *testing.T) {
 		if cfg.ID != w.id || fmt.Sprintf("%+v", cfg.Peers) != w.peers || cfg.Discovery.Arch != "directory" || cfg.Discovery.Rendezvous != 1 {
 			t.Errorf("%s: id %d, peers %+v, discovery %+v", cm.name(), cfg.ID, cfg.Peers, cfg.Discovery)
 		}
-		if !cfg.Agones.Enabled || cfg.Agones.Region != region || cfg.Listen.Admin != "0.0.0.0:7180" || cfg.TLS.NodeCert != "/etc/overworld/tls/node.pem" {
+		if !cfg.Agones.Enabled || cfg.Agones.Region != region || cfg.Listen.Admin != "0.0.0.0:7180" || cfg.TLS.NodeCert != "/etc/overworld/tls/node.pem" ||
+			cfg.Listen.AdminTokenFile != "/etc/overworld/admin/admin.token" {
 			t.Errorf("%s: %+v", cm.name(), cfg)
 		}
 		if m := cfg.Membership; m.Gossip != "0.0.0.0:7101" || fmt.Sprint(m.Seeds) != "[ow-gossip.games.svc:7101]" || m.KeyFile != "/etc/overworld/tls/gossip.key" {
