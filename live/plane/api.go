@@ -13,6 +13,7 @@ import (
 
 	"github.com/overworld/overworld/control"
 	"github.com/overworld/overworld/live"
+	"github.com/overworld/overworld/live/agones"
 	"github.com/overworld/overworld/wire"
 )
 
@@ -52,8 +53,9 @@ type NodeState struct {
 const maxBody = 64 << 10
 
 // Handler serves the plane's HTTP API: POST /v1/join, POST /v1/pings, GET
-// /v1/player?id=, GET /v1/nodes, GET /v1/state, GET /healthz and GET
-// /readyz (ready once the plane rebuilt its state from the nodes).
+// /v1/player?id=, GET /v1/nodes, GET /v1/state, GET /healthz, GET
+// /readyz (ready once the plane rebuilt its state from the nodes), and
+// with Config.Autoscale POST /autoscale (Agones' FleetAutoscaler webhook).
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/join", s.serveJoin)
@@ -61,6 +63,11 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/player", s.servePlayer)
 	mux.HandleFunc("GET /v1/state", s.serveState)
 	mux.HandleFunc("GET /v1/nodes", s.serveNodes)
+	if s.cfg.Autoscale != nil {
+		// Validated with the configuration: cannot fail.
+		a, _ := agones.NewAutoscaler(s.cfg.Autoscale.Config, s.FleetLoads, s.cfg.Log)
+		mux.Handle("POST /autoscale", a)
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if !s.Stats().Rebuilt {

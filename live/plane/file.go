@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/BurntSushi/toml"
 
 	"github.com/overworld/overworld/control"
+	"github.com/overworld/overworld/live/agones"
+	"github.com/overworld/overworld/place/balance"
 )
 
 // File is the plane's configuration file (TOML), as "overworld control
@@ -39,6 +42,31 @@ type File struct {
 	RegionPolicy  string     `toml:"region_policy"`
 	MigrationCost float64    `toml:"migration_cost"`
 	Nodes         []FileNode `toml:"nodes"`
+	// Autoscale, when present, serves Agones' FleetAutoscaler webhook at
+	// /autoscale, sizing each fleet it names from its nodes' players.
+	Autoscale *FileAutoscale `toml:"autoscale"`
+}
+
+// FileAutoscale configures the FleetAutoscaler webhook.
+type FileAutoscale struct {
+	// Fleets map Agones fleets to the plane's nodes.
+	Fleets []FileFleet `toml:"fleets"`
+	// Buffer is the Ready servers kept beyond the need; Min and Max bound
+	// the replicas (default 1 and 100); Margin is place/balance's target
+	// headroom (a share of a server's capacity kept free).
+	Buffer  int     `toml:"buffer"`
+	Min     int     `toml:"min"`
+	Max     int     `toml:"max"`
+	Margin  float64 `toml:"margin"`
+	MaxLoad int     `toml:"max_load"` // a server's players when the fleet is not mapped (default 64)
+	Counter string  `toml:"players_counter"`
+}
+
+// FileFleet is one fleet and the nodes it runs.
+type FileFleet struct {
+	Namespace string   `toml:"namespace"`
+	Name      string   `toml:"name"`
+	Nodes     []uint32 `toml:"nodes"`
 }
 
 // FileNode is one node of File.
@@ -132,6 +160,28 @@ func (f File) Config() (Config, error) {
 		if c.AdminToken == "" {
 			return c, fmt.Errorf("%w: admin_token_file %s is empty", ErrConfig, f.AdminTokenFile)
 		}
+	}
+	if a := f.Autoscale; a != nil {
+		as := &Autoscale{Fleets: map[string][]uint32{}}
+		as.Config = agones.AutoscalerConfig{Balance: balance.Config{Margin: a.Margin}, MaxLoad: a.MaxLoad, PlayersCounter: a.Counter,
+			Buffer: a.Buffer, Min: a.Min, Max: a.Max}
+		if as.Config.MaxLoad == 0 {
+			as.Config.MaxLoad = 64
+		}
+		if a.Min == 0 && a.Max == 0 {
+			as.Config.Min, as.Config.Max = 1, 100
+		}
+		for i, fl := range a.Fleets {
+			if fl.Name == "" || len(fl.Nodes) == 0 {
+				return c, fmt.Errorf("%w: autoscale.fleets[%d]: want a name and its nodes", ErrConfig, i)
+			}
+			key := fl.Namespace + "/" + fl.Name
+			if _, dup := as.Fleets[key]; dup {
+				return c, fmt.Errorf("%w: autoscale.fleets: fleet %s listed twice", ErrConfig, key)
+			}
+			as.Fleets[key] = slices.Clone(fl.Nodes)
+		}
+		c.Autoscale = as
 	}
 	for _, n := range f.Nodes {
 		c.Nodes = append(c.Nodes, Node{ID: n.ID, Site: n.Site, Capacity: n.Capacity, Admin: n.Admin, QUIC: n.PlayerQUIC, WS: n.PlayerWS})

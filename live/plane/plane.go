@@ -63,7 +63,9 @@ import (
 
 	"github.com/overworld/overworld/control"
 	"github.com/overworld/overworld/live"
+	"github.com/overworld/overworld/live/agones"
 	"github.com/overworld/overworld/live/player"
+	"github.com/overworld/overworld/place/balance"
 	"github.com/overworld/overworld/wire"
 )
 
@@ -118,10 +120,21 @@ type Config struct {
 	// AdminToken is the nodes' admin bearer secret, sent with every
 	// request to them ("": none).
 	AdminToken string
+	// Autoscale, if set, serves Agones' FleetAutoscaler webhook at
+	// /autoscale (Handler).
+	Autoscale *Autoscale
 	// Log receives what the plane does (default: discarded).
 	Log *slog.Logger
 	// Clock gives the time (default time.Now); tests set it.
 	Clock func() time.Time
+}
+
+// Autoscale configures the FleetAutoscaler webhook the plane serves: the
+// autoscaler's policy, and the nodes of each fleet ("namespace/name"),
+// whose players the plane knows.
+type Autoscale struct {
+	Config agones.AutoscalerConfig
+	Fleets map[string][]uint32
 }
 
 func (c Config) validate() (Config, error) {
@@ -164,6 +177,18 @@ func (c Config) validate() (Config, error) {
 		"join grace": c.JoinGrace, "retry": c.Retry} {
 		if d < 10*time.Millisecond || d > time.Hour {
 			return bad("%s %v: want 10ms to 1h", name, d)
+		}
+	}
+	if a := c.Autoscale; a != nil {
+		for key, ids := range a.Fleets {
+			for _, id := range ids {
+				if !seen[id] {
+					return bad("autoscale: fleet %s: node %d is not in the cluster", key, id)
+				}
+			}
+		}
+		if _, err := agones.NewAutoscaler(a.Config, nil, nil); err != nil {
+			return bad("%v", err)
 		}
 	}
 	if c.Client == nil {
@@ -311,6 +336,37 @@ func (s *Server) NodeOf(id string) (uint32, bool) {
 	defer s.mu.Unlock()
 	n, ok := s.plane.NodeOf(id)
 	return uint32(n), ok
+}
+
+// FleetLoads is the autoscaler's view of a fleet (agones.Loads): its
+// nodes that are up, each with the players the plane places there, and
+// the least capacity among them; ok is false for a fleet the
+// configuration does not map.
+func (s *Server) FleetLoads(_ context.Context, namespace, fleet string) (balance.Cluster, bool, error) {
+	if s.cfg.Autoscale == nil {
+		return balance.Cluster{}, false, nil
+	}
+	ids, ok := s.cfg.Autoscale.Fleets[namespace+"/"+fleet]
+	if !ok {
+		return balance.Cluster{}, false, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var c balance.Cluster
+	for _, id := range ids {
+		v := s.nodes[id]
+		if !v.up {
+			continue
+		}
+		if c.MaxLoad == 0 || v.Capacity < c.MaxLoad {
+			c.MaxLoad = v.Capacity
+		}
+		c.Main = append(c.Main, s.plane.Load(wire.NodeID(id)))
+	}
+	if len(c.Main) == 0 {
+		return balance.Cluster{}, false, nil
+	}
+	return c, true, nil
 }
 
 // Wait waits for the requests to the nodes in flight (handoffs, pings

@@ -542,3 +542,72 @@ func TestPlaneBearer(t *testing.T) {
 		t.Fatalf("authorization headers %q", seen)
 	}
 }
+
+// TestPlaneAutoscale: the plane serves Agones' FleetAutoscaler webhook
+// from its own placement: a fleet of two nodes of 3 seats holding 5
+// players, with one Ready server kept spare, wants 3 replicas; a fleet the
+// configuration does not map is sized from its players counter.
+func TestPlaneAutoscale(t *testing.T) {
+	w, nodes := newFakeWorld(t, 3)
+	c := &clock{t: time.Unix(1_000_000, 0)}
+	f := File{Listen: "x:1", Autoscale: &FileAutoscale{Fleets: []FileFleet{{Namespace: "games", Name: "eu", Nodes: []uint32{1, 2}}},
+		Buffer: 1, Min: 1, Max: 10, MaxLoad: 3, Counter: "players"}}
+	for _, n := range nodes {
+		f.Nodes = append(f.Nodes, FileNode{ID: n.ID, Site: n.Site, Capacity: n.Capacity, Admin: n.Admin, PlayerQUIC: n.QUIC})
+	}
+	cfg, err := f.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Clock = c.now
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := httptest.NewServer(s.Handler())
+	defer h.Close()
+	cl := &Client{URL: h.URL}
+	poll(s)
+	for p := range 5 {
+		id := fmt.Sprintf("p%d", p)
+		adm, err := cl.Join(context.Background(), id, []live.PingSample{{Node: 1, RTTMs: 10}, {Node: 2, RTTMs: 20}, {Node: 3, RTTMs: 300}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.mu.Lock()
+		w.players[id] = adm.Node
+		w.mu.Unlock()
+	}
+	review := func(ns, name, counter string) (int32, bool) {
+		body := fmt.Sprintf(`{"request":{"uid":"u1","name":%q,"namespace":%q,"status":{"replicas":2,"readyReplicas":0,"allocatedReplicas":2,"counters":{"players":{"count":%s,"capacity":6}}}}}`, name, ns, counter)
+		resp, err := http.Post(h.URL+"/autoscale", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out struct {
+			Response struct {
+				UID      string `json:"uid"`
+				Scale    bool   `json:"scale"`
+				Replicas int32  `json:"replicas"`
+			} `json:"response"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != 200 || out.Response.UID != "u1" {
+			t.Fatalf("review of %s/%s: %s, %v, %+v", ns, name, resp.Status, err, out)
+		}
+		return out.Response.Replicas, out.Response.Scale
+	}
+	if n, _ := review("games", "eu", "0"); n != 3 {
+		t.Errorf("fleet games/eu (5 players on 2 servers of 3): %d replicas, want 3", n)
+	}
+	if n, _ := review("games", "us", "7"); n < 3 || n > 4 {
+		t.Errorf("fleet games/us (7 players by its counter, 3 per server, 1 spare): %d replicas, want 3 or 4", n)
+	}
+	bad := f
+	bad.Autoscale = &FileAutoscale{Fleets: []FileFleet{{Name: "eu", Nodes: []uint32{9}}}}
+	if cfg, err := bad.Config(); err == nil {
+		if _, err := New(cfg); err == nil {
+			t.Error("a fleet naming an unknown node accepted")
+		}
+	}
+}
