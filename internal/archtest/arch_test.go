@@ -52,6 +52,9 @@ var layers = map[string]int{
 	"live/player":       9,
 	"live/arenaplay":    10,
 	"live/localcluster": 10,
+	"live/web":          9,
+	// the TypeScript client SDK and the browser pages (built with esbuild)
+	"clients/ts": 10,
 	// the lab: shared helpers, the harness, one package per paper
 	"lab":           10,
 	"lab/report":    10,
