@@ -40,6 +40,9 @@ type Game struct {
 	// Players plugs the game into the player endpoints (required when the
 	// configuration listens for players; may be nil otherwise).
 	Players player.Controller
+	// Scene is the game's static world as JSON for the browser game
+	// (/play/scene.json: the arena's walls); nil: none.
+	Scene []byte
 }
 
 // NewLogger returns the structured logger a configuration asks for,
@@ -207,6 +210,7 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 		d.driver.AddHook(gw)
 		d.driver.AddHook(FrameHookFunc(func(time.Duration, *node.Node) { d.metrics.SetPlayers(int(gw.Stats().Players)) }))
 		d.metrics.Registry.MustRegister(playerCollector{gw})
+		d.servePlayPages(game)
 	}
 	if cfg.Listen.Admin != "" {
 		if d.adminLn, err = net.Listen("tcp", cfg.Listen.Admin); err != nil {
@@ -223,6 +227,7 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 		mux.HandleFunc("/debug/world", d.debugWorld)
 		mux.HandleFunc("/debug/authority", d.alog.serve)
 		mux.HandleFunc("/admin/handoff", d.serveHandOff)
+		d.serveDashboard(mux, game)
 		d.admin = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	}
 	return d, nil

@@ -71,6 +71,7 @@ var layers = map[string]int{
 	"cmd/overworld/cli": 14,
 	"cmd/overworld":     15,
 	"cmd/gendata":       15,
+	"cmd/genweb":        15,
 	"internal/archtest": 16,
 }
 

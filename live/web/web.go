@@ -1,0 +1,139 @@
+// Package web serves overworld's browser pages from a node, with nothing
+// but the binary: the arena game at /play and the TypeScript client SDK
+// at /overworld.js on the player WebSocket endpoint (same origin as the
+// WebSocket, so the browser may connect), and the live dashboard at
+// /dashboard on the admin endpoint (behind whatever guards that
+// endpoint). The JavaScript in dist/ is built from clients/ts by
+// cmd/genweb (go generate ./live/web) and committed, so a plain go build
+// needs no generator; a test in clients/ts fails when it is not current.
+//
+// Caller duties: wrap the WebSocket player handler with PlayHandler, and
+// register the dashboard on the admin mux with Dashboard, giving it what
+// the node knows of the cluster (DashboardInfo).
+package web
+
+//go:generate go run ../../cmd/genweb -out dist
+
+import (
+	"embed"
+	"encoding/json"
+	"io/fs"
+	"net/http"
+	"path"
+	"strings"
+)
+
+//go:embed dist/*.js static/*.html
+var assets embed.FS
+
+// Asset returns an embedded file: dist/NAME.js or static/NAME.html.
+func Asset(name string) ([]byte, bool) {
+	b, err := fs.ReadFile(assets, name)
+	return b, err == nil
+}
+
+func serve(w http.ResponseWriter, r *http.Request, name string) {
+	b, ok := Asset(name)
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	typ := "text/html; charset=utf-8"
+	if strings.HasSuffix(name, ".js") {
+		typ = "text/javascript; charset=utf-8"
+	}
+	w.Header().Set("Content-Type", typ)
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("X-Frame-Options", "DENY")
+	if r.Method == http.MethodHead {
+		return
+	}
+	w.Write(b)
+}
+
+// isGet reports whether r is a plain GET or HEAD (not a WebSocket
+// upgrade).
+func isGet(r *http.Request) bool {
+	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && !strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
+}
+
+// PlayHandler serves the browser game beside ws, the node's WebSocket
+// player handler: GET /play (the page), /overworld.js (the SDK, one ES
+// module), /play.js (the game) and /play/scene.json (scene: the game's
+// static world as JSON, such as the arena's walls; 404 when nil). Every
+// other request, WebSocket upgrades included, goes to ws unchanged.
+func PlayHandler(ws http.Handler, scene []byte) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !isGet(r) {
+			ws.ServeHTTP(w, r)
+			return
+		}
+		switch path.Clean(r.URL.Path) {
+		case "/play":
+			serve(w, r, "static/play.html")
+		case "/overworld.js":
+			serve(w, r, "dist/overworld.js")
+		case "/play.js":
+			serve(w, r, "dist/play.js")
+		case "/play/scene.json":
+			if scene == nil {
+				http.NotFound(w, r)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Cache-Control", "no-cache")
+			w.Write(scene)
+		default:
+			ws.ServeHTTP(w, r)
+		}
+	})
+}
+
+// DashboardNode is a node as the dashboard shows it: its ID, city and
+// coordinates (empty, 0: unknown), and the URL prefix of its admin
+// endpoints the page polls (nil: a node known from the configuration
+// only, drawn on the map but not polled).
+type DashboardNode struct {
+	ID   uint32  `json:"id"`
+	City string  `json:"city"`
+	Lat  float64 `json:"lat"`
+	Lon  float64 `json:"lon"`
+	Base *string `json:"base"`
+}
+
+// DashboardInfo is what the dashboard page reads first
+// (/dashboard/info.json): its title, the node serving it (0: a cluster
+// view), the nodes, the game world's extent in its first two attributes,
+// and how often to poll, in milliseconds.
+type DashboardInfo struct {
+	Title string          `json:"title"`
+	Self  uint32          `json:"self"`
+	Nodes []DashboardNode `json:"nodes"`
+	World struct {
+		W float64 `json:"w"`
+		H float64 `json:"h"`
+	} `json:"world"`
+	Every int `json:"every"`
+}
+
+// Base returns a pointer to prefix, for DashboardNode.Base.
+func Base(prefix string) *string { return &prefix }
+
+// Dashboard registers the dashboard on mux: GET /dashboard (the page),
+// /dashboard.js and /dashboard/info.json (info's answer). The page polls
+// each node's /metrics and /debug/world under its Base.
+func Dashboard(mux *http.ServeMux, info func() DashboardInfo) {
+	mux.HandleFunc("GET /dashboard", func(w http.ResponseWriter, r *http.Request) { serve(w, r, "static/dashboard.html") })
+	mux.HandleFunc("GET /dashboard.js", func(w http.ResponseWriter, r *http.Request) { serve(w, r, "dist/dashboard.js") })
+	mux.HandleFunc("GET /dashboard/info.json", func(w http.ResponseWriter, r *http.Request) {
+		b, err := json.Marshal(info())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-cache")
+		w.Write(b)
+	})
+}
