@@ -93,3 +93,8 @@ func build(dir, entry string, format api.Format, global string) ([]byte, error) 
 	}
 	return res.OutputFiles[0].Contents, nil
 }
+
+// Module builds entry (a path under dir) as one ES module.
+func Module(dir, entry string) ([]byte, error) {
+	return build(dir, entry, api.FormatESModule, "")
+}
