@@ -3,6 +3,7 @@ package live
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 
 	"github.com/overworld/overworld/geo"
@@ -20,7 +21,14 @@ func (d *Daemon) servePlayPages(game Game) {
 	if d.players == nil || d.players.ws == nil {
 		return
 	}
-	d.players.ws.Handler = web.PlayHandler(d.players.ws.Handler, game.Scene)
+	var peers []string
+	for _, p := range d.cfg.Peers {
+		if u, err := url.Parse(p.PlayerWS); err == nil && u.Host != "" {
+			peers = append(peers, u.Host)
+		}
+	}
+	ws := web.PeerOrigins(d.players.ws.Handler, peers)
+	d.players.ws.Handler = web.PlayHandler(ws, web.PlayNode{ID: d.cfg.ID, City: d.cfg.City}, game.Scene)
 }
 
 // serveDashboard registers /dashboard on the admin mux: this node, polled

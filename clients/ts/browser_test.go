@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -28,7 +29,9 @@ import (
 	"github.com/overworld/overworld/live/arenaplay"
 	"github.com/overworld/overworld/live/pki"
 	"github.com/overworld/overworld/live/player"
+	"github.com/overworld/overworld/live/web"
 	"github.com/overworld/overworld/node"
+	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/world"
 )
 
@@ -338,21 +341,15 @@ func TestBrowserDecodeSpeed(t *testing.T) {
 	}
 }
 
-// testNode runs one arena node in-process with both player endpoints'
-// WebSocket side and its admin endpoint; it returns the daemon and the
+// testCluster runs n arena nodes in-process (IDs 1..n, peers of each
+// other, node 1 the directory's rendezvous), each with a WebSocket player
+// endpoint and an admin endpoint; it returns the daemons and the
 // coordinator's key to issue tokens with.
-func testNode(t *testing.T) (*live.Daemon, ed25519.PrivateKey) {
+func testCluster(t *testing.T, n int) ([]*live.Daemon, ed25519.PrivateKey) {
 	t.Helper()
 	dir := t.TempDir()
 	ca, err := pki.InitCA(filepath.Join(dir, "ca"), "", time.Now(), time.Hour)
 	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := ca.Issue(1, time.Now(), 30*time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pki.WriteNodeFile(filepath.Join(dir, "node.pem"), data); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := player.InitKeys(filepath.Join(dir, "coord"), nil); err != nil {
@@ -362,36 +359,75 @@ func testNode(t *testing.T) (*live.Daemon, ed25519.PrivateKey) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := live.DefaultDaemonConfig()
-	cfg.Listen = live.ListenConfig{Node: "127.0.0.1:0", Admin: "127.0.0.1:0", PlayerWS: "127.0.0.1:0"}
-	cfg.DataDir = filepath.Join(dir, "data")
-	cfg.City = "Frankfurt"
-	cfg.TLS = live.TLSConfig{CACert: filepath.Join(dir, "ca", pki.CACertFile), NodeCert: filepath.Join(dir, "node.pem")}
-	cfg.Players.CoordinatorKey = filepath.Join(dir, "coord", player.PublicKeyFile)
-	cfg.Game = live.GameConfig{Map: "sqr", Nodes: 1, PlayersPerNode: 8, Seed: 3, Slot: 1, AIBots: true}
-	_, game, err := arenaplay.NodeGame(cfg.Game)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := live.NewDaemon(cfg, game, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
+	free := func(network string) string {
+		if network == "udp" {
+			c, err := net.ListenPacket("udp", "127.0.0.1:0")
 			if err != nil {
-				t.Errorf("node: %v", err)
+				t.Fatal(err)
 			}
-		case <-time.After(20 * time.Second):
-			t.Error("the node did not stop")
+			defer c.Close()
+			return c.LocalAddr().String()
 		}
-	})
-	return d, key
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		return l.Addr().String()
+	}
+	cities := []string{"Frankfurt", "Tokyo", "New York", "Sydney"}
+	nodeAddr, wsAddr := make([]string, n), make([]string, n)
+	for i := range n {
+		nodeAddr[i], wsAddr[i] = free("udp"), free("tcp")
+	}
+	epoch := time.Now().UTC().Format(time.RFC3339Nano)
+	var ds []*live.Daemon
+	for i := range n {
+		id := uint32(i + 1)
+		data, err := ca.Issue(wire.NodeID(id), time.Now(), 30*time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pem := filepath.Join(dir, fmt.Sprintf("node%d.pem", id))
+		if err := pki.WriteNodeFile(pem, data); err != nil {
+			t.Fatal(err)
+		}
+		cfg := live.DefaultDaemonConfig()
+		cfg.ID = id
+		cfg.Epoch = epoch
+		cfg.Listen = live.ListenConfig{Node: nodeAddr[i], Admin: "127.0.0.1:0", PlayerWS: wsAddr[i]}
+		cfg.DataDir = filepath.Join(dir, fmt.Sprintf("data%d", id))
+		cfg.City = cities[i%len(cities)]
+		cfg.TLS = live.TLSConfig{CACert: filepath.Join(dir, "ca", pki.CACertFile), NodeCert: pem}
+		cfg.Players.CoordinatorKey = filepath.Join(dir, "coord", player.PublicKeyFile)
+		cfg.Game = live.GameConfig{Map: "sqr", Nodes: n, PlayersPerNode: 8, Seed: 3, Slot: int(id), AIBots: true}
+		for j := range n {
+			if j != i {
+				cfg.Peers = append(cfg.Peers, live.PeerConfig{ID: uint32(j + 1), Addr: nodeAddr[j], City: cities[j%len(cities)], PlayerWS: "ws://" + wsAddr[j] + "/"})
+			}
+		}
+		_, game, err := arenaplay.NodeGame(cfg.Game)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := live.NewDaemon(cfg, game, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- d.Run(ctx) }()
+		t.Cleanup(func() {
+			cancel()
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				t.Errorf("node %d did not stop", id)
+			}
+		})
+		ds = append(ds, d)
+	}
+	return ds, key
 }
 
 // serverPos reads object id's location from the node's /debug/world.
@@ -432,7 +468,8 @@ func key(t *testing.T, ctx context.Context, typ input.DispatchKeyEventType, code
 // /dashboard and checks it shows the node and non-empty series.
 func TestBrowserPlay(t *testing.T) {
 	ctx := newBrowser(t)
-	d, priv := testNode(t)
+	ds, priv := testCluster(t, 1)
+	d := ds[0]
 	tok, err := player.IssueToken(priv, "browser", time.Now(), time.Hour, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -536,4 +573,113 @@ func TestBrowserPlay(t *testing.T) {
 
 func abs(x float64) float64 { return max(x, -x) }
 
+// TestBrowserHandoff plays in Chromium on node 1 of a two-node cluster,
+// has node 1 hand the player to node 2 (POST /admin/handoff), and checks
+// that the page followed the Redirect (it now plays on node 2, whose
+// /debug/world shows the avatar moving on key presses); then it loads the
+// cluster's dashboard (web.ClusterDashboard over both admin endpoints)
+// and checks it shows both nodes and non-empty series, missing replicas
+// included.
+func TestBrowserHandoff(t *testing.T) {
+	ctx := newBrowser(t)
+	ds, priv := testCluster(t, 2)
+	tok, err := player.IssueToken(priv, "mover", time.Now(), time.Hour, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin1, admin2 := ds[0].AdminAddr().String(), ds[1].AdminAddr().String()
+	if err := chromedp.Do(ctx, chromedp.Navigate("http://"+ds[0].PlayerWSAddr().String()+"/play#token="+player.EncodeToken(tok))); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "window.overworldPlay && (overworldPlay.joined || overworldPlay.error)", 15*time.Second)
+	waitFor(t, ctx, "overworldPlay.avatar() !== null", 10*time.Second)
+	if n := eval[int](t, ctx, "overworldPlay.node()"); n != 1 {
+		t.Fatalf("the page plays on node %d, want 1", n)
+	}
+	var id uint64
+	fmt.Sscan(eval[string](t, ctx, "overworldPlay.avatar().id"), &id)
+	// The peers must see each other before node 1 can hand off.
+	var resp *http.Response
+	for deadline := time.Now().Add(15 * time.Second); ; {
+		resp, err = http.Post("http://"+admin1+"/admin/handoff?player=mover&node=2", "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("handoff: %s", resp.Status)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for eval[int](t, ctx, "overworldPlay.node()") != 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the page did not follow the handoff to node 2: it says %q, error %q",
+				eval[string](t, ctx, `document.getElementById("events").textContent`), eval[string](t, ctx, "overworldPlay.error"))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if h := eval[int](t, ctx, "overworldPlay.client.stats.handoffs"); h != 1 {
+		t.Errorf("the client followed %d redirects, want 1", h)
+	}
+	x0, y0, ok := serverPos(t, admin2, id)
+	if !ok {
+		t.Fatalf("node 2 has no avatar %d after the handoff", id)
+	}
+	moved := 0.0
+	for _, dir := range []struct {
+		code string
+		vk   int64
+	}{{"ArrowLeft", 37}, {"ArrowDown", 40}, {"ArrowRight", 39}, {"ArrowUp", 38}} {
+		key(t, ctx, input.DispatchKeyEventTypeKeyDown, dir.code, dir.vk)
+		time.Sleep(time.Second)
+		key(t, ctx, input.DispatchKeyEventTypeKeyUp, dir.code, dir.vk)
+		time.Sleep(300 * time.Millisecond)
+		x1, y1, _ := serverPos(t, admin2, id)
+		if moved = max(moved, abs(x1-x0)+abs(y1-y0)); moved > 2 {
+			break
+		}
+	}
+	if moved <= 2 {
+		t.Fatalf("after the handoff node 2 moved the avatar at most %.2f m on key presses", moved)
+	}
+	gaps := eval[[]float64](t, ctx, "overworldPlay.client.stats.handoffGaps")
+	t.Logf("followed the redirect to node 2 (gap between the last State of node 1 and the first of node 2: %v ms); node 2 moved the avatar %.1f m", gaps, moved)
+	screenshot(t, ctx, "play-after-handoff.png")
 
+	// The cluster's dashboard.
+	var nodes []web.ClusterNode
+	for _, a := range []string{admin1, admin2} {
+		n, err := web.NodeInfo(t.Context(), "http://"+a, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes = append(nodes, n)
+	}
+	g, _, err := arenaplay.NodeGame(live.GameConfig{Map: "sqr", Nodes: 2, PlayersPerNode: 8, Seed: 3, Slot: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(web.ClusterDashboard("test cluster", nodes, g.Map.W, g.Map.H))
+	defer srv.Close()
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/dashboard")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "window.overworldDashboard && overworldDashboard.polls >= 4 && overworldDashboard.points() >= 3", 30*time.Second)
+	listed := eval[[]string](t, ctx, `Array.from(document.querySelectorAll("li.node"), e => e.textContent)`)
+	if len(listed) != 2 || !strings.Contains(listed[0], "Frankfurt") || !strings.Contains(listed[1], "Tokyo") {
+		t.Errorf("the cluster dashboard lists %q, want node 1 in Frankfurt and node 2 in Tokyo", listed)
+	}
+	for _, chart := range []string{"bandwidth", "missing", "frame", "players"} {
+		if n := eval[int](t, ctx, `[...overworldDashboard.charts.`+chart+`.series.values()].reduce((n, s) => n + s.v.length, 0)`); n == 0 {
+			t.Errorf("the cluster dashboard's %s series is empty", chart)
+		}
+	}
+	if errs := eval[[]string](t, ctx, "overworldDashboard.errors"); len(errs) > 0 {
+		t.Errorf("the dashboard's polls failed: %q", errs)
+	}
+	screenshot(t, ctx, "dashboard-cluster.png")
+}

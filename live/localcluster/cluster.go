@@ -159,6 +159,7 @@ type Cluster struct {
 	// With Players: the player nodes' QUIC player endpoints, the
 	// coordinator key signing the bots' tokens, the cluster CA.
 	playerAddrs []string
+	playerWS    []string // the player nodes' WebSocket endpoints (host:port)
 	key         ed25519.PrivateKey
 	ca          *pki.CA
 }
@@ -222,7 +223,7 @@ func Start(cfg Config) (*Cluster, error) {
 	}
 	// The player nodes' QUIC player endpoints, which every peer's list
 	// names (where a node redirects the players it hands off).
-	playerAddr := map[wire.NodeID]string{}
+	playerAddr, wsAddr := map[wire.NodeID]string{}, map[wire.NodeID]string{}
 	if cfg.Players {
 		for _, id := range c.ids {
 			if id == c.infra {
@@ -234,6 +235,10 @@ func Start(cfg Config) (*Cluster, error) {
 			}
 			playerAddr[id] = a
 			c.playerAddrs = append(c.playerAddrs, a)
+			if wsAddr[id], err = freeAddr("tcp"); err != nil {
+				return nil, err
+			}
+			c.playerWS = append(c.playerWS, wsAddr[id])
 		}
 	}
 	confs := make([][]byte, total)
@@ -263,13 +268,17 @@ func Start(cfg Config) (*Cluster, error) {
 		if id == c.infra {
 			dc.Game.Slot = 0
 		} else if cfg.Players {
-			dc.Listen.PlayerQUIC = playerAddr[id]
+			dc.Listen.PlayerQUIC, dc.Listen.PlayerWS = playerAddr[id], wsAddr[id]
 			dc.Players = live.PlayersConfig{CoordinatorKey: filepath.Join("coord", player.PublicKeyFile),
 				MaxPlayers: max(64, nodes*cfg.PlayersPerNode)}
 		}
 		for j, pid := range c.ids {
 			if pid != id {
-				dc.Peers = append(dc.Peers, live.PeerConfig{ID: uint32(pid), Addr: nodeAddrs[j], City: c.cities[j], PlayerQUIC: playerAddr[pid]})
+				pc := live.PeerConfig{ID: uint32(pid), Addr: nodeAddrs[j], City: c.cities[j], PlayerQUIC: playerAddr[pid]}
+				if a := wsAddr[pid]; a != "" {
+					pc.PlayerWS = "ws://" + a + "/"
+				}
+				dc.Peers = append(dc.Peers, pc)
 			}
 		}
 		if _, err := dc.Validate(); err != nil {

@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"path"
 	"strings"
 )
@@ -58,12 +59,20 @@ func isGet(r *http.Request) bool {
 	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && !strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 }
 
+// PlayNode is the node serving the browser game, as the page shows it.
+type PlayNode struct {
+	ID   uint32 `json:"id"`
+	City string `json:"city"`
+}
+
 // PlayHandler serves the browser game beside ws, the node's WebSocket
 // player handler: GET /play (the page), /overworld.js (the SDK, one ES
-// module), /play.js (the game) and /play/scene.json (scene: the game's
-// static world as JSON, such as the arena's walls; 404 when nil). Every
-// other request, WebSocket upgrades included, goes to ws unchanged.
-func PlayHandler(ws http.Handler, scene []byte) http.Handler {
+// module), /play.js (the game), /play/node.json (node) and
+// /play/scene.json (scene: the game's static world as JSON, such as the
+// arena's walls; 404 when nil). Every other request, WebSocket upgrades
+// included, goes to ws unchanged.
+func PlayHandler(ws http.Handler, node PlayNode, scene []byte) http.Handler {
+	nodeJSON, _ := json.Marshal(node)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !isGet(r) {
 			ws.ServeHTTP(w, r)
@@ -76,6 +85,10 @@ func PlayHandler(ws http.Handler, scene []byte) http.Handler {
 			serve(w, r, "dist/overworld.js")
 		case "/play.js":
 			serve(w, r, "dist/play.js")
+		case "/play/node.json":
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Cache-Control", "no-cache")
+			w.Write(nodeJSON)
 		case "/play/scene.json":
 			if scene == nil {
 				http.NotFound(w, r)
@@ -135,5 +148,28 @@ func Dashboard(mux *http.ServeMux, info func() DashboardInfo) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-cache")
 		w.Write(b)
+	})
+}
+
+// PeerOrigins lets pages served by the peers' player endpoints (hosts:
+// their host:port) open WebSockets to ws: a browser game following a
+// Redirect connects from the old node's page to the new node, a
+// cross-origin request the WebSocket handler refuses by default. A
+// request whose Origin names one of hosts reaches ws without its Origin
+// header (as a non-browser client's would); every other request is
+// passed on unchanged.
+func PeerOrigins(ws http.Handler, hosts []string) http.Handler {
+	allowed := map[string]bool{}
+	for _, h := range hosts {
+		allowed[strings.ToLower(h)] = true
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if o := r.Header.Get("Origin"); o != "" {
+			if u, err := url.Parse(o); err == nil && (u.Scheme == "http" || u.Scheme == "https") && allowed[strings.ToLower(u.Host)] {
+				r = r.Clone(r.Context())
+				r.Header.Del("Origin")
+			}
+		}
+		ws.ServeHTTP(w, r)
 	})
 }

@@ -75,6 +75,8 @@ async function tokenSource(): Promise<Token | (() => Promise<Token>) | null> {
   return first;
 }
 
+let nodeLabel = () => "node";
+
 // Controls.
 const keys = new Set<string>();
 let aim = 0;
@@ -136,7 +138,7 @@ function draw(ctx: CanvasRenderingContext2D, c: Client, scene: Scene | null) {
   for (const o of v.objects) drawObj(ctx, o, X, Y, scale, o === me);
   const rtt = c.stats.rtt.slice(-100);
   $("hud").textContent =
-    `node ${c.node || "(joined)"} · player ${c.welcome.player} · avatar ${idString(c.welcome.avatar)} · ` +
+    `${nodeLabel()} · player ${c.welcome.player} · avatar ${idString(c.welcome.avatar)} · ` +
     `RTT p50 ${quantile(rtt, 0.5).toFixed(0)} ms p95 ${quantile(rtt, 0.95).toFixed(0)} ms · ` +
     `${v.objects.length} objects in view · frame ${v.frame}` +
     (me ? ` · health ${me.num("health")} · deaths ${me.num("deaths")}` : "");
@@ -187,6 +189,13 @@ async function main() {
   } catch {
     /* a game without a scene: draw the objects alone */
   }
+  let first = { id: 0, city: "" };
+  try {
+    const r = await fetch("/play/node.json");
+    if (r.ok) first = await r.json();
+  } catch {
+    /* shown as its address */
+  }
   let src = await tokenSource();
   if (!src) {
     $("join").style.display = "block";
@@ -212,7 +221,8 @@ async function main() {
     const o = c.view.lookup(c.welcome.avatar);
     return o ? { id: c.welcome.avatar.toString(), x: o.num("x"), y: o.num("y") } : null;
   };
-  st.node = () => c.node;
+  st.node = () => c.node || first.id;
+  nodeLabel = () => (c.node ? `node ${c.node}` : first.id ? `node ${first.id}${first.city ? " (" + first.city + ")" : ""}` : `node ${location.host}`);
   c.onEvent((s) => ($("events").textContent = s));
   c.onEnd((e) => {
     st.error = e ? e.message : "left";

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"os"
 	"os/signal"
 	"slices"
@@ -47,6 +48,7 @@ type clusterOpts struct {
 	noFailover     bool          // the nodes run without warm backups and failover
 	drainTimeout   time.Duration // the nodes' drain_timeout (0: the daemon's default)
 	kills, terms   []string      // faults: NODE@TIME, SIGKILL or SIGTERM
+	play           string        // the browser lobby's address ("": none)
 	faults         []clusterFault
 }
 
@@ -143,11 +145,17 @@ packet, as the simulator does.`,
 	fl.DurationVar(&o.drainTimeout, "drain-timeout", 0, "the nodes' drain timeout on SIGTERM (default: the node's, 5s)")
 	fl.StringArrayVar(&o.kills, "kill", nil, "NODE@TIME: send node NODE a SIGKILL TIME after every node is ready (repeatable)")
 	fl.StringArrayVar(&o.terms, "term", nil, "NODE@TIME: send node NODE a SIGTERM (it drains, then exits) TIME after every node is ready (repeatable)")
+	fl.StringVar(&o.play, "play", "127.0.0.1:0", "where to serve browsers the game (a token and a node's /play) and the cluster's /dashboard (\"\": nowhere)")
 	cmd.PreRun = func(*cobra.Command, []string) { o.noFailover = !*failover }
 	return cmd
 }
 
 func (o *clusterOpts) validate() error {
+	if o.play != "" {
+		if _, _, err := net.SplitHostPort(o.play); err != nil {
+			return badInputf("--play %q: want host:port (%v)", o.play, err)
+		}
+	}
 	if o.bots != 0 {
 		if o.nodes < 1 || o.bots < 0 || o.bots%o.nodes != 0 {
 			return badInputf("--bots %d: want a positive multiple of --nodes (%d)", o.bots, o.nodes)
@@ -322,6 +330,15 @@ func runCluster(e *env, o clusterOpts) error {
 			return err
 		}
 		say("started %d bots: QUIC clients of the nodes' player endpoints\n", o.nodes*o.perNode)
+	}
+	if o.play != "" && o.botMode != "node" {
+		lb, err := startLobby(o.play, c, g.Map.W, g.Map.H)
+		if err != nil {
+			c.Kill()
+			return badInputf("--play %s: %v", o.play, err)
+		}
+		defer lb.Close()
+		fmt.Fprintf(e.stderr, "play in a browser: %s (the cluster's dashboard: %sdashboard)\n", lb.URL(), lb.URL())
 	}
 	ctx, cancel := context.WithDeadline(sigCtx, c.Epoch().Add(o.duration))
 	defer cancel()

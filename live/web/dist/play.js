@@ -962,6 +962,7 @@ async function tokenSource() {
   }
   return first;
 }
+var nodeLabel = () => "node";
 var keys = /* @__PURE__ */ new Set();
 var aim = 0;
 var fire = false;
@@ -1015,7 +1016,7 @@ function draw(ctx, c, scene) {
   }
   for (const o of v.objects) drawObj(ctx, o, X, Y, scale, o === me);
   const rtt = c.stats.rtt.slice(-100);
-  $("hud").textContent = `node ${c.node || "(joined)"} · player ${c.welcome.player} · avatar ${idString(c.welcome.avatar)} · RTT p50 ${quantile(rtt, 0.5).toFixed(0)} ms p95 ${quantile(rtt, 0.95).toFixed(0)} ms · ${v.objects.length} objects in view · frame ${v.frame}` + (me ? ` · health ${me.num("health")} · deaths ${me.num("deaths")}` : "");
+  $("hud").textContent = `${nodeLabel()} · player ${c.welcome.player} · avatar ${idString(c.welcome.avatar)} · RTT p50 ${quantile(rtt, 0.5).toFixed(0)} ms p95 ${quantile(rtt, 0.95).toFixed(0)} ms · ${v.objects.length} objects in view · frame ${v.frame}` + (me ? ` · health ${me.num("health")} · deaths ${me.num("deaths")}` : "");
 }
 function drawObj(ctx, o, X, Y, scale, self) {
   const x = X(o.num("x"));
@@ -1060,6 +1061,12 @@ async function main() {
     if (r.ok) scene = await r.json();
   } catch {
   }
+  let first = { id: 0, city: "" };
+  try {
+    const r = await fetch("/play/node.json");
+    if (r.ok) first = await r.json();
+  } catch {
+  }
   let src = await tokenSource();
   if (!src) {
     $("join").style.display = "block";
@@ -1085,7 +1092,8 @@ async function main() {
     const o = c.view.lookup(c.welcome.avatar);
     return o ? { id: c.welcome.avatar.toString(), x: o.num("x"), y: o.num("y") } : null;
   };
-  st.node = () => c.node;
+  st.node = () => c.node || first.id;
+  nodeLabel = () => c.node ? `node ${c.node}` : first.id ? `node ${first.id}${first.city ? " (" + first.city + ")" : ""}` : `node ${location.host}`;
   c.onEvent((s) => $("events").textContent = s);
   c.onEnd((e) => {
     st.error = e ? e.message : "left";
