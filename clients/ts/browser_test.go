@@ -663,7 +663,7 @@ func TestBrowserHandoff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(web.ClusterDashboard("test cluster", nodes, g.Map.W, g.Map.H))
+	srv := httptest.NewServer(web.ClusterDashboard("test cluster", nodes, g.Map.W, g.Map.H, nil))
 	defer srv.Close()
 	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/dashboard")); err != nil {
 		t.Fatal(err)

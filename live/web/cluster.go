@@ -24,24 +24,9 @@ type ClusterNode struct {
 // request: the credentials of an authenticated admin endpoint.
 func NodeInfo(ctx context.Context, admin string, header http.Header) (ClusterNode, error) {
 	admin = strings.TrimRight(admin, "/")
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, admin+"/dashboard/info.json", nil)
+	info, err := Info(ctx, admin, header)
 	if err != nil {
-		return ClusterNode{}, fmt.Errorf("%s: %w", admin, err)
-	}
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return ClusterNode{}, fmt.Errorf("%s: %w", admin, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return ClusterNode{}, fmt.Errorf("%s/dashboard/info.json: %s", admin, resp.Status)
-	}
-	var info DashboardInfo
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&info); err != nil {
-		return ClusterNode{}, fmt.Errorf("%s/dashboard/info.json: %w", admin, err)
+		return ClusterNode{}, err
 	}
 	for _, n := range info.Nodes {
 		if n.ID == info.Self && info.Self != 0 {
@@ -52,6 +37,32 @@ func NodeInfo(ctx context.Context, admin string, header http.Header) (ClusterNod
 	return ClusterNode{}, fmt.Errorf("%s/dashboard/info.json names no node of its own", admin)
 }
 
+// Info reads the dashboard description (/dashboard/info.json) of the
+// admin endpoint at admin, sending header with the request.
+func Info(ctx context.Context, admin string, header http.Header) (DashboardInfo, error) {
+	admin = strings.TrimRight(admin, "/")
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, admin+"/dashboard/info.json", nil)
+	if err != nil {
+		return DashboardInfo{}, fmt.Errorf("%s: %w", admin, err)
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return DashboardInfo{}, fmt.Errorf("%s: %w", admin, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return DashboardInfo{}, fmt.Errorf("%s/dashboard/info.json: %s", admin, resp.Status)
+	}
+	var info DashboardInfo
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&info); err != nil {
+		return DashboardInfo{}, fmt.Errorf("%s/dashboard/info.json: %w", admin, err)
+	}
+	return info, nil
+}
+
 // proxied are the admin paths a cluster dashboard forwards: what the page
 // reads, nothing that changes a node.
 var proxied = map[string]bool{"metrics": true, "debug/world": true}
@@ -59,9 +70,10 @@ var proxied = map[string]bool{"metrics": true, "debug/world": true}
 // ClusterDashboard serves the dashboard for several nodes from one origin:
 // /dashboard, /dashboard.js and /dashboard/info.json (every node, polled
 // under /node/ID/), and GET /node/ID/metrics and /node/ID/debug/world
-// forwarded to that node's admin endpoint with the request's
-// Authorization header. world is the game world's extent.
-func ClusterDashboard(title string, nodes []ClusterNode, worldW, worldH float64) http.Handler {
+// forwarded to that node's admin endpoint with header (the credentials of
+// authenticated admin endpoints; may be nil), or else with the request's
+// own Authorization header. worldW × worldH is the game world's extent.
+func ClusterDashboard(title string, nodes []ClusterNode, worldW, worldH float64, header http.Header) http.Handler {
 	mux := http.NewServeMux()
 	info := DashboardInfo{Title: title, Every: 1000}
 	info.World.W, info.World.H = worldW, worldH
@@ -88,6 +100,9 @@ func ClusterDashboard(title string, nodes []ClusterNode, worldW, worldH float64)
 		}
 		if a := r.Header.Get("Authorization"); a != "" {
 			req.Header.Set("Authorization", a)
+		}
+		for k, v := range header {
+			req.Header[k] = v
 		}
 		resp, err := client.Do(req)
 		if err != nil {

@@ -40,7 +40,7 @@ func startLobby(addr string, c *localcluster.Cluster, w, h float64) (*lobby, err
 		nodes = append(nodes, web.ClusterNode{DashboardNode: live.CityNode(uint32(id), cities[i]), Admin: "http://" + c.AdminAddr(i)})
 	}
 	mux := http.NewServeMux()
-	dash := web.ClusterDashboard(fmt.Sprintf("overworld cluster: %d nodes", len(nodes)), nodes, w, h)
+	dash := web.ClusterDashboard(fmt.Sprintf("overworld cluster: %d nodes", len(nodes)), nodes, w, h, nil)
 	mux.Handle("/dashboard", dash)
 	mux.Handle("/dashboard.js", dash)
 	mux.Handle("/dashboard/", dash)
