@@ -2,8 +2,10 @@
 // encoders and decoders of every message, byte for byte as the Go package
 // live/player writes and reads them (docs/protocol.md).
 //
-// Integers that count (frames, input seqs, lengths) are JavaScript numbers
-// and must stay below 2^53; object IDs and raw field values are BigInts.
+// Integers that count (frames, input seqs, lengths) are JavaScript
+// numbers: exact below 2^53 (a frame counter reaches that after millions
+// of years), decoded but rounded above. Object IDs and raw field values
+// are BigInts, exact over their 64 bits.
 
 /** The protocol version: the first byte of every message. */
 export const VERSION = 1;
@@ -161,7 +163,7 @@ export class Reader {
     throw malformed(this.t, what);
   }
 
-  /** A minimal uvarint below 2^53, as a number. */
+  /** A minimal uvarint of up to 64 bits, as a number (rounded above 2^53). */
   uv(what: string): number {
     const p = this.p;
     let i = this.i;
@@ -182,7 +184,6 @@ export class Reader {
         break;
       }
     }
-    if (v >= TWO53) this.fail(`${what}: ${v} is beyond this client's 2^53 limit`);
     this.i = i;
     return v;
   }

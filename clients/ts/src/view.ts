@@ -60,11 +60,11 @@ export class Obj {
 
 /** What one applied State told the player: its objects sorted by ID. */
 interface Snapshot {
-  frame: number;
+  frame: bigint;
   objs: Obj[];
 }
 
-const empty: Snapshot = { frame: 0, objs: [] };
+const empty: Snapshot = { frame: 0n, objs: [] };
 
 function corrupt(what: string): never {
   throw new MalformedError(` (state): ${what}`);
@@ -157,7 +157,7 @@ function find(objs: Obj[], id: bigint, from: number): number {
 export class View {
   private hist: Snapshot[];
   private cur: Snapshot = empty;
-  private seq = 0;
+  private seq = 0n;
   private nchanges = 0;
   readonly kinds: Schema[];
 
@@ -168,11 +168,11 @@ export class View {
 
   /** The newest frame applied (0: none). */
   get frame(): number {
-    return this.cur.frame;
+    return Number(this.cur.frame);
   }
   /** The newest input the node had applied when it sent the newest frame applied. */
   get inputSeq(): number {
-    return this.seq;
+    return Number(this.seq);
   }
   /** Objects the newest State applied created or updated. */
   get changes(): number {
@@ -199,22 +199,22 @@ export class View {
       throw new MalformedError(" (state): not a state message");
     }
     const r = new Reader(MsgType.State, msg, 2);
-    const frame = r.uv("frame");
-    const baseF = r.uv("base");
-    const seq = r.uv("input seq");
-    if (frame === 0 || baseF >= frame) r.fail(`frame ${frame} on base ${baseF}`);
+    const frame = r.uvBig("frame");
+    const baseF = r.uvBig("base");
+    const seq = r.uvBig("input seq");
+    if (frame === 0n || baseF >= frame) r.fail(`frame ${frame} on base ${baseF}`);
     if (frame <= this.cur.frame) return false;
-    const h = this.hist.length;
+    const h = BigInt(this.hist.length);
     let base = empty;
-    if (baseF !== 0) {
-      const b = this.hist[baseF % h];
+    if (baseF !== 0n) {
+      const b = this.hist[Number(baseF % h)];
       if (b.frame !== baseF || frame - baseF >= h) return false; // a base no longer held
       base = b;
     }
     const objs = this.build(r, base);
     r.done();
-    this.hist[frame % h] = { frame, objs };
-    this.cur = this.hist[frame % h];
+    this.hist[Number(frame % h)] = { frame, objs };
+    this.cur = this.hist[Number(frame % h)];
     this.seq = seq;
     return true;
   }

@@ -200,23 +200,30 @@ export function runVectors(json: string): string {
   const byName = new Map(vs.messages.map((v) => [v.name, v.hex]));
   for (const b of vs.malformed) {
     rep.checked++;
-    let verdict: string;
-    try {
-      const m = unhex(b.hex);
-      if (b.joinok !== undefined) {
-        const v = new ow.View(ow.decodeJoinOK(unhex(byName.get(b.joinok)!)));
-        for (const n of b.before ?? []) v.apply(unhex(byName.get(n)!));
-        verdict = v.apply(m) ? "ok" : "ignored";
-      } else {
-        decode(ow.msgName(ow.open(m)), m);
-        verdict = "ok";
-      }
-    } catch (e) {
-      verdict = "error";
-    }
+    const verdict = b.joinok !== undefined ? verdictOf(b.hex, byName.get(b.joinok)!, (b.before ?? []).map((n) => byName.get(n)!)) : verdictOf(b.hex);
     if (verdict !== b.verdict) fail(`malformed ${b.name} (${b.hex}): ${verdict}, Go says ${b.verdict}`);
   }
   return JSON.stringify(rep);
+}
+
+/**
+ * What the SDK makes of message msg (hex): "error" when a decoder
+ * refuses it, else "ok"; a State is applied to a view of joinok after
+ * the States before, and may come out "ignored".
+ */
+export function verdictOf(msg: string, joinok?: string, before: string[] = []): string {
+  try {
+    const m = unhex(msg);
+    if (joinok !== undefined) {
+      const v = new ow.View(ow.decodeJoinOK(unhex(joinok)));
+      for (const h of before) v.apply(unhex(h));
+      return v.apply(m) ? "ok" : "ignored";
+    }
+    decode(ow.msgName(ow.open(m)), m);
+    return "ok";
+  } catch {
+    return "error";
+  }
 }
 
 /**

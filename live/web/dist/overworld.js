@@ -80,7 +80,7 @@ var Reader = class {
   fail(what) {
     throw malformed(this.t, what);
   }
-  /** A minimal uvarint below 2^53, as a number. */
+  /** A minimal uvarint of up to 64 bits, as a number (rounded above 2^53). */
   uv(what) {
     const p = this.p;
     let i = this.i;
@@ -101,7 +101,6 @@ var Reader = class {
         break;
       }
     }
-    if (v >= TWO53) this.fail(`${what}: ${v} is beyond this client's 2^53 limit`);
     this.i = i;
     return v;
   }
@@ -453,7 +452,7 @@ var Obj = class {
     return o;
   }
 };
-var empty = { frame: 0, objs: [] };
+var empty = { frame: 0n, objs: [] };
 function corrupt(what) {
   throw new MalformedError(` (state): ${what}`);
 }
@@ -532,7 +531,7 @@ var View = class {
   constructor(w) {
     __publicField(this, "hist");
     __publicField(this, "cur", empty);
-    __publicField(this, "seq", 0);
+    __publicField(this, "seq", 0n);
     __publicField(this, "nchanges", 0);
     __publicField(this, "kinds");
     this.kinds = w.kinds;
@@ -540,11 +539,11 @@ var View = class {
   }
   /** The newest frame applied (0: none). */
   get frame() {
-    return this.cur.frame;
+    return Number(this.cur.frame);
   }
   /** The newest input the node had applied when it sent the newest frame applied. */
   get inputSeq() {
-    return this.seq;
+    return Number(this.seq);
   }
   /** Objects the newest State applied created or updated. */
   get changes() {
@@ -570,22 +569,22 @@ var View = class {
       throw new MalformedError(" (state): not a state message");
     }
     const r = new Reader(MsgType.State, msg, 2);
-    const frame = r.uv("frame");
-    const baseF = r.uv("base");
-    const seq = r.uv("input seq");
-    if (frame === 0 || baseF >= frame) r.fail(`frame ${frame} on base ${baseF}`);
+    const frame = r.uvBig("frame");
+    const baseF = r.uvBig("base");
+    const seq = r.uvBig("input seq");
+    if (frame === 0n || baseF >= frame) r.fail(`frame ${frame} on base ${baseF}`);
     if (frame <= this.cur.frame) return false;
-    const h = this.hist.length;
+    const h = BigInt(this.hist.length);
     let base = empty;
-    if (baseF !== 0) {
-      const b = this.hist[baseF % h];
+    if (baseF !== 0n) {
+      const b = this.hist[Number(baseF % h)];
       if (b.frame !== baseF || frame - baseF >= h) return false;
       base = b;
     }
     const objs = this.build(r, base);
     r.done();
-    this.hist[frame % h] = { frame, objs };
-    this.cur = this.hist[frame % h];
+    this.hist[Number(frame % h)] = { frame, objs };
+    this.cur = this.hist[Number(frame % h)];
     this.seq = seq;
     return true;
   }
