@@ -6,15 +6,18 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -712,4 +715,72 @@ func TestBrowserHandoff(t *testing.T) {
 		t.Errorf("the dashboard's polls failed: %q", errs)
 	}
 	screenshot(t, ctx, "dashboard-cluster.png")
+}
+
+// TestBrowserReconnect plays in Chromium with a lobby that hands out
+// fresh tokens (as overworld cluster's does), drops the page's WebSocket
+// without a Leave, and checks the client reconnected with a new token
+// after its backoff and plays on: a new avatar, which the node moves on
+// key presses.
+func TestBrowserReconnect(t *testing.T) {
+	ctx := newBrowser(t)
+	ds, priv := testCluster(t, 1)
+	var issued atomic.Int64
+	lobby := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != "/token" {
+			http.NotFound(w, r)
+			return
+		}
+		tok, err := player.IssueToken(priv, player.PlayerID(fmt.Sprintf("again%d", issued.Add(1))), time.Now(), time.Hour, nil)
+		if err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		io.WriteString(w, player.EncodeToken(tok))
+	}))
+	defer lobby.Close()
+	first, err := player.IssueToken(priv, "again0", time.Now(), time.Hour, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frag := url.Values{"token": {player.EncodeToken(first)}, "lobby": {lobby.URL}}
+	if err := chromedp.Do(ctx, chromedp.Navigate("http://"+ds[0].PlayerWSAddr().String()+"/play#"+frag.Encode())); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "window.overworldPlay && overworldPlay.joined && overworldPlay.avatar() !== null", 15*time.Second)
+	before := eval[string](t, ctx, "overworldPlay.avatar().id")
+	eval[bool](t, ctx, `(overworldPlay.client["cur"].ws.close(), true)`) // the connection drops
+	waitFor(t, ctx, "overworldPlay.client.stats.reconnects === 1 && overworldPlay.avatar() !== null", 15*time.Second)
+	after := eval[string](t, ctx, "overworldPlay.avatar().id")
+	if after == before || issued.Load() != 1 {
+		t.Fatalf("after reconnecting the avatar is %s (before: %s), %d tokens fetched from the lobby; want a new avatar and 1 token", after, before, issued.Load())
+	}
+	if e := eval[string](t, ctx, "overworldPlay.error"); e != "" {
+		t.Fatalf("the session ended: %s", e)
+	}
+	var id uint64
+	fmt.Sscan(after, &id)
+	x0, y0, ok := serverPos(t, ds[0].AdminAddr().String(), id)
+	if !ok {
+		t.Fatalf("the node has no avatar %d", id)
+	}
+	moved := 0.0
+	for _, dir := range []struct {
+		code string
+		vk   int64
+	}{{"ArrowUp", 38}, {"ArrowLeft", 37}, {"ArrowDown", 40}, {"ArrowRight", 39}} {
+		key(t, ctx, input.DispatchKeyEventTypeKeyDown, dir.code, dir.vk)
+		time.Sleep(time.Second)
+		key(t, ctx, input.DispatchKeyEventTypeKeyUp, dir.code, dir.vk)
+		time.Sleep(300 * time.Millisecond)
+		x1, y1, _ := serverPos(t, ds[0].AdminAddr().String(), id)
+		if moved = max(moved, abs(x1-x0)+abs(y1-y0)); moved > 2 {
+			break
+		}
+	}
+	if moved <= 2 {
+		t.Fatalf("after reconnecting the node moved the avatar at most %.2f m", moved)
+	}
+	t.Logf("reconnected with a fresh token from the lobby: avatar %s, then %s, moved %.1f m", before, after, moved)
 }

@@ -95,14 +95,14 @@ function velocity(): [number, number] {
 }
 
 // Inputs waiting for their echo, then for the frame that draws it.
-const waiting: { seq: number; at: number }[] = [];
+const waiting: { seq: number; at: number; session: number }[] = [];
 let echoedAt: { at: number; rtt: number }[] = [];
 
 function send(c: Client, at: number) {
   const [vx, vy] = velocity();
   const seq = c.input(encodeArenaInput({ vx, vy, fire, aim }));
   fire = false;
-  if (at > 0 && seq > 0) waiting.push({ seq, at });
+  if (at > 0 && seq > 0) waiting.push({ seq, at, session: c.stats.reconnects });
 }
 
 function control(ev: Event) {
@@ -231,9 +231,9 @@ async function main() {
   c.onState(() => {
     const s = c.view.inputSeq;
     const t = performance.now();
-    while (waiting.length && waiting[0].seq <= s) {
+    while (waiting.length && (waiting[0].seq <= s || waiting[0].session !== c.stats.reconnects)) {
       const w = waiting.shift()!;
-      echoedAt.push({ at: w.at, rtt: t - c.sentTime(w.seq) });
+      if (w.session === c.stats.reconnects) echoedAt.push({ at: w.at, rtt: t - c.sentTime(w.seq) }); // inputs of a lost connection: never echoed
     }
   });
   addEventListener("keydown", (ev) => {

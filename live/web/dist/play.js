@@ -982,7 +982,7 @@ function send(c, at) {
   const [vx, vy] = velocity();
   const seq = c.input(encodeArenaInput({ vx, vy, fire, aim }));
   fire = false;
-  if (at > 0 && seq > 0) waiting.push({ seq, at });
+  if (at > 0 && seq > 0) waiting.push({ seq, at, session: c.stats.reconnects });
 }
 function control(ev) {
   pendingEvent = pendingEvent || ev.timeStamp || performance.now();
@@ -1101,9 +1101,9 @@ async function main() {
   c.onState(() => {
     const s = c.view.inputSeq;
     const t = performance.now();
-    while (waiting.length && waiting[0].seq <= s) {
+    while (waiting.length && (waiting[0].seq <= s || waiting[0].session !== c.stats.reconnects)) {
       const w = waiting.shift();
-      echoedAt.push({ at: w.at, rtt: t - c.sentTime(w.seq) });
+      if (w.session === c.stats.reconnects) echoedAt.push({ at: w.at, rtt: t - c.sentTime(w.seq) });
     }
   });
   addEventListener("keydown", (ev) => {
