@@ -94,7 +94,7 @@ func artifact(t *testing.T, name string, data []byte) {
 
 func screenshot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
-	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // the whole page, as PNG
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
 	}

@@ -18,10 +18,14 @@ import (
 	"embed"
 	"encoding/json"
 	"io/fs"
+	"math"
 	"net/http"
 	"net/url"
 	"path"
 	"strings"
+	"sync"
+
+	"github.com/overworld/overworld/geo"
 )
 
 //go:embed dist/*.js static/*.html
@@ -133,10 +137,39 @@ type DashboardInfo struct {
 // Base returns a pointer to prefix, for DashboardNode.Base.
 func Base(prefix string) *string { return &prefix }
 
+// earthJSON is the map of the earth the dashboard draws its nodes on:
+// the 4,410 cities of the embedded GeoNames extract (at least 100,000
+// inhabitants) as [latitude, longitude] pairs, a tenth of a degree apart
+// at most, which outline the inhabited land.
+var earthJSON = sync.OnceValue(func() []byte {
+	cities, err := geo.GeoNamesCities()
+	if err != nil {
+		return []byte("[]")
+	}
+	seen := map[[2]int]bool{}
+	var pts [][2]float64
+	for _, c := range cities {
+		k := [2]int{int(math.Round(c.Lat * 10)), int(math.Round(c.Lon * 10))}
+		if !seen[k] {
+			seen[k] = true
+			pts = append(pts, [2]float64{float64(k[0]) / 10, float64(k[1]) / 10})
+		}
+	}
+	b, _ := json.Marshal(pts)
+	return b
+})
+
 // Dashboard registers the dashboard on mux: GET /dashboard (the page),
-// /dashboard.js and /dashboard/info.json (info's answer). The page polls
-// each node's /metrics and /debug/world under its Base.
+// /dashboard.js, /dashboard/info.json (info's answer) and
+// /dashboard/earth.json (the cities the map of the earth is drawn
+// with). The page polls each node's /metrics and /debug/world under its
+// Base.
 func Dashboard(mux *http.ServeMux, info func() DashboardInfo) {
+	mux.HandleFunc("GET /dashboard/earth.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "max-age=86400")
+		w.Write(earthJSON())
+	})
 	mux.HandleFunc("GET /dashboard", func(w http.ResponseWriter, r *http.Request) { serve(w, r, "static/dashboard.html") })
 	mux.HandleFunc("GET /dashboard.js", func(w http.ResponseWriter, r *http.Request) { serve(w, r, "dist/dashboard.js") })
 	mux.HandleFunc("GET /dashboard/info.json", func(w http.ResponseWriter, r *http.Request) {

@@ -216,6 +216,8 @@ function drawWorld(info: Info) {
   }
 }
 
+let earth: [number, number][] = [];
+
 function drawEarth(info: Info) {
   const cv = document.getElementById("earth") as HTMLCanvasElement;
   const ctx = cv.getContext("2d")!;
@@ -238,6 +240,8 @@ function drawEarth(info: Info) {
     ctx.lineTo(cv.width, Y(lat));
     ctx.stroke();
   }
+  ctx.fillStyle = "#334155";
+  for (const [lat, lon] of earth) ctx.fillRect(X(lon) - 0.75, Y(lat) - 0.75, 1.5, 1.5);
   const located = info.nodes.filter((n) => n.city !== "");
   ctx.strokeStyle = "#475569";
   for (let i = 0; i < located.length; i++)
@@ -256,7 +260,9 @@ function drawEarth(info: Info) {
     ctx.arc(X(n.lon), Y(n.lat), 5 + Math.sqrt(players), 0, 2 * Math.PI);
     ctx.fill();
     ctx.fillStyle = "#e2e8f0";
-    ctx.fillText(`${n.id} ${n.city} (${players})`, X(n.lon) + 8, Y(n.lat) + 4);
+    const label = `${n.id} ${n.city} (${players})`;
+    const lx = X(n.lon) + 8 + ctx.measureText(label).width > cv.width ? X(n.lon) - 8 - ctx.measureText(label).width : X(n.lon) + 8;
+    ctx.fillText(label, lx, Y(n.lat) + 4);
   }
 }
 
@@ -337,6 +343,12 @@ async function main() {
   }
   const info = (await r.json()) as Info;
   state.info = info;
+  try {
+    const e = await fetch("dashboard/earth.json");
+    if (e.ok) earth = await e.json();
+  } catch {
+    /* the grid alone */
+  }
   document.title = info.title;
   document.getElementById("title")!.textContent = info.title;
   const tick = async () => {

@@ -148,6 +148,7 @@ function drawWorld(info) {
     }
   }
 }
+var earth = [];
 function drawEarth(info) {
   const cv = document.getElementById("earth");
   const ctx = cv.getContext("2d");
@@ -170,6 +171,8 @@ function drawEarth(info) {
     ctx.lineTo(cv.width, Y(lat));
     ctx.stroke();
   }
+  ctx.fillStyle = "#334155";
+  for (const [lat, lon] of earth) ctx.fillRect(X(lon) - 0.75, Y(lat) - 0.75, 1.5, 1.5);
   const located = info.nodes.filter((n) => n.city !== "");
   ctx.strokeStyle = "#475569";
   for (let i = 0; i < located.length; i++)
@@ -188,7 +191,9 @@ function drawEarth(info) {
     ctx.arc(X(n.lon), Y(n.lat), 5 + Math.sqrt(players), 0, 2 * Math.PI);
     ctx.fill();
     ctx.fillStyle = "#e2e8f0";
-    ctx.fillText(`${n.id} ${n.city} (${players})`, X(n.lon) + 8, Y(n.lat) + 4);
+    const label = `${n.id} ${n.city} (${players})`;
+    const lx = X(n.lon) + 8 + ctx.measureText(label).width > cv.width ? X(n.lon) - 8 - ctx.measureText(label).width : X(n.lon) + 8;
+    ctx.fillText(label, lx, Y(n.lat) + 4);
   }
 }
 function drawChart(el, c) {
@@ -266,6 +271,11 @@ async function main() {
   }
   const info = await r.json();
   state.info = info;
+  try {
+    const e = await fetch("dashboard/earth.json");
+    if (e.ok) earth = await e.json();
+  } catch {
+  }
   document.title = info.title;
   document.getElementById("title").textContent = info.title;
   const tick = async () => {
