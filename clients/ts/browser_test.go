@@ -455,8 +455,8 @@ func testCluster(t *testing.T, n int) ([]*live.Daemon, ed25519.PrivateKey) {
 	return ds, key
 }
 
-// serverPos reads object id's location from the node's /debug/world.
-func serverPos(t *testing.T, admin string, id uint64) (x, y float64, ok bool) {
+// snapshot reads a node's /debug/world.
+func snapshot(t *testing.T, admin string) live.WorldSnapshot {
 	t.Helper()
 	resp, err := http.Get("http://" + admin + "/debug/world")
 	if err != nil {
@@ -467,7 +467,13 @@ func serverPos(t *testing.T, admin string, id uint64) (x, y float64, ok bool) {
 	if err := json.NewDecoder(resp.Body).Decode(&snap); err != nil {
 		t.Fatal(err)
 	}
-	for _, o := range snap.Objects {
+	return snap
+}
+
+// serverPos reads object id's location from the node's /debug/world.
+func serverPos(t *testing.T, admin string, id uint64) (x, y float64, ok bool) {
+	t.Helper()
+	for _, o := range snapshot(t, admin).Objects {
 		if o.ID == id {
 			return o.Loc[0], o.Loc[1], true
 		}
@@ -631,6 +637,30 @@ func TestBrowserHandoff(t *testing.T) {
 	}
 	var id uint64
 	fmt.Sscan(eval[string](t, ctx, "overworldPlay.avatar().id"), &id)
+	// The player in the browser and the bots of node 2 see each other (as
+	// soon as a bot of node 2 comes near the avatar: 0.6 to 12 s here):
+	// the page shows an object whose primary is on node 2, and node 2
+	// holds a replica of the avatar.
+	seen, seenBy, since := false, false, time.Now()
+	for deadline := time.Now().Add(60 * time.Second); !(seen && seenBy) && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		inView := eval[[]string](t, ctx, "overworldPlay.client.view.objects.map(o => o.id.toString())")
+		on1, on2 := snapshot(t, admin1), snapshot(t, admin2)
+		for _, o := range on1.Objects {
+			if o.From == 2 && slices.Contains(inView, fmt.Sprint(o.ID)) {
+				seen = true
+			}
+		}
+		for _, o := range on2.Objects {
+			if o.ID == id && !o.Primary {
+				seenBy = true
+			}
+		}
+	}
+	if !seen || !seenBy {
+		t.Errorf("in 60 s: the page saw an object of node 2: %v; node 2 held a replica of the browser's avatar: %v", seen, seenBy)
+	} else {
+		t.Logf("the page and node 2 saw each other's objects after %v", time.Since(since).Round(time.Millisecond))
+	}
 	// The peers must see each other before node 1 can hand off.
 	var resp *http.Response
 	for deadline := time.Now().Add(15 * time.Second); ; {
