@@ -100,8 +100,9 @@ type Config struct {
 	// LogLevel is the nodes' log level (debug, info, warn or error).
 	LogLevel string
 	// Players makes each player node listen for players on QUIC, with
-	// its cluster certificate and tokens signed by a fresh coordinator
-	// key, and spawn only its items: the bots join as clients
+	// its cluster certificate, and on WebSocket (which also serves the
+	// browser game), with tokens signed by a fresh coordinator key, and
+	// spawn only its items: the bots join as clients
 	// (StartFleet). Otherwise each node spawns its AI bots, as the
 	// simulator does.
 	Players bool

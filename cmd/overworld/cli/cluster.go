@@ -100,6 +100,11 @@ primaries are primaries elsewhere at the end, and for a node stopped with SIGTER
 drain report. --kill NODE@TIME sends node NODE a SIGKILL, --term NODE@TIME a SIGTERM
 (the node drains, then exits), TIME after every node is ready; each may be repeated.
 
+With client bots, once every node is ready the command prints a URL to play in a browser
+(--play: its address): each visit gets a fresh token and is sent to a player node's /play
+(the nodes in turn), where the arena game runs in the page among the bots; the same address
+serves the whole cluster's live dashboard at /dashboard.
+
 Ctrl-C (SIGINT), SIGTERM or SIGHUP ends the run early: the node processes (in process
 groups of their own, so the terminal's Ctrl-C does not reach them) are stopped in order
 (SIGTERM: each drains, then exits), stderr says how each ended, and the figures of the
