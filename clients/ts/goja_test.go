@@ -160,3 +160,44 @@ globalThis.TextEncoder = TextEncoder; globalThis.TextDecoder = TextDecoder;`); e
 		panic(err)
 	}
 }
+
+// TestClientHandoffInGoja drives the SDK's Client over scripted
+// WebSockets through a join, inputs, a Redirect and the switch: the
+// Rejoin carries the old node's seq, the inputs it did not apply go to
+// the new node again, later inputs go there only, the old node's States
+// apply until the new node's first one, and only then does the client
+// leave the old node.
+func TestClientHandoffInGoja(t *testing.T) {
+	vectors, err := os.ReadFile(vectorsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := tsclient.Script(tsclient.Dir(), "test/client.ts", "owclient")
+	if err != nil {
+		t.Fatal(err)
+	}
+	vm := goja.New()
+	installTextCodec(vm)
+	if _, err := vm.RunScript("client.js", string(js)); err != nil {
+		t.Fatal(err)
+	}
+	run, ok := goja.AssertFunction(vm.Get("owclient").ToObject(vm).Get("clientScenario"))
+	if !ok {
+		t.Fatal("test/client.ts exports no clientScenario")
+	}
+	res, err := run(goja.Undefined(), vm.ToValue(string(vectors)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, ok := res.Export().(*goja.Promise)
+	if !ok || p.State() != goja.PromiseStateFulfilled {
+		t.Fatalf("the scenario did not finish: %v", res)
+	}
+	var fails []string
+	if err := json.Unmarshal([]byte(p.Result().String()), &fails); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fails {
+		t.Error(f)
+	}
+}
