@@ -3,6 +3,7 @@ package tsclient_test
 import (
 	"bytes"
 	"crypto/ed25519"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"flag"
@@ -216,8 +217,90 @@ func MakeVectors(t testing.TB, seed uint64, nstreams int) Vectors {
 	for k := range nstreams {
 		vs.Streams = append(vs.Streams, randomStream(t, fmt.Sprintf("seed %d stream %d", seed, k), rng))
 	}
-	vs.Malformed = mutations(vs)
+	vs.Malformed = append(mutations(vs), crafted(t, vs)...)
 	return vs
+}
+
+// crafted returns State messages that break each of the view's rules
+// one at a time, applied after state-1 (whose one object is the avatar
+// 1.5, of the specification's four-field kind), and one that keeps them
+// all (a removal and a creation of one ID: a new object), with the Go
+// view's verdicts.
+func crafted(t testing.TB, vs Vectors) []Bad {
+	t.Helper()
+	av := uint64(world.MakeObjectID(1, 5))
+	u := binary.AppendUvarint
+	// msg builds a State of frame 2 on base 1 from its three lists.
+	msg := func(base uint64, creations, updates, removals []byte, nc, nu, nr uint64) []byte {
+		b := u(u(u([]byte{player.Version, byte(player.MsgState)}, 2), base), 0)
+		b = append(u(b, nc), creations...)
+		b = append(u(b, nu), updates...)
+		return append(u(b, nr), removals...)
+	}
+	cases := []struct {
+		name string
+		m    []byte
+		want string
+	}{
+		{"updated-and-removed", msg(1, nil, append(u(nil, av), 0x04, 0x01), u(nil, av), 0, 1, 1), "error"},
+		{"created-while-in-base", msg(1, append(u(nil, av), 1, 0), nil, nil, 1, 0, 0), "error"},
+		{"update-not-in-base", msg(1, nil, append(u(nil, av+1), 0), nil, 0, 1, 0), "error"},
+		{"removal-not-in-base", msg(1, nil, nil, u(nil, av+1), 0, 0, 1), "error"},
+		{"creations-not-increasing", msg(1, append(append(u(nil, av+10), 1, 0), 0, 1, 0), nil, nil, 2, 0, 0), "error"},
+		{"updates-not-increasing", msg(1, nil, append(append(u(nil, av), 0), 0, 0), nil, 0, 2, 0), "error"},
+		{"removals-not-increasing", msg(1, nil, nil, append(u(nil, av), 0), 0, 0, 2), "error"},
+		{"unknown-kind", msg(1, append(u(nil, av+10), 2, 0), nil, nil, 1, 0, 0), "error"},
+		{"kind-0", msg(1, append(u(nil, av+10), 0, 0), nil, nil, 1, 0, 0), "error"},
+		{"bool-is-2", msg(1, append(u(nil, av+10), 1, 0x08, 0x04), nil, nil, 1, 0, 0), "error"},
+		{"mask-beyond-schema", msg(1, append(u(nil, av+10), 1, 0x10, 0x00), nil, nil, 1, 0, 0), "error"},
+		{"more-updates-than-base", msg(1, nil, append(append(u(nil, av), 0), 1, 0), nil, 0, 2, 0), "error"},
+		{"more-removals-than-base", msg(1, nil, nil, append(u(nil, av), 1), 0, 0, 2), "error"},
+		{"more-creations-than-bytes", msg(1, nil, nil, nil, 9, 0, 0), "error"},
+		{"creation-id-0", msg(1, []byte{0, 1, 0}, nil, nil, 1, 0, 0), "error"},
+		{"id-overflow", msg(1, append(append(u(nil, av+10), 1, 0), append(u(nil, math.MaxUint64-av-5), 1, 0)...), nil, nil, 2, 0, 0), "error"},
+		{"trailing-byte", append(msg(1, nil, nil, nil, 0, 0, 0), 0), "error"},
+		{"base-not-held", msg(7, nil, nil, nil, 0, 0, 0), "error"},
+		{"base-not-held-older", append(u(u(u([]byte{player.Version, byte(player.MsgState)}, 9), 5), 0), 0, 0, 0), "ignored"},
+		{"removed-and-created-again", msg(1, append(u(nil, av), 1, 0), nil, u(nil, av), 1, 0, 1), "ok"},
+		{"changes-nothing", msg(1, nil, nil, nil, 0, 0, 0), "ok"},
+	}
+	var joinok, state1 []byte
+	for _, v := range vs.Messages {
+		switch v.Name {
+		case "joinok":
+			joinok, _ = hex.DecodeString(v.Hex)
+		case "state-1":
+			state1, _ = hex.DecodeString(v.Hex)
+		}
+	}
+	_, wb, _ := player.Open(joinok)
+	w, err := player.DecodeJoinOK(wb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []Bad
+	for _, c := range cases {
+		view := player.NewView(w.Registry, w.History)
+		_, b1, _ := player.Open(state1)
+		if ok, err := view.Apply(b1); !ok || err != nil {
+			t.Fatal(err)
+		}
+		verdict := "error"
+		if _, body, err := player.Open(c.m); err == nil {
+			switch ok, err := view.Apply(body); {
+			case err != nil:
+			case ok:
+				verdict = "ok"
+			default:
+				verdict = "ignored"
+			}
+		}
+		if verdict != c.want {
+			t.Errorf("crafted state %s: the Go view says %s, want %s", c.name, verdict, c.want)
+		}
+		out = append(out, Bad{Name: "crafted/" + c.name, JoinOK: "joinok", Before: []string{"state-1"}, Hex: hex.EncodeToString(c.m), Verdict: verdict})
+	}
+	return out
 }
 
 // randomSchema returns a random registry: one to three kinds over (x, y)
