@@ -77,6 +77,7 @@ type Daemon struct {
 	incFrom  string   // where the incarnation came from
 	drain    *drainer // while the node drains (the driver's goroutine only)
 
+	placed    placedState      // the players and pings the control plane reads here
 	lastFrame atomic.Int64     // wall-clock UnixNano of the latest frame
 	snapReq   chan chan []byte // /debug/world requests, answered by a frame hook
 }
@@ -211,6 +212,7 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 		d.driver.AddHook(FrameHookFunc(func(time.Duration, *node.Node) { d.metrics.SetPlayers(int(gw.Stats().Players)) }))
 		d.metrics.Registry.MustRegister(playerCollector{gw})
 		d.servePlayPages(game)
+		d.driver.AddHook(FrameHookFunc(d.placedHook))
 	}
 	if cfg.Listen.Admin != "" {
 		if d.adminLn, err = net.Listen("tcp", cfg.Listen.Admin); err != nil {
@@ -228,6 +230,8 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 		mux.HandleFunc("/debug/authority", d.alog.serve)
 		mux.HandleFunc("/admin/handoff", d.serveHandOff)
 		d.serveDashboard(mux, game)
+		mux.HandleFunc("/admin/players", d.servePlayers)
+		mux.HandleFunc("/admin/pings", d.servePings)
 		d.admin = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	}
 	return d, nil

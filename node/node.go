@@ -68,6 +68,7 @@ type Node struct {
 	aoffs   []int
 	abuf    []world.Box // the primaries' anticipated boxes (world.Anticipator)
 	antic   []world.Box // the node's anticipated boxes (on a client: of its own objects)
+	expect  []expected  // boxes expected for objects about to arrive (Expect)
 	view    []world.Box
 	dead    []wire.NodeID
 	frame   locate.Frame
@@ -255,6 +256,7 @@ func (n *Node) buildFrame(now time.Duration) {
 			return true
 		})
 	}
+	n.antic = n.appendExpected(n.antic, now)
 	n.dead = n.store.Dead(n.dead[:0])
 	n.frame = locate.Frame{Now: now, Self: n.cfg.ID, Dims: n.dims, Primaries: n.prims, View: n.view, Anticipated: n.antic,
 		Holders: n.holders, Dead: n.dead}

@@ -114,6 +114,25 @@ func Run(t *testing.T, dir string, start func(s *Script) Handler) {
 	})
 }
 
+// RunFile runs one script file with the Handler start returns, in the
+// test t itself (no sub-test): for scripts that must run inside a
+// testing/synctest bubble, where T.Run is not allowed.
+func RunFile(t *testing.T, path string, start func(s *Script) Handler) {
+	t.Helper()
+	s := &Script{T: t, Path: path}
+	h := start(s)
+	datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
+		c := &Cmd{t: t, d: d, Name: d.Cmd}
+		for _, a := range d.CmdArgs {
+			c.Args = append(c.Args, a.String())
+		}
+		if d.Input != "" {
+			c.Fatalf("no command takes an input block (lines between the command and ----)")
+		}
+		return h(c)
+	})
+}
+
 // Result formats the outcome of an operation as a script prints it: "ok",
 // or the error's text.
 func Result(err error) string {

@@ -38,6 +38,10 @@ type ArenaConfig struct {
 	// (arena.Config.TileZipf; default 0, every tile alike): a positive
 	// value makes a few tiles hot spots of the whole map.
 	TileZipf float64
+	// Placement puts the players on the nodes (the zero value: none, the
+	// game's own split; the world demo's default is PlaceCMA with game
+	// servers). Only WonderNetwork runs (the world demo) place players.
+	Placement PlacementConfig
 }
 
 // DefaultArenaConfig returns 16 nodes × 8 bots on a rect map for 60 s of
@@ -83,6 +87,9 @@ func (c ArenaConfig) Validate() (ArenaConfig, error) {
 	if c.KeyMap == discovery.KeyMapAuto {
 		c.KeyMap = AutoKeyMap(c.Map, c.Players())
 	}
+	if c.Placement, err = c.Placement.validate(c); err != nil {
+		return c, err
+	}
 	return c, nil
 }
 
@@ -117,7 +124,7 @@ func ArenaGame(c ArenaConfig) (Game, *arena.Game, error) {
 		return Game{}, nil, fmt.Errorf("%w: %w", lab.ErrConfig, err)
 	}
 	sp := ArenaSpace(g)
-	hg := Game{Registry: g.Registry(), Bounds: sp.Bounds, Interest: sp.Interest, Speed: sp.Speed, Players: sp.Players,
+	hg := Game{Registry: g.Registry(), Avatar: g.Bot, Bounds: sp.Bounds, Interest: sp.Interest, Speed: sp.Speed, Players: sp.Players,
 		Labels: map[string]string{"players_per_node": strconv.Itoa(c.PlayersPerNode), "players": strconv.Itoa(c.Players()),
 			"map": c.Map.String()}}
 	for _, s := range g.Spawns() {
@@ -136,7 +143,19 @@ func NewArena(c ArenaConfig) (*World, error) {
 	if err != nil {
 		return nil, err
 	}
-	return New(c.Config, g)
+	if c.Placement.Mode == PlaceNone {
+		return New(c.Config, g)
+	}
+	pl, err := newPlacer(c, &g)
+	if err != nil {
+		return nil, err
+	}
+	w, err := New(c.Config, g)
+	if err != nil {
+		return nil, err
+	}
+	w.placer = pl
+	return w, pl.attach(w, &g)
 }
 
 // RunArena builds and runs one world of the model game and returns its

@@ -3,14 +3,12 @@ package harness
 import (
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"strings"
 
 	"github.com/overworld/overworld/arena"
 	"github.com/overworld/overworld/discovery"
 	"github.com/overworld/overworld/lab"
 	"github.com/overworld/overworld/lab/cities"
-	"github.com/overworld/overworld/place/cma"
 	"github.com/overworld/overworld/wire"
 )
 
@@ -34,16 +32,15 @@ type DemoReport struct {
 	Config ArenaConfig
 	// InfraSite is where the infrastructure node runs ("" for broadcast).
 	InfraSite string
-	// Delay is the players' modelled RTT to their node (ms) after
-	// place/cma's exact assignment (SA) of Players() players drawn from
-	// GeoNames cities by population to the nodes, PlayersPerNode seats each.
-	Delay cma.Stats
 }
 
-// Demo runs the world demo: the players of each node are drawn with
-// geo.Population and assigned to the nodes (WonderNetwork cities) with
-// place/cma, then the game runs on the nodes in the simulator. cfg.Data
-// must be SitesWonder (empty Cities: cities.ForNodes). progress may be nil.
+// Demo runs the world demo: the model game on nodes in WonderNetwork
+// cities, in the simulator. cfg.Data must be SitesWonder (empty Cities:
+// cities.ForNodes). An empty cfg.Placement.Mode places the players with
+// the control plane (PlaceCMA) when the nodes are game servers (more than
+// one player per node, and not the client-server architecture, whose
+// central server holds every avatar), and PlaceNone otherwise. progress
+// may be nil.
 func Demo(cfg ArenaConfig, progress func(Progress)) (*DemoReport, error) {
 	if cfg.Data == "" {
 		cfg.Data = SitesWonder
@@ -54,11 +51,10 @@ func Demo(cfg ArenaConfig, progress func(Progress)) (*DemoReport, error) {
 	if len(cfg.Cities) == 0 {
 		cfg.Cities = cities.ForNodes(cfg.Nodes)
 	}
-	cfg, err := cfg.Validate()
-	if err != nil {
-		return nil, err
+	if cfg.Placement.Mode == "" {
+		cfg.Placement.Mode = DemoPlacement(cfg)
 	}
-	delay, err := demoAssign(cfg)
+	cfg, err := cfg.Validate()
 	if err != nil {
 		return nil, err
 	}
@@ -69,45 +65,21 @@ func Demo(cfg ArenaConfig, progress func(Progress)) (*DemoReport, error) {
 	if err := w.Run(progress); err != nil {
 		return nil, err
 	}
-	rep := &DemoReport{Result: w.Result(), Config: cfg, Delay: delay}
+	rep := &DemoReport{Result: w.Result(), Config: cfg}
 	if w.Infra() != 0 {
 		rep.InfraSite = rep.Summary.PerNode[len(rep.Summary.PerNode)-1].Site
 	}
 	return rep, nil
 }
 
-// streamDemo is the random stream of the demo's players, from the seed.
-const streamDemo = 0x64656d6f // "demo"
-
-// demoAssign draws the players and assigns them to the nodes' cities.
-func demoAssign(cfg ArenaConfig) (cma.Stats, error) {
-	pop, pings, err := cities.Population()
-	if err != nil {
-		return cma.Stats{}, err
+// DemoPlacement is the world demo's default placement for c: PlaceCMA on
+// game servers (PlayersPerNode above 1, not client-server), else
+// PlaceNone.
+func DemoPlacement(c ArenaConfig) PlacementMode {
+	if c.PlayersPerNode > 1 && c.Arch != discovery.ClientServer {
+		return PlaceCMA
 	}
-	servers, err := cities.Indices(pings, cfg.Cities[:cfg.Nodes])
-	if err != nil {
-		return cma.Stats{}, err
-	}
-	rng := rand.New(rand.NewPCG(cfg.Seed, streamDemo))
-	m, err := pop.Matrix(pop.Draw(cfg.Players(), rng), servers)
-	if err != nil {
-		return cma.Stats{}, fmt.Errorf("lab/harness: delays: %w", err)
-	}
-	mirrors := make([]cma.Mirror, cfg.Nodes)
-	for j := range mirrors {
-		mirrors[j] = cma.Mirror{ID: cfg.Cities[j], Capacity: cfg.PlayersPerNode}
-	}
-	a, err := cma.New(mirrors, cma.SA)
-	if err != nil {
-		return cma.Stats{}, fmt.Errorf("lab/harness: %w", err)
-	}
-	for i, name := range m.RowNames() {
-		if _, err := a.Join(fmt.Sprintf("%d:%s", i, name), m.Row(i)); err != nil {
-			return cma.Stats{}, fmt.Errorf("lab/harness: assign: %w", err)
-		}
-	}
-	return a.Stats(100), nil
+	return PlaceNone
 }
 
 // WriteTable prints the demo's final table.
@@ -127,8 +99,13 @@ func (r *DemoReport) WriteTable(w io.Writer) error {
 	case discovery.ClientServer:
 		fmt.Fprintf(w, "         + the central server holding every primary, at %s (least mean delay to the nodes)\n", r.InfraSite)
 	}
-	fmt.Fprintf(w, "players: drawn from GeoNames cities by population, assigned to the nodes by place/cma (SA, %d seats each);\n", c.PlayersPerNode)
-	fmt.Fprintf(w, "         player-to-node RTT mean %.1f ms, p95 %.1f ms, max %.1f ms (modelled, geo.Population)\n\n", r.Delay.Mean, r.Delay.P95, r.Delay.Max)
+	if pr := r.Placement; pr != nil {
+		pr.writeLines(w)
+	} else if c.PlayersPerNode == 1 {
+		fmt.Fprintf(w, "players: one per node, each node its player's own machine (placement none)\n\n")
+	} else {
+		fmt.Fprintf(w, "players: bot k on node k/%d, the game's own split (placement none)\n\n", c.PlayersPerNode)
+	}
 
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	p("%-34s %8s %11s", "per-node bandwidth, kB/s in + out", "mean", "p95 of 1 s")

@@ -22,8 +22,9 @@ func TestDemoTiny(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.InfraSite == "" || rep.Delay.Players != 6 || !(rep.Delay.Mean > 0) || rep.Config.Cities[2] != "Tokyo" {
-		t.Fatalf("infra %q, delay %+v, cities %v", rep.InfraSite, rep.Delay, rep.Config.Cities)
+	pl := rep.Placement
+	if rep.InfraSite == "" || pl == nil || pl.Players != 6 || !(pl.World.Mean > 0) || rep.Config.Cities[2] != "Tokyo" {
+		t.Fatalf("infra %q, placement %+v, cities %v", rep.InfraSite, pl, rep.Config.Cities)
 	}
 	var b bytes.Buffer
 	if err := rep.WriteTable(&b); err != nil {

@@ -13,7 +13,12 @@
 // needs, each with its discovery from discovery.New, and the observer.
 // The model game (package arena) is one user: ArenaGame, ArenaConfig,
 // NewArena and RunArena; Demo is "overworld demo" (the model game on
-// WonderNetwork cities, its players assigned to the nodes by place/cma).
+// WonderNetwork cities). ArenaConfig.Placement runs the control plane
+// (package control) in the world: players drawn from GeoNames cities
+// join through it, the world follows its decisions (avatars migrate to
+// the nodes players are moved to, regions' objects to their new cores),
+// and Result.Placement compares the players' RTT with static admission
+// and the exact optimum in the same run (placement.go).
 //
 // The observer is package truth's: it keeps every live primary of the
 // cluster (as of its node's latest frame: primaries change only in their

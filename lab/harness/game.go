@@ -21,6 +21,10 @@ type Game struct {
 	Registry *world.Registry
 	// Spawns are the objects created before the first frame, in order.
 	Spawns []Spawn
+	// Avatar is the schema of the players' avatars among the Spawns
+	// (optional): a placement (ArenaConfig.Placement) puts each player on
+	// a node by moving its avatar.
+	Avatar *world.Schema
 	// Bounds is where the game's objects are, in x (dimension 0) and y
 	// (dimension 1): the observer's grid covers it (objects outside
 	// count in its edge cells) and the colyseus key mappings spread it

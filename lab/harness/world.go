@@ -57,6 +57,10 @@ type World struct {
 	failed  error        // what the scheduled functions returned (Schedule)
 
 	wallRun time.Duration
+	// spawned are the IDs of the game's Spawns, in order.
+	spawned []world.ObjectID
+	// placer drives the control plane (ArenaConfig.Placement), if any.
+	placer *placer
 	// standby is the directory's standby rendezvous: the player nodes
 	// nearest the others (standbys).
 	standby []wire.NodeID
@@ -131,9 +135,11 @@ func newWorld(cfg Config, g Game, wrap func(*node.Node) sim.Core) (*World, error
 	}
 	for _, sp := range g.Spawns {
 		n := w.nodes[sp.Node]
-		if _, err := n.Spawn(0, sp.Schema, sp.Init); err != nil {
+		obj, err := n.Spawn(0, sp.Schema, sp.Init)
+		if err != nil {
 			return nil, fmt.Errorf("lab/harness: spawn on node %d: %w", n.ID(), err)
 		}
+		w.spawned = append(w.spawned, obj.State().ID())
 		if err := s.Flush(n.ID()); err != nil {
 			return nil, err
 		}
@@ -274,6 +280,10 @@ func standbys(sites *geo.Sites, where []string, k int) []wire.NodeID {
 // Standby returns the directory's standby rendezvous, in order (nil under
 // the other architectures).
 func (w *World) Standby() []wire.NodeID { return slices.Clone(w.standby) }
+
+// Spawned returns the IDs of the objects the game's Spawns created, in
+// the order of Game.Spawns.
+func (w *World) Spawned() []world.ObjectID { return slices.Clone(w.spawned) }
 
 // Config returns the validated configuration (with the key mapping
 // resolved).
@@ -429,6 +439,9 @@ type Result struct {
 	FrameBytesPerUpdate float64
 	// UpdatesPerS is object update entries sent per second, all nodes.
 	UpdatesPerS float64
+	// Placement is what the placement of the players measured (nil
+	// without one: ArenaConfig.Placement).
+	Placement *PlacementReport
 	// Events is the number of simulated events; Wall the wall-clock time
 	// of Run (not part of the summary).
 	Events uint64
@@ -519,7 +532,13 @@ func (w *World) Result() *Result {
 	if c.Failover {
 		sum.Labels["failover"] = "on"
 	}
+	if w.placer != nil {
+		sum.Labels["placement"] = string(w.placer.cfg.Mode)
+	}
 	res := &Result{Config: c, Summary: sum, Events: w.sim.Events(), Wall: w.wallRun, sim: w.sim}
+	if w.placer != nil {
+		res.Placement = w.placer.report()
+	}
 	res.Players = groupBandwidth(sum.PerNode[:c.Nodes])
 	if w.infra != 0 {
 		res.Infra = groupBandwidth(sum.PerNode[c.Nodes:])

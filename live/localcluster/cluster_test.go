@@ -25,6 +25,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(nodeEnv) == "1" {
 		os.Exit(runNode(os.Args[1:]))
 	}
+	if os.Getenv(planeEnv) == "1" {
+		os.Exit(runPlane(os.Args[1:]))
+	}
 	os.Exit(m.Run())
 }
 

@@ -6,10 +6,14 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"net/http"
+	"slices"
 	"sync"
 	"time"
 
+	"github.com/overworld/overworld/live"
 	"github.com/overworld/overworld/live/pki"
+	"github.com/overworld/overworld/live/plane"
 	"github.com/overworld/overworld/live/player"
 	"github.com/overworld/overworld/wire"
 )
@@ -29,15 +33,17 @@ type Fleet struct {
 type fleetBot struct {
 	id player.PlayerID
 
-	mu      sync.Mutex
-	node    int   // index of the node it plays on now; -1: none
-	joins   int   // sessions joined (the first, then rejoins)
-	joinsOn []int // sessions joined, by node index
-	endsOn  []int // sessions ended (by either side), by node index
-	failed  int   // dials or joins that failed
-	lastErr error
-	total   player.ClientStats // finished sessions, summed
-	cur     *player.Client     // the session being played (nil: none)
+	mu       sync.Mutex
+	node     int   // index of the node it plays on now; -1: none
+	joins    int   // sessions joined (the first, then rejoins)
+	joinsOn  []int // sessions joined, by node index
+	endsOn   []int // sessions ended (by either side), by node index
+	failed   int   // dials or joins that failed
+	lastErr  error
+	total    player.ClientStats // finished sessions, summed
+	cur      *player.Client     // the session being played (nil: none)
+	planeErr error              // the last error from the control plane
+	pinged   int                // RTT samples reported to the plane
 }
 
 // FleetConfig says where and how the bots play; Cluster.FleetConfig
@@ -53,6 +59,15 @@ type FleetConfig struct {
 	PerNode int           // bot k starts on node k / PerNode
 	Idle    time.Duration // a silent node is left after this
 	Name    string        // player ID prefix: bots are Name-1, Name-2, ...
+	// Plane, when set, is the control plane's base URL (Plane.URL): each
+	// session asks it where to play (POST /v1/join with the first
+	// JoinProbes nodes' RTTs, or GET /v1/player when it placed the bot
+	// already), then reports the RTTs it asks for (POST /v1/pings). A bot
+	// that cannot reach it plays on its own node, k / PerNode. Pings
+	// gives bot k's RTT (ms) to node id, as its client would measure it.
+	Plane      string
+	Pings      func(k int, id wire.NodeID) float64
+	JoinProbes int // default 4
 }
 
 // FleetConfig returns how bots reach the cluster's player nodes (Config.Players):
@@ -74,6 +89,11 @@ func StartFleet(ctx context.Context, fc FleetConfig, n int) (*Fleet, error) {
 		return nil, fmt.Errorf("%w: fleet: a CA, a coordinator key and a brain are required", ErrConfig)
 	case fc.PerNode < 1 || n < 0:
 		return nil, fmt.Errorf("%w: fleet: %d bots, %d per node", ErrConfig, n, fc.PerNode)
+	case fc.Plane != "" && fc.Pings == nil:
+		return nil, fmt.Errorf("%w: fleet: a plane without the bots' pings", ErrConfig)
+	}
+	if fc.JoinProbes == 0 {
+		fc.JoinProbes = 4
 	}
 	if err := player.PlayerID(fmt.Sprintf("%s-%d", fc.Name, max(n, 1))).Validate(); err != nil {
 		return nil, fmt.Errorf("%w: fleet: name %q: %w", ErrConfig, fc.Name, err)
@@ -112,11 +132,21 @@ func (b *fleetBot) play(ctx context.Context, fc FleetConfig, k int) {
 	}
 }
 
-// session joins node i and plays until the session ends.
+// session joins node i (or the node the plane names) and plays until the
+// session ends.
 func (b *fleetBot) session(ctx context.Context, fc FleetConfig, k, i int) error {
 	tok, err := player.IssueToken(fc.Key, b.id, time.Now(), 10*time.Minute, nil)
 	if err != nil {
 		return err
+	}
+	if fc.Plane != "" {
+		if j, err := b.admission(ctx, fc, k); err == nil {
+			i = j
+		} else {
+			b.mu.Lock()
+			b.planeErr = err
+			b.mu.Unlock()
+		}
 	}
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -136,9 +166,25 @@ func (b *fleetBot) session(ctx context.Context, fc FleetConfig, k, i int) error 
 
 func (b *fleetBot) run(ctx context.Context, fc FleetConfig, k, i int, c *player.Client) error {
 	c.SetIdleTimeout(fc.Idle)
-	c.SetDialer(player.RedirectDialer(func(node uint32) *tls.Config {
+	dial := player.RedirectDialer(func(node uint32) *tls.Config {
 		return &tls.Config{RootCAs: fc.CA.Pool, ServerName: pki.DNSName(wire.NodeID(node))}
-	}, false))
+	}, false)
+	c.SetDialer(func(ctx context.Context, r player.Redirect) (player.Conn, error) {
+		conn, err := dial(ctx, r)
+		if err == nil {
+			if j := slices.Index(fc.IDs, wire.NodeID(r.Node)); j >= 0 {
+				b.mu.Lock()
+				b.node = j
+				b.mu.Unlock()
+			}
+		}
+		return conn, err
+	})
+	if fc.Plane != "" {
+		pctx, stop := context.WithCancel(ctx)
+		defer stop()
+		go b.report(pctx, fc, k)
+	}
 	b.mu.Lock()
 	b.node, b.cur = i, c
 	b.joins++
@@ -155,6 +201,77 @@ func (b *fleetBot) run(ctx context.Context, fc FleetConfig, k, i int, c *player.
 		err = errors.New("session ended")
 	}
 	return err
+}
+
+// admission asks the plane where bot k plays: the index of its node.
+func (b *fleetBot) admission(ctx context.Context, fc FleetConfig, k int) (int, error) {
+	cl := &plane.Client{URL: fc.Plane, HTTP: planeHTTP}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	var pings []live.PingSample
+	for _, id := range fc.IDs[:min(fc.JoinProbes, len(fc.IDs))] {
+		pings = append(pings, live.PingSample{Node: uint32(id), RTTMs: fc.Pings(k, id)})
+	}
+	adm, err := cl.Join(ctx, string(b.id), pings)
+	var se *plane.StatusError
+	if errors.As(err, &se) && se.Code == http.StatusConflict {
+		adm, err = cl.Where(ctx, string(b.id)) // placed already: a rejoin
+	}
+	if err != nil {
+		return 0, err
+	}
+	b.mu.Lock()
+	b.pinged += len(pings)
+	b.mu.Unlock()
+	j := slices.Index(fc.IDs, wire.NodeID(adm.Node))
+	if j < 0 {
+		return 0, fmt.Errorf("localcluster: the plane admits bot %d to node %d, not a player node", k+1, adm.Node)
+	}
+	return j, nil
+}
+
+// planeHTTP is the bots' client of the plane.
+var planeHTTP = &http.Client{Timeout: 3 * time.Second}
+
+// report has bot k's client report the RTTs the plane asks for, every 2 s
+// of its session.
+func (b *fleetBot) report(ctx context.Context, fc FleetConfig, k int) {
+	cl := &plane.Client{URL: fc.Plane, HTTP: planeHTTP}
+	t := time.NewTicker(2 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		adm, err := cl.Where(ctx, string(b.id))
+		var se *plane.StatusError
+		if errors.As(err, &se) && se.Code == http.StatusNotFound {
+			// The plane does not know the bot (it was down when the bot
+			// joined): the pings a join carries place it where it plays.
+			adm, err = plane.Admission{}, nil
+			for _, id := range fc.IDs[:min(fc.JoinProbes, len(fc.IDs))] {
+				adm.Probe = append(adm.Probe, uint32(id))
+			}
+		}
+		if err == nil && len(adm.Probe) > 0 {
+			var pings []live.PingSample
+			for _, n := range adm.Probe {
+				pings = append(pings, live.PingSample{Node: n, RTTMs: fc.Pings(k, wire.NodeID(n))})
+			}
+			if _, err = cl.Pings(ctx, string(b.id), pings); err == nil {
+				b.mu.Lock()
+				b.pinged += len(pings)
+				b.mu.Unlock()
+			}
+		}
+		if err != nil && ctx.Err() == nil {
+			b.mu.Lock()
+			b.planeErr = err
+			b.mu.Unlock()
+		}
+	}
 }
 
 // addClientStats sums two sessions' figures (ObjectsSeen and MaxInView
@@ -184,12 +301,16 @@ type BotState struct {
 	JoinsOn, EndsOn []int              // sessions joined, and ended by either side, by node index
 	LastErr         error              // why its last session ended
 	Stats           player.ClientStats // finished sessions and the current one
+	// PlaneErr is the last error from the control plane (nil: none);
+	// Pinged the RTT samples reported to it.
+	PlaneErr error
+	Pinged   int
 }
 
 func (b *fleetBot) state() BotState {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	s := BotState{Node: b.node, Joins: b.joins, Failed: b.failed, LastErr: b.lastErr, Stats: b.total,
+	s := BotState{Node: b.node, Joins: b.joins, Failed: b.failed, LastErr: b.lastErr, Stats: b.total, PlaneErr: b.planeErr, Pinged: b.pinged,
 		JoinsOn: append([]int(nil), b.joinsOn...), EndsOn: append([]int(nil), b.endsOn...)}
 	s.Stats.RTT = append([]time.Duration(nil), b.total.RTT...)
 	if b.cur != nil {

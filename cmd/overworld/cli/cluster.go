@@ -23,6 +23,7 @@ import (
 	"github.com/overworld/overworld/lab/harness"
 	"github.com/overworld/overworld/live/arenaplay"
 	"github.com/overworld/overworld/live/localcluster"
+	"github.com/overworld/overworld/live/plane"
 	"github.com/overworld/overworld/live/player"
 	osim "github.com/overworld/overworld/sim"
 	"github.com/overworld/overworld/truth"
@@ -50,6 +51,8 @@ type clusterOpts struct {
 	kills, terms   []string      // faults: NODE@TIME, SIGKILL or SIGTERM
 	play           string        // the browser lobby's address ("": none)
 	faults         []clusterFault
+	placement      string // "cma": the control plane places the client bots; "none"; "": cma where it applies
+	headroom       float64
 }
 
 // clusterFault is a signal sent to a node during the run.
@@ -151,6 +154,8 @@ packet, as the simulator does.`,
 	fl.StringArrayVar(&o.kills, "kill", nil, "NODE@TIME: send node NODE a SIGKILL TIME after every node is ready (repeatable)")
 	fl.StringArrayVar(&o.terms, "term", nil, "NODE@TIME: send node NODE a SIGTERM (it drains, then exits) TIME after every node is ready (repeatable)")
 	fl.StringVar(&o.play, "play", "127.0.0.1:0", "where to serve browsers the game (a token and a node's /play) and the cluster's /dashboard (\"\": nowhere)")
+	fl.StringVar(&o.placement, "placement", "", "cma: a control plane process (\"overworld control\") places the client bots, drawn from GeoNames cities as the simulator's players, and hands them over between nodes; none: bot k on node k/players-per-node (default cma with client bots and 2 or more per node)")
+	fl.Float64Var(&o.headroom, "headroom", 1.25, "with --placement cma: each node seats ⌈players-per-node × headroom⌉")
 	cmd.PreRun = func(*cobra.Command, []string) { o.noFailover = !*failover }
 	return cmd
 }
@@ -185,6 +190,23 @@ func (o *clusterOpts) validate() error {
 	}
 	if _, err := arena.ParseMapType(o.mapType); err != nil {
 		return badInputf("--map %q: want sqr or rect", o.mapType)
+	}
+	switch o.placement {
+	case "":
+		o.placement = "none"
+		if o.botMode == "client" && o.perNode > 1 && o.nodes > 1 {
+			o.placement = "cma"
+		}
+	case "none":
+	case "cma":
+		if o.botMode != "client" || o.perNode < 2 || o.nodes < 2 {
+			return badInputf("--placement cma: the plane places client bots (--bot-mode client) on 2 or more nodes of 2 or more players each")
+		}
+	default:
+		return badInputf("--placement %q: want cma or none", o.placement)
+	}
+	if !(o.headroom >= 1 && o.headroom <= 10) {
+		return badInputf("--headroom %v: want 1 to 10", o.headroom)
 	}
 	switch o.logLevel {
 	case "debug", "info", "warn", "error":
@@ -254,6 +276,16 @@ func runCluster(e *env, o clusterOpts) error {
 	wc := harness.DefaultDemoConfig()
 	wc.Arch, wc.Map, wc.Nodes, wc.PlayersPerNode, wc.Duration, wc.Seed = discovery.Arch(o.arch), m, o.nodes, o.perNode, o.duration, o.seed
 	wc.Cities = cities.ForNodes(o.nodes)
+	wc.Placement.Mode = harness.PlaceNone // the game's own split, as the live bots without a plane
+	var rows [][]float64                  // with a plane: each bot's RTT to each node
+	if o.placement == "cma" {
+		// The simulator's players, without churn or regions (the live
+		// bots stay, and the live nodes do not migrate regions).
+		wc.Placement = harness.PlacementConfig{Mode: harness.PlaceCMA, Headroom: o.headroom, Session: -1, NoRegions: true}
+		if rows, err = harness.PlacedPlayers(wc); err != nil {
+			return err
+		}
+	}
 	if len(wc.Cities) < o.nodes {
 		return badInputf("--nodes %d: only %d WonderNetwork cities", o.nodes, len(wc.Cities))
 	}
@@ -324,17 +356,43 @@ func runCluster(e *env, o clusterOpts) error {
 		c.Kill()
 		return err
 	}
+	// The control plane, when it places the bots.
+	var pl *localcluster.Plane
+	if rows != nil {
+		seats := int(math.Ceil(float64(o.perNode) * o.headroom))
+		if pl, err = c.StartPlane(localcluster.PlaneConfig{Command: []string{exe, "control"}, Env: []string{cliMainEnv + "=1"}, Capacity: seats}); err == nil {
+			err = pl.WaitReady(10 * time.Second)
+		}
+		if err != nil {
+			if pl != nil {
+				pl.Kill()
+			}
+			c.Kill()
+			return err
+		}
+		defer pl.Stop(5 * time.Second)
+		say("started the control plane at %s (%d seats per node)\n", pl.URL(), seats)
+	}
 	// The bots play from now until the figures are taken.
 	fleetCtx, stopFleet := context.WithCancel(context.Background())
 	defer stopFleet()
 	var fleet *localcluster.Fleet
+	var placed *placedSampler
 	if o.botMode == "client" {
 		brain := func(k int) player.Brain { return arenaplay.NewBrain(g, o.seed<<20+uint64(k)) }
-		if fleet, err = localcluster.StartFleet(fleetCtx, c.FleetConfig(brain), o.nodes*o.perNode); err != nil {
+		fc := c.FleetConfig(brain)
+		if pl != nil {
+			fc.Plane = pl.URL()
+			fc.Pings = func(k int, id wire.NodeID) float64 { return rows[k][int(id)-1] }
+		}
+		if fleet, err = localcluster.StartFleet(fleetCtx, fc, o.nodes*o.perNode); err != nil {
 			c.Kill()
 			return err
 		}
 		say("started %d bots: QUIC clients of the nodes' player endpoints\n", o.nodes*o.perNode)
+		if rows != nil {
+			placed = startPlacedSampler(fleetCtx, fleet, rows)
+		}
 	}
 	if o.play != "" && o.botMode != "node" {
 		lb, err := startLobby(o.play, c, g.Map.W, g.Map.H)
@@ -378,6 +436,10 @@ func runCluster(e *env, o clusterOpts) error {
 			meas.Elapsed.Seconds(), o.duration)
 	}
 	var bots []localcluster.BotState
+	var planeState *plane.State
+	if pl != nil {
+		planeState = fetchPlaneState(pl.URL())
+	}
 	if fleet != nil {
 		stopFleet()
 		fleet.Wait()
@@ -397,6 +459,9 @@ func runCluster(e *env, o clusterOpts) error {
 	coarse := o.sampleEvery > c.Frame()
 	writeClusterTable(e.stdout, o, c, meas, rec.Views(), obs, simRep, killed, coarse)
 	writeClusterPlayers(e.stdout, o, meas, cpuPerPlayer, bots)
+	if placed != nil {
+		writeClusterPlacement(e.stdout, o, rows, placed.result(), planeState, bots, simRep)
+	}
 	writeClusterDeaths(e.stdout, meas.Deaths, c.Rendezvous())
 	return nil
 }

@@ -48,3 +48,27 @@ func TestClusterSurvivesDeaths(t *testing.T) {
 		t.Errorf("node 3 migrated %s of %s primaries", m[1], m[2])
 	}
 }
+
+// TestClusterPlacement runs "overworld cluster" with client bots and the
+// control plane (the default with 2 or more bots per node): the plane's
+// process starts, places every bot, and the table compares the players'
+// RTT with the simulator's on the same players.
+func TestClusterPlacement(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a cluster of 4 processes and a control plane for about 15 s")
+	}
+	code, out, errs := run(t, "", "cluster", "--nodes", "3", "--players-per-node", "2", "--duration", "8s", "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	for _, re := range []string{
+		`placement: a control plane process \(place/cma\) places the bots`,
+		`mean, where the players played +[0-9.]+ +[0-9.]+ +[-+][0-9]+%`,
+		`static nearest-with-room admission: mean +[0-9.]+ +[0-9.]+`,
+		`plane: 6 joins, \d+ moves, \d+ handoffs asked \(0 refused\), 6 players placed at the end`,
+	} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("stdout lacks %s:\n%s", re, out)
+		}
+	}
+}

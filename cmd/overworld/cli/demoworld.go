@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,6 +31,11 @@ type demoWorldFlags struct {
 	seed               uint64
 	quiet              bool
 	tuneHeap           bool
+	placement          string
+	headroom           float64
+	session            time.Duration
+	regions            string
+	regionPolicy       string
 }
 
 func newDemoCmd(e *env) *cobra.Command {
@@ -79,6 +86,11 @@ The placement-only demo (players joining and leaving servers) is "overworld demo
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress line on stderr")
 	addTuneHeapFlag(fl, &f.tuneHeap)
 	fl.IntVar(&f.workers, "workers", 0, "goroutines the simulator runs on (0: one per CPU; the result is the same for any value)")
+	fl.StringVar(&f.placement, "placement", "", "how players are put on nodes: cma (the control plane), static (nearest node with room, never moved) or none (bot k on node k/P); default cma with --players-per-node 2 or more, none otherwise")
+	fl.Float64Var(&f.headroom, "headroom", 1.25, "with placement: seats per node over its share of the players (each node seats ⌈P × headroom⌉)")
+	fl.DurationVar(&f.session, "session", 2*time.Minute, "with placement: mean time a player stays before another takes its avatar over (0: no churn)")
+	fl.StringVar(&f.regions, "regions", "2x2", "with placement: the grid of regions the plane moves toward their players, COLSxROWS (0: none)")
+	fl.StringVar(&f.regionPolicy, "region-policy", "periodic", "with placement: when a region's core selection re-runs: "+strings.Join(harness.RegionPolicies, ", "))
 	cmd.AddCommand(newDemoPlacementCmd(e))
 	return cmd
 }
@@ -120,6 +132,9 @@ func runDemoWorld(e *env, cmd *cobra.Command, f *demoWorldFlags) error {
 	cfg.KeyMap, cfg.Prefetch = f.keyMap, f.prefetch
 	cfg.Arch, cfg.Map, cfg.Nodes, cfg.PlayersPerNode, cfg.Duration, cfg.Seed = arch, m, f.nodes, f.perNode, f.duration, f.seed
 	cfg.Cities = nodeCities
+	if cfg.Placement, err = placementFlags(cmd, harness.DemoPlacement(cfg), f.placement, f.headroom, f.session, f.regions, f.regionPolicy); err != nil {
+		return err
+	}
 	progress, clear := worldProgress(e.stderr, f.quiet, "")
 	rep, err := harness.Demo(cfg, progress)
 	clear()
@@ -159,4 +174,52 @@ func warnLargeRun(w io.Writer, bots int, game time.Duration, defBots int, defTim
 	fmt.Fprintf(w, "warning: %d bots for %v of game time is a large run, %.0f× the default's (%d bots for %v): "+
 		"it can take hours and gigabytes of memory; Ctrl-C stops it\n",
 		bots, game, work/(float64(defBots)*defTime.Seconds()), defBots, defTime)
+}
+
+// placementFlags reads the placement flags of a simulated world command.
+// def is the placement when --placement is not given.
+func placementFlags(cmd *cobra.Command, def harness.PlacementMode, mode string, headroom float64, session time.Duration, regions, policy string) (harness.PlacementConfig, error) {
+	pc := harness.PlacementConfig{Mode: def}
+	if mode != "" {
+		m, err := harness.ParsePlacementMode(mode)
+		if err != nil {
+			return pc, badInputf("--placement %q: want cma, static or none", mode)
+		}
+		pc.Mode = m
+	}
+	if pc.Mode == harness.PlaceNone {
+		for _, name := range []string{"headroom", "session", "regions", "region-policy"} {
+			if cmd.Flags().Changed(name) {
+				return pc, badInputf("--%s applies with --placement cma or static, not none (the default with one player per node or client-server)", name)
+			}
+		}
+		return pc, nil
+	}
+	if !(headroom >= 1 && headroom <= 10) {
+		return pc, badInputf("--headroom %v: want 1 to 10", headroom)
+	}
+	switch {
+	case session == 0:
+		pc.Session = -1
+	case session < time.Second:
+		return pc, badInputf("--session %v: want 0 (no churn) or at least 1s", session)
+	default:
+		pc.Session = session
+	}
+	pc.Headroom, pc.Policy = headroom, policy
+	if !slices.Contains(harness.RegionPolicies, policy) {
+		return pc, badInputf("--region-policy %q: want one of %s", policy, strings.Join(harness.RegionPolicies, ", "))
+	}
+	if regions == "0" {
+		pc.NoRegions = true
+		return pc, nil
+	}
+	c, r, ok := strings.Cut(regions, "x")
+	cols, err1 := strconv.Atoi(c)
+	rows, err2 := strconv.Atoi(r)
+	if !ok || err1 != nil || err2 != nil || cols < 1 || rows < 1 || cols*rows > 64 {
+		return pc, badInputf("--regions %q: want COLSxROWS with 1 to 64 regions (2x2), or 0 for none", regions)
+	}
+	pc.Cols, pc.Rows = cols, rows
+	return pc, nil
 }

@@ -14,7 +14,7 @@ func TestDemoWorldSmall(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, errs)
 	}
 	for _, want := range []string{"4 nodes × 2 bots = 8 players", "directory architecture", "New York", "rendezvous",
-		"player-to-node RTT mean", "per-node bandwidth", "p95 of 1 s", "missing replicas", "0 ms", "100 ms", "400 ms",
+		"placed by the control plane", "RTT where they played", "static nearest-with-room admission on the same players", "exact optimum", "per-node bandwidth", "p95 of 1 s", "missing replicas", "0 ms", "100 ms", "400 ms",
 		"discovery latency", "replica staleness", "bytes per update", "× real time"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -24,6 +24,10 @@ func TestDemoWorldSmall(t *testing.T) {
 		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", f, err)
 		}
+	}
+	code, out, errs = runCLI(t, "", "demo", "--nodes", "4", "--players-per-node", "2", "--duration", "3s", "--placement", "static", "--regions", "0")
+	if code != 0 || !strings.Contains(out, "placed by static nearest-with-room admission") || !strings.Contains(out, "the control plane (CMA) on the same players") || strings.Contains(out, "regions:") {
+		t.Errorf("--placement static: exit %d, stderr %q:\n%s", code, errs, out)
 	}
 	for _, arch := range []string{"broadcast", "client-server"} {
 		code, out, errs = runCLI(t, "", "demo", "--arch", arch, "--nodes", "3", "--players-per-node", "1", "--duration", "3s", "--map", "sqr")
@@ -45,6 +49,16 @@ func TestDemoWorldBadUsage(t *testing.T) {
 		{"demo", "--map", "round"},
 		{"demo", "--seed", "x"},
 		{"demo", "stray"},
+		{"demo", "--placement", "nearest"},
+		{"demo", "--placement", "cma", "--players-per-node", "1"},
+		{"demo", "--placement", "cma", "--arch", "client-server"},
+		{"demo", "--players-per-node", "1", "--headroom", "2"},
+		{"demo", "--placement", "none", "--session", "1m"},
+		{"demo", "--headroom", "0.5"},
+		{"demo", "--session", "10ms"},
+		{"demo", "--regions", "3"},
+		{"demo", "--regions", "9x9"},
+		{"demo", "--region-policy", "sometimes"},
 	} {
 		code, out, errs := runCLI(t, "", args...)
 		if code != 2 || out != "" || errs == "" {

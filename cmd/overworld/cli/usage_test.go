@@ -96,6 +96,11 @@ func TestUserErrors(t *testing.T) {
 		{"ca issue without node", "", []string{"ca", "issue", "--dir", p("ca"), "--out", p("n.pem")}, "--node is required"},
 		// Validation before work.
 		{"cluster log level", "", []string{"cluster", "--log-level", "X", "--nodes", "2", "--duration", "2s"}, `--log-level "X": want debug, info, warn or error`},
+		{"cluster placement", "", []string{"cluster", "--placement", "nearest"}, `--placement "nearest": want cma or none`},
+		{"cluster placement node bots", "", []string{"cluster", "--placement", "cma", "--bot-mode", "node"}, "--placement cma: the plane places client bots"},
+		{"cluster headroom", "", []string{"cluster", "--headroom", "0.5"}, "--headroom 0.5: want 1 to 10"},
+		{"control without config", "", []string{"control"}, "control: --config is required"},
+		{"control config missing", "", []string{"control", "--config", p("nope.toml")}, "nope.toml"},
 		{"estimate landmark default", "", []string{"estimate", "--method", "landmark", "--matrix", p("m30.txt")}, "--landmarks 32 (the default for landmark): want 2 to 29"},
 		{"estimate neighbours default", "", []string{"estimate", "--method", "vivaldi", "--matrix", p("m30.txt")}, "--neighbours 32 (the default for vivaldi): the matrix has only 29 other nodes"},
 		{"estimate flag of another method", "", []string{"estimate", "--method", "landmark", "--data", "planetlab", "--rank", "3"}, "--rank applies to --method mf, not landmark"},

@@ -1,0 +1,162 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/overworld/overworld/lab/harness"
+	"github.com/overworld/overworld/live/localcluster"
+	"github.com/overworld/overworld/live/plane"
+)
+
+// placedSampler samples, every second, the modelled RTT of every bot in
+// game to the node it plays on.
+type placedSampler struct {
+	mu      sync.Mutex
+	samples []float64
+	done    chan struct{}
+}
+
+func startPlacedSampler(ctx context.Context, f *localcluster.Fleet, rows [][]float64) *placedSampler {
+	s := &placedSampler{done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			var xs []float64
+			for k, b := range f.States() {
+				if b.Node >= 0 && k < len(rows) && b.Node < len(rows[k]) {
+					xs = append(xs, rows[k][b.Node])
+				}
+			}
+			s.mu.Lock()
+			s.samples = append(s.samples, xs...)
+			s.mu.Unlock()
+		}
+	}()
+	return s
+}
+
+// result waits for the sampler to stop (its context ended) and returns
+// the RTT's mean and 95th percentile.
+func (s *placedSampler) result() harness.RTTStats {
+	<-s.done
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return rttOf(s.samples)
+}
+
+func rttOf(xs []float64) harness.RTTStats {
+	if len(xs) == 0 {
+		return harness.RTTStats{Mean: math.NaN(), P95: math.NaN()}
+	}
+	ys := slices.Clone(xs)
+	slices.Sort(ys)
+	sum := 0.0
+	for _, y := range ys {
+		sum += y
+	}
+	return harness.RTTStats{Mean: sum / float64(len(ys)), P95: ys[max(0, int(math.Ceil(0.95*float64(len(ys))))-1)]}
+}
+
+// fetchPlaneState reads the plane's GET /v1/state (nil if it fails).
+func fetchPlaneState(url string) *plane.State {
+	cl := &http.Client{Timeout: 2 * time.Second}
+	resp, err := cl.Get(url + "/v1/state")
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	var st plane.State
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&st) != nil {
+		return nil
+	}
+	return &st
+}
+
+// staticRTT is static nearest-with-room admission of the bots in order,
+// seats per node: their mean and 95th percentile RTT.
+func staticRTT(rows [][]float64, seats int) harness.RTTStats {
+	if len(rows) == 0 {
+		return rttOf(nil)
+	}
+	load := make([]int, len(rows[0]))
+	var xs []float64
+	for _, row := range rows {
+		best := -1
+		for j, v := range row {
+			if load[j] < seats && (best < 0 || v < row[best]) {
+				best = j
+			}
+		}
+		if best < 0 {
+			continue
+		}
+		load[best]++
+		xs = append(xs, row[best])
+	}
+	return rttOf(xs)
+}
+
+// writeClusterPlacement prints the placement's figures beside the
+// simulator's.
+func writeClusterPlacement(w io.Writer, o clusterOpts, rows [][]float64, live harness.RTTStats, st *plane.State,
+	bots []localcluster.BotState, sim *harness.DemoReport) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	seats := int(math.Ceil(float64(o.perNode) * o.headroom))
+	p("\nplacement: a control plane process (place/cma) places the bots, drawn from GeoNames cities as the simulator's\n")
+	p("  players (their RTTs to the nodes modelled, as the simulator models them), %d seats per node\n", seats)
+	p("%-44s %10s %10s\n", "player-to-node RTT, ms", "live", "simulator")
+	var sr *harness.PlacementReport
+	if sim != nil {
+		sr = sim.Placement
+	}
+	row := func(name string, l, s float64) {
+		if math.IsNaN(s) {
+			p("%-44s %10.1f %10s\n", name, l, "n/a")
+			return
+		}
+		p("%-44s %10.1f %10.1f   %+.0f%%\n", name, l, s, 100*(l/s-1))
+	}
+	simW := harness.RTTStats{Mean: math.NaN(), P95: math.NaN()}
+	simS := simW
+	if sr != nil {
+		simW, simS = sr.World, sr.Static
+	}
+	row("mean, where the players played", live.Mean, simW.Mean)
+	row("p95", live.P95, simW.P95)
+	stat := staticRTT(rows, seats)
+	row("static nearest-with-room admission: mean", stat.Mean, simS.Mean)
+	handoffs, gaps := 0, []time.Duration{}
+	for _, b := range bots {
+		handoffs += b.Stats.Handoffs
+		gaps = append(gaps, b.Stats.HandoffGaps...)
+	}
+	if st != nil {
+		p("plane: %d joins, %d moves, %d handoffs asked (%d refused), %d players placed at the end; bots followed %d redirects",
+			st.Stats.Joins, st.Stats.Moves, st.Stats.Handoffs, st.Stats.HandoffErrors, len(st.Players), handoffs)
+	} else {
+		p("plane: its state could not be read at the end; bots followed %d redirects", handoffs)
+	}
+	if len(gaps) > 0 {
+		slices.Sort(gaps)
+		p(", gap at the switch p50 %v, max %v", gaps[len(gaps)/2].Round(time.Millisecond), gaps[len(gaps)-1].Round(time.Millisecond))
+	}
+	p("\n")
+	if sr != nil {
+		p("simulator: %d moves, %d handoffs carried out\n", sr.Moves, sr.Handoffs)
+	}
+}

@@ -1,0 +1,213 @@
+package live
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/overworld/overworld/live/player"
+	"github.com/overworld/overworld/node"
+)
+
+// What a node keeps for the control plane (package live/plane): the
+// players in game here with their avatars' positions (refreshed by a frame
+// hook), and the RTTs their clients measured, which the plane stores here
+// (POST /admin/pings) so that a plane that restarts rebuilds its state from
+// the nodes (GET /admin/players) instead of holding any of its own.
+
+// PlayerReport is one player in game on a node, as GET /admin/players
+// gives it.
+type PlayerReport struct {
+	ID string `json:"id"`
+	// Samples are the RTTs the player's client measured, as the plane
+	// stored them here.
+	Samples []PingSample `json:"samples,omitempty"`
+	// Located is true when X and Y hold the avatar's position.
+	Located bool    `json:"located"`
+	X       float64 `json:"x"`
+	Y       float64 `json:"y"`
+	// Moving is true while the player is handed to another node.
+	Moving bool `json:"moving,omitempty"`
+}
+
+// PingSample is one RTT a client measured to a node.
+type PingSample struct {
+	Node  uint32  `json:"node"`
+	RTTMs float64 `json:"rtt_ms"`
+}
+
+// PlayersReport is the body of GET /admin/players.
+type PlayersReport struct {
+	Node        uint32         `json:"node"`
+	Incarnation uint16         `json:"incarnation"`
+	Players     []PlayerReport `json:"players"`
+}
+
+// Limits of the pings a node stores.
+const (
+	// MaxPingSamples is the most samples a node keeps per player.
+	MaxPingSamples = 64
+	// MaxPingPlayers is the most players a node keeps samples for.
+	MaxPingPlayers = 4096
+	// maxPingRTTMs is the largest RTT a sample may have (10 s).
+	maxPingRTTMs = 10_000
+	// pingsForget is how long a node keeps the samples of a player that
+	// is not in game here (one admitted, not yet connected, or gone).
+	pingsForget = time.Minute
+)
+
+// placedState is what the frame hook and the admin handlers share.
+type placedState struct {
+	mu      sync.Mutex
+	players []PlayerReport // as of the latest frame, without samples
+	samples map[player.PlayerID]*pingEntry
+}
+
+type pingEntry struct {
+	samples []PingSample
+	seen    time.Time // when the player was last in game here, or the samples arrived
+}
+
+// placedHook records the players in game and their avatars' positions (a
+// frame hook).
+func (d *Daemon) placedHook(_ time.Duration, n *node.Node) {
+	if d.players == nil {
+		return
+	}
+	in := d.players.gw.Players()
+	out := make([]PlayerReport, 0, len(in))
+	for _, p := range in {
+		r := PlayerReport{ID: string(p.Player), Moving: p.Moving}
+		if obj, _, ok := n.Lookup(p.Avatar); ok {
+			loc := obj.State().Location()
+			if !math.IsNaN(loc[0]) && !math.IsInf(loc[0], 0) && !math.IsNaN(loc[1]) && !math.IsInf(loc[1], 0) {
+				r.Located, r.X, r.Y = true, loc[0], loc[1]
+			}
+		}
+		out = append(out, r)
+	}
+	now := time.Now()
+	d.placed.mu.Lock()
+	d.placed.players = out
+	for _, p := range out {
+		if e, ok := d.placed.samples[player.PlayerID(p.ID)]; ok {
+			e.seen = now
+		}
+	}
+	d.placed.mu.Unlock()
+}
+
+// servePlayers is GET /admin/players: the players in game here, with the
+// RTTs their clients measured and their positions.
+func (d *Daemon) servePlayers(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		w.Header().Set("Allow", http.MethodGet)
+		http.Error(w, "players: use GET", http.StatusMethodNotAllowed)
+		return
+	}
+	rep := PlayersReport{Node: d.cfg.ID, Incarnation: d.inc, Players: []PlayerReport{}}
+	d.placed.mu.Lock()
+	for _, p := range d.placed.players {
+		if e, ok := d.placed.samples[player.PlayerID(p.ID)]; ok {
+			p.Samples = slices.Clone(e.samples)
+		}
+		rep.Players = append(rep.Players, p)
+	}
+	d.placed.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(rep)
+}
+
+// servePings is POST /admin/pings?player=P with a JSON array of samples:
+// the control plane stores what P's client measured here, merged with
+// what was stored before (the latest sample per node wins).
+func (d *Daemon) servePings(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "pings: use POST", http.StatusMethodNotAllowed)
+		return
+	}
+	p := player.PlayerID(r.URL.Query().Get("player"))
+	if err := p.Validate(); err != nil {
+		http.Error(w, fmt.Sprintf("pings: player %q: %v", p, err), http.StatusBadRequest)
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<10))
+	if err != nil {
+		http.Error(w, fmt.Sprintf("pings: reading the body: %v", err), http.StatusBadRequest)
+		return
+	}
+	samples, err := ParsePingSamples(body)
+	if err != nil {
+		http.Error(w, "pings: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if err := d.storePings(p, samples, time.Now()); err != nil {
+		http.Error(w, "pings: "+err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// ParsePingSamples decodes and checks a JSON array of ping samples: at
+// most MaxPingSamples, nodes 1 to MaxNodeID, each once, RTTs finite in
+// [0, 10 s].
+func ParsePingSamples(b []byte) ([]PingSample, error) {
+	var ss []PingSample
+	if err := json.Unmarshal(b, &ss); err != nil {
+		return nil, fmt.Errorf("want a JSON array of {\"node\": N, \"rtt_ms\": X}: %v", err)
+	}
+	if len(ss) == 0 || len(ss) > MaxPingSamples {
+		return nil, fmt.Errorf("%d samples: want 1 to %d", len(ss), MaxPingSamples)
+	}
+	seen := map[uint32]bool{}
+	for i, s := range ss {
+		switch {
+		case s.Node < 1 || s.Node > MaxNodeID:
+			return nil, fmt.Errorf("sample %d: node %d: want 1 to %d", i, s.Node, MaxNodeID)
+		case seen[s.Node]:
+			return nil, fmt.Errorf("sample %d: node %d measured twice", i, s.Node)
+		case math.IsNaN(s.RTTMs) || s.RTTMs < 0 || s.RTTMs > maxPingRTTMs:
+			return nil, fmt.Errorf("sample %d: RTT %v ms: want 0 to %d", i, s.RTTMs, maxPingRTTMs)
+		}
+		seen[s.Node] = true
+	}
+	return ss, nil
+}
+
+// storePings merges samples into player p's, forgetting first the
+// players not seen for pingsForget.
+func (d *Daemon) storePings(p player.PlayerID, samples []PingSample, now time.Time) error {
+	d.placed.mu.Lock()
+	defer d.placed.mu.Unlock()
+	if d.placed.samples == nil {
+		d.placed.samples = map[player.PlayerID]*pingEntry{}
+	}
+	e, ok := d.placed.samples[p]
+	if !ok {
+		for id, e := range d.placed.samples {
+			if now.Sub(e.seen) > pingsForget {
+				delete(d.placed.samples, id)
+			}
+		}
+		if len(d.placed.samples) >= MaxPingPlayers {
+			return fmt.Errorf("samples of %d players stored already, at most %d", len(d.placed.samples), MaxPingPlayers)
+		}
+		e = &pingEntry{}
+		d.placed.samples[p] = e
+	}
+	for _, s := range samples {
+		if i := slices.IndexFunc(e.samples, func(x PingSample) bool { return x.Node == s.Node }); i >= 0 {
+			e.samples[i] = s
+		} else if len(e.samples) < MaxPingSamples {
+			e.samples = append(e.samples, s)
+		}
+	}
+	e.seen = now
+	return nil
+}
