@@ -52,6 +52,7 @@ var layers = map[string]int{
 	"live/player":       9,
 	"live/arenaplay":    10,
 	"live/localcluster": 10,
+	"live/plane":        10,
 	"live/web":          9,
 	// the TypeScript client SDK and the browser pages (built with esbuild)
 	"clients/ts": 10,
