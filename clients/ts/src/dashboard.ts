@@ -121,8 +121,19 @@ const snaps = new Map<number, Snapshot>();
 // Discovery: when each (node, object) pair was first seen in view and missing.
 const pendingSince = new Map<string, number>();
 
+/** fetch with a deadline: a node that hangs must not stall the dashboard. */
+async function get(url: string, ms = 5000): Promise<Response> {
+  const ac = new AbortController();
+  const t = setTimeout(() => ac.abort(), ms);
+  try {
+    return await fetch(url, { signal: ac.signal });
+  } finally {
+    clearTimeout(t);
+  }
+}
+
 async function pollNode(n: NodeInfo): Promise<void> {
-  const [mr, wr] = await Promise.all([fetch(n.base + "/metrics"), fetch(n.base + "/debug/world")]);
+  const [mr, wr] = await Promise.all([get(n.base + "/metrics"), get(n.base + "/debug/world")]);
   if (!mr.ok) throw new Error(`node ${n.id}: /metrics: ${mr.status}`);
   const m = parseMetrics(await mr.text());
   const at = performance.now();

@@ -58,8 +58,17 @@ function sum(m, name, match = () => true) {
 var prev = /* @__PURE__ */ new Map();
 var snaps = /* @__PURE__ */ new Map();
 var pendingSince = /* @__PURE__ */ new Map();
+async function get(url, ms = 5e3) {
+  const ac = new AbortController();
+  const t = setTimeout(() => ac.abort(), ms);
+  try {
+    return await fetch(url, { signal: ac.signal });
+  } finally {
+    clearTimeout(t);
+  }
+}
 async function pollNode(n) {
-  const [mr, wr] = await Promise.all([fetch(n.base + "/metrics"), fetch(n.base + "/debug/world")]);
+  const [mr, wr] = await Promise.all([get(n.base + "/metrics"), get(n.base + "/debug/world")]);
   if (!mr.ok) throw new Error(`node ${n.id}: /metrics: ${mr.status}`);
   const m = parseMetrics(await mr.text());
   const at = performance.now();
