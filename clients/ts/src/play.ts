@@ -236,6 +236,7 @@ async function main() {
       if (w.session === c.stats.reconnects) echoedAt.push({ at: w.at, rtt: t - c.sentTime(w.seq) }); // inputs of a lost connection: never echoed
     }
   });
+  addEventListener("pagehide", () => c.leave()); // the node frees the avatar at once
   addEventListener("keydown", (ev) => {
     if (ev.repeat || !/^(Arrow|Key[WASD]$)/.test(ev.code)) return;
     keys.add(ev.code);

@@ -1106,6 +1106,7 @@ async function main() {
       if (w.session === c.stats.reconnects) echoedAt.push({ at: w.at, rtt: t - c.sentTime(w.seq) });
     }
   });
+  addEventListener("pagehide", () => c.leave());
   addEventListener("keydown", (ev) => {
     if (ev.repeat || !/^(Arrow|Key[WASD]$)/.test(ev.code)) return;
     keys.add(ev.code);
