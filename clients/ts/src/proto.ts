@@ -112,6 +112,8 @@ export interface Schema {
   index: Map<string, number>;
   /** Bit i set when field i is a bool. */
   bools: bigint;
+  /** 1 at index i when field i is a bool. */
+  boolAt: Uint8Array;
 }
 
 /** The body of JoinOK: who the client is and the schema table. */
@@ -465,13 +467,17 @@ export function makeSchema(kind: number, name: string, space: string[], fields: 
   if (fields.length === 0 || fields.length > MAX_FIELDS) bad(`has ${fields.length} fields, want 1 to ${MAX_FIELDS}`);
   const index = new Map<string, number>();
   let bools = 0n;
+  const boolAt = new Uint8Array(fields.length);
   fields.forEach((f, i) => {
     if (badName.test(f.name)) bad(`field ${i} has an invalid name "${f.name}"`);
     if (index.has(f.name)) bad(`field "${f.name}" declared twice`);
     index.set(f.name, i);
     if (f.type < 1 || f.type > 4) bad(`field "${f.name}" has unknown type ${f.type}`);
     if (f.type === FieldType.Float && !(f.quantum > 0 && f.quantum < Infinity)) bad(`field "${f.name}" has quantum ${f.quantum}`);
-    if (f.type === FieldType.Bool) bools |= 1n << BigInt(i);
+    if (f.type === FieldType.Bool) {
+      bools |= 1n << BigInt(i);
+      boolAt[i] = 1;
+    }
   });
   for (const a of space) {
     const i = index.get(a);
@@ -479,7 +485,7 @@ export function makeSchema(kind: number, name: string, space: string[], fields: 
     const t = fields[i!].type;
     if (t !== FieldType.Float && t !== FieldType.Int) bad(`attribute field "${a}" is not float or int`);
   }
-  return { kind, name, fields, index, bools };
+  return { kind, name, fields, index, bools, boolAt };
 }
 
 /** A JoinOK message. */

@@ -131,7 +131,7 @@ export function applyDelta(s: Schema, base: BigInt64Array | null, p: Uint8Array,
       }
     }
     v[f] += z; // a BigInt64Array wraps as Go's int64 does
-    if (s.bools & (1n << BigInt(f)) && v[f] !== 0n && v[f] !== 1n) {
+    if (s.boolAt[f] && v[f] !== 0n && v[f] !== 1n) {
       corrupt(`world: corrupt delta: bool field "${s.fields[f].name}" decodes to ${v[f]}`);
     }
   }

@@ -322,13 +322,17 @@ function makeSchema(kind, name, space, fields) {
   if (fields.length === 0 || fields.length > MAX_FIELDS) bad(`has ${fields.length} fields, want 1 to ${MAX_FIELDS}`);
   const index = /* @__PURE__ */ new Map();
   let bools = 0n;
+  const boolAt = new Uint8Array(fields.length);
   fields.forEach((f, i) => {
     if (badName.test(f.name)) bad(`field ${i} has an invalid name "${f.name}"`);
     if (index.has(f.name)) bad(`field "${f.name}" declared twice`);
     index.set(f.name, i);
     if (f.type < 1 || f.type > 4) bad(`field "${f.name}" has unknown type ${f.type}`);
     if (f.type === FieldType.Float && !(f.quantum > 0 && f.quantum < Infinity)) bad(`field "${f.name}" has quantum ${f.quantum}`);
-    if (f.type === FieldType.Bool) bools |= 1n << BigInt(i);
+    if (f.type === FieldType.Bool) {
+      bools |= 1n << BigInt(i);
+      boolAt[i] = 1;
+    }
   });
   for (const a of space) {
     const i = index.get(a);
@@ -336,7 +340,7 @@ function makeSchema(kind, name, space, fields) {
     const t = fields[i].type;
     if (t !== FieldType.Float && t !== FieldType.Int) bad(`attribute field "${a}" is not float or int`);
   }
-  return { kind, name, fields, index, bools };
+  return { kind, name, fields, index, bools, boolAt };
 }
 function encodeJoinOK(w) {
   const b = header(MsgType.JoinOK, 256).string(w.player).uvBig(w.avatar).uv(w.frameEveryNs).uv(w.history).uv(w.space.length);
@@ -511,7 +515,7 @@ function applyDelta(s, base, p, i, end) {
       }
     }
     v[f] += z;
-    if (s.bools & 1n << BigInt(f) && v[f] !== 0n && v[f] !== 1n) {
+    if (s.boolAt[f] && v[f] !== 0n && v[f] !== 1n) {
       corrupt(`world: corrupt delta: bool field "${s.fields[f].name}" decodes to ${v[f]}`);
     }
   }
