@@ -52,6 +52,13 @@ export interface ClientOptions {
   maxRetries?: number;
   /** The WebSocket constructor (default: the global one). */
   WebSocket?: typeof WebSocket;
+  /**
+   * Presume the node dead when no State arrives for this many ms (0, the
+   * default: never): the connection is then dropped, and reconnected as
+   * any dropped connection. A node sends a State every frame, so a few
+   * dozen frame periods tell a dead node from a slow one.
+   */
+  idleTimeoutMs?: number;
 }
 
 /** Statistics of a client's session. */
@@ -165,7 +172,29 @@ export class Client {
   static async join(opts: ClientOptions): Promise<Client> {
     const c = new Client(opts);
     await c.connect(opts.url);
+    const idle = opts.idleTimeoutMs ?? 0;
+    if (idle > 0) {
+      const timer = setInterval(() => {
+        if (c.closed) clearInterval(timer);
+        else c.checkIdle();
+      }, Math.max(50, Math.min(1000, idle / 4)));
+    }
     return c;
+  }
+
+  /**
+   * Drops the connection when no State was applied for the idle timeout
+   * (ClientOptions.idleTimeoutMs); a timer calls it, and tests may. It
+   * returns whether it did.
+   */
+  checkIdle(at = now()): boolean {
+    const idle = this.opts.idleTimeoutMs ?? 0;
+    if (idle <= 0 || this.closed || this.reconnecting || at - this.lastApplied <= idle) return false;
+    const ws = this.cur.ws;
+    ws.onclose = null; // a dead peer may take long to close: do not wait for it
+    ws.close();
+    this.onClose(ws, new Error(`player: the node fell silent: no state for ${idle} ms`));
+    return true;
   }
 
   private async freshToken(): Promise<Uint8Array> {

@@ -209,7 +209,7 @@ async function main() {
   }
   let c: Client;
   try {
-    c = await Client.join({ url: wsURL(), token: src });
+    c = await Client.join({ url: wsURL(), token: src, idleTimeoutMs: 10000 });
   } catch (e) {
     st.error = (e as Error).message;
     $("hud").textContent = "could not join: " + st.error;

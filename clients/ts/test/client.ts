@@ -39,6 +39,7 @@ class ScriptedWS {
   }
 }
 
+const clock = () => (typeof performance !== "undefined" ? performance.now() : Date.now());
 const tick = () => new Promise<void>((res) => res());
 async function settle() {
   for (let i = 0; i < 20; i++) await tick();
@@ -54,7 +55,7 @@ export async function clientScenario(json: string): Promise<string> {
   };
   try {
     const token = unhex(v.get("join")!.fields.token);
-    const p = ow.Client.join({ url: "ws://one/", token, WebSocket: ScriptedWS as unknown as typeof WebSocket });
+    const p = ow.Client.join({ url: "ws://one/", token, WebSocket: ScriptedWS as unknown as typeof WebSocket, idleTimeoutMs: 5000 });
     await settle();
     const one = ScriptedWS.made[0];
     one.open();
@@ -87,12 +88,25 @@ export async function clientScenario(json: string): Promise<string> {
     expect(two.sent[3] === hex(ow.encodeAck(1)), `node two's ack: ${two.sent[3]}`);
     expect(one.sent[6] === hex(ow.encodeLeave()) && one.closed, `node one left: ${one.sent[6]}, closed ${one.closed}`);
     expect(c.stats.rtt.length === 1, `echo times measured: ${c.stats.rtt.length}, want 1 (input 1, echoed by state 2)`);
-    // An Error ends the session.
+    // Silence: past the idle timeout the connection is dropped and, with
+    // no way to a fresh token, the session ends.
+    expect(!c.checkIdle(clock() + 1000), "idle after 1 s with a 5 s timeout");
+    let silent: Error | null | undefined;
+    c.onEnd((e) => (silent = e));
+    expect(c.checkIdle(clock() + 6000) && two.closed, "not dropped after 6 s of silence");
+    expect(silent instanceof Error && /fell silent/.test(silent.message), `the silent session ended with ${silent}`);
+    // An Error ends a session.
+    const p2 = ow.Client.join({ url: "ws://three/", token, WebSocket: ScriptedWS as unknown as typeof WebSocket });
+    await settle();
+    const three = ScriptedWS.made[2];
+    three.open();
+    three.deliver(v.get("joinok")!.hex);
+    const c2 = await p2;
     let ended: Error | null | undefined;
-    c.onEnd((e) => (ended = e));
-    two.deliver(v.get("error")!.hex);
+    c2.onEnd((e) => (ended = e));
+    three.deliver(v.get("error")!.hex);
     expect(ended instanceof ow.RefusedError && (ended as ow.RefusedError).code === ow.Code.Full, `the session ended with ${ended}`);
-    expect(two.closed, "node two's socket is still open after its error");
+    expect(three.closed, "node three's socket is still open after its error");
   } catch (e) {
     fails.push(`threw ${(e as Error).stack ?? e}`);
   }

@@ -735,7 +735,28 @@ var Client = class _Client {
   static async join(opts) {
     const c = new _Client(opts);
     await c.connect(opts.url);
+    const idle = opts.idleTimeoutMs ?? 0;
+    if (idle > 0) {
+      const timer = setInterval(() => {
+        if (c.closed) clearInterval(timer);
+        else c.checkIdle();
+      }, Math.max(50, Math.min(1e3, idle / 4)));
+    }
     return c;
+  }
+  /**
+   * Drops the connection when no State was applied for the idle timeout
+   * (ClientOptions.idleTimeoutMs); a timer calls it, and tests may. It
+   * returns whether it did.
+   */
+  checkIdle(at = now()) {
+    const idle = this.opts.idleTimeoutMs ?? 0;
+    if (idle <= 0 || this.closed || this.reconnecting || at - this.lastApplied <= idle) return false;
+    const ws = this.cur.ws;
+    ws.onclose = null;
+    ws.close();
+    this.onClose(ws, new Error(`player: the node fell silent: no state for ${idle} ms`));
+    return true;
   }
   async freshToken() {
     const t = this.opts.token;
