@@ -98,3 +98,19 @@ func build(dir, entry string, format api.Format, global string) ([]byte, error) 
 func Module(dir, entry string) ([]byte, error) {
 	return build(dir, entry, api.FormatESModule, "")
 }
+
+// Transform transpiles one TypeScript source on its own with esbuild's
+// transform API (types stripped, imports kept): every source must, as
+// TypeScript compiled file by file requires.
+func Transform(src []byte, name string) ([]byte, error) {
+	res := api.Transform(string(src), api.TransformOptions{Loader: api.LoaderTS, Format: api.FormatESModule,
+		Target: api.ES2020, Sourcefile: name, LogLevel: api.LogLevelSilent})
+	if len(res.Errors) > 0 {
+		var msgs []string
+		for _, m := range api.FormatMessages(res.Errors, api.FormatMessagesOptions{Kind: api.ErrorMessage}) {
+			msgs = append(msgs, strings.TrimSpace(m))
+		}
+		return nil, errors.New(strings.Join(msgs, "\n"))
+	}
+	return res.Code, nil
+}
