@@ -198,21 +198,28 @@ export class Reader {
       this.i = i + 1;
       return BigInt(p[i]);
     }
-    let v = 0n;
-    let shift = 0n;
+    // The first 49 bits in a number (exact), the rest, if any, as BigInts.
+    let lo = 0;
+    let mul = 1;
+    let v = -1n;
     for (let k = 0; ; k++) {
       if (i >= this.end || k >= 10) this.fail(`${what}: bad or non-minimal varint`);
       const b = p[i++];
       if (k === 9 && b > 1) this.fail(`${what}: bad or non-minimal varint`);
-      v |= BigInt(b & 0x7f) << shift;
-      shift += 7n;
+      if (k < 7) {
+        lo += (b & 0x7f) * mul;
+        mul *= 128;
+      } else {
+        if (v < 0n) v = BigInt(lo);
+        v |= BigInt(b & 0x7f) << BigInt(7 * k);
+      }
       if (b < 0x80) {
         if (k > 0 && b === 0) this.fail(`${what}: bad or non-minimal varint`);
         break;
       }
     }
     this.i = i;
-    return v;
+    return v < 0n ? BigInt(lo) : v;
   }
 
   bytes(what: string, max: number): Uint8Array {

@@ -111,21 +111,27 @@ var Reader = class {
       this.i = i + 1;
       return BigInt(p[i]);
     }
-    let v = 0n;
-    let shift = 0n;
+    let lo = 0;
+    let mul = 1;
+    let v = -1n;
     for (let k = 0; ; k++) {
       if (i >= this.end || k >= 10) this.fail(`${what}: bad or non-minimal varint`);
       const b = p[i++];
       if (k === 9 && b > 1) this.fail(`${what}: bad or non-minimal varint`);
-      v |= BigInt(b & 127) << shift;
-      shift += 7n;
+      if (k < 7) {
+        lo += (b & 127) * mul;
+        mul *= 128;
+      } else {
+        if (v < 0n) v = BigInt(lo);
+        v |= BigInt(b & 127) << BigInt(7 * k);
+      }
       if (b < 128) {
         if (k > 0 && b === 0) this.fail(`${what}: bad or non-minimal varint`);
         break;
       }
     }
     this.i = i;
-    return v;
+    return v < 0n ? BigInt(lo) : v;
   }
   bytes(what, max) {
     const n = this.uv(what + " length");
