@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/overworld/overworld/geo"
@@ -112,6 +113,30 @@ func (p Periodic) Name() string { return "periodic" }
 
 func (p Periodic) Due(now time.Duration, r RegionState) bool {
 	return !r.Selected || now-r.LastSelection >= p.Every
+}
+
+// PolicyNames lists the policies PolicyNamed knows, the default first.
+var PolicyNames = []string{"periodic", "churn", "arrivals", "load", "never"}
+
+// PolicyNamed returns the activation policy named s with the settings
+// the demos use: periodic (every 10 s; also for ""), churn (8 players
+// joined, left, entered or left the region), arrivals (0.5 per second over
+// 10 s), load (the core below 25% or above 90% of its seats, at most
+// every 10 s), or never (nil: regions move only when their core dies).
+func PolicyNamed(s string) (Policy, error) {
+	switch s {
+	case "", "periodic":
+		return Periodic{Every: 10 * time.Second}, nil
+	case "churn":
+		return Churn{Events: 8}, nil
+	case "arrivals":
+		return ArrivalRate{Window: 10 * time.Second, PerSecond: 0.5}, nil
+	case "load":
+		return Load{Low: 0.25, High: 0.9, Every: 10 * time.Second}, nil
+	case "never":
+		return nil, nil
+	}
+	return nil, fmt.Errorf("%w: region policy %q: want one of %s", ErrConfig, s, strings.Join(PolicyNames, ", "))
 }
 
 // Locate sets a player's position in the world, which puts it in a region

@@ -7,11 +7,14 @@ import (
 	"math"
 	"net/http"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/overworld/overworld/live/player"
 	"github.com/overworld/overworld/node"
+	"github.com/overworld/overworld/wire"
+	"github.com/overworld/overworld/world"
 )
 
 // What a node keeps for the control plane (package live/plane): the
@@ -63,6 +66,8 @@ const (
 
 // placedState is what the frame hook and the admin handlers share.
 type placedState struct {
+	regions chan regionReq // region migrations for the frame goroutine
+
 	mu      sync.Mutex
 	players []PlayerReport // as of the latest frame, without samples
 	samples map[player.PlayerID]*pingEntry
@@ -210,4 +215,107 @@ func (d *Daemon) storePings(p player.PlayerID, samples []PingSample, now time.Ti
 	}
 	e.seen = now
 	return nil
+}
+
+// regionReq asks the frame goroutine to migrate a region's objects.
+type regionReq struct {
+	box   world.Box
+	to    wire.NodeID
+	reply chan regionReply
+}
+
+type regionReply struct {
+	moved int
+	err   error
+}
+
+// migrateRegion runs the pending region migrations (a frame hook): every
+// primary of this node inside the box that is not a player's avatar (nor
+// attached to another object: it moves with it) migrates to the target.
+func (d *Daemon) migrateRegion(now time.Duration, n *node.Node) {
+	for {
+		var req regionReq
+		select {
+		case req = <-d.placed.regions:
+		default:
+			return
+		}
+		avatars := map[world.ObjectID]bool{}
+		if d.players != nil {
+			for _, p := range d.players.gw.Players() {
+				avatars[p.Avatar] = true
+			}
+		}
+		dims := n.Config().Registry.Space().Dims()
+		moved := 0
+		var err error
+		for _, info := range n.Primaries(nil) {
+			if avatars[info.ID] || !req.box.Contains(info.State.Location(), dims) {
+				continue
+			}
+			if obj, _, ok := n.Lookup(info.ID); ok {
+				if a, ok := obj.(world.Attacher); ok && a.AttachTo() != 0 {
+					continue
+				}
+			}
+			if _, e := n.Migrate(now, info.ID, req.to); e != nil {
+				err = e
+				continue
+			}
+			moved++
+		}
+		req.reply <- regionReply{moved: moved, err: err}
+	}
+}
+
+// serveMigrateRegion is POST /admin/migrate-region?x0=&y0=&x1=&y1=&node=N:
+// this node's objects in the box [x0, x1] × [y0, y1] that are not players'
+// avatars migrate to peer N (the control plane moves a region of the world
+// to its new core this way, asking every node). It answers with the
+// number migrated.
+func (d *Daemon) serveMigrateRegion(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "migrate-region: use POST", http.StatusMethodNotAllowed)
+		return
+	}
+	q := r.URL.Query()
+	var v [4]float64
+	for i, k := range []string{"x0", "y0", "x1", "y1"} {
+		x, err := strconv.ParseFloat(q.Get(k), 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			http.Error(w, fmt.Sprintf("migrate-region: %s %q: want a finite number", k, q.Get(k)), http.StatusBadRequest)
+			return
+		}
+		v[i] = x
+	}
+	if v[0] > v[2] || v[1] > v[3] {
+		http.Error(w, fmt.Sprintf("migrate-region: box [%g, %g] × [%g, %g] is empty", v[0], v[2], v[1], v[3]), http.StatusBadRequest)
+		return
+	}
+	to, err := strconv.ParseUint(q.Get("node"), 10, 32)
+	if err != nil || to == 0 || to == uint64(d.cfg.ID) || !slices.ContainsFunc(d.cfg.Peers, func(p PeerConfig) bool { return uint64(p.ID) == to }) {
+		http.Error(w, fmt.Sprintf("migrate-region: node %q: want the ID of a peer", q.Get("node")), http.StatusBadRequest)
+		return
+	}
+	box := world.Box{Min: world.Point{v[0], v[1], math.Inf(-1)}, Max: world.Point{v[2], v[3], math.Inf(1)}}
+	req := regionReq{box: box, to: wire.NodeID(to), reply: make(chan regionReply, 1)}
+	select {
+	case d.placed.regions <- req:
+	default:
+		http.Error(w, "migrate-region: too many requests waiting", http.StatusServiceUnavailable)
+		return
+	}
+	select {
+	case rep := <-req.reply:
+		if rep.err != nil && rep.moved == 0 {
+			http.Error(w, "migrate-region: "+rep.err.Error(), http.StatusConflict)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, "{\"moved\": %d}\n", rep.moved)
+	case <-time.After(handOffWait):
+		http.Error(w, "migrate-region: no frame ran (is the node stopping?)", http.StatusServiceUnavailable)
+	case <-r.Context().Done():
+	}
 }

@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/overworld/overworld/control"
@@ -80,24 +79,16 @@ func ParsePlacementMode(s string) (PlacementMode, error) {
 }
 
 // RegionPolicies lists the activation policies PlacementConfig.Policy
-// names, each with the setting the demo uses.
-var RegionPolicies = []string{"periodic", "churn", "arrivals", "load", "never"}
+// names (control.PolicyNamed).
+var RegionPolicies = control.PolicyNames
 
 // regionPolicy returns the control.Policy named s.
 func regionPolicy(s string) (control.Policy, error) {
-	switch s {
-	case "periodic":
-		return control.Periodic{Every: 10 * time.Second}, nil
-	case "churn":
-		return control.Churn{Events: 8}, nil
-	case "arrivals":
-		return control.ArrivalRate{Window: 10 * time.Second, PerSecond: 0.5}, nil
-	case "load":
-		return control.Load{Low: 0.25, High: 0.9, Every: 10 * time.Second}, nil
-	case "never":
-		return nil, nil
+	p, err := control.PolicyNamed(s)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", lab.ErrConfig, err)
 	}
-	return nil, fmt.Errorf("%w: region policy %q: want one of %s", lab.ErrConfig, s, strings.Join(RegionPolicies, ", "))
+	return p, nil
 }
 
 // PlacementConfig configures the placement of a world's players

@@ -28,6 +28,11 @@ type PlaneConfig struct {
 	// Later writes the configuration without starting the process: Start
 	// does (a plane that comes up after the players joined).
 	Later bool
+	// Grid ("CxR"), Bounds and RegionPolicy are the plane's regions
+	// (plane.File; "" Grid: none).
+	Grid         string
+	Bounds       []float64
+	RegionPolicy string
 }
 
 // Plane is a cluster's running control plane process.
@@ -59,7 +64,7 @@ func (c *Cluster) StartPlane(pc PlaneConfig) (*Plane, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := plane.File{Listen: addr, Seed: c.cfg.Seed}
+	f := plane.File{Listen: addr, Seed: c.cfg.Seed, Grid: pc.Grid, Bounds: pc.Bounds, RegionPolicy: pc.RegionPolicy}
 	if pc.Poll > 0 {
 		f.Poll = pc.Poll.String()
 	}

@@ -3,10 +3,13 @@ package plane
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/overworld/overworld/control"
 )
 
 // File is the plane's configuration file (TOML), as "overworld control
@@ -22,8 +25,16 @@ type File struct {
 	JoinGrace  string `toml:"join_grace"`
 	Retry      string `toml:"retry"`
 	// Seed seeds the network coordinates.
-	Seed  uint64     `toml:"seed"`
-	Nodes []FileNode `toml:"nodes"`
+	Seed uint64 `toml:"seed"`
+	// Grid ("CxR", "" for none) divides Bounds ([x0, y0, x1, y1], the
+	// world's extent) into regions, moved under RegionPolicy (periodic,
+	// churn, arrivals, load or never; default periodic) when they gain
+	// MigrationCost (ms summed over the region's players; default 1,000).
+	Grid          string     `toml:"grid"`
+	Bounds        []float64  `toml:"bounds"`
+	RegionPolicy  string     `toml:"region_policy"`
+	MigrationCost float64    `toml:"migration_cost"`
+	Nodes         []FileNode `toml:"nodes"`
 }
 
 // FileNode is one node of File.
@@ -85,6 +96,28 @@ func (f File) Config() (Config, error) {
 			return c, fmt.Errorf("%w: %s %q: %v", ErrConfig, d.name, d.s, err)
 		}
 		*d.to = v
+	}
+	if f.Grid != "" {
+		var cols, rows int
+		if _, err := fmt.Sscanf(f.Grid, "%dx%d", &cols, &rows); err != nil || cols < 1 || rows < 1 || cols*rows > 1024 {
+			return c, fmt.Errorf("%w: grid %q: want COLSxROWS, 1 to 1,024 regions", ErrConfig, f.Grid)
+		}
+		if len(f.Bounds) != 4 || !(f.Bounds[2] > f.Bounds[0]) || !(f.Bounds[3] > f.Bounds[1]) ||
+			math.IsInf(f.Bounds[2]-f.Bounds[0], 0) || math.IsInf(f.Bounds[3]-f.Bounds[1], 0) {
+			return c, fmt.Errorf("%w: bounds %v: want [x0, y0, x1, y1] with x1 > x0, y1 > y0, finite", ErrConfig, f.Bounds)
+		}
+		c.Grid = control.Grid{X0: f.Bounds[0], Y0: f.Bounds[1], Width: f.Bounds[2] - f.Bounds[0], Height: f.Bounds[3] - f.Bounds[1], Cols: cols, Rows: rows}
+		p, err := control.PolicyNamed(f.RegionPolicy)
+		if err != nil {
+			return c, fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+		c.Policy = p
+		if f.MigrationCost < 0 || math.IsNaN(f.MigrationCost) || math.IsInf(f.MigrationCost, 0) {
+			return c, fmt.Errorf("%w: migration_cost %v: want finite and ≥ 0", ErrConfig, f.MigrationCost)
+		}
+		c.MigrationCost = f.MigrationCost
+	} else if len(f.Bounds) != 0 || f.RegionPolicy != "" || f.MigrationCost != 0 {
+		return c, fmt.Errorf("%w: bounds, region_policy and migration_cost need a grid", ErrConfig)
 	}
 	for _, n := range f.Nodes {
 		c.Nodes = append(c.Nodes, Node{ID: n.ID, Site: n.Site, Capacity: n.Capacity, Admin: n.Admin, QUIC: n.PlayerQUIC, WS: n.PlayerWS})

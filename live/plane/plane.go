@@ -34,8 +34,11 @@
 // node directly, without the plane, is placed when a poll finds it, if
 // its node holds samples for it.
 //
-// Regions: the live nodes do not yet migrate regions on the plane's
-// decision, so the live plane runs without a grid.
+// Regions: with a Grid over the world, the plane locates the players from
+// the positions the polls report, re-runs core selection under the
+// activation Policy, and migrates a region by asking every node to move
+// its objects in the region's box (not the players' avatars) to the new
+// core (POST /admin/migrate-region).
 //
 // What the caller must do: build a Config (the nodes with their sites,
 // capacities and admin and player endpoints), call New, serve Handler
@@ -43,6 +46,7 @@
 package plane
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -100,6 +104,12 @@ type Config struct {
 	// Probes and ProbeSlack are control.Config's.
 	Probes     int
 	ProbeSlack float64
+	// Grid divides the world into regions (the zero Grid: none); Policy
+	// and MigrationCost are control.Config's (nil Policy: regions move
+	// only when their core dies).
+	Grid          control.Grid
+	Policy        control.Policy
+	MigrationCost float64
 	// Seed seeds the network coordinates.
 	Seed uint64
 	// Client is the HTTP client for the nodes' admin endpoints (default:
@@ -173,6 +183,9 @@ type Stats struct {
 	// did not answer.
 	Moves, Handoffs, HandoffErrors int
 	NodeDowns, NodeUps             int
+	// RegionMigrations counts the regions migrated; ObjectsMoved the
+	// objects the nodes migrated for them.
+	RegionMigrations, ObjectsMoved int
 	// Polls counts rounds of polls; Rebuilt is true once the plane rebuilt
 	// its state from the nodes.
 	Polls   int
@@ -253,7 +266,8 @@ func New(cfg Config) (*Server, error) {
 			rtt[i][j] = 2 * float64(delay(wire.NodeID(n.ID), wire.NodeID(m.ID))) / float64(time.Millisecond)
 		}
 	}
-	p, err := control.New(control.Config{Nodes: cn, NodeRTT: rtt, Probes: cfg.Probes, ProbeSlack: cfg.ProbeSlack, Seed: cfg.Seed})
+	p, err := control.New(control.Config{Nodes: cn, NodeRTT: rtt, Probes: cfg.Probes, ProbeSlack: cfg.ProbeSlack, Seed: cfg.Seed,
+		Grid: cfg.Grid, Policy: cfg.Policy, MigrationCost: cfg.MigrationCost})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
@@ -438,7 +452,9 @@ func (s *Server) observe(got map[uint32]*live.PlayersReport) {
 				s.storePings(s.nodes[id].Node, p.ID, t.samples)
 			}
 			if p.Located {
-				_ = s.plane.Locate(now, p.ID, p.X, p.Y) // no grid: it only records the position
+				if err := s.plane.Locate(now, p.ID, p.X, p.Y); err != nil {
+					s.cfg.Log.Warn("locating a player", "player", p.ID, "err", err)
+				}
 			}
 		}
 	}
@@ -526,6 +542,10 @@ func (s *Server) apply(ds []control.Decision, err error) {
 			}
 		case control.Drop:
 			s.cfg.Log.Warn("no node can seat a player", "player", d.Player)
+		case control.MigrateRegion:
+			s.stats.RegionMigrations++
+			s.cfg.Log.Info("region migrates", "region", d.Region, "from", d.From, "to", d.To, "gain_ms", d.Gain, "failover", d.Failover)
+			s.moveRegion(d.Region, uint32(d.To))
 		}
 	}
 }
@@ -629,3 +649,63 @@ func checkPlayer(id string) error { return player.PlayerID(id).Validate() }
 
 // finiteMs reports whether x is a usable RTT in ms.
 func finiteMs(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) && x >= 0 }
+
+// moveRegion asks every node that is up, but the new core, to migrate its
+// objects in region r to node to (s.mu held; the requests run in the
+// background).
+func (s *Server) moveRegion(r int, to uint32) {
+	g := s.cfg.Grid
+	c, row := r%g.Cols, r/g.Cols
+	w, h := g.Width/float64(g.Cols), g.Height/float64(g.Rows)
+	x0, y0 := g.X0+float64(c)*w, g.Y0+float64(row)*h
+	x1, y1 := x0+w, y0+h
+	// The grid's edge regions hold what lies beyond it.
+	if c == 0 {
+		x0 = -math.MaxFloat64
+	}
+	if row == 0 {
+		y0 = -math.MaxFloat64
+	}
+	if c == g.Cols-1 {
+		x1 = math.MaxFloat64
+	}
+	if row == g.Rows-1 {
+		y1 = math.MaxFloat64
+	}
+	for _, n := range s.cfg.Nodes {
+		if n.ID == to || !s.nodes[n.ID].up {
+			continue
+		}
+		s.bg.Add(1)
+		go func() {
+			defer s.bg.Done()
+			q := url.Values{}
+			for k, v := range map[string]float64{"x0": x0, "y0": y0, "x1": x1, "y1": y1} {
+				q.Set(k, strconv.FormatFloat(v, 'g', -1, 64))
+			}
+			q.Set("node", strconv.FormatUint(uint64(to), 10))
+			u := n.Admin + "/admin/migrate-region?" + q.Encode()
+			resp, err := s.cfg.Client.Post(u, "", nil)
+			if err != nil {
+				s.cfg.Log.Info("migrating a region", "node", n.ID, "err", err)
+				return
+			}
+			defer resp.Body.Close()
+			var out struct {
+				Moved int `json:"moved"`
+			}
+			if resp.StatusCode != http.StatusOK {
+				b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+				s.cfg.Log.Info("migrating a region", "node", n.ID, "status", resp.Status, "answer", string(bytes.TrimSpace(b)))
+				return
+			}
+			if err := json.NewDecoder(io.LimitReader(resp.Body, 4096)).Decode(&out); err != nil {
+				s.cfg.Log.Info("migrating a region", "node", n.ID, "err", err)
+				return
+			}
+			s.mu.Lock()
+			s.stats.ObjectsMoved += out.Moved
+			s.mu.Unlock()
+		}()
+	}
+}

@@ -32,13 +32,15 @@ type fakeWorld struct {
 	refuse  bool // refuse handoffs
 	srv     map[uint32]*httptest.Server
 	handoff int
+	at      map[string][2]float64 // player positions, reported as located
+	regions []string              // migrate-region calls: "node N: query"
 }
 
 var sites = []string{"New York", "Frankfurt", "Tokyo", "Singapore", "Sao Paulo", "Los Angeles"}
 
 func newFakeWorld(t *testing.T, n int) (*fakeWorld, []Node) {
 	w := &fakeWorld{t: t, players: map[string]uint32{}, pings: map[uint32]map[string][]live.PingSample{}, down: map[uint32]bool{},
-		srv: map[uint32]*httptest.Server{}}
+		srv: map[uint32]*httptest.Server{}, at: map[string][2]float64{}}
 	var nodes []Node
 	for i := range n {
 		id := uint32(i + 1)
@@ -54,7 +56,11 @@ func newFakeWorld(t *testing.T, n int) (*fakeWorld, []Node) {
 			rep := live.PlayersReport{Node: id, Players: []live.PlayerReport{}}
 			for _, p := range slices.Sorted(mapsKeys(w.players)) {
 				if w.players[p] == id {
-					rep.Players = append(rep.Players, live.PlayerReport{ID: p, Samples: w.pings[id][p]})
+					r := live.PlayerReport{ID: p, Samples: w.pings[id][p]}
+					if xy, ok := w.at[p]; ok {
+						r.Located, r.X, r.Y = true, xy[0], xy[1]
+					}
+					rep.Players = append(rep.Players, r)
 				}
 			}
 			json.NewEncoder(rw).Encode(rep)
@@ -75,6 +81,21 @@ func newFakeWorld(t *testing.T, n int) (*fakeWorld, []Node) {
 			}
 			w.pings[id][p] = old
 			rw.WriteHeader(http.StatusNoContent)
+		})
+		mux.HandleFunc("POST /admin/migrate-region", func(rw http.ResponseWriter, r *http.Request) {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			q := r.URL.Query()
+			var v [4]float64
+			for i, k := range []string{"x0", "y0", "x1", "y1"} {
+				x, err := strconv.ParseFloat(q.Get(k), 64)
+				if err != nil {
+					t.Errorf("node %d: migrate-region: %s %q: %v", id, k, q.Get(k), err)
+				}
+				v[i] = x
+			}
+			w.regions = append(w.regions, fmt.Sprintf("node %d: [%g, %g] × [%g, %g] to node %s", id, v[0], v[2], v[1], v[3], q.Get("node")))
+			fmt.Fprintf(rw, "{\"moved\": 2}\n")
 		})
 		mux.HandleFunc("POST /admin/handoff", func(rw http.ResponseWriter, r *http.Request) {
 			w.mu.Lock()
@@ -426,5 +447,73 @@ func TestPlaneBadInput(t *testing.T) {
 		if _, err := New(bad); err == nil {
 			t.Errorf("config %+v accepted", bad)
 		}
+	}
+}
+
+// TestPlaneRegions: players located in the west half of a 2 × 1 grid, all
+// nearest node 2, make the plane move that region from node 1 (its first
+// core) to node 2: every other node is asked to migrate its objects in
+// the region's box (the west edge region reaching to minus infinity) to
+// node 2, and nothing is asked of the east region, which has no player.
+func TestPlaneRegions(t *testing.T) {
+	w, nodes := newFakeWorld(t, 3)
+	c := &clock{t: time.Unix(1_000_000, 0)}
+	f := File{Listen: "x:1", Grid: "2x1", Bounds: []float64{0, 0, 100, 100}, RegionPolicy: "periodic", MigrationCost: 10}
+	for _, n := range nodes {
+		f.Nodes = append(f.Nodes, FileNode{ID: n.ID, Site: n.Site, Capacity: n.Capacity, Admin: n.Admin, PlayerQUIC: n.QUIC})
+	}
+	cfg, err := f.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Clock = c.now
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := httptest.NewServer(s.Handler())
+	defer h.Close()
+	cl := &Client{URL: h.URL}
+	poll(s)
+	for p := range 3 {
+		id := fmt.Sprintf("p%d", p)
+		adm, err := cl.Join(context.Background(), id, []live.PingSample{{Node: 1, RTTMs: 90}, {Node: 2, RTTMs: 10}, {Node: 3, RTTMs: 120}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.mu.Lock()
+		w.players[id] = adm.Node
+		w.at[id] = [2]float64{10 + float64(p), 50}
+		w.mu.Unlock()
+	}
+	for range 3 {
+		c.add(time.Second)
+		poll(s)
+	}
+	st := s.Stats()
+	w.mu.Lock()
+	calls := slices.Clone(w.regions)
+	w.mu.Unlock()
+	slices.Sort(calls)
+	want := []string{
+		"node 1: [-1.7976931348623157e+308, 50] × [-1.7976931348623157e+308, 1.7976931348623157e+308] to node 2",
+		"node 3: [-1.7976931348623157e+308, 50] × [-1.7976931348623157e+308, 1.7976931348623157e+308] to node 2",
+	}
+	if st.RegionMigrations != 1 || st.ObjectsMoved != 4 || !slices.Equal(calls, want) {
+		t.Fatalf("stats %+v, calls:\n%s", st, strings.Join(calls, "\n"))
+	}
+	for _, bad := range []File{
+		{Listen: "x:1", Grid: "2", Bounds: []float64{0, 0, 1, 1}, Nodes: f.Nodes},
+		{Listen: "x:1", Grid: "2x2", Bounds: []float64{0, 0, 1}, Nodes: f.Nodes},
+		{Listen: "x:1", Grid: "2x2", Bounds: []float64{0, 0, -1, 1}, Nodes: f.Nodes},
+		{Listen: "x:1", Grid: "2x2", Bounds: []float64{0, 0, 1, 1}, RegionPolicy: "often", Nodes: f.Nodes},
+		{Listen: "x:1", Bounds: []float64{0, 0, 1, 1}, Nodes: f.Nodes},
+	} {
+		if _, err := bad.Config(); err == nil {
+			t.Errorf("file %+v accepted", bad)
+		}
+	}
+	if _, err := ParseFile([]byte("listen = \"x:1\"\nsurprise = 1\n")); err == nil {
+		t.Error("a file with an unknown key accepted")
 	}
 }

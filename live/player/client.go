@@ -120,6 +120,69 @@ func Join(ctx context.Context, conn Conn, token []byte) (*Client, error) {
 	return c, nil
 }
 
+// Resume takes the player's avatar back on the node conn leads to, after
+// the node it played on died: it sends a Rejoin with token, the avatar
+// and seq (the last input the client saw applied: it resends the later
+// ones), and returns once the node sent its first State, which it sends
+// only when the avatar's primary is there (its backup took over). A node
+// where the avatar is not ends the session with an Error after a few
+// seconds, returned as a *RefusedError. A client that does not know which
+// node that is tries several at once and keeps the first (the others it
+// closes). The Client starts with no stats but Avatar and Player.
+func Resume(ctx context.Context, conn Conn, token []byte, avatar world.ObjectID, seq uint64) (*Client, error) {
+	if err := conn.WriteMessage(ctx, AppendRejoin(nil, Rejoin{Token: token, Avatar: avatar, Seq: seq})); err != nil {
+		return nil, fmt.Errorf("player: sending rejoin: %w", err)
+	}
+	w, err := awaitJoinOK(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
+	if w.Avatar != avatar {
+		return nil, fmt.Errorf("player: resuming avatar %v, the node gave %v", avatar, w.Avatar)
+	}
+	c := &Client{token: append([]byte(nil), token...), start: time.Now(),
+		cur: &leg{conn: conn, welcome: w, view: NewView(w.Registry, w.History)}, seen: map[world.ObjectID]bool{}, seq: seq, echoed: seq}
+	c.stats.Player, c.stats.Avatar = w.Player, w.Avatar
+	c.welcome.Store(&w)
+	for {
+		msg, err := conn.ReadMessage(ctx, MaxMessage)
+		if err != nil {
+			return nil, fmt.Errorf("player: waiting for the avatar's first state: %w", err)
+		}
+		t, body, err := Open(msg)
+		if err != nil {
+			return nil, err
+		}
+		switch t {
+		case MsgState:
+			ack, err := c.Handle(msg)
+			if err != nil {
+				return nil, err
+			}
+			if ack != nil {
+				if err := conn.WriteMessage(ctx, ack); err != nil {
+					return nil, fmt.Errorf("player: acknowledging: %w", err)
+				}
+			}
+			return c, nil
+		case MsgError:
+			e, err := DecodeError(body)
+			if err != nil {
+				return nil, err
+			}
+			return nil, e
+		}
+	}
+}
+
+// LastApplied returns the last input the client saw applied (echoed in a
+// State): where a Resume picks up.
+func (c *Client) LastApplied() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.echoed
+}
+
 // awaitJoinOK reads the node's answer to a Join or Rejoin.
 func awaitJoinOK(ctx context.Context, conn Conn) (Welcome, error) {
 	var t MsgType

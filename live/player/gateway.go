@@ -821,6 +821,18 @@ func (g *Gateway) applyInputs(n *node.Node, s *session) {
 // sendState encodes and offers s's State for this frame. It reports false
 // when the session ended instead (its avatar is gone).
 func (g *Gateway) sendState(n *node.Node, s *session) bool {
+	if s.waitUntil != 0 {
+		// Rejoined: no State before the avatar's primary is here, so that
+		// a client looking for the node its avatar failed over to (Resume)
+		// hears only from that one; a session whose avatar never came
+		// ends.
+		if g.frame < s.waitUntil {
+			return true
+		}
+		s.l.post(AppendError(nil, CodeAvatarGone, fmt.Sprintf("avatar %v did not arrive here", s.avatar)), true)
+		g.end(n, s)
+		return false
+	}
 	obj, _, ok := n.Lookup(s.avatar)
 	if !ok {
 		switch {

@@ -279,9 +279,9 @@ func runCluster(e *env, o clusterOpts) error {
 	wc.Placement.Mode = harness.PlaceNone // the game's own split, as the live bots without a plane
 	var rows [][]float64                  // with a plane: each bot's RTT to each node
 	if o.placement == "cma" {
-		// The simulator's players, without churn or regions (the live
-		// bots stay, and the live nodes do not migrate regions).
-		wc.Placement = harness.PlacementConfig{Mode: harness.PlaceCMA, Headroom: o.headroom, Session: -1, NoRegions: true}
+		// The simulator's players, without churn (the live bots stay),
+		// and its 2 × 2 grid of regions under the periodic policy.
+		wc.Placement = harness.PlacementConfig{Mode: harness.PlaceCMA, Headroom: o.headroom, Session: -1}
 		if rows, err = harness.PlacedPlayers(wc); err != nil {
 			return err
 		}
@@ -360,7 +360,10 @@ func runCluster(e *env, o clusterOpts) error {
 	var pl *localcluster.Plane
 	if rows != nil {
 		seats := int(math.Ceil(float64(o.perNode) * o.headroom))
-		if pl, err = c.StartPlane(localcluster.PlaneConfig{Command: []string{exe, "control"}, Env: []string{cliMainEnv + "=1"}, Capacity: seats}); err == nil {
+		mw, mh := arena.Size(m, o.nodes*o.perNode)
+		pc := localcluster.PlaneConfig{Command: []string{exe, "control"}, Env: []string{cliMainEnv + "=1"}, Capacity: seats,
+			Grid: "2x2", Bounds: []float64{0, 0, mw, mh}, RegionPolicy: "periodic"}
+		if pl, err = c.StartPlane(pc); err == nil {
 			err = pl.WaitReady(10 * time.Second)
 		}
 		if err != nil {

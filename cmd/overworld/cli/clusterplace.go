@@ -156,6 +156,13 @@ func writeClusterPlacement(w io.Writer, o clusterOpts, rows [][]float64, live ha
 		p(", gap at the switch p50 %v, max %v", gaps[len(gaps)/2].Round(time.Millisecond), gaps[len(gaps)-1].Round(time.Millisecond))
 	}
 	p("\n")
+	if st != nil {
+		p("regions (2 × 2, periodic policy): %d migrated live (%d objects moved)", st.Stats.RegionMigrations, st.Stats.ObjectsMoved)
+		if sr != nil {
+			p(", %d in the simulator (%d objects moved)", sr.RegionMigrations, sr.ObjectsMoved)
+		}
+		p("\n")
+	}
 	if sr != nil {
 		p("simulator: %d moves, %d handoffs carried out\n", sr.Moves, sr.Handoffs)
 	}

@@ -1,0 +1,81 @@
+package live
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/overworld/overworld/node"
+)
+
+// TestPlacedEndpoints: a daemon's control-plane endpoints. /admin/players
+// answers with its node and no player; /admin/pings refuses a bad player,
+// malformed or out-of-range samples and a wrong method, each with a
+// message naming the problem; /admin/migrate-region refuses a bad box or
+// a node that is not a peer, and changes nothing.
+func TestPlacedEndpoints(t *testing.T) {
+	cfg, _ := testNodeConfig(t, t.TempDir())
+	cfg.Listen.Admin = "127.0.0.1:0"
+	cfg.FrameRate = 50
+	cfg.Peers = []PeerConfig{{ID: 2, Addr: "127.0.0.1:1"}}
+	g := newTestGame()
+	d, err := NewDaemon(cfg, Game{Registry: g.registry, Spawn: func(now time.Duration, n *node.Node) error {
+		_, err := n.Spawn(now, g.walker, nil)
+		return err
+	}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	base := "http://" + d.AdminAddr().String()
+	do := func(method, path, body string) (int, string) {
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	code, body := do("GET", "/admin/players", "")
+	var rep PlayersReport
+	if code != 200 || json.Unmarshal([]byte(body), &rep) != nil || rep.Node != 1 || len(rep.Players) != 0 {
+		t.Fatalf("/admin/players: %d %q", code, body)
+	}
+	for _, c := range []struct{ method, path, body, want string }{
+		{"GET", "/admin/pings?player=a", "", "use POST"},
+		{"POST", "/admin/pings?player=", `[{"node":1,"rtt_ms":5}]`, "player"},
+		{"POST", "/admin/pings?player=a", `nonsense`, "want a JSON array"},
+		{"POST", "/admin/pings?player=a", `[]`, "0 samples"},
+		{"POST", "/admin/pings?player=a", `[{"node":0,"rtt_ms":5}]`, "node 0"},
+		{"POST", "/admin/pings?player=a", `[{"node":1,"rtt_ms":20000}]`, "RTT 20000"},
+		{"POST", "/admin/pings?player=a", `[{"node":1,"rtt_ms":1},{"node":1,"rtt_ms":2}]`, "measured twice"},
+		{"POST", "/admin/players", "", "use GET"},
+		{"POST", "/admin/migrate-region?x0=0&y0=0&x1=1&y1=1&node=1", "", "want the ID of a peer"},
+		{"POST", "/admin/migrate-region?x0=0&y0=0&x1=1&y1=1&node=7", "", "want the ID of a peer"},
+		{"POST", "/admin/migrate-region?x0=a&y0=0&x1=1&y1=1&node=2", "", "x0"},
+		{"POST", "/admin/migrate-region?x0=2&y0=0&x1=1&y1=1&node=2", "", "is empty"},
+		{"POST", "/admin/migrate-region?x0=0&y0=0&x1=NaN&y1=1&node=2", "", "x1"},
+		{"GET", "/admin/migrate-region", "", "use POST"},
+	} {
+		code, body := do(c.method, c.path, c.body)
+		if code/100 != 4 || !strings.Contains(body, c.want) {
+			t.Errorf("%s %s %s: %d %q, want 4xx naming %q", c.method, c.path, c.body, code, body, c.want)
+		}
+	}
+	if code, body := do("POST", "/admin/pings?player=a", `[{"node":2,"rtt_ms":12.5}]`); code != 204 {
+		t.Fatalf("good pings: %d %q", code, body)
+	}
+	// A region migration with no object of this node inside moves none.
+	if code, body := do("POST", "/admin/migrate-region?x0=1e6&y0=1e6&x1=2e6&y1=2e6&node=2", ""); code != 200 || !strings.Contains(body, `"moved": 0`) {
+		t.Fatalf("empty region: %d %q", code, body)
+	}
+}

@@ -1,0 +1,196 @@
+package player
+
+import (
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"math/rand/v2"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/overworld/overworld/internal/locate"
+	"github.com/overworld/overworld/node"
+	"github.com/overworld/overworld/wire"
+)
+
+// TestResumeAfterFailover: a player plays on node 1 of three nodes with
+// failover; node 1 dies (its frames stop and its packets are lost). Its
+// avatar's backup takes over on another node; the client, trying both
+// survivors at once (Resume), gets its avatar back on that node only —
+// the other sends no State and ends the attempt — with the position the
+// backup held, and plays on there: the inputs it sends move the same
+// avatar.
+func TestResumeAfterFailover(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		pub, key, err := ed25519.GenerateKey(rand.NewChaCha8([32]byte{4}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := []wire.NodeID{1, 2, 3}
+		ns := make([]*node.Node, 3)
+		gs := make([]*Gateway, 3)
+		for i, id := range ids {
+			b, err := locate.NewBroadcast(id, ids)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rc := node.ReplicaConfig{Failover: true, Peers: func() []wire.NodeID { return ids }}
+			if ns[i], err = node.New(node.Config{ID: id, Registry: testReg, Discovery: b, Rand: rand.New(rand.NewPCG(7, uint64(id))), Replica: rc}); err != nil {
+				t.Fatal(err)
+			}
+			ver, err := NewVerifier(VerifierConfig{Key: pub})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if gs[i], err = New(Config{Verifier: ver, Controller: dots{}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		dead := false
+		var now time.Duration
+		var buf []wire.Packet
+		step := func() {
+			time.Sleep(100 * time.Millisecond)
+			now += 100 * time.Millisecond
+			for i := range ns {
+				if i == 0 && dead {
+					continue
+				}
+				ns[i].Tick(now)
+				gs[i].Frame(now, ns[i])
+			}
+			for range 3 {
+				buf = buf[:0]
+				for i := range ns {
+					if i == 0 && dead {
+						ns[i].Drain(nil)
+						continue
+					}
+					buf = ns[i].Drain(buf)
+				}
+				for _, pk := range buf {
+					if !(dead && pk.To == 1) {
+						ns[pk.To-1].Step(now, pk)
+					}
+				}
+			}
+			synctest.Wait()
+		}
+		tok, err := IssueToken(key, "ann", time.Now(), time.Hour, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, b := Pipe(64)
+		sctx, kill := context.WithCancel(ctx) // node 1's side of the connection
+		defer kill()
+		go func() { _ = gs[0].Serve(sctx, a) }()
+		var on atomic.Bool
+		on.Store(true)
+		var sent atomic.Int64
+		first := make(chan *Client, 1)
+		go func() {
+			c, err := Join(ctx, b, tok)
+			if err != nil {
+				t.Error(err)
+				close(first)
+				return
+			}
+			first <- c
+			_ = c.Run(ctx, counting{&on, &sent}, 0)
+		}()
+		synctest.Wait()
+		step()
+		c := <-first
+		if c == nil {
+			return
+		}
+		for range 30 {
+			step()
+		}
+		avatar, applied := c.Welcome().Avatar, c.LastApplied()
+		if applied < 20 {
+			t.Fatalf("%d inputs applied after 30 frames", applied)
+		}
+		on.Store(false)
+		// Node 1 dies.
+		dead = true
+		kill()
+		_ = b.Close()
+		for range 40 {
+			step()
+		}
+		holder := 0
+		for i := 1; i < 3; i++ {
+			if _, primary, ok := ns[i].Lookup(avatar); ok && primary {
+				holder = i + 1
+			}
+		}
+		if holder == 0 {
+			t.Fatal("no survivor took the avatar over")
+		}
+		// The client tries both survivors.
+		type got struct {
+			node int
+			c    *Client
+			err  error
+		}
+		res := make(chan got, 2)
+		rctx, stopTries := context.WithTimeout(ctx, 5*time.Second)
+		defer stopTries()
+		for i := 1; i < 3; i++ {
+			x, y := Pipe(64)
+			go func() { _ = gs[i].Serve(ctx, x) }()
+			go func() {
+				rc, err := Resume(rctx, y, tok, avatar, applied)
+				res <- got{i + 1, rc, err}
+				if err != nil {
+					_ = y.Close()
+				}
+			}()
+		}
+		var won *Client
+		for range 2 {
+			for len(res) == 0 {
+				step()
+			}
+			r := <-res
+			var refused *RefusedError
+			switch {
+			case r.err == nil && r.node == holder:
+				won = r.c
+			case r.err == nil:
+				t.Fatalf("node %d, which does not hold the avatar, resumed it", r.node)
+			case r.node == holder:
+				t.Fatalf("node %d holds the avatar and refused: %v", r.node, r.err)
+			case !errors.As(r.err, &refused):
+				t.Fatalf("node %d: %v, want a refusal", r.node, r.err)
+			}
+		}
+		if won == nil || won.Welcome().Avatar != avatar {
+			t.Fatalf("resumed %v", won)
+		}
+		// It plays on: inputs move the same avatar.
+		obj, _, _ := ns[holder-1].Lookup(avatar)
+		x0 := obj.State().Float(0)
+		on.Store(true)
+		sent.Store(0)
+		go func() { _ = won.Run(ctx, counting{&on, &sent}, 0) }()
+		for range 10 {
+			step()
+		}
+		on.Store(false)
+		for range 3 {
+			step()
+		}
+		obj, primary, _ := ns[holder-1].Lookup(avatar)
+		if !primary || obj.State().Float(0) != x0+float64(sent.Load()) {
+			t.Fatalf("after the resume: primary %v, x %v, want %v + %d", primary, obj.State().Float(0), x0, sent.Load())
+		}
+		cancel()
+		synctest.Wait()
+	})
+}
