@@ -398,7 +398,11 @@ func runCluster(e *env, o clusterOpts) error {
 		}
 	}
 	if o.play != "" && o.botMode != "node" {
-		lb, err := startLobby(o.play, c, g.Map.W, g.Map.H)
+		planeURL := ""
+		if pl != nil {
+			planeURL = pl.URL()
+		}
+		lb, err := startLobby(o.play, c, g.Map.W, g.Map.H, planeURL)
 		if err != nil {
 			c.Kill()
 			return badInputf("--play %s: %v", o.play, err)

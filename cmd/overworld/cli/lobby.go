@@ -1,8 +1,12 @@
 package cli
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -11,26 +15,29 @@ import (
 
 	"github.com/overworld/overworld/live"
 	"github.com/overworld/overworld/live/localcluster"
+	"github.com/overworld/overworld/live/plane"
 	"github.com/overworld/overworld/live/player"
 	"github.com/overworld/overworld/live/web"
 )
 
 // lobby is what "overworld cluster" serves browsers on one address: GET /
 // issues a fresh token and sends the browser to a player node's /play
-// with it (the nodes in turn), POST /token issues another for the page's
+// with it (the node the control plane chooses when there is one, else
+// the nodes in turn), POST /token issues another for the page's
 // reconnects, and /dashboard shows the whole cluster.
 type lobby struct {
-	c    *localcluster.Cluster
-	ws   []string
-	next atomic.Int64
-	srv  *http.Server
-	ln   net.Listener
+	c     *localcluster.Cluster
+	ws    []string
+	plane string // the control plane's URL ("": none)
+	next  atomic.Int64
+	srv   *http.Server
+	ln    net.Listener
 }
 
 // startLobby listens on addr and serves the lobby for c, whose game world
-// is w × h metres.
-func startLobby(addr string, c *localcluster.Cluster, w, h float64) (*lobby, error) {
-	l := &lobby{c: c, ws: c.PlayerWSAddrs()}
+// is w × h metres, with the control plane at planeURL ("": none).
+func startLobby(addr string, c *localcluster.Cluster, w, h float64, planeURL string) (*lobby, error) {
+	l := &lobby{c: c, ws: c.PlayerWSAddrs(), plane: planeURL}
 	if len(l.ws) == 0 {
 		return nil, errors.New("the nodes have no WebSocket player endpoint")
 	}
@@ -63,28 +70,79 @@ func (l *lobby) URL() string { return "http://" + l.ln.Addr().String() + "/" }
 // Close stops the lobby.
 func (l *lobby) Close() { l.srv.Close() }
 
-func (l *lobby) issue() (string, error) {
-	k := l.next.Add(1)
-	tok, err := l.c.IssueToken(player.PlayerID(fmt.Sprintf("browser%d", k)), time.Hour)
+func (l *lobby) issue() (player.PlayerID, string, error) {
+	p := player.PlayerID(fmt.Sprintf("browser%d", l.next.Add(1)))
+	tok, err := l.c.IssueToken(p, time.Hour)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	return player.EncodeToken(tok), nil
+	return p, player.EncodeToken(tok), nil
+}
+
+// placed asks the control plane where player p plays: that node's
+// WebSocket endpoint (host:port), or "" when there is no plane or it
+// places no one now (every node full, rebuilding). The pings it reports
+// are this process's TCP connection times to the nodes' WebSocket
+// endpoints: the browser runs on this machine too.
+func (l *lobby) placed(ctx context.Context, p player.PlayerID) string {
+	if l.plane == "" {
+		return ""
+	}
+	var pings []live.PingSample
+	ids := l.c.IDs()
+	for i, a := range l.ws {
+		start := time.Now()
+		conn, err := net.DialTimeout("tcp", a, time.Second)
+		if err != nil {
+			continue
+		}
+		rtt := time.Since(start)
+		conn.Close()
+		pings = append(pings, live.PingSample{Node: uint32(ids[i]), RTTMs: float64(rtt.Microseconds()) / 1000})
+	}
+	if len(pings) == 0 {
+		return ""
+	}
+	body, _ := json.Marshal(plane.JoinRequest{Player: string(p), Pings: pings})
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.plane+"/v1/join", bytes.NewReader(body))
+	if err != nil {
+		return ""
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	var a plane.Admission
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&a) != nil {
+		return ""
+	}
+	u, err := url.Parse(a.WS)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	return u.Host
 }
 
 func (l *lobby) play(w http.ResponseWriter, r *http.Request) {
-	tok, err := l.issue()
+	p, tok, err := l.issue()
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	node := l.ws[int(l.next.Load())%len(l.ws)]
+	node := l.placed(r.Context(), p)
+	if node == "" {
+		node = l.ws[int(l.next.Load())%len(l.ws)]
+	}
 	frag := url.Values{"token": {tok}, "lobby": {l.URL()}}
 	http.Redirect(w, r, "http://"+node+"/play#"+frag.Encode(), http.StatusFound)
 }
 
 func (l *lobby) token(w http.ResponseWriter, r *http.Request) {
-	tok, err := l.issue()
+	_, tok, err := l.issue()
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
