@@ -62,6 +62,14 @@ const (
 	// the model game with the same missing replicas (2 s: 6% less, 0.5
 	// points more missing; BENCHMARKS.md).
 	DefaultPredTime = 1500 * time.Millisecond
+	// ColyseusPrefetch (m) is the prefetch the commands run colyseus
+	// with when none is given (node.Config.Prefetch, Config.Prefetch):
+	// replicas are fetched for the view widened by this much, so that
+	// most objects are held before they enter an interest. It is the
+	// setting the headline consistency figures are measured at
+	// (BENCHMARKS.md); the paper's own evaluation (lab colyseus) runs
+	// without prefetch.
+	ColyseusPrefetch = 15.0
 	// RingLinks is the number of Mercury long links of every colyseus
 	// node: eight instead of the ring's default four keep the 99th
 	// percentile of route hops at 3 at 64 nodes (4 with four or six
@@ -85,6 +93,10 @@ const (
 	ringDefer = 250 * time.Millisecond
 	// ringCacheTTL: how long a route-cache entry lives.
 	ringCacheTTL = 10 * time.Second
+	// matchAgain: a rendezvous sends a subscriber's first match of a still
+	// object again this long after, at its next frame
+	// (locate.MercuryConfig.MatchAgain).
+	matchAgain = 150 * time.Millisecond
 )
 
 // streamRing is the random stream of each node's ring (long links, timer
@@ -292,6 +304,12 @@ func newMercury(cfg Config) (*locate.Mercury, error) {
 	mc := locate.MercuryConfig{Keys: km, Dims: sp.Dims, Predict: pc, Sweep: true,
 		PublishPeriod: PublishPeriod, Jump: sp.Jump(), IdleEvery: IdleEvery, Pad: world.Point{cfg.Prefetch, cfg.Prefetch}}
 	mc.Ring.Balance = cfg.Balance
+	// A still object's first match goes twice: later publications are
+	// spared while the subscriber can predict them, so under 1% loss a
+	// lost first match cost an idle object's subscriber up to 15 s
+	// (items missing 0.43% at 400 ms of grace instead of 0.20% at 64
+	// nodes; BENCHMARKS.md, --net wan), for 2% more bandwidth.
+	mc.MatchAgain = matchAgain
 	// Stabilisation and probes every 1.5 s, not the ring's 500 ms and 1
 	// s, and the farther successors and long links probed every 9 s: less
 	// than half the maintenance traffic at 96 nodes, for crash detection

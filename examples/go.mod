@@ -10,11 +10,12 @@ go 1.26.8
 require github.com/overworld/overworld v0.0.0
 
 require (
-	github.com/coder/websocket v1.8.15 // indirect
-	github.com/quic-go/quic-go v0.65.0 // indirect
-	golang.org/x/crypto v0.57.0 // indirect
-	golang.org/x/net v0.59.0 // indirect
-	golang.org/x/sys v0.48.0 // indirect
+	github.com/hashicorp/go-immutable-radix v1.3.1 // indirect
+	github.com/hashicorp/go-metrics v0.7.0 // indirect
+	github.com/hashicorp/golang-lru v1.0.2 // indirect
+	github.com/hashicorp/serf v0.11.0 // indirect
+	golang.org/x/tools v0.49.0 // indirect
+	gonum.org/v1/gonum v0.17.0 // indirect
 )
 
 replace github.com/overworld/overworld => ../

@@ -14,6 +14,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/overworld/overworld/geo"
+	"github.com/overworld/overworld/live/player"
 	"github.com/overworld/overworld/node"
 	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/world"
@@ -40,24 +41,31 @@ func (d *Duration) UnmarshalText(b []byte) error {
 // "overworld node --print-config" prints. Relative paths are relative to
 // the configuration file's directory.
 type DaemonConfig struct {
-	ID             uint32          `toml:"id"`
-	DataDir        string          `toml:"data_dir"`
-	FrameRate      float64         `toml:"frame_rate"`
-	Epoch          string          `toml:"epoch"`
-	City           string          `toml:"city"`
-	EmulateLatency bool            `toml:"emulate_latency"`
-	QueueLen       int             `toml:"queue_len"`
-	ShutdownGrace  Duration        `toml:"shutdown_grace"`
-	Failover       bool            `toml:"failover"`
-	DrainTimeout   Duration        `toml:"drain_timeout"`
-	LogLevel       string          `toml:"log_level"`
-	LogFormat      string          `toml:"log_format"`
-	Listen         ListenConfig    `toml:"listen"`
-	TLS            TLSConfig       `toml:"tls"`
-	Discovery      DiscoveryConfig `toml:"discovery"`
-	Players        PlayersConfig   `toml:"players"`
-	Game           GameConfig      `toml:"game"`
-	Peers          []PeerConfig    `toml:"peers"`
+	ID             uint32  `toml:"id"`
+	DataDir        string  `toml:"data_dir"`
+	FrameRate      float64 `toml:"frame_rate"`
+	Epoch          string  `toml:"epoch"`
+	City           string  `toml:"city"`
+	EmulateLatency bool    `toml:"emulate_latency"`
+	// EmulateLoss, EmulateJitter, EmulateDuplicate and EmulateReorder add
+	// a WAN's conditions beyond its latency to every packet this node
+	// sends (geo.Network, as the simulator applies it; MeshConfig.Net).
+	EmulateLoss      float64         `toml:"emulate_loss"`
+	EmulateJitter    Duration        `toml:"emulate_jitter"`
+	EmulateDuplicate float64         `toml:"emulate_duplicate"`
+	EmulateReorder   float64         `toml:"emulate_reorder"`
+	QueueLen         int             `toml:"queue_len"`
+	ShutdownGrace    Duration        `toml:"shutdown_grace"`
+	Failover         bool            `toml:"failover"`
+	DrainTimeout     Duration        `toml:"drain_timeout"`
+	LogLevel         string          `toml:"log_level"`
+	LogFormat        string          `toml:"log_format"`
+	Listen           ListenConfig    `toml:"listen"`
+	TLS              TLSConfig       `toml:"tls"`
+	Discovery        DiscoveryConfig `toml:"discovery"`
+	Players          PlayersConfig   `toml:"players"`
+	Game             GameConfig      `toml:"game"`
+	Peers            []PeerConfig    `toml:"peers"`
 }
 
 // ListenConfig holds the listen addresses.
@@ -66,19 +74,39 @@ type ListenConfig struct {
 	PlayerQUIC string `toml:"player_quic"`
 	PlayerWS   string `toml:"player_ws"`
 	Admin      string `toml:"admin"`
+	// AdminTokenFile holds the bearer secret the admin endpoint's
+	// /metrics, /debug/ and /admin/ paths require (empty: none; /debug/
+	// and /admin/ then answer loopback clients only).
+	AdminTokenFile string `toml:"admin_token_file"`
 }
 
-// TLSConfig names the cluster CA certificate and this node's file.
+// TLSConfig names the cluster CA certificate and this node's file, the
+// certificate revocation list, and the WebSocket endpoint's certificate.
 type TLSConfig struct {
 	CACert   string `toml:"ca_cert"`
 	NodeCert string `toml:"node_cert"`
+	// Revoked lists revoked node certificates (pki.LoadRevocations).
+	Revoked string `toml:"revoked"`
+	// PlayerCert and PlayerKey make the WebSocket endpoint wss:// (PEM
+	// files); PlayerDevCert makes it wss:// with a self-signed
+	// certificate generated at start.
+	PlayerCert    string `toml:"player_cert"`
+	PlayerKey     string `toml:"player_key"`
+	PlayerDevCert bool   `toml:"player_dev_cert"`
 }
 
 // PlayersConfig configures the player endpoints (listen.player_quic,
 // listen.player_ws).
 type PlayersConfig struct {
-	CoordinatorKey string `toml:"coordinator_key"`
-	MaxPlayers     int    `toml:"max_players"`
+	CoordinatorKey string   `toml:"coordinator_key"`
+	MaxPlayers     int      `toml:"max_players"`
+	World          string   `toml:"world"`
+	MaxTokenTTL    Duration `toml:"max_token_ttl"`
+	MaxUnauth      int      `toml:"max_unauth"`
+	PerSource      int      `toml:"per_source"`
+	JoinDeadline   Duration `toml:"join_deadline"`
+	JWTKey         string   `toml:"jwt_key"`
+	JWTIssuer      string   `toml:"jwt_issuer"`
 }
 
 // DiscoveryConfig chooses the discovery architecture.
@@ -118,6 +146,12 @@ const MaxNodeID = node.MaxID
 // retry.
 const DefaultDrainTimeout = 5 * time.Second
 
+// Net returns the network conditions the node emulates (EmulateLoss,
+// EmulateJitter, EmulateDuplicate, EmulateReorder).
+func (c DaemonConfig) Net() geo.Network {
+	return geo.Network{Loss: c.EmulateLoss, Jitter: c.EmulateJitter.Duration, Duplicate: c.EmulateDuplicate, Reorder: c.EmulateReorder}
+}
+
 // DefaultConfigTOML is the default configuration with every field
 // documented. Parsing it gives DefaultDaemonConfig.
 const DefaultConfigTOML = `# overworld node configuration (TOML). Every field is shown with its default.
@@ -143,6 +177,16 @@ city = ""
 # city and the peer's (half the measured RTT, the simulator's table), so a
 # loopback cluster behaves like a WAN. Needs city here and on every peer.
 emulate_latency = false
+# WAN conditions beyond latency, on every packet this node sends (the
+# simulator's --net wan is loss 0.01, jitter 10ms, duplicate 0.001):
+# probability of loss, mean of an exponential extra delay, probability of
+# sending a packet twice, and probability of holding it back up to 50ms.
+# A peer's queue stays first in, first out, so a held-back packet delays
+# the ones behind it instead of being overtaken.
+emulate_loss = 0.0
+emulate_jitter = "0s"
+emulate_duplicate = 0.0
+emulate_reorder = 0.0
 # Bound of each peer's send queue (packets). When it is full, an update
 # replaces the oldest queued update and the drop is counted.
 queue_len = 256
@@ -166,16 +210,21 @@ log_format = "text"
 [listen]
 # Node-to-node QUIC (UDP) address.
 node = "127.0.0.1:7100"
-# Player endpoints: QUIC and WebSocket (plain HTTP; put a TLS proxy in
-# front for browsers on other hosts). Empty: no player endpoint. Either
-# needs [players] coordinator_key. The QUIC endpoint presents this node's
-# certificate (tls.node_cert): players verify it with the cluster CA and
-# the name node-ID.overworld.
+# Player endpoints: QUIC and WebSocket (ws://, or wss:// with
+# tls.player_cert or tls.player_dev_cert). Empty: no player endpoint.
+# Either needs [players] coordinator_key. The QUIC endpoint presents this
+# node's certificate (tls.node_cert): players verify it with the cluster CA
+# and the name node-ID.overworld.
 player_quic = ""
 player_ws = ""
 # Admin HTTP address: /metrics (Prometheus), /healthz, /readyz, /debug/world,
 # /debug/authority, and POST /admin/handoff?player=P&node=N. Empty: none.
 admin = "127.0.0.1:7180"
+# A file holding a secret (one line, at least 16 bytes): when set,
+# /metrics, /debug/ and /admin/ require "Authorization: Bearer SECRET"
+# (/healthz and /readyz stay open). Empty: no secret, and /debug/ and
+# /admin/ answer loopback clients only (on any admin address).
+admin_token_file = ""
 
 # Mutual TLS between nodes.
 [tls]
@@ -183,6 +232,18 @@ admin = "127.0.0.1:7180"
 # certificate and key ("overworld ca issue").
 ca_cert = "ca/ca.crt"
 node_cert = "node.pem"
+# Revoked node certificates: a file of lines "serial HEX" or "node ID"
+# ("#" starts a comment). A peer presenting a revoked certificate is
+# refused in the handshake. Reloaded with the certificates on SIGHUP.
+# Empty: none.
+revoked = ""
+# The WebSocket player endpoint's certificate and key (PEM): it serves
+# wss:// (reloaded on SIGHUP). Empty: ws:// (or player_dev_cert).
+player_cert = ""
+player_key = ""
+# Serve wss:// with a self-signed certificate generated at start (for
+# development: browsers must be told to trust it).
+player_dev_cert = false
 
 # Discovery: how replicas are found.
 [discovery]
@@ -204,6 +265,25 @@ rendezvous = 1
 coordinator_key = ""
 # Most players in game on this node at once; more are refused.
 max_players = 64
+# The world this node serves: tokens name it (and this node's id), and a
+# token for another world or node is refused.
+world = "main"
+# Tokens valid for longer are refused (they are issued just before a join).
+max_token_ttl = "10m"
+# Each player endpoint's limits on connections whose token has not
+# verified yet (QUIC's and WebSocket's counted apart): at most max_unauth
+# at once (the oldest is closed for a newcomer), at most per_source from
+# one IP address (more are closed at once), each closed after
+# join_deadline.
+max_unauth = 512
+per_source = 16
+join_deadline = "3s"
+# Also accept standard JWTs (EdDSA) signed by this Ed25519 public key (PKIX
+# PEM), for a game backend that issues them: sub is the player, aud holds
+# "WORLD/NODE", iat, exp and jti are required. Empty: none.
+jwt_key = ""
+# With jwt_key: the "iss" a JWT must name (empty: any).
+jwt_issuer = ""
 
 # The game (interpreted by the command line, not by package live).
 [game]
@@ -242,8 +322,9 @@ func DefaultDaemonConfig() DaemonConfig {
 		Listen:    ListenConfig{Node: "127.0.0.1:7100", Admin: "127.0.0.1:7180"},
 		TLS:       TLSConfig{CACert: "ca/ca.crt", NodeCert: "node.pem"},
 		Discovery: DiscoveryConfig{Arch: "directory", Rendezvous: 1},
-		Players:   PlayersConfig{MaxPlayers: 64},
-		Game:      GameConfig{Map: "rect", Nodes: 1, PlayersPerNode: 8, Seed: 1, Slot: 1, AIBots: true},
+		Players: PlayersConfig{MaxPlayers: 64, World: "main", MaxTokenTTL: Duration{10 * time.Minute},
+			MaxUnauth: 512, PerSource: 16, JoinDeadline: Duration{3 * time.Second}},
+		Game: GameConfig{Map: "rect", Nodes: 1, PlayersPerNode: 8, Seed: 1, Slot: 1, AIBots: true},
 	}
 }
 
@@ -262,7 +343,8 @@ func ParseDaemonConfig(data []byte, dir string) (DaemonConfig, error) {
 		}
 		return c, fmt.Errorf("%w: unknown key(s) %s", ErrConfig, strings.Join(keys, ", "))
 	}
-	for _, p := range []*string{&c.DataDir, &c.TLS.CACert, &c.TLS.NodeCert, &c.Players.CoordinatorKey} {
+	for _, p := range []*string{&c.DataDir, &c.TLS.CACert, &c.TLS.NodeCert, &c.Players.CoordinatorKey,
+		&c.TLS.Revoked, &c.TLS.PlayerCert, &c.TLS.PlayerKey, &c.Listen.AdminTokenFile, &c.Players.JWTKey} {
 		if *p != "" && !filepath.IsAbs(*p) {
 			*p = filepath.Join(dir, *p)
 		}
@@ -336,6 +418,42 @@ func (c DaemonConfig) Validate() (DaemonConfig, error) {
 	if c.Players.MaxPlayers < 1 || c.Players.MaxPlayers > 100000 {
 		return bad("players.max_players %d: want 1 to 100000", c.Players.MaxPlayers)
 	}
+	// Zero values of the player endpoint's limits (a configuration built
+	// in code before they existed) take the defaults.
+	def := DefaultDaemonConfig().Players
+	if c.Players.World == "" {
+		c.Players.World = def.World
+	}
+	if c.Players.MaxTokenTTL.Duration == 0 {
+		c.Players.MaxTokenTTL = def.MaxTokenTTL
+	}
+	if c.Players.MaxUnauth == 0 {
+		c.Players.MaxUnauth = def.MaxUnauth
+	}
+	if c.Players.PerSource == 0 {
+		c.Players.PerSource = min(def.PerSource, c.Players.MaxUnauth)
+	}
+	if c.Players.JoinDeadline.Duration == 0 {
+		c.Players.JoinDeadline = def.JoinDeadline
+	}
+	if err := (player.Audience{World: c.Players.World, Node: c.ID}).Validate(); err != nil {
+		return bad("players.world %q: want 1 to %d printable bytes, no spaces", c.Players.World, player.MaxWorld)
+	}
+	if t := c.Players.MaxTokenTTL.Duration; t < time.Second || t > 24*time.Hour {
+		return bad("players.max_token_ttl %v: want 1s to 24h", t)
+	}
+	if c.Players.MaxUnauth < 1 || c.Players.MaxUnauth > 1<<20 || c.Players.PerSource < 1 || c.Players.PerSource > c.Players.MaxUnauth {
+		return bad("players.max_unauth %d, per_source %d: want 1 ≤ per_source ≤ max_unauth ≤ 1048576", c.Players.MaxUnauth, c.Players.PerSource)
+	}
+	if d := c.Players.JoinDeadline.Duration; d < 100*time.Millisecond || d > time.Minute {
+		return bad("players.join_deadline %v: want 100ms to 1m", d)
+	}
+	if (c.TLS.PlayerCert == "") != (c.TLS.PlayerKey == "") {
+		return bad("tls.player_cert and tls.player_key go together")
+	}
+	if c.TLS.PlayerCert != "" && c.TLS.PlayerDevCert {
+		return bad("tls.player_dev_cert with tls.player_cert: choose one")
+	}
 	ids := map[uint32]bool{c.ID: true}
 	for i, p := range c.Peers {
 		if ids[p.ID] {
@@ -361,6 +479,9 @@ func (c DaemonConfig) Validate() (DaemonConfig, error) {
 	default:
 		return bad("discovery.arch %q: want directory, broadcast or colyseus", c.Discovery.Arch)
 	}
+	if err := c.Net().Validate(); err != nil {
+		return bad("emulate_*: %v", err)
+	}
 	if c.EmulateLatency {
 		ws, err := geo.WonderNetwork()
 		if err != nil {
@@ -385,6 +506,20 @@ func (c DaemonConfig) Validate() (DaemonConfig, error) {
 		return bad("game.slot %d: want 0 to game.nodes (%d)", g.Slot, g.Nodes)
 	}
 	return c, nil
+}
+
+// loopback reports whether host:port names a loopback address (an IP of
+// 127.0.0.0/8 or ::1, or "localhost").
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // FramePeriod is the frame period the frame rate gives.

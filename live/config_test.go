@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/overworld/overworld/geo"
 	"github.com/overworld/overworld/wire"
 )
 
@@ -99,5 +100,23 @@ func TestLatency(t *testing.T) {
 	}
 	if _, err := Latency(1, map[wire.NodeID]string{1: "Atlantis"}); err == nil {
 		t.Error("an unknown city was accepted")
+	}
+}
+
+// TestConfigNetEmulation: the emulate_* fields parse into Net and are
+// checked: a probability outside [0, 1) or a negative jitter is refused,
+// naming the field group.
+func TestConfigNetEmulation(t *testing.T) {
+	c, err := ParseDaemonConfig([]byte("emulate_loss = 0.01\nemulate_jitter = \"10ms\"\nemulate_duplicate = 0.001\n"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Net() != geo.WAN() {
+		t.Errorf("net %+v, want the wan profile %+v", c.Net(), geo.WAN())
+	}
+	for _, bad := range []string{"emulate_loss = 1.0\n", "emulate_jitter = \"-1ms\"\n", "emulate_duplicate = -0.5\n", "emulate_reorder = 2.0\n"} {
+		if _, err := ParseDaemonConfig([]byte(bad), ""); err == nil || !strings.Contains(err.Error(), "emulate_") {
+			t.Errorf("%q: %v, want an error naming emulate_*", bad, err)
+		}
 	}
 }

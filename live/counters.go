@@ -20,12 +20,20 @@ type Counters struct {
 	SendErrors  atomic.Int64 // packets lost because the connection failed while sending
 	InboxDrops  atomic.Int64 // received packets dropped because the driver fell behind
 	Malformed   atomic.Int64 // received datagrams or stream frames rejected before reaching the core
-	Refused     atomic.Int64 // TLS handshakes refused (unknown CA, expired, wrong node)
+	Refused     atomic.Int64 // TLS handshakes refused (unknown CA, expired, wrong node, no certificate, not a member, revoked)
 	Dials       atomic.Int64 // connection attempts
 	DialErrors  atomic.Int64 // failed connection attempts
 	Accepted    atomic.Int64 // authenticated incoming connections
 	LostOnClose atomic.Int64 // packets still queued when the mesh closed
-	Connected   atomic.Int64 // gauge: peers with an open outgoing connection
+	// EmulatedLoss counts packets the WAN emulation lost (MeshConfig.Net),
+	// also counted as sent.
+	EmulatedLoss atomic.Int64
+	Connected    atomic.Int64 // gauge: peers with an open outgoing connection
+
+	// AdminRefused counts admin requests refused: a missing or wrong
+	// bearer secret, or a sensitive path asked from off loopback without
+	// a secret.
+	AdminRefused atomic.Int64
 
 	Frames atomic.Int64 // frames run by the driver
 	Steps  atomic.Int64 // packets delivered to the core

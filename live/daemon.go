@@ -1,6 +1,7 @@
 package live
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -76,6 +77,11 @@ type Daemon struct {
 	inc      uint16
 	incFrom  string   // where the incarnation came from
 	drain    *drainer // while the node drains (the driver's goroutine only)
+	ident    *pki.Identity
+	members  *Members
+	adminKey []byte // the admin endpoint's bearer secret (nil: none)
+	refusals refusalCounts
+	revoked  atomic.Pointer[pki.Revocations]
 
 	placed    placedState      // the players and pings the control plane reads here
 	lastFrame atomic.Int64     // wall-clock UnixNano of the latest frame
@@ -130,8 +136,29 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 		time.Sleep(time.Until(ready))
 	}
 	d.metrics = NewMetrics(d.counters)
+	d.ident = ident
+	d.members = NewMembers(cfg.Members()...)
+	ident.Admit = d.members.Admitted
+	if cfg.TLS.Revoked != "" {
+		rv, err := pki.LoadRevocations(cfg.TLS.Revoked)
+		if err != nil {
+			return nil, fmt.Errorf("tls.revoked: %w", err)
+		}
+		ident.SetRevocations(rv)
+		d.revoked.Store(rv)
+	}
+	if cfg.Listen.AdminTokenFile != "" {
+		b, err := os.ReadFile(cfg.Listen.AdminTokenFile)
+		if err != nil {
+			return nil, fmt.Errorf("listen.admin_token_file: %w", err)
+		}
+		if d.adminKey = bytes.TrimSpace(b); len(d.adminKey) < 16 {
+			return nil, fmt.Errorf("%w: listen.admin_token_file %s: the secret has %d bytes, want at least 16", ErrConfig, cfg.Listen.AdminTokenFile, len(d.adminKey))
+		}
+	}
 	ident.OnRefuse = func(err error) {
 		d.counters.Refused.Add(1)
+		d.refusals.count(err)
 		log.Warn("peer refused in the TLS handshake", "err", err)
 	}
 
@@ -171,7 +198,8 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 		}
 	}
 
-	mc := MeshConfig{Self: self, Peers: cfg.PeerMap(), QueueLen: cfg.QueueLen, Logger: log, Counters: d.counters}
+	mc := MeshConfig{Self: self, Peers: cfg.PeerMap(), QueueLen: cfg.QueueLen, Logger: log, Counters: d.counters,
+		Net: cfg.Net(), NetSeed: cfg.Game.Seed ^ uint64(d.inc)<<32}
 	if cfg.EmulateLatency {
 		if mc.Delay, err = Latency(self, cfg.Cities()); err != nil {
 			return nil, err
@@ -205,7 +233,7 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 	d.driver.AddHook(FrameHookFunc(d.migrateRegion))
 	if cfg.Listen.PlayerQUIC != "" || cfg.Listen.PlayerWS != "" {
 		plog := func(format string, args ...any) { log.Debug(fmt.Sprintf(format, args...)) }
-		if d.players, err = newPlayerEndpoint(cfg, game.Players, ident, plog); err != nil {
+		if d.players, err = newPlayerEndpoint(cfg, game.Players, ident.Current, plog); err != nil {
 			d.net.Close()
 			return nil, err
 		}
@@ -216,6 +244,11 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 		d.servePlayPages(game)
 		d.driver.AddHook(FrameHookFunc(d.placedHook))
 	}
+	guards := guardCollector{{"node", d.net.Guard()}}
+	if d.players != nil && d.players.guard != nil {
+		guards = append(guards, guardCollector{{"player", d.players.guard}}...)
+	}
+	d.metrics.Registry.MustRegister(guards, &d.refusals)
 	if cfg.Listen.Admin != "" {
 		if d.adminLn, err = net.Listen("tcp", cfg.Listen.Admin); err != nil {
 			d.net.Close()
@@ -225,16 +258,16 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 			return nil, fmt.Errorf("listen.admin: %w", err)
 		}
 		mux := http.NewServeMux()
-		mux.Handle("/metrics", promhttp.HandlerFor(d.metrics.Registry, promhttp.HandlerOpts{}))
+		mux.Handle("/metrics", d.authorized(promhttp.HandlerFor(d.metrics.Registry, promhttp.HandlerOpts{}), false))
 		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
 		mux.HandleFunc("/readyz", d.readyz)
-		mux.HandleFunc("/debug/world", d.debugWorld)
-		mux.HandleFunc("/debug/authority", d.alog.serve)
-		mux.HandleFunc("/admin/handoff", d.serveHandOff)
+		mux.Handle("/debug/world", d.authorized(http.HandlerFunc(d.debugWorld), true))
+		mux.Handle("/debug/authority", d.authorized(http.HandlerFunc(d.alog.serve), true))
+		mux.Handle("/admin/handoff", d.authorized(http.HandlerFunc(d.serveHandOff), true))
+		mux.Handle("/admin/players", d.authorized(http.HandlerFunc(d.servePlayers), true))
+		mux.Handle("/admin/pings", d.authorized(http.HandlerFunc(d.servePings), true))
+		mux.Handle("/admin/migrate-region", d.authorized(http.HandlerFunc(d.serveMigrateRegion), true))
 		d.serveDashboard(mux, game)
-		mux.HandleFunc("/admin/players", d.servePlayers)
-		mux.HandleFunc("/admin/pings", d.servePings)
-		mux.HandleFunc("/admin/migrate-region", d.serveMigrateRegion)
 		d.admin = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	}
 	return d, nil
@@ -414,8 +447,12 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.mesh.Start()
 	if d.players != nil {
 		d.players.start(d.log.Error)
+		store := "memory (forgotten at a restart: no data_dir)"
+		if d.players.nonces != nil {
+			store = filepath.Join(d.cfg.DataDir, player.NonceFile)
+		}
 		d.log.Info("player endpoints open", "quic", addrString(d.PlayerQUICAddr()), "ws", addrString(d.PlayerWSAddr()),
-			"max_players", d.cfg.Players.MaxPlayers)
+			"wss", d.players.wsTLS, "max_players", d.cfg.Players.MaxPlayers, "world", d.cfg.Players.World, "replay_store", store)
 	}
 	d.log.Info("node running", "addr", d.net.Addr().String(), "admin", d.cfg.Listen.Admin,
 		"peers", len(d.cfg.Peers), "discovery", d.cfg.Discovery.Arch, "frame", d.cfg.FramePeriod(),

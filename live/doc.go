@@ -9,6 +9,12 @@
 //     unreliable datagrams and reliable streams. QUICNetwork implements them
 //     with quic-go and mutual TLS (package live/pki); MemNetwork is an
 //     in-memory network for tests under testing/synctest.
+//   - HandshakeGuard: bounds a QUIC listener's handshakes (Retry under
+//     load, a cap in flight, a per-source rate) and counts the packets
+//     its transport drops; both QUIC listeners of a daemon run behind
+//     one. Members is the set of node IDs a node admits in its handshakes
+//     (pki.Identity.Admit asks it), filled from the peer list and
+//     changeable while the node runs.
 //   - Mesh (a Transport): one bounded send queue per peer, drained by one
 //     goroutine per peer that dials on demand and redials with exponential
 //     backoff; update-class packets travel as datagrams, every other class
@@ -29,8 +35,11 @@
 //     metrics and /healthz, /readyz, /debug/world and /debug/authority on
 //     an admin HTTP address, the player endpoints (a live/player Gateway
 //     as a frame hook, served on QUIC with the node's certificate and on
-//     WebSocket, tokens verified with the coordinator's public key). The
-//     node core runs with failover (warm backups, promotion when a
+//     WebSocket or wss://, tokens verified with the coordinator's public
+//     key for this node's world and ID, their nonces kept in the data
+//     directory), the admin endpoint's /debug/ and /admin/ for loopback
+//     clients only or behind a bearer secret, and certificate reloads
+//     (Reload, on SIGHUP). The node core runs with failover (warm backups, promotion when a
 //     majority finds a node dead) unless the configuration turns it off,
 //     with a new incarnation at every start (incarnation.go: a counter in
 //     the data directory, or the wall clock). Graceful shutdown tells the
@@ -42,7 +51,7 @@
 // node, the node's initial objects and, for the player endpoints, the
 // game's player.Controller; live does not import any game); build the
 // daemon with NewDaemon and Run it with a context cancelled on
-// SIGTERM/SIGINT. Tests and
+// SIGTERM/SIGINT, calling Reload on SIGHUP. Tests and
 // other drivers can compose Mesh and Driver directly: build a Network,
 // NewMesh over it, NewDriver with the node and the mesh, AddHook, then Run
 // the driver and Close the mesh, each exactly once.

@@ -7,9 +7,11 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"math/rand/v2"
 	"sync"
 	"time"
 
+	"github.com/overworld/overworld/geo"
 	"github.com/overworld/overworld/wire"
 )
 
@@ -44,6 +46,17 @@ type MeshConfig struct {
 	// Delay, if set, holds each packet for Delay(to) before sending it
 	// (WAN emulation, see Latency).
 	Delay func(to wire.NodeID) time.Duration
+	// Net adds a WAN's conditions beyond latency to every packet sent
+	// (geo.Network, as the simulator applies them): a packet is lost with
+	// probability Net.Loss (counted as sent, and in Counters.EmulatedLoss),
+	// sent twice with probability Net.Duplicate, and held an extra
+	// exponential delay of mean Net.Jitter and, with probability
+	// Net.Reorder, up to ReorderDelay more. A peer's queue stays first in,
+	// first out: a held packet delays the ones behind it rather than being
+	// overtaken, so the emulation delays where the simulator reorders.
+	Net geo.Network
+	// NetSeed seeds the emulation's random draws.
+	NetSeed uint64
 	// MinBackoff and MaxBackoff bound the exponential backoff between
 	// failed dials. Defaults 50 ms and 5 s.
 	MinBackoff, MaxBackoff time.Duration
@@ -72,6 +85,9 @@ func (c MeshConfig) validate() (MeshConfig, error) {
 	}
 	if c.Counters == nil {
 		c.Counters = new(Counters)
+	}
+	if err := c.Net.Validate(); err != nil {
+		return c, fmt.Errorf("%w: network emulation: %w", ErrConfig, err)
 	}
 	switch {
 	case c.QueueLen < 1 || c.QueueLen > 1<<16:
@@ -102,6 +118,9 @@ type Mesh struct {
 	cancel  context.CancelFunc
 	closing chan struct{} // closed when Close starts: peers flush, then exit
 
+	netMu   sync.Mutex // guards netRand (MeshConfig.Net)
+	netRand *rand.Rand
+
 	mu      sync.Mutex
 	peers   map[wire.NodeID]*peer
 	conns   map[Conn]struct{} // incoming connections
@@ -125,7 +144,8 @@ func NewMesh(cfg MeshConfig, network Network) (*Mesh, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Mesh{cfg: cfg, net: network, c: cfg.Counters, inbox: make(chan wire.Packet, cfg.InboxLen),
 		ctx: ctx, cancel: cancel, closing: make(chan struct{}),
-		peers: map[wire.NodeID]*peer{}, conns: map[Conn]struct{}{}}, nil
+		peers: map[wire.NodeID]*peer{}, conns: map[Conn]struct{}{},
+		netRand: rand.New(rand.NewPCG(cfg.NetSeed, uint64(cfg.Self)))}, nil
 }
 
 // Counters returns the mesh's counters.
@@ -185,15 +205,62 @@ func (m *Mesh) Send(p wire.Packet) {
 		go m.runPeer(pr)
 	}
 	m.mu.Unlock()
-	var due time.Time
+	var d time.Duration
 	if m.cfg.Delay != nil {
-		if d := m.cfg.Delay(p.To); d > 0 {
-			due = time.Now().Add(d)
+		d = m.cfg.Delay(p.To)
+	}
+	copies := 1
+	if !m.cfg.Net.Perfect() {
+		var lost bool
+		lost, copies, d = m.emulate(d)
+		if lost {
+			m.c.countOut(p)
+			m.c.EmulatedLoss.Add(1)
+			return
 		}
 	}
-	if pr.enqueue(item{p: p, due: due}, m.cfg.QueueLen) {
-		m.c.QueueDrops.Add(1)
+	for k := range copies {
+		q := p
+		if k > 0 {
+			q.Payload = append([]byte(nil), p.Payload...)
+		}
+		var due time.Time
+		if d > 0 {
+			due = time.Now().Add(d)
+		}
+		if pr.enqueue(item{p: q, due: due}, m.cfg.QueueLen) {
+			m.c.QueueDrops.Add(1)
+		}
 	}
+}
+
+// ReorderDelay bounds the extra delay of a packet held back by the
+// emulation's Net.Reorder, as sim.DefaultReorderDelay does in the
+// simulator.
+const ReorderDelay = 50 * time.Millisecond
+
+// emulate draws a packet's fate under MeshConfig.Net: lost, how many
+// copies to send (1 or 2), and its delay d plus the jitter and any
+// holding back.
+func (m *Mesh) emulate(d time.Duration) (lost bool, copies int, delay time.Duration) {
+	n := m.cfg.Net
+	m.netMu.Lock()
+	defer m.netMu.Unlock()
+	r := m.netRand
+	if n.Loss > 0 && r.Float64() < n.Loss {
+		return true, 0, 0
+	}
+	copies = 1
+	if n.Duplicate > 0 && r.Float64() < n.Duplicate {
+		copies = 2
+	}
+	if n.Jitter > 0 {
+		d += time.Duration(r.ExpFloat64() * float64(n.Jitter))
+	}
+	if n.Reorder > 0 && r.Float64() < n.Reorder {
+		d += time.Duration(r.Int64N(int64(ReorderDelay) + 1))
+	}
+	return false, copies, d
 }
 
 // Connected reports whether the mesh has an open connection to peer id.
@@ -609,6 +676,24 @@ func (m *Mesh) acceptLoop() {
 		go m.readDatagrams(c)
 		go m.acceptStreams(c)
 	}
+}
+
+// CloseAccepted closes the accepted connections whose peer keep refuses
+// (a node withdrawn from the cluster or revoked), and returns how many.
+// Outgoing connections go only to the configured peers.
+func (m *Mesh) CloseAccepted(keep func(wire.NodeID) bool) int {
+	m.mu.Lock()
+	var gone []Conn
+	for c := range m.conns {
+		if !keep(c.Peer()) {
+			gone = append(gone, c)
+		}
+	}
+	m.mu.Unlock()
+	for _, c := range gone {
+		c.Close()
+	}
+	return len(gone)
 }
 
 func (m *Mesh) forget(c Conn) {

@@ -3,10 +3,12 @@ package live
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/overworld/overworld/geo"
 	"github.com/overworld/overworld/node"
 	"github.com/overworld/overworld/wire"
 )
@@ -348,6 +350,54 @@ func TestIdleConnectionLoss(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		m1.Close(ctx)
+		m2.Close(ctx)
+	})
+}
+
+// TestNetEmulation: with MeshConfig.Net, the mesh loses its share of the
+// packets (counted as sent and as emulated loss), sends its share twice,
+// and holds every packet an extra jitter; control packets on the reliable
+// stream arrive in the order sent (the queue is first in, first out).
+func TestNetEmulation(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		net := NewMemNetwork()
+		ep1, _ := net.Listen(1, addr(1))
+		ep2, _ := net.Listen(2, addr(2))
+		const n = 4000
+		m, err := NewMesh(MeshConfig{Self: 1, Peers: map[wire.NodeID]string{2: addr(2)}, QueueLen: n * 2,
+			Net: geo.Network{Loss: 0.1, Duplicate: 0.05, Jitter: 10 * time.Millisecond, Reorder: 0.1}, NetSeed: 7}, ep1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m2, _ := NewMesh(MeshConfig{Self: 2, InboxLen: n * 2}, ep2)
+		m.Start()
+		m2.Start()
+		for k := range n {
+			m.Send(wire.Packet{From: 1, To: 2, Class: wire.ClassControl, Payload: []byte{wire.Version, byte(k >> 8), byte(k)}})
+		}
+		time.Sleep(10 * time.Second)
+		lost := m.Counters().EmulatedLoss.Load()
+		if f := float64(lost) / n; f < 0.08 || f > 0.12 {
+			t.Errorf("lost %d of %d, want about 10%%", lost, n)
+		}
+		if sent := m.Counters().MsgsOut[wire.ClassControl].Load(); sent < n {
+			t.Errorf("%d counted as sent, want at least the %d handed over (lost ones included)", sent, n)
+		}
+		var got []int
+		for len(m2.Recv()) > 0 {
+			p := <-m2.Recv()
+			got = append(got, int(p.Payload[1])<<8|int(p.Payload[2]))
+		}
+		dup := len(got) - (n - int(lost))
+		if f := float64(dup) / float64(n-int(lost)); f < 0.03 || f > 0.07 {
+			t.Errorf("%d duplicates among %d packets delivered, want about 5%%", dup, len(got))
+		}
+		if !slices.IsSorted(got) {
+			t.Error("the reliable stream reordered packets")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		m.Close(ctx)
 		m2.Close(ctx)
 	})
 }

@@ -117,7 +117,8 @@ var (
 		{prometheus.NewDesc("overworld_unroutable_total", "Packets for nodes with no known address.", nil, nil), prometheus.CounterValue, func(c *Counters) int64 { return c.Unroutable.Load() }},
 		{prometheus.NewDesc("overworld_send_errors_total", "Packets lost when a connection failed while sending.", nil, nil), prometheus.CounterValue, func(c *Counters) int64 { return c.SendErrors.Load() }},
 		{prometheus.NewDesc("overworld_inbox_drops_total", "Received packets dropped because the frame loop fell behind.", nil, nil), prometheus.CounterValue, func(c *Counters) int64 { return c.InboxDrops.Load() }},
-		{prometheus.NewDesc("overworld_handshake_refusals_total", "TLS handshakes refused: certificate from another CA, expired, or naming another node.", nil, nil), prometheus.CounterValue, func(c *Counters) int64 { return c.Refused.Load() }},
+		{prometheus.NewDesc("overworld_handshake_refusals_total", "TLS handshakes refused: no certificate, certificate from another CA, expired, naming another node, of a node not admitted, or revoked (overworld_peer_refusals_total has them by reason).", nil, nil), prometheus.CounterValue, func(c *Counters) int64 { return c.Refused.Load() }},
+		{prometheus.NewDesc("overworld_admin_refusals_total", "Admin requests refused: a missing or wrong bearer secret, or /debug/ and /admin/ asked from off loopback without a secret.", nil, nil), prometheus.CounterValue, func(c *Counters) int64 { return c.AdminRefused.Load() }},
 		{prometheus.NewDesc("overworld_dials_total", "Outgoing connection attempts.", nil, nil), prometheus.CounterValue, func(c *Counters) int64 { return c.Dials.Load() }},
 		{prometheus.NewDesc("overworld_dial_errors_total", "Failed outgoing connection attempts.", nil, nil), prometheus.CounterValue, func(c *Counters) int64 { return c.DialErrors.Load() }},
 		{prometheus.NewDesc("overworld_connections_accepted_total", "Authenticated incoming connections.", nil, nil), prometheus.CounterValue, func(c *Counters) int64 { return c.Accepted.Load() }},
@@ -137,6 +138,7 @@ var (
 		{prometheus.NewDesc("overworld_full_states_sent_total", "Full states sent.", nil, nil), func(s *nodeSnapshot) int64 { return s.rs.FullSent }},
 		{prometheus.NewDesc("overworld_updates_applied_total", "Updates applied to replicas.", nil, nil), func(s *nodeSnapshot) int64 { return s.rs.Applied }},
 		{prometheus.NewDesc("overworld_updates_stale_total", "Updates ignored (old version, unknown base, no replica).", nil, nil), func(s *nodeSnapshot) int64 { return s.rs.Stale }},
+		{prometheus.NewDesc("overworld_not_primary_refusals_total", "Messages about an object refused because their sender is not its primary as this node knows it (a full state it asked another node for, news of a primary its epoch does not name, a migration for another node).", nil, nil), func(s *nodeSnapshot) int64 { return s.rs.NotPrimary }},
 		{prometheus.NewDesc("overworld_replica_timeouts_total", "Replicas deleted because their primary fell silent.", nil, nil), func(s *nodeSnapshot) int64 { return s.rs.Timeouts }},
 		{prometheus.NewDesc("overworld_replicas_dropped_total", "Replicas dropped (unneeded, or dropped by the primary).", nil, nil), func(s *nodeSnapshot) int64 { return s.rs.Dropped }},
 	}

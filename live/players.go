@@ -7,13 +7,14 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/quic-go/quic-go"
 
-	"github.com/overworld/overworld/live/pki"
 	"github.com/overworld/overworld/live/player"
 	"github.com/overworld/overworld/node"
 )
@@ -21,20 +22,29 @@ import (
 // playerEndpoint is a daemon's player side: the gateway (a frame hook) and
 // the QUIC and WebSocket listeners that feed it.
 type playerEndpoint struct {
-	gw    *player.Gateway
-	quic  *quic.Listener // nil without listen.player_quic
-	wsLn  net.Listener   // nil without listen.player_ws
-	ws    *http.Server
-	stop  context.CancelFunc
-	ctx   context.Context
-	wg    sync.WaitGroup
-	grace time.Duration
+	gw     *player.Gateway
+	nonces *player.FileNonces // nil without a data directory
+	quic   *quic.Listener     // nil without listen.player_quic
+	quicTr *quic.Transport
+	guard  *HandshakeGuard // the QUIC endpoint's
+	wsLn   net.Listener    // nil without listen.player_ws
+	ws     *http.Server
+	wsTLS  bool            // wss://
+	wsCert *reloadableCert // tls.player_cert (nil: none, or a dev certificate)
+	stop   context.CancelFunc
+	ctx    context.Context
+	wg     sync.WaitGroup
+	grace  time.Duration
 }
 
 // newPlayerEndpoint builds the gateway and opens the player listeners of
 // cfg (at least one is set). The QUIC endpoint presents the node's
 // certificate.
-func newPlayerEndpoint(cfg DaemonConfig, ctl player.Controller, ident *pki.Identity, log logf) (*playerEndpoint, error) {
+//
+// Tokens must name cfg.Players.World and this node; their nonces are kept
+// in data_dir (player.NonceFile), so that a token used before a restart
+// is refused after it (without a data directory, in memory only).
+func newPlayerEndpoint(cfg DaemonConfig, ctl player.Controller, ident func() *tls.Certificate, log logf) (*playerEndpoint, error) {
 	if ctl == nil {
 		return nil, fmt.Errorf("%w: listen.player_quic/player_ws: this game has no player controller", ErrConfig)
 	}
@@ -42,35 +52,110 @@ func newPlayerEndpoint(cfg DaemonConfig, ctl player.Controller, ident *pki.Ident
 	if err != nil {
 		return nil, fmt.Errorf("%w: players.coordinator_key: %v", ErrConfig, err)
 	}
-	ver, err := player.NewVerifier(player.VerifierConfig{Key: key})
-	if err != nil {
-		return nil, fmt.Errorf("%w: players.coordinator_key: %v", ErrConfig, err)
+	p := &playerEndpoint{grace: cfg.ShutdownGrace.Duration}
+	vc := player.VerifierConfig{Key: key, Audience: player.Audience{World: cfg.Players.World, Node: cfg.ID},
+		MaxTTL: cfg.Players.MaxTokenTTL.Duration, JWTIssuer: cfg.Players.JWTIssuer}
+	if cfg.Players.JWTKey != "" {
+		if vc.JWTKey, err = player.LoadPublicKeyFile(cfg.Players.JWTKey); err != nil {
+			return nil, fmt.Errorf("%w: players.jwt_key: %v", ErrConfig, err)
+		}
 	}
-	gw, err := player.New(player.Config{Verifier: ver, Controller: ctl, MaxPlayers: cfg.Players.MaxPlayers,
-		FrameEvery: cfg.FramePeriod(), Logf: log})
+	if cfg.DataDir != "" {
+		if p.nonces, err = player.OpenNonceFile(filepath.Join(cfg.DataDir, player.NonceFile), time.Now().Unix()); err != nil {
+			return nil, err
+		}
+		vc.Store = p.nonces
+	}
+	ver, err := player.NewVerifier(vc)
 	if err != nil {
+		p.closeNonces()
+		return nil, fmt.Errorf("%w: players: %v", ErrConfig, err)
+	}
+	lim := player.Limits{MaxUnauth: cfg.Players.MaxUnauth, PerSource: cfg.Players.PerSource, Deadline: cfg.Players.JoinDeadline.Duration}
+	gw, err := player.New(player.Config{Verifier: ver, Controller: ctl, MaxPlayers: cfg.Players.MaxPlayers,
+		FrameEvery: cfg.FramePeriod(), JoinTimeout: lim.Deadline, QUIC: lim, WS: lim, Logf: log})
+	if err != nil {
+		p.closeNonces()
 		return nil, err
 	}
-	p := &playerEndpoint{gw: gw, grace: cfg.ShutdownGrace.Duration}
+	p.gw = gw
 	p.ctx, p.stop = context.WithCancel(context.Background())
+	fail := func(err error) (*playerEndpoint, error) {
+		p.stop()
+		if p.quic != nil {
+			p.quic.Close()
+			p.quicTr.Close()
+		}
+		p.closeNonces()
+		return nil, err
+	}
 	if a := cfg.Listen.PlayerQUIC; a != "" {
-		tc := &tls.Config{MinVersion: tls.VersionTLS13, Certificates: []tls.Certificate{ident.Cert}, NextProtos: []string{player.ALPN}}
-		if p.quic, err = quic.ListenAddr(a, tc, player.QUICConfig()); err != nil {
-			p.stop()
-			return nil, fmt.Errorf("listen.player_quic: %w", err)
+		tc := &tls.Config{MinVersion: tls.VersionTLS13, NextProtos: []string{player.ALPN},
+			GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return ident(), nil }}
+		p.guard = NewHandshakeGuard(HandshakeLimits{})
+		gw.OnQUICAccept(p.guard.Established)
+		if p.quicTr, p.quic, err = listenGuarded(a, tc, player.QUICConfig(), p.guard, nil); err != nil {
+			return fail(fmt.Errorf("listen.player_quic: %w", err))
 		}
 	}
 	if a := cfg.Listen.PlayerWS; a != "" {
-		if p.wsLn, err = net.Listen("tcp", a); err != nil {
-			p.stop()
-			if p.quic != nil {
-				p.quic.Close()
+		var tc *tls.Config
+		switch {
+		case cfg.TLS.PlayerCert != "":
+			if p.wsCert, err = loadReloadableCert(cfg.TLS.PlayerCert, cfg.TLS.PlayerKey); err != nil {
+				return fail(fmt.Errorf("%w: tls.player_cert: %v", ErrConfig, err))
 			}
-			return nil, fmt.Errorf("listen.player_ws: %w", err)
+			tc = &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: p.wsCert.get}
+		case cfg.TLS.PlayerDevCert:
+			host, _, _ := net.SplitHostPort(a)
+			if tc, err = player.SelfSignedTLS(host, "localhost", "127.0.0.1"); err != nil {
+				return fail(err)
+			}
+			tc.NextProtos = nil
 		}
-		p.ws = &http.Server{Handler: gw.WSHandler(p.ctx), ReadHeaderTimeout: 5 * time.Second}
+		ln, err := net.Listen("tcp", a)
+		if err != nil {
+			return fail(fmt.Errorf("listen.player_ws: %w", err))
+		}
+		p.ws, p.wsLn = gw.WSServer(p.ctx, ln)
+		if tc != nil {
+			p.ws.TLSConfig, p.wsTLS = tc, true
+			p.wsLn = tls.NewListener(p.wsLn, tc)
+		}
 	}
 	return p, nil
+}
+
+func (p *playerEndpoint) closeNonces() {
+	if p.nonces != nil {
+		p.nonces.Close()
+	}
+}
+
+// reloadableCert is a certificate and key from files, reloaded on demand
+// (SIGHUP) while handshakes read the current one.
+type reloadableCert struct {
+	certFile, keyFile string
+	cur               atomic.Pointer[tls.Certificate]
+}
+
+func loadReloadableCert(certFile, keyFile string) (*reloadableCert, error) {
+	r := &reloadableCert{certFile: certFile, keyFile: keyFile}
+	return r, r.reload()
+}
+
+// reload reads the files again; on an error the current certificate stays.
+func (r *reloadableCert) reload() error {
+	c, err := tls.LoadX509KeyPair(r.certFile, r.keyFile)
+	if err != nil {
+		return err
+	}
+	r.cur.Store(&c)
+	return nil
+}
+
+func (r *reloadableCert) get(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	return r.cur.Load(), nil
 }
 
 // logf is the gateway's logging function.
@@ -122,11 +207,13 @@ func (p *playerEndpoint) wait() (cut int64) {
 	p.stop()
 	if p.quic != nil {
 		p.quic.Close()
+		p.quicTr.Close()
 	}
 	if p.ws != nil {
 		p.ws.Close()
 	}
 	p.wg.Wait()
+	p.closeNonces()
 	return cut
 }
 
@@ -168,8 +255,12 @@ var (
 	descPJoins   = prometheus.NewDesc("overworld_player_joins_total", "Players admitted through the player endpoints.", nil, nil)
 	descPLeaves  = prometheus.NewDesc("overworld_player_leaves_total", "Players who left, were dropped or lost their avatar.", nil, nil)
 	descPRefused = prometheus.NewDesc("overworld_player_refusals_total",
-		"Player connections refused before any per-player state: bad_token (forged, malformed, early or too long), expired, replayed, full, duplicate, join_failed, timeout (no join in time), malformed (a bad message; joined players are dropped).",
+		"Player connections refused before any per-player state: bad_token (forged, malformed, early or too long), audience (a token for another world or node), expired, replayed, full, duplicate, rejoin_refused (a rejoin naming an avatar another session plays), join_failed, timeout (no join in time), malformed (a bad or oversized message; joined players are dropped), http_error (a WebSocket endpoint connection that failed before the upgrade: not HTTP, or a failed TLS handshake).",
 		[]string{"reason"}, nil)
+	descPUnauth  = prometheus.NewDesc("overworld_player_unauthenticated_connections", "Player connections whose token has not verified yet, by endpoint (quic, ws).", []string{"endpoint"}, nil)
+	descPPreAuth = prometheus.NewDesc("overworld_player_preauth_refusals_total",
+		"Player connections closed by an endpoint's pre-auth limits, by endpoint (quic, ws) and reason: per_source (too many from one address), evicted (the oldest unauthenticated, closed for a newcomer at max_unauth), deadline (no verified token within join_deadline).",
+		[]string{"endpoint", "reason"}, nil)
 	descPConns  = prometheus.NewDesc("overworld_player_connections", "Player connections being served (joined or not).", nil, nil)
 	descPInputs = prometheus.NewDesc("overworld_player_inputs_total", "Player inputs: applied, dropped (queue full), bad (refused by the game).", []string{"result"}, nil)
 	descPStates = prometheus.NewDesc("overworld_player_states_total", "State messages written to players.", nil, nil)
@@ -178,7 +269,7 @@ var (
 )
 
 func (c playerCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descPJoins, descPLeaves, descPRefused, descPConns, descPInputs, descPStates, descPBytes, descPCoal} {
+	for _, d := range []*prometheus.Desc{descPJoins, descPLeaves, descPRefused, descPConns, descPInputs, descPStates, descPBytes, descPCoal, descPUnauth, descPPreAuth} {
 		ch <- d
 	}
 }
@@ -193,9 +284,19 @@ func (c playerCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, r := range []struct {
 		reason string
 		v      int64
-	}{{"bad_token", s.BadToken}, {"expired", s.Expired}, {"replayed", s.Replayed}, {"full", s.Full},
-		{"duplicate", s.Duplicate}, {"join_failed", s.JoinFailed}, {"timeout", s.Timeouts}, {"malformed", s.Malformed}} {
+	}{{"bad_token", s.BadToken}, {"audience", s.Audience}, {"expired", s.Expired}, {"replayed", s.Replayed}, {"full", s.Full},
+		{"duplicate", s.Duplicate}, {"rejoin_refused", s.RejoinRefused}, {"join_failed", s.JoinFailed}, {"timeout", s.Timeouts},
+		{"malformed", s.Malformed}, {"http_error", s.HTTPErrors}} {
 		counter(descPRefused, r.v, r.reason)
+	}
+	for _, e := range []struct {
+		name string
+		l    player.LimitStats
+	}{{"quic", s.QUICLimits}, {"ws", s.WSLimits}} {
+		ch <- prometheus.MustNewConstMetric(descPUnauth, prometheus.GaugeValue, float64(e.l.Unauth), e.name)
+		counter(descPPreAuth, e.l.Source, e.name, "per_source")
+		counter(descPPreAuth, e.l.Evicted, e.name, "evicted")
+		counter(descPPreAuth, e.l.Deadline, e.name, "deadline")
 	}
 	ch <- prometheus.MustNewConstMetric(descPConns, prometheus.GaugeValue, float64(s.Conns))
 	counter(descPInputs, s.Inputs, "applied")

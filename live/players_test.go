@@ -98,7 +98,7 @@ func TestDaemonPlayers(t *testing.T) {
 	dctx, dcancel := context.WithTimeout(cctx, 10*time.Second)
 	defer dcancel()
 	token := func(p string, issued time.Time, k ed25519.PrivateKey) []byte {
-		tok, err := player.IssueToken(k, player.PlayerID(p), issued, time.Hour, nil)
+		tok, err := player.IssueToken(k, player.PlayerID(p), player.Audience{World: "main", Node: 1}, issued, 5*time.Minute, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -143,7 +143,7 @@ func TestDaemonPlayers(t *testing.T) {
 		want player.Code
 	}{
 		{"forged", token("mallory", time.Now(), forger), false, player.CodeBadToken},
-		{"expired", token("carol", time.Now().Add(-2*time.Hour), key), true, player.CodeBadToken},
+		{"expired", token("carol", time.Now().Add(-10*time.Minute), key), true, player.CodeBadToken},
 		{"replayed", good, false, player.CodeBadToken},
 		{"garbage", []byte{0xff}, false, player.CodeBadToken},
 	} {

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"crypto/x509"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"time"
@@ -28,13 +27,16 @@ const IdleTimeout = 5 * time.Second
 // certificate does not chain to the cluster CA, has expired, or names
 // another node than the one dialled fails the handshake; Accept never sees
 // it, so no per-peer state exists for it (it is counted through
-// pki.Identity.OnRefuse).
+// pki.Identity.OnRefuse). Its handshakes are bounded by a HandshakeGuard
+// (Retry under load, a cap in flight), so a flood of Initial packets costs
+// bounded memory.
 type QUICNetwork struct {
-	id   *pki.Identity
-	udp  *net.UDPConn
-	tr   *quic.Transport
-	ln   *quic.Listener
-	conf *quic.Config
+	id    *pki.Identity
+	udp   net.PacketConn
+	tr    *quic.Transport
+	ln    *quic.Listener
+	conf  *quic.Config
+	guard *HandshakeGuard
 }
 
 // quicConfig: datagrams on; idle connections are kept alive well inside
@@ -53,22 +55,19 @@ func quicConfig() *quic.Config {
 // ListenQUIC opens the node's UDP socket at addr ("127.0.0.1:7000"; port 0
 // picks one) and starts the QUIC listener.
 func ListenQUIC(addr string, id *pki.Identity) (*QUICNetwork, error) {
-	ua, err := net.ResolveUDPAddr("udp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("%w: node address %q: %v", ErrConfig, addr, err)
-	}
-	udp, err := net.ListenUDP("udp", ua)
-	if err != nil {
+	// Peers dial from few addresses (a loopback cluster from one): a
+	// higher per-source rate than a player endpoint's.
+	q := &QUICNetwork{id: id, conf: quicConfig(), guard: NewHandshakeGuard(HandshakeLimits{PerSourceRate: 500, PerSourceBurst: 1000})}
+	var err error
+	if q.tr, q.ln, err = listenGuarded(addr, id.ServerConfig(ALPN), q.conf, q.guard, resetKey(id)); err != nil {
 		return nil, err
 	}
-	q := &QUICNetwork{id: id, udp: udp, tr: &quic.Transport{Conn: udp, StatelessResetKey: resetKey(id)}, conf: quicConfig()}
-	q.ln, err = q.tr.Listen(id.ServerConfig(ALPN), q.conf)
-	if err != nil {
-		udp.Close()
-		return nil, err
-	}
+	q.udp = q.tr.Conn
 	return q, nil
 }
+
+// Guard returns the listener's handshake guard (its counters).
+func (q *QUICNetwork) Guard() *HandshakeGuard { return q.guard }
 
 // resetKey derives the node's QUIC stateless-reset key from its private
 // key, so that a restarted node answers packets of its previous life's
@@ -116,6 +115,7 @@ func (q *QUICNetwork) Accept(ctx context.Context) (Conn, error) {
 			}
 			return nil, err
 		}
+		q.guard.Established(c)
 		peer, err := pki.PeerID(c.ConnectionState().TLS)
 		if err != nil { // cannot happen after VerifyPeerCertificate; refuse anyway
 			c.CloseWithError(1, "no node identity")

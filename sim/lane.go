@@ -217,11 +217,16 @@ func (l *lane) send(src int32, p wire.Packet) {
 }
 
 // schedule sends p from node src to incarnation gen of node dst, base
-// plus jitter from now.
+// plus jitter (and, held back for reordering, an extra delay) from now.
 func (l *lane) schedule(src, dst int32, gen uint16, base int64, p wire.Packet, size uint64) {
 	at := l.now + base
 	if l.s.jitter > 0 {
 		at += int64(l.s.nodes[src].rng.ExpFloat64() * l.s.jitter)
+	}
+	if r := l.s.cfg.Reorder; r > 0 {
+		if rng := l.s.nodes[src].rng; rng.Float64() < r {
+			at += rng.Int64N(int64(l.s.cfg.ReorderDelay) + 1)
+		}
 	}
 	l.tr.inflight.add(size)
 	l.push(at, entry{kind: evDeliver, ref: dst, pkt: p, seq: l.s.nodeSeq(src), gen: gen})

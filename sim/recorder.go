@@ -169,7 +169,7 @@ func (r *Recorder) View(node wire.NodeID, now time.Duration, interest []uint64, 
 	old, out, j := v.pairs, r.merged[:0], 0
 	for k, id := range r.scratch {
 		for ; j < len(old) && old[j].id < id; j++ {
-			if !old[j].discovered { // left the interest before discovery
+			if !old[j].discovered && old[j].entered >= r.warmup { // left the interest before discovery
 				r.abandoned++
 			}
 		}
@@ -206,7 +206,7 @@ func (r *Recorder) View(node wire.NodeID, now time.Duration, interest []uint64, 
 		}
 	}
 	for ; j < len(old); j++ {
-		if !old[j].discovered {
+		if !old[j].discovered && old[j].entered >= r.warmup {
 			r.abandoned++
 		}
 	}
@@ -317,7 +317,7 @@ func (r *Recorder) Forget(node wire.NodeID) {
 		return
 	}
 	for _, p := range v.pairs {
-		if !p.discovered {
+		if !p.discovered && p.entered >= r.warmup {
 			r.abandoned++
 		}
 	}
@@ -385,11 +385,24 @@ type Views struct {
 	Reports     uint64    `json:"reports"`
 	Interesting uint64    `json:"interesting"` // (report, object) pairs in interest
 	Missing     []Missing `json:"missing"`
+	// InterestingMoving and MissingMoving are the same measures for the
+	// moving objects alone (objects of a kind seen to change location:
+	// the model game's bots and missiles, not its items), which an
+	// integrator that knows the objects' kinds fills in (lab/harness does,
+	// from truth.Observer.MovingView); empty otherwise.
+	InterestingMoving uint64    `json:"interesting_moving"`
+	MissingMoving     []Missing `json:"missing_moving"`
 	// Discovery is the discovery latency of objects missing on entry.
 	Discovery   Dist   `json:"discovery_ms"`
 	HeldOnEntry uint64 `json:"held_on_entry"`
-	Abandoned   uint64 `json:"abandoned"`
-	Lost        uint64 `json:"lost"`
+	// Abandoned counts the objects that entered an interest missing (after
+	// the warm-up) and left it, or saw their node go down, before they
+	// were discovered: they have no discovery latency. AbandonedShare is
+	// Abandoned over Abandoned plus Discovery.Count, the discoveries that
+	// never happened among all that were due.
+	Abandoned      uint64  `json:"abandoned"`
+	AbandonedShare float64 `json:"abandoned_share"`
+	Lost           uint64  `json:"lost"`
 }
 
 func (r *Recorder) missingOf(frames, total uint64, missing *[maxGrace]uint64, fracSum *[maxGrace]float64, fracFrames uint64) []Missing {
@@ -410,13 +423,20 @@ func (r *Recorder) missingOf(frames, total uint64, missing *[maxGrace]uint64, fr
 // Views returns the view measures so far.
 func (r *Recorder) Views() Views {
 	return Views{
-		Reports:     r.frames,
-		Interesting: r.total,
-		Missing:     r.missingOf(r.frames, r.total, &r.missing, &r.fracSum, r.fracFrames),
-		Discovery:   NewDist(r.discovery),
-		HeldOnEntry: r.heldOnEntry,
-		Abandoned:   r.abandoned,
-		Lost:        r.lost,
+		Reports:       r.frames,
+		Interesting:   r.total,
+		Missing:       r.missingOf(r.frames, r.total, &r.missing, &r.fracSum, r.fracFrames),
+		MissingMoving: []Missing{},
+		Discovery:     NewDist(r.discovery),
+		HeldOnEntry:   r.heldOnEntry,
+		Abandoned:     r.abandoned,
+		AbandonedShare: func() float64 {
+			if d := r.abandoned + uint64(len(r.discovery)); d > 0 {
+				return float64(r.abandoned) / float64(d)
+			}
+			return 0
+		}(),
+		Lost: r.lost,
 	}
 }
 

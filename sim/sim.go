@@ -85,6 +85,14 @@ type Config struct {
 	// Duplicate is the probability that a packet that was not lost is
 	// delivered twice (the copy with its own jitter), in [0, 1). Default 0.
 	Duplicate float64
+	// Reorder is the probability that a packet (each copy of a duplicated
+	// one alike) is held back by an extra delay drawn uniformly from 0 to
+	// ReorderDelay, so that packets sent after it on the same path may
+	// overtake it, in [0, 1). Default 0.
+	Reorder float64
+	// ReorderDelay bounds the extra delay of a held-back packet (Reorder).
+	// Default (0) DefaultReorderDelay.
+	ReorderDelay time.Duration
 	// Workers is how many goroutines run events in parallel (0 or 1: one,
 	// serially). Events less than the lookahead apart — the least one-way
 	// delay between the sites of any two nodes, the same-site delay
@@ -124,6 +132,11 @@ func DefaultConfig() Config {
 
 const maxGrace = 8
 
+// DefaultReorderDelay is the default bound of the extra delay of a packet
+// held back to be reordered (Config.ReorderDelay): half a frame period,
+// enough for a node's next packet on the path to overtake it.
+const DefaultReorderDelay = 50 * time.Millisecond
+
 // maxWorkers bounds Config.Workers.
 const maxWorkers = 256
 
@@ -134,6 +147,9 @@ func (c Config) validate() (Config, error) {
 	}
 	if c.Grace == nil {
 		c.Grace = DefaultConfig().Grace
+	}
+	if c.ReorderDelay == 0 {
+		c.ReorderDelay = DefaultReorderDelay
 	}
 	c.Grace = slices.Clone(c.Grace)
 	switch {
@@ -153,6 +169,10 @@ func (c Config) validate() (Config, error) {
 		return c, fmt.Errorf("%w: Loss %g not in [0, 1)", ErrConfig, c.Loss)
 	case !(c.Duplicate >= 0 && c.Duplicate < 1):
 		return c, fmt.Errorf("%w: Duplicate %g not in [0, 1)", ErrConfig, c.Duplicate)
+	case !(c.Reorder >= 0 && c.Reorder < 1):
+		return c, fmt.Errorf("%w: Reorder %g not in [0, 1)", ErrConfig, c.Reorder)
+	case c.ReorderDelay < 0:
+		return c, fmt.Errorf("%w: ReorderDelay %v is negative", ErrConfig, c.ReorderDelay)
 	case len(c.Grace) > maxGrace:
 		return c, fmt.Errorf("%w: %d grace periods, at most %d", ErrConfig, len(c.Grace), maxGrace)
 	}

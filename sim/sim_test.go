@@ -190,6 +190,51 @@ func TestLossAndDuplicationRates(t *testing.T) {
 	checkConservation(t, s, 0)
 }
 
+// TestReorderHoldsBack checks that Reorder holds back its share of the
+// packets by an extra delay uniform in [0, ReorderDelay]: the packets
+// sent after a held-back one on the same path arrive before it.
+func TestReorderHoldsBack(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Reorder, cfg.ReorderDelay = 0.2, 40*ms1
+	s := newSim(t, cfg, threeSites(t))
+	a := addCore(t, s, 1, "a")
+	b := addCore(t, s, 2, "b")
+	const n = 20000
+	if err := s.Schedule(0, func(time.Duration) {
+		for range n {
+			a.send(2, wire.ClassUpdate, 1)
+		}
+		_ = s.Flush(1)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Run(time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if len(b.got) != n {
+		t.Fatalf("%d of %d delivered", len(b.got), n)
+	}
+	held := 0
+	var sum float64
+	for i, r := range b.got {
+		extra := r.at - 40*ms1
+		if extra < 0 || extra > 40*ms1 {
+			t.Fatalf("packet %d: extra delay %v, want 0 to 40ms", i, extra)
+		}
+		if extra > 0 {
+			held++
+			sum += ms(extra)
+		}
+	}
+	if f := float64(held) / n; !near(f, 0.2, 0.015) {
+		t.Errorf("held back %.4f of the packets, want 0.2", f)
+	}
+	if m := sum / float64(held); !near(m, 20, 1) {
+		t.Errorf("mean extra delay of a held-back packet %.2f ms, want 20 (uniform to 40)", m)
+	}
+	checkConservation(t, s, 0)
+}
+
 func TestPartitionAndHeal(t *testing.T) {
 	s := newSim(t, DefaultConfig(), threeSites(t))
 	a := addCore(t, s, 1, "a")
@@ -390,6 +435,9 @@ func TestConfigValidation(t *testing.T) {
 		func(c *Config) { c.Loss = 1 },
 		func(c *Config) { c.Loss = math.NaN() },
 		func(c *Config) { c.Duplicate = -0.1 },
+		func(c *Config) { c.Reorder = 1 },
+		func(c *Config) { c.Reorder = math.NaN() },
+		func(c *Config) { c.ReorderDelay = -1 },
 		func(c *Config) { c.Grace = []time.Duration{0, 0} },
 		func(c *Config) { c.Grace = []time.Duration{-1} },
 		func(c *Config) { c.Grace = make([]time.Duration, 9) },

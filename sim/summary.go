@@ -48,6 +48,8 @@ type ConfigSummary struct {
 	JitterMeanMs  float64   `json:"jitter_mean_ms"`
 	Loss          float64   `json:"loss"`
 	Duplicate     float64   `json:"duplicate"`
+	Reorder       float64   `json:"reorder,omitempty"`
+	ReorderMaxMs  float64   `json:"reorder_max_ms,omitempty"`
 	GraceMs       []float64 `json:"grace_ms"`
 	WarmupMs      float64   `json:"warmup_ms,omitempty"`
 }
@@ -159,7 +161,8 @@ func (s *Sim) Summary() *Summary {
 		Seed:      cfg.Seed,
 		DurationS: float64(s.now) / 1e9,
 		Config: ConfigSummary{FramePeriodMs: ms(cfg.FramePeriod), SameSiteMs: ms(cfg.SameSite),
-			HeaderBytes: cfg.HeaderBytes, JitterMeanMs: ms(cfg.Jitter), Loss: cfg.Loss, Duplicate: cfg.Duplicate},
+			HeaderBytes: cfg.HeaderBytes, JitterMeanMs: ms(cfg.Jitter), Loss: cfg.Loss, Duplicate: cfg.Duplicate,
+			Reorder: cfg.Reorder, ReorderMaxMs: reorderMs(cfg)},
 		Sites: SitesSummary{Count: s.sites.Len(), Measured: s.sites.Fill().Measured,
 			FilledReverse: s.sites.Fill().Reverse, FilledDetour: s.sites.Fill().Detour},
 		Views:     s.rec.Views(),
@@ -453,4 +456,13 @@ func (s *Sim) WriteNodeSeriesCSV(w io.Writer) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// reorderMs is the bound of the reordering delay in ms, 0 without
+// reordering (so that summaries of runs without it keep their bytes).
+func reorderMs(cfg Config) float64 {
+	if cfg.Reorder == 0 {
+		return 0
+	}
+	return ms(cfg.ReorderDelay)
 }

@@ -8,7 +8,12 @@
 // It reads each node through a driver-neutral Snapshot of one of its
 // frames: the node's ID and time, its view boxes, its primaries with
 // their locations and versions, and every object it holds with its
-// version. The simulation harness (lab/harness) takes one from each node
+// version. Where the driver can read the objects' states (Take, or Add
+// with Object.State), the snapshot also carries the node's interest as
+// the game defines it, each primary's Interest computed by an object its
+// schema builds around its state, and the observer measures the node
+// against that rather than against the node's own view, so that a node
+// whose view is wrong is caught. The simulation harness (lab/harness) takes one from each node
 // core after every frame (Snapshot.Take); the local cluster engine
 // (live/localcluster) decodes them from the live nodes' /debug/world
 // answers (Reset, Add). The observer keeps every live primary, as of its
@@ -32,7 +37,8 @@
 //     snapshot lists them (a failover); if it comes back (a restart),
 //     feed its snapshots as before, and its view counts from then.
 //  3. Read the measures from the Recorder, and StalenessSamples,
-//     BeyondHistory and (after TrackKinds) KindViews here.
+//     BeyondHistory and (after TrackKinds) KindViews and MovingView
+//     (the missing replicas of the kinds not declared static) here.
 //
 // The observer does no I/O, reads no clock and keeps no goroutine; it is
 // deterministic in the snapshots it is fed. It is not safe for

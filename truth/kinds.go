@@ -28,6 +28,9 @@ type KindView struct {
 	// HeldOnEntry those the node already held a replica of then (fetched
 	// before they entered: proactive replication or prefetch).
 	Entries, HeldOnEntry uint64
+	// Moving says whether the kind counts among the moving objects
+	// (TrackKinds' static kinds do not; MovingView).
+	Moving bool
 	// Updates counts updates to objects in a node's view: each entry, and
 	// each later report at which the object's primary has a newer version
 	// than at the node's previous report. Direct counts the latter: updates
@@ -81,6 +84,15 @@ type kindTracker struct {
 	names  []string
 	counts []kindCount // by Kind - 1
 	nodes  []kindNode  // by node index (grown on a node's first report)
+
+	// The moving objects' measures (MovingView): the kinds not static.
+	static       []bool // by Kind - 1
+	moving       kindCount
+	repTotal     uint64   // the current report's moving objects
+	repMissing   []uint64 // and of them missing, by grace period
+	repCounted   bool     // the current report counts (after the warm-up)
+	movingFrames uint64   // counted reports with a moving object in view
+	movingFrac   []float64
 }
 
 type kindCount struct {
@@ -109,7 +121,9 @@ func (k *kindTracker) see(i int, kind world.Kind, id world.ObjectID, version uin
 	// Reports before the warm-up track entries but count nothing, as the
 	// recorder does.
 	counted := now >= k.warmup
+	k.repCounted = counted
 	c := &k.counts[kind-1]
+	moving := !k.static[kind-1]
 	n := k.node(i)
 	p, ok := n.pairs[id]
 	if !ok {
@@ -134,10 +148,18 @@ func (k *kindTracker) see(i int, kind world.Kind, id world.ObjectID, version uin
 		return
 	}
 	c.interesting++
+	if moving {
+		k.moving.interesting++
+		k.repTotal++
+	}
 	if !held {
 		for g, grace := range k.grace {
 			if now-p.entered >= grace {
 				c.missing[g]++
+				if moving {
+					k.moving.missing[g]++
+					k.repMissing[g]++
+				}
 			}
 		}
 	}
@@ -153,6 +175,14 @@ func (k *kindTracker) node(i int) *kindNode {
 
 // done ends node i's report: objects not seen in it left the view.
 func (k *kindTracker) done(i int) {
+	if k.repCounted && k.repTotal > 0 {
+		k.movingFrames++
+		for g := range k.grace {
+			k.movingFrac[g] += float64(k.repMissing[g]) / float64(k.repTotal)
+		}
+	}
+	k.repTotal, k.repCounted = 0, false
+	clear(k.repMissing)
 	n := k.node(i)
 	for id, p := range n.pairs {
 		if p.gen != n.gen {
@@ -167,7 +197,7 @@ func (k *kindTracker) views() []KindView {
 	out := make([]KindView, len(k.counts))
 	for j, c := range k.counts {
 		v := KindView{Kind: k.names[j], Interesting: c.interesting, Entries: c.entries, HeldOnEntry: c.heldOnEntry,
-			Updates: c.updates, Direct: c.direct}
+			Updates: c.updates, Direct: c.direct, Moving: !k.static[j]}
 		for g, grace := range k.grace {
 			v.Missing = append(v.Missing, Missing{GraceMs: float64(grace) / float64(time.Millisecond),
 				Fraction: ratio(c.missing[g], c.interesting), Missing: c.missing[g]})
@@ -177,13 +207,33 @@ func (k *kindTracker) views() []KindView {
 	return out
 }
 
+// newKindTracker returns a tracker of the kinds names (Kind k is
+// names[k−1]; static[k−1] true for a kind whose objects stay where they
+// are) at the grace periods, counting from warmup.
+func newKindTracker(names []string, static []bool, grace []time.Duration, warmup time.Duration) *kindTracker {
+	k := &kindTracker{grace: append([]time.Duration(nil), grace...), warmup: max(warmup, 0), names: append([]string(nil), names...),
+		static: make([]bool, len(names)),
+		moving: kindCount{missing: make([]uint64, len(grace))}, repMissing: make([]uint64, len(grace)), movingFrac: make([]float64, len(grace))}
+	copy(k.static, static)
+	for range names {
+		k.counts = append(k.counts, kindCount{missing: make([]uint64, len(grace))})
+	}
+	return k
+}
+
 // TrackKinds turns on the per-kind view measures (KindViews) from now
 // on, for the kinds of a game's registry (names[k−1] is the name of
-// world.Kind k), the grace periods of its missing replicas, and a warm-up
-// before which reports count nothing (as the Recorder's). It costs about
-// as much again as the Recorder's own missing-replica accounting. It
-// rejects a negative grace period, and a second call.
-func (t *Observer) TrackKinds(names []string, grace []time.Duration, warmup time.Duration) error {
+// world.Kind k), which of them are static (static[k−1]: objects that stay
+// where they are, such as the model game's items; the others count among
+// the moving objects, MovingView; nil: none), the grace periods of its
+// missing replicas, and a warm-up before which reports count nothing (as
+// the Recorder's). It costs about as much again as the Recorder's own
+// missing-replica accounting. It rejects a negative grace period, more
+// static flags than kinds, and a second call.
+func (t *Observer) TrackKinds(names []string, static []bool, grace []time.Duration, warmup time.Duration) error {
+	if len(static) > len(names) {
+		return fmt.Errorf("truth: %d static flags for %d kinds", len(static), len(names))
+	}
 	if t.kinds != nil {
 		return fmt.Errorf("truth: kind measures already on")
 	}
@@ -192,11 +242,7 @@ func (t *Observer) TrackKinds(names []string, grace []time.Duration, warmup time
 			return fmt.Errorf("truth: grace period %v: want ≥ 0", g)
 		}
 	}
-	k := &kindTracker{grace: append([]time.Duration(nil), grace...), warmup: max(warmup, 0), names: append([]string(nil), names...)}
-	for range names {
-		k.counts = append(k.counts, kindCount{missing: make([]uint64, len(grace))})
-	}
-	t.kinds = k
+	t.kinds = newKindTracker(names, static, grace, warmup)
 	return nil
 }
 
@@ -207,4 +253,38 @@ func (t *Observer) KindViews() []KindView {
 		return nil
 	}
 	return t.kinds.views()
+}
+
+// MovingView is the missing replicas of the moving objects alone: the
+// objects of the kinds TrackKinds was not told are static, over every
+// report of every node's view after the warm-up, at each grace period.
+type MovingView struct {
+	// Interesting is the (report, object) pairs with a moving object in
+	// the node's view.
+	Interesting uint64
+	// Missing is, for each grace period, the pairs missing over
+	// Interesting; FrameMean the mean over reports with a moving object
+	// in view of each report's missing share, by grace period.
+	Missing   []Missing
+	FrameMean []float64
+}
+
+// MovingView returns the moving objects' missing replicas so far (the
+// zero MovingView unless TrackKinds was called).
+func (t *Observer) MovingView() MovingView {
+	k := t.kinds
+	if k == nil {
+		return MovingView{}
+	}
+	v := MovingView{Interesting: k.moving.interesting}
+	for g, grace := range k.grace {
+		v.Missing = append(v.Missing, Missing{GraceMs: float64(grace) / float64(time.Millisecond),
+			Fraction: ratio(k.moving.missing[g], k.moving.interesting), Missing: k.moving.missing[g]})
+		f := 0.0
+		if k.movingFrames > 0 {
+			f = k.movingFrac[g] / float64(k.movingFrames)
+		}
+		v.FrameMean = append(v.FrameMean, f)
+	}
+	return v
 }

@@ -3,16 +3,12 @@ package truth
 import (
 	"testing"
 	"time"
-
-	"github.com/overworld/overworld/world"
 )
 
 // TestKindTrackerExact drives the per-kind tracker by hand and checks every
 // counter against the definitions.
 func TestKindTrackerExact(t *testing.T) {
-	k := &kindTracker{grace: []time.Duration{0, 100 * time.Millisecond}, names: []string{"a", "b"},
-		counts: []kindCount{{missing: make([]uint64, 2)}, {missing: make([]uint64, 2)}},
-		nodes:  []kindNode{{gen: 1, pairs: map[world.ObjectID]kindPair{}}}}
+	k := newKindTracker([]string{"a", "b"}, []bool{true, false}, []time.Duration{0, 100 * time.Millisecond}, 0)
 	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 	// Frame 0: object 1 (kind a) enters held, object 2 (kind b) enters
 	// missing.
@@ -40,6 +36,17 @@ func TestKindTrackerExact(t *testing.T) {
 	if b.Interesting != 3 || b.Entries != 1 || b.HeldOnEntry != 0 || b.Updates != 2 || b.Direct != 1 ||
 		b.Missing[0].Missing != 2 || b.Missing[1].Missing != 1 {
 		t.Errorf("kind b: %+v", b)
+	}
+	// Kind a is static, b moves: its pairs are the moving objects' (frames 0, 100,
+	// 200: missing at 0 ms in the first two, at 100 ms in the second).
+	if a.Moving || !b.Moving {
+		t.Errorf("moving: a %v, b %v; want b only", a.Moving, b.Moving)
+	}
+	obs := &Observer{kinds: k}
+	mv := obs.MovingView()
+	if mv.Interesting != 3 || mv.Missing[0].Missing != 2 || mv.Missing[1].Missing != 1 ||
+		mv.FrameMean[0] != 2.0/3 || mv.FrameMean[1] != 1.0/3 {
+		t.Errorf("moving objects: %+v", mv)
 	}
 	if got := a.DirectShare(); got != 1.0/3 {
 		t.Errorf("direct share %v, want 1/3", got)

@@ -428,17 +428,21 @@ func (t *Observer) observe(i int, snap *Snapshot) {
 //
 // The recorder takes a view in any order (it sorts it by ID), but the
 // staleness samples are drawn from the held objects in the order of the
-// grid scan. So on the reports that sample staleness (and when the kind
-// measures are on) the view is listed in scan order, and each object
-// looked up in the snapshot; on the others it is sorted by ID here, which
-// spares the recorder its sort, and the held flags come from one merge
-// with the snapshot's objects (in ID order too).
+// grid scan. So on the reports that sample staleness the view is listed
+// in scan order, and each object looked up in the snapshot; on the others
+// it is sorted by ID here, which spares the recorder its sort, and the
+// held flags come from one merge with the snapshot's objects (in ID order
+// too). The kind measures, when on, look each object up during the scan.
 func (t *Observer) report(i int, snap *Snapshot) error {
 	id, now := snap.Node, snap.At
-	t.view = append(t.view[:0], snap.View...)
+	if snap.OwnInterest {
+		t.view = append(t.view[:0], snap.Interest...)
+	} else {
+		t.view = append(t.view[:0], snap.View...)
+	}
 	t.interest, t.held = t.interest[:0], t.held[:0]
 	t.stamp++
-	ordered := t.kinds != nil || (t.ticks[i]+1)%t.every == 0
+	ordered := (t.ticks[i]+1)%t.every == 0
 	d3 := t.dims == 3
 	for v := range t.view {
 		b := &t.view[v]
@@ -464,11 +468,13 @@ func (t *Observer) report(i int, snap *Snapshot) error {
 						continue
 					}
 					t.interest = append(t.interest, uint64(g.id))
-					if !ordered {
+					if !ordered && t.kinds == nil {
 						continue
 					}
 					_, _, ok := snap.object(g.id)
-					t.held = append(t.held, ok)
+					if ordered {
+						t.held = append(t.held, ok)
+					}
 					if t.kinds != nil {
 						t.kinds.see(i, t.objs[g.slot].kind, g.id, t.objs[g.slot].version, ok, now)
 					}
@@ -584,8 +590,8 @@ func (t *Observer) StalenessSamples() (sum time.Duration, n int64) { return t.st
 // LastReport returns the latest report of a node's view, the slices the
 // Recorder received (valid until the next report): the objects in the
 // view and whether the node held each; scanOrder says whether they are in
-// the order of the grid scan (a report that samples staleness, or with
-// the kind measures on) rather than in ID order.
+// the order of the grid scan (a report that samples staleness) rather
+// than in ID order.
 func (t *Observer) LastReport() (interest []uint64, held []bool, scanOrder bool) {
 	return t.interest, t.held, t.scanned
 }

@@ -461,7 +461,7 @@ func TestFrameMatchesDefinition(t *testing.T) {
 			t.Fatal(err)
 		}
 		if seed%3 == 0 {
-			if err := obs.TrackKinds([]string{"a", "b"}, []time.Duration{0, 100 * time.Millisecond}, 0); err != nil {
+			if err := obs.TrackKinds([]string{"a", "b"}, nil, []time.Duration{0, 100 * time.Millisecond}, 0); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -723,7 +723,7 @@ func TestDownMatchesDefinition(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := obs.TrackKinds([]string{"a", "b"}, []time.Duration{0}, 0); err != nil {
+		if err := obs.TrackKinds([]string{"a", "b"}, nil, []time.Duration{0}, 0); err != nil {
 			t.Fatal(err)
 		}
 		if err := obs.Down(0); err == nil {

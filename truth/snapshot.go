@@ -21,8 +21,19 @@ type Snapshot struct {
 	// At is the node's time of the frame: the time of the view report.
 	At time.Duration
 	// View is the node's view (node.View): the interest boxes of its
-	// primaries.
+	// primaries, as the node computed them.
 	View []world.Box
+	// Interest is the node's interest as the observer computes it from
+	// the game's own definition, independently of the node: the Interest
+	// of an object built by its schema (world.Schema.NewObject) around
+	// the State of each of the node's primaries (under client-server, of
+	// its own objects), as Take and Add with a State record it. When
+	// OwnInterest is set the observer measures the node against Interest,
+	// so a node whose view is wrong (too small) is caught, not trusted;
+	// otherwise (a driver that cannot read the objects' States, such as
+	// a live cluster's /debug/world) against View.
+	Interest    []world.Box
+	OwnInterest bool
 
 	prims []prim   // the primaries, in ID order
 	objs  []obj    // every local object, in ID order
@@ -43,6 +54,15 @@ type Object struct {
 	// Kind is the primary's schema in the game's registry (0: unknown;
 	// the per-kind measures leave it out).
 	Kind world.Kind
+	// State, when not nil, is the object's state (read during Add only):
+	// the observer adds the Interest its schema's object has around it to
+	// the snapshot's Interest (and sets OwnInterest), for a primary, or
+	// for an object of the node's own (Own) whose primary is elsewhere
+	// (a client's avatar under client-server).
+	State *world.State
+	// Own marks an object whose interest is the node's although the node
+	// does not hold its primary (see State).
+	Own bool
 }
 
 type prim struct {
@@ -63,8 +83,24 @@ type obj struct {
 // Reset empties s for node id's frame at time at, keeping its buffers.
 func (s *Snapshot) Reset(id wire.NodeID, at time.Duration) {
 	s.Node, s.At = id, at
-	s.View = s.View[:0]
+	s.View, s.Interest, s.OwnInterest = s.View[:0], s.Interest[:0], false
 	s.prims, s.objs, s.prim = s.prims[:0], s.objs[:0], s.prim[:0]
+}
+
+// addInterest appends the interest of the game's object around st, as
+// the game defines it (Schema.NewObject, then Interest), keeping the
+// valid, non-empty boxes.
+func (s *Snapshot) addInterest(st *world.State) {
+	dims := st.Schema().Space().Dims()
+	start := len(s.Interest)
+	boxes := st.Schema().NewObject(st).Interest(s.Interest)
+	kept := boxes[:start]
+	for _, b := range boxes[start:] {
+		if b.Validate(dims) == nil && !b.Empty(dims) {
+			kept = append(kept, b)
+		}
+	}
+	s.Interest, s.OwnInterest = kept, true
 }
 
 // Add records one local object; objects must come in increasing ID order
@@ -83,6 +119,9 @@ func (s *Snapshot) Add(o Object) error {
 		s.prim[k/64] |= 1 << (k % 64)
 		s.prims = append(s.prims, prim{id: o.ID, version: o.Version, produced: o.Produced, loc: o.Loc, kind: o.Kind})
 	}
+	if o.State != nil && (o.Primary || o.Own) {
+		s.addInterest(o.State)
+	}
 	return nil
 }
 
@@ -92,12 +131,28 @@ func (s *Snapshot) Add(o Object) error {
 // per frame and evicted by the next).
 var briefScratch = sync.Pool{New: func() any { return new([]node.ObjectBrief) }}
 
-// Take records node core n as it is now, at its frame of time at.
+// hoster is a discovery that hands a node's objects to a server
+// (client-server's, as node reads it).
+type hoster interface{ Host() (wire.NodeID, bool) }
+
+// Take records node core n as it is now, at its frame of time at: its
+// objects, its own view (View), and its interest as the game defines it
+// (Interest, OwnInterest): the interests of its primaries, or under
+// client-server, where the server holds every primary, of the objects
+// this incarnation of the node created.
 func (s *Snapshot) Take(n *node.Node, at time.Duration) {
 	buf := briefScratch.Get().(*[]node.ObjectBrief)
 	infos := n.Briefs((*buf)[:0])
 	s.Node, s.At = n.ID(), at
 	s.prims, s.objs = s.prims[:0], s.objs[:0]
+	s.Interest, s.OwnInterest = s.Interest[:0], true
+	handoff := false
+	if h, ok := n.Config().Discovery.(hoster); ok {
+		_, handoff = h.Host()
+	}
+	// The objects this incarnation of the node created (world.ObjectID's
+	// origin: the incarnation above the node ID).
+	origin := uint32(n.Config().Incarnation)<<16 | uint32(n.ID())
 	s.prim = slices.Grow(s.prim[:0], (len(infos)+63)/64)[:(len(infos)+63)/64]
 	clear(s.prim)
 	for k := range infos {
@@ -106,6 +161,9 @@ func (s *Snapshot) Take(n *node.Node, at time.Duration) {
 		if in.Primary {
 			s.prim[k/64] |= 1 << (k % 64)
 			s.prims = append(s.prims, prim{id: in.ID, version: in.Version, produced: in.Produced, loc: in.State.Location(), kind: in.Kind})
+		}
+		if handoff && in.ID.Origin() == origin || !handoff && in.Primary {
+			s.addInterest(in.State)
 		}
 	}
 	clear(infos) // drop State references

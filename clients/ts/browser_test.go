@@ -514,7 +514,7 @@ func TestBrowserPlay(t *testing.T) {
 	ctx := newBrowser(t)
 	ds, priv := testCluster(t, 1)
 	d := ds[0]
-	tok, err := player.IssueToken(priv, "browser", time.Now(), time.Hour, nil)
+	tok, err := player.IssueToken(priv, "browser", node1, time.Now(), 5*time.Minute, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -625,6 +625,9 @@ func TestBrowserPlay(t *testing.T) {
 
 func abs(x float64) float64 { return max(x, -x) }
 
+// node1 is the audience of a token for node 1 of a test cluster.
+var node1 = player.Audience{World: player.DefaultWorld, Node: 1}
+
 // TestBrowserHandoff plays in Chromium on node 1 of a two-node cluster,
 // has node 1 hand the player to node 2 (POST /admin/handoff), and checks
 // that the page followed the Redirect (it now plays on node 2, whose
@@ -635,7 +638,7 @@ func abs(x float64) float64 { return max(x, -x) }
 func TestBrowserHandoff(t *testing.T) {
 	ctx := newBrowser(t)
 	ds, priv := testCluster(t, 2)
-	tok, err := player.IssueToken(priv, "mover", time.Now(), time.Hour, nil)
+	tok, err := player.IssueToken(priv, "mover", node1, time.Now(), 5*time.Minute, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -774,7 +777,7 @@ func TestBrowserReconnect(t *testing.T) {
 			http.NotFound(w, r)
 			return
 		}
-		tok, err := player.IssueToken(priv, player.PlayerID(fmt.Sprintf("again%d", issued.Add(1))), time.Now(), time.Hour, nil)
+		tok, err := player.IssueToken(priv, player.PlayerID(fmt.Sprintf("again%d", issued.Add(1))), node1, time.Now(), 5*time.Minute, nil)
 		if err != nil {
 			http.Error(w, err.Error(), 500)
 			return
@@ -783,7 +786,7 @@ func TestBrowserReconnect(t *testing.T) {
 		io.WriteString(w, player.EncodeToken(tok))
 	}))
 	defer lobby.Close()
-	first, err := player.IssueToken(priv, "again0", time.Now(), time.Hour, nil)
+	first, err := player.IssueToken(priv, "again0", node1, time.Now(), 5*time.Minute, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -156,7 +156,7 @@ func MakeVectors(t testing.TB, seed uint64, nstreams int) Vectors {
 	for i := range nonce {
 		nonce[i] = 0xa0 + byte(i)
 	}
-	tok, err := player.IssueToken(ed25519.NewKeyFromSeed(seedKey), "alice", time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), time.Hour, bytes.NewReader(nonce))
+	tok, err := player.IssueToken(ed25519.NewKeyFromSeed(seedKey), "alice", player.Audience{World: player.DefaultWorld, Node: 1}, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), time.Hour, bytes.NewReader(nonce))
 	if err != nil {
 		t.Fatal(err)
 	}

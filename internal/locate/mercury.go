@@ -84,6 +84,18 @@ type MercuryConfig struct {
 	// candidate between matches (Found.Vel). Off, Colyseus §6.2: every
 	// subscription is widened by (PubTime + PubTTL) × PubSpeed.
 	Sweep bool
+	// MatchAgain: under Sweep, a match a rendezvous sends a subscriber for
+	// the first time (no publication of the object told it yet) of an
+	// object standing still (zero velocity) is sent once more at the
+	// first Tick at least MatchAgain later, unless a newer publication was
+	// sent in between. Later publications of a still object are spared
+	// while it stays put, so a lost first match would otherwise leave the
+	// subscriber without it until the told publication nearly runs out
+	// (up to 3 × IdleEvery for an idle one); a second, independent copy
+	// makes that the loss of both. A moving object's told publication is
+	// short-lived, and the next is sent within about a PublishTTL. Zero
+	// (the default): sent once.
+	MatchAgain time.Duration
 }
 
 // DefaultMercuryConfig returns the defaults over keys and dims dimensions.
@@ -97,6 +109,7 @@ type MercuryStats struct {
 	PubsStored, SubsStored             uint64 // publications and subscription ranges delivered here as rendezvous
 	MatchesSent, Found                 uint64 // publications sent to subscribers; received (another node's)
 	MatchesSpared                      uint64 // matches not sent: the subscriber could predict them (Sweep)
+	MatchesAgain                       uint64 // first matches sent a second time (MatchAgain), in MatchesSent too
 	HandoffsSent, HandoffsTaken        uint64 // hand-off messages sent and imported
 	NotMember                          uint64 // routes skipped while out of the ring (joining or left)
 	Rejoins                            uint64 // joins retried after a failed join or an isolation
@@ -149,6 +162,7 @@ type Mercury struct {
 
 	told          map[toldKey]toldRec // what subscribers were sent (Sweep)
 	nextToldSweep time.Duration
+	again         []againMatch  // first matches to send once more (MatchAgain), in due order
 	rng           *rand.Rand    // shared with the ring: one goroutine drives both
 	seeds         []wire.NodeID // members to join through: the join seed and contacts
 	retryAt       time.Duration // when to join again after a failed join or isolation (0: no retry due)
@@ -382,6 +396,7 @@ func (m *Mercury) Tick(f *Frame, out *Out) {
 	m.publish(f)
 	m.subscribe(f)
 	_ = m.store.Expire(now) // time only moves forward here
+	m.sendAgain(now, out)
 	if f.Dims == m.cfg.Dims && now >= time.Second && now%(5*time.Second) < 100*time.Millisecond {
 		m.pred.Sweep(now - 5*time.Second)
 	}
@@ -659,10 +674,16 @@ func (m *Mercury) loadKey(r ring.Range) uint64 {
 // sendMatches sends m.matches, grouped by subscriber in node order, each
 // message at most maxMatch publications.
 func (m *Mercury) sendMatches(now, sent time.Duration, dims int, out *Out) {
-	const maxMatch = 24
 	if m.cfg.Sweep {
 		m.spare(now)
 	}
+	m.emitMatches(now, sent, dims, out)
+}
+
+// emitMatches sends m.matches, grouped by subscriber in node order, each
+// message at most maxMatch publications.
+func (m *Mercury) emitMatches(now, sent time.Duration, dims int, out *Out) {
+	const maxMatch = 24
 	slices.SortStableFunc(m.matches, func(a, b Match) int { return cmp.Compare(a.To, b.To) })
 	for i := 0; i < len(m.matches); {
 		to := m.matches[i].To
@@ -723,6 +744,9 @@ func (m *Mercury) spare(now time.Duration) {
 			m.stats.MatchesSpared++
 			continue
 		}
+		if _, told := m.told[k]; !told && m.cfg.MatchAgain > 0 && p.Vel == (world.Point{}) {
+			m.again = append(m.again, againMatch{due: now + m.cfg.MatchAgain, sent: now, m: mt})
+		}
 		m.told[k] = toldRec{node: p.Node, loc: p.Loc, vel: p.Vel, at: p.At, until: p.Until}
 		kept = append(kept, mt)
 	}
@@ -735,6 +759,44 @@ func (m *Mercury) spare(now time.Duration) {
 			}
 		}
 	}
+}
+
+// againMatch is a first match to send once more when due.
+type againMatch struct {
+	due, sent time.Duration
+	m         Match
+}
+
+// sendAgain sends the first matches due again by now (MatchAgain) whose
+// publication still lives and is still the one the subscriber was told
+// last (a newer one was sent in its place), grouped by subscriber.
+func (m *Mercury) sendAgain(now time.Duration, out *Out) {
+	n := 0
+	for n < len(m.again) && m.again[n].due <= now {
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	m.matches = m.matches[:0]
+	for _, a := range m.again[:n] {
+		r, ok := m.told[toldKey{a.m.To, a.m.Pub.ID}]
+		if a.m.Pub.Until <= now || !ok || r.at != a.m.Pub.At || r.node != a.m.Pub.Node {
+			continue
+		}
+		// The subscriber takes a match's location as the object's at the
+		// time it hears it (Found.Heard) and follows its velocity from
+		// there: the copy carries the location the first predicts now.
+		mt := a.m
+		t := (now - a.sent).Seconds()
+		for d := range m.cfg.Dims {
+			mt.Pub.Loc[d] += mt.Pub.Vel[d] * t
+		}
+		m.matches = append(m.matches, mt)
+	}
+	m.again = append(m.again[:0], m.again[n:]...)
+	m.stats.MatchesAgain += uint64(len(m.matches))
+	m.emitMatches(now, now, m.cfg.Dims, out)
 }
 
 // predicts reports whether a subscriber told r still has the publication

@@ -3,6 +3,7 @@ package locate
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -680,5 +681,80 @@ func TestMercurySparesPredictableMatches(t *testing.T) {
 	}
 	if got := f.Where(3*s, 2); got != (world.Point{6, 0}) {
 		t.Errorf("Where after 2 s: %v, want (6, 0): no farther than Until", got)
+	}
+}
+
+// TestMercuryMatchesAgain: with MatchAgain, a subscriber's first match of
+// an object standing still is sent once more at the first tick MatchAgain
+// later, unless a newer publication of it was sent meanwhile or the
+// publication ran out; matches after the first, and first matches of
+// moving objects, are not repeated.
+func TestMercuryMatchesAgain(t *testing.T) {
+	km, err := NewLinearMap(extentBox(100, 100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewMercury(1, MercuryConfig{Keys: km, Dims: 2, Sweep: true, MatchAgain: 150 * time.Millisecond}, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ms = time.Millisecond
+	pub := func(to wire.NodeID, id world.ObjectID, at time.Duration, x, vx float64, ttl time.Duration) Match {
+		return Match{To: to, Pub: Publication{ID: id, Node: 3, Loc: world.Point{x, 0}, Vel: world.Point{vx, 0}, At: at, Until: at + ttl}}
+	}
+	var ob wire.Outbox
+	out := &Out{Outbox: &ob}
+	sentTo := func() map[wire.NodeID]int {
+		got := map[wire.NodeID]int{}
+		for _, p := range ob.Packets(1, nil) {
+			fr, err := wire.OpenFrames(p.Payload)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for {
+				_, body, ok := fr.Next()
+				if !ok {
+					break
+				}
+				var msg wire.Locate
+				if err := msg.Decode(body); err != nil {
+					t.Fatal(err)
+				}
+				if msg.Kind == wire.LocMatch {
+					got[p.To] += len(msg.Pubs)
+				}
+			}
+		}
+		return got
+	}
+	step := func(now time.Duration, in ...Match) map[wire.NodeID]int {
+		m.matches = append(m.matches[:0], in...)
+		m.sendMatches(now, now, 2, out)
+		m.sendAgain(now, out)
+		return sentTo()
+	}
+	long := 15 * time.Second
+	checks := []struct {
+		now  time.Duration
+		in   []Match
+		want map[wire.NodeID]int
+	}{
+		// First matches: object 7 to nodes 2 and 4, object 8 (short-lived) to 5.
+		{0, []Match{pub(2, 7, 0, 0, 0, long), pub(4, 7, 0, 0, 0, long), pub(5, 8, 0, 0, 0, 100*ms)}, map[wire.NodeID]int{2: 1, 4: 1, 5: 1}},
+		// Not due yet; a newer, unpredictable publication of 7 goes to 4.
+		{100 * ms, []Match{pub(4, 7, 100*ms, 50, 0, long)}, map[wire.NodeID]int{4: 1}},
+		// Due: node 2's first again; node 4's was replaced (and its newer
+		// one is not a first); object 8 ran out; object 9 moves.
+		{200 * ms, nil, map[wire.NodeID]int{2: 1}},
+		// Nothing more, and an idle republication to node 2 is spared.
+		{500 * ms, []Match{pub(2, 7, 500*ms, 0, 0, long)}, map[wire.NodeID]int{}},
+	}
+	for i, c := range checks {
+		if got := step(c.now, c.in...); !maps.Equal(got, c.want) {
+			t.Errorf("step %d at %v: matches sent %v, want %v", i, c.now, got, c.want)
+		}
+	}
+	if got := m.Stats().MatchesAgain; got != 1 {
+		t.Errorf("%d matches sent again, want 1", got)
 	}
 }

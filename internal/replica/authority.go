@@ -71,6 +71,13 @@ func nextEpoch(e uint32, n wire.NodeID, promoted bool) uint32 {
 	return (e>>16+1)<<16 | p | uint32(n)&0x7fff
 }
 
+// epochNames reports whether epoch e names node n as its primary: every
+// epoch after 0 does, in its low 15 bits (nextEpoch); an object's first
+// primary, at epoch 0, is the node that created or was handed it.
+func epochNames(e uint32, n wire.NodeID) bool {
+	return e == 0 || wire.NodeID(e&0x7fff) == n
+}
+
 // home returns the node whose name service binds id: the node named by
 // the low 16 bits of its origin (node.Config.Incarnation).
 func home(id world.ObjectID) wire.NodeID {
@@ -517,6 +524,12 @@ func (s *Store) migrateIn(now time.Duration, from wire.NodeID, m *wire.Migration
 		_, err := s.decodeFull(m.ID, m.Kind, m.Data, nil)
 		return err
 	}
+	if !epochNames(m.Epoch, s.cfg.Self) {
+		// A migration's epoch names its target: this one is for another
+		// node (forged, or corrupt).
+		s.stats.NotPrimary++
+		return nil
+	}
 	ack := func() {
 		s.au.epochq = append(s.au.epochq, epochMsg{to: from, typ: wire.TypeMigrateAck, e: wire.Epoch{ID: m.ID, Epoch: m.Epoch}})
 	}
@@ -732,6 +745,13 @@ func (s *Store) whereIn(now time.Duration, from wire.NodeID, l wire.Location) {
 	id := l.ID
 	if l.Gone {
 		s.goneIn(now, from, l)
+		return
+	}
+	if !epochNames(l.Epoch, l.Node) {
+		// Every epoch after 0 names its primary: news of a primary the
+		// epoch does not name is forged (or corrupt), and would point
+		// replicas and writes at a node that is not the primary.
+		s.stats.NotPrimary++
 		return
 	}
 	if home(id) == s.cfg.Self && l.Node != s.cfg.Self {

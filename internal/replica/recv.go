@@ -281,6 +281,10 @@ func (s *Store) update(now time.Duration, from wire.NodeID, e *entry, u *wire.Up
 			s.stats.Ignored++
 			return nil
 		}
+		if !s.mayCreate(from, u.ID) {
+			s.stats.NotPrimary++
+			return nil
+		}
 		if u.Base != 0 {
 			// The primary thinks this node holds a replica it no longer has:
 			// acknowledge version 0 so that it sends a full state (or let the
@@ -352,6 +356,21 @@ func (s *Store) update(now time.Duration, from wire.NodeID, e *entry, u *wire.Up
 	e.version, e.produced, e.handoff = u.Version, at, false
 	s.stats.Applied++
 	return nil
+}
+
+// mayCreate reports whether a full state of id from node from may create a
+// replica of it here: not when this node asked another node for it (a
+// registration goes to the primary this node knows, and the primary
+// answers it), nor when it knows another node as its primary. A state
+// pushed unasked of an object this node knows nothing of is taken.
+func (s *Store) mayCreate(from wire.NodeID, id world.ObjectID) bool {
+	if r, ok := s.want[id]; ok && r.from != from {
+		return false
+	}
+	if l, ok := s.whereOf(id); ok && l.Node != from && l.Node != s.cfg.Self {
+		return false
+	}
+	return true
 }
 
 // accept records the first state of a new replica (its State holds it).

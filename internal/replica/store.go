@@ -241,8 +241,15 @@ type Stats struct {
 	Stale          int64 // updates ignored: old version, unknown base, or no replica
 	WritesApplied  int64 // tentative writes applied to primaries
 	Ignored        int64 // well-formed messages about objects this node cannot act on
-	Timeouts       int64 // replicas deleted because their primary fell silent
-	Dropped        int64 // replicas dropped (unneeded here, or dropped by the primary)
+	// NotPrimary counts messages refused because their sender is not the
+	// object's primary as this node knows it: a full state of an object
+	// this node asked another node for or knows at another node, news of
+	// a primary its epoch does not name, a migration whose epoch names
+	// another node. (Updates and deletions from a node other than a
+	// replica's source are counted as Stale and Ignored.)
+	NotPrimary int64
+	Timeouts   int64 // replicas deleted because their primary fell silent
+	Dropped    int64 // replicas dropped (unneeded here, or dropped by the primary)
 
 	// Authority (authority.go, writes.go, health.go).
 	Migrations        int64 // primaries handed to another node

@@ -19,6 +19,7 @@ import (
 
 	"github.com/overworld/overworld/arena"
 	"github.com/overworld/overworld/discovery"
+	"github.com/overworld/overworld/geo"
 	"github.com/overworld/overworld/lab"
 	"github.com/overworld/overworld/lab/harness"
 	"github.com/overworld/overworld/lab/report"
@@ -41,6 +42,9 @@ type BandwidthConfig struct {
 	// Seed is the seed of every run; Slice the PlanetLab time slice.
 	Seed  uint64
 	Slice int
+	// Net is the network every run emulates (geo.WAN, or the zero
+	// Network: the latency table's delays alone, the default).
+	Net geo.Network
 }
 
 // DefaultBandwidthConfig is the full sweep: 9 to 96 peer-to-peer nodes on
@@ -77,6 +81,8 @@ func (c BandwidthConfig) Validate() (BandwidthConfig, error) {
 		return c, fmt.Errorf("%w: duration %v: want 1s to 1h", lab.ErrConfig, c.Duration)
 	case c.Map != arena.Sqr && c.Map != arena.Rect:
 		return c, fmt.Errorf("%w: map %v: want sqr or rect", lab.ErrConfig, c.Map)
+	case c.Net.Validate() != nil:
+		return c, fmt.Errorf("%w: network: %w", lab.ErrConfig, c.Net.Validate())
 	}
 	slices.Sort(c.Nodes)
 	for i, n := range c.Nodes {
@@ -103,6 +109,7 @@ func (c BandwidthConfig) Validate() (BandwidthConfig, error) {
 func (c BandwidthConfig) world(a discovery.Arch, n int) harness.ArenaConfig {
 	w := harness.DefaultArenaConfig()
 	w.Arch, w.Nodes, w.PlayersPerNode, w.Map, w.Duration, w.Seed, w.Slice = a, n, c.PlayersPerNode, c.Map, c.Duration, c.Seed, c.Slice
+	w.SetNet(c.Net)
 	return w
 }
 
@@ -363,6 +370,9 @@ func (r *BandwidthReport) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "workload    the model game (arena), %d bot(s) per node, %s maps at a 16-player map's density, %v of game time per run, seed %d\n",
 		c.PlayersPerNode, c.Map, c.Duration, c.Seed)
 	fmt.Fprintf(w, "network     PlanetLab slice %d (nodes on distinct hosts drawn from the seed); bandwidth = bytes/s in + out incl. 28-byte IPv4/UDP headers\n", c.Slice)
+	if !c.Net.Perfect() {
+		fmt.Fprintf(w, "            beside the latencies, every packet: %s\n", c.Net)
+	}
 	fmt.Fprintf(w, "            directory and client-server add one node (rendezvous / central server) at the host with the least mean delay\n\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	p := func(format string, args ...any) { fmt.Fprintf(tw, format, args...) }

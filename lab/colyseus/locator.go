@@ -9,6 +9,7 @@ import (
 
 	"github.com/overworld/overworld/arena"
 	"github.com/overworld/overworld/discovery"
+	"github.com/overworld/overworld/geo"
 	"github.com/overworld/overworld/internal/locate"
 	"github.com/overworld/overworld/internal/ring"
 	"github.com/overworld/overworld/lab"
@@ -108,6 +109,9 @@ type Config struct {
 	// Workers is the simulator's goroutines per run (0: one per CPU); the
 	// results are the same for any value.
 	Workers int
+	// Net is the network every run emulates (geo.WAN, or the zero
+	// Network: the latency table's delays alone, the default).
+	Net geo.Network
 }
 
 // DefaultConfig is the full reproduction: the scale sweep over
@@ -284,6 +288,7 @@ func (c Config) world(n, ppn int, m arena.MapType, km string, d time.Duration) h
 	w := harness.DefaultArenaConfig()
 	w.Arch, w.Nodes, w.PlayersPerNode, w.Map, w.KeyMap, w.Duration = discovery.Colyseus, n, ppn, m, km, d
 	w.Seed, w.Slice, w.Workers = c.Seed, c.Slice, c.Workers
+	w.SetNet(c.Net)
 	return w
 }
 

@@ -23,6 +23,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "Colyseus (Bharambe et al., NSDI 2006) §5–§7: the distributed object locator (locate.Mercury on internal/ring)\n")
 	fmt.Fprintf(w, "network   PlanetLab slice %d, seed %d; bandwidth = bytes/s incl. 28-byte IPv4/UDP headers; p2p = 1 bot per node, fed = %d\n",
 		c.Slice, c.Seed, c.FedPlayers)
+	if !c.Net.Perfect() {
+		fmt.Fprintf(w, "          beside the latencies, every packet: %s\n", c.Net)
+	}
 	fmt.Fprintf(w, "runs      %d worlds; scale sweep %v each, federated %v (load balancing: %v); the paper's runs are 8 min, measured over 5\n\n",
 		len(r.Runs), c.ScaleDuration, c.FedDuration, c.BalanceDuration)
 	t := &tables{w: w}

@@ -44,11 +44,11 @@ type Config struct {
 	// cut into two random sides for 0.5 to 2 s), only when no node is
 	// down. Default 0.
 	Partitions int
-	// Loss, Duplicate (probabilities in [0, 1)) and Jitter (the mean of
-	// an exponential extra delay) configure the emulated network.
-	// Default none.
-	Loss, Duplicate float64
-	Jitter          time.Duration
+	// Loss, Duplicate, Reorder (probabilities in [0, 1)) and Jitter (the
+	// mean of an exponential extra delay) configure the emulated network
+	// (geo.Network). Default none.
+	Loss, Duplicate, Reorder float64
+	Jitter                   time.Duration
 	// WriteRate is the writes by ID per second of game time (node.WriteTo
 	// from a random live node to a random bot whose primary is on another
 	// node, adding one to its deaths counter). Default 4; 0: none.
@@ -145,7 +145,7 @@ func (c Config) Validate() (Config, error) {
 func (c Config) arena() harness.ArenaConfig {
 	w := harness.DefaultArenaConfig()
 	w.Arch, w.Nodes, w.PlayersPerNode, w.Map, w.Slice, w.Seed, w.Duration = c.Arch, c.Nodes, c.PlayersPerNode, c.Map, c.Slice, c.Seed, c.Duration
-	w.Loss, w.Duplicate, w.Jitter = c.Loss, c.Duplicate, c.Jitter
+	w.Loss, w.Duplicate, w.Jitter, w.Reorder = c.Loss, c.Duplicate, c.Jitter, c.Reorder
 	w.Failover = !c.NoFailover
 	w.Workers = 1
 	return w

@@ -142,7 +142,7 @@ func TestConfigValidate(t *testing.T) {
 		{"crashes", func(c *Config) { c.Crashes = -2 }, "crashes -2"},
 		{"partitions", func(c *Config) { c.Partitions = -1 }, "partitions -1"},
 		{"loss", func(c *Config) { c.Loss = 1 }, "loss"},
-		{"dup", func(c *Config) { c.Duplicate = -0.1 }, "duplicate"},
+		{"dup", func(c *Config) { c.Duplicate = -0.1 }, "duplication"},
 		{"jitter", func(c *Config) { c.Jitter = -time.Millisecond }, "jitter"},
 		{"writes", func(c *Config) { c.WriteRate = -1 }, "write rate"},
 		{"budget", func(c *Config) { c.FailoverBudget = -time.Second }, "failover budget"},

@@ -134,6 +134,7 @@ type Settings struct {
 	Loss           float64 `json:"loss"`
 	Dup            float64 `json:"dup"`
 	JitterMs       float64 `json:"jitter_ms"`
+	Reorder        float64 `json:"reorder,omitempty"`
 	WriteRate      float64 `json:"write_rate"`
 	BudgetMs       float64 `json:"failover_budget_ms"`
 	Failover       bool    `json:"failover"`
@@ -187,7 +188,7 @@ func newReport(c Config) *Report {
 		Settings: Settings{Arch: string(c.Arch), Nodes: c.Nodes, PlayersPerNode: c.PlayersPerNode, Map: c.Map.String(),
 			Slice: c.Slice, DurationS: c.Duration.Seconds(), Migrations: c.Migrations, Crashes: c.Crashes,
 			RestartAfterMs: msOf(c.RestartAfter), Partitions: c.Partitions, Loss: c.Loss, Dup: c.Duplicate,
-			JitterMs: msOf(c.Jitter), WriteRate: c.WriteRate, BudgetMs: msOf(c.FailoverBudget), Failover: !c.NoFailover}}
+			JitterMs: msOf(c.Jitter), Reorder: c.Reorder, WriteRate: c.WriteRate, BudgetMs: msOf(c.FailoverBudget), Failover: !c.NoFailover}}
 }
 
 // round3 keeps three decimals: the figures are milliseconds and shares.
@@ -277,7 +278,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	rows := [][]string{
 		{"setting", "value"},
 		{"world", fmt.Sprintf("%s, %d nodes × %d bots, %s map, %.0f s, seed %d, failover %v", s.Arch, s.Nodes, s.PlayersPerNode, s.Map, s.DurationS, r.Seed, s.Failover)},
-		{"network", fmt.Sprintf("loss %s, duplication %s, jitter %.0f ms", report.Pct(s.Loss), report.Pct(s.Dup), s.JitterMs)},
+		{"network", networkLine(s)},
 		{"schedule", fmt.Sprintf("%d migrations (%d refused, %d aborted; %d handoffs), %d crashes (%d skipped), %d restarts, %d partitions, %d writes (%d acknowledged)",
 			r.Migrations, r.MigrationsRefused, r.MigrationsAborted, r.Handoffs, r.Crashes, r.CrashesSkipped, r.Restarts, r.Partitions, r.Writes, r.WritesAcked)},
 		{"objects_lost", check(r.ObjectsLost)},
@@ -363,4 +364,13 @@ func (r *Report) WritePlots(dir string) ([]string, error) {
 		return nil, err
 	}
 	return []string{path}, nil
+}
+
+// networkLine describes a run's network for the table.
+func networkLine(s Settings) string {
+	line := fmt.Sprintf("loss %s, duplication %s, jitter %.0f ms", report.Pct(s.Loss), report.Pct(s.Dup), s.JitterMs)
+	if s.Reorder > 0 {
+		line += ", reordering " + report.Pct(s.Reorder)
+	}
+	return line
 }

@@ -124,7 +124,7 @@ func ArenaGame(c ArenaConfig) (Game, *arena.Game, error) {
 		return Game{}, nil, fmt.Errorf("%w: %w", lab.ErrConfig, err)
 	}
 	sp := ArenaSpace(g)
-	hg := Game{Registry: g.Registry(), Avatar: g.Bot, Bounds: sp.Bounds, Interest: sp.Interest, Speed: sp.Speed, Players: sp.Players,
+	hg := Game{Registry: g.Registry(), Avatar: g.Bot, Static: []*world.Schema{g.Item}, Bounds: sp.Bounds, Interest: sp.Interest, Speed: sp.Speed, Players: sp.Players,
 		Labels: map[string]string{"players_per_node": strconv.Itoa(c.PlayersPerNode), "players": strconv.Itoa(c.Players()),
 			"map": c.Map.String()}}
 	for _, s := range g.Spawns() {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/overworld/overworld/discovery"
+	"github.com/overworld/overworld/geo"
 	"github.com/overworld/overworld/lab"
 )
 
@@ -42,10 +43,11 @@ type Config struct {
 	Data   SiteData
 	Slice  int
 	Cities []string
-	// Jitter (mean of an exponential extra delay), Loss and Duplicate
-	// configure the emulated WAN (sim.Config). Default none.
-	Jitter          time.Duration
-	Loss, Duplicate float64
+	// Jitter (mean of an exponential extra delay), Loss, Duplicate and
+	// Reorder configure the emulated WAN (sim.Config, geo.Network; Net
+	// and SetNet read and set them together). Default none.
+	Jitter                   time.Duration
+	Loss, Duplicate, Reorder float64
 	// StalenessEvery: every node samples the staleness of the replicas in
 	// its interest every this many of its frames (default 10: once a
 	// second), at most StalenessCap replicas per sample (default 16),
@@ -98,6 +100,16 @@ type Config struct {
 	// transient, not steady-state consistency. Default min(5 s,
 	// Duration/10); negative means none.
 	Warmup time.Duration
+}
+
+// Net returns the run's network conditions.
+func (c Config) Net() geo.Network {
+	return geo.Network{Jitter: c.Jitter, Loss: c.Loss, Duplicate: c.Duplicate, Reorder: c.Reorder}
+}
+
+// SetNet sets the run's network conditions (a profile, geo.WAN, or any).
+func (c *Config) SetNet(n geo.Network) {
+	c.Jitter, c.Loss, c.Duplicate, c.Reorder = n.Jitter, n.Loss, n.Duplicate, n.Reorder
 }
 
 // DefaultConfig returns 16 nodes under the directory architecture for 60
@@ -155,12 +167,8 @@ func (c Config) Validate() (Config, error) {
 		return bad("nodes %d: want 1 to %d", c.Nodes, maxNodes)
 	case c.Duration < time.Second || c.Duration > 24*time.Hour:
 		return bad("duration %v: want 1s to 24h", c.Duration)
-	case c.Jitter < 0 || c.Jitter > 10*time.Second:
-		return bad("jitter %v: want 0 to 10s", c.Jitter)
-	case !(c.Loss >= 0 && c.Loss < 1):
-		return bad("loss %v: want a probability in [0, 1)", c.Loss)
-	case !(c.Duplicate >= 0 && c.Duplicate < 1):
-		return bad("duplicate %v: want a probability in [0, 1)", c.Duplicate)
+	case c.Net().Validate() != nil:
+		return bad("network: %v", c.Net().Validate())
 	case c.StalenessEvery < 1 || c.StalenessCap < 1:
 		return bad("staleness sampling every %d frames, at most %d: want both ≥ 1", c.StalenessEvery, c.StalenessCap)
 	case c.Workers < 0 || c.Workers > 256:

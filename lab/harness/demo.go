@@ -92,6 +92,7 @@ func (r *DemoReport) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "world demo: %d nodes × %d bots = %d players, %s architecture, %s map %.0f × %.0f m, %v of game time, seed %d\n",
 		c.Nodes, c.PlayersPerNode, c.Players(), arch, c.Map, mw, mh, c.Duration, c.Seed)
+	fmt.Fprintf(w, "network: %s\n", c.Net())
 	fmt.Fprintf(w, "nodes:   WonderNetwork cities %s\n", listCities(c.Cities[:c.Nodes]))
 	switch c.Arch {
 	case discovery.Directory:
@@ -140,14 +141,21 @@ func (r *DemoReport) WriteTable(w io.Writer) error {
 	for _, m := range s.Views.Missing {
 		p(" %7.2f%%", 100*m.Fraction)
 	}
+	if len(s.Views.MissingMoving) > 0 {
+		p("\n%-34s", "  of moving objects alone")
+		for _, m := range s.Views.MissingMoving {
+			p(" %7.2f%%", 100*m.Fraction)
+		}
+	}
 	p("\n\n%-34s %8s %8s %8s %8s %8s %8s\n", "ms", "mean", "p50", "p95", "p99", "max", "samples")
 	d := s.Views.Discovery
 	p("%-34s %8.0f %8.0f %8.0f %8.0f %8.0f %8d\n", "discovery latency", d.Mean, d.P50, d.P95, d.P99, d.Max, d.Count)
+	p("%-34s %8d (%.1f%% of the discoveries due: left the interest before they were found)\n", "  abandoned", s.Views.Abandoned, 100*s.Views.AbandonedShare)
 	st := s.Staleness
 	p("%-34s %8.0f %8.0f %8.0f %8.0f %8.0f %8d\n", "replica staleness", st.Mean, st.P50, st.P95, st.P99, st.Max, st.Count)
-	fmt.Fprintf(w, "\nobject updates: %.0f/s in all (%.0f per node); bytes per update: %.1f in updates frames (entry + frame header),\n",
-		r.UpdatesPerS, r.UpdatesPerS/float64(c.Nodes), r.FrameBytesPerUpdate)
-	fmt.Fprintf(w, "                %.1f on the wire (all update-class bytes: payloads, IPv4/UDP headers, replica requests)\n", r.BytesPerUpdate)
+	fmt.Fprintf(w, "\nbytes per update on the wire: %.1f (all update-class bytes: payloads, IPv4/UDP headers, replica requests);\n", r.BytesPerUpdate)
+	fmt.Fprintf(w, "                %.1f in updates frames (entry + frame header); %.0f object updates/s in all (%.0f per node)\n",
+		r.FrameBytesPerUpdate, r.UpdatesPerS, r.UpdatesPerS/float64(c.Nodes))
 	fmt.Fprintf(w, "simulation: %d events in %.2f s wall: %.2g events/s, %.1f× real time\n",
 		r.Events, r.Wall.Seconds(), r.EventsPerS(), r.SpeedFactor())
 	if s := r.Sim(); s != nil {

@@ -36,7 +36,7 @@ func TestDemoTiny(t *testing.T) {
 		}
 	}
 	files, err := rep.WriteFiles(t.TempDir())
-	if err != nil || len(files) != 3 {
+	if err != nil || len(files) != 4 {
 		t.Fatalf("WriteFiles: %v, %v", files, err)
 	}
 	for _, f := range files {

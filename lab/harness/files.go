@@ -10,7 +10,8 @@ import (
 
 // WriteFiles writes the run's summary (summary.json, byte-identical for a
 // seed unless Config.WallFrameTimes), the network's per-second series
-// (series.csv) and every node's per-second bytes (nodes.csv) into dir
+// (series.csv), every node's per-second bytes (nodes.csv) and the
+// per-kind view measures (kinds.csv) into dir
 // (created if missing), and returns their paths. It fails after
 // DropSeries.
 func (r *Result) WriteFiles(dir string) ([]string, error) {
@@ -29,6 +30,7 @@ func (r *Result) WriteFiles(dir string) ([]string, error) {
 		{"summary.json", r.Summary.WriteJSON},
 		{"series.csv", s.WriteSeriesCSV},
 		{"nodes.csv", s.WriteNodeSeriesCSV},
+		{"kinds.csv", func(w io.Writer) error { return WriteKindsCSV(w, r.kinds) }},
 	} {
 		path := filepath.Join(dir, f.name)
 		fh, err := os.Create(path)

@@ -40,6 +40,11 @@ type Game struct {
 	// Players is the number of players (the dht key mapping gives each a
 	// region); 0 means one per spawn.
 	Players int
+	// Static lists the kinds whose objects stay where they are (the model
+	// game's items); every other kind counts among the moving objects,
+	// whose missing replicas the summary gives apart (Views.MissingMoving).
+	// Each must be in the Registry. Nil: every kind moves.
+	Static []*world.Schema
 	// Labels are added to the summary's labels (sim.Summary.Labels): the
 	// game's own settings, such as its map. The harness's own labels
 	// (arch, nodes, sites, infra_node) win over a label of the same name.
@@ -82,6 +87,14 @@ func (g *Game) validate(nodes int) error {
 	}
 	if g.Players < 0 {
 		return bad("players %d: want 0 (one per spawn) or more", g.Players)
+	}
+	for _, sc := range g.Static {
+		if sc == nil {
+			return bad("a nil static schema")
+		}
+		if _, ok := g.Registry.Kind(sc); !ok {
+			return bad("static schema %s is not in the registry", sc.Name())
+		}
 	}
 	for i, sp := range g.Spawns {
 		if sp.Node < 0 || sp.Node >= nodes {

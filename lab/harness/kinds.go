@@ -1,6 +1,11 @@
 package harness
 
 import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"strconv"
+
 	"github.com/overworld/overworld/truth"
 	"github.com/overworld/overworld/world"
 )
@@ -13,8 +18,10 @@ type KindView = truth.KindView
 
 // TrackKinds turns on the per-kind view measures (KindViews) from now on,
 // named by the game's schemas, at the simulator's grace periods and after
-// its warm-up. Call it before Run; it costs about as much again as the
-// simulator's own missing-replica accounting.
+// its warm-up. New turns them on in every world (the summary's missing
+// replicas of moving objects come from them); a second call changes
+// nothing. They cost about as much again as the simulator's own
+// missing-replica accounting.
 func (w *World) TrackKinds() {
 	names := make([]string, w.reg.Len())
 	for i := range names {
@@ -22,9 +29,41 @@ func (w *World) TrackKinds() {
 	}
 	// The grace periods are the recorder's (validated): this fails only
 	// when the measures are already on, and then changes nothing.
-	_ = w.truth.TrackKinds(names, w.sim.Recorder().Grace(), max(w.cfg.Warmup, 0))
+	_ = w.truth.TrackKinds(names, w.static, w.sim.Recorder().Grace(), max(w.cfg.Warmup, 0))
 }
 
 // KindViews returns the per-kind view measures so far, by kind (the game
 // registry's order), or nil unless TrackKinds was called.
 func (w *World) KindViews() []KindView { return w.truth.KindViews() }
+
+// WriteKindsCSV writes the per-kind view measures as CSV: one row per
+// kind with whether it moves, its (report, object) pairs in view, its
+// missing share at every grace period, its entries and the share held on
+// entry, and the share of its updates sent straight to a replica already
+// in view.
+func WriteKindsCSV(w io.Writer, kinds []KindView) error {
+	cw := csv.NewWriter(w)
+	head := []string{"kind", "moving", "interesting"}
+	if len(kinds) > 0 {
+		for _, m := range kinds[0].Missing {
+			head = append(head, fmt.Sprintf("missing_%gms", m.GraceMs))
+		}
+	}
+	head = append(head, "entries", "held_on_entry_share", "updates", "direct_share")
+	if err := cw.Write(head); err != nil {
+		return err
+	}
+	f := func(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
+	for _, k := range kinds {
+		row := []string{k.Kind, strconv.FormatBool(k.Moving), strconv.FormatUint(k.Interesting, 10)}
+		for _, m := range k.Missing {
+			row = append(row, f(m.Fraction))
+		}
+		row = append(row, strconv.FormatUint(k.Entries, 10), f(k.HeldOnEntryShare()), strconv.FormatUint(k.Updates, 10), f(k.DirectShare()))
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

@@ -19,10 +19,7 @@ func TestKindViewsSumToRecorder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if w.KindViews() != nil {
-			t.Fatal("kind views before TrackKinds")
-		}
-		w.TrackKinds()
+		w.TrackKinds() // on already: changes nothing
 		if err := w.Run(nil); err != nil {
 			t.Fatal(err)
 		}
@@ -53,6 +50,20 @@ func TestKindViewsSumToRecorder(t *testing.T) {
 		}
 		if kinds[0].Interesting == 0 || kinds[0].Updates == 0 {
 			t.Errorf("%s: no bot in any view: %+v", a, kinds[0])
+		}
+		// Bots and missiles move, items stay: the moving objects' measures
+		// are the first two kinds'.
+		if !kinds[0].Moving || !kinds[1].Moving || kinds[2].Moving {
+			t.Errorf("%s: moving kinds %v %v %v, want bot and missile", a, kinds[0].Moving, kinds[1].Moving, kinds[2].Moving)
+		}
+		mv := views.MissingMoving
+		if views.InterestingMoving != kinds[0].Interesting+kinds[1].Interesting || len(mv) != len(views.Missing) {
+			t.Fatalf("%s: %d moving pairs, bots and missiles %d", a, views.InterestingMoving, kinds[0].Interesting+kinds[1].Interesting)
+		}
+		for g := range mv {
+			if m := kinds[0].Missing[g].Missing + kinds[1].Missing[g].Missing; mv[g].Missing != m {
+				t.Errorf("%s: grace %v ms: %d moving missing, bots and missiles %d", a, mv[g].GraceMs, mv[g].Missing, m)
+			}
 		}
 	}
 }

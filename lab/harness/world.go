@@ -30,16 +30,18 @@ import (
 type World struct {
 	cfg   Config
 	sim   *sim.Sim
-	nodes []*node.Node      // index = NodeID - 1; the infra node last
-	discs []node.Discovery  // by node, as nodes
-	infra wire.NodeID       // 0 without an infrastructure node
-	reg   *world.Registry   // the game's schemas
-	extra map[string]string // the game's summary labels
-	truth *truth.Observer
-	snaps []snapPair       // per node: as of its latest frames
-	added map[string]int64 // counters already given to the recorder
-	check func(ev sim.Event)
-	warm  bool // the warm-up is over (the locators' histograms were reset)
+	nodes []*node.Node     // index = NodeID - 1; the infra node last
+	discs []node.Discovery // by node, as nodes
+	infra wire.NodeID      // 0 without an infrastructure node
+	reg   *world.Registry  // the game's schemas
+	// static[k−1]: the game's Kind k stays where it is (Game.Static)
+	static []bool
+	extra  map[string]string // the game's summary labels
+	truth  *truth.Observer
+	snaps  []snapPair       // per node: as of its latest frames
+	added  map[string]int64 // counters already given to the recorder
+	check  func(ev sim.Event)
+	warm   bool // the warm-up is over (the locators' histograms were reset)
 	// onEvent receives every node's authority events (SetOnEvent).
 	onEvent func(node.AuthorityEvent)
 	// sites and site: the latency table, and every node's site in it
@@ -92,7 +94,7 @@ func newWorld(cfg Config, g Game, wrap func(*node.Node) sim.Core) (*World, error
 		return nil, err
 	}
 	sc := sim.DefaultConfig()
-	sc.Seed, sc.Jitter, sc.Loss, sc.Duplicate = cfg.Seed, cfg.Jitter, cfg.Loss, cfg.Duplicate
+	sc.Seed, sc.Jitter, sc.Loss, sc.Duplicate, sc.Reorder = cfg.Seed, cfg.Jitter, cfg.Loss, cfg.Duplicate, cfg.Reorder
 	sc.Workers = cfg.Workers
 	sc.Warmup = max(cfg.Warmup, 0)
 	if sc.Workers == 0 {
@@ -102,7 +104,12 @@ func newWorld(cfg Config, g Game, wrap func(*node.Node) sim.Core) (*World, error
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", lab.ErrConfig, err)
 	}
-	w := &World{cfg: cfg, sim: s, reg: g.Registry, extra: maps.Clone(g.Labels), added: map[string]int64{}, space: space, wrap: wrap,
+	static := make([]bool, g.Registry.Len())
+	for _, sc := range g.Static {
+		k, _ := g.Registry.Kind(sc) // validated
+		static[k-1] = true
+	}
+	w := &World{cfg: cfg, sim: s, reg: g.Registry, static: static, extra: maps.Clone(g.Labels), added: map[string]int64{}, space: space, wrap: wrap,
 		sites: sites, sameSite: s.Config().SameSite}
 	for _, name := range where {
 		k, _ := sites.Index(name) // buildSites names sites of the table
@@ -158,6 +165,9 @@ func newWorld(cfg Config, g Game, wrap func(*node.Node) sim.Core) (*World, error
 			return nil, err
 		}
 	}
+	// The per-kind measures, and with them the moving objects' missing
+	// replicas (Result's Views.MissingMoving), are on in every run.
+	w.TrackKinds()
 	s.SetObserver(w.observe)
 	s.ObserveOnly(sim.EventTick) // the ground truth needs the frames; Sim.Events counts the rest
 	s.ObserveBehind(true)        // it reads only the snapshots, double-buffered
@@ -447,8 +457,12 @@ type Result struct {
 	Events uint64
 	Wall   time.Duration
 
-	sim *sim.Sim // for WriteFiles; nil after DropSeries
+	sim   *sim.Sim   // for WriteFiles; nil after DropSeries
+	kinds []KindView // the per-kind measures, for WriteFiles (kinds.csv)
 }
+
+// Kinds returns the per-kind view measures of the run (World.KindViews).
+func (r *Result) Kinds() []KindView { return slices.Clone(r.kinds) }
 
 // NodeGroupBandwidth is the bandwidth of a group of nodes (B/s).
 type NodeGroupBandwidth struct {
@@ -535,7 +549,13 @@ func (w *World) Result() *Result {
 	if w.placer != nil {
 		sum.Labels["placement"] = string(w.placer.cfg.Mode)
 	}
-	res := &Result{Config: c, Summary: sum, Events: w.sim.Events(), Wall: w.wallRun, sim: w.sim}
+	mv := w.truth.MovingView()
+	sum.Views.InterestingMoving = mv.Interesting
+	sum.Views.MissingMoving = make([]sim.Missing, len(mv.Missing))
+	for g, m := range mv.Missing {
+		sum.Views.MissingMoving[g] = sim.Missing{GraceMs: m.GraceMs, Fraction: m.Fraction, FrameMean: mv.FrameMean[g], Missing: m.Missing}
+	}
+	res := &Result{Config: c, Summary: sum, Events: w.sim.Events(), Wall: w.wallRun, sim: w.sim, kinds: w.KindViews()}
 	if w.placer != nil {
 		res.Placement = w.placer.report()
 	}

@@ -60,7 +60,7 @@ func TestWorldConfigValidate(t *testing.T) {
 		{"duration", func(c *ArenaConfig) { c.Duration = time.Millisecond }, "duration"},
 		{"jitter", func(c *ArenaConfig) { c.Jitter = -time.Second }, "jitter"},
 		{"loss", func(c *ArenaConfig) { c.Loss = 1 }, "loss"},
-		{"dup", func(c *ArenaConfig) { c.Duplicate = -0.1 }, "duplicate"},
+		{"dup", func(c *ArenaConfig) { c.Duplicate = -0.1 }, "duplication"},
 		{"slice", func(c *ArenaConfig) { c.Slice = 19 }, "slice 19"},
 		{"cities on planetlab", func(c *ArenaConfig) { c.Cities = []string{"London"} }, "cities"},
 		{"few cities", func(c *ArenaConfig) { c.Data, c.Slice, c.Cities = SitesWonder, 0, []string{"London"} }, "1 WonderNetwork cities for 16 nodes"},

@@ -73,7 +73,7 @@ func testVerifier(t testing.TB) (*player.Verifier, ed25519.PrivateKey) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := player.NewVerifier(player.VerifierConfig{Key: pub})
+	v, err := player.NewVerifier(player.VerifierConfig{Key: pub, Audience: player.Audience{World: player.DefaultWorld, Node: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestLivePlayersSeeNodeState(t *testing.T) {
 		for i := range players {
 			a, b := player.Pipe(64)
 			go func() { _ = gw.Serve(ctx, a) }()
-			tok, err := player.IssueToken(key, player.PlayerID(fmt.Sprintf("p%d", i)), time.Now(), time.Hour, nil)
+			tok, err := player.IssueToken(key, player.PlayerID(fmt.Sprintf("p%d", i)), player.Audience{World: player.DefaultWorld, Node: 1}, time.Now(), 5*time.Minute, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -283,7 +283,7 @@ func TestLiveLoopback(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			tok, _ := player.IssueToken(key, player.PlayerID(fmt.Sprintf("bot%d", i)), time.Now(), time.Minute, nil)
+			tok, _ := player.IssueToken(key, player.PlayerID(fmt.Sprintf("bot%d", i)), player.Audience{World: player.DefaultWorld, Node: 1}, time.Now(), time.Minute, nil)
 			c, err := player.Join(ctx, conn, tok)
 			if err != nil {
 				t.Error(err)
@@ -301,7 +301,7 @@ func TestLiveLoopback(t *testing.T) {
 	// Refusals over the real sockets: a forged token on QUIC, a text
 	// message on WebSocket.
 	_, forger, _ := ed25519.GenerateKey(rand.NewChaCha8([32]byte{9}))
-	forged, _ := player.IssueToken(forger, "mallory", time.Now(), time.Minute, nil)
+	forged, _ := player.IssueToken(forger, "mallory", player.Audience{World: player.DefaultWorld, Node: 1}, time.Now(), time.Minute, nil)
 	if conn, err := player.DialQUIC(ctx, ln.Addr().String(), nil); err != nil {
 		t.Error(err)
 	} else if _, err := player.Join(ctx, conn, forged); !isRefusal(err, player.CodeBadToken) {
@@ -365,7 +365,7 @@ func BenchmarkGatewayFrame(b *testing.B) {
 			for i := range p {
 				a, c := player.Pipe(4)
 				go func() { _ = gw.Serve(ctx, a) }()
-				tok, _ := player.IssueToken(key, player.PlayerID(fmt.Sprintf("p%d", i)), time.Now(), time.Hour, nil)
+				tok, _ := player.IssueToken(key, player.PlayerID(fmt.Sprintf("p%d", i)), player.Audience{World: player.DefaultWorld, Node: 1}, time.Now(), 5*time.Minute, nil)
 				wg.Add(1)
 				joined.Add(1)
 				go func() {

@@ -56,6 +56,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/overworld/overworld/geo"
 	"github.com/overworld/overworld/live"
 	"github.com/overworld/overworld/live/pki"
 	"github.com/overworld/overworld/live/player"
@@ -90,6 +91,10 @@ type Config struct {
 	// EmulateLatency delays every packet between two nodes by the one-way
 	// latency between their cities (live.Latency).
 	EmulateLatency bool
+	// Net is the WAN conditions beyond latency every node emulates on
+	// what it sends (live.DaemonConfig's emulate_* fields; the zero
+	// Network: none).
+	Net geo.Network
 	// Map, PlayersPerNode and Seed are the game (live.GameConfig) every
 	// node runs, over len(Cities) game nodes.
 	Map            string
@@ -251,6 +256,8 @@ func Start(cfg Config) (*Cluster, error) {
 		dc.Epoch = c.epoch.UTC().Format(time.RFC3339Nano)
 		dc.City = c.cities[i]
 		dc.EmulateLatency = cfg.EmulateLatency
+		dc.EmulateLoss, dc.EmulateJitter, dc.EmulateDuplicate, dc.EmulateReorder =
+			cfg.Net.Loss, live.Duration{Duration: cfg.Net.Jitter}, cfg.Net.Duplicate, cfg.Net.Reorder
 		dc.LogLevel = cfg.LogLevel
 		dc.Failover = !cfg.NoFailover
 		switch {

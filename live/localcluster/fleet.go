@@ -16,6 +16,7 @@ import (
 	"github.com/overworld/overworld/live/plane"
 	"github.com/overworld/overworld/live/player"
 	"github.com/overworld/overworld/wire"
+	"github.com/overworld/overworld/world"
 )
 
 // Fleet is a cluster's bots as real clients: one goroutine per bot, each
@@ -44,6 +45,12 @@ type fleetBot struct {
 	cur      *player.Client     // the session being played (nil: none)
 	planeErr error              // the last error from the control plane
 	pinged   int                // RTT samples reported to the plane
+	// The avatar of a session that ended without the node's word (0:
+	// none), the last input it saw applied, and the node index it was on.
+	lost    world.ObjectID
+	lostSeq uint64
+	lostOn  int
+	resumed int // sessions resumed on a survivor with the same avatar
 }
 
 // FleetConfig says where and how the bots play; Cluster.FleetConfig
@@ -111,11 +118,20 @@ func StartFleet(ctx context.Context, fc FleetConfig, n int) (*Fleet, error) {
 // Wait waits for every bot to stop (after the context ends).
 func (f *Fleet) Wait() { f.wg.Wait() }
 
-// play runs one bot's sessions until ctx ends.
+// play runs one bot's sessions until ctx ends. After a session that
+// ended with its node's death, the bot first tries to take its avatar
+// back where it failed over (resume), then joins afresh.
 func (b *fleetBot) play(ctx context.Context, fc FleetConfig, k int) {
 	i := min(k/fc.PerNode, len(fc.Addrs)-1)
 	for ctx.Err() == nil {
-		err := b.session(ctx, fc, k, i)
+		var err error
+		if b.lost != 0 {
+			err = b.resume(ctx, fc, k)
+			if err == nil || ctx.Err() != nil {
+				continue
+			}
+		}
+		err = b.session(ctx, fc, k, i)
 		if ctx.Err() != nil {
 			return
 		}
@@ -135,10 +151,6 @@ func (b *fleetBot) play(ctx context.Context, fc FleetConfig, k int) {
 // session joins node i (or the node the plane names) and plays until the
 // session ends.
 func (b *fleetBot) session(ctx context.Context, fc FleetConfig, k, i int) error {
-	tok, err := player.IssueToken(fc.Key, b.id, time.Now(), 10*time.Minute, nil)
-	if err != nil {
-		return err
-	}
 	if fc.Plane != "" {
 		if j, err := b.admission(ctx, fc, k); err == nil {
 			i = j
@@ -147,6 +159,10 @@ func (b *fleetBot) session(ctx context.Context, fc FleetConfig, k, i int) error 
 			b.planeErr = err
 			b.mu.Unlock()
 		}
+	}
+	tok, err := player.IssueToken(fc.Key, b.id, player.Audience{World: player.DefaultWorld, Node: uint32(fc.IDs[i])}, time.Now(), 5*time.Minute, nil)
+	if err != nil {
+		return err
 	}
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -194,6 +210,12 @@ func (b *fleetBot) run(ctx context.Context, fc FleetConfig, k, i int, c *player.
 	st := c.Stats()
 	b.mu.Lock()
 	b.cur = nil
+	// A node that fell silent or dropped the connection may have died:
+	// its avatar may live on where its backup took over.
+	var refused *player.RefusedError
+	if err != nil && !errors.As(err, &refused) {
+		b.lost, b.lostSeq, b.lostOn = c.Welcome().Avatar, c.LastApplied(), b.node
+	}
 	b.endsOn[i]++
 	b.total = addClientStats(b.total, st)
 	b.mu.Unlock()
@@ -201,6 +223,80 @@ func (b *fleetBot) run(ctx context.Context, fc FleetConfig, k, i int, c *player.
 		err = errors.New("session ended")
 	}
 	return err
+}
+
+// resumeWait bounds a resume: the survivors' failover and a rejoin's wait.
+const resumeWait = 5 * time.Second
+
+// resume tries to take the bot's lost avatar back: a Rejoin to every
+// other player node at once (player.Resume), the first that has the
+// avatar's primary kept; then plays there.
+func (b *fleetBot) resume(ctx context.Context, fc FleetConfig, k int) error {
+	b.mu.Lock()
+	avatar, seq, from := b.lost, b.lostSeq, b.lostOn
+	b.lost = 0
+	b.mu.Unlock()
+	// A Rejoin's token is checked for its world, not its node.
+	tok, err := player.IssueToken(fc.Key, b.id, player.Audience{World: player.DefaultWorld, Node: uint32(fc.IDs[(from+1)%len(fc.IDs)])}, time.Now(), 5*time.Minute, nil)
+	if err != nil {
+		return err
+	}
+	rctx, cancel := context.WithTimeout(ctx, resumeWait)
+	defer cancel()
+	type got struct {
+		i int
+		c *player.Client
+	}
+	res := make(chan got, len(fc.Addrs))
+	tries := 0
+	for i := range fc.Addrs {
+		if i == from {
+			continue
+		}
+		tries++
+		go func() {
+			// The dial's context outlives the attempt: the winner's
+			// connection must not end with it (QUIC's handshake timeout
+			// bounds a dial to a dead node).
+			conn, err := player.DialQUIC(context.WithoutCancel(ctx), fc.Addrs[i], &tls.Config{RootCAs: fc.CA.Pool, ServerName: pki.DNSName(fc.IDs[i])})
+			if err != nil {
+				res <- got{i, nil}
+				return
+			}
+			c, err := player.Resume(rctx, conn, tok, avatar, seq)
+			if err != nil {
+				_ = conn.Close()
+				c = nil
+			}
+			if errors.Is(err, player.ErrNotHere) {
+				// The node admitted the rejoin, and ended it without the
+				// avatar: a session there, as the node counts it.
+				b.mu.Lock()
+				b.joinsOn[i]++
+				b.endsOn[i]++
+				b.mu.Unlock()
+			}
+			res <- got{i, c}
+		}()
+	}
+	var won *player.Client
+	wonAt := -1
+	for range tries {
+		g := <-res
+		switch {
+		case g.c == nil:
+		case won == nil:
+			won, wonAt = g.c, g.i
+			cancel() // the others stop waiting
+		}
+	}
+	if won == nil {
+		return fmt.Errorf("localcluster: bot %d: no survivor holds avatar %v", k+1, avatar)
+	}
+	b.mu.Lock()
+	b.resumed++
+	b.mu.Unlock()
+	return b.run(ctx, fc, k, wonAt, won)
 }
 
 // admission asks the plane where bot k plays: the index of its node.
@@ -298,19 +394,22 @@ type BotState struct {
 	Node            int                // index of the node it plays on now; -1: none
 	Joins           int                // sessions joined (the first, then rejoins)
 	Failed          int                // dials or joins that failed
-	JoinsOn, EndsOn []int              // sessions joined, and ended by either side, by node index
+	JoinsOn, EndsOn []int              // sessions joined, and ended by either side, by node index (with the resume attempts a node admitted and ended without the avatar)
 	LastErr         error              // why its last session ended
 	Stats           player.ClientStats // finished sessions and the current one
 	// PlaneErr is the last error from the control plane (nil: none);
 	// Pinged the RTT samples reported to it.
 	PlaneErr error
 	Pinged   int
+	// Resumed counts the sessions that took the bot's avatar back on the
+	// node it failed over to, after its node died.
+	Resumed int
 }
 
 func (b *fleetBot) state() BotState {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	s := BotState{Node: b.node, Joins: b.joins, Failed: b.failed, LastErr: b.lastErr, Stats: b.total, PlaneErr: b.planeErr, Pinged: b.pinged,
+	s := BotState{Node: b.node, Joins: b.joins, Failed: b.failed, LastErr: b.lastErr, Stats: b.total, PlaneErr: b.planeErr, Pinged: b.pinged, Resumed: b.resumed,
 		JoinsOn: append([]int(nil), b.joinsOn...), EndsOn: append([]int(nil), b.endsOn...)}
 	s.Stats.RTT = append([]time.Duration(nil), b.total.RTT...)
 	if b.cur != nil {

@@ -70,7 +70,9 @@ func botRTT(k int, id wire.NodeID) float64 {
 // the least total RTT) and hands them over to get them there, without
 // ending a session. kill -9 of the plane: the nodes and the bots go on.
 // Restarted, the plane rebuilds the placement from the nodes without a
-// new join and without moving anyone.
+// new join and without moving anyone. kill -9 of a node: its bots take
+// their avatars back where they failed over, and the plane hands them
+// where it wants them.
 func TestClusterPlane(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts 4 processes and 6 bots for about 20 s")
@@ -214,6 +216,45 @@ func TestClusterPlane(t *testing.T) {
 	if st := state(); st.Stats.Joins != 0 || st.Stats.Moves != 0 || st.Stats.Handoffs != 0 || !st.Stats.Rebuilt {
 		t.Errorf("the rebuilt plane: %+v, want no join, move or handoff", st.Stats)
 	}
+	// kill -9 node 2: its bots take their avatars back where their
+	// backups took over (Resume), without joining afresh, and the plane,
+	// which re-admitted them elsewhere, hands them where it wants them.
+	before = fleet.States()
+	var victims []int
+	for k, b := range before {
+		if b.Node == 1 {
+			victims = append(victims, k)
+		}
+	}
+	if len(victims) == 0 {
+		t.Fatal("no bot on node 2")
+	}
+	if err := c.Signal(1, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "node 2's bots back on their avatars", func() string {
+		for _, k := range victims {
+			b := fleet.States()[k]
+			switch {
+			case b.Resumed != 1 || b.Joins != before[k].Joins+1:
+				return fmt.Sprintf("bot %d: resumed %d, joins %d → %d (last error %v)", k+1, b.Resumed, before[k].Joins, b.Joins, b.LastErr)
+			case b.Stats.Avatar != before[k].Stats.Avatar:
+				return fmt.Sprintf("bot %d plays avatar %v, had %v", k+1, b.Stats.Avatar, before[k].Stats.Avatar)
+			case b.Node == 1 || b.Node < 0:
+				return fmt.Sprintf("bot %d on node index %d", k+1, b.Node)
+			}
+		}
+		return ""
+	})
+	waitFor(t, 20*time.Second, "every bot where the plane wants it, node 2 down", func() string {
+		st := state()
+		for _, n := range st.Nodes {
+			if n.ID == 2 && n.Up {
+				return "the plane sees node 2 up"
+			}
+		}
+		return settled()
+	})
 }
 
 // waitFor polls cond (a reason it does not hold yet, "" when it does)

@@ -10,8 +10,11 @@
 //
 // Callers must: create a CA once with InitCA, issue one certificate per node
 // with Issue (the caller picks distinct NodeIDs), load them with LoadCA and
-// LoadNode, and build TLS configurations with Identity.ServerConfig and
-// Identity.ClientConfig. Time is a value: every function that checks or
+// LoadNode, set Identity.Admit (the nodes admitted to the cluster) and the
+// revocations (ParseRevocations, SetRevocations) before the first
+// handshake, and build TLS configurations with Identity.ServerConfig and
+// Identity.ClientConfig; Identity.Reload swaps the certificate and the CA
+// while they serve. Time is a value: every function that checks or
 // sets validity takes the current time or a Now function.
 package pki
 
@@ -32,6 +35,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/overworld/overworld/wire"
@@ -298,10 +302,13 @@ func NodeIDOf(c *x509.Certificate) (wire.NodeID, error) {
 }
 
 // Identity is one node's credentials: its certificate and key and the
-// cluster CA it trusts.
+// cluster CA it trusts, the peers it admits and the certificates it no
+// longer accepts. Reload replaces the certificate, the CA and the
+// revocations while connections are made (the TLS configurations read the
+// current ones at every handshake).
 type Identity struct {
 	ID   wire.NodeID
-	Cert tls.Certificate
+	Cert tls.Certificate // as loaded; Current gives the one in use
 	Leaf *x509.Certificate
 	CA   *CA
 	// Now is the clock used to check peers' validity; nil means time.Now.
@@ -309,6 +316,85 @@ type Identity struct {
 	// OnRefuse, if set, is called (from the handshake's goroutine) with the
 	// reason whenever a peer certificate is refused.
 	OnRefuse func(error)
+	// Admit, if set, reports whether a NodeID is a member of the cluster:
+	// a peer whose certificate names a node it refuses fails the handshake
+	// (ErrNotMember), however valid its certificate. Set it before the
+	// first handshake.
+	Admit func(wire.NodeID) bool
+
+	cur atomic.Pointer[creds]
+}
+
+// creds is what Reload swaps: the certificate in use, the CA and the
+// revocations.
+type creds struct {
+	cert    *tls.Certificate
+	ca      *CA
+	revoked *Revocations
+}
+
+// ErrNotMember refuses a peer whose certificate is valid but names a node
+// the cluster has not admitted; ErrRevoked one whose certificate was
+// revoked. Both wrap ErrRefused.
+var (
+	ErrNotMember = fmt.Errorf("%w: node not admitted to the cluster", ErrRefused)
+	ErrRevoked   = fmt.Errorf("%w: certificate revoked", ErrRefused)
+)
+
+func (id *Identity) state() *creds {
+	if c := id.cur.Load(); c != nil {
+		return c
+	}
+	c := &creds{cert: &id.Cert, ca: id.CA}
+	if id.cur.CompareAndSwap(nil, c) {
+		return c
+	}
+	return id.cur.Load()
+}
+
+// Current returns the certificate in use (the last loaded).
+func (id *Identity) Current() *tls.Certificate { return id.state().cert }
+
+// SetRevocations replaces the revoked certificates (nil: none).
+func (id *Identity) SetRevocations(r *Revocations) {
+	for {
+		old := id.state()
+		next := *old
+		next.revoked = r
+		if id.cur.CompareAndSwap(old, &next) {
+			return
+		}
+	}
+}
+
+// Reload replaces the node's certificate and key (nodeFile) and the CA
+// (caFile), as LoadNode would load them: the new certificate must name
+// the same node, chain to the new CA and be valid at now. On an error
+// nothing changes. Handshakes from now on use the new ones; established
+// connections are kept.
+func (id *Identity) Reload(nodeFile, caFile string, now time.Time) error {
+	ca, err := LoadCAFiles(caFile, "", false)
+	if err != nil {
+		return err
+	}
+	n, err := LoadNode(nodeFile, ca)
+	if err != nil {
+		return err
+	}
+	if n.ID != id.ID {
+		return fmt.Errorf("%w: %s names node %d, this node is %d", ErrBadFile, nodeFile, n.ID, id.ID)
+	}
+	if now.After(n.Leaf.NotAfter) || now.Before(n.Leaf.NotBefore) {
+		return fmt.Errorf("%w: %s is not valid now (%s to %s)", ErrValidity, nodeFile,
+			n.Leaf.NotBefore.Format(time.RFC3339), n.Leaf.NotAfter.Format(time.RFC3339))
+	}
+	for {
+		old := id.state()
+		next := &creds{cert: &n.Cert, ca: ca, revoked: old.revoked}
+		if id.cur.CompareAndSwap(old, next) {
+			return nil
+		}
+	}
 }
 
 // LoadNode reads a node file (certificate and key) and the CA certificate.
@@ -368,7 +454,8 @@ func (id *Identity) Verify(raw [][]byte, usage x509.ExtKeyUsage, want *wire.Node
 		}
 		inter.AddCert(c)
 	}
-	if _, err := leaf.Verify(x509.VerifyOptions{Roots: id.CA.Pool, Intermediates: inter,
+	st := id.state()
+	if _, err := leaf.Verify(x509.VerifyOptions{Roots: st.ca.Pool, Intermediates: inter,
 		CurrentTime: id.now(), KeyUsages: []x509.ExtKeyUsage{usage}}); err != nil {
 		return 0, fmt.Errorf("%w: %v", ErrRefused, err)
 	}
@@ -378,6 +465,12 @@ func (id *Identity) Verify(raw [][]byte, usage x509.ExtKeyUsage, want *wire.Node
 	}
 	if want != nil && peer != *want {
 		return 0, fmt.Errorf("%w: dialled node %d but the certificate names node %d", ErrRefused, *want, peer)
+	}
+	if st.revoked.Has(leaf, peer) {
+		return 0, fmt.Errorf("%w (node %d, serial %x)", ErrRevoked, peer, leaf.SerialNumber)
+	}
+	if id.Admit != nil && !id.Admit(peer) {
+		return 0, fmt.Errorf("%w (node %d)", ErrNotMember, peer)
 	}
 	return peer, nil
 }
@@ -394,10 +487,10 @@ func (id *Identity) refuse(err error) error {
 // unknown, expired or nameless certificate fails the handshake).
 func (id *Identity) ServerConfig(alpn string) *tls.Config {
 	return &tls.Config{
-		MinVersion:   tls.VersionTLS13,
-		Certificates: []tls.Certificate{id.Cert},
-		ClientAuth:   tls.RequireAnyClientCert, // verified below, so refusals are counted
-		NextProtos:   []string{alpn},
+		MinVersion:     tls.VersionTLS13,
+		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return id.Current(), nil },
+		ClientAuth:     tls.RequestClientCert, // verified below (a missing certificate too), so refusals are counted
+		NextProtos:     []string{alpn},
 		VerifyPeerCertificate: func(raw [][]byte, _ [][]*x509.Certificate) error {
 			_, err := id.Verify(raw, x509.ExtKeyUsageClientAuth, nil)
 			return id.refuse(err)
@@ -409,11 +502,11 @@ func (id *Identity) ServerConfig(alpn string) *tls.Config {
 // server's certificate must chain to the CA and name peer.
 func (id *Identity) ClientConfig(alpn string, peer wire.NodeID) *tls.Config {
 	return &tls.Config{
-		MinVersion:         tls.VersionTLS13,
-		Certificates:       []tls.Certificate{id.Cert},
-		ServerName:         DNSName(peer),
-		InsecureSkipVerify: true, // the standard check is replaced by Verify, which also checks the node ID
-		NextProtos:         []string{alpn},
+		MinVersion:           tls.VersionTLS13,
+		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return id.Current(), nil },
+		ServerName:           DNSName(peer),
+		InsecureSkipVerify:   true, // the standard check is replaced by Verify, which also checks the node ID
+		NextProtos:           []string{alpn},
 		VerifyPeerCertificate: func(raw [][]byte, _ [][]*x509.Certificate) error {
 			_, err := id.Verify(raw, x509.ExtKeyUsageServerAuth, &peer)
 			return id.refuse(err)

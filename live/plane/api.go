@@ -52,14 +52,15 @@ type NodeState struct {
 const maxBody = 64 << 10
 
 // Handler serves the plane's HTTP API: POST /v1/join, POST /v1/pings, GET
-// /v1/player?id=, GET /v1/state, GET /healthz and GET /readyz (ready once
-// the plane rebuilt its state from the nodes).
+// /v1/player?id=, GET /v1/nodes, GET /v1/state, GET /healthz and GET
+// /readyz (ready once the plane rebuilt its state from the nodes).
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/join", s.serveJoin)
 	mux.HandleFunc("POST /v1/pings", s.servePings)
 	mux.HandleFunc("GET /v1/player", s.servePlayer)
 	mux.HandleFunc("GET /v1/state", s.serveState)
+	mux.HandleFunc("GET /v1/nodes", s.serveNodes)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if !s.Stats().Rebuilt {
@@ -252,6 +253,26 @@ func (s *Server) serveState(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, st)
 }
 
+// NodeInfo is one node in GET /v1/nodes: what a client needs to ping it
+// and to play there.
+type NodeInfo struct {
+	ID   uint32 `json:"id"`
+	Site string `json:"site"`
+	QUIC string `json:"quic,omitempty"`
+	WS   string `json:"ws,omitempty"`
+	Up   bool   `json:"up"`
+}
+
+func (s *Server) serveNodes(w http.ResponseWriter, _ *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]NodeInfo, 0, len(s.cfg.Nodes))
+	for _, n := range s.cfg.Nodes {
+		out = append(out, NodeInfo{ID: n.ID, Site: n.Site, QUIC: n.QUIC, WS: n.WS, Up: s.nodes[n.ID].up})
+	}
+	writeJSON(w, out)
+}
+
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(v)
@@ -320,6 +341,31 @@ func (c *Client) Join(ctx context.Context, player string, pings []live.PingSampl
 // Pings reports further RTTs the client measured.
 func (c *Client) Pings(ctx context.Context, player string, pings []live.PingSample) (Admission, error) {
 	return c.do(ctx, http.MethodPost, "/v1/pings", JoinRequest{Player: player, Pings: pings})
+}
+
+// Nodes lists the cluster's nodes and their player endpoints.
+func (c *Client) Nodes(ctx context.Context) ([]NodeInfo, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.URL+"/v1/nodes", nil)
+	if err != nil {
+		return nil, err
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("plane: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, &StatusError{Code: resp.StatusCode, Msg: fmt.Sprintf("plane: GET /v1/nodes: %s", resp.Status)}
+	}
+	var out []NodeInfo
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxBody)).Decode(&out); err != nil {
+		return nil, fmt.Errorf("plane: GET /v1/nodes: %w", err)
+	}
+	return out, nil
 }
 
 // Where asks the plane where player plays and what it should ping.

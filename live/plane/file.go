@@ -26,6 +26,10 @@ type File struct {
 	Retry      string `toml:"retry"`
 	// Seed seeds the network coordinates.
 	Seed uint64 `toml:"seed"`
+	// AdminTokenFile holds the bearer secret of the nodes' admin
+	// endpoints (their listen.admin_token_file), sent with every request
+	// to them; "" sends none (the nodes then answer loopback clients only).
+	AdminTokenFile string `toml:"admin_token_file"`
 	// Grid ("CxR", "" for none) divides Bounds ([x0, y0, x1, y1], the
 	// world's extent) into regions, moved under RegionPolicy (periodic,
 	// churn, arrivals, load or never; default periodic) when they gain
@@ -118,6 +122,16 @@ func (f File) Config() (Config, error) {
 		c.MigrationCost = f.MigrationCost
 	} else if len(f.Bounds) != 0 || f.RegionPolicy != "" || f.MigrationCost != 0 {
 		return c, fmt.Errorf("%w: bounds, region_policy and migration_cost need a grid", ErrConfig)
+	}
+	if f.AdminTokenFile != "" {
+		b, err := os.ReadFile(f.AdminTokenFile)
+		if err != nil {
+			return c, fmt.Errorf("%w: admin_token_file: %v", ErrConfig, err)
+		}
+		c.AdminToken = string(bytes.TrimSpace(b))
+		if c.AdminToken == "" {
+			return c, fmt.Errorf("%w: admin_token_file %s is empty", ErrConfig, f.AdminTokenFile)
+		}
 	}
 	for _, n := range f.Nodes {
 		c.Nodes = append(c.Nodes, Node{ID: n.ID, Site: n.Site, Capacity: n.Capacity, Admin: n.Admin, QUIC: n.PlayerQUIC, WS: n.PlayerWS})

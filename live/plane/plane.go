@@ -115,6 +115,9 @@ type Config struct {
 	// Client is the HTTP client for the nodes' admin endpoints (default:
 	// one with a timeout of Poll).
 	Client *http.Client
+	// AdminToken is the nodes' admin bearer secret, sent with every
+	// request to them ("": none).
+	AdminToken string
 	// Log receives what the plane does (default: discarded).
 	Log *slog.Logger
 	// Clock gives the time (default time.Now); tests set it.
@@ -165,6 +168,15 @@ func (c Config) validate() (Config, error) {
 	}
 	if c.Client == nil {
 		c.Client = &http.Client{Timeout: c.Poll}
+	}
+	if c.AdminToken != "" {
+		cl := *c.Client
+		base := cl.Transport
+		if base == nil {
+			base = http.DefaultTransport
+		}
+		cl.Transport = bearer{token: c.AdminToken, base: base}
+		c.Client = &cl
 	}
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
@@ -708,4 +720,16 @@ func (s *Server) moveRegion(r int, to uint32) {
 			s.mu.Unlock()
 		}()
 	}
+}
+
+// bearer adds the nodes' admin secret to every request.
+type bearer struct {
+	token string
+	base  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.base.RoundTrip(r)
 }

@@ -517,3 +517,28 @@ func TestPlaneRegions(t *testing.T) {
 		t.Error("a file with an unknown key accepted")
 	}
 }
+
+// TestPlaneBearer: with the nodes' admin secret, every request the plane
+// sends them carries it.
+func TestPlaneBearer(t *testing.T) {
+	var seen []string
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Header.Get("Authorization"))
+		mu.Unlock()
+		json.NewEncoder(w).Encode(live.PlayersReport{Node: 1, Players: []live.PlayerReport{}})
+	}))
+	defer srv.Close()
+	nodes := []Node{{ID: 1, Site: "Tokyo", Capacity: 1, Admin: srv.URL, QUIC: "x:1"}, {ID: 2, Site: "London", Capacity: 1, Admin: srv.URL, QUIC: "x:2"}}
+	s, err := New(Config{Nodes: nodes, AdminToken: "s3cret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	poll(s)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 2 || seen[0] != "Bearer s3cret" || seen[1] != "Bearer s3cret" {
+		t.Fatalf("authorization headers %q", seen)
+	}
+}

@@ -126,7 +126,7 @@ func Join(ctx context.Context, conn Conn, token []byte) (*Client, error) {
 // ones), and returns once the node sent its first State, which it sends
 // only when the avatar's primary is there (its backup took over). A node
 // where the avatar is not ends the session with an Error after a few
-// seconds, returned as a *RefusedError. A client that does not know which
+// seconds, returned as a *RefusedError wrapped in ErrNotHere. A client that does not know which
 // node that is tries several at once and keeps the first (the others it
 // closes). The Client starts with no stats but Avatar and Player.
 func Resume(ctx context.Context, conn Conn, token []byte, avatar world.ObjectID, seq uint64) (*Client, error) {
@@ -137,8 +137,10 @@ func Resume(ctx context.Context, conn Conn, token []byte, avatar world.ObjectID,
 	if err != nil {
 		return nil, err
 	}
+	// From here the node counts a session, which ends with the
+	// connection when the avatar is not here.
 	if w.Avatar != avatar {
-		return nil, fmt.Errorf("player: resuming avatar %v, the node gave %v", avatar, w.Avatar)
+		return nil, fmt.Errorf("%w: resuming avatar %v, the node gave %v", ErrNotHere, avatar, w.Avatar)
 	}
 	c := &Client{token: append([]byte(nil), token...), start: time.Now(),
 		cur: &leg{conn: conn, welcome: w, view: NewView(w.Registry, w.History)}, seen: map[world.ObjectID]bool{}, seq: seq, echoed: seq}
@@ -147,33 +149,37 @@ func Resume(ctx context.Context, conn Conn, token []byte, avatar world.ObjectID,
 	for {
 		msg, err := conn.ReadMessage(ctx, MaxMessage)
 		if err != nil {
-			return nil, fmt.Errorf("player: waiting for the avatar's first state: %w", err)
+			return nil, fmt.Errorf("%w: waiting for the avatar's first state: %w", ErrNotHere, err)
 		}
 		t, body, err := Open(msg)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w: %w", ErrNotHere, err)
 		}
 		switch t {
 		case MsgState:
 			ack, err := c.Handle(msg)
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("%w: %w", ErrNotHere, err)
 			}
 			if ack != nil {
 				if err := conn.WriteMessage(ctx, ack); err != nil {
-					return nil, fmt.Errorf("player: acknowledging: %w", err)
+					return nil, fmt.Errorf("%w: acknowledging: %w", ErrNotHere, err)
 				}
 			}
 			return c, nil
 		case MsgError:
 			e, err := DecodeError(body)
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("%w: %w", ErrNotHere, err)
 			}
-			return nil, e
+			return nil, fmt.Errorf("%w: %w", ErrNotHere, e)
 		}
 	}
 }
+
+// ErrNotHere wraps Resume's errors after the node took the Rejoin
+// (JoinOK): the node counted a session, which ended without the avatar.
+var ErrNotHere = errors.New("player: the avatar is not on this node")
 
 // LastApplied returns the last input the client saw applied (echoed in a
 // State): where a Resume picks up.

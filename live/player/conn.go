@@ -274,10 +274,15 @@ func (g *Gateway) ServeQUIC(ctx context.Context, ln *quic.Listener) error {
 			}
 			return err
 		}
-		if !g.acquire() { // bound the handshakes waiting for a stream too
-			_ = qc.CloseWithError(2, "node full")
+		if f := g.onQUIC.Load(); f != nil {
+			(*f)(qc)
+		}
+		p, ok := g.quic.enter(qc.RemoteAddr(), func() { _ = qc.CloseWithError(3, "no token in time") })
+		if !ok {
+			_ = qc.CloseWithError(2, "too many connections from this address")
 			continue
 		}
+		g.conns.Add(1)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -286,13 +291,15 @@ func (g *Gateway) ServeQUIC(ctx context.Context, ln *quic.Listener) error {
 			s, err := qc.AcceptStream(sctx)
 			cancel()
 			if err != nil {
+				p.leave()
 				g.st.timeouts.Add(1)
 				_ = qc.CloseWithError(1, "no stream")
 				return
 			}
+			p.progress()
 			sc := newStreamConn(qc, s, true)
 			sc.dgrams = &g.st.datagrams
-			if err := g.serve(ctx, sc); err != nil {
+			if err := g.serve(ctx, sc, p); err != nil {
 				g.cfg.Logf("player connection %v: %v", qc.RemoteAddr(), err)
 			}
 		}()
@@ -328,6 +335,9 @@ type wsConn struct {
 func (w *wsConn) ReadMessage(ctx context.Context, max int) ([]byte, error) {
 	w.c.SetReadLimit(int64(max))
 	typ, b, err := w.c.Read(ctx)
+	if errors.Is(err, websocket.ErrMessageTooBig) {
+		return nil, fmt.Errorf("%w: %v", ErrTooLarge, err)
+	}
 	if err != nil {
 		return nil, ctxErr(ctx, err)
 	}
@@ -355,16 +365,28 @@ func (g *Gateway) WSHandler(ctx context.Context, originPatterns ...string) http.
 		if err != nil {
 			return // Accept wrote the HTTP error
 		}
-		if err := g.Serve(ctx, &wsConn{c}); err != nil {
+		p, _ := r.Context().Value(passKey{}).(*pass)
+		p.progress()
+		g.conns.Add(1)
+		defer g.conns.Add(-1)
+		if err := g.serve(ctx, &wsConn{c}, p); err != nil {
 			g.cfg.Logf("player connection %v: %v", r.RemoteAddr, err)
 		}
 	})
 }
 
 // DialWS connects to a node's WebSocket player endpoint (a ws:// or wss://
-// URL).
-func DialWS(ctx context.Context, url string) (Conn, error) {
-	c, _, err := websocket.Dial(ctx, url, nil)
+// URL; wss:// verifies the node's certificate with the system's roots).
+func DialWS(ctx context.Context, url string) (Conn, error) { return DialWSTLS(ctx, url, nil) }
+
+// DialWSTLS is DialWS with the TLS configuration of a wss:// URL (nil:
+// the system's roots).
+func DialWSTLS(ctx context.Context, url string, tlsConf *tls.Config) (Conn, error) {
+	var opts *websocket.DialOptions
+	if tlsConf != nil {
+		opts = &websocket.DialOptions{HTTPClient: &http.Client{Transport: &http.Transport{TLSClientConfig: tlsConf}}}
+	}
+	c, _, err := websocket.Dial(ctx, url, opts)
 	if err != nil {
 		return nil, fmt.Errorf("player: dial %s: %w", url, err)
 	}

@@ -6,11 +6,18 @@
 //
 //   - Tokens (IssueToken, Verifier): a player proves it was admitted by
 //     the coordinator with a token signed by the coordinator's Ed25519
-//     key, carrying the player ID, issue and expiry times and a random
-//     nonce. A node's Verifier refuses a bad signature, an expired token
-//     and a replayed nonce (kept until its token expires, in a bounded
-//     cache) before any per-player state exists. InitKeys, LoadPrivateKey
-//     and LoadPublicKey manage the coordinator key files.
+//     key, carrying the player ID, its audience (a world and the one node
+//     of it the token admits to), issue and expiry times and a random
+//     nonce; or, with VerifierConfig.JWTKey, a standard EdDSA JWT with the
+//     same claims (jwt.go). A node's Verifier refuses a bad signature, a
+//     token for another world or node, an expired or long-lived token and
+//     a replayed nonce (kept until its token expires in a bounded
+//     NonceStore: OpenNonceFile's survives restarts) before any per-player
+//     state exists. InitKeys, LoadPrivateKey and LoadPublicKey manage the
+//     coordinator key files.
+//   - Limits: each endpoint's bounds on connections whose token has not
+//     verified (per source address, in all, a deadline); a connection
+//     takes a player slot only once its token verified.
 //   - Gateway: the node side. Connection goroutines (Serve, ServeQUIC,
 //     WSHandler) authenticate and queue joins, inputs and acknowledgements;
 //     Frame, called by the driver once per frame on its own goroutine
@@ -78,6 +85,7 @@
 //  2. Register the Gateway as a frame hook of the node's driver: Frame(now,
 //     n) once per frame, after n.Tick(now), on the goroutine that owns n.
 //  3. Accept connections: ServeQUIC on a quic.Listener (QUICConfig,
-//     a TLS config with NextProtos ALPN), WSHandler on an HTTP server, or
-//     Serve on any Conn.
+//     a TLS config with NextProtos ALPN; OnQUICAccept to hear of each
+//     accepted connection), WSServer's server on its wrapped listener
+//     (WSHandler alone applies no pre-auth Limits), or Serve on any Conn.
 package player

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/quic-go/quic-go"
+
 	"github.com/overworld/overworld/internal/replica"
 	"github.com/overworld/overworld/node"
 	"github.com/overworld/overworld/wire"
@@ -48,12 +50,13 @@ type Config struct {
 	Verifier *Verifier
 	// Controller is the game (required).
 	Controller Controller
-	// MaxPlayers bounds the players joined or joining. Default 64.
+	// MaxPlayers bounds the players joined or joining. A connection
+	// takes a player slot only once its token verified. Default 64.
 	MaxPlayers int
-	// MaxConns bounds the connections served at once, joined or not
-	// (those still sending their Join hold a goroutine for up to
-	// JoinTimeout). Default 4 × MaxPlayers.
-	MaxConns int
+	// QUIC and WS bound each endpoint's unauthenticated connections
+	// (ServeQUIC's, and those of the listener WSServer wraps), separately:
+	// a flood at one endpoint does not lock players out of the other.
+	QUIC, WS Limits
 	// MaxInputs bounds the inputs queued per player between two frames;
 	// more are dropped (counted). Default 8 (a client sends one per
 	// frame; the slack absorbs jitter).
@@ -65,8 +68,9 @@ type Config struct {
 	// FrameEvery is the driver's frame period, told to clients. Default
 	// world.DefaultFrame (100 ms).
 	FrameEvery time.Duration
-	// JoinTimeout is how long a new connection has to send its Join.
-	// Default 5 s.
+	// JoinTimeout is how long a new connection has to send its Join
+	// (after the endpoint's Limits.Deadline, if shorter, it is closed
+	// anyway). Default 3 s.
 	JoinTimeout time.Duration
 	// Now is the wall clock for token expiry. Default time.Now.
 	Now func() time.Time
@@ -90,14 +94,13 @@ func (c Config) validate() (Config, error) {
 		}
 	}
 	def(&c.MaxPlayers, 64)
-	def(&c.MaxConns, 4*c.MaxPlayers)
 	def(&c.MaxInputs, 8)
 	def(&c.History, 32)
 	if c.FrameEvery == 0 {
 		c.FrameEvery = world.DefaultFrame
 	}
 	if c.JoinTimeout == 0 {
-		c.JoinTimeout = 5 * time.Second
+		c.JoinTimeout = 3 * time.Second
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -105,11 +108,16 @@ func (c Config) validate() (Config, error) {
 	if c.Logf == nil {
 		c.Logf = func(string, ...any) {}
 	}
-	if c.MaxPlayers < 1 || c.MaxConns < c.MaxPlayers || c.MaxInputs < 1 || c.History < 2 || c.History > MaxHistory || c.FrameEvery < 0 || c.JoinTimeout < 0 {
-		return c, fmt.Errorf("%w: MaxPlayers %d, MaxConns %d, MaxInputs %d, History %d, FrameEvery %v, JoinTimeout %v (want ≥ 1, ≥ MaxPlayers, ≥ 1, 2 to 1024, ≥ 0, ≥ 0)",
-			ErrConfig, c.MaxPlayers, c.MaxConns, c.MaxInputs, c.History, c.FrameEvery, c.JoinTimeout)
+	if c.MaxPlayers < 1 || c.MaxInputs < 1 || c.History < 2 || c.History > MaxHistory || c.FrameEvery < 0 || c.JoinTimeout < 0 {
+		return c, fmt.Errorf("%w: MaxPlayers %d, MaxInputs %d, History %d, FrameEvery %v, JoinTimeout %v (want ≥ 1, ≥ 1, 2 to 1024, ≥ 0, ≥ 0)",
+			ErrConfig, c.MaxPlayers, c.MaxInputs, c.History, c.FrameEvery, c.JoinTimeout)
 	}
-	return c, nil
+	var err error
+	if c.QUIC, err = c.QUIC.withDefaults(); err != nil {
+		return c, err
+	}
+	c.WS, err = c.WS.withDefaults()
+	return c, err
 }
 
 // Stats counts what a gateway did. Refusals happen before any per-player
@@ -119,14 +127,17 @@ type Stats struct {
 	Conns         int64 // connections being served now (joined or not)
 	Joins         int64 // players that joined
 	Leaves        int64 // players that left or were dropped
-	BadToken      int64 // joins refused: forged, malformed or early token
+	BadToken      int64 // joins refused: forged, malformed or early token, or the replay store full or failing
+	Audience      int64 // joins refused: token for another world or another node
 	Expired       int64 // joins refused: expired token
 	Replayed      int64 // joins refused: token already used
 	Full          int64 // joins refused: MaxPlayers reached
+	RejoinRefused int64 // rejoins refused: the avatar is another session's
 	Duplicate     int64 // joins refused: player already in game here
 	JoinFailed    int64 // joins refused by the Controller
 	Timeouts      int64 // connections that sent no Join in time
 	Malformed     int64 // connections dropped for a malformed message
+	HTTPErrors    int64 // WebSocket endpoint connections that failed before the upgrade (not HTTP, a failed TLS handshake)
 	Inputs        int64 // inputs applied
 	InputsDropped int64 // inputs dropped: queue full
 	BadInputs     int64 // inputs the Controller refused
@@ -138,12 +149,15 @@ type Stats struct {
 	HandedOff     int64 // players handed to another node (HandOff)
 	Rejoins       int64 // players handed here from another node (Rejoin)
 	InputsMoved   int64 // inputs ignored after a handoff (the client sends them to the new node)
+	// QUICLimits and WSLimits: each endpoint's unauthenticated
+	// connections and what its Limits refused.
+	QUICLimits, WSLimits LimitStats
 }
 
 type stats struct {
-	players, joins, leaves, badToken, expired, replayed, full, duplicate, joinFailed, timeouts,
+	players, joins, leaves, badToken, audience, expired, replayed, full, rejoinRefused, duplicate, joinFailed, timeouts,
 	malformed, inputs, inputsDropped, badInputs, stateMsgs, stateBytes, datagrams, coalesced, fullStates,
-	handedOff, rejoins, inputsMoved atomic.Int64
+	handedOff, rejoins, inputsMoved, httpErrors atomic.Int64
 }
 
 // Gateway is a node's player endpoint: it authenticates joining players,
@@ -156,6 +170,8 @@ type Gateway struct {
 	st    stats
 	slots atomic.Int64 // players joined or joining
 	conns atomic.Int64 // connections being served
+	quic  *door        // the QUIC endpoint's pre-auth limits
+	ws    *door        // the WebSocket endpoint's
 
 	mu       sync.Mutex
 	joins    []*link
@@ -173,6 +189,8 @@ type Gateway struct {
 	msg      []byte
 	dims     int
 	grid     grid
+
+	onQUIC atomic.Pointer[func(*quic.Conn)]
 }
 
 // session is a joined player, owned by the frame goroutine.
@@ -241,19 +259,25 @@ func New(cfg Config) (*Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Gateway{cfg: cfg, sessions: map[PlayerID]*session{}}, nil
+	return &Gateway{cfg: cfg, sessions: map[PlayerID]*session{}, quic: newDoor(cfg.QUIC), ws: newDoor(cfg.WS)}, nil
 }
+
+// OnQUICAccept registers f, called with every connection ServeQUIC
+// accepts (before anything else is done with it): a handshake guard's
+// Established.
+func (g *Gateway) OnQUICAccept(f func(*quic.Conn)) { g.onQUIC.Store(&f) }
 
 // Stats returns the gateway's counters.
 func (g *Gateway) Stats() Stats {
 	s := &g.st
 	return Stats{Players: s.players.Load(), Conns: g.conns.Load(), Joins: s.joins.Load(), Leaves: s.leaves.Load(),
-		BadToken: s.badToken.Load(), Expired: s.expired.Load(), Replayed: s.replayed.Load(), Full: s.full.Load(),
+		BadToken: s.badToken.Load(), Audience: s.audience.Load(), Expired: s.expired.Load(), Replayed: s.replayed.Load(),
+		Full: s.full.Load(), RejoinRefused: s.rejoinRefused.Load(),
 		Duplicate: s.duplicate.Load(), JoinFailed: s.joinFailed.Load(), Timeouts: s.timeouts.Load(),
-		Malformed: s.malformed.Load(), Inputs: s.inputs.Load(), InputsDropped: s.inputsDropped.Load(),
+		Malformed: s.malformed.Load(), HTTPErrors: s.httpErrors.Load(), Inputs: s.inputs.Load(), InputsDropped: s.inputsDropped.Load(),
 		BadInputs: s.badInputs.Load(), StateMessages: s.stateMsgs.Load(), StateBytes: s.stateBytes.Load(), Datagrams: s.datagrams.Load(),
 		Coalesced: s.coalesced.Load(), FullStates: s.fullStates.Load(), HandedOff: s.handedOff.Load(),
-		Rejoins: s.rejoins.Load(), InputsMoved: s.inputsMoved.Load()}
+		Rejoins: s.rejoins.Load(), InputsMoved: s.inputsMoved.Load(), QUICLimits: g.quic.stats(), WSLimits: g.ws.stats()}
 }
 
 // refuse sends an Error message and closes conn (best effort, bounded by
@@ -269,28 +293,20 @@ func refuse(ctx context.Context, conn Conn, code Code, text string) {
 // verifies the token, queues the join for the next Frame, then forwards
 // inputs and acknowledgements and writes the states Frame produces. It
 // closes conn before returning, and returns why the connection ended.
+//
+// Serve applies no pre-auth Limits (it serves in-process connections);
+// ServeQUIC and the listener of WSServer do.
 func (g *Gateway) Serve(ctx context.Context, conn Conn) error {
-	if !g.acquire() {
-		refuse(ctx, conn, CodeFull, fmt.Sprintf("node serves %d connections", g.cfg.MaxConns))
-		return fmt.Errorf("player: refused: too many connections")
-	}
+	g.conns.Add(1)
 	defer g.conns.Add(-1)
-	return g.serve(ctx, conn)
+	return g.serve(ctx, conn, nil)
 }
 
-// acquire takes one of the MaxConns connection slots (counting a refusal
-// as Full when there is none).
-func (g *Gateway) acquire() bool {
-	if g.conns.Add(1) > int64(g.cfg.MaxConns) {
-		g.conns.Add(-1)
-		g.st.full.Add(1)
-		return false
-	}
-	return true
-}
-
-// serve is Serve once the connection holds a slot.
-func (g *Gateway) serve(ctx context.Context, conn Conn) error {
+// serve serves a connection; p is its pass through an endpoint's door
+// (nil: none), which it leaves once the token verified or the connection
+// ended.
+func (g *Gateway) serve(ctx context.Context, conn Conn, p *pass) error {
+	defer p.leave()
 	jctx, cancel := context.WithTimeout(ctx, g.cfg.JoinTimeout)
 	msg, err := conn.ReadMessage(jctx, MaxClientMessage)
 	cancel()
@@ -308,23 +324,7 @@ func (g *Gateway) serve(ctx context.Context, conn Conn) error {
 		}
 		return fmt.Errorf("player: reading join: %w", err)
 	}
-	t, body, err := Open(msg)
-	var tok []byte
-	var rejoin *Rejoin
-	if err == nil {
-		switch t {
-		case MsgJoin:
-			tok, err = DecodeJoin(body)
-		case MsgRejoin:
-			var r Rejoin
-			if r, err = DecodeRejoin(body); err == nil {
-				r.Token = append([]byte(nil), r.Token...)
-				tok, rejoin = r.Token, &r
-			}
-		default:
-			err = malformed(t, "expected a join or a rejoin")
-		}
-	}
+	tok, rejoin, err := parseFirst(msg)
 	if err != nil {
 		g.st.malformed.Add(1)
 		refuse(ctx, conn, CodeMalformed, err.Error())
@@ -337,11 +337,13 @@ func (g *Gateway) serve(ctx context.Context, conn Conn) error {
 		refuse(ctx, conn, CodeShutdown, "gateway closed")
 		return fmt.Errorf("player: gateway closed")
 	}
-	if g.slots.Add(1) > int64(g.cfg.MaxPlayers) {
-		g.slots.Add(-1)
+	full := func() error {
 		g.st.full.Add(1)
 		refuse(ctx, conn, CodeFull, fmt.Sprintf("node has %d players", g.cfg.MaxPlayers))
 		return fmt.Errorf("player: refused: full")
+	}
+	if g.slots.Load() >= int64(g.cfg.MaxPlayers) { // before the token is spent
+		return full()
 	}
 	verify := g.cfg.Verifier.Verify
 	if rejoin != nil {
@@ -349,17 +351,23 @@ func (g *Gateway) serve(ctx context.Context, conn Conn) error {
 	}
 	claims, err := verify(tok, g.cfg.Now())
 	if err != nil {
-		g.slots.Add(-1)
 		switch {
 		case errors.Is(err, ErrTokenExpired):
 			g.st.expired.Add(1)
 		case errors.Is(err, ErrTokenReplayed):
 			g.st.replayed.Add(1)
+		case errors.Is(err, ErrTokenWorld), errors.Is(err, ErrTokenNode):
+			g.st.audience.Add(1)
 		default:
 			g.st.badToken.Add(1)
 		}
 		refuse(ctx, conn, CodeBadToken, err.Error())
 		return err
+	}
+	p.leave() // authenticated: from now on a player slot bounds it
+	if g.slots.Add(1) > int64(g.cfg.MaxPlayers) {
+		g.slots.Add(-1)
+		return full()
 	}
 	l := &link{player: claims.Player, conn: conn, wake: make(chan struct{}, 1), done: make(chan struct{}), rejoin: rejoin}
 	g.mu.Lock()
@@ -396,6 +404,29 @@ func (g *Gateway) serve(ctx context.Context, conn Conn) error {
 		rerr = wErr
 	}
 	return rerr
+}
+
+// parseFirst decodes a connection's first message, which must be a Join
+// or a Rejoin, and returns its token (and the Rejoin): everything a
+// connection can make the node parse before its token is verified.
+func parseFirst(msg []byte) (tok []byte, rejoin *Rejoin, err error) {
+	t, body, err := Open(msg)
+	if err != nil {
+		return nil, nil, err
+	}
+	switch t {
+	case MsgJoin:
+		tok, err = DecodeJoin(body)
+		return tok, nil, err
+	case MsgRejoin:
+		r, err := DecodeRejoin(body)
+		if err != nil {
+			return nil, nil, err
+		}
+		r.Token = append([]byte(nil), r.Token...)
+		return r.Token, &r, nil
+	}
+	return nil, nil, malformed(t, "expected a join or a rejoin")
 }
 
 func (l *link) end() { l.once.Do(func() { close(l.done) }) }
@@ -720,6 +751,17 @@ func (g *Gateway) admit(n *node.Node, l *link) {
 	}
 	var s *session
 	if r := l.rejoin; r != nil {
+		for _, o := range g.order {
+			if o.avatar == r.Avatar {
+				// A Rejoin names its avatar: one already played here by
+				// another session is refused.
+				g.st.rejoinRefused.Add(1)
+				l.post(AppendError(nil, CodeDuplicate, fmt.Sprintf("avatar %v is played by another session here", r.Avatar)), true)
+				g.slots.Add(-1)
+				l.player = ""
+				return
+			}
+		}
 		s = &session{l: l, player: l.player, avatar: r.Avatar, enc: NewEncoder(g.cfg.History), seq: r.Seq,
 			waitUntil: g.frame + uint64(rejoinWait/max(g.cfg.FrameEvery, time.Millisecond))}
 		g.st.rejoins.Add(1)

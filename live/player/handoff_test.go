@@ -56,7 +56,7 @@ func newPair(t *testing.T) *pair {
 		if p.n[i], err = node.New(node.Config{ID: id, Registry: testReg, Discovery: b, Rand: rand.New(rand.NewPCG(uint64(id), 1))}); err != nil {
 			t.Fatal(err)
 		}
-		ver, err := NewVerifier(VerifierConfig{Key: pub})
+		ver, err := NewVerifier(VerifierConfig{Key: pub, Audience: Audience{World: testAud.World, Node: uint32(id)}, MaxTTL: 2 * time.Hour})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -103,7 +103,7 @@ func TestHandOffMakeBeforeBreak(t *testing.T) {
 			p := newPair(t)
 			a, b := Pipe(64)
 			go func() { _ = p.g[0].Serve(ctx, a) }()
-			tok, err := IssueToken(p.key, "ann", time.Now(), time.Hour, nil)
+			tok, err := IssueToken(p.key, "ann", Audience{World: testAud.World, Node: 1}, time.Now(), time.Hour, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -238,7 +238,7 @@ func runHandOffs(t *testing.T, seed uint64, nodes, players, handoffs int, loss f
 			if ns[i], err = node.New(node.Config{ID: id, Registry: testReg, Discovery: b, Rand: rand.New(rand.NewPCG(seed, uint64(id))), Replica: rc}); err != nil {
 				t.Fatal(err)
 			}
-			ver, err := NewVerifier(VerifierConfig{Key: pub})
+			ver, err := NewVerifier(VerifierConfig{Key: pub, Audience: Audience{World: testAud.World, Node: uint32(id)}, MaxTTL: 2 * time.Hour})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -273,7 +273,7 @@ func runHandOffs(t *testing.T, seed uint64, nodes, players, handoffs int, loss f
 		for k := range players {
 			a, b := Pipe(64)
 			go func() { _ = gs[k%nodes].Serve(ctx, a) }()
-			tok, err := IssueToken(key, PlayerID(fmt.Sprintf("p%d", k)), time.Now(), time.Hour, nil)
+			tok, err := IssueToken(key, PlayerID(fmt.Sprintf("p%d", k)), Audience{World: testAud.World, Node: uint32(k%nodes + 1)}, time.Now(), time.Hour, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -158,7 +158,7 @@ func AppendJoin(b, token []byte) []byte { return appendBytes(header(b, MsgJoin),
 // DecodeJoin decodes a Join body: the token (not yet verified).
 func DecodeJoin(body []byte) ([]byte, error) {
 	r := reader{t: MsgJoin, p: body}
-	tok := r.bytes("token", maxTokenLen)
+	tok := r.bytes("token", maxJWT)
 	return tok, r.done()
 }
 
@@ -230,7 +230,7 @@ func AppendRejoin(b []byte, m Rejoin) []byte {
 // aliases body).
 func DecodeRejoin(body []byte) (Rejoin, error) {
 	r := reader{t: MsgRejoin, p: body}
-	m := Rejoin{Token: r.bytes("token", maxTokenLen)}
+	m := Rejoin{Token: r.bytes("token", maxJWT)}
 	m.Avatar = world.ObjectID(r.uvarint("avatar"))
 	m.Seq = r.uvarint("input seq")
 	if r.err == nil && m.Avatar == 0 {

@@ -42,7 +42,7 @@ func TestResumeAfterFailover(t *testing.T) {
 			if ns[i], err = node.New(node.Config{ID: id, Registry: testReg, Discovery: b, Rand: rand.New(rand.NewPCG(7, uint64(id))), Replica: rc}); err != nil {
 				t.Fatal(err)
 			}
-			ver, err := NewVerifier(VerifierConfig{Key: pub})
+			ver, err := NewVerifier(VerifierConfig{Key: pub, Audience: Audience{World: testAud.World, Node: uint32(id)}, MaxTTL: 2 * time.Hour})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -80,7 +80,7 @@ func TestResumeAfterFailover(t *testing.T) {
 			}
 			synctest.Wait()
 		}
-		tok, err := IssueToken(key, "ann", time.Now(), time.Hour, nil)
+		tok, err := IssueToken(key, "ann", Audience{World: testAud.World, Node: 1}, time.Now(), time.Hour, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -83,7 +83,7 @@ func redirectScript(ctx context.Context, t *testing.T, p *pair) scripttest.Handl
 			if players[id] != nil {
 				c.Fatalf("player %s joined already", id)
 			}
-			tok, err := IssueToken(p.key, PlayerID(id), time.Now(), time.Hour, nil)
+			tok, err := IssueToken(p.key, PlayerID(id), Audience{World: testAud.World, Node: uint32(n)}, time.Now(), time.Hour, nil)
 			if err != nil {
 				c.Fatalf("%v", err)
 			}

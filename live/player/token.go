@@ -49,33 +49,75 @@ var (
 	ErrTokenTTL       = errors.New("token lifetime exceeds the verifier's MaxTTL")
 	ErrTokenReplayed  = errors.New("token already used")
 	ErrReplayFull     = errors.New("replay cache full")
+	ErrTokenWorld     = errors.New("token is for another world")
+	ErrTokenNode      = errors.New("token is for another node")
+	ErrReplayStore    = errors.New("replay store failed")
 )
 
 const (
-	tokenVersion = 1
+	tokenVersion = 2
 	nonceLen     = 16
 	// tokenDomain is prefixed to the signed bytes so that a token
 	// signature cannot be confused with any other use of the key.
-	tokenDomain = "overworld player token v1\x00"
-	// maxTokenLen bounds an encoded token: version, ID length, ID, two
-	// times, nonce and signature.
-	maxTokenLen = 2 + MaxPlayerID + 16 + nonceLen + ed25519.SignatureSize
+	tokenDomain = "overworld player token v2\x00"
+	// MaxWorld is the longest world name in bytes.
+	MaxWorld = 64
+	// maxTokenLen bounds an encoded token: version, ID length, ID, world
+	// length, world, node, two times, nonce and signature.
+	maxTokenLen = 2 + MaxPlayerID + 1 + MaxWorld + 2 + 16 + nonceLen + ed25519.SignatureSize
+	// MaxTokenLen is the longest token in bytes.
+	MaxTokenLen = maxTokenLen
 )
 
-// Claims is what a token says: who, when it was issued, until when it is
-// valid, and a random nonce that makes it single-use.
+// DefaultWorld is the world a node serves and a token names when the
+// configuration names none.
+const DefaultWorld = "main"
+
+// Audience is whom a token is for: one world, and the one node of it the
+// player may join with it. A node refuses a token whose audience is not
+// itself; the nonce's single use is then enforced by that node alone (its
+// replay store), so a token cannot be replayed at another node, and a
+// restarted node keeps refusing it when its replay store is a file.
+type Audience struct {
+	World string // 1 to MaxWorld printable bytes, no spaces
+	Node  uint32 // 1 to 65535
+}
+
+// Validate reports whether a is a usable audience.
+func (a Audience) Validate() error {
+	if len(a.World) == 0 || len(a.World) > MaxWorld {
+		return fmt.Errorf("%w: world name has %d bytes, want 1 to %d", ErrToken, len(a.World), MaxWorld)
+	}
+	for _, r := range a.World {
+		if r == unicode.ReplacementChar || !unicode.IsPrint(r) || unicode.IsSpace(r) {
+			return fmt.Errorf("%w: world name %q has a non-printable or space character", ErrToken, a.World)
+		}
+	}
+	if a.Node < 1 || a.Node > 0xffff {
+		return fmt.Errorf("%w: audience node %d, want 1 to 65535", ErrToken, a.Node)
+	}
+	return nil
+}
+
+// Claims is what a token says: who, for which world and node, when it
+// was issued, until when it is valid, and a random nonce that makes it
+// single-use.
 type Claims struct {
-	Player  PlayerID
-	Issued  time.Time // second resolution
-	Expires time.Time // second resolution
-	Nonce   [nonceLen]byte
+	Player   PlayerID
+	Audience Audience
+	Issued   time.Time // second resolution
+	Expires  time.Time // second resolution
+	Nonce    [nonceLen]byte
 }
 
 // Token layout (all integers big-endian):
 //
-//	version  1 byte (1)
+//	version  1 byte (2)
 //	idLen    1 byte (1..64)
 //	id       idLen bytes
+//	worldLen 1 byte (1..64)
+//	world    worldLen bytes
+//	node     2 bytes (1..65535)
 //	issued   8 bytes, Unix seconds
 //	expires  8 bytes, Unix seconds
 //	nonce    16 bytes
@@ -83,13 +125,16 @@ type Claims struct {
 //
 // Printed tokens are this, base64url without padding.
 
-// IssueToken signs a token for player valid from now for ttl, with a nonce
-// read from rnd (crypto/rand.Reader when nil).
-func IssueToken(key ed25519.PrivateKey, player PlayerID, now time.Time, ttl time.Duration, rnd io.Reader) ([]byte, error) {
+// IssueToken signs a token for player, good at aud only, valid from now
+// for ttl, with a nonce read from rnd (crypto/rand.Reader when nil).
+func IssueToken(key ed25519.PrivateKey, player PlayerID, aud Audience, now time.Time, ttl time.Duration, rnd io.Reader) ([]byte, error) {
 	if len(key) != ed25519.PrivateKeySize {
 		return nil, fmt.Errorf("player: coordinator private key has %d bytes, want %d", len(key), ed25519.PrivateKeySize)
 	}
 	if err := player.Validate(); err != nil {
+		return nil, err
+	}
+	if err := aud.Validate(); err != nil {
 		return nil, err
 	}
 	if ttl < time.Second {
@@ -98,7 +143,7 @@ func IssueToken(key ed25519.PrivateKey, player PlayerID, now time.Time, ttl time
 	if rnd == nil {
 		rnd = rand.Reader
 	}
-	c := Claims{Player: player, Issued: now.Truncate(time.Second), Expires: now.Add(ttl).Truncate(time.Second)}
+	c := Claims{Player: player, Audience: aud, Issued: now.Truncate(time.Second), Expires: now.Add(ttl).Truncate(time.Second)}
 	if _, err := io.ReadFull(rnd, c.Nonce[:]); err != nil {
 		return nil, fmt.Errorf("player: token nonce: %w", err)
 	}
@@ -109,6 +154,9 @@ func IssueToken(key ed25519.PrivateKey, player PlayerID, now time.Time, ttl time
 func appendClaims(b []byte, c Claims) []byte {
 	b = append(b, tokenVersion, byte(len(c.Player)))
 	b = append(b, c.Player...)
+	b = append(b, byte(len(c.Audience.World)))
+	b = append(b, c.Audience.World...)
+	b = binary.BigEndian.AppendUint16(b, uint16(c.Audience.Node))
 	b = binary.BigEndian.AppendUint64(b, uint64(c.Issued.Unix()))
 	b = binary.BigEndian.AppendUint64(b, uint64(c.Expires.Unix()))
 	return append(b, c.Nonce[:]...)
@@ -130,15 +178,24 @@ func ParseToken(tok []byte) (c Claims, body, sig []byte, err error) {
 		return bad("version %d, want %d", tok[0], tokenVersion)
 	}
 	n := int(tok[1])
-	want := 2 + n + 16 + nonceLen + ed25519.SignatureSize
+	if len(tok) < 3+n {
+		return bad("%d bytes, too short for a %d-byte player ID", len(tok), n)
+	}
+	w := int(tok[2+n])
+	want := 3 + n + w + 2 + 16 + nonceLen + ed25519.SignatureSize
 	if len(tok) != want {
-		return bad("%d bytes, want %d for a %d-byte player ID", len(tok), want, n)
+		return bad("%d bytes, want %d for a %d-byte player ID and a %d-byte world", len(tok), want, n, w)
 	}
 	c.Player = PlayerID(tok[2 : 2+n])
 	if err := c.Player.Validate(); err != nil {
 		return bad("%v", err)
 	}
-	p := tok[2+n:]
+	p := tok[3+n:]
+	c.Audience = Audience{World: string(p[:w]), Node: uint32(binary.BigEndian.Uint16(p[w:]))}
+	if err := c.Audience.Validate(); err != nil {
+		return bad("%v", err)
+	}
+	p = p[w+2:]
 	issued, expires := int64(binary.BigEndian.Uint64(p)), int64(binary.BigEndian.Uint64(p[8:]))
 	if issued < 0 || expires < issued || expires > 1<<40 {
 		return bad("times %d..%d out of range", issued, expires)
@@ -168,36 +225,77 @@ func DecodeToken(s string) ([]byte, error) {
 type VerifierConfig struct {
 	// Key is the coordinator's public key (required).
 	Key ed25519.PublicKey
+	// Audience is this node: the world it serves and its node ID
+	// (required). A token for another world or another node is refused.
+	Audience Audience
 	// MaxTTL refuses tokens valid for longer: it bounds how long a nonce
-	// stays in the replay cache. Default 24h.
+	// stays in the replay store, and how long a leaked token is good for.
+	// Default DefaultMaxTTL.
 	MaxTTL time.Duration
+	// MaxSession bounds how long after its issue a token may still be
+	// presented in a Rejoin (a player handed off keeps the token it
+	// joined with). Default 24h.
+	MaxSession time.Duration
 	// Skew is the clock difference tolerated between the coordinator and
 	// the node (a token issued up to Skew in the future is accepted; an
 	// expired one is refused at once). Default 30s.
 	Skew time.Duration
-	// MaxNonces bounds the replay cache: when it is full of unexpired
+	// MaxNonces bounds the replay store: when it is full of unexpired
 	// nonces, new tokens are refused (ErrReplayFull) rather than
 	// forgetting a nonce that could be replayed. Default 100,000.
 	MaxNonces int
+	// Store keeps used nonces (nil: process memory only, forgotten at a
+	// restart). OpenNonceFile gives one that survives restarts.
+	Store NonceStore
+	// JWTKey, if set, makes the verifier accept standard JWTs signed with
+	// EdDSA by this key as well (see jwt.go for their claims); JWTIssuer,
+	// if set, is the "iss" they must name.
+	JWTKey    ed25519.PublicKey
+	JWTIssuer string
 }
 
-// Verifier checks player tokens on a node: signature, expiry and single
-// use (a per-node replay cache of nonces, each kept until its token
+// DefaultMaxTTL is VerifierConfig.MaxTTL's default: tokens are meant to be
+// issued just before a join.
+const DefaultMaxTTL = 10 * time.Minute
+
+// NonceStore records the nonces of used tokens, each until its token
+// expires. Use must be atomic: of two calls with one nonce, at most one
+// succeeds. A store's Use is called under the verifier's lock.
+type NonceStore interface {
+	// Use records nonce as used until expires (Unix seconds), or returns
+	// ErrTokenReplayed if it is already recorded, ErrReplayFull if the
+	// store holds max unexpired nonces (after forgetting the expired ones
+	// at now), or an error wrapping ErrReplayStore if it cannot record it.
+	Use(nonce [nonceLen]byte, expires, now int64, max int) error
+	// Len returns the number of nonces recorded.
+	Len() int
+}
+
+// Verifier checks player tokens on a node: signature, audience, expiry
+// and single use (a replay store of nonces, each kept until its token
 // expires). It is safe for concurrent use.
 type Verifier struct {
-	cfg    VerifierConfig
-	mu     sync.Mutex
-	nonces map[[nonceLen]byte]int64 // nonce -> expiry (Unix seconds)
-	oldest int64                    // no entry expires before this
+	cfg VerifierConfig
+	mu  sync.Mutex
 }
 
-// NewVerifier returns a verifier for tokens signed by cfg.Key.
+// NewVerifier returns a verifier for tokens signed by cfg.Key for
+// cfg.Audience.
 func NewVerifier(cfg VerifierConfig) (*Verifier, error) {
 	if len(cfg.Key) != ed25519.PublicKeySize {
 		return nil, fmt.Errorf("player: coordinator public key has %d bytes, want %d", len(cfg.Key), ed25519.PublicKeySize)
 	}
+	if cfg.JWTKey != nil && len(cfg.JWTKey) != ed25519.PublicKeySize {
+		return nil, fmt.Errorf("player: JWT public key has %d bytes, want %d", len(cfg.JWTKey), ed25519.PublicKeySize)
+	}
+	if err := cfg.Audience.Validate(); err != nil {
+		return nil, fmt.Errorf("player: verifier audience: %w", err)
+	}
 	if cfg.MaxTTL == 0 {
-		cfg.MaxTTL = 24 * time.Hour
+		cfg.MaxTTL = DefaultMaxTTL
+	}
+	if cfg.MaxSession == 0 {
+		cfg.MaxSession = 24 * time.Hour
 	}
 	if cfg.Skew == 0 {
 		cfg.Skew = 30 * time.Second
@@ -205,11 +303,17 @@ func NewVerifier(cfg VerifierConfig) (*Verifier, error) {
 	if cfg.MaxNonces == 0 {
 		cfg.MaxNonces = 100_000
 	}
-	if cfg.MaxTTL < time.Second || cfg.Skew < 0 || cfg.MaxNonces < 1 {
-		return nil, fmt.Errorf("player: bad verifier config (MaxTTL %v, Skew %v, MaxNonces %d)", cfg.MaxTTL, cfg.Skew, cfg.MaxNonces)
+	if cfg.MaxTTL < time.Second || cfg.MaxSession < cfg.MaxTTL || cfg.Skew < 0 || cfg.MaxNonces < 1 {
+		return nil, fmt.Errorf("player: bad verifier config (MaxTTL %v, MaxSession %v, Skew %v, MaxNonces %d)", cfg.MaxTTL, cfg.MaxSession, cfg.Skew, cfg.MaxNonces)
 	}
-	return &Verifier{cfg: cfg, nonces: map[[nonceLen]byte]int64{}}, nil
+	if cfg.Store == nil {
+		cfg.Store = NewMemoryNonces()
+	}
+	return &Verifier{cfg: cfg}, nil
 }
+
+// Audience returns the audience the verifier accepts.
+func (v *Verifier) Audience() Audience { return v.cfg.Audience }
 
 // Verify checks tok at time now and, when it is valid, records its nonce
 // so that it is refused if presented again. A refused token changes
@@ -219,38 +323,57 @@ func (v *Verifier) Verify(tok []byte, now time.Time) (Claims, error) {
 	if err != nil {
 		return Claims{}, err
 	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if _, dup := v.nonces[c.Nonce]; dup {
-		return Claims{}, fmt.Errorf("%w: %w", ErrToken, ErrTokenReplayed)
-	}
-	if len(v.nonces) >= v.cfg.MaxNonces {
-		v.expire(now.Unix())
-		if len(v.nonces) >= v.cfg.MaxNonces {
-			return Claims{}, fmt.Errorf("%w: %w (%d unexpired nonces)", ErrToken, ErrReplayFull, len(v.nonces))
-		}
-	}
-	v.nonces[c.Nonce] = c.Expires.Unix()
-	return c, nil
-}
-
-// VerifyRejoin checks tok at time now like Verify, except that its nonce
-// may have been used: a player handed off rejoins with the token it
-// joined with elsewhere (or here, before).
-func (v *Verifier) VerifyRejoin(tok []byte, now time.Time) (Claims, error) { return v.check(tok, now) }
-
-// check verifies tok's signature and times.
-func (v *Verifier) check(tok []byte, now time.Time) (Claims, error) {
-	c, body, sig, err := ParseToken(tok)
-	if err != nil {
-		return Claims{}, err
-	}
-	if !ed25519.Verify(v.cfg.Key, signed(body), sig) {
-		return Claims{}, fmt.Errorf("%w: %w", ErrToken, ErrTokenSignature)
-	}
 	switch {
 	case !now.Before(c.Expires):
 		return Claims{}, fmt.Errorf("%w: %w at %v", ErrToken, ErrTokenExpired, c.Expires.UTC())
+	case c.Audience.Node != v.cfg.Audience.Node:
+		return Claims{}, fmt.Errorf("%w: %w (node %d, this is node %d)", ErrToken, ErrTokenNode, c.Audience.Node, v.cfg.Audience.Node)
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if err := v.cfg.Store.Use(c.Nonce, c.Expires.Unix(), now.Unix(), v.cfg.MaxNonces); err != nil {
+		return Claims{}, fmt.Errorf("%w: %w", ErrToken, err)
+	}
+	return c, nil
+}
+
+// VerifyRejoin checks tok at time now for a Rejoin: its signature, its
+// world, and that it was issued at most MaxSession ago. Its node, its
+// expiry and its nonce are not checked: a player handed off rejoins with
+// the token it joined with, at another node (the gateway accepts a Rejoin
+// only for an avatar that migrates here, see Gateway).
+func (v *Verifier) VerifyRejoin(tok []byte, now time.Time) (Claims, error) {
+	c, err := v.check(tok, now)
+	if err != nil {
+		return Claims{}, err
+	}
+	if now.Sub(c.Issued) > v.cfg.MaxSession {
+		return Claims{}, fmt.Errorf("%w: %w: issued %v, more than %v ago", ErrToken, ErrTokenExpired, c.Issued.UTC(), v.cfg.MaxSession)
+	}
+	return c, nil
+}
+
+// check verifies tok's signature, world, issue time and lifetime.
+func (v *Verifier) check(tok []byte, now time.Time) (Claims, error) {
+	var c Claims
+	if isJWT(tok) {
+		var err error
+		if c, err = v.checkJWT(tok); err != nil {
+			return Claims{}, err
+		}
+	} else {
+		var body, sig []byte
+		var err error
+		if c, body, sig, err = ParseToken(tok); err != nil {
+			return Claims{}, err
+		}
+		if !ed25519.Verify(v.cfg.Key, signed(body), sig) {
+			return Claims{}, fmt.Errorf("%w: %w", ErrToken, ErrTokenSignature)
+		}
+	}
+	switch {
+	case c.Audience.World != v.cfg.Audience.World:
+		return Claims{}, fmt.Errorf("%w: %w (%q, this is %q)", ErrToken, ErrTokenWorld, c.Audience.World, v.cfg.Audience.World)
 	case c.Issued.After(now.Add(v.cfg.Skew)):
 		return Claims{}, fmt.Errorf("%w: %w (%v)", ErrToken, ErrTokenEarly, c.Issued.UTC())
 	case c.Expires.Sub(c.Issued) > v.cfg.MaxTTL:
@@ -259,28 +382,11 @@ func (v *Verifier) check(tok []byte, now time.Time) (Claims, error) {
 	return c, nil
 }
 
-// expire forgets the nonces of expired tokens (they are refused as
-// expired anyway).
-func (v *Verifier) expire(now int64) {
-	if now <= v.oldest {
-		return
-	}
-	oldest := int64(1 << 62)
-	for k, exp := range v.nonces {
-		if exp <= now {
-			delete(v.nonces, k)
-		} else {
-			oldest = min(oldest, exp)
-		}
-	}
-	v.oldest = oldest
-}
-
-// Nonces returns the number of nonces in the replay cache.
+// Nonces returns the number of nonces in the replay store.
 func (v *Verifier) Nonces() int {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	return len(v.nonces)
+	return v.cfg.Store.Len()
 }
 
 // Key files in a coordinator directory.

@@ -20,11 +20,11 @@ func TestTokenVerify(t *testing.T) {
 	pub, priv := testKey(1)
 	_, other := testKey(2)
 	now := time.Unix(1_800_000_000, 0)
-	v, err := NewVerifier(VerifierConfig{Key: pub, MaxNonces: 3})
+	v, err := NewVerifier(VerifierConfig{Key: pub, Audience: testAud, MaxTTL: 24 * time.Hour, MaxNonces: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := IssueToken(priv, "alice", now, time.Hour, nil)
+	tok, err := IssueToken(priv, "alice", testAud, now, time.Hour, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,9 +32,9 @@ func TestTokenVerify(t *testing.T) {
 	if err != nil || !bytes.Equal(s, tok) {
 		t.Fatalf("printed token does not round-trip: %v", err)
 	}
-	forged, _ := IssueToken(other, "alice", now, time.Hour, nil)
-	long, _ := IssueToken(priv, "alice", now, 48*time.Hour, nil)
-	early, _ := IssueToken(priv, "alice", now.Add(time.Hour), time.Hour, nil)
+	forged, _ := IssueToken(other, "alice", testAud, now, time.Hour, nil)
+	long, _ := IssueToken(priv, "alice", testAud, now, 48*time.Hour, nil)
+	early, _ := IssueToken(priv, "alice", testAud, now.Add(time.Hour), time.Hour, nil)
 	for _, c := range []struct {
 		name string
 		tok  []byte
@@ -71,19 +71,19 @@ func TestTokenVerify(t *testing.T) {
 	// The replay cache is bounded: full of unexpired nonces it refuses; once
 	// they expire it forgets them.
 	for i := range 2 {
-		tk, _ := IssueToken(priv, "bob", now, time.Duration(i+1)*time.Minute, nil)
+		tk, _ := IssueToken(priv, "bob", testAud, now, time.Duration(i+1)*time.Minute, nil)
 		if _, err := v.Verify(tk, now); err != nil {
 			t.Fatal(err)
 		}
 	}
-	tk, _ := IssueToken(priv, "carol", now, time.Hour, nil)
+	tk, _ := IssueToken(priv, "carol", testAud, now, time.Hour, nil)
 	if _, err := v.Verify(tk, now); !errors.Is(err, ErrReplayFull) {
 		t.Fatalf("full cache: %v", err)
 	}
 	if _, err := v.Verify(tk, now.Add(3*time.Minute)); err != nil || v.Nonces() != 2 {
 		t.Fatalf("after expiry: %v, %d nonces", err, v.Nonces())
 	}
-	if _, err := IssueToken(priv, "has space", now, time.Hour, nil); err == nil {
+	if _, err := IssueToken(priv, "has space", testAud, now, time.Hour, nil); err == nil {
 		t.Fatal("player ID with a space accepted")
 	}
 }
@@ -118,7 +118,7 @@ func TestKeyFiles(t *testing.T) {
 
 func FuzzParseToken(f *testing.F) {
 	_, priv := testKey(1)
-	tok, _ := IssueToken(priv, "alice", time.Unix(1_800_000_000, 0), time.Hour, nil)
+	tok, _ := IssueToken(priv, "alice", testAud, time.Unix(1_800_000_000, 0), time.Hour, nil)
 	f.Add(tok)
 	f.Add([]byte{1, 0})
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -131,3 +131,6 @@ func FuzzParseToken(f *testing.F) {
 		}
 	})
 }
+
+// testAud is the audience of the package's test verifiers and tokens.
+var testAud = Audience{World: "test", Node: 1}

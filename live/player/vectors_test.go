@@ -51,8 +51,8 @@ func exState(id world.ObjectID, x, y float64, hp int64, alive bool) *world.State
 }
 
 // The token of the specification: a fixed coordinator key (its Ed25519
-// seed is the bytes 00 01 … 1f), player "alice", issued 2026-01-01T00:00:00Z
-// for one hour, nonce a0 a1 … af.
+// seed is the bytes 00 01 … 1f), player "alice", world "main", node 1,
+// issued 2026-01-01T00:00:00Z for five minutes, nonce a0 a1 … af.
 func exToken(t *testing.T) (tok []byte, pub ed25519.PublicKey, issued time.Time) {
 	t.Helper()
 	seed := make([]byte, ed25519.SeedSize)
@@ -65,7 +65,7 @@ func exToken(t *testing.T) (tok []byte, pub ed25519.PublicKey, issued time.Time)
 		nonce[i] = 0xa0 + byte(i)
 	}
 	issued = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	tok, err := player.IssueToken(key, "alice", issued, time.Hour, bytes.NewReader(nonce))
+	tok, err := player.IssueToken(key, "alice", player.Audience{World: "main", Node: 1}, issued, 5*time.Minute, bytes.NewReader(nonce))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,13 +121,15 @@ func TestProtocolVectors(t *testing.T) {
 		return
 	}
 
-	// The token verifies with the document's public key, within its hour.
-	v, err := player.NewVerifier(player.VerifierConfig{Key: ed25519.PublicKey(doc["player/public-key"])})
+	// The token verifies with the document's public key at node 1 of
+	// world "main", within its five minutes.
+	v, err := player.NewVerifier(player.VerifierConfig{Key: ed25519.PublicKey(doc["player/public-key"]),
+		Audience: player.Audience{World: "main", Node: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	c, err := v.Verify(doc["player/token"], issued.Add(time.Minute))
-	if err != nil || c.Player != "alice" || !c.Expires.Equal(issued.Add(time.Hour)) {
+	if err != nil || c.Player != "alice" || !c.Expires.Equal(issued.Add(5*time.Minute)) {
 		t.Errorf("the document's token: claims %+v, %v", c, err)
 	}
 	if got := player.EncodeToken(doc["player/token"]); !strings.Contains(mustRead(t, protocolDoc), got) {

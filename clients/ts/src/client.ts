@@ -41,8 +41,12 @@ export function tokenBytes(t: Token): Uint8Array {
 export interface ClientOptions {
   /** The node's WebSocket player endpoint (ws:// or wss://). */
   url: string;
-  /** The token to join with, or a function giving a fresh one (tokens are single-use: reconnecting needs one). */
-  token: Token | (() => Promise<Token>);
+  /**
+   * The token to join with, or a function giving a fresh one for the node
+   * at url (tokens are single-use and name their node: reconnecting needs
+   * a new one).
+   */
+  token: Token | ((url: string) => Promise<Token>);
   /** Reconnect after a dropped connection (default true when token is a function). */
   reconnect?: boolean;
   /** First reconnect delay in ms (default 250), doubled per failure up to maxBackoffMs (default 8000). */
@@ -197,13 +201,13 @@ export class Client {
     return true;
   }
 
-  private async freshToken(): Promise<Uint8Array> {
+  private async freshToken(url: string): Promise<Uint8Array> {
     const t = this.opts.token;
-    return tokenBytes(typeof t === "function" ? await t() : t);
+    return tokenBytes(typeof t === "function" ? await t(url) : t);
   }
 
   private async connect(url: string): Promise<void> {
-    this.token = await this.freshToken();
+    this.token = await this.freshToken(url);
     const [ws, w] = await dial(this.WS, url, encodeJoin(this.token), (s, m) => this.onMessage(s, m), (s, e) => this.onClose(s, e));
     this.cur = { ws, welcome: w, view: new View(w), node: 0, url };
     this.seq = 0;

@@ -2,8 +2,9 @@
 // serves the page with a token, draws what the player's interest holds
 // (walls, bots, rockets, items) on a canvas, and sends the player's
 // keyboard and mouse controls. The token comes from the page's fragment
-// (#token=...), or from a lobby (#lobby=URL: GET URL/token gives a fresh
-// one, for reconnecting), or from the form the page shows.
+// (#token=...), or from a lobby (#lobby=URL: POST URL/token?ws=HOST gives
+// a fresh one for the node at HOST, for reconnecting), or from the form
+// the page shows.
 
 import { Client, quantile, type Token } from "./client";
 import { encodeArenaInput, isPlayerAvatar, RUN_SPEED } from "./arena";
@@ -55,19 +56,20 @@ function wsURL(): string {
   return (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/";
 }
 
-async function tokenSource(): Promise<Token | (() => Promise<Token>) | null> {
+async function tokenSource(): Promise<Token | ((url: string) => Promise<Token>) | null> {
   const p = params();
   const lobby = p.get("lobby");
   let first = p.get("token");
   if (first) history.replaceState(null, "", location.pathname + (lobby ? "#lobby=" + encodeURIComponent(lobby) : ""));
   if (lobby) {
-    return async () => {
+    return async (url: string) => {
       if (first) {
         const t = first;
         first = null;
         return t;
       }
-      const r = await fetch(lobby.replace(/\/$/, "") + "/token", { method: "POST" });
+      // A token names its node: the lobby issues one for the node at url.
+      const r = await fetch(lobby.replace(/\/$/, "") + "/token?ws=" + encodeURIComponent(new URL(url).host), { method: "POST" });
       if (!r.ok) throw new Error(`lobby: ${r.status} ${await r.text()}`);
       return (await r.text()).trim();
     };

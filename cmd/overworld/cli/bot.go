@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -24,12 +25,16 @@ import (
 	"github.com/overworld/overworld/lab/harness"
 	"github.com/overworld/overworld/live"
 	"github.com/overworld/overworld/live/arenaplay"
+	"github.com/overworld/overworld/live/plane"
 	"github.com/overworld/overworld/live/player"
 	"github.com/overworld/overworld/node"
 )
 
 type botFlags struct {
 	addr, tokenDir, name, mapType, ca string
+	world                             string
+	nodeID                            uint32
+	plane                             string
 	serverName                        string
 	n, nodes, perNode                 int
 	duration                          time.Duration
@@ -71,12 +76,15 @@ and --server-name node-ID.overworld.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.addr, "addr", "", "the node's player endpoint HOST:PORT (QUIC; with --ws, its WebSocket port, or a ws:// or wss:// URL)")
+	fl.StringVar(&f.plane, "plane", "", "a control plane's URL (overworld control): each bot asks it where to play, with the RTTs it measures to the nodes (QUIC handshakes), follows its handoffs, and takes its avatar back where it failed over when its node dies; instead of --addr")
 	fl.StringVar(&f.tokenDir, "token-dir", "", "directory of the coordinator key pair (overworld token init)")
 	fl.IntVar(&f.n, "n", 16, "number of bots (1 to 1000; with --local, this machine's CPU limits how many can join in time)")
 	fl.DurationVar(&f.duration, "duration", 30*time.Second, "how long to play (1s to 1h)")
 	fl.BoolVar(&f.ws, "ws", false, "connect over WebSocket instead of QUIC")
 	fl.BoolVar(&f.local, "local", false, "start an in-process node with a player endpoint on 127.0.0.1 and play against it")
 	fl.StringVar(&f.name, "name", "bot", "player ID prefix (bots are NAME-1, NAME-2, ...)")
+	fl.StringVar(&f.world, "world", player.DefaultWorld, "the world the node serves (its players.world): the bots' tokens name it")
+	fl.Uint32Var(&f.nodeID, "node-id", 1, "the node's ID: the bots' tokens name it")
 	fl.StringVar(&f.ca, "ca", "", "PEM file of the CA that signed the node's certificate (QUIC; default: no verification)")
 	fl.StringVar(&f.serverName, "server-name", "", "with --ca: the name the node's certificate must carry (default: the host of --addr; node-ID.overworld for a cluster node)")
 	// The game defaults are a node's (overworld node --print-config), so
@@ -105,13 +113,23 @@ func runBot(ctx context.Context, e *env, f *botFlags) error {
 		return badInputf("--duration %v: want 1s to 1h", f.duration)
 	case f.local && f.addr != "":
 		return badInputf("--local and --addr exclude each other")
-	case !f.local && f.addr == "":
-		return badInputf("--addr is required (or --local)")
+	case f.plane != "" && (f.local || f.addr != "" || f.ws || f.serverName != ""):
+		return badInputf("--plane names the nodes: it excludes --local, --addr, --ws and --server-name")
+	case !f.local && f.addr == "" && f.plane == "":
+		return badInputf("--addr is required (or --local, or --plane)")
 	}
-	if !f.local && !(f.ws && (strings.HasPrefix(f.addr, "ws://") || strings.HasPrefix(f.addr, "wss://"))) {
+	if f.plane != "" {
+		if u, err := url.Parse(f.plane); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return badInputf("--plane %q: want http://HOST:PORT", f.plane)
+		}
+	}
+	if !f.local && f.plane == "" && !(f.ws && (strings.HasPrefix(f.addr, "ws://") || strings.HasPrefix(f.addr, "wss://"))) {
 		if _, _, err := net.SplitHostPort(f.addr); err != nil {
 			return badInputf("--addr %q: %v", f.addr, err)
 		}
+	}
+	if err := (player.Audience{World: f.world, Node: f.nodeID}).Validate(); err != nil {
+		return badInputf("--world %q, --node-id %d: %v", f.world, f.nodeID, err)
 	}
 	if err := player.PlayerID(fmt.Sprintf("%s-%d", f.name, f.n)).Validate(); err != nil {
 		return badInputf("--name %q: %v", f.name, err)
@@ -151,6 +169,20 @@ func runBot(ctx context.Context, e *env, f *botFlags) error {
 		}
 		tlsConf = &tls.Config{RootCAs: roots, ServerName: host}
 	}
+	var nodes []plane.NodeInfo
+	var planeCl *plane.Client
+	if f.plane != "" {
+		planeCl = &plane.Client{URL: strings.TrimSuffix(f.plane, "/"), HTTP: &http.Client{Timeout: 5 * time.Second}}
+		lctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		nodes, err = planeCl.Nodes(lctx)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("--plane %s: %w", f.plane, err)
+		}
+		if len(nodes) == 0 {
+			return fmt.Errorf("--plane %s: the plane lists no node", f.plane)
+		}
+	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -178,6 +210,14 @@ func runBot(ctx context.Context, e *env, f *botFlags) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if planeCl != nil {
+				var roots *x509.CertPool
+				if tlsConf != nil {
+					roots = tlsConf.RootCAs
+				}
+				stats[i], errs[i] = playPlaneBot(ctx, g, key, f, i, planeCl, nodes, roots)
+				return
+			}
 			stats[i], errs[i] = playBot(ctx, g, key, f, i, quicAddr, wsAddr, tlsConf)
 		}()
 	}
@@ -233,7 +273,7 @@ func reportBotErrors(e *env, name string, errs []error) int {
 
 func playBot(ctx context.Context, g *arena.Game, key ed25519.PrivateKey, f *botFlags, i int, quicAddr, wsAddr string, tlsConf *tls.Config) (player.ClientStats, error) {
 	id := player.PlayerID(fmt.Sprintf("%s-%d", f.name, i+1))
-	tok, err := player.IssueToken(key, id, time.Now(), f.duration+time.Minute, nil)
+	tok, err := player.IssueToken(key, id, player.Audience{World: f.world, Node: f.nodeID}, time.Now(), 5*time.Minute, nil)
 	if err != nil {
 		return player.ClientStats{Player: id}, err
 	}
@@ -305,7 +345,7 @@ func startLocalNode(ctx context.Context, g *arena.Game, f *botFlags) (gw *player
 	if err != nil {
 		return nil, "", "", nil, badInput(err)
 	}
-	ver, err := player.NewVerifier(player.VerifierConfig{Key: pub})
+	ver, err := player.NewVerifier(player.VerifierConfig{Key: pub, Audience: player.Audience{World: f.world, Node: f.nodeID}})
 	if err != nil {
 		return nil, "", "", nil, err
 	}

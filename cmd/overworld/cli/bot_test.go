@@ -18,7 +18,7 @@ func TestTokenCommands(t *testing.T) {
 	if code, out, _ := runCLI(t, "", "token", "init", "--dir", dir); code == 0 || out != "" {
 		t.Fatalf("second init overwrote the key: %d", code)
 	}
-	code, out, errs := runCLI(t, "", "token", "issue", "--dir", dir, "--player", "alice", "--ttl", "2h")
+	code, out, errs := runCLI(t, "", "token", "issue", "--dir", dir, "--player", "alice", "--node", "3", "--ttl", "2h")
 	if code != 0 {
 		t.Fatalf("issue: %d %q", code, errs)
 	}
@@ -27,7 +27,7 @@ func TestTokenCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	pub, _ := player.LoadPublicKey(dir)
-	v, _ := player.NewVerifier(player.VerifierConfig{Key: pub})
+	v, _ := player.NewVerifier(player.VerifierConfig{Key: pub, Audience: player.Audience{World: player.DefaultWorld, Node: 3}, MaxTTL: 86400e9})
 	c, _, _, err := player.ParseToken(tok)
 	if err != nil || c.Player != "alice" || c.Expires.Sub(c.Issued) != 7200e9 {
 		t.Fatalf("token claims %+v %v", c, err)
@@ -39,7 +39,9 @@ func TestTokenCommands(t *testing.T) {
 		{"token", "issue", "--player", "alice"},
 		{"token", "issue", "--dir", dir, "--player", "has space"},
 		{"token", "issue", "--dir", dir, "--player", ""},
-		{"token", "issue", "--dir", dir, "--player", "a", "--ttl", "48h"},
+		{"token", "issue", "--dir", dir, "--player", "a", "--node", "1", "--ttl", "48h"},
+		{"token", "issue", "--dir", dir, "--player", "a"},
+		{"token", "issue", "--dir", dir, "--player", "a", "--node", "1", "--world", "has space"},
 		{"token", "issue", "--dir", filepath.Join(dir, "missing"), "--player", "a"},
 		{"token", "init"},
 		{"bot", "--token-dir", dir},

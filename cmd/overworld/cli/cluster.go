@@ -19,6 +19,7 @@ import (
 
 	"github.com/overworld/overworld/arena"
 	"github.com/overworld/overworld/discovery"
+	"github.com/overworld/overworld/geo"
 	"github.com/overworld/overworld/lab/cities"
 	"github.com/overworld/overworld/lab/harness"
 	"github.com/overworld/overworld/live/arenaplay"
@@ -51,7 +52,9 @@ type clusterOpts struct {
 	kills, terms   []string      // faults: NODE@TIME, SIGKILL or SIGTERM
 	play           string        // the browser lobby's address ("": none)
 	faults         []clusterFault
-	placement      string // "cma": the control plane places the client bots; "none"; "": cma where it applies
+	netf           netFlags    // --net, --loss, --jitter, --dup, --reorder
+	net            geo.Network // what they give (validate)
+	placement      string      // "cma": the control plane places the client bots; "none"; "": cma where it applies
 	headroom       float64
 }
 
@@ -126,8 +129,13 @@ replica has its primary's version, else the time since the primary moved past it
 from the versions and their production times the primary's snapshots showed (so,
 like the grace periods and discovery latency, it needs a snapshot every frame: with
 --sample-every above a frame the table shows n/a). Bandwidth counts payloads plus 28 B of IPv4/UDP header per
-packet, as the simulator does.`,
+packet, as the simulator does.
+
+--net wan (or --loss, --jitter, --dup, --reorder) gives the simulator and every node the
+same network conditions beyond latency: the nodes lose, duplicate and hold back what
+they send; a held packet delays the ones queued behind it to the same peer.`,
 		Example: `  overworld cluster --nodes 8 --duration 60s --emulate-latency
+  overworld cluster --nodes 8 --duration 60s --emulate-latency --net wan --bot-mode node
   overworld cluster --nodes 4 --bots 64 --duration 30s --emulate-latency
   overworld cluster --nodes 4 --duration 20s --arch broadcast
   overworld cluster --nodes 3 --duration 20s --bot-mode node --kill 2@8s`,
@@ -140,6 +148,7 @@ packet, as the simulator does.`,
 	fl.IntVar(&o.bots, "bots", 0, "total bots, spread evenly over the nodes (overrides --players-per-node; a multiple of --nodes)")
 	fl.DurationVar(&o.duration, "duration", o.duration, "how long the cluster runs")
 	fl.BoolVar(&o.emulate, "emulate-latency", false, "delay packets by the one-way latency between the nodes' cities")
+	addNetFlags(fl, &o.netf, geo.NetPerfect)
 	fl.Uint64Var(&o.seed, "seed", o.seed, "game seed")
 	fl.StringVar(&o.mapType, "map", o.mapType, "map type: sqr or rect")
 	fl.StringVar(&o.arch, "arch", o.arch, "discovery: directory, broadcast or colyseus (the distributed locator on a ring of the nodes)")
@@ -165,6 +174,10 @@ func (o *clusterOpts) validate() error {
 		if _, _, err := net.SplitHostPort(o.play); err != nil {
 			return badInputf("--play %q: want host:port (%v)", o.play, err)
 		}
+	}
+	var err error
+	if o.net, err = o.netf.network(); err != nil {
+		return err
 	}
 	if o.bots != 0 {
 		if o.nodes < 1 || o.bots < 0 || o.bots%o.nodes != 0 {
@@ -257,7 +270,7 @@ const cliMainEnv = "OVERWORLD_CLI_MAIN"
 // the rendezvous (directory only) in infraCity; dir receives the files.
 func (o clusterOpts) clusterConfig(exe, dir, infraCity string) localcluster.Config {
 	return localcluster.Config{Command: []string{exe, "node"}, Env: []string{cliMainEnv + "=1"}, Dir: dir,
-		Cities: cities.ForNodes(o.nodes), Arch: o.arch, RendezvousCity: infraCity, EmulateLatency: o.emulate,
+		Cities: cities.ForNodes(o.nodes), Arch: o.arch, RendezvousCity: infraCity, EmulateLatency: o.emulate, Net: o.net,
 		Map: o.mapType, PlayersPerNode: o.perNode, Seed: o.seed, FrameRate: o.frameRate, LogLevel: o.logLevel,
 		Players: o.botMode != "node", NoFailover: o.noFailover, DrainTimeout: o.drainTimeout}
 }
@@ -276,6 +289,7 @@ func runCluster(e *env, o clusterOpts) error {
 	wc := harness.DefaultDemoConfig()
 	wc.Arch, wc.Map, wc.Nodes, wc.PlayersPerNode, wc.Duration, wc.Seed = discovery.Arch(o.arch), m, o.nodes, o.perNode, o.duration, o.seed
 	wc.Cities = cities.ForNodes(o.nodes)
+	wc.SetNet(o.net)
 	wc.Placement.Mode = harness.PlaceNone // the game's own split, as the live bots without a plane
 	var rows [][]float64                  // with a plane: each bot's RTT to each node
 	if o.placement == "cma" {
@@ -619,6 +633,9 @@ func writeClusterTable(w io.Writer, o clusterOpts, c *localcluster.Cluster, meas
 	lat := "loopback latency (not emulated: compare bandwidth, not missing replicas)"
 	if o.emulate {
 		lat = "latency emulated: each packet waits half the WonderNetwork RTT between the nodes' cities"
+	}
+	if !o.net.Perfect() {
+		lat += "; network " + o.net.String() + " on both sides (live: a held packet delays those queued behind it)"
 	}
 	p("live cluster: %d node processes × %d bots = %d players, %s, %s map, %.0f s, seed %d, on 127.0.0.1\n",
 		o.nodes, o.perNode, o.nodes*o.perNode, o.arch, o.mapType, elapsed, o.seed)

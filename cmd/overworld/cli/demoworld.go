@@ -16,6 +16,7 @@ import (
 
 	"github.com/overworld/overworld/arena"
 	"github.com/overworld/overworld/discovery"
+	"github.com/overworld/overworld/geo"
 	"github.com/overworld/overworld/lab"
 	"github.com/overworld/overworld/lab/harness"
 )
@@ -31,6 +32,7 @@ type demoWorldFlags struct {
 	seed               uint64
 	quiet              bool
 	tuneHeap           bool
+	net                netFlags
 	placement          string
 	headroom           float64
 	session            time.Duration
@@ -66,17 +68,22 @@ windows of events on --workers goroutines, with the same result for any count). 
 line is drawn on stderr when it is a terminal. --out writes summary.json (the same
 bytes for the same flags), series.csv and nodes.csv.
 
+--net wan adds what a public Internet path does to a packet beside its latency: 1% loss,
+10 ms of exponential jitter, 0.1% duplication; --loss, --jitter, --dup and --reorder set
+each part on their own.
+
 The placement-only demo (players joining and leaving servers) is "overworld demo placement".`,
 		Example: `  overworld demo
   overworld demo --arch broadcast --nodes 8 --players-per-node 1
-  overworld demo --nodes 20 --duration 2m --out out/demo`,
+  overworld demo --nodes 20 --duration 2m --out out/demo
+  overworld demo --arch colyseus --nodes 64 --players-per-node 1 --map sqr --net wan`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runDemoWorld(e, cmd, &f) },
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.arch, "arch", string(def.Arch), "architecture: directory, broadcast, client-server or colyseus")
 	fl.StringVar(&f.keyMap, "keymap", discovery.KeyMapAuto, "colyseus key mapping (--arch colyseus only): rangedht-hilbert, rangedht-x, dht, or auto (rangedht-x on maps twice as long as wide, else rangedht-hilbert)")
-	fl.Float64Var(&f.prefetch, "prefetch", 0, "widen the view replicas are fetched for by this many metres (0: the interest itself)")
+	fl.Float64Var(&f.prefetch, "prefetch", 0, fmt.Sprintf("widen the view replicas are fetched for by this many metres (0: the interest itself; default %g under --arch colyseus, else 0)", discovery.ColyseusPrefetch))
 	fl.IntVar(&f.nodes, "nodes", def.Nodes, "number of nodes (WonderNetwork cities: "+strings.Join(cities.Servers()[:4], ", ")+", ...)")
 	fl.IntVar(&f.perNode, "players-per-node", def.PlayersPerNode, "bots per node (1: peer-to-peer, 8: federated servers)")
 	fl.DurationVar(&f.duration, "duration", def.Duration, "game time to simulate (1s to 1h)")
@@ -84,6 +91,7 @@ The placement-only demo (players joining and leaving servers) is "overworld demo
 	fl.StringVar(&f.mapType, "map", def.Map.String(), "map type: sqr or rect")
 	fl.StringVar(&f.out, "out", "", "directory for summary.json, series.csv and nodes.csv (default: none)")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress line on stderr")
+	addNetFlags(fl, &f.net, geo.NetPerfect)
 	addTuneHeapFlag(fl, &f.tuneHeap)
 	fl.IntVar(&f.workers, "workers", 0, "goroutines the simulator runs on (0: one per CPU; the result is the same for any value)")
 	fl.StringVar(&f.placement, "placement", "", "how players are put on nodes: cma (the control plane), static (nearest node with room, never moved) or none (bot k on node k/P); default cma with --players-per-node 2 or more, none otherwise")
@@ -118,6 +126,10 @@ func runDemoWorld(e *env, cmd *cobra.Command, f *demoWorldFlags) error {
 	case cmd.Flags().Changed("keymap") && arch != discovery.Colyseus:
 		return badInputf("--keymap applies to --arch colyseus (the distributed locator), not %s", arch)
 	}
+	net, err := f.net.network()
+	if err != nil {
+		return err
+	}
 	if f.out != "" {
 		if err := checkOutDir("--out", f.out); err != nil {
 			return err
@@ -130,6 +142,10 @@ func runDemoWorld(e *env, cmd *cobra.Command, f *demoWorldFlags) error {
 	}
 	cfg.Workers = f.workers
 	cfg.KeyMap, cfg.Prefetch = f.keyMap, f.prefetch
+	if arch == discovery.Colyseus && !cmd.Flags().Changed("prefetch") {
+		cfg.Prefetch = discovery.ColyseusPrefetch
+	}
+	cfg.SetNet(net)
 	cfg.Arch, cfg.Map, cfg.Nodes, cfg.PlayersPerNode, cfg.Duration, cfg.Seed = arch, m, f.nodes, f.perNode, f.duration, f.seed
 	cfg.Cities = nodeCities
 	if cfg.Placement, err = placementFlags(cmd, harness.DemoPlacement(cfg), f.placement, f.headroom, f.session, f.regions, f.regionPolicy); err != nil {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,6 +29,35 @@ func TestDemoWorldSmall(t *testing.T) {
 	code, out, errs = runCLI(t, "", "demo", "--nodes", "4", "--players-per-node", "2", "--duration", "3s", "--placement", "static", "--regions", "0")
 	if code != 0 || !strings.Contains(out, "placed by static nearest-with-room admission") || !strings.Contains(out, "the control plane (CMA) on the same players") || strings.Contains(out, "regions:") {
 		t.Errorf("--placement static: exit %d, stderr %q:\n%s", code, errs, out)
+	}
+	// --net wan reaches the simulator (the summary's network) and the
+	// table; a flag beside it overrides its part; colyseus gets its
+	// default prefetch; the moving objects' measures and kinds.csv are
+	// written.
+	dir = t.TempDir()
+	code, out, errs = runCLI(t, "", "demo", "--arch", "colyseus", "--nodes", "4", "--players-per-node", "1", "--duration", "6s", "--map", "sqr",
+		"--net", "wan", "--dup", "0.02", "--out", dir)
+	if code != 0 || !strings.Contains(out, "network: loss 1%, jitter 10ms, duplication 2%") || !strings.Contains(out, "of moving objects alone") ||
+		!strings.Contains(out, "abandoned") {
+		t.Errorf("--net wan: exit %d, stderr %q:\n%s", code, errs, out)
+	}
+	var sum struct {
+		Config struct {
+			Loss, Duplicate float64
+			JitterMeanMs    float64 `json:"jitter_mean_ms"`
+		}
+		Views struct {
+			MissingMoving []struct{ Fraction float64 } `json:"missing_moving"`
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "summary.json")); err != nil || json.Unmarshal(b, &sum) != nil {
+		t.Fatalf("summary.json: %v", err)
+	}
+	if sum.Config.Loss != 0.01 || sum.Config.Duplicate != 0.02 || sum.Config.JitterMeanMs != 10 || len(sum.Views.MissingMoving) != 3 {
+		t.Errorf("summary: %+v", sum)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "kinds.csv")); err != nil || !strings.Contains(string(b), "arena.item,false") {
+		t.Errorf("kinds.csv: %v\n%s", err, b)
 	}
 	for _, arch := range []string{"broadcast", "client-server"} {
 		code, out, errs = runCLI(t, "", "demo", "--arch", arch, "--nodes", "3", "--players-per-node", "1", "--duration", "3s", "--map", "sqr")

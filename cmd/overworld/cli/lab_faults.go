@@ -9,18 +9,20 @@ import (
 
 	"github.com/overworld/overworld/arena"
 	"github.com/overworld/overworld/discovery"
+	"github.com/overworld/overworld/geo"
 	"github.com/overworld/overworld/lab/faults"
 )
 
 // labFaultsFlags holds the flags of "overworld lab faults".
 type labFaultsFlags struct {
-	arch, mapType, out, net                string
-	seed                                   uint64
-	nodes, perNode, slice                  int
-	migrations, crashes, partitions        int
-	loss, dup, writeRate                   float64
-	duration, jitter, budget, restartAfter time.Duration
-	noFailover, noPlots, quiet             bool
+	arch, mapType, out              string
+	seed                            uint64
+	nodes, perNode, slice           int
+	migrations, crashes, partitions int
+	writeRate                       float64
+	duration, budget, restartAfter  time.Duration
+	noFailover, noPlots, quiet      bool
+	net                             netFlags
 }
 
 func newLabFaultsCmd(e *env) *cobra.Command {
@@ -33,7 +35,8 @@ func newLabFaultsCmd(e *env) *cobra.Command {
 simulator over PlanetLab latencies, and throw a seeded fault schedule at it: random
 migrations (a random primary to a random other live node), writes by ID to random bots,
 node crashes each followed by a restart (one node down at a time, once the previous
-failover settled), network partitions if asked, and packet loss, duplication and jitter.
+failover settled), network partitions if asked, and packet loss, duplication, jitter and
+reordering (--net wan, or --loss, --dup, --jitter and --reorder).
 
 After every simulated event it checks that no two live nodes hold the primary of one
 object at one epoch (duplicate_primaries) and that no object the game did not delete
@@ -47,10 +50,7 @@ one installing it), beside missing replicas and per-node bandwidth.
 Writes faults.json, faults-migrations.csv (every handoff's pause beside 100 ms + the
 round trip between the two nodes), faults-failovers.csv and faults-cdf.png into --out;
 prints the table on stdout. Exits with status 1, naming the invariant, if any failed.
-Everything but the run time is the same for the same flags.
-
-The network is the simulator's (--net sim); emulated WAN links between real processes
-(--net wan) are not available yet.`,
+Everything but the run time is the same for the same flags.`,
 		Example: `  overworld lab faults
   overworld lab faults --migrations 1000 --crashes 10 --loss 0.05 --dup 0.01 --jitter 20ms --seed 7
   overworld lab faults --arch colyseus --nodes 64 --players-per-node 1 --migrations 0 --crashes 0 --write-rate 0 --no-failover`,
@@ -70,25 +70,19 @@ The network is the simulator's (--net sim); emulated WAN links between real proc
 	fl.IntVar(&f.crashes, "crashes", def.Crashes, "node crashes, each followed by a restart")
 	fl.DurationVar(&f.restartAfter, "restart-after", def.RestartAfter, "how long a crashed node stays down")
 	fl.IntVar(&f.partitions, "partitions", def.Partitions, "network partitions (two random sides, 0.5 to 2 s each)")
-	fl.Float64Var(&f.loss, "loss", def.Loss, "packet loss probability in [0, 1)")
-	fl.Float64Var(&f.dup, "dup", def.Duplicate, "packet duplication probability in [0, 1)")
-	fl.DurationVar(&f.jitter, "jitter", def.Jitter, "mean of the exponential extra delay of every packet")
+	addNetFlags(fl, &f.net, geo.NetPerfect)
 	fl.Float64Var(&f.writeRate, "write-rate", def.WriteRate, "writes by ID per second of game time")
 	fl.DurationVar(&f.budget, "failover-budget", def.FailoverBudget, "how long an object may be without a primary on a live node after a crash")
 	fl.BoolVar(&f.noFailover, "no-failover", false, "warm backups and failover off (the steady-state cost baseline)")
-	fl.StringVar(&f.net, "net", "sim", "the network: sim (the simulator; wan is not available yet)")
 	fl.BoolVar(&f.noPlots, "no-plots", false, "write faults.json and the CSV files only")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress bar and no list of files on stderr")
 	return cmd
 }
 
 func runLabFaults(e *env, cmd *cobra.Command, f *labFaultsFlags) error {
-	switch f.net {
-	case "sim":
-	case "wan":
-		return badInputf("--net wan: not available yet (fault runs use the simulator's network: --net sim, with --loss, --dup and --jitter)")
-	default:
-		return badInputf("--net %q: want sim", f.net)
+	net, err := f.net.network()
+	if err != nil {
+		return err
 	}
 	cfg := faults.DefaultConfig()
 	arch, err := discovery.ParseArch(f.arch)
@@ -119,7 +113,7 @@ func runLabFaults(e *env, cmd *cobra.Command, f *labFaultsFlags) error {
 	}
 	cfg.Arch, cfg.Nodes, cfg.PlayersPerNode, cfg.Map, cfg.Slice, cfg.Seed = arch, f.nodes, f.perNode, m, f.slice, f.seed
 	cfg.Duration, cfg.Migrations, cfg.Crashes, cfg.RestartAfter, cfg.Partitions = f.duration, f.migrations, f.crashes, f.restartAfter, f.partitions
-	cfg.Loss, cfg.Duplicate, cfg.Jitter, cfg.WriteRate = f.loss, f.dup, f.jitter, f.writeRate
+	cfg.Loss, cfg.Duplicate, cfg.Jitter, cfg.Reorder, cfg.WriteRate = net.Loss, net.Duplicate, net.Jitter, net.Reorder, f.writeRate
 	cfg.FailoverBudget, cfg.NoFailover = f.budget, f.noFailover
 	if cfg, err = cfg.Validate(); err != nil {
 		return badInput(err)

@@ -10,10 +10,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/overworld/overworld/arena"
+	"github.com/overworld/overworld/geo"
 )
 
 // labColyseusFlags holds the flags of "overworld lab colyseus".
 type labColyseusFlags struct {
+	net                                                  netFlags
 	only, nodes, maps, keymaps, fedNodes, predTimes, out string
 	fedPlayers, predNodes, balanceNodes, slice, workers  int
 	seed                                                 uint64
@@ -65,6 +67,7 @@ for the same flags.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runLabColyseus(e, cmd, &f) },
 	}
 	fl := cmd.Flags()
+	addNetFlags(fl, &f.net, geo.NetPerfect)
 	fl.StringVar(&f.only, "only", "", "comma-separated experiments: "+strings.Join(colyseus.Experiments(), ", ")+" (default all)")
 	fl.StringVar(&f.nodes, "nodes", joinInts(def.ScaleNodes), "node counts of the peer-to-peer scale sweep")
 	fl.StringVar(&f.maps, "maps", "sqr,rect", "map shapes of the scale sweep")
@@ -179,6 +182,11 @@ func runLabColyseus(e *env, cmd *cobra.Command, f *labColyseusFlags) error {
 		cfg.FedPlayers = f.fedPlayers
 	}
 	cfg.Seed, cfg.Slice, cfg.Workers = f.seed, f.slice, f.workers
+	net, err := f.net.network()
+	if err != nil {
+		return err
+	}
+	cfg.Net = net
 	if _, err := cfg.Validate(); err != nil {
 		return badInput(err)
 	}

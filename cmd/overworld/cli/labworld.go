@@ -11,10 +11,12 @@ import (
 
 	"github.com/overworld/overworld/arena"
 	"github.com/overworld/overworld/discovery"
+	"github.com/overworld/overworld/geo"
 )
 
 // labWorldFlags holds the flags of "overworld lab world".
 type labWorldFlags struct {
+	net                        netFlags
 	nodes, archs, mapType, out string
 	perNode, slice             int
 	seed                       uint64
@@ -56,6 +58,7 @@ same flags.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runLabWorld(e, cmd, &f) },
 	}
 	fl := cmd.Flags()
+	addNetFlags(fl, &f.net, geo.NetPerfect)
 	fl.StringVar(&f.nodes, "nodes", joinInts(def.Nodes), "comma-separated node counts")
 	fl.StringVar(&f.archs, "arch", "client-server,broadcast,directory", "comma-separated architectures")
 	fl.IntVar(&f.perNode, "players-per-node", def.PlayersPerNode, "bots per node (1: peer-to-peer as in Fig. 12(a), 8: federated)")
@@ -116,6 +119,11 @@ func runLabWorld(e *env, cmd *cobra.Command, f *labWorldFlags) error {
 		return badInputf("--map %q: want sqr or rect", f.mapType)
 	}
 	cfg.Map, cfg.PlayersPerNode, cfg.Seed, cfg.Slice = m, f.perNode, f.seed, f.slice
+	net, err := f.net.network()
+	if err != nil {
+		return err
+	}
+	cfg.Net = net
 	if _, err := cfg.Validate(); err != nil {
 		return badInput(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -24,7 +25,8 @@ import (
 // issues a fresh token and sends the browser to a player node's /play
 // with it (the node the control plane chooses when there is one, else
 // the nodes in turn), POST /token issues another for the page's
-// reconnects, and /dashboard shows the whole cluster.
+// reconnects (for the node at ?ws=HOST:PORT: a token names its node), and
+// /dashboard shows the whole cluster.
 type lobby struct {
 	c     *localcluster.Cluster
 	ws    []string
@@ -70,13 +72,23 @@ func (l *lobby) URL() string { return "http://" + l.ln.Addr().String() + "/" }
 // Close stops the lobby.
 func (l *lobby) Close() { l.srv.Close() }
 
-func (l *lobby) issue() (player.PlayerID, string, error) {
-	p := player.PlayerID(fmt.Sprintf("browser%d", l.next.Add(1)))
-	tok, err := l.c.IssueToken(p, time.Hour)
-	if err != nil {
-		return "", "", err
+// newPlayer names the next browser player.
+func (l *lobby) newPlayer() player.PlayerID {
+	return player.PlayerID(fmt.Sprintf("browser%d", l.next.Add(1)))
+}
+
+// issue signs a token for p to join the node whose WebSocket endpoint is
+// ws (host:port), which must be one of the cluster's.
+func (l *lobby) issue(p player.PlayerID, ws string) (string, error) {
+	i := slices.Index(l.ws, ws)
+	if i < 0 {
+		return "", fmt.Errorf("%s is not a player node of this cluster", ws)
 	}
-	return p, player.EncodeToken(tok), nil
+	tok, err := l.c.IssueToken(p, l.c.IDs()[i], 5*time.Minute) // the nodes refuse tokens valid for longer than 10 min
+	if err != nil {
+		return "", err
+	}
+	return player.EncodeToken(tok), nil
 }
 
 // placed asks the control plane where player p plays: that node's
@@ -128,26 +140,27 @@ func (l *lobby) placed(ctx context.Context, p player.PlayerID) string {
 }
 
 func (l *lobby) play(w http.ResponseWriter, r *http.Request) {
-	p, tok, err := l.issue()
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
+	p := l.newPlayer()
 	node := l.placed(r.Context(), p)
 	if node == "" {
 		node = l.ws[int(l.next.Load())%len(l.ws)]
+	}
+	tok, err := l.issue(p, node)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
 	}
 	frag := url.Values{"token": {tok}, "lobby": {l.URL()}}
 	http.Redirect(w, r, "http://"+node+"/play#"+frag.Encode(), http.StatusFound)
 }
 
 func (l *lobby) token(w http.ResponseWriter, r *http.Request) {
-	_, tok, err := l.issue()
+	w.Header().Set("Access-Control-Allow-Origin", "*")
+	tok, err := l.issue(l.newPlayer(), r.URL.Query().Get("ws"))
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
+		http.Error(w, "token: ws="+r.URL.Query().Get("ws")+": "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	w.Header().Set("Access-Control-Allow-Origin", "*")
 	w.Header().Set("Cache-Control", "no-store")
 	fmt.Fprintln(w, tok)
 }

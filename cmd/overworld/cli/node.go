@@ -53,7 +53,8 @@ at every start; with data_dir = "" the wall clock instead (seconds, in a cycle o
 about 18 hours).
 
 The admin address serves /metrics (Prometheus), /healthz, /readyz, /debug/world and
-/debug/authority (migrations, promotions and deaths). SIGTERM or SIGINT shuts the
+/debug/authority (migrations, promotions and deaths). SIGHUP reloads the node's certificate,
+the CA, the revocation list and the WebSocket endpoint's certificate. SIGTERM or SIGINT shuts the
 node down gracefully: players are told the node is shutting down and their avatars
 removed, then the node drains: it keeps running frames while its primaries migrate to
 live peers (spread evenly, each to its backup when that peer has no more than its
@@ -148,6 +149,21 @@ func runNode(e *env, path string, ov nodeOverrides) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for {
+			select {
+			case <-hup:
+				if err := d.Reload(); err != nil {
+					log.Error("reload on SIGHUP failed; the files that failed keep their previous contents", "err", err)
+				}
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
 	return d.Run(ctx)
 }
 

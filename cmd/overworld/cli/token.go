@@ -19,9 +19,10 @@ func newTokenCmd(e *env) *cobra.Command {
 		Use:   "token",
 		Short: "Create the coordinator key and issue player tokens",
 		Long: `Players join a node with a token signed by the coordinator's Ed25519 key: it carries
-the player ID, its issue and expiry times and a random nonce. Nodes verify it with the
-coordinator's public key and refuse a bad signature, an expired token or a token already
-used (package live/player).
+the player ID, the world and the one node it admits to, its issue and expiry times and a
+random nonce. Nodes verify it with the coordinator's public key and refuse a bad signature,
+a token for another world or node, an expired token or a token already used (package
+live/player).
 
   token init   creates the coordinator key pair in --dir
   token issue  prints a token for --player, signed by the key in --dir`,
@@ -58,14 +59,17 @@ Existing keys are never overwritten.`,
 	}
 	initCmd.Flags().StringVar(&dir, "dir", "", "directory for the coordinator key pair (required)")
 	var (
-		idir, pl string
-		ttl      time.Duration
+		idir, pl, world string
+		nodeID          uint32
+		ttl             time.Duration
 	)
 	issueCmd := &cobra.Command{
-		Use:     "issue --dir DIR --player ID [--ttl 1h]",
-		Short:   "Print a token for a player, signed by the coordinator key in DIR",
-		Long:    `Print a single-use token (base64url) for player ID, valid for --ttl (1s to 24h: nodes refuse longer ones).`,
-		Example: "  overworld token issue --dir coord --player alice --ttl 1h",
+		Use:   "issue --dir DIR --player ID --node N [--world W] [--ttl 2m]",
+		Short: "Print a token for a player, signed by the coordinator key in DIR",
+		Long: `Print a single-use token (base64url) for player ID at node N of world W, valid for --ttl
+(1s to 24h; nodes refuse tokens valid for longer than their players.max_token_ttl, 10m by
+default). Only node N accepts it, once.`,
+		Example: "  overworld token issue --dir coord --player alice --node 1 --ttl 2m",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if idir == "" {
@@ -77,11 +81,15 @@ Existing keys are never overwritten.`,
 			if ttl < time.Second || ttl > 24*time.Hour {
 				return badInputf("--ttl %v: want 1s to 24h", ttl)
 			}
+			aud := player.Audience{World: world, Node: nodeID}
+			if err := aud.Validate(); err != nil {
+				return badInputf("--world %q, --node %d: %v", world, nodeID, err)
+			}
 			key, err := loadKey(idir)
 			if err != nil {
 				return err
 			}
-			tok, err := player.IssueToken(key, player.PlayerID(pl), time.Now(), ttl, nil)
+			tok, err := player.IssueToken(key, player.PlayerID(pl), aud, time.Now(), ttl, nil)
 			if err != nil {
 				return err
 			}
@@ -92,7 +100,9 @@ Existing keys are never overwritten.`,
 	fl := issueCmd.Flags()
 	fl.StringVar(&idir, "dir", "", "directory holding the coordinator key (required)")
 	fl.StringVar(&pl, "player", "", "player ID: 1 to 64 printable characters, no spaces (required)")
-	fl.DurationVar(&ttl, "ttl", time.Hour, "how long the token is valid")
+	fl.DurationVar(&ttl, "ttl", 2*time.Minute, "how long the token is valid")
+	fl.StringVar(&world, "world", player.DefaultWorld, "the world the token admits to (the node's players.world)")
+	fl.Uint32Var(&nodeID, "node", 0, "the node the token admits to (required)")
 	cmd.AddCommand(initCmd, issueCmd)
 	return cmd
 }

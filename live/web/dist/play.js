@@ -23,7 +23,8 @@ var MAX_INPUT = 256;
 var MAX_MESSAGE = 4 << 20;
 var MAX_HISTORY = 1024;
 var MAX_PLAYER_ID = 64;
-var MAX_TOKEN = 2 + MAX_PLAYER_ID + 16 + 16 + 64;
+var MAX_WORLD = 64;
+var MAX_TOKEN = 2 + MAX_PLAYER_ID + 1 + MAX_WORLD + 2 + 16 + 16 + 64;
 var MAX_DIMS = 4;
 var MAX_FIELDS = 64;
 var MAX_NAME = 64;
@@ -709,12 +710,12 @@ var Client = class _Client {
     this.onClose(ws, new Error(`player: the node fell silent: no state for ${idle} ms`));
     return true;
   }
-  async freshToken() {
+  async freshToken(url) {
     const t = this.opts.token;
-    return tokenBytes(typeof t === "function" ? await t() : t);
+    return tokenBytes(typeof t === "function" ? await t(url) : t);
   }
   async connect(url) {
-    this.token = await this.freshToken();
+    this.token = await this.freshToken(url);
     const [ws, w] = await dial(this.WS, url, encodeJoin(this.token), (s, m) => this.onMessage(s, m), (s, e) => this.onClose(s, e));
     this.cur = { ws, welcome: w, view: new View(w), node: 0, url };
     this.seq = 0;
@@ -979,13 +980,13 @@ async function tokenSource() {
   let first = p.get("token");
   if (first) history.replaceState(null, "", location.pathname + (lobby ? "#lobby=" + encodeURIComponent(lobby) : ""));
   if (lobby) {
-    return async () => {
+    return async (url) => {
       if (first) {
         const t = first;
         first = null;
         return t;
       }
-      const r = await fetch(lobby.replace(/\/$/, "") + "/token", { method: "POST" });
+      const r = await fetch(lobby.replace(/\/$/, "") + "/token?ws=" + encodeURIComponent(new URL(url).host), { method: "POST" });
       if (!r.ok) throw new Error(`lobby: ${r.status} ${await r.text()}`);
       return (await r.text()).trim();
     };

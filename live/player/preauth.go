@@ -1,0 +1,311 @@
+package player
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Limits bounds one player endpoint's unauthenticated connections: those
+// accepted whose token has not verified yet. They hold no player slot;
+// each holds a goroutine and a few kilobytes until its deadline.
+type Limits struct {
+	// MaxUnauth bounds the endpoint's unauthenticated connections. When
+	// it is reached, the oldest that has not yet shown progress (a
+	// WebSocket upgrade request, a QUIC stream) is closed to make room for
+	// the new one, or if every one has, the oldest (counted as evicted): a
+	// flood of idle connections cannot keep a player who sends its Join at
+	// once from joining. Default 512.
+	MaxUnauth int
+	// PerSource bounds the unauthenticated connections from one source
+	// address (IP); more are closed at once (counted). Default 16.
+	PerSource int
+	// Deadline is how long a connection has from its accept (for QUIC,
+	// after the handshake) until its token verified; it is closed then
+	// (counted as a timeout). Default 3 s.
+	Deadline time.Duration
+}
+
+func (l Limits) withDefaults() (Limits, error) {
+	if l.MaxUnauth == 0 {
+		l.MaxUnauth = 512
+	}
+	if l.PerSource == 0 {
+		l.PerSource = 16
+	}
+	if l.Deadline == 0 {
+		l.Deadline = 3 * time.Second
+	}
+	if l.MaxUnauth < 1 || l.PerSource < 1 || l.Deadline < 0 {
+		return l, fmt.Errorf("%w: pre-auth limits MaxUnauth %d, PerSource %d, Deadline %v (want ≥ 1, ≥ 1, ≥ 0)",
+			ErrConfig, l.MaxUnauth, l.PerSource, l.Deadline)
+	}
+	return l, nil
+}
+
+// LimitStats counts what one endpoint's pre-auth limits did.
+type LimitStats struct {
+	Unauth   int64 // unauthenticated connections now
+	Source   int64 // connections closed at once: PerSource reached
+	Evicted  int64 // unauthenticated connections closed to make room (MaxUnauth reached)
+	Deadline int64 // connections closed at their deadline, unauthenticated
+}
+
+// door is one endpoint's pre-auth limiter. A connection enters it when
+// accepted and leaves it when its token verified or it closed.
+type door struct {
+	lim      Limits
+	mu       sync.Mutex
+	bySource map[netip.Addr]int
+	// fresh and moving hold the passes in arrival order, those that have
+	// shown no progress and those that have (some already left or moved
+	// on: they are skipped when evicting).
+	fresh, moving passQueue
+	n             int
+
+	source, evicted, deadline atomic.Int64
+}
+
+// pass is one connection's stay in a door.
+type pass struct {
+	d      *door
+	src    netip.Addr
+	cancel func()
+	timer  *time.Timer
+	left   bool // guarded by d.mu
+	moved  bool // guarded by d.mu: showed progress (in d.moving)
+}
+
+// passQueue is a FIFO of passes with lazy deletion.
+type passQueue struct {
+	q    []*pass
+	head int
+}
+
+func (q *passQueue) push(p *pass) { q.q = append(q.q, p) }
+
+// oldest returns the first pass keep accepts, dropping those before it.
+func (q *passQueue) oldest(keep func(*pass) bool) *pass {
+	for q.head < len(q.q) && !keep(q.q[q.head]) {
+		q.q[q.head] = nil
+		q.head++
+	}
+	q.compact(keep)
+	if q.head < len(q.q) {
+		return q.q[q.head]
+	}
+	return nil
+}
+
+// compact drops the dead prefix once it is half of the queue.
+func (q *passQueue) compact(keep func(*pass) bool) {
+	if q.head > len(q.q)/2 {
+		live := q.q[:0]
+		for _, p := range q.q[q.head:] {
+			if keep(p) {
+				live = append(live, p)
+			}
+		}
+		clear(q.q[len(live):])
+		q.q, q.head = live, 0
+	}
+}
+
+func isFresh(p *pass) bool  { return !p.left && !p.moved }
+func isMoving(p *pass) bool { return !p.left && p.moved }
+
+func newDoor(lim Limits) *door { return &door{lim: lim, bySource: map[netip.Addr]int{}} }
+
+// sourceOf returns the IP of a net.Addr (the zero Addr when it has none:
+// such connections share one per-source count).
+func sourceOf(a net.Addr) netip.Addr {
+	switch a := a.(type) {
+	case *net.UDPAddr:
+		ip, _ := netip.AddrFromSlice(a.IP)
+		return ip.Unmap()
+	case *net.TCPAddr:
+		ip, _ := netip.AddrFromSlice(a.IP)
+		return ip.Unmap()
+	}
+	if a == nil {
+		return netip.Addr{}
+	}
+	if ap, err := netip.ParseAddrPort(a.String()); err == nil {
+		return ap.Addr().Unmap()
+	}
+	return netip.Addr{}
+}
+
+// enter admits a connection from src, whose cancel closes it, or reports
+// false (PerSource reached: the caller closes it). It may close the
+// oldest unauthenticated connection to make room.
+func (d *door) enter(src net.Addr, cancel func()) (*pass, bool) {
+	ip := sourceOf(src)
+	d.mu.Lock()
+	if d.bySource[ip] >= d.lim.PerSource {
+		d.mu.Unlock()
+		d.source.Add(1)
+		return nil, false
+	}
+	var evict *pass
+	if d.n >= d.lim.MaxUnauth {
+		if evict = d.fresh.oldest(isFresh); evict == nil {
+			evict = d.moving.oldest(isMoving)
+		}
+		d.leaveLocked(evict)
+		d.evicted.Add(1)
+	}
+	p := &pass{d: d, src: ip, cancel: cancel}
+	d.bySource[ip]++
+	d.n++
+	d.fresh.push(p)
+	p.timer = time.AfterFunc(d.lim.Deadline, func() {
+		d.mu.Lock()
+		left := p.left
+		d.leaveLocked(p)
+		d.mu.Unlock()
+		if !left {
+			d.deadline.Add(1)
+			p.cancel()
+		}
+	})
+	d.tidy()
+	d.mu.Unlock()
+	if evict != nil {
+		go evict.cancel() // closing a QUIC connection waits for it: not on the accept loop
+	}
+	return p, true
+}
+
+// tidy drops the queues' dead prefixes (bounding them by the live passes).
+func (d *door) tidy() {
+	d.fresh.oldest(isFresh)
+	d.moving.oldest(isMoving)
+}
+
+// progress records that the connection showed progress toward a join (a
+// WebSocket upgrade request, a QUIC stream): it is evicted only after
+// every connection that did not. Nil-safe.
+func (p *pass) progress() {
+	if p == nil {
+		return
+	}
+	p.d.mu.Lock()
+	if !p.left && !p.moved {
+		p.moved = true
+		p.d.moving.push(p)
+		p.d.tidy()
+	}
+	p.d.mu.Unlock()
+}
+
+func (d *door) leaveLocked(p *pass) {
+	if p.left {
+		return
+	}
+	p.left = true
+	if p.timer != nil {
+		p.timer.Stop()
+	}
+	if d.bySource[p.src]--; d.bySource[p.src] <= 0 {
+		delete(d.bySource, p.src)
+	}
+	d.n--
+}
+
+// leave ends the connection's unauthenticated stay (its token verified,
+// or it closed). It is idempotent and nil-safe.
+func (p *pass) leave() {
+	if p == nil {
+		return
+	}
+	p.d.mu.Lock()
+	p.d.leaveLocked(p)
+	p.d.tidy()
+	p.d.mu.Unlock()
+}
+
+func (d *door) stats() LimitStats {
+	d.mu.Lock()
+	n := d.n
+	d.mu.Unlock()
+	return LimitStats{Unauth: int64(n), Source: d.source.Load(), Evicted: d.evicted.Load(), Deadline: d.deadline.Load()}
+}
+
+// countWriter counts the lines written to it.
+type countWriter struct{ n *atomic.Int64 }
+
+func (w countWriter) Write(b []byte) (int, error) {
+	w.n.Add(1)
+	return len(b), nil
+}
+
+// passKey carries a WebSocket connection's pass from the listener to the
+// handler through the request's context.
+type passKey struct{}
+
+// wsListener puts every accepted TCP connection through the WebSocket
+// endpoint's door.
+type wsListener struct {
+	net.Listener
+	d *door
+}
+
+type passConn struct {
+	net.Conn
+	p    *pass
+	once sync.Once
+}
+
+func (c *passConn) Close() error {
+	c.once.Do(c.p.leave)
+	return c.Conn.Close()
+}
+
+func (l *wsListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		p, ok := l.d.enter(c.RemoteAddr(), func() { _ = c.Close() })
+		if !ok {
+			_ = c.Close()
+			continue
+		}
+		return &passConn{Conn: c, p: p}, nil
+	}
+}
+
+// WSServer returns the HTTP server of the WebSocket player endpoint and
+// the listener to serve it on (ln wrapped so that every connection, from
+// its TCP accept until its token verifies, counts against the endpoint's
+// Limits): srv.Serve(wrapped), or srv.ServeTLS(wrapped, ...) for wss://
+// (or set srv.TLSConfig and use tls.NewListener). The handler is
+// WSHandler's at every path.
+func (g *Gateway) WSServer(ctx context.Context, ln net.Listener, originPatterns ...string) (srv *http.Server, wrapped net.Listener) {
+	srv = &http.Server{Handler: g.WSHandler(ctx, originPatterns...), ReadHeaderTimeout: g.ws.lim.Deadline,
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			if pc, ok := c.(*passConn); ok {
+				return context.WithValue(ctx, passKey{}, pc.p)
+			}
+			if tc, ok := c.(interface{ NetConn() net.Conn }); ok { // a TLS connection over ours
+				if pc, ok := tc.NetConn().(*passConn); ok {
+					return context.WithValue(ctx, passKey{}, pc.p)
+				}
+			}
+			return ctx
+		},
+		MaxHeaderBytes: 8 << 10,
+		// The server's complaints (garbage instead of HTTP, failed TLS
+		// handshakes) are counted, not logged: a flood would fill the logs.
+		ErrorLog: log.New(countWriter{&g.st.httpErrors}, "", 0),
+	}
+	return srv, &wsListener{Listener: ln, d: g.ws}
+}
