@@ -33,6 +33,8 @@ func (d *Daemon) servePlayPages(game Game) {
 
 // serveDashboard registers /dashboard on the admin mux: this node, polled
 // by the page, and its peers at their cities (from the configuration).
+// Its description of the cluster is guarded as /metrics is; what the page
+// polls (/metrics, /debug/world) keeps its own guards.
 func (d *Daemon) serveDashboard(mux *http.ServeMux, game Game) {
 	info := web.DashboardInfo{Title: fmt.Sprintf("overworld node %d", d.cfg.ID), Self: d.cfg.ID, Every: 1000}
 	info.World.W, info.World.H = dashboardExtent(game)
@@ -49,7 +51,7 @@ func (d *Daemon) serveDashboard(mux *http.ServeMux, game Game) {
 		}
 		info.Nodes = append(info.Nodes, n)
 	}
-	web.Dashboard(mux, func() web.DashboardInfo { return info })
+	web.Dashboard(mux, func() web.DashboardInfo { return info }, func(h http.Handler) http.Handler { return d.authorized(h, false) })
 }
 
 // dashboardExtent is the game world's extent in its first two attributes

@@ -381,9 +381,9 @@ func TestBrowserDecodeSpeed(t *testing.T) {
 
 // testCluster runs n arena nodes in-process (IDs 1..n, peers of each
 // other, node 1 the directory's rendezvous), each with a WebSocket player
-// endpoint and an admin endpoint; it returns the daemons and the
-// coordinator's key to issue tokens with.
-func testCluster(t *testing.T, n int) ([]*live.Daemon, ed25519.PrivateKey) {
+// endpoint and an admin endpoint (wanting the bearer secret, if not ""); it
+// returns the daemons and the coordinator's key to issue tokens with.
+func testCluster(t *testing.T, n int, secret string) ([]*live.Daemon, ed25519.PrivateKey) {
 	t.Helper()
 	dir := t.TempDir()
 	ca, err := pki.InitCA(filepath.Join(dir, "ca"), "", time.Now(), time.Hour)
@@ -438,6 +438,12 @@ func testCluster(t *testing.T, n int) ([]*live.Daemon, ed25519.PrivateKey) {
 		cfg.City = cities[i%len(cities)]
 		cfg.TLS = live.TLSConfig{CACert: filepath.Join(dir, "ca", pki.CACertFile), NodeCert: pem}
 		cfg.Players.CoordinatorKey = filepath.Join(dir, "coord", player.PublicKeyFile)
+		if secret != "" {
+			cfg.Listen.AdminTokenFile = filepath.Join(dir, "admin.secret")
+			if err := os.WriteFile(cfg.Listen.AdminTokenFile, []byte(secret+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
 		cfg.Game = live.GameConfig{Map: "sqr", Nodes: n, PlayersPerNode: 8, Seed: 3, Slot: int(id), AIBots: true}
 		for j := range n {
 			if j != i {
@@ -464,18 +470,43 @@ func testCluster(t *testing.T, n int) ([]*live.Daemon, ed25519.PrivateKey) {
 			}
 		})
 		ds = append(ds, d)
+		if secret != "" {
+			adminSecrets[d.AdminAddr().String()] = secret
+		}
 	}
 	return ds, key
+}
+
+// adminSecrets holds the bearer secrets of the test nodes' admin
+// endpoints, by address.
+var adminSecrets = map[string]string{}
+
+// adminRequest sends a request to a test node's admin endpoint, with its
+// bearer secret.
+func adminRequest(t *testing.T, method, admin, path string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(method, "http://"+admin+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := adminSecrets[admin]; s != "" {
+		req.Header.Set("Authorization", "Bearer "+s)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
 }
 
 // snapshot reads a node's /debug/world.
 func snapshot(t *testing.T, admin string) live.WorldSnapshot {
 	t.Helper()
-	resp, err := http.Get("http://" + admin + "/debug/world")
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := adminRequest(t, http.MethodGet, admin, "/debug/world")
 	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s/debug/world: %s", admin, resp.Status)
+	}
 	var snap live.WorldSnapshot
 	if err := json.NewDecoder(resp.Body).Decode(&snap); err != nil {
 		t.Fatal(err)
@@ -512,7 +543,8 @@ func key(t *testing.T, ctx context.Context, typ input.DispatchKeyEventType, code
 // /dashboard and checks it shows the node and non-empty series.
 func TestBrowserPlay(t *testing.T) {
 	ctx := newBrowser(t)
-	ds, priv := testCluster(t, 1)
+	const secret = "a-test-admin-secret-of-some-length"
+	ds, priv := testCluster(t, 1, secret)
 	d := ds[0]
 	tok, err := player.IssueToken(priv, "browser", node1, time.Now(), 5*time.Minute, nil)
 	if err != nil {
@@ -603,8 +635,14 @@ func TestBrowserPlay(t *testing.T) {
 	}
 	screenshot(t, ctx, "play.png")
 
-	// The dashboard of the same node.
+	// The dashboard of the same node, whose admin endpoint wants its
+	// bearer secret: without it the page says so; with it in the
+	// fragment, the page sends it.
 	if err := chromedp.Do(ctx, chromedp.Navigate("http://"+admin+"/dashboard")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, `document.getElementById("status").textContent.includes("bearer secret")`, 20*time.Second)
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank"), chromedp.Navigate("http://"+admin+"/dashboard#admin="+secret)); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, ctx, "window.overworldDashboard && overworldDashboard.polls >= 3 && overworldDashboard.points() >= 2", 90*time.Second)
@@ -637,7 +675,7 @@ var node1 = player.Audience{World: player.DefaultWorld, Node: 1}
 // included.
 func TestBrowserHandoff(t *testing.T) {
 	ctx := newBrowser(t)
-	ds, priv := testCluster(t, 2)
+	ds, priv := testCluster(t, 2, "")
 	tok, err := player.IssueToken(priv, "mover", node1, time.Now(), 5*time.Minute, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -680,10 +718,7 @@ func TestBrowserHandoff(t *testing.T) {
 	// The peers must see each other before node 1 can hand off.
 	var resp *http.Response
 	for deadline := time.Now().Add(15 * time.Second); ; {
-		resp, err = http.Post("http://"+admin1+"/admin/handoff?player=mover&node=2", "", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp = adminRequest(t, http.MethodPost, admin1, "/admin/handoff?player=mover&node=2")
 		resp.Body.Close()
 		if resp.StatusCode == http.StatusOK || time.Now().After(deadline) {
 			break
@@ -770,7 +805,7 @@ func TestBrowserHandoff(t *testing.T) {
 // key presses.
 func TestBrowserReconnect(t *testing.T) {
 	ctx := newBrowser(t)
-	ds, priv := testCluster(t, 1)
+	ds, priv := testCluster(t, 1, "")
 	var issued atomic.Int64
 	lobby := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.URL.Path != "/token" {

@@ -84,7 +84,7 @@ func ClusterDashboard(title string, nodes []ClusterNode, worldW, worldH float64,
 		info.Nodes = append(info.Nodes, d)
 		admin[n.ID] = strings.TrimRight(n.Admin, "/")
 	}
-	Dashboard(mux, func() DashboardInfo { return info })
+	Dashboard(mux, func() DashboardInfo { return info }, nil)
 	client := &http.Client{Timeout: 10 * time.Second}
 	mux.HandleFunc("GET /node/{id}/{rest...}", func(w http.ResponseWriter, r *http.Request) {
 		id, err := strconv.ParseUint(r.PathValue("id"), 10, 32)

@@ -163,8 +163,15 @@ var earthJSON = sync.OnceValue(func() []byte {
 // /dashboard.js, /dashboard/info.json (info's answer) and
 // /dashboard/earth.json (the cities the map of the earth is drawn
 // with). The page polls each node's /metrics and /debug/world under its
-// Base.
-func Dashboard(mux *http.ServeMux, info func() DashboardInfo) {
+// Base. guard (nil: none) wraps info.json, which describes the cluster,
+// as the caller guards its other admin endpoints; the page, its script
+// and the map are the binary's own files and are served to anyone. The
+// page sends an admin bearer secret given in its fragment
+// (/dashboard#admin=SECRET) with every request it makes.
+func Dashboard(mux *http.ServeMux, info func() DashboardInfo, guard func(http.Handler) http.Handler) {
+	if guard == nil {
+		guard = func(h http.Handler) http.Handler { return h }
+	}
 	mux.HandleFunc("GET /dashboard/earth.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "max-age=86400")
@@ -172,7 +179,7 @@ func Dashboard(mux *http.ServeMux, info func() DashboardInfo) {
 	})
 	mux.HandleFunc("GET /dashboard", func(w http.ResponseWriter, r *http.Request) { serve(w, r, "static/dashboard.html") })
 	mux.HandleFunc("GET /dashboard.js", func(w http.ResponseWriter, r *http.Request) { serve(w, r, "dist/dashboard.js") })
-	mux.HandleFunc("GET /dashboard/info.json", func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("GET /dashboard/info.json", guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, err := json.Marshal(info())
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -181,7 +188,7 @@ func Dashboard(mux *http.ServeMux, info func() DashboardInfo) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-cache")
 		w.Write(b)
-	})
+	})))
 }
 
 // PeerOrigins lets pages served by the peers' player endpoints (hosts:

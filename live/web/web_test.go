@@ -78,7 +78,7 @@ func TestClusterDashboard(t *testing.T) {
 		mux := http.NewServeMux()
 		web.Dashboard(mux, func() web.DashboardInfo {
 			return web.DashboardInfo{Self: map[string]uint32{"a": 1, "b": 2}[id], Nodes: []web.DashboardNode{{ID: 1, City: "Frankfurt", Base: web.Base("")}, {ID: 2, City: "Tokyo", Base: web.Base("")}}}
-		})
+		}, nil)
 		mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, id+" "+r.Header.Get("X-Key")) })
 		mux.HandleFunc("/admin/handoff", func(w http.ResponseWriter, r *http.Request) { t.Errorf("the dashboard forwarded %s", r.URL) })
 		return httptest.NewServer(mux)
@@ -118,5 +118,32 @@ func TestClusterDashboard(t *testing.T) {
 	}
 	if rec := get(t, h, http.MethodGet, "/dashboard", nil); rec.Code != 200 || !strings.Contains(rec.Body.String(), "dashboard.js") {
 		t.Errorf("/dashboard: %d", rec.Code)
+	}
+}
+
+// TestDashboardGuard: the description of the cluster is guarded, the
+// page, its script and the map are not.
+func TestDashboardGuard(t *testing.T) {
+	mux := http.NewServeMux()
+	web.Dashboard(mux, func() web.DashboardInfo { return web.DashboardInfo{Self: 1} }, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Authorization") != "Bearer s3cret" {
+				http.Error(w, "unauthorized", http.StatusUnauthorized)
+				return
+			}
+			h.ServeHTTP(w, r)
+		})
+	})
+	for path, want := range map[string]int{"/dashboard": 200, "/dashboard.js": 200, "/dashboard/earth.json": 200, "/dashboard/info.json": 401} {
+		if rec := get(t, mux, http.MethodGet, path, nil); rec.Code != want {
+			t.Errorf("GET %s without the secret: %d, want %d", path, rec.Code, want)
+		}
+	}
+	if rec := get(t, mux, http.MethodGet, "/dashboard/info.json", map[string]string{"Authorization": "Bearer s3cret"}); rec.Code != 200 || !strings.Contains(rec.Body.String(), `"self":1`) {
+		t.Errorf("GET /dashboard/info.json with the secret: %d %s", rec.Code, rec.Body)
+	}
+	var pts [][2]float64
+	if err := json.Unmarshal(get(t, mux, http.MethodGet, "/dashboard/earth.json", nil).Body.Bytes(), &pts); err != nil || len(pts) < 1000 {
+		t.Errorf("the map of the earth: %d points, %v", len(pts), err)
 	}
 }

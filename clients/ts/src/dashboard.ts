@@ -121,12 +121,30 @@ const snaps = new Map<number, Snapshot>();
 // Discovery: when each (node, object) pair was first seen in view and missing.
 const pendingSince = new Map<string, number>();
 
+// The admin bearer secret, from the fragment (#admin=SECRET) or this
+// tab's storage: sent with every request when the nodes' admin endpoints
+// want it.
+const secret = (() => {
+  const p = new URLSearchParams(location.hash.replace(/^#/, ""));
+  const s = p.get("admin");
+  if (s) {
+    sessionStorage.setItem("overworld-admin", s);
+    history.replaceState(null, "", location.pathname);
+    return s;
+  }
+  return sessionStorage.getItem("overworld-admin");
+})();
+
+function headers(): Record<string, string> {
+  return secret ? { Authorization: "Bearer " + secret } : {};
+}
+
 /** fetch with a deadline: a node that hangs must not stall the dashboard. */
 async function get(url: string, ms = 5000): Promise<Response> {
   const ac = new AbortController();
   const t = setTimeout(() => ac.abort(), ms);
   try {
-    return await fetch(url, { signal: ac.signal });
+    return await fetch(url, { signal: ac.signal, headers: headers() });
   } finally {
     clearTimeout(t);
   }
@@ -347,9 +365,10 @@ function render(info: Info) {
 }
 
 async function main() {
-  const r = await fetch("dashboard/info.json");
+  const r = await get("dashboard/info.json");
   if (!r.ok) {
-    document.getElementById("status")!.textContent = `dashboard/info.json: ${r.status}`;
+    document.getElementById("status")!.textContent =
+      r.status === 401 ? "this node's admin endpoint wants its bearer secret: open /dashboard#admin=SECRET" : `dashboard/info.json: ${r.status}`;
     return;
   }
   const info = (await r.json()) as Info;

@@ -58,11 +58,24 @@ function sum(m, name, match = () => true) {
 var prev = /* @__PURE__ */ new Map();
 var snaps = /* @__PURE__ */ new Map();
 var pendingSince = /* @__PURE__ */ new Map();
+var secret = (() => {
+  const p = new URLSearchParams(location.hash.replace(/^#/, ""));
+  const s = p.get("admin");
+  if (s) {
+    sessionStorage.setItem("overworld-admin", s);
+    history.replaceState(null, "", location.pathname);
+    return s;
+  }
+  return sessionStorage.getItem("overworld-admin");
+})();
+function headers() {
+  return secret ? { Authorization: "Bearer " + secret } : {};
+}
 async function get(url, ms = 5e3) {
   const ac = new AbortController();
   const t = setTimeout(() => ac.abort(), ms);
   try {
-    return await fetch(url, { signal: ac.signal });
+    return await fetch(url, { signal: ac.signal, headers: headers() });
   } finally {
     clearTimeout(t);
   }
@@ -273,9 +286,9 @@ function render(info) {
   document.getElementById("status").textContent = `${state.polls} polls` + (state.errors.length ? ` · last error: ${state.errors[state.errors.length - 1]}` : "");
 }
 async function main() {
-  const r = await fetch("dashboard/info.json");
+  const r = await get("dashboard/info.json");
   if (!r.ok) {
-    document.getElementById("status").textContent = `dashboard/info.json: ${r.status}`;
+    document.getElementById("status").textContent = r.status === 401 ? "this node's admin endpoint wants its bearer secret: open /dashboard#admin=SECRET" : `dashboard/info.json: ${r.status}`;
     return;
   }
   const info = await r.json();
