@@ -52,6 +52,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -241,8 +242,12 @@ func Start(cfg Config) (*Cluster, error) {
 			}
 			playerAddr[id] = a
 			c.playerAddrs = append(c.playerAddrs, a)
-			if wsAddr[id], err = freeAddr("tcp"); err != nil {
-				return nil, err
+			// A port another endpoint of this cluster got is taken, even if
+			// the system hands it out again once released.
+			for wsAddr[id] == "" || slices.Contains(c.admin, wsAddr[id]) || slices.Contains(c.playerWS, wsAddr[id]) {
+				if wsAddr[id], err = freeAddr("tcp"); err != nil {
+					return nil, err
+				}
 			}
 			c.playerWS = append(c.playerWS, wsAddr[id])
 		}
