@@ -14,6 +14,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/overworld/overworld/geo"
+	"github.com/overworld/overworld/live/agones"
 	"github.com/overworld/overworld/live/player"
 	"github.com/overworld/overworld/node"
 	"github.com/overworld/overworld/wire"
@@ -50,22 +51,48 @@ type DaemonConfig struct {
 	// EmulateLoss, EmulateJitter, EmulateDuplicate and EmulateReorder add
 	// a WAN's conditions beyond its latency to every packet this node
 	// sends (geo.Network, as the simulator applies it; MeshConfig.Net).
-	EmulateLoss      float64         `toml:"emulate_loss"`
-	EmulateJitter    Duration        `toml:"emulate_jitter"`
-	EmulateDuplicate float64         `toml:"emulate_duplicate"`
-	EmulateReorder   float64         `toml:"emulate_reorder"`
-	QueueLen         int             `toml:"queue_len"`
-	ShutdownGrace    Duration        `toml:"shutdown_grace"`
-	Failover         bool            `toml:"failover"`
-	DrainTimeout     Duration        `toml:"drain_timeout"`
-	LogLevel         string          `toml:"log_level"`
-	LogFormat        string          `toml:"log_format"`
-	Listen           ListenConfig    `toml:"listen"`
-	TLS              TLSConfig       `toml:"tls"`
-	Discovery        DiscoveryConfig `toml:"discovery"`
-	Players          PlayersConfig   `toml:"players"`
-	Game             GameConfig      `toml:"game"`
-	Peers            []PeerConfig    `toml:"peers"`
+	EmulateLoss      float64          `toml:"emulate_loss"`
+	EmulateJitter    Duration         `toml:"emulate_jitter"`
+	EmulateDuplicate float64          `toml:"emulate_duplicate"`
+	EmulateReorder   float64          `toml:"emulate_reorder"`
+	QueueLen         int              `toml:"queue_len"`
+	ShutdownGrace    Duration         `toml:"shutdown_grace"`
+	Failover         bool             `toml:"failover"`
+	DrainTimeout     Duration         `toml:"drain_timeout"`
+	LogLevel         string           `toml:"log_level"`
+	LogFormat        string           `toml:"log_format"`
+	Listen           ListenConfig     `toml:"listen"`
+	TLS              TLSConfig        `toml:"tls"`
+	Discovery        DiscoveryConfig  `toml:"discovery"`
+	Players          PlayersConfig    `toml:"players"`
+	Game             GameConfig       `toml:"game"`
+	Agones           AgonesConfig     `toml:"agones"`
+	Membership       MembershipConfig `toml:"membership"`
+	Peers            []PeerConfig     `toml:"peers"`
+}
+
+// MembershipConfig turns on membership gossip (gossip.go): the peers
+// beyond the static list are found at run time.
+type MembershipConfig struct {
+	Gossip     string   `toml:"gossip"`
+	Advertise  string   `toml:"advertise"`
+	Seeds      []string `toml:"seeds"`
+	KeyFile    string   `toml:"key_file"`
+	NodeAddr   string   `toml:"node_addr"`
+	PlayerQUIC string   `toml:"player_quic"`
+	PlayerWS   string   `toml:"player_ws"`
+}
+
+// AgonesConfig runs the node as an Agones game server (package
+// live/agones): its lifecycle through the SDK sidecar's REST gateway.
+type AgonesConfig struct {
+	Enabled        bool     `toml:"enabled"`
+	SDK            string   `toml:"sdk"`
+	Region         string   `toml:"region"`
+	Protect        string   `toml:"protect"`
+	ReserveFor     Duration `toml:"reserve_for"`
+	HealthEvery    Duration `toml:"health_every"`
+	PlayersCounter string   `toml:"players_counter"`
 }
 
 // ListenConfig holds the listen addresses.
@@ -301,6 +328,53 @@ slot = 1
 # players who join through the player endpoints play instead).
 ai_bots = true
 
+# Running as an Agones game server on Kubernetes (see docs/deploy.md).
+[agones]
+# Talk to the Agones SDK sidecar: Ready once the node is ready, health
+# pings while frames run (a stalled frame loop stops them), the state below
+# while the node holds primaries, the players counter, the region label,
+# and Shutdown after the drain.
+enabled = false
+# The sidecar's REST gateway; empty: http://localhost:$AGONES_SDK_HTTP_PORT
+# (9358 when the variable is unset).
+sdk = ""
+# The label agones.dev/sdk-region (a Kubernetes label value; empty: none).
+region = ""
+# How a node holding primaries is kept from a fleet's scale-down:
+# "allocate" (Allocated while it holds any, Ready again when it holds
+# none), "reserve" (a reservation of reserve_for, renewed while it holds
+# any) or "none".
+protect = "allocate"
+reserve_for = "30s"
+# Health ping period: below the GameServer's health.periodSeconds.
+health_every = "2s"
+# The beta Counter kept equal to the players in game here (the GameServer
+# must declare it; empty: none).
+players_counter = "players"
+
+# Membership gossip (hashicorp/memberlist): nodes that are not in the
+# static peer list below join a running cluster through a seed, and leave
+# it after their drain. Needs discovery.arch = "directory".
+[membership]
+# Gossip listen address (TCP and UDP); empty: no gossip, the peers are
+# the static list alone.
+gossip = ""
+# The gossip address the others reach this node at (empty: gossip's).
+advertise = ""
+# Gossip addresses of nodes to join through (any running node).
+seeds = []
+# The cluster's gossip key: 16, 24 or 32 bytes as hex ("openssl rand -hex
+# 32"), the same file on every node. Required with gossip.
+key_file = ""
+# This node's node address as the others dial it (empty: the advertise
+# host with listen.node's port).
+node_addr = ""
+# This node's player endpoints as players reach them, gossiped so that
+# peers can hand players here (empty: none; with [agones] enabled, the
+# GameServer's address and its ports "player-quic" and "player-ws").
+player_quic = ""
+player_ws = ""
+
 # The static peer list: every other node of the cluster, one [[peers]]
 # table each, with its ID, node address, (for latency emulation) city, and
 # the player endpoints players reach it at, where this node redirects the
@@ -325,6 +399,9 @@ func DefaultDaemonConfig() DaemonConfig {
 		Players: PlayersConfig{MaxPlayers: 64, World: "main", MaxTokenTTL: Duration{10 * time.Minute},
 			MaxUnauth: 512, PerSource: 16, JoinDeadline: Duration{3 * time.Second}},
 		Game: GameConfig{Map: "rect", Nodes: 1, PlayersPerNode: 8, Seed: 1, Slot: 1, AIBots: true},
+		Agones: AgonesConfig{Protect: "allocate", ReserveFor: Duration{30 * time.Second}, HealthEvery: Duration{2 * time.Second},
+			PlayersCounter: "players"},
+		Membership: MembershipConfig{Seeds: []string{}},
 	}
 }
 
@@ -344,7 +421,7 @@ func ParseDaemonConfig(data []byte, dir string) (DaemonConfig, error) {
 		return c, fmt.Errorf("%w: unknown key(s) %s", ErrConfig, strings.Join(keys, ", "))
 	}
 	for _, p := range []*string{&c.DataDir, &c.TLS.CACert, &c.TLS.NodeCert, &c.Players.CoordinatorKey,
-		&c.TLS.Revoked, &c.TLS.PlayerCert, &c.TLS.PlayerKey, &c.Listen.AdminTokenFile, &c.Players.JWTKey} {
+		&c.TLS.Revoked, &c.TLS.PlayerCert, &c.TLS.PlayerKey, &c.Listen.AdminTokenFile, &c.Players.JWTKey, &c.Membership.KeyFile} {
 		if *p != "" && !filepath.IsAbs(*p) {
 			*p = filepath.Join(dir, *p)
 		}
@@ -493,6 +570,38 @@ func (c DaemonConfig) Validate() (DaemonConfig, error) {
 		for i, p := range c.Peers {
 			if _, ok := ws.CityIndex(p.City); !ok {
 				return bad("emulate_latency: peers[%d] (node %d): city %q is not a WonderNetwork city", i, p.ID, p.City)
+			}
+		}
+	}
+	if m := c.Membership; m.Gossip != "" {
+		if c.Discovery.Arch != "directory" {
+			return bad("membership.gossip: needs discovery.arch = \"directory\" (%s's members are the static list)", c.Discovery.Arch)
+		}
+		for name, a := range map[string]string{"membership.gossip": m.Gossip, "membership.advertise": m.Advertise,
+			"membership.node_addr": m.NodeAddr, "membership.player_quic": m.PlayerQUIC} {
+			if _, _, err := net.SplitHostPort(a); a != "" && err != nil {
+				return bad("%s %q: want host:port", name, a)
+			}
+		}
+		for i, a := range m.Seeds {
+			if _, _, err := net.SplitHostPort(a); err != nil {
+				return bad("membership.seeds[%d] %q: want host:port", i, a)
+			}
+		}
+		if u, err := url.Parse(m.PlayerWS); m.PlayerWS != "" && (err != nil || u.Scheme != "ws" && u.Scheme != "wss" || u.Host == "") {
+			return bad("membership.player_ws %q: want a ws:// or wss:// URL", m.PlayerWS)
+		}
+		if m.KeyFile == "" {
+			return bad("membership.key_file is required with membership.gossip (the cluster's gossip key)")
+		}
+	}
+	if c.Agones.Enabled {
+		if _, err := c.Agones.agentConfig(nil); err != nil {
+			return bad("agones: %v", err)
+		}
+		if c.Agones.SDK != "" {
+			if _, err := agones.NewClient(c.Agones.SDK); err != nil {
+				return bad("agones.sdk: %v", err)
 			}
 		}
 	}

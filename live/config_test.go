@@ -48,7 +48,7 @@ func TestDefaultConfigTOML(t *testing.T) {
 			switch {
 			case f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeFor[Duration]():
 				walk(f.Type)
-			case f.Type.Kind() == reflect.Slice:
+			case f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.Struct:
 				walk(f.Type.Elem())
 			}
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/overworld/overworld/discovery"
+	"github.com/overworld/overworld/live/agones"
 	"github.com/overworld/overworld/live/pki"
 	"github.com/overworld/overworld/live/player"
 	"github.com/overworld/overworld/node"
@@ -86,7 +87,15 @@ type Daemon struct {
 	placed    placedState      // the players and pings the control plane reads here
 	lastFrame atomic.Int64     // wall-clock UnixNano of the latest frame
 	snapReq   chan chan []byte // /debug/world requests, answered by a frame hook
+
+	agones     *agones.Agent // nil unless agones.enabled (agonesnode.go)
+	agonesStop context.CancelFunc
+	peers      *PeerSet               // the static peers and those gossip found (peerset.go)
+	gossip     atomic.Pointer[gossip] // set by Run with membership.gossip (gossip.go)
 }
+
+// DaemonRedial bounds the backoff between a daemon's dials to a lost peer.
+const DaemonRedial = time.Second
 
 // NewDaemon validates cfg, loads the CA and the node's certificate (which
 // must name cfg.ID), takes the node's incarnation (NextIncarnation in
@@ -121,6 +130,11 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 		return nil, fmt.Errorf("%w: this node's certificate expired at %s", ErrConfig, ident.Leaf.NotAfter.Format(time.RFC3339))
 	}
 	d := &Daemon{cfg: cfg, log: log, counters: new(Counters), snapReq: make(chan chan []byte, 64)}
+	if cfg.Agones.Enabled {
+		if d.agones, err = newAgonesAgent(d); err != nil {
+			return nil, fmt.Errorf("%w: agones: %w", ErrConfig, err)
+		}
+	}
 	if cfg.DataDir != "" {
 		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 			return nil, fmt.Errorf("data_dir: %w", err)
@@ -176,12 +190,8 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 		return nil, fmt.Errorf("%w: discovery.arch %s: %w", ErrConfig, cfg.Discovery.Arch, err)
 	}
 	d.alog = newAuthorityLog(self, d.inc, cfg.Failover, log)
-	peers := make([]wire.NodeID, 0, len(cfg.Peers))
-	for _, p := range cfg.Peers {
-		peers = append(peers, wire.NodeID(p.ID))
-	}
-	rc := node.ReplicaConfig{Failover: cfg.Failover, OnEvent: d.alog.event,
-		Peers: func() []wire.NodeID { return peers }}
+	d.peers = NewPeerSet(self, cfg.Peers)
+	rc := node.ReplicaConfig{Failover: cfg.Failover, OnEvent: d.alog.event, Peers: d.peers.IDs}
 	if cfg.EmulateLatency {
 		if rc.Delay, err = Delays(cfg.Cities()); err != nil {
 			return nil, err
@@ -198,8 +208,10 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 		}
 	}
 
+	// Redial a lost peer at least once a second: after a partition heals
+	// the nodes find each other again within about a second.
 	mc := MeshConfig{Self: self, Peers: cfg.PeerMap(), QueueLen: cfg.QueueLen, Logger: log, Counters: d.counters,
-		Net: cfg.Net(), NetSeed: cfg.Game.Seed ^ uint64(d.inc)<<32}
+		Net: cfg.Net(), NetSeed: cfg.Game.Seed ^ uint64(d.inc)<<32, MaxBackoff: DaemonRedial}
 	if cfg.EmulateLatency {
 		if mc.Delay, err = Latency(self, cfg.Cities()); err != nil {
 			return nil, err
@@ -212,6 +224,17 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 		d.net.Close()
 		return nil, err
 	}
+	// A peer that joins is admitted in the handshakes and reachable; one
+	// that leaves is no longer admitted, and its connections are closed.
+	d.peers.OnChange(func(ch PeerChange) {
+		if ch.Gone {
+			d.members.Remove(ch.Peer.ID)
+			d.Revalidate()
+			return
+		}
+		d.members.Add(ch.Peer.ID)
+		d.mesh.SetPeer(ch.Peer.ID, ch.Peer.Addr)
+	})
 	d.driver, err = NewDriver(DriverConfig{Node: d.node, Transport: d.mesh, Frame: cfg.FramePeriod(), Epoch: epoch,
 		Logger: log, Counters: d.counters, FrameTime: func(t time.Duration) {
 			d.metrics.ObserveFrame(t)
@@ -445,6 +468,12 @@ func (d *Daemon) Run(ctx context.Context) error {
 		}()
 	}
 	d.mesh.Start()
+	d.startAgones()
+	if err := d.startGossip(ctx); err != nil {
+		d.mesh.Close(context.Background())
+		d.stopAgones()
+		return err
+	}
 	if d.players != nil {
 		d.players.start(d.log.Error)
 		store := "memory (forgotten at a restart: no data_dir)"
@@ -463,6 +492,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 		d.log.Error("frames failed", "err", err)
 	}
 	d.log.Info("shutting down: the node stops taking players and drains")
+	if d.agones != nil {
+		d.agones.Draining()
+	}
 	var playersCut int64
 	handed := 0
 	playersDone := make(chan int64, 1)
@@ -485,6 +517,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	d.alog.setDrain(rep)
 	d.logDrain(rep)
+	if g := d.gossip.Load(); g != nil {
+		g.leave(time.Second)
+	}
+	d.stopAgones()
 	if d.players != nil {
 		playersCut = <-playersDone
 		d.log.Info("player endpoints closed", "connections_cut", playersCut)
@@ -525,9 +561,7 @@ func (d *Daemon) drainPrimaries() DrainReport {
 	timeout := d.cfg.DrainTimeout.Duration
 	dc := drainConfig{self: wire.NodeID(d.cfg.ID), connected: d.mesh.Connected, timeout: timeout, log: d.log}
 	if timeout > 0 {
-		for _, p := range d.cfg.Peers {
-			dc.peers = append(dc.peers, wire.NodeID(p.ID))
-		}
+		dc.peers = append(dc.peers, d.peers.IDs()...)
 	}
 	if d.cfg.Discovery.Arch == "directory" && d.cfg.Discovery.Rendezvous != d.cfg.ID {
 		dc.avoid = wire.NodeID(d.cfg.Discovery.Rendezvous)

@@ -45,6 +45,13 @@
 //     the data directory, or the wall clock). Graceful shutdown tells the
 //     players first, then drains: the node's primaries migrate to live
 //     peers before it exits (drain.go), and a DrainReport says what moved.
+//   - PeerSet: the daemon's peers, mutable at run time (peerset.go): the
+//     static list plus, with membership gossip (gossip.go,
+//     hashicorp/memberlist over a seed list, encrypted with the cluster's
+//     gossip key), the nodes that join while it runs; Admitted tells
+//     whether a node is a peer. With agones.enabled the daemon runs a
+//     live/agones Agent (agonesnode.go) from start to Shutdown after the
+//     drain.
 //
 // The caller (the command line) must: load or write a DaemonConfig and
 // Validate it; provide the game (Game: the world.Registry shared by every

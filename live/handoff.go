@@ -31,10 +31,8 @@ const handOffWait = 3 * time.Second
 
 // playerTarget returns peer id's player endpoints.
 func (d *Daemon) playerTarget(id uint32) (player.Target, bool) {
-	for _, p := range d.cfg.Peers {
-		if p.ID == id && (p.PlayerQUIC != "" || p.PlayerWS != "") {
-			return player.Target{Node: id, QUIC: p.PlayerQUIC, WS: p.PlayerWS}, true
-		}
+	if p, ok := d.peers.Get(wire.NodeID(id)); ok && (p.PlayerQUIC != "" || p.PlayerWS != "") {
+		return player.Target{Node: id, QUIC: p.PlayerQUIC, WS: p.PlayerWS}, true
 	}
 	return player.Target{}, false
 }
@@ -92,8 +90,8 @@ func (d *Daemon) serveHandOff(w http.ResponseWriter, r *http.Request) {
 // clients left or handOffWait passed, and returns how many it handed off.
 func (d *Daemon) handOffPlayers() int {
 	var peers []player.Target
-	for _, p := range d.cfg.Peers {
-		if t, ok := d.playerTarget(p.ID); ok && d.mesh.Connected(wire.NodeID(p.ID)) && !slices.Contains(d.node.Dead(nil), wire.NodeID(p.ID)) {
+	for _, id := range d.peers.IDs() {
+		if t, ok := d.playerTarget(uint32(id)); ok && d.mesh.Connected(id) && !slices.Contains(d.node.Dead(nil), id) {
 			peers = append(peers, t)
 		}
 	}

@@ -79,3 +79,28 @@ func TestPlacedEndpoints(t *testing.T) {
 		t.Fatalf("empty region: %d %q", code, body)
 	}
 }
+
+// FuzzPingSamples: any body of POST /admin/pings is refused with an error
+// or gives 1 to MaxPingSamples samples, each node once, every RTT in
+// range.
+func FuzzPingSamples(f *testing.F) {
+	f.Add([]byte(`[{"node":1,"rtt_ms":5}]`))
+	f.Add([]byte(`[{"node":1,"rtt_ms":5},{"node":1,"rtt_ms":6}]`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ss, err := ParsePingSamples(b)
+		if err != nil {
+			return
+		}
+		seen := map[uint32]bool{}
+		if len(ss) == 0 || len(ss) > MaxPingSamples {
+			t.Fatalf("%d samples accepted", len(ss))
+		}
+		for _, s := range ss {
+			if seen[s.Node] || s.Node < 1 || s.Node > MaxNodeID || !(s.RTTMs >= 0 && s.RTTMs <= maxPingRTTMs) {
+				t.Fatalf("sample %+v accepted from %q", s, b)
+			}
+			seen[s.Node] = true
+		}
+	})
+}

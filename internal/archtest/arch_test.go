@@ -50,6 +50,7 @@ var layers = map[string]int{
 	"live":              9,
 	"live/pki":          9,
 	"live/player":       9,
+	"live/agones":       9,
 	"live/arenaplay":    10,
 	"live/localcluster": 10,
 	"live/plane":        10,

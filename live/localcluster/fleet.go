@@ -225,8 +225,9 @@ func (b *fleetBot) run(ctx context.Context, fc FleetConfig, k, i int, c *player.
 	return err
 }
 
-// resumeWait bounds a resume: the survivors' failover and a rejoin's wait.
-const resumeWait = 5 * time.Second
+// resumeWait bounds a resume attempt: the survivors' failover and a
+// rejoin's wait (3 s at the node, in frames).
+const resumeWait = 8 * time.Second
 
 // resume tries to take the bot's lost avatar back: a Rejoin to every
 // other player node at once (player.Resume), the first that has the
@@ -279,15 +280,15 @@ func (b *fleetBot) resume(ctx context.Context, fc FleetConfig, k int) error {
 			res <- got{i, c}
 		}()
 	}
+	// The first to hold the avatar wins; the others end on their own (the
+	// nodes end a rejoin whose avatar does not come), so that each node's
+	// count of sessions matches the bot's.
 	var won *player.Client
 	wonAt := -1
 	for range tries {
-		g := <-res
-		switch {
-		case g.c == nil:
-		case won == nil:
+		if g := <-res; g.c != nil {
 			won, wonAt = g.c, g.i
-			cancel() // the others stop waiting
+			break
 		}
 	}
 	if won == nil {

@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -25,10 +26,16 @@ import (
 	"github.com/overworld/overworld/lab/harness"
 	"github.com/overworld/overworld/live"
 	"github.com/overworld/overworld/live/arenaplay"
+	"github.com/overworld/overworld/live/pki"
 	"github.com/overworld/overworld/live/plane"
 	"github.com/overworld/overworld/live/player"
 	"github.com/overworld/overworld/node"
+	"github.com/overworld/overworld/wire"
 )
+
+// botIdle is how long a bot waits for a State before it counts its node
+// as gone and ends its session (dropped).
+const botIdle = 5 * time.Second
 
 type botFlags struct {
 	addr, tokenDir, name, mapType, ca string
@@ -39,7 +46,7 @@ type botFlags struct {
 	n, nodes, perNode                 int
 	duration                          time.Duration
 	seed                              uint64
-	ws, local                         bool
+	ws, local, json                   bool
 }
 
 func newBotCmd(e *env) *cobra.Command {
@@ -54,7 +61,11 @@ rockets at the nearest bot in sight, keeping a client-side copy of what their av
 from the node's delta-encoded states. Then each bot's figures are printed: state bytes/s
 and messages/s received, objects seen (distinct) and most in view at once, inputs sent,
 and the input → state echo time (from sending an input to applying the first state
-that reflects it; 50th and 95th percentile).
+that reflects it; 50th and 95th percentile). A bot told to move to another node (the
+node drains, or hands it over) follows the redirect make-before-break; a bot that
+receives no state for 5 s ends its session (dropped). --json prints
+instead one JSON object: every bot's figures, its handoffs and the error that ended
+its session early ("" when it played to the end), and the count of bots dropped.
 
 The map comes from the game configuration (--seed, --map, --nodes, --players-per-node):
 give the values the node was started with, or the bots walk into walls.
@@ -82,6 +93,7 @@ and --server-name node-ID.overworld.`,
 	fl.DurationVar(&f.duration, "duration", 30*time.Second, "how long to play (1s to 1h)")
 	fl.BoolVar(&f.ws, "ws", false, "connect over WebSocket instead of QUIC")
 	fl.BoolVar(&f.local, "local", false, "start an in-process node with a player endpoint on 127.0.0.1 and play against it")
+	fl.BoolVar(&f.json, "json", false, "print one JSON report (every bot's session and how it ended) instead of the table")
 	fl.StringVar(&f.name, "name", "bot", "player ID prefix (bots are NAME-1, NAME-2, ...)")
 	fl.StringVar(&f.world, "world", player.DefaultWorld, "the world the node serves (its players.world): the bots' tokens name it")
 	fl.Uint32Var(&f.nodeID, "node-id", 1, "the node's ID: the bots' tokens name it")
@@ -224,7 +236,11 @@ func runBot(ctx context.Context, e *env, f *botFlags) error {
 	wg.Wait()
 	shutdown()
 	failed := reportBotErrors(e, f.name, errs)
-	if failed < f.n {
+	if f.json {
+		if err := printBotJSON(e, stats, errs, transport); err != nil {
+			return err
+		}
+	} else if failed < f.n {
 		printBotStats(e, stats, errs, transport)
 	}
 	if gw != nil {
@@ -297,6 +313,15 @@ func playBot(ctx context.Context, g *arena.Game, key ed25519.PrivateKey, f *botF
 		_ = conn.Close()
 		return player.ClientStats{Player: id}, err
 	}
+	c.SetIdleTimeout(botIdle)
+	c.SetDialer(player.RedirectDialer(func(node uint32) *tls.Config {
+		if tlsConf == nil {
+			return nil
+		}
+		tc := tlsConf.Clone()
+		tc.ServerName = pki.DNSName(wire.NodeID(node))
+		return tc
+	}, f.ws))
 	pctx, stop := context.WithTimeout(ctx, f.duration)
 	defer stop()
 	err = c.Run(pctx, arenaplay.NewBrain(g, f.seed<<20+uint64(i)), 0)
@@ -397,4 +422,65 @@ func startLocalNode(ctx context.Context, g *arena.Game, f *botFlags) (gw *player
 		wg.Wait()
 	}
 	return gw, ln.Addr().String(), tcp.Addr().String(), shutdown, nil
+}
+
+// BotReport is what "overworld bot --json" prints: every bot's session and
+// the count of bots whose session ended early (dropped).
+type BotReport struct {
+	Transport string      `json:"transport"`
+	Bots      []BotRecord `json:"bots"`
+	Joined    int         `json:"joined"`   // bots that joined a node
+	Dropped   int         `json:"dropped"`  // bots that joined and whose session ended before --duration
+	Failed    int         `json:"failed"`   // bots that never joined
+	Handoffs  int         `json:"handoffs"` // redirects followed, over every bot
+}
+
+// BotRecord is one bot's session in a BotReport.
+type BotRecord struct {
+	Player      string  `json:"player"`
+	Avatar      uint64  `json:"avatar"`
+	Seconds     float64 `json:"seconds"`
+	States      int64   `json:"states"`
+	Applied     int64   `json:"applied"`
+	Inputs      int64   `json:"inputs"`
+	ObjectsSeen int     `json:"objects_seen"`
+	Handoffs    int     `json:"handoffs"`
+	// MaxHandoffGapMs is the longest time without a State across a handoff.
+	MaxHandoffGapMs float64 `json:"max_handoff_gap_ms"`
+	EchoP50Ms       float64 `json:"echo_p50_ms"`
+	Error           string  `json:"error"` // why the session ended early; "" when it lasted
+}
+
+// printBotJSON prints the bots' figures as one BotReport.
+func printBotJSON(e *env, stats []player.ClientStats, errs []error, transport string) error {
+	r := BotReport{Transport: transport, Bots: []BotRecord{}}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	for i, s := range stats {
+		b := BotRecord{Player: string(s.Player), Avatar: uint64(s.Avatar), Seconds: s.Duration.Seconds(), States: s.States,
+			Applied: s.Applied, Inputs: s.Inputs, ObjectsSeen: s.ObjectsSeen, Handoffs: s.Handoffs, EchoP50Ms: ms(s.RTTQuantile(0.5))}
+		for _, g := range s.HandoffGaps {
+			b.MaxHandoffGapMs = max(b.MaxHandoffGapMs, ms(g))
+		}
+		joined := s.Avatar != 0 || s.Duration > 0
+		if errs[i] != nil {
+			b.Error = errs[i].Error()
+		}
+		switch {
+		case !joined:
+			r.Failed++
+		case errs[i] != nil:
+			r.Joined++
+			r.Dropped++
+		default:
+			r.Joined++
+		}
+		r.Handoffs += s.Handoffs
+		r.Bots = append(r.Bots, b)
+	}
+	out, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(e.stdout, "%s\n", out)
+	return err
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -90,5 +91,29 @@ func TestBotLocal(t *testing.T) {
 		if code != 0 || strings.Count(out, "bot-") != 3 || !strings.Contains(out, "3 joins, 3 leaves") || !strings.Contains(out, " 0 refused") {
 			t.Fatalf("%s: exit %d\n%s\n%s", ws, code, out, errs)
 		}
+	}
+}
+
+// TestBotJSON: --json prints one BotReport: every bot joined and played
+// to the end, none dropped.
+func TestBotJSON(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plays 1 s over loopback sockets")
+	}
+	dir := filepath.Join(t.TempDir(), "coord")
+	if code, _, errs := runCLI(t, "", "token", "init", "--dir", dir); code != 0 {
+		t.Fatal(errs)
+	}
+	code, out, errs := runCLI(t, "", "bot", "--local", "--token-dir", dir, "--n", "2", "--duration", "1s", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var r BotReport
+	if err := json.Unmarshal([]byte(strings.SplitN(out, "\nnode: ", 2)[0]), &r); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	if r.Joined != 2 || r.Dropped != 0 || r.Failed != 0 || len(r.Bots) != 2 || r.Bots[0].Player != "bot-1" || r.Bots[0].Error != "" ||
+		r.Bots[0].Seconds < 0.5 || r.Bots[0].States == 0 || r.Transport != "quic" {
+		t.Errorf("report %+v", r)
 	}
 }

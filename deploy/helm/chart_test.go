@@ -1,0 +1,408 @@
+package helm
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
+	"helm.sh/helm/v3/pkg/lint"
+	"helm.sh/helm/v3/pkg/lint/support"
+	"sigs.k8s.io/yaml"
+)
+
+const chartDir = "overworld"
+
+// obj is one rendered Kubernetes object.
+type obj map[string]any
+
+func (o obj) kind() string { s, _ := o["kind"].(string); return s }
+func (o obj) name() string { return str(o, "metadata", "name") }
+
+// get walks o along path (map keys, or list indexes as ints).
+func get(o any, path ...any) any {
+	if v, ok := o.(obj); ok {
+		o = map[string]any(v)
+	}
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			m, ok := o.(map[string]any)
+			if !ok {
+				return nil
+			}
+			o = m[k]
+		case int:
+			l, ok := o.([]any)
+			if !ok || k >= len(l) {
+				return nil
+			}
+			o = l[k]
+		}
+	}
+	return o
+}
+
+func str(o any, path ...any) string { s, _ := get(o, path...).(string); return s }
+
+func num(o any, path ...any) float64 { f, _ := get(o, path...).(float64); return f }
+
+// renderRaw renders the chart with values over its defaults, as release
+// "ow" in namespace "games": template name → text.
+func renderRaw(values map[string]any) (map[string]string, error) {
+	ch, err := loader.Load(chartDir)
+	if err != nil {
+		return nil, err
+	}
+	vals, err := chartutil.ToRenderValues(ch, values, chartutil.ReleaseOptions{Name: "ow", Namespace: "games", IsInstall: true, Revision: 1},
+		chartutil.DefaultCapabilities)
+	if err != nil {
+		return nil, err
+	}
+	return engine.Render(ch, vals)
+}
+
+func renderErr(values map[string]any) error {
+	_, err := renderRaw(values)
+	return err
+}
+
+// render renders the chart (renderRaw) and returns its objects by kind.
+func render(t *testing.T, values map[string]any) map[string][]obj {
+	t.Helper()
+	out, err := renderRaw(values)
+	if err != nil {
+		t.Fatalf("the chart does not render: %v", err)
+	}
+	byKind := map[string][]obj{}
+	names := make([]string, 0, len(out))
+	for n := range out {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if !strings.HasSuffix(n, ".yaml") {
+			continue
+		}
+		for _, doc := range strings.Split(out[n], "\n---") {
+			if strings.TrimSpace(doc) == "" {
+				continue
+			}
+			var o obj
+			if err := yaml.Unmarshal([]byte(doc), &o); err != nil {
+				t.Fatalf("%s: not YAML: %v\n%s", n, err, doc)
+			}
+			if o == nil {
+				continue
+			}
+			if o.kind() == "" || o.name() == "" {
+				t.Fatalf("%s: an object without kind or name:\n%s", n, doc)
+			}
+			byKind[o.kind()] = append(byKind[o.kind()], o)
+		}
+	}
+	return byKind
+}
+
+// TestLint: Helm's linter finds no error in the chart.
+func TestLint(t *testing.T) {
+	l := lint.All(chartDir, nil, "games", false)
+	for _, m := range l.Messages {
+		if m.Severity >= support.WarningSev {
+			t.Errorf("helm lint: %s", m)
+		}
+	}
+}
+
+// TestRenderDefaults renders the default values and checks every object.
+func TestRenderDefaults(t *testing.T) {
+	objs := render(t, nil)
+	counts := map[string]int{}
+	for k, l := range objs {
+		counts[k] = len(l)
+	}
+	want := map[string]int{"ConfigMap": 4, "Fleet": 2, "FleetAutoscaler": 2, "Deployment": 1, "Service": 3, "ServiceAccount": 1,
+		"Role": 1, "RoleBinding": 1, "PodMonitor": 1, "ServiceMonitor": 1}
+	if fmt.Sprint(counts) != fmt.Sprint(want) {
+		t.Fatalf("kinds %v, want %v", counts, want)
+	}
+
+	for i, f := range objs["Fleet"] {
+		region := []string{"eu-west", "us-east"}[i]
+		if f.name() != "ow-"+region || str(f, "apiVersion") != "agones.dev/v1" {
+			t.Errorf("fleet %s (%s)", f.name(), str(f, "apiVersion"))
+		}
+		spec := get(f, "spec", "template", "spec")
+		ports := map[string]string{}
+		for _, p := range get(spec, "ports").([]any) {
+			ports[str(p, "name")] = fmt.Sprintf("%v/%s/%s", num(p, "containerPort"), str(p, "protocol"), str(p, "portPolicy"))
+		}
+		if fmt.Sprint(ports) != "map[node:7100/UDP/Dynamic player-quic:7102/UDP/Dynamic player-ws:7103/TCP/Dynamic]" {
+			t.Errorf("fleet %s: ports %v", f.name(), ports)
+		}
+		if num(spec, "counters", "players", "capacity") != 64 || num(spec, "health", "periodSeconds") != 5 {
+			t.Errorf("fleet %s: counters %v, health %v", f.name(), get(spec, "counters"), get(spec, "health"))
+		}
+		pod := get(spec, "template", "spec")
+		c := get(pod, "containers", 0)
+		if str(c, "image") != "overworld:latest" || fmt.Sprint(get(c, "args")) != "[node --config /etc/overworld/node/node.toml]" {
+			t.Errorf("fleet %s: container %v %v", f.name(), get(c, "image"), get(c, "args"))
+		}
+		if str(c, "readinessProbe", "httpGet", "path") != "/readyz" || str(c, "livenessProbe", "httpGet", "path") != "/healthz" ||
+			str(c, "readinessProbe", "httpGet", "port") != "admin" || num(c, "ports", 0, "containerPort") != 7180 {
+			t.Errorf("fleet %s: probes %v %v", f.name(), get(c, "readinessProbe"), get(c, "livenessProbe"))
+		}
+		if num(pod, "securityContext", "runAsUser") != 65532 || get(pod, "securityContext", "runAsNonRoot") != true ||
+			get(c, "securityContext", "readOnlyRootFilesystem") != true {
+			t.Errorf("fleet %s: security context %v %v", f.name(), get(pod, "securityContext"), get(c, "securityContext"))
+		}
+		if num(pod, "terminationGracePeriodSeconds") < 10 {
+			t.Errorf("fleet %s: %v s to drain", f.name(), get(pod, "terminationGracePeriodSeconds"))
+		}
+		if str(pod, "volumes", 0, "configMap", "name") != "ow-node-"+region || str(pod, "volumes", 1, "secret", "secretName") != "overworld-tls-"+region ||
+			str(pod, "volumes", 2, "secret", "secretName") != "overworld-admin" || str(c, "volumeMounts", 2, "mountPath") != "/etc/overworld/admin" {
+			t.Errorf("fleet %s: volumes %v", f.name(), get(pod, "volumes"))
+		}
+	}
+
+	for i, a := range objs["FleetAutoscaler"] {
+		region := []string{"eu-west", "us-east"}[i]
+		w := get(a, "spec", "policy", "webhook", "service")
+		if str(a, "spec", "fleetName") != "ow-"+region || str(a, "spec", "policy", "type") != "Webhook" ||
+			str(w, "name") != "ow-control" || str(w, "namespace") != "games" || str(w, "path") != "/autoscale" || num(w, "port") != 7300 {
+			t.Errorf("autoscaler %s: %v", a.name(), get(a, "spec"))
+		}
+	}
+
+	d := objs["Deployment"][0]
+	pod := get(d, "spec", "template", "spec")
+	c := get(pod, "containers", 0)
+	if str(pod, "serviceAccountName") != "ow-control" || fmt.Sprint(get(c, "args")) != "[control --config /etc/overworld/control/plane.toml]" ||
+		str(c, "readinessProbe", "httpGet", "path") != "/readyz" || str(c, "livenessProbe", "httpGet", "path") != "/healthz" ||
+		num(c, "ports", 0, "containerPort") != 7300 {
+		t.Errorf("control plane deployment: %v", pod)
+	}
+	sel := get(d, "spec", "selector", "matchLabels").(map[string]any)
+	labels := get(d, "spec", "template", "metadata", "labels").(map[string]any)
+	for k, v := range sel {
+		if labels[k] != v {
+			t.Errorf("the deployment's selector %s=%v does not match its pods (%v)", k, v, labels[k])
+		}
+	}
+	services := map[string]obj{}
+	for _, o := range objs["Service"] {
+		services[o.name()] = o
+	}
+	for k, v := range get(services["ow-control"], "spec", "selector").(map[string]any) {
+		if labels[k] != v {
+			t.Errorf("the service's selector %s=%v does not match the control plane's pods", k, v)
+		}
+	}
+	// The headless Services select node pods: the gossip seed every node,
+	// the rendezvous only the rendezvous region's.
+	for name, regions := range map[string][]string{"ow-gossip": {"eu-west", "us-east"}, "ow-rendezvous": {"eu-west"}} {
+		svc := services[name]
+		if str(svc, "spec", "clusterIP") != "None" || get(svc, "spec", "publishNotReadyAddresses") != true {
+			t.Errorf("%s: %v", name, get(svc, "spec"))
+		}
+		var selected []string
+		for _, f := range objs["Fleet"] {
+			podLabels := get(f, "spec", "template", "spec", "template", "metadata", "labels").(map[string]any)
+			match := true
+			for k, v := range get(svc, "spec", "selector").(map[string]any) {
+				match = match && podLabels[k] == v
+			}
+			if match {
+				selected = append(selected, str(podLabels, "overworld.dev/region"))
+			}
+		}
+		if fmt.Sprint(selected) != fmt.Sprint(regions) {
+			t.Errorf("%s selects the pods of %v, want %v", name, selected, regions)
+		}
+	}
+
+	role := objs["Role"][0]
+	var rules []string
+	for _, r := range get(role, "rules").([]any) {
+		rules = append(rules, fmt.Sprintf("%v %v %v", get(r, "apiGroups"), get(r, "resources"), get(r, "verbs")))
+	}
+	for _, want := range []string{"[agones.dev] [gameservers fleets] [get list watch]", "[allocation.agones.dev] [gameserverallocations] [create]"} {
+		if !slices.Contains(rules, want) {
+			t.Errorf("role rules %q lack %q", rules, want)
+		}
+	}
+	rb := objs["RoleBinding"][0]
+	if str(rb, "roleRef", "name") != role.name() || str(rb, "subjects", 0, "name") != "ow-control" || str(rb, "subjects", 0, "kind") != "ServiceAccount" {
+		t.Errorf("role binding %v", rb)
+	}
+
+	pm := objs["PodMonitor"][0]
+	if str(pm, "spec", "podMetricsEndpoints", 0, "port") != "admin" || str(pm, "spec", "selector", "matchLabels", "app.kubernetes.io/component") != "node" ||
+		str(pm, "spec", "podMetricsEndpoints", 0, "authorization", "credentials", "name") != "overworld-admin" {
+		t.Errorf("pod monitor %v", get(pm, "spec"))
+	}
+	if node := get(objs["Fleet"][0], "spec", "template", "spec", "template", "metadata", "labels", "app.kubernetes.io/component"); node != "node" {
+		t.Errorf("the node pods are labelled component=%v: the pod monitor selects none", node)
+	}
+	sm := objs["ServiceMonitor"][0]
+	if str(sm, "spec", "endpoints", 0, "port") != "http" {
+		t.Errorf("service monitor %v", get(sm, "spec"))
+	}
+}
+
+// TestConfigsParse: the node configurations the chart renders are ones
+// the daemon accepts: the Agones agent on with the region, each region's
+// node ID, directory discovery on the rendezvous region's node (a static
+// peer of the others, at its headless Service), gossip seeded by the
+// gossip Service; and the control plane's file is one the plane accepts.
+func TestConfigsParse(t *testing.T) {
+	want := map[string]struct {
+		id    uint32
+		peers string
+	}{"eu-west": {1, "[]"}, "us-east": {2, "[{ID:1 Addr:ow-rendezvous.games.svc:7100 City: PlayerQUIC: PlayerWS:}]"}}
+	seen := 0
+	for _, cm := range render(t, nil)["ConfigMap"] {
+		if toml := str(cm, "data", "plane.toml"); toml != "" {
+			if err := parsePlaneConfig(toml); err != nil {
+				t.Errorf("%s: %v\n%s", cm.name(), err, toml)
+			}
+			continue
+		}
+		toml := str(cm, "data", "node.toml")
+		if toml == "" {
+			continue
+		}
+		seen++
+		cfg, err := parseNodeConfig(toml)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", cm.name(), err, toml)
+		}
+		region := strings.TrimPrefix(cm.name(), "ow-node-")
+		w := want[region]
+		if cfg.ID != w.id || fmt.Sprintf("%+v", cfg.Peers) != w.peers || cfg.Discovery.Arch != "directory" || cfg.Discovery.Rendezvous != 1 {
+			t.Errorf("%s: id %d, peers %+v, discovery %+v", cm.name(), cfg.ID, cfg.Peers, cfg.Discovery)
+		}
+		if !cfg.Agones.Enabled || cfg.Agones.Region != region || cfg.Listen.Admin != "0.0.0.0:7180" || cfg.TLS.NodeCert != "/etc/overworld/tls/node.pem" ||
+			cfg.Listen.AdminTokenFile != "/etc/overworld/admin/admin.token" {
+			t.Errorf("%s: %+v", cm.name(), cfg)
+		}
+		if m := cfg.Membership; m.Gossip != "0.0.0.0:7101" || fmt.Sprint(m.Seeds) != "[ow-gossip.games.svc:7101]" || m.KeyFile != "/etc/overworld/tls/gossip.key" {
+			t.Errorf("%s: membership %+v", cm.name(), m)
+		}
+	}
+	if seen != 2 {
+		t.Errorf("%d node configurations, want 2", seen)
+	}
+}
+
+// TestRenderRefuses: values that cannot make a cluster fail to render,
+// naming the problem.
+func TestRenderRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		values map[string]any
+		want   string
+	}{
+		{map[string]any{"rendezvous": "mars"}, `rendezvous "mars": no region of that name`},
+		{map[string]any{"regions": []any{map[string]any{"name": "eu-west", "replicas": 1}}}, "regions[].nodeID is required"},
+	} {
+		if err := renderErr(tc.values); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want an error naming %q", tc.values, err, tc.want)
+		}
+	}
+}
+
+// TestRenderOptions: turning the optional parts off removes them; more
+// regions give more fleets.
+func TestRenderOptions(t *testing.T) {
+	objs := render(t, map[string]any{"controlPlane": map[string]any{"enabled": false}, "monitoring": map[string]any{"enabled": false},
+		"grafana": map[string]any{"dashboard": false}, "rendezvous": "asia",
+		"regions": []any{map[string]any{"name": "asia", "nodeID": 7, "replicas": 2}, map[string]any{"name": "eu", "nodeID": 8, "replicas": 1},
+			map[string]any{"name": "us", "nodeID": 9, "replicas": 1}}})
+	for _, k := range []string{"Deployment", "FleetAutoscaler", "Role", "PodMonitor", "ServiceMonitor"} {
+		if len(objs[k]) != 0 {
+			t.Errorf("%d %s with it turned off", len(objs[k]), k)
+		}
+	}
+	if len(objs["Fleet"]) != 3 || num(objs["Fleet"][0], "spec", "replicas") != 2 {
+		t.Errorf("fleets %v", objs["Fleet"])
+	}
+}
+
+// TestDashboard: the Grafana dashboard is valid JSON, has the panels the
+// operators read, and queries only metrics the nodes export.
+func TestDashboard(t *testing.T) {
+	objs := render(t, nil)
+	var raw string
+	for _, cm := range objs["ConfigMap"] {
+		if s := str(cm, "data", "overworld.json"); s != "" {
+			raw = s
+			if get(cm, "metadata", "labels", "grafana_dashboard") != "1" {
+				t.Errorf("dashboard ConfigMap labels %v", get(cm, "metadata", "labels"))
+			}
+		}
+	}
+	var dash struct {
+		Title  string `json:"title"`
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	if err := json.Unmarshal([]byte(raw), &dash); err != nil {
+		t.Fatalf("dashboard JSON: %v", err)
+	}
+	exported := exportedMetrics(t)
+	var titles []string
+	name := regexp.MustCompile(`overworld_[a-z_]+`)
+	for _, p := range dash.Panels {
+		titles = append(titles, p.Title)
+		for _, tg := range p.Targets {
+			for _, m := range name.FindAllString(tg.Expr, -1) {
+				base := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(m, "_bucket"), "_sum"), "_count")
+				if !exported[base] {
+					t.Errorf("panel %q queries %s, which no node exports", p.Title, m)
+				}
+			}
+		}
+	}
+	for _, want := range []string{"Players per node", "Bandwidth by traffic class", "Frame time", "Failovers", "Migrations",
+		"Replica staleness", "Missing replicas and discovery latency"} {
+		if !slices.Contains(titles, want) {
+			t.Errorf("no panel %q (panels %q)", want, titles)
+		}
+	}
+}
+
+// exportedMetrics reads the metric names the live packages register
+// (their "overworld_..." names in the source).
+func exportedMetrics(t *testing.T) map[string]bool {
+	files, err := filepath.Glob("../../live/*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no live sources: %v", err)
+	}
+	m := map[string]bool{}
+	re := regexp.MustCompile(`"(overworld_[a-z_]+)"`)
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range re.FindAllStringSubmatch(string(b), -1) {
+			m[s[1]] = true
+		}
+	}
+	return m
+}

@@ -1,0 +1,47 @@
+package plane
+
+import (
+	"bytes"
+	"net/http/httptest"
+	"testing"
+)
+
+// FuzzJoinRequest: any body of POST /v1/join is either refused with an
+// error or decoded into a request whose player and pings pass the
+// checks; it never panics.
+func FuzzJoinRequest(f *testing.F) {
+	f.Add([]byte(`{"player":"a","pings":[{"node":1,"rtt_ms":5}]}`))
+	f.Add([]byte(`{"player":"a","pings":[]}`))
+	f.Add([]byte(`{"player":"","pings":[{"node":0,"rtt_ms":-1}]}`))
+	f.Add([]byte(`[1,2,3]`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		r := httptest.NewRequest("POST", "/v1/join", bytes.NewReader(body))
+		req, err := readRequest(r)
+		if err != nil {
+			return
+		}
+		if checkPlayer(req.Player) != nil || len(req.Pings) == 0 {
+			t.Fatalf("accepted %q as %+v", body, req)
+		}
+	})
+}
+
+// FuzzFile: any configuration file is refused with an error or gives a
+// configuration New accepts or refuses with an error; nothing panics.
+func FuzzFile(f *testing.F) {
+	f.Add([]byte("listen = \"127.0.0.1:7400\"\n[[nodes]]\nid = 1\nsite = \"Tokyo\"\ncapacity = 2\nadmin = \"http://127.0.0.1:1\"\nplayer_quic = \"x:1\"\n[[nodes]]\nid = 2\nsite = \"London\"\ncapacity = 2\nadmin = \"http://127.0.0.1:2\"\nplayer_quic = \"x:2\"\n"))
+	f.Add([]byte("listen = \"x:1\"\ngrid = \"2x2\"\nbounds = [0, 0, 1, 1]\n"))
+	f.Add([]byte("listen = \"x:1\"\npoll = \"-1s\"\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		file, err := ParseFile(b)
+		if err != nil {
+			return
+		}
+		file.AdminTokenFile = "" // no file reads from fuzzed input
+		cfg, err := file.Config()
+		if err != nil {
+			return
+		}
+		_, _ = New(cfg)
+	})
+}
