@@ -42,6 +42,9 @@ type Game struct {
 	// Players plugs the game into the player endpoints (required when the
 	// configuration listens for players; may be nil otherwise).
 	Players player.Controller
+	// Scene is the game's static world as JSON for the browser game
+	// (/play/scene.json: the arena's walls); nil: none.
+	Scene []byte
 }
 
 // NewLogger returns the structured logger a configuration asks for,
@@ -261,6 +264,7 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 		d.driver.AddHook(gw)
 		d.driver.AddHook(FrameHookFunc(func(time.Duration, *node.Node) { d.metrics.SetPlayers(int(gw.Stats().Players)) }))
 		d.metrics.Registry.MustRegister(playerCollector{gw})
+		d.servePlayPages(game)
 		d.driver.AddHook(FrameHookFunc(d.placedHook))
 	}
 	guards := guardCollector{{"node", d.net.Guard()}}
@@ -286,6 +290,7 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 		mux.Handle("/admin/players", d.authorized(http.HandlerFunc(d.servePlayers), true))
 		mux.Handle("/admin/pings", d.authorized(http.HandlerFunc(d.servePings), true))
 		mux.Handle("/admin/migrate-region", d.authorized(http.HandlerFunc(d.serveMigrateRegion), true))
+		d.serveDashboard(mux, game)
 		d.admin = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	}
 	return d, nil

@@ -52,8 +52,11 @@ var layers = map[string]int{
 	"live/player":       9,
 	"live/agones":       9,
 	"live/arenaplay":    10,
-	"live/plane":        10,
 	"live/localcluster": 10,
+	"live/plane":        10,
+	"live/web":          9,
+	// the TypeScript client SDK and the browser pages (built with esbuild)
+	"clients/ts": 10,
 	// the lab: shared helpers, the harness, one package per paper
 	"lab":           10,
 	"lab/report":    10,
@@ -70,6 +73,7 @@ var layers = map[string]int{
 	"cmd/overworld/cli": 14,
 	"cmd/overworld":     15,
 	"cmd/gendata":       15,
+	"cmd/genweb":        15,
 	"internal/archtest": 16,
 }
 

@@ -16,6 +16,7 @@
 package arenaplay
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -112,7 +113,26 @@ func NodeGame(g live.GameConfig) (*arena.Game, live.Game, error) {
 			}
 			return nil
 		}}
+	lg.Scene = Scene(game.Map)
 	return game, lg, nil
+}
+
+// Scene is the arena's static world for the browser game
+// (/play/scene.json): its size and walls, in metres.
+func Scene(m *arena.Map) []byte {
+	walls := make([][4]float64, len(m.Obstacles))
+	for i, o := range m.Obstacles {
+		walls[i] = [4]float64{o.MinX, o.MinY, o.MaxX, o.MaxY}
+	}
+	b, err := json.Marshal(struct {
+		W         float64      `json:"w"`
+		H         float64      `json:"h"`
+		Obstacles [][4]float64 `json:"obstacles"`
+	}{m.W, m.H, walls})
+	if err != nil { // cannot happen: the map's numbers are finite
+		return nil
+	}
+	return b
 }
 
 // Brain is a headless player of the arena game over the network

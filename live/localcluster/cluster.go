@@ -52,6 +52,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -105,8 +106,9 @@ type Config struct {
 	// LogLevel is the nodes' log level (debug, info, warn or error).
 	LogLevel string
 	// Players makes each player node listen for players on QUIC, with
-	// its cluster certificate and tokens signed by a fresh coordinator
-	// key, and spawn only its items: the bots join as clients
+	// its cluster certificate, and on WebSocket (which also serves the
+	// browser game), with tokens signed by a fresh coordinator key, and
+	// spawn only its items: the bots join as clients
 	// (StartFleet). Otherwise each node spawns its AI bots, as the
 	// simulator does.
 	Players bool
@@ -164,6 +166,7 @@ type Cluster struct {
 	// With Players: the player nodes' QUIC player endpoints, the
 	// coordinator key signing the bots' tokens, the cluster CA.
 	playerAddrs []string
+	playerWS    []string // the player nodes' WebSocket endpoints (host:port)
 	key         ed25519.PrivateKey
 	ca          *pki.CA
 }
@@ -227,7 +230,7 @@ func Start(cfg Config) (*Cluster, error) {
 	}
 	// The player nodes' QUIC player endpoints, which every peer's list
 	// names (where a node redirects the players it hands off).
-	playerAddr := map[wire.NodeID]string{}
+	playerAddr, wsAddr := map[wire.NodeID]string{}, map[wire.NodeID]string{}
 	if cfg.Players {
 		for _, id := range c.ids {
 			if id == c.infra {
@@ -239,6 +242,14 @@ func Start(cfg Config) (*Cluster, error) {
 			}
 			playerAddr[id] = a
 			c.playerAddrs = append(c.playerAddrs, a)
+			// A port another endpoint of this cluster got is taken, even if
+			// the system hands it out again once released.
+			for wsAddr[id] == "" || slices.Contains(c.admin, wsAddr[id]) || slices.Contains(c.playerWS, wsAddr[id]) {
+				if wsAddr[id], err = freeAddr("tcp"); err != nil {
+					return nil, err
+				}
+			}
+			c.playerWS = append(c.playerWS, wsAddr[id])
 		}
 	}
 	confs := make([][]byte, total)
@@ -270,13 +281,17 @@ func Start(cfg Config) (*Cluster, error) {
 		if id == c.infra {
 			dc.Game.Slot = 0
 		} else if cfg.Players {
-			dc.Listen.PlayerQUIC = playerAddr[id]
+			dc.Listen.PlayerQUIC, dc.Listen.PlayerWS = playerAddr[id], wsAddr[id]
 			dc.Players = live.PlayersConfig{CoordinatorKey: filepath.Join("coord", player.PublicKeyFile),
 				MaxPlayers: max(64, nodes*cfg.PlayersPerNode)}
 		}
 		for j, pid := range c.ids {
 			if pid != id {
-				dc.Peers = append(dc.Peers, live.PeerConfig{ID: uint32(pid), Addr: nodeAddrs[j], City: c.cities[j], PlayerQUIC: playerAddr[pid]})
+				pc := live.PeerConfig{ID: uint32(pid), Addr: nodeAddrs[j], City: c.cities[j], PlayerQUIC: playerAddr[pid]}
+				if a := wsAddr[pid]; a != "" {
+					pc.PlayerWS = "ws://" + a + "/"
+				}
+				dc.Peers = append(dc.Peers, pc)
 			}
 		}
 		if _, err := dc.Validate(); err != nil {

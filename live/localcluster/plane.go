@@ -69,8 +69,12 @@ func (c *Cluster) StartPlane(pc PlaneConfig) (*Plane, error) {
 		f.Poll = pc.Poll.String()
 	}
 	for i, a := range c.playerAddrs {
-		f.Nodes = append(f.Nodes, plane.FileNode{ID: uint32(c.ids[i]), Site: c.cities[i], Capacity: pc.Capacity,
-			Admin: "http://" + c.admin[i], PlayerQUIC: a})
+		fn := plane.FileNode{ID: uint32(c.ids[i]), Site: c.cities[i], Capacity: pc.Capacity,
+			Admin: "http://" + c.admin[i], PlayerQUIC: a}
+		if i < len(c.playerWS) {
+			fn.PlayerWS = "ws://" + c.playerWS[i] + "/"
+		}
+		f.Nodes = append(f.Nodes, fn)
 	}
 	if _, err := f.Config(); err != nil {
 		return nil, fmt.Errorf("%w: plane: %w", ErrConfig, err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"os"
 	"os/signal"
 	"slices"
@@ -49,6 +50,7 @@ type clusterOpts struct {
 	noFailover     bool          // the nodes run without warm backups and failover
 	drainTimeout   time.Duration // the nodes' drain_timeout (0: the daemon's default)
 	kills, terms   []string      // faults: NODE@TIME, SIGKILL or SIGTERM
+	play           string        // the browser lobby's address ("": none)
 	faults         []clusterFault
 	netf           netFlags    // --net, --loss, --jitter, --dup, --reorder
 	net            geo.Network // what they give (validate)
@@ -104,6 +106,11 @@ primaries are primaries elsewhere at the end, and for a node stopped with SIGTER
 drain report. --kill NODE@TIME sends node NODE a SIGKILL, --term NODE@TIME a SIGTERM
 (the node drains, then exits), TIME after every node is ready; each may be repeated.
 
+With client bots, once every node is ready the command prints a URL to play in a browser
+(--play: its address): each visit gets a fresh token and is sent to a player node's /play
+(the nodes in turn), where the arena game runs in the page among the bots; the same address
+serves the whole cluster's live dashboard at /dashboard.
+
 Ctrl-C (SIGINT), SIGTERM or SIGHUP ends the run early: the node processes (in process
 groups of their own, so the terminal's Ctrl-C does not reach them) are stopped in order
 (SIGTERM: each drains, then exits), stderr says how each ended, and the figures of the
@@ -155,6 +162,7 @@ they send; a held packet delays the ones queued behind it to the same peer.`,
 	fl.DurationVar(&o.drainTimeout, "drain-timeout", 0, "the nodes' drain timeout on SIGTERM (default: the node's, 5s)")
 	fl.StringArrayVar(&o.kills, "kill", nil, "NODE@TIME: send node NODE a SIGKILL TIME after every node is ready (repeatable)")
 	fl.StringArrayVar(&o.terms, "term", nil, "NODE@TIME: send node NODE a SIGTERM (it drains, then exits) TIME after every node is ready (repeatable)")
+	fl.StringVar(&o.play, "play", "127.0.0.1:0", "where to serve browsers the game (a token and a node's /play) and the cluster's /dashboard (\"\": nowhere)")
 	fl.StringVar(&o.placement, "placement", "", "cma: a control plane process (\"overworld control\") places the client bots, drawn from GeoNames cities as the simulator's players, and hands them over between nodes; none: bot k on node k/players-per-node (default cma with client bots and 2 or more per node)")
 	fl.Float64Var(&o.headroom, "headroom", 1.25, "with --placement cma: each node seats ⌈players-per-node × headroom⌉")
 	cmd.PreRun = func(*cobra.Command, []string) { o.noFailover = !*failover }
@@ -162,6 +170,11 @@ they send; a held packet delays the ones queued behind it to the same peer.`,
 }
 
 func (o *clusterOpts) validate() error {
+	if o.play != "" {
+		if _, _, err := net.SplitHostPort(o.play); err != nil {
+			return badInputf("--play %q: want host:port (%v)", o.play, err)
+		}
+	}
 	var err error
 	if o.net, err = o.netf.network(); err != nil {
 		return err
@@ -397,6 +410,19 @@ func runCluster(e *env, o clusterOpts) error {
 		if rows != nil {
 			placed = startPlacedSampler(fleetCtx, fleet, rows)
 		}
+	}
+	if o.play != "" && o.botMode != "node" {
+		planeURL := ""
+		if pl != nil {
+			planeURL = pl.URL()
+		}
+		lb, err := startLobby(o.play, c, g.Map.W, g.Map.H, planeURL)
+		if err != nil {
+			c.Kill()
+			return badInputf("--play %s: %v", o.play, err)
+		}
+		defer lb.Close()
+		fmt.Fprintf(e.stderr, "play in a browser: %s (the cluster's dashboard: %sdashboard)\n", lb.URL(), lb.URL())
 	}
 	ctx, cancel := context.WithDeadline(sigCtx, c.Epoch().Add(o.duration))
 	defer cancel()

@@ -244,6 +244,6 @@ func commands(e *env) []*cobra.Command {
 		newLabCmd(e),
 		newDemoCmd(e),
 		newNodeCmd(e), newCACmd(e), newClusterCmd(e),
-		newTokenCmd(e), newBotCmd(e), newControlCmd(e), newProbeCmd(e),
+		newTokenCmd(e), newBotCmd(e), newControlCmd(e), newProbeCmd(e), newDashboardCmd(e),
 	}
 }
