@@ -217,7 +217,7 @@ func (b *fleetBot) run(ctx context.Context, fc FleetConfig, k, i int, c *player.
 		b.lost, b.lostSeq, b.lostOn = c.Welcome().Avatar, c.LastApplied(), b.node
 	}
 	b.endsOn[i]++
-	b.total = addClientStats(b.total, st)
+	b.total = b.total.Plus(st)
 	b.mu.Unlock()
 	if err == nil && ctx.Err() == nil {
 		err = errors.New("session ended")
@@ -371,25 +371,6 @@ func (b *fleetBot) report(ctx context.Context, fc FleetConfig, k int) {
 	}
 }
 
-// addClientStats sums two sessions' figures (ObjectsSeen and MaxInView
-// keep the larger).
-func addClientStats(a, s player.ClientStats) player.ClientStats {
-	a.Player = s.Player
-	a.Avatar = s.Avatar
-	a.Duration += s.Duration
-	a.States += s.States
-	a.StateBytes += s.StateBytes
-	a.Applied += s.Applied
-	a.Updates += s.Updates
-	a.Inputs += s.Inputs
-	a.ObjectsSeen = max(a.ObjectsSeen, s.ObjectsSeen)
-	a.MaxInView = max(a.MaxInView, s.MaxInView)
-	a.RTT = append(a.RTT, s.RTT...)
-	a.Handoffs += s.Handoffs
-	a.HandoffGaps = append(a.HandoffGaps, s.HandoffGaps...)
-	return a
-}
-
 // BotState is a snapshot of one bot.
 type BotState struct {
 	Node            int                // index of the node it plays on now; -1: none
@@ -414,7 +395,7 @@ func (b *fleetBot) state() BotState {
 		JoinsOn: append([]int(nil), b.joinsOn...), EndsOn: append([]int(nil), b.endsOn...)}
 	s.Stats.RTT = append([]time.Duration(nil), b.total.RTT...)
 	if b.cur != nil {
-		s.Stats = addClientStats(s.Stats, b.cur.Stats())
+		s.Stats = s.Stats.Plus(b.cur.Stats())
 	}
 	return s
 }
@@ -434,7 +415,7 @@ func (f *Fleet) States() []BotState {
 func Totals(bots []BotState) (joins, failed int, all player.ClientStats) {
 	for _, b := range bots {
 		joins, failed = joins+b.Joins, failed+b.Failed
-		all = addClientStats(all, b.Stats)
+		all = all.Plus(b.Stats)
 	}
 	return joins, failed, all
 }

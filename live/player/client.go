@@ -43,6 +43,25 @@ type ClientStats struct {
 	HandoffGaps []time.Duration
 }
 
+// Plus returns the figures of a and then s, two sessions of one player or
+// of several: counts and durations add, samples append, ObjectsSeen and
+// MaxInView keep the larger, Player and Avatar are s's.
+func (a ClientStats) Plus(s ClientStats) ClientStats {
+	a.Player, a.Avatar = s.Player, s.Avatar
+	a.Duration += s.Duration
+	a.States += s.States
+	a.StateBytes += s.StateBytes
+	a.Applied += s.Applied
+	a.Updates += s.Updates
+	a.Inputs += s.Inputs
+	a.ObjectsSeen = max(a.ObjectsSeen, s.ObjectsSeen)
+	a.MaxInView = max(a.MaxInView, s.MaxInView)
+	a.RTT = append(slices.Clip(a.RTT), s.RTT...)
+	a.Handoffs += s.Handoffs
+	a.HandoffGaps = append(slices.Clip(a.HandoffGaps), s.HandoffGaps...)
+	return a
+}
+
 // RTTQuantile returns the q-quantile of the RTT samples (0 without any).
 func (s ClientStats) RTTQuantile(q float64) time.Duration {
 	if len(s.RTT) == 0 {

@@ -48,3 +48,19 @@ func TestClientIdleTimeout(t *testing.T) {
 		})
 	}
 }
+
+// TestClientStatsPlus: two sessions' figures add, samples append without
+// writing into the first's array, the larger view counts stay.
+func TestClientStatsPlus(t *testing.T) {
+	a := ClientStats{Player: "a", Avatar: 1, States: 2, Inputs: 3, ObjectsSeen: 9, MaxInView: 2, RTT: make([]time.Duration, 1, 8), Handoffs: 1}
+	b := ClientStats{Player: "a", Avatar: 2, States: 5, Inputs: 1, ObjectsSeen: 4, MaxInView: 7, RTT: []time.Duration{3}, Handoffs: 2,
+		HandoffGaps: []time.Duration{time.Millisecond}}
+	s := a.Plus(b)
+	if s.Avatar != 2 || s.States != 7 || s.Inputs != 4 || s.ObjectsSeen != 9 || s.MaxInView != 7 || len(s.RTT) != 2 || s.Handoffs != 3 || len(s.HandoffGaps) != 1 {
+		t.Fatalf("%+v", s)
+	}
+	s.RTT[0] = 42
+	if a.RTT[0] == 42 {
+		t.Fatal("the sum writes into the first session's samples")
+	}
+}

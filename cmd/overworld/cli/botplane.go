@@ -200,7 +200,7 @@ func playPlaneBot(ctx context.Context, g *arena.Game, key ed25519.PrivateKey, f 
 	for {
 		c.SetDialer(player.RedirectDialer(b.tlsFor, false))
 		err = c.Run(pctx, arenaplay.NewBrain(g, f.seed<<20+uint64(i)), 0)
-		total = addBotStats(total, c.Stats())
+		total = total.Plus(c.Stats())
 		var refused *player.RefusedError
 		if err == nil || pctx.Err() != nil || errors.As(err, &refused) {
 			return total, err
@@ -211,21 +211,4 @@ func playPlaneBot(ctx context.Context, g *arena.Game, key ed25519.PrivateKey, f 
 			return total, err
 		}
 	}
-}
-
-// addBotStats sums two sessions of one bot.
-func addBotStats(a, s player.ClientStats) player.ClientStats {
-	a.Player, a.Avatar = s.Player, s.Avatar
-	a.Duration += s.Duration
-	a.States += s.States
-	a.StateBytes += s.StateBytes
-	a.Applied += s.Applied
-	a.Updates += s.Updates
-	a.Inputs += s.Inputs
-	a.ObjectsSeen = max(a.ObjectsSeen, s.ObjectsSeen)
-	a.MaxInView = max(a.MaxInView, s.MaxInView)
-	a.RTT = append(a.RTT, s.RTT...)
-	a.Handoffs += s.Handoffs
-	a.HandoffGaps = append(a.HandoffGaps, s.HandoffGaps...)
-	return a
 }
