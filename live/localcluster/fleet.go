@@ -242,58 +242,31 @@ func (b *fleetBot) resume(ctx context.Context, fc FleetConfig, k int) error {
 	if err != nil {
 		return err
 	}
-	rctx, cancel := context.WithTimeout(ctx, resumeWait)
-	defer cancel()
-	type got struct {
-		i int
-		c *player.Client
-	}
-	res := make(chan got, len(fc.Addrs))
-	tries := 0
+	var idx []int // the nodes tried: every one but the one that died
 	for i := range fc.Addrs {
-		if i == from {
-			continue
-		}
-		tries++
-		go func() {
-			// The dial's context outlives the attempt: the winner's
-			// connection must not end with it (QUIC's handshake timeout
-			// bounds a dial to a dead node).
-			conn, err := player.DialQUIC(context.WithoutCancel(ctx), fc.Addrs[i], &tls.Config{RootCAs: fc.CA.Pool, ServerName: pki.DNSName(fc.IDs[i])})
-			if err != nil {
-				res <- got{i, nil}
-				return
-			}
-			c, err := player.Resume(rctx, conn, tok, avatar, seq)
-			if err != nil {
-				_ = conn.Close()
-				c = nil
-			}
-			if errors.Is(err, player.ErrNotHere) {
-				// The node admitted the rejoin, and ended it without the
-				// avatar: a session there, as the node counts it.
-				b.mu.Lock()
-				b.joinsOn[i]++
-				b.endsOn[i]++
-				b.mu.Unlock()
-			}
-			res <- got{i, c}
-		}()
-	}
-	// The first to hold the avatar wins; the others end on their own (the
-	// nodes end a rejoin whose avatar does not come), so that each node's
-	// count of sessions matches the bot's.
-	var won *player.Client
-	wonAt := -1
-	for range tries {
-		if g := <-res; g.c != nil {
-			won, wonAt = g.c, g.i
-			break
+		if i != from {
+			idx = append(idx, i)
 		}
 	}
-	if won == nil {
-		return fmt.Errorf("localcluster: bot %d: no survivor holds avatar %v", k+1, avatar)
+	// The dials' context outlives resume: the winner plays on over its
+	// connection (QUIC's handshake timeout bounds a dial to a dead node).
+	won, w, err := player.ResumeAny(context.WithoutCancel(ctx), len(idx), func(ctx context.Context, j int) (player.Conn, error) {
+		i := idx[j]
+		return player.DialQUIC(ctx, fc.Addrs[i], &tls.Config{RootCAs: fc.CA.Pool, ServerName: pki.DNSName(fc.IDs[i])})
+	}, tok, avatar, seq, resumeWait, func(j int, err error) {
+		if errors.Is(err, player.ErrNotHere) {
+			// The node admitted the rejoin, and ended it without the
+			// avatar: a session there, as the node counts it.
+			b.mu.Lock()
+			b.joinsOn[idx[j]]++
+			b.endsOn[idx[j]]++
+			b.mu.Unlock()
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("localcluster: bot %d: %w", k+1, err)
 	}
+	wonAt := idx[w]
 	b.mu.Lock()
 	b.resumed++
 	b.mu.Unlock()

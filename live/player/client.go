@@ -196,6 +196,47 @@ func Resume(ctx context.Context, conn Conn, token []byte, avatar world.ObjectID,
 	}
 }
 
+// ResumeAny runs Resume over n connections at once — dial(ctx, i) opens
+// the i-th, to a node the avatar may have failed over to — and returns the
+// first client that got its avatar back and the index of its connection.
+// The other attempts end on their own (a node ends a rejoin whose avatar
+// does not come within its wait), each bounded by wait; done, if not nil,
+// is called once per attempt from its goroutine with its index and error
+// (nil for the winner, and for a second one, which cannot happen while an
+// avatar has one primary). ctx must outlive the winner's session: its
+// connection is dialed with it.
+func ResumeAny(ctx context.Context, n int, dial func(ctx context.Context, i int) (Conn, error), token []byte, avatar world.ObjectID,
+	seq uint64, wait time.Duration, done func(i int, err error)) (*Client, int, error) {
+	type got struct {
+		i int
+		c *Client
+	}
+	res := make(chan got, n)
+	for i := range n {
+		go func() {
+			rctx, cancel := context.WithTimeout(ctx, wait)
+			defer cancel()
+			conn, err := dial(ctx, i)
+			var c *Client
+			if err == nil {
+				if c, err = Resume(rctx, conn, token, avatar, seq); err != nil {
+					_ = conn.Close()
+				}
+			}
+			if done != nil {
+				done(i, err)
+			}
+			res <- got{i, c}
+		}()
+	}
+	for range n {
+		if g := <-res; g.c != nil {
+			return g.c, g.i, nil
+		}
+	}
+	return nil, -1, fmt.Errorf("player: no node holds avatar %v", avatar)
+}
+
 // ErrNotHere wraps Resume's errors after the node took the Rejoin
 // (JoinOK): the node counted a session, which ended without the avatar.
 var ErrNotHere = errors.New("player: the avatar is not on this node")

@@ -154,34 +154,10 @@ func (b *planeBot) resume(ctx context.Context, avatar world.ObjectID, seq uint64
 	if err != nil {
 		return nil, err
 	}
-	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	res := make(chan *player.Client, len(b.nodes))
-	for _, n := range b.nodes {
-		go func() {
-			conn, err := player.DialQUIC(context.WithoutCancel(ctx), n.QUIC, b.tlsFor(n.ID))
-			if err != nil {
-				res <- nil
-				return
-			}
-			c, err := player.Resume(rctx, conn, tok, avatar, seq)
-			if err != nil {
-				_ = conn.Close()
-			}
-			res <- c
-		}()
-	}
-	var won *player.Client
-	for range b.nodes {
-		if c := <-res; c != nil && won == nil {
-			won = c
-			cancel()
-		}
-	}
-	if won == nil {
-		return nil, fmt.Errorf("no node holds avatar %v", avatar)
-	}
-	return won, nil
+	c, _, err := player.ResumeAny(context.WithoutCancel(ctx), len(b.nodes), func(ctx context.Context, i int) (player.Conn, error) {
+		return player.DialQUIC(ctx, b.nodes[i].QUIC, b.tlsFor(b.nodes[i].ID))
+	}, tok, avatar, seq, 8*time.Second, nil)
+	return c, err
 }
 
 // playPlaneBot plays bot i through the plane for f.duration.
