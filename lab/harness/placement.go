@@ -768,7 +768,7 @@ func (pl *placer) tick(now time.Duration) error {
 // report finishes the measures.
 func (pl *placer) report() *PlacementReport {
 	r := pl.rep
-	r.World, r.Plane, r.Static = rttStats(pl.world), rttStats(pl.plane_), rttStats(pl.static_)
+	r.World, r.Plane, r.Static = RTTOf(pl.world), RTTOf(pl.plane_), RTTOf(pl.static_)
 	if len(pl.optimum) > 0 {
 		s := 0.0
 		for _, x := range pl.optimum {
@@ -782,7 +782,9 @@ func (pl *placer) report() *PlacementReport {
 	return &r
 }
 
-func rttStats(xs []float64) RTTStats {
+// RTTOf returns the mean and 95th percentile of RTT samples (ms), NaN
+// for none; xs is not changed.
+func RTTOf(xs []float64) RTTStats {
 	if len(xs) == 0 {
 		return RTTStats{math.NaN(), math.NaN()}
 	}

@@ -459,22 +459,8 @@ func TestPlaneRegions(t *testing.T) {
 	w, nodes := newFakeWorld(t, 3)
 	c := &clock{t: time.Unix(1_000_000, 0)}
 	f := File{Listen: "x:1", Grid: "2x1", Bounds: []float64{0, 0, 100, 100}, RegionPolicy: "periodic", MigrationCost: 10}
-	for _, n := range nodes {
-		f.Nodes = append(f.Nodes, FileNode{ID: n.ID, Site: n.Site, Capacity: n.Capacity, Admin: n.Admin, PlayerQUIC: n.QUIC})
-	}
-	cfg, err := f.Config()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Clock = c.now
-	s, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := httptest.NewServer(s.Handler())
-	defer h.Close()
-	cl := &Client{URL: h.URL}
-	poll(s)
+	f.Nodes = fileNodes(nodes)
+	s, cl := fromFile(t, f, c)
 	for p := range 3 {
 		id := fmt.Sprintf("p%d", p)
 		adm, err := cl.Join(context.Background(), id, []live.PingSample{{Node: 1, RTTMs: 90}, {Node: 2, RTTMs: 10}, {Node: 3, RTTMs: 120}})
@@ -552,22 +538,8 @@ func TestPlaneAutoscale(t *testing.T) {
 	c := &clock{t: time.Unix(1_000_000, 0)}
 	f := File{Listen: "x:1", Autoscale: &FileAutoscale{Fleets: []FileFleet{{Namespace: "games", Name: "eu", Nodes: []uint32{1, 2}}},
 		Buffer: 1, Min: 1, Max: 10, MaxLoad: 3, Counter: "players"}}
-	for _, n := range nodes {
-		f.Nodes = append(f.Nodes, FileNode{ID: n.ID, Site: n.Site, Capacity: n.Capacity, Admin: n.Admin, PlayerQUIC: n.QUIC})
-	}
-	cfg, err := f.Config()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Clock = c.now
-	s, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := httptest.NewServer(s.Handler())
-	defer h.Close()
-	cl := &Client{URL: h.URL}
-	poll(s)
+	f.Nodes = fileNodes(nodes)
+	_, cl := fromFile(t, f, c)
 	for p := range 5 {
 		id := fmt.Sprintf("p%d", p)
 		adm, err := cl.Join(context.Background(), id, []live.PingSample{{Node: 1, RTTMs: 10}, {Node: 2, RTTMs: 20}, {Node: 3, RTTMs: 300}})
@@ -580,7 +552,7 @@ func TestPlaneAutoscale(t *testing.T) {
 	}
 	review := func(ns, name, counter string) (int32, bool) {
 		body := fmt.Sprintf(`{"request":{"uid":"u1","name":%q,"namespace":%q,"status":{"replicas":2,"readyReplicas":0,"allocatedReplicas":2,"counters":{"players":{"count":%s,"capacity":6}}}}}`, name, ns, counter)
-		resp, err := http.Post(h.URL+"/autoscale", "application/json", strings.NewReader(body))
+		resp, err := http.Post(cl.URL+"/autoscale", "application/json", strings.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -610,4 +582,32 @@ func TestPlaneAutoscale(t *testing.T) {
 			t.Error("a fleet naming an unknown node accepted")
 		}
 	}
+}
+
+// fileNodes lists nodes as a plane file does.
+func fileNodes(nodes []Node) []FileNode {
+	var out []FileNode
+	for _, n := range nodes {
+		out = append(out, FileNode{ID: n.ID, Site: n.Site, Capacity: n.Capacity, Admin: n.Admin, PlayerQUIC: n.QUIC})
+	}
+	return out
+}
+
+// fromFile builds the plane file f describes, on clock c, serves its API
+// and runs the first round of polls (the rebuild).
+func fromFile(t *testing.T, f File, c *clock) (*Server, *Client) {
+	t.Helper()
+	cfg, err := f.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Clock = c.now
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := httptest.NewServer(s.Handler())
+	t.Cleanup(h.Close)
+	poll(s)
+	return s, &Client{URL: h.URL}
 }

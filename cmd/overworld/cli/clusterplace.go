@@ -56,20 +56,7 @@ func (s *placedSampler) result() harness.RTTStats {
 	<-s.done
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return rttOf(s.samples)
-}
-
-func rttOf(xs []float64) harness.RTTStats {
-	if len(xs) == 0 {
-		return harness.RTTStats{Mean: math.NaN(), P95: math.NaN()}
-	}
-	ys := slices.Clone(xs)
-	slices.Sort(ys)
-	sum := 0.0
-	for _, y := range ys {
-		sum += y
-	}
-	return harness.RTTStats{Mean: sum / float64(len(ys)), P95: ys[max(0, int(math.Ceil(0.95*float64(len(ys))))-1)]}
+	return harness.RTTOf(s.samples)
 }
 
 // fetchPlaneState reads the plane's GET /v1/state (nil if it fails).
@@ -91,7 +78,7 @@ func fetchPlaneState(url string) *plane.State {
 // seats per node: their mean and 95th percentile RTT.
 func staticRTT(rows [][]float64, seats int) harness.RTTStats {
 	if len(rows) == 0 {
-		return rttOf(nil)
+		return harness.RTTOf(nil)
 	}
 	load := make([]int, len(rows[0]))
 	var xs []float64
@@ -108,7 +95,7 @@ func staticRTT(rows [][]float64, seats int) harness.RTTStats {
 		load[best]++
 		xs = append(xs, row[best])
 	}
-	return rttOf(xs)
+	return harness.RTTOf(xs)
 }
 
 // writeClusterPlacement prints the placement's figures beside the
