@@ -143,13 +143,15 @@ type floodPhase struct {
 	maxRSS     int64
 	maxGor     int
 	sent       int64
+	sentRate   float64 // packets and connections a second the attackers sent
 }
 
 // TestFlood measures a daemon under floods: garbage and QUIC-Initial-
 // shaped UDP packets to its node port and its QUIC player port, and
 // connections sending garbage to its WebSocket port, while real players
 // play over QUIC. It compares the frame rate, the players' echo p95, the
-// peak RSS (of the whole test process, flooders included) and the peak
+// peak RSS (of the test process: the node and its players; the flooders
+// run in a process of their own, see startAttackers) and the peak
 // goroutines with the same run unloaded; it fails if the memory or the
 // goroutines pass their bounds (150 MB, 1,000). CI floods for 3 s at 20,000
 // packets/s a port; OVERWORLD_FLOOD=SECONDS floods for that long (the
@@ -158,13 +160,13 @@ func TestFlood(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a loopback flood of a few seconds")
 	}
-	secs, rate := 3, 20000
+	secs, rate, apart := 3, 20000, false
 	if v := os.Getenv("OVERWORLD_FLOOD"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
 			t.Fatalf("OVERWORLD_FLOOD=%q: want seconds", v)
 		}
-		secs = n
+		secs, apart = n, true
 	}
 	dir := t.TempDir()
 	_, ca := testNodeConfig(t, dir)
@@ -220,13 +222,10 @@ func TestFlood(t *testing.T) {
 		}
 		fctx, fcancel := context.WithTimeout(context.Background(), dur)
 		defer fcancel()
-		var wg sync.WaitGroup
-		var sent atomic.Int64
+		var att *attackers
 		if loaded {
-			for _, a := range []string{d.NodeAddr().String(), d.PlayerQUICAddr().String()} {
-				wg.Go(func() { sent.Add(flood(fctx, a, rate)) })
-			}
-			wg.Go(func() { sent.Add(tcpGarbage(fctx, d.PlayerWSAddr().String(), 500)) })
+			att = startAttackers(t, attackSpec{Seconds: dur.Seconds() + 5, UDP: []string{d.NodeAddr().String(), d.PlayerQUICAddr().String()},
+				UDPRate: rate, TCP: d.PlayerWSAddr().String(), TCPRate: 500}, apart)
 		}
 		f0, t0 := frames.Load(), time.Now()
 		ph.minFrameHz = math.Inf(1)
@@ -246,16 +245,18 @@ func TestFlood(t *testing.T) {
 				break
 			}
 		}
-		wg.Wait()
-		ph.sent = sent.Load()
+		if att != nil {
+			r := att.stop()
+			ph.sent, ph.sentRate = r.Sent, float64(r.Sent)/max(r.Seconds, 1e-9)
+		}
 		ph.frameHz = float64(frames.Load()-f0) / time.Since(t0).Seconds()
 		var rtts []time.Duration
 		for i, c := range clients {
 			rtts = append(rtts, c.Stats().RTT[echo0[i]:]...)
 		}
 		ph.echoP95 = quantile(rtts, 0.95)
-		t.Logf("%s (%v): %.1f frames/s (slowest second %.1f), echo p95 %v over %d samples, peak RSS %.0f MB, peak goroutines %d, %d packets and connections sent",
-			name, dur, ph.frameHz, ph.minFrameHz, ph.echoP95.Round(time.Millisecond), len(rtts), float64(ph.maxRSS)/(1<<20), ph.maxGor, ph.sent)
+		t.Logf("%s (%v): %.1f frames/s (slowest second %.1f), echo p95 %v over %d samples, peak RSS %.0f MB, peak goroutines %d, %d packets and connections sent (%.0f a second)",
+			name, dur, ph.frameHz, ph.minFrameHz, ph.echoP95.Round(time.Millisecond), len(rtts), float64(ph.maxRSS)/(1<<20), ph.maxGor, ph.sent, ph.sentRate)
 		return ph
 	}
 	base := phase("unloaded", time.Duration(min(secs, 10))*time.Second, false)

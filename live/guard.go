@@ -25,7 +25,11 @@ type HandshakeLimits struct {
 	// MaxInFlight bounds the handshakes in flight (connections started and
 	// neither established and accepted nor closed); more are refused with
 	// CONNECTION_REFUSED, a packet that costs the listener no state.
-	// Default 256.
+	// Once half of them are taken, a source address (IP) that has its
+	// fair share in flight (the other half over the sources with any in
+	// flight, itself included) is refused too, so that clients that start
+	// handshakes and stall them, from a few addresses, cannot take every
+	// place from the others. Default 256.
 	MaxInFlight int
 	// RetryAbove is the number of handshakes in flight from which a new
 	// client must first prove it receives packets at its source address
@@ -59,11 +63,18 @@ type HandshakeGuard struct {
 	inFlight atomic.Int64
 	retries  atomic.Int64 // Retry packets asked for
 	refused  atomic.Int64 // handshakes refused: MaxInFlight reached
+	crowded  atomic.Int64 // handshakes refused: half of MaxInFlight reached and the source has its share in flight
 	rated    atomic.Int64 // handshakes refused: PerSourceRate
+	unwanted atomic.Int64 // handshakes refused: the endpoint would close the connection (Admit)
 	drops    dropCounter
 
-	mu      sync.Mutex
-	buckets map[netip.Addr]*bucket
+	// admit, when set, says whether the endpoint behind the listener
+	// would keep a connection from an address (its pre-auth limits).
+	admit func(net.Addr) bool
+
+	mu       sync.Mutex
+	buckets  map[netip.Addr]*bucket
+	bySource map[netip.Addr]int // handshakes in flight by source
 }
 
 // NewHandshakeGuard returns a guard with lim (zero fields take their
@@ -81,8 +92,14 @@ func NewHandshakeGuard(lim HandshakeLimits) *HandshakeGuard {
 	if lim.PerSourceBurst < 1 {
 		lim.PerSourceBurst = 200
 	}
-	return &HandshakeGuard{lim: lim, buckets: map[netip.Addr]*bucket{}}
+	return &HandshakeGuard{lim: lim, buckets: map[netip.Addr]*bucket{}, bySource: map[netip.Addr]int{}}
 }
+
+// Admit makes the guard refuse, before the handshake, a connection the
+// endpoint would close as soon as it is accepted: f reports whether it
+// would keep one from an address (player.Gateway.QUICAdmits). Call it
+// before the listener starts.
+func (g *HandshakeGuard) Admit(f func(net.Addr) bool) { g.admit = f }
 
 // errHandshakesFull refuses a connection in ConnContext.
 var errHandshakesFull = errors.New("live: too many QUIC handshakes in flight")
@@ -92,10 +109,21 @@ type handshakeKey struct{}
 // handshake is one connection's place among the handshakes in flight.
 type handshake struct {
 	g    *HandshakeGuard
+	src  netip.Addr
 	once sync.Once
 }
 
-func (h *handshake) done() { h.once.Do(func() { h.g.inFlight.Add(-1) }) }
+func (h *handshake) done() {
+	h.once.Do(func() {
+		g := h.g
+		g.mu.Lock()
+		if g.bySource[h.src]--; g.bySource[h.src] <= 0 {
+			delete(g.bySource, h.src)
+		}
+		g.inFlight.Add(-1)
+		g.mu.Unlock()
+	})
+}
 
 // verifySourceAddress is the transport's VerifySourceAddress: a Retry
 // when the handshakes in flight reach RetryAbove.
@@ -115,23 +143,55 @@ func (g *HandshakeGuard) connContext(ctx context.Context, ci *quic.ClientInfo) (
 		g.rated.Add(1)
 		return ctx, errHandshakesFull
 	}
-	if g.inFlight.Add(1) > int64(g.lim.MaxInFlight) {
-		g.inFlight.Add(-1)
+	if g.admit != nil && !g.admit(ci.RemoteAddr) {
+		g.unwanted.Add(1)
+		return ctx, errHandshakesFull
+	}
+	ip := sourceIP(ci.RemoteAddr)
+	g.mu.Lock()
+	n, held := g.inFlight.Load(), g.bySource[ip]
+	if n >= int64(g.lim.MaxInFlight) {
+		g.mu.Unlock()
 		g.refused.Add(1)
 		return ctx, errHandshakesFull
 	}
-	h := &handshake{g: g}
+	if half := g.lim.MaxInFlight / 2; n >= int64(half) {
+		sources := len(g.bySource)
+		if held == 0 {
+			sources++
+		}
+		if held >= max(1, half/sources) && int64(held) < n {
+			g.mu.Unlock()
+			g.crowded.Add(1)
+			return ctx, errHandshakesFull
+		}
+	}
+	if held == 0 && len(g.bySource) >= maxBuckets {
+		g.mu.Unlock() // spoofed sources, more than the table holds
+		g.refused.Add(1)
+		return ctx, errHandshakesFull
+	}
+	g.bySource[ip]++
+	g.inFlight.Add(1)
+	g.mu.Unlock()
+	h := &handshake{g: g, src: ip}
 	context.AfterFunc(ctx, h.done)
 	return context.WithValue(ctx, handshakeKey{}, h), nil
 }
 
-// allow takes a token from addr's bucket.
-func (g *HandshakeGuard) allow(addr net.Addr, now time.Time) bool {
+// sourceIP returns the IP of a UDP address (the zero Addr for any other).
+func sourceIP(addr net.Addr) netip.Addr {
 	var ip netip.Addr
 	if ua, ok := addr.(*net.UDPAddr); ok {
 		ip, _ = netip.AddrFromSlice(ua.IP)
 		ip = ip.Unmap()
 	}
+	return ip
+}
+
+// allow takes a token from addr's bucket.
+func (g *HandshakeGuard) allow(addr net.Addr, now time.Time) bool {
+	ip := sourceIP(addr)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	b := g.buckets[ip]
@@ -163,13 +223,15 @@ type GuardStats struct {
 	InFlight int64            // handshakes in flight now
 	Retries  int64            // clients asked to prove their address (Retry)
 	Refused  int64            // handshakes refused: MaxInFlight reached
+	Crowded  int64            // handshakes refused: half of MaxInFlight reached and the source had its share in flight
 	Rated    int64            // handshakes refused: PerSourceRate
+	Unwanted int64            // handshakes refused: the endpoint's pre-auth limits would close the connection
 	Dropped  map[string]int64 // packets the transport dropped, by qlog reason (garbage, unknown connection, ...)
 }
 
 // Stats returns the guard's counters.
 func (g *HandshakeGuard) Stats() GuardStats {
-	return GuardStats{InFlight: g.inFlight.Load(), Retries: g.retries.Load(), Refused: g.refused.Load(), Rated: g.rated.Load(), Dropped: g.drops.snapshot()}
+	return GuardStats{InFlight: g.inFlight.Load(), Retries: g.retries.Load(), Refused: g.refused.Load(), Crowded: g.crowded.Load(), Rated: g.rated.Load(), Unwanted: g.unwanted.Load(), Dropped: g.drops.snapshot()}
 }
 
 // dropCounter is a qlog recorder on a transport that counts the packets it
@@ -236,7 +298,7 @@ type guardCollector []struct {
 var (
 	descHSInFlight = prometheus.NewDesc("overworld_quic_handshakes_in_flight", "QUIC handshakes in flight, by endpoint (node, player).", []string{"endpoint"}, nil)
 	descHSRefused  = prometheus.NewDesc("overworld_quic_refusals_total",
-		"QUIC connection attempts refused or deflected before any per-connection state, by endpoint and reason: retry (the client was asked to prove its address), handshakes_full (too many handshakes in flight), source_rate (too many handshakes a second from one address), dropped_<qlog reason> (packets the transport dropped: garbage, unknown connection IDs, ...).",
+		"QUIC connection attempts refused or deflected before any per-connection state, by endpoint and reason: retry (the client was asked to prove its address), handshakes_full (too many handshakes in flight), handshakes_crowded (half the places in flight taken and this address holding its share of them), source_rate (too many handshakes a second from one address), preauth_full (the player endpoint's pre-auth limits would close the connection at once: its address holds its share of the unauthenticated connections), dropped_<qlog reason> (packets the transport dropped: garbage, unknown connection IDs, ...).",
 		[]string{"endpoint", "reason"}, nil)
 )
 
@@ -251,7 +313,9 @@ func (c guardCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descHSInFlight, prometheus.GaugeValue, float64(s.InFlight), e.endpoint)
 		ch <- prometheus.MustNewConstMetric(descHSRefused, prometheus.CounterValue, float64(s.Retries), e.endpoint, "retry")
 		ch <- prometheus.MustNewConstMetric(descHSRefused, prometheus.CounterValue, float64(s.Refused), e.endpoint, "handshakes_full")
+		ch <- prometheus.MustNewConstMetric(descHSRefused, prometheus.CounterValue, float64(s.Crowded), e.endpoint, "handshakes_crowded")
 		ch <- prometheus.MustNewConstMetric(descHSRefused, prometheus.CounterValue, float64(s.Rated), e.endpoint, "source_rate")
+		ch <- prometheus.MustNewConstMetric(descHSRefused, prometheus.CounterValue, float64(s.Unwanted), e.endpoint, "preauth_full")
 		for r, v := range s.Dropped {
 			ch <- prometheus.MustNewConstMetric(descHSRefused, prometheus.CounterValue, float64(v), e.endpoint, "dropped_"+r)
 		}

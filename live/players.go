@@ -93,6 +93,7 @@ func newPlayerEndpoint(cfg DaemonConfig, ctl player.Controller, ident func() *tl
 		tc := &tls.Config{MinVersion: tls.VersionTLS13, NextProtos: []string{player.ALPN},
 			GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return ident(), nil }}
 		p.guard = NewHandshakeGuard(HandshakeLimits{})
+		p.guard.Admit(gw.QUICAdmits)
 		gw.OnQUICAccept(p.guard.Established)
 		if p.quicTr, p.quic, err = listenGuarded(a, tc, player.QUICConfig(), p.guard, nil); err != nil {
 			return fail(fmt.Errorf("listen.player_quic: %w", err))
@@ -259,7 +260,7 @@ var (
 		[]string{"reason"}, nil)
 	descPUnauth  = prometheus.NewDesc("overworld_player_unauthenticated_connections", "Player connections whose token has not verified yet, by endpoint (quic, ws).", []string{"endpoint"}, nil)
 	descPPreAuth = prometheus.NewDesc("overworld_player_preauth_refusals_total",
-		"Player connections closed by an endpoint's pre-auth limits, by endpoint (quic, ws) and reason: per_source (too many from one address), evicted (the oldest unauthenticated, closed for a newcomer at max_unauth), deadline (no verified token within join_deadline).",
+		"Player connections closed by an endpoint's pre-auth limits, by endpoint (quic, ws) and reason: per_source (too many from one address), evicted (the oldest unauthenticated, closed for a newcomer at max_unauth), crowded (at max_unauth, from an address already holding its fair share), deadline (no verified token within join_deadline).",
 		[]string{"endpoint", "reason"}, nil)
 	descPConns  = prometheus.NewDesc("overworld_player_connections", "Player connections being served (joined or not).", nil, nil)
 	descPInputs = prometheus.NewDesc("overworld_player_inputs_total", "Player inputs: applied, dropped (queue full), bad (refused by the game).", []string{"result"}, nil)
@@ -296,6 +297,7 @@ func (c playerCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descPUnauth, prometheus.GaugeValue, float64(e.l.Unauth), e.name)
 		counter(descPPreAuth, e.l.Source, e.name, "per_source")
 		counter(descPPreAuth, e.l.Evicted, e.name, "evicted")
+		counter(descPPreAuth, e.l.Crowded, e.name, "crowded")
 		counter(descPPreAuth, e.l.Deadline, e.name, "deadline")
 	}
 	ch <- prometheus.MustNewConstMetric(descPConns, prometheus.GaugeValue, float64(s.Conns))

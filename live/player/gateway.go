@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -266,6 +267,12 @@ func New(cfg Config) (*Gateway, error) {
 // accepts (before anything else is done with it): a handshake guard's
 // Established.
 func (g *Gateway) OnQUICAccept(f func(*quic.Conn)) { g.onQUIC.Store(&f) }
+
+// QUICAdmits reports whether the QUIC endpoint's pre-auth limits would
+// admit a connection from src now (Limits): a QUIC listener asks before
+// the handshake, so that a connection the gateway would close at once
+// costs no cryptography.
+func (g *Gateway) QUICAdmits(src net.Addr) bool { return g.quic.admits(src) }
 
 // Stats returns the gateway's counters.
 func (g *Gateway) Stats() Stats {

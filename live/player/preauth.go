@@ -17,11 +17,16 @@ import (
 // each holds a goroutine and a few kilobytes until its deadline.
 type Limits struct {
 	// MaxUnauth bounds the endpoint's unauthenticated connections. When
-	// it is reached, the oldest that has not yet shown progress (a
-	// WebSocket upgrade request, a QUIC stream) is closed to make room for
-	// the new one, or if every one has, the oldest (counted as evicted): a
-	// flood of idle connections cannot keep a player who sends its Join at
-	// once from joining. Default 512.
+	// it is reached, a connection from a source address holding less than
+	// its fair share (MaxUnauth over the sources holding any, itself
+	// included), or holding them all, closes the oldest that has not yet shown progress (a
+	// WebSocket upgrade request, a QUIC stream) to make room, or if every
+	// one has, the oldest (counted as evicted); one from a source holding
+	// its share or more is closed at once (counted as crowded). So a flood
+	// of idle connections from a few addresses cannot keep a player who
+	// sends its Join at once from joining, nor churn through the slots:
+	// the QUIC endpoint refuses such a source's handshakes before any
+	// cryptography (Gateway.QUICAdmits). Default 512.
 	MaxUnauth int
 	// PerSource bounds the unauthenticated connections from one source
 	// address (IP); more are closed at once (counted). Default 16.
@@ -54,6 +59,7 @@ type LimitStats struct {
 	Unauth   int64 // unauthenticated connections now
 	Source   int64 // connections closed at once: PerSource reached
 	Evicted  int64 // unauthenticated connections closed to make room (MaxUnauth reached)
+	Crowded  int64 // connections closed at once: MaxUnauth reached and their source held its fair share
 	Deadline int64 // connections closed at their deadline, unauthenticated
 }
 
@@ -69,7 +75,7 @@ type door struct {
 	fresh, moving passQueue
 	n             int
 
-	source, evicted, deadline atomic.Int64
+	source, evicted, crowded, deadline atomic.Int64
 }
 
 // pass is one connection's stay in a door.
@@ -142,15 +148,51 @@ func sourceOf(a net.Addr) netip.Addr {
 	return netip.Addr{}
 }
 
+// refusal says why a connection from ip would be refused now: "" when
+// it would be admitted.
+func (d *door) refusal(ip netip.Addr) string {
+	held := d.bySource[ip]
+	if held >= d.lim.PerSource {
+		return "source"
+	}
+	if d.n >= d.lim.MaxUnauth {
+		sources := len(d.bySource)
+		if held == 0 {
+			sources++
+		}
+		// A source holding them all (every player behind one proxy)
+		// takes the oldest of its own.
+		if held >= max(1, d.lim.MaxUnauth/sources) && held < d.n {
+			return "crowded"
+		}
+	}
+	return ""
+}
+
+// admits reports whether a connection from src would be admitted now,
+// changing nothing.
+func (d *door) admits(src net.Addr) bool {
+	ip := sourceOf(src)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.refusal(ip) == ""
+}
+
 // enter admits a connection from src, whose cancel closes it, or reports
-// false (PerSource reached: the caller closes it). It may close the
-// oldest unauthenticated connection to make room.
+// false (PerSource reached, or MaxUnauth reached and src's source holds
+// its fair share: the caller closes it). It may close the oldest
+// unauthenticated connection to make room.
 func (d *door) enter(src net.Addr, cancel func()) (*pass, bool) {
 	ip := sourceOf(src)
 	d.mu.Lock()
-	if d.bySource[ip] >= d.lim.PerSource {
+	switch d.refusal(ip) {
+	case "source":
 		d.mu.Unlock()
 		d.source.Add(1)
+		return nil, false
+	case "crowded":
+		d.mu.Unlock()
+		d.crowded.Add(1)
 		return nil, false
 	}
 	var evict *pass
@@ -235,7 +277,7 @@ func (d *door) stats() LimitStats {
 	d.mu.Lock()
 	n := d.n
 	d.mu.Unlock()
-	return LimitStats{Unauth: int64(n), Source: d.source.Load(), Evicted: d.evicted.Load(), Deadline: d.deadline.Load()}
+	return LimitStats{Unauth: int64(n), Source: d.source.Load(), Evicted: d.evicted.Load(), Crowded: d.crowded.Load(), Deadline: d.deadline.Load()}
 }
 
 // countWriter counts the lines written to it.
