@@ -150,12 +150,12 @@ type floodPhase struct {
 // shaped UDP packets to its node port and its QUIC player port, and
 // connections sending garbage to its WebSocket port, while real players
 // play over QUIC. It compares the frame rate, the players' echo p95, the
-// peak RSS (of the test process: the node and its players; the flooders
-// run in a process of their own, see startAttackers) and the peak
-// goroutines with the same run unloaded; it fails if the memory or the
-// goroutines pass their bounds (150 MB, 1,000). CI floods for 3 s at 20,000
-// packets/s a port; OVERWORLD_FLOOD=SECONDS floods for that long (the
-// docs' figure: 60).
+// peak RSS (of the test process) and the peak goroutines with the same
+// run unloaded; it fails if the memory or the goroutines pass their bounds
+// (150 MB, 1,000). CI floods for 3 s at 20,000 packets/s a port from the
+// test process; OVERWORLD_FLOOD=SECONDS floods for that long (the docs'
+// figure: 60) from a process of its own (startAttackers), and reports
+// the rate the flooders reached.
 func TestFlood(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a loopback flood of a few seconds")

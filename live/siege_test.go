@@ -190,8 +190,11 @@ func quantile(d []time.Duration, q float64) time.Duration {
 // TestIdleSiege: idle unauthenticated connections held open at both
 // player endpoints (each closed one reopened) do not keep real players
 // out: they all join, p99 within 1 s. CI runs 150 per endpoint against
-// limits of 64 (8 per address); OVERWORLD_SIEGE=1 runs the figure of the
-// docs, 1,000 per endpoint against the default limits.
+// limits of 64 (8 per address), the attackers in the test process;
+// OVERWORLD_SIEGE=1 runs the figure of the docs, 1,000 per endpoint
+// against the default limits, the attackers in a process of their own
+// (startAttackers). It fails if the attackers did not open as many
+// connections at each endpoint as they were to hold.
 func TestIdleSiege(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a loopback siege of a few seconds")
