@@ -34,6 +34,7 @@ type breakdown struct {
 	classBytes      [wire.NumClasses]uint64
 	entries, empty  uint64 // update entries; update-class packets carrying none
 	full, keepalive uint64
+	data            uint64 // the entries' state data (world.AppendDelta)
 }
 
 func (c *tally) Drain(dst []wire.Packet) []wire.Packet {
@@ -71,6 +72,7 @@ func (b *breakdown) add(p *wire.Packet) {
 			}
 			entries += len(m.Entries)
 			for _, u := range m.Entries {
+				b.data += uint64(len(u.Data))
 				switch u.Base {
 				case 0:
 					b.full++
@@ -106,6 +108,7 @@ func TestUpdateBytesBreakdown(t *testing.T) {
 	cfg := DefaultDemoConfig()
 	cfg.Arch, cfg.Map, cfg.Nodes, cfg.PlayersPerNode, cfg.Duration = discovery.Colyseus, arena.Sqr, 12, 1, 8*time.Second
 	cfg.Prefetch = discovery.ColyseusPrefetch
+	cfg.Workers = 1 // one tally for every core: no parallel windows
 	if *breakdownNodes > 0 {
 		cfg.Nodes, cfg.Duration = *breakdownNodes, time.Minute
 	}
@@ -135,11 +138,7 @@ func TestUpdateBytesBreakdown(t *testing.T) {
 			parts += b.bytes[ty]
 		}
 	}
-	// The frames' types name their classes but for the few a core commits
-	// under another (a ring route under its payload's), and the tally sees
-	// what the cores drain through the adapter: within 0.1%.
-	near := func(a, b uint64) bool { return 1000*max(a, b) <= 1001*min(a, b) }
-	if !near(b.classBytes[up], tot.ByClass[up].Bytes) || !near(parts, tot.ByClass[up].Bytes) {
+	if b.classBytes[up] != tot.ByClass[up].Bytes || parts != tot.ByClass[up].Bytes {
 		t.Fatalf("update class: %d bytes by ClassSizes, %d by frames and headers, %d by the simulator", b.classBytes[up], parts, tot.ByClass[up].Bytes)
 	}
 	if b.entries == 0 || b.packets[up] == 0 {
@@ -165,6 +164,9 @@ func TestUpdateBytesBreakdown(t *testing.T) {
 	slices.SortFunc(types, func(x, y wire.Type) int { return int(b.bytes[y]) - int(b.bytes[x]) })
 	for _, ty := range types {
 		row(fmt.Sprintf("%s frames (%d)", ty, b.frames[ty]), b.bytes[ty])
+		if ty == wire.TypeUpdates {
+			row("  of which the entries' state data", b.data)
+		}
 	}
 	t.Log("\n" + sb.String())
 }
