@@ -107,7 +107,7 @@ func uvarintLen(n int) int {
 func TestUpdateBytesBreakdown(t *testing.T) {
 	cfg := DefaultDemoConfig()
 	cfg.Arch, cfg.Map, cfg.Nodes, cfg.PlayersPerNode, cfg.Duration = discovery.Colyseus, arena.Sqr, 12, 1, 8*time.Second
-	cfg.Prefetch = discovery.ColyseusPrefetch
+	cfg.Prefetch, cfg.FarMargin = discovery.ColyseusPrefetch, discovery.ColyseusFarMargin
 	cfg.Workers = 1 // one tally for every core: no parallel windows
 	if *breakdownNodes > 0 {
 		cfg.Nodes, cfg.Duration = *breakdownNodes, time.Minute
