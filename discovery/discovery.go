@@ -70,14 +70,6 @@ const (
 	// (BENCHMARKS.md); the paper's own evaluation (lab colyseus) runs
 	// without prefetch.
 	ColyseusPrefetch = 15.0
-	// ColyseusFarMargin (m) is the far margin the commands run colyseus
-	// with when none is given (node.Config.FarMargin): a primary sends a
-	// holder an update every 400 ms instead of every frame while the
-	// object is over 5 m beyond the interests of the holder's primaries
-	// (most such holders hold it by prefetch). Under --net wan at 64
-	// nodes it costs 8% less bandwidth with the same missing replicas and
-	// staleness (BENCHMARKS.md).
-	ColyseusFarMargin = 5.0
 	// RingLinks is the number of Mercury long links of every colyseus
 	// node: eight instead of the ring's default four keep the 99th
 	// percentile of route hops at 3 at 64 nodes (4 with four or six

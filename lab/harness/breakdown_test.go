@@ -34,7 +34,8 @@ type breakdown struct {
 	classBytes      [wire.NumClasses]uint64
 	entries, empty  uint64 // update entries; update-class packets carrying none
 	full, keepalive uint64
-	data            uint64 // the entries' state data (world.AppendDelta)
+	data            uint64    // the entries' state data (world.AppendDelta)
+	perPacket       [4]uint64 // update-class packets by entries: 0, 1, 2, 3 or more
 }
 
 func (c *tally) Drain(dst []wire.Packet) []wire.Packet {
@@ -86,8 +87,11 @@ func (b *breakdown) add(p *wire.Packet) {
 		panic(err)
 	}
 	b.entries += uint64(entries)
-	if p.Class == wire.ClassUpdate && entries == 0 {
-		b.empty++
+	if p.Class == wire.ClassUpdate {
+		b.perPacket[min(entries, 3)]++
+		if entries == 0 {
+			b.empty++
+		}
 	}
 }
 
@@ -107,7 +111,7 @@ func uvarintLen(n int) int {
 func TestUpdateBytesBreakdown(t *testing.T) {
 	cfg := DefaultDemoConfig()
 	cfg.Arch, cfg.Map, cfg.Nodes, cfg.PlayersPerNode, cfg.Duration = discovery.Colyseus, arena.Sqr, 12, 1, 8*time.Second
-	cfg.Prefetch, cfg.FarMargin = discovery.ColyseusPrefetch, discovery.ColyseusFarMargin
+	cfg.Prefetch = discovery.ColyseusPrefetch
 	cfg.Workers = 1 // one tally for every core: no parallel windows
 	if *breakdownNodes > 0 {
 		cfg.Nodes, cfg.Duration = *breakdownNodes, time.Minute
@@ -155,6 +159,7 @@ func TestUpdateBytesBreakdown(t *testing.T) {
 		fmt.Fprintf(&sb, "  %-44s %12d %6.1f%% %6.1f per entry\n", name, n, 100*float64(n)/all, float64(n)/float64(b.entries))
 	}
 	row(fmt.Sprintf("headers of %d packets (%d with no entry)", b.packets[up], b.empty), b.headers[up])
+	fmt.Fprintf(&sb, "  packets by update entries: %d none, %d one, %d two, %d three or more\n", b.perPacket[0], b.perPacket[1], b.perPacket[2], b.perPacket[3])
 	var types []wire.Type
 	for ty := range b.frames {
 		if wire.Type(ty).Valid() && wire.Type(ty).Class() == up && b.frames[ty] > 0 {
