@@ -65,6 +65,21 @@ type Config struct {
 	// replicas of objects near it). Zero fetches for the view itself, as
 	// Colyseus does. Components must be finite and non-negative.
 	Prefetch world.Point
+	// FarMargin, when not zero, slows the updates this node's primaries
+	// send a holder while the object is far from what the holder needs:
+	// outside the interests and anticipated boxes of the holder's
+	// primaries this node holds replicas of, widened by FarMargin, now and
+	// over the next FarEvery at the object's velocity (world.Mover). Such
+	// a holder (most often one that prefetches the object, see Prefetch)
+	// gets an update every FarEvery instead of every frame, and every
+	// frame again as soon as the object comes near. A holder whose
+	// primaries this node holds no replica of gets every frame.
+	// Components must be finite and non-negative.
+	FarMargin world.Point
+	// FarEvery is the period of the far holders' updates (FarMargin):
+	// 0 means 400 ms; at most 1 s (and below the primaries' history,
+	// Replica.HistoryLen frames, or far holders get full states).
+	FarEvery time.Duration
 	// Incarnation numbers this run of node ID: a node that restarts
 	// (after a crash, an upgrade) must get a higher Incarnation than any
 	// earlier run of its ID, so that the object IDs it creates and its
@@ -97,6 +112,17 @@ func (c Config) Validate() (Config, error) {
 		if !(m >= 0) || m > 1e12 {
 			return c, fmt.Errorf("%w: Prefetch %v in dimension %d (want finite, non-negative)", ErrConfig, m, d)
 		}
+	}
+	for d, m := range c.FarMargin {
+		if !(m >= 0) || m > 1e12 {
+			return c, fmt.Errorf("%w: FarMargin %v in dimension %d (want finite, non-negative)", ErrConfig, m, d)
+		}
+	}
+	if c.FarEvery == 0 {
+		c.FarEvery = 400 * time.Millisecond
+	}
+	if c.FarEvery < 0 || c.FarEvery > time.Second {
+		return c, fmt.Errorf("%w: FarEvery %v (want 0 for 400ms, or up to 1s)", ErrConfig, c.FarEvery)
 	}
 	if c.Incarnation != 0 && c.ID >= 1<<16 {
 		return c, fmt.Errorf("%w: node ID %d with Incarnation %d (incarnations need IDs below 65536)", ErrConfig, c.ID, c.Incarnation)

@@ -105,6 +105,8 @@ type clusterOpts struct {
 	jitter     time.Duration
 	seed       uint64
 	margin     float64
+	prefetch   float64 // Config.Prefetch in x and y
+	far        float64 // Config.FarMargin in x and y
 	rendezvous wire.NodeID
 	replica    replica.Config
 	dup        float64
@@ -173,7 +175,8 @@ func newCluster(tb testing.TB, g *game, o clusterOpts) *cluster {
 			rc.OnEvent = c.onEvent
 		}
 		n, err := New(Config{ID: id, Registry: g.registry, Discovery: d, Incarnation: inc,
-			Rand: rand.New(rand.NewPCG(o.seed, uint64(id)|uint64(inc)<<32)), Replica: rc})
+			Rand: rand.New(rand.NewPCG(o.seed, uint64(id)|uint64(inc)<<32)), Replica: rc,
+			Prefetch: world.Point{o.prefetch, o.prefetch}, FarMargin: world.Point{o.far, o.far}})
 		if err != nil {
 			tb.Fatal(err)
 		}

@@ -93,6 +93,23 @@ type Node struct {
 	// linear makes Each scan every local object: the reference the index
 	// is tested and benchmarked against.
 	linear bool
+
+	// With Config.FarMargin: what each peer's primaries need, as far as
+	// this node knows (the interests and anticipated boxes of the replicas
+	// it holds of them, widened by FarMargin), peerBoxes[peerOff[peer]].
+	far       bool
+	peerBoxes []world.Box
+	peerOff   map[wire.NodeID][2]int
+	peerScr   []peerBox
+	boxScr    []world.Box
+}
+
+// peerBox is one box a peer's primary needs (ok false: the primary needs
+// none, but the peer is known).
+type peerBox struct {
+	from wire.NodeID
+	b    world.Box
+	ok   bool
 }
 
 // New returns a node with no objects.
@@ -116,6 +133,11 @@ func New(cfg Config) (*Node, error) {
 	st.TrackMembers()
 	n.vidx.boxes, n.vidx.dims = locate.NewBoxes(n.dims, locate.DefaultCell), n.dims
 	n.prefetch = cfg.Prefetch != world.Point{}
+	if cfg.FarMargin != (world.Point{}) {
+		n.far = true
+		n.peerOff = map[wire.NodeID][2]int{}
+		st.SetFar(n.isFar, cfg.FarEvery)
+	}
 	n.out.MaxPayload = cfg.MaxPayload
 	n.lout.Outbox = &n.out
 	n.ctx.n = n
@@ -201,6 +223,7 @@ func (n *Node) Tick(now time.Duration) {
 	}
 	n.cands = kept
 	n.pushAnticipating(now)
+	n.buildPeerViews()
 	if n.linear {
 		n.store.Flush(now, n.keepView(), &n.out)
 	} else {
@@ -702,4 +725,74 @@ func (c *context) Write(id world.ObjectID, fn func(*world.State)) error {
 }
 func (c *context) WriteTo(id world.ObjectID, s *world.Schema, fn func(*world.State)) error {
 	return c.n.WriteTo(id, s, fn)
+}
+
+// buildPeerViews gathers, for Config.FarMargin, what each peer's
+// primaries need: the interests and anticipated boxes of the replicas this
+// node holds of them, widened by FarMargin (interest is mostly mutual: a
+// holder's primaries are near the objects it needs, and this node holds
+// them when its own primaries are near).
+func (n *Node) buildPeerViews() {
+	if !n.far {
+		return
+	}
+	n.peerBoxes = n.peerBoxes[:0]
+	clear(n.peerOff)
+	all := n.peerScr[:0]
+	m := n.cfg.FarMargin
+	n.store.Range(func(obj world.Object, primary bool) bool {
+		if primary {
+			return true
+		}
+		from, ok := n.store.Source(obj.State().ID())
+		if !ok {
+			return true
+		}
+		n.boxScr = n.appendInterest(n.boxScr[:0], obj)
+		n.boxScr = n.appendAnticipated(n.boxScr, obj)
+		for _, b := range n.boxScr {
+			all = append(all, peerBox{from: from, b: b.Expand(m, m), ok: true})
+		}
+		if len(n.boxScr) == 0 {
+			all = append(all, peerBox{from: from})
+		}
+		return true
+	})
+	slices.SortStableFunc(all, func(a, b peerBox) int { return cmp.Compare(a.from, b.from) })
+	for i := 0; i < len(all); {
+		j, start := i, len(n.peerBoxes)
+		for ; j < len(all) && all[j].from == all[i].from; j++ {
+			if all[j].ok {
+				n.peerBoxes = append(n.peerBoxes, all[j].b)
+			}
+		}
+		n.peerOff[all[i].from] = [2]int{start, len(n.peerBoxes)}
+		i = j
+	}
+	n.peerScr = all[:0]
+}
+
+// isFar reports whether primary obj is far from what holder to needs (see
+// Config.FarMargin): known boxes of the holder's primaries, none of which
+// the object's sweep over the next FarEvery meets.
+func (n *Node) isFar(to wire.NodeID, obj world.Object) bool {
+	r, ok := n.peerOff[to]
+	if !ok || r[0] == r[1] {
+		return false // nothing known of what the holder needs
+	}
+	p := obj.State().Location()
+	sweep := world.Box{Min: p, Max: p}
+	if v, ok := locate.MoverVelocity(obj); ok {
+		dt := n.cfg.FarEvery.Seconds()
+		for d := range n.dims {
+			q := p[d] + v[d]*dt
+			sweep.Min[d], sweep.Max[d] = min(p[d], q), max(p[d], q)
+		}
+	}
+	for _, b := range n.peerBoxes[r[0]:r[1]] {
+		if b.Intersects(sweep, n.dims) {
+			return false
+		}
+	}
+	return true
 }

@@ -38,7 +38,16 @@ type KindView struct {
 	// report, which the primary sends straight to the replica with no
 	// discovery before it (Colyseus Fig. 7(b)).
 	Updates, Direct uint64
+	// Found counts objects that entered a node's view missing (after the
+	// warm-up) and were held later while still in it; Abandoned those
+	// that left the view (or were deleted) missing. They split the
+	// Recorder's discoveries and abandoned discoveries by kind.
+	Found, Abandoned uint64
 }
+
+// AbandonedShare is Abandoned over Abandoned plus Found, the discoveries
+// due that ended (0 with none), as the Recorder's share.
+func (k KindView) AbandonedShare() float64 { return ratio(k.Abandoned, k.Abandoned+k.Found) }
 
 // DirectShare is Direct over Updates (0 with no update).
 func (k KindView) DirectShare() float64 { return ratio(k.Direct, k.Updates) }
@@ -97,6 +106,7 @@ type kindTracker struct {
 
 type kindCount struct {
 	interesting, entries, heldOnEntry, updates, direct uint64
+	found, abandoned                                   uint64
 	missing                                            []uint64 // by grace period
 }
 
@@ -110,6 +120,8 @@ type kindPair struct {
 	entered time.Duration
 	version uint64
 	gen     uint32
+	kind    world.Kind
+	found   bool // held since it entered, or on entry
 }
 
 // see records that object id of kind, whose primary is at version, is in
@@ -127,7 +139,7 @@ func (k *kindTracker) see(i int, kind world.Kind, id world.ObjectID, version uin
 	n := k.node(i)
 	p, ok := n.pairs[id]
 	if !ok {
-		p = kindPair{entered: now, version: version}
+		p = kindPair{entered: now, version: version, kind: kind, found: held}
 		if counted {
 			c.entries++
 			c.updates++
@@ -141,6 +153,12 @@ func (k *kindTracker) see(i int, kind world.Kind, id world.ObjectID, version uin
 			c.direct++
 		}
 		p.version = version
+	}
+	if held && !p.found {
+		p.found = true
+		if p.entered >= k.warmup {
+			c.found++
+		}
 	}
 	p.gen = n.gen
 	n.pairs[id] = p
@@ -186,6 +204,9 @@ func (k *kindTracker) done(i int) {
 	n := k.node(i)
 	for id, p := range n.pairs {
 		if p.gen != n.gen {
+			if !p.found && p.entered >= k.warmup {
+				k.counts[p.kind-1].abandoned++
+			}
 			delete(n.pairs, id)
 		}
 	}
@@ -197,7 +218,7 @@ func (k *kindTracker) views() []KindView {
 	out := make([]KindView, len(k.counts))
 	for j, c := range k.counts {
 		v := KindView{Kind: k.names[j], Interesting: c.interesting, Entries: c.entries, HeldOnEntry: c.heldOnEntry,
-			Updates: c.updates, Direct: c.direct, Moving: !k.static[j]}
+			Updates: c.updates, Direct: c.direct, Found: c.found, Abandoned: c.abandoned, Moving: !k.static[j]}
 		for g, grace := range k.grace {
 			v.Missing = append(v.Missing, Missing{GraceMs: float64(grace) / float64(time.Millisecond),
 				Fraction: ratio(c.missing[g], c.interesting), Missing: c.missing[g]})

@@ -27,6 +27,8 @@ func TestKindTrackerExact(t *testing.T) {
 	k.see(0, 1, 1, 9, false, ms(300))
 	k.see(0, 3, 7, 1, true, ms(300)) // an unknown kind is ignored
 	k.done(0)
+	// Frame 400: both left the view: 1 still missing (abandoned), 2 found.
+	k.done(0)
 	v := k.views()
 	a, b := v[0], v[1]
 	if a.Kind != "a" || a.Interesting != 3 || a.Entries != 2 || a.HeldOnEntry != 1 || a.Updates != 3 || a.Direct != 1 ||
@@ -47,6 +49,9 @@ func TestKindTrackerExact(t *testing.T) {
 	if mv.Interesting != 3 || mv.Missing[0].Missing != 2 || mv.Missing[1].Missing != 1 ||
 		mv.FrameMean[0] != 2.0/3 || mv.FrameMean[1] != 1.0/3 {
 		t.Errorf("moving objects: %+v", mv)
+	}
+	if a.Found != 0 || a.Abandoned != 1 || b.Found != 1 || b.Abandoned != 0 || a.AbandonedShare() != 1 || b.AbandonedShare() != 0 {
+		t.Errorf("found/abandoned: a %d/%d, b %d/%d", a.Found, a.Abandoned, b.Found, b.Abandoned)
 	}
 	if got := a.DirectShare(); got != 1.0/3 {
 		t.Errorf("direct share %v, want 1/3", got)

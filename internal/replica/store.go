@@ -335,6 +335,9 @@ type Store struct {
 	wr        wire.Writes
 	idl       wire.IDs
 	ho        wire.Handoffs
+	// SetFar's test of a holder and period.
+	far      func(to wire.NodeID, obj world.Object) bool
+	farEvery time.Duration
 }
 
 type idMsg struct {
@@ -1023,4 +1026,14 @@ func (s *Store) Pending() int { return len(s.want) }
 func (s *Store) wants(id world.ObjectID) bool {
 	_, ok := s.want[id]
 	return ok
+}
+
+// SetFar makes the primaries send a holder an update at most once every
+// every while far(holder, object) reports the object far from what the
+// holder needs (the node decides; see node.Config.FarMargin). A fresh
+// holder still gets its full state at once, and keepalives and resyncs
+// go as before. nil far sends every frame's change (the default). every
+// should stay below HistoryLen frames, or far holders get full states.
+func (s *Store) SetFar(far func(to wire.NodeID, obj world.Object) bool, every time.Duration) {
+	s.far, s.farEvery = far, every
 }

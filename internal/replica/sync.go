@@ -148,6 +148,9 @@ func (s *Store) flushPrimary(now time.Duration, e *entry) {
 		if due && h.dormant && !h.fresh && now-h.sentAt < s.cfg.DormantEvery {
 			due = false
 		}
+		if due && !h.fresh && s.far != nil && now-h.sentAt < s.farEvery && s.far(h.node, e.obj) {
+			due = false
+		}
 		if due {
 			base := h.acked
 			var from *world.State

@@ -83,6 +83,12 @@ type Config struct {
 	// replicated before they enter an interest. Any architecture; 0 means
 	// none, as in Colyseus.
 	Prefetch float64
+	// FarMargin (m), when positive, slows the updates a primary sends a
+	// holder while the object is this far beyond the interests of the
+	// holder's primaries (node.Config.FarMargin): such holders, most of
+	// them prefetching, get an update every 400 ms instead of every
+	// frame. 0 means every frame.
+	FarMargin float64
 	// NoProactive turns proactive replication off (attached objects, such
 	// as missiles, are discovered like the rest).
 	NoProactive bool
@@ -179,6 +185,8 @@ func (c Config) Validate() (Config, error) {
 			discovery.KeyMapRegions, discovery.KeyMapAuto)
 	case !(c.Prefetch >= 0) || c.Prefetch > 1e6:
 		return bad("prefetch %v m: want 0 to 1e6", c.Prefetch)
+	case !(c.FarMargin >= 0) || c.FarMargin > 1e6:
+		return bad("far margin %v m: want 0 to 1e6", c.FarMargin)
 	case c.Warmup >= c.Duration:
 		return bad("warmup %v: want less than the duration %v", c.Warmup, c.Duration)
 	case c.PredTime > time.Minute:

@@ -39,8 +39,9 @@ func (w *World) KindViews() []KindView { return w.truth.KindViews() }
 // WriteKindsCSV writes the per-kind view measures as CSV: one row per
 // kind with whether it moves, its (report, object) pairs in view, its
 // missing share at every grace period, its entries and the share held on
-// entry, and the share of its updates sent straight to a replica already
-// in view.
+// entry, the share of its updates sent straight to a replica already in
+// view, and its discoveries found and abandoned (left the view before
+// found) with the abandoned share.
 func WriteKindsCSV(w io.Writer, kinds []KindView) error {
 	cw := csv.NewWriter(w)
 	head := []string{"kind", "moving", "interesting"}
@@ -49,7 +50,7 @@ func WriteKindsCSV(w io.Writer, kinds []KindView) error {
 			head = append(head, fmt.Sprintf("missing_%gms", m.GraceMs))
 		}
 	}
-	head = append(head, "entries", "held_on_entry_share", "updates", "direct_share")
+	head = append(head, "entries", "held_on_entry_share", "updates", "direct_share", "found", "abandoned", "abandoned_share")
 	if err := cw.Write(head); err != nil {
 		return err
 	}
@@ -59,7 +60,8 @@ func WriteKindsCSV(w io.Writer, kinds []KindView) error {
 		for _, m := range k.Missing {
 			row = append(row, f(m.Fraction))
 		}
-		row = append(row, strconv.FormatUint(k.Entries, 10), f(k.HeldOnEntryShare()), strconv.FormatUint(k.Updates, 10), f(k.DirectShare()))
+		row = append(row, strconv.FormatUint(k.Entries, 10), f(k.HeldOnEntryShare()), strconv.FormatUint(k.Updates, 10), f(k.DirectShare()),
+			strconv.FormatUint(k.Found, 10), strconv.FormatUint(k.Abandoned, 10), f(k.AbandonedShare()))
 		if err := cw.Write(row); err != nil {
 			return err
 		}

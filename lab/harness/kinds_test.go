@@ -28,11 +28,13 @@ func TestKindViewsSumToRecorder(t *testing.T) {
 		if len(kinds) != 3 || kinds[0].Kind != "arena.bot" || kinds[1].Kind != "arena.missile" || kinds[2].Kind != "arena.item" {
 			t.Fatalf("%s: kinds %+v", a, kinds)
 		}
-		var interesting, held uint64
+		var interesting, held, found, abandoned uint64
 		miss := make([]uint64, len(views.Missing))
 		for _, k := range kinds {
 			interesting += k.Interesting
 			held += k.HeldOnEntry
+			found += k.Found
+			abandoned += k.Abandoned
 			for g := range miss {
 				miss[g] += k.Missing[g].Missing
 			}
@@ -42,6 +44,9 @@ func TestKindViewsSumToRecorder(t *testing.T) {
 		}
 		if interesting != views.Interesting || held != views.HeldOnEntry {
 			t.Errorf("%s: per kind %d pairs, %d held on entry; recorder %d, %d", a, interesting, held, views.Interesting, views.HeldOnEntry)
+		}
+		if found != uint64(views.Discovery.Count) || abandoned != views.Abandoned || abandoned == 0 && a == discovery.Colyseus {
+			t.Errorf("%s: per kind %d found, %d abandoned; recorder %d discoveries, %d abandoned", a, found, abandoned, views.Discovery.Count, views.Abandoned)
 		}
 		for g := range miss {
 			if miss[g] != views.Missing[g].Missing {

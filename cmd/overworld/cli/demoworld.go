@@ -26,6 +26,7 @@ type demoWorldFlags struct {
 	arch, mapType, out string
 	keyMap             string
 	prefetch           float64
+	farMargin          float64
 	nodes, perNode     int
 	workers            int
 	duration           time.Duration
@@ -84,6 +85,7 @@ The placement-only demo (players joining and leaving servers) is "overworld demo
 	fl.StringVar(&f.arch, "arch", string(def.Arch), "architecture: directory, broadcast, client-server or colyseus")
 	fl.StringVar(&f.keyMap, "keymap", discovery.KeyMapAuto, "colyseus key mapping (--arch colyseus only): rangedht-hilbert, rangedht-x, dht, or auto (rangedht-x on maps twice as long as wide, else rangedht-hilbert)")
 	fl.Float64Var(&f.prefetch, "prefetch", 0, fmt.Sprintf("widen the view replicas are fetched for by this many metres (0: the interest itself; default %g under --arch colyseus, else 0)", discovery.ColyseusPrefetch))
+	fl.Float64Var(&f.farMargin, "far-margin", 0, "send a holder an update every 400 ms instead of every frame while the object is this many metres beyond its primaries' interests (0: every frame)")
 	fl.IntVar(&f.nodes, "nodes", def.Nodes, "number of nodes (WonderNetwork cities: "+strings.Join(cities.Servers()[:4], ", ")+", ...)")
 	fl.IntVar(&f.perNode, "players-per-node", def.PlayersPerNode, "bots per node (1: peer-to-peer, 8: federated servers)")
 	fl.DurationVar(&f.duration, "duration", def.Duration, "game time to simulate (1s to 1h)")
@@ -145,6 +147,7 @@ func runDemoWorld(e *env, cmd *cobra.Command, f *demoWorldFlags) error {
 	if arch == discovery.Colyseus && !cmd.Flags().Changed("prefetch") {
 		cfg.Prefetch = discovery.ColyseusPrefetch
 	}
+	cfg.FarMargin = f.farMargin
 	cfg.SetNet(net)
 	cfg.Arch, cfg.Map, cfg.Nodes, cfg.PlayersPerNode, cfg.Duration, cfg.Seed = arch, m, f.nodes, f.perNode, f.duration, f.seed
 	cfg.Cities = nodeCities

@@ -89,6 +89,8 @@ func TestDemoWorldBadUsage(t *testing.T) {
 		{"demo", "--regions", "3"},
 		{"demo", "--regions", "9x9"},
 		{"demo", "--region-policy", "sometimes"},
+		{"demo", "--far-margin", "-1"},
+		{"demo", "--far-margin", "NaN"},
 	} {
 		code, out, errs := runCLI(t, "", args...)
 		if code != 2 || out != "" || errs == "" {

@@ -1,0 +1,177 @@
+package harness
+
+import (
+	"flag"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/overworld/overworld/arena"
+	"github.com/overworld/overworld/discovery"
+	"github.com/overworld/overworld/geo"
+	"github.com/overworld/overworld/lab/cities"
+	"github.com/overworld/overworld/node"
+	"github.com/overworld/overworld/sim"
+	"github.com/overworld/overworld/wire"
+)
+
+var breakdownNodes = flag.Int("breakdown", 0, "TestUpdateBytesBreakdown: run the colyseus world of this many nodes (one bot each, sqr map, --net wan, 60 s) and print where its update-class bytes go")
+
+// tally counts what the cores send, by frame type, as the simulator
+// accounts it: header and version byte under the packet's class.
+type tally struct {
+	*node.Node
+	t *breakdown
+}
+
+type breakdown struct {
+	header          uint64
+	frames, bytes   [256]uint64 // by frame type: frames, bytes (type, length and body)
+	headers         [wire.NumClasses]uint64
+	packets         [wire.NumClasses]uint64
+	classBytes      [wire.NumClasses]uint64
+	entries, empty  uint64 // update entries; update-class packets carrying none
+	full, keepalive uint64
+	data            uint64    // the entries' state data (world.AppendDelta)
+	perPacket       [4]uint64 // update-class packets by entries: 0, 1, 2, 3 or more
+}
+
+func (c *tally) Drain(dst []wire.Packet) []wire.Packet {
+	start := len(dst)
+	dst = c.Node.Drain(dst)
+	for i := start; i < len(dst); i++ {
+		c.t.add(&dst[i])
+	}
+	return dst
+}
+
+func (b *breakdown) add(p *wire.Packet) {
+	sizes := p.ClassSizes(b.header)
+	for c, n := range sizes {
+		b.classBytes[c] += n
+	}
+	b.packets[p.Class]++
+	b.headers[p.Class] += b.header + 1
+	fr, err := wire.OpenFrames(p.Payload)
+	if err != nil {
+		panic(err)
+	}
+	entries := 0
+	var m wire.Updates
+	for {
+		t, body, ok := fr.Next()
+		if !ok {
+			break
+		}
+		b.frames[t]++
+		b.bytes[t] += uint64(1 + uvarintLen(len(body)) + len(body))
+		if t == wire.TypeUpdates {
+			if err := m.Decode(body); err != nil {
+				panic(err)
+			}
+			entries += len(m.Entries)
+			for _, u := range m.Entries {
+				b.data += uint64(len(u.Data))
+				switch u.Base {
+				case 0:
+					b.full++
+				case u.Version:
+					b.keepalive++
+				}
+			}
+		}
+	}
+	if err := fr.Err(); err != nil {
+		panic(err)
+	}
+	b.entries += uint64(entries)
+	if p.Class == wire.ClassUpdate {
+		b.perPacket[min(entries, 3)]++
+		if entries == 0 {
+			b.empty++
+		}
+	}
+}
+
+func uvarintLen(n int) int {
+	l := 1
+	for ; n >= 0x80; n >>= 7 {
+		l++
+	}
+	return l
+}
+
+// TestUpdateBytesBreakdown splits the update class's bytes by frame type
+// on a small colyseus world under the wan profile and checks that the
+// parts add up to the simulator's own accounting of the class. With
+// -breakdown N it runs the headline world of N nodes and prints the
+// breakdown (BENCHMARKS.md).
+func TestUpdateBytesBreakdown(t *testing.T) {
+	cfg := DefaultDemoConfig()
+	cfg.Arch, cfg.Map, cfg.Nodes, cfg.PlayersPerNode, cfg.Duration = discovery.Colyseus, arena.Sqr, 12, 1, 8*time.Second
+	cfg.Prefetch = discovery.ColyseusPrefetch
+	cfg.Workers = 1 // one tally for every core: no parallel windows
+	if *breakdownNodes > 0 {
+		cfg.Nodes, cfg.Duration = *breakdownNodes, time.Minute
+	}
+	wan, err := geo.NetworkProfile(geo.NetWAN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.SetNet(wan)
+	cfg.Data, cfg.Cities = SitesWonder, cities.ForNodes(cfg.Nodes)
+	cfg.Placement.Mode = DemoPlacement(cfg)
+	b := &breakdown{}
+	w, err := newArenaWorld(cfg, func(n *node.Node) sim.Core { return &tally{Node: n, t: b} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.header = uint64(w.Sim().Config().HeaderBytes)
+	if err := w.Run(nil); err != nil {
+		t.Fatal(err)
+	}
+	tot := w.Sim().Totals()
+	up := wire.ClassUpdate
+	// The parts of the class: headers of the packets it heads, and its
+	// frames wherever they ride.
+	parts := b.headers[up]
+	for ty := range b.frames {
+		if wire.Type(ty).Valid() && wire.Type(ty).Class() == up {
+			parts += b.bytes[ty]
+		}
+	}
+	if b.classBytes[up] != tot.ByClass[up].Bytes || parts != tot.ByClass[up].Bytes {
+		t.Fatalf("update class: %d bytes by ClassSizes, %d by frames and headers, %d by the simulator", b.classBytes[up], parts, tot.ByClass[up].Bytes)
+	}
+	if b.entries == 0 || b.packets[up] == 0 {
+		t.Fatal("no updates sent")
+	}
+	if *breakdownNodes == 0 {
+		return
+	}
+	all := float64(parts)
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "update class, %d nodes, 60 s: %d bytes, %d update entries (%d full states, %d keepalives), %.1f bytes per entry\n",
+		cfg.Nodes, parts, b.entries, b.full, b.keepalive, all/float64(b.entries))
+	row := func(name string, n uint64) {
+		fmt.Fprintf(&sb, "  %-44s %12d %6.1f%% %6.1f per entry\n", name, n, 100*float64(n)/all, float64(n)/float64(b.entries))
+	}
+	row(fmt.Sprintf("headers of %d packets (%d with no entry)", b.packets[up], b.empty), b.headers[up])
+	fmt.Fprintf(&sb, "  packets by update entries: %d none, %d one, %d two, %d three or more\n", b.perPacket[0], b.perPacket[1], b.perPacket[2], b.perPacket[3])
+	var types []wire.Type
+	for ty := range b.frames {
+		if wire.Type(ty).Valid() && wire.Type(ty).Class() == up && b.frames[ty] > 0 {
+			types = append(types, wire.Type(ty))
+		}
+	}
+	slices.SortFunc(types, func(x, y wire.Type) int { return int(b.bytes[y]) - int(b.bytes[x]) })
+	for _, ty := range types {
+		row(fmt.Sprintf("%s frames (%d)", ty, b.frames[ty]), b.bytes[ty])
+		if ty == wire.TypeUpdates {
+			row("  of which the entries' state data", b.data)
+		}
+	}
+	t.Log("\n" + sb.String())
+}
