@@ -1,6 +1,10 @@
 package harness
 
-import "time"
+import (
+	"time"
+
+	"github.com/overworld/overworld/wire"
+)
 
 // Watching a run as it goes (a live dashboard of a simulated world): Run
 // calls a watch function every so often of game time, between the
@@ -80,3 +84,13 @@ func (f *FrameTime) add(d time.Duration) {
 // FrameTimes returns every node's frame times so far, in the order of
 // Nodes: zeros unless Config.WallFrameTimes.
 func (w *World) FrameTimes() []FrameTime { return append([]FrameTime(nil), w.frames...) }
+
+// Site returns where node id runs: its city or PlanetLab host, the site
+// the simulator's latencies are of ("" for a node the world does not
+// have).
+func (w *World) Site(id wire.NodeID) string {
+	if id < 1 || int(id) > len(w.site) {
+		return ""
+	}
+	return w.sites.Name(w.site[id-1])
+}
