@@ -165,7 +165,11 @@ async function pollNode(n: NodeInfo): Promise<void> {
   const m = parseMetrics(await mr.text());
   let at = performance.now() - t0;
   let snap: Snapshot | null = null;
-  if (wr.ok) snaps.set(n.id, (snap = (await wr.json()) as Snapshot));
+  if (wr.ok) {
+    snap = (await wr.json()) as Snapshot;
+    snap.view ??= []; // a node without primaries has no view (JSON null)
+    snaps.set(n.id, snap);
+  }
   if (gameClock) {
     // The node's own time: the metrics and the snapshot are of one frame.
     if (!snap) throw new Error(`node ${n.id}: /debug/world: ${wr.status}`);

@@ -87,7 +87,11 @@ async function pollNode(n) {
   const m = parseMetrics(await mr.text());
   let at = performance.now() - t0;
   let snap = null;
-  if (wr.ok) snaps.set(n.id, snap = await wr.json());
+  if (wr.ok) {
+    snap = await wr.json();
+    snap.view ?? (snap.view = []);
+    snaps.set(n.id, snap);
+  }
   if (gameClock) {
     if (!snap) throw new Error(`node ${n.id}: /debug/world: ${wr.status}`);
     at = snap.now_ns / 1e6;
