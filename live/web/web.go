@@ -63,10 +63,13 @@ func isGet(r *http.Request) bool {
 	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && !strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 }
 
-// PlayNode is the node serving the browser game, as the page shows it.
+// PlayNode is the node serving the browser game, as the page shows it,
+// and the WebSocket player endpoints of its peers (ws:// or wss:// URLs):
+// where the page looks for its avatar when this node dies.
 type PlayNode struct {
-	ID   uint32 `json:"id"`
-	City string `json:"city"`
+	ID    uint32   `json:"id"`
+	City  string   `json:"city"`
+	Peers []string `json:"peers,omitempty"`
 }
 
 // PlayHandler serves the browser game beside ws, the node's WebSocket
