@@ -42,7 +42,7 @@ type lobby struct {
 	// that the name it asks a token for is its own.
 	secret []byte
 	srv    *http.Server
-	ln    net.Listener
+	ln     net.Listener
 }
 
 // startLobby listens on addr and serves the lobby for c, whose game world
