@@ -3,14 +3,17 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -229,3 +232,124 @@ func TestBrowserResume(t *testing.T) {
 }
 
 func abs(x float64) float64 { return max(x, -x) }
+
+// TestClusterOneURL checks the way in for a new player: "overworld
+// cluster --nodes 4" (as a process group, as a shell runs it) prints one
+// URL once every node is ready; Chromium opening it plays: it joins a
+// node with the token the lobby issued, and the avatar runs on key
+// presses. Then a Ctrl-C ends the command with status 0. A screenshot is
+// kept (play-cluster.png).
+func TestClusterOneURL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a cluster of 4 nodes, its control plane and a browser for about 30 s")
+	}
+	path := browserPath()
+	if path == "" {
+		t.Skip("no Chromium or Chrome installed (apt-get install chromium): the browser tests need one")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "cluster", "--nodes", "4", "--duration", "2m")
+	cmd.Env = append(os.Environ(), cliMainEnv+"=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var stdout strings.Builder
+	cmd.Stdout = &stdout
+	errPipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	defer syscall.Kill(-pid, syscall.SIGKILL) // on failure only: the group is gone by then otherwise
+	var stderr strings.Builder
+	urls := make(chan string, 1)
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		sc := bufio.NewScanner(errPipe)
+		for sc.Scan() {
+			stderr.WriteString(sc.Text() + "\n")
+			if rest, ok := strings.CutPrefix(sc.Text(), "play in a browser: "); ok {
+				u, _, _ := strings.Cut(rest, " ")
+				urls <- u
+			}
+		}
+	}()
+	var page string
+	select {
+	case page = <-urls:
+	case <-time.After(90 * time.Second):
+		t.Fatalf("no URL printed in 90 s:\n%s", stderr.String())
+	}
+	ready := time.Since(start)
+	ctx, eval := cliBrowser(t, path)
+	if err := chromedp.Do(ctx, chromedp.Navigate(page)); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var ok bool
+		eval("!!(window.overworldPlay && overworldPlay.joined && overworldPlay.avatar() !== null)", &ok)
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			var e string
+			eval(`window.overworldPlay ? overworldPlay.error : "no game page"`, &e)
+			t.Fatalf("the page opened at %s did not join in 20 s: %q", page, e)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	joined := time.Since(start)
+	type pos struct{ X, Y float64 }
+	var p0, p1 pos
+	eval("overworldPlay.avatar()", &p0)
+	moved := 0.0
+	for _, k := range []struct {
+		code string
+		vk   int64
+	}{{"ArrowRight", 39}, {"ArrowUp", 38}, {"ArrowLeft", 37}, {"ArrowDown", 40}} {
+		for _, typ := range []input.DispatchKeyEventType{input.DispatchKeyEventTypeKeyDown, input.DispatchKeyEventTypeKeyUp} {
+			if _, err := chromedp.Run(ctx, chromedp.Action[cdp.Empty](func(ctx context.Context, tg *chromedp.Target) (cdp.Empty, error) {
+				return cdp.Call(ctx, tg, input.DispatchKeyEvent, input.DispatchKeyEventParams{Type: typ, Key: k.code, Code: k.code, WindowsVirtualKeyCode: k.vk})
+			})); err != nil {
+				t.Fatal(err)
+			}
+			if typ == input.DispatchKeyEventTypeKeyDown {
+				time.Sleep(time.Second)
+			}
+		}
+		time.Sleep(300 * time.Millisecond)
+		eval("overworldPlay.avatar()", &p1)
+		if moved = max(moved, abs(p1.X-p0.X)+abs(p1.Y-p0.Y)); moved > 2 {
+			break
+		}
+	}
+	if moved <= 2 {
+		t.Fatalf("the avatar moved at most %.2f m on key presses", moved)
+	}
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keepArtifact(t, "play-cluster.png", png)
+	t.Logf("overworld cluster --nodes 4: the URL %s printed after %v; the page played %v after the start; the avatar ran %.1f m", page, ready.Round(time.Millisecond), joined.Round(time.Millisecond), moved)
+	if err := syscall.Kill(-pid, syscall.SIGINT); err != nil { // the terminal's Ctrl-C
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	go func() { <-readDone; waited <- cmd.Wait() }()
+	select {
+	case err := <-waited:
+		if err != nil {
+			t.Fatalf("after Ctrl-C: %v\nstderr:\n%s", err, stderr.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("still running 60 s after Ctrl-C\nstderr:\n%s", stderr.String())
+	}
+}
