@@ -220,9 +220,9 @@ func runDemoWorld(e *env, cmd *cobra.Command, f *demoWorldFlags) error {
 	if err := rep.WriteTable(e.stdout); err != nil || dash == nil {
 		return err
 	}
-	fmt.Fprintf(e.stderr, "the run is over; its dashboard shows its end at %s until Ctrl-C\n", dash.URL())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	fmt.Fprintf(e.stderr, "the run is over; its dashboard shows its end at %s until Ctrl-C\n", dash.URL())
 	<-ctx.Done()
 	return nil
 }
