@@ -14,6 +14,7 @@ type Feed struct {
 	mu    sync.RWMutex
 	pages map[uint32]feedPage
 	sets  int
+	reads int
 }
 
 type feedPage struct{ metrics, world []byte }
@@ -38,10 +39,21 @@ func (f *Feed) Sets() int {
 	return f.sets
 }
 
-func (f *Feed) page(node uint32) (feedPage, bool) {
+// Reads returns how many pages the dashboard served: a driver may skip
+// describing its nodes while no one reads them.
+func (f *Feed) Reads() int {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
+	return f.reads
+}
+
+func (f *Feed) page(node uint32) (feedPage, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	p, ok := f.pages[node]
+	if ok {
+		f.reads++
+	}
 	return p, ok
 }
 

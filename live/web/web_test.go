@@ -178,8 +178,8 @@ func TestFeedDashboard(t *testing.T) {
 			t.Errorf("GET %s: %d %q, want %q", path, rec.Code, rec.Body, want)
 		}
 	}
-	if feed.Sets() != 2 {
-		t.Errorf("Sets() = %d, want 2", feed.Sets())
+	if feed.Sets() != 2 || feed.Reads() != 2 {
+		t.Errorf("Sets() = %d, Reads() = %d, want 2 and 2", feed.Sets(), feed.Reads())
 	}
 	for _, path := range []string{"/node/2/metrics", "/node/x/metrics", "/node/1/debug/authority", "/node/1/admin/handoff", "/node/99999999999/metrics"} {
 		if rec := get(t, h, http.MethodGet, path, nil); rec.Code != 404 {

@@ -36,6 +36,7 @@ type simDashboard struct {
 	pace    float64
 	start   time.Time
 	started bool
+	reads   int // the feed's Reads at the last description of the nodes
 	buf     bytes.Buffer
 }
 
@@ -79,16 +80,32 @@ func (d *simDashboard) info(w *harness.World) web.DashboardInfo {
 	return info
 }
 
-// watch is the run's watch: it sets every node's pages in the feed, then
-// waits for wall time to catch up with game time now (pace).
+// watch is the run's watch: it sets every node's pages in the feed (if
+// the page read the last ones: describing the nodes costs a few hundred
+// microseconds of a node's objects), then waits for wall time to catch
+// up with game time now (pace).
 func (d *simDashboard) watch(w *harness.World, worldW, worldH float64, now time.Duration) {
-	if !d.started {
+	first := !d.started
+	if first {
 		info := d.info(w)
 		info.World.W, info.World.H = worldW, worldH
 		h := web.FeedDashboard(info, d.feed)
 		d.handler.Store(&h)
 		d.start, d.started = time.Now(), true
 	}
+	if r := d.feed.Reads(); first || r != d.reads || now >= w.Config().Duration {
+		d.reads = r
+		d.describe(w, now)
+	}
+	if d.pace > 0 {
+		if wait := time.Until(d.start.Add(time.Duration(float64(now) / d.pace))); wait > 0 {
+			time.Sleep(wait)
+		}
+	}
+}
+
+// describe sets every node's pages in the feed as of game time now.
+func (d *simDashboard) describe(w *harness.World, now time.Duration) {
 	frames := w.FrameTimes()
 	for i, n := range w.Nodes() {
 		snap := live.SnapshotOf(n, now)
@@ -110,11 +127,6 @@ func (d *simDashboard) watch(w *harness.World, worldW, worldH float64, now time.
 		d.buf.Reset()
 		simMetrics(&d.buf, tr.In, tr.Out, frames[i], rs.Promotions, rs.Migrations, players)
 		d.feed.Set(uint32(n.ID()), bytes.Clone(d.buf.Bytes()), world)
-	}
-	if d.pace > 0 {
-		if wait := time.Until(d.start.Add(time.Duration(float64(now) / d.pace))); wait > 0 {
-			time.Sleep(wait)
-		}
 	}
 }
 
