@@ -117,6 +117,20 @@ func TestBrowserResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lb.Close()
+	// The lobby issues a token for a named player only with the key it
+	// gave that player's page.
+	ws0 := url.QueryEscape(c.PlayerWSAddrs()[0])
+	for q, want := range map[string]int{"": 200, "&player=browser1&key=" + lb.key("browser1"): 200,
+		"&player=browser1&key=" + lb.key("browser2"): 403, "&player=browser1": 403, "&key=x": 403} {
+		resp, err := http.Post(lb.URL()+"token?ws="+ws0+q, "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("POST /token?ws=…%s: %s, want %d", q, resp.Status, want)
+		}
+	}
 	ctx, eval := cliBrowser(t, path)
 	if err := chromedp.Do(ctx, chromedp.Navigate(lb.URL())); err != nil {
 		t.Fatal(err)
