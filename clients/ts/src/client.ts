@@ -67,8 +67,10 @@ export interface ClientOptions {
   /**
    * The WebSocket URLs of the nodes the avatar may fail over to (the
    * node's peers), or a function giving them. When the connection drops,
-   * the client first tries to take its avatar back on those (the node it
-   * played on left out): a Rejoin to each at once, as the Go client's
+   * the client first joins the node it played on again (if it answers
+   * within 3 s it is up, the connection alone was lost, and the avatar
+   * with the session), then tries to take its avatar back on those (the
+   * node it played on left out): a Rejoin to each at once, as the Go client's
    * ResumeAny does, keeping the first that sends a State (which a node
    * does only once the avatar's primary is there: its backup took over),
    * again every half second for resumeForMs; then it joins afresh as
@@ -131,9 +133,10 @@ function sleep(ms: number): Promise<void> {
 
 /**
  * Opens a WebSocket to url, sends first, and resolves with the socket and
- * the Welcome of the node's JoinOK (a refusal rejects with a RefusedError).
+ * the Welcome of the node's JoinOK (a refusal rejects with a RefusedError;
+ * so does no JoinOK within timeoutMs, if given, closing the socket).
  */
-function dial(WS: typeof WebSocket, url: string, first: Uint8Array, onMessage: (ws: WebSocket, m: Uint8Array) => void, onClose: (ws: WebSocket, e: Error) => void): Promise<[WebSocket, Welcome]> {
+function dial(WS: typeof WebSocket, url: string, first: Uint8Array, onMessage: (ws: WebSocket, m: Uint8Array) => void, onClose: (ws: WebSocket, e: Error) => void, timeoutMs = 0): Promise<[WebSocket, Welcome]> {
   return new Promise((resolve, reject) => {
     let ws: WebSocket;
     try {
@@ -144,8 +147,24 @@ function dial(WS: typeof WebSocket, url: string, first: Uint8Array, onMessage: (
     }
     ws.binaryType = "arraybuffer";
     let joined = false;
+    let gaveUp = false;
+    if (timeoutMs > 0) {
+      const timer = setTimeout(() => {
+        if (joined) return;
+        gaveUp = true;
+        ws.onclose = null;
+        ws.close();
+        reject(new Error(`player: no joinok from ${url} in ${timeoutMs} ms`));
+      }, timeoutMs);
+      const done = resolve;
+      resolve = (v) => {
+        clearTimeout(timer);
+        done(v);
+      };
+    }
     ws.onopen = () => ws.send(first);
     ws.onmessage = (ev: MessageEvent) => {
+      if (gaveUp) return;
       const m = new Uint8Array(ev.data as ArrayBuffer);
       if (joined) {
         onMessage(ws, m);
@@ -349,9 +368,9 @@ export class Client {
     return tokenBytes(typeof t === "function" ? await t(url) : t);
   }
 
-  private async connect(url: string): Promise<void> {
+  private async connect(url: string, timeoutMs = 0): Promise<void> {
     this.token = await this.freshToken(url);
-    const [ws, w] = await dial(this.WS, url, encodeJoin(this.token), (s, m) => this.onMessage(s, m), (s, e) => this.onClose(s, e));
+    const [ws, w] = await dial(this.WS, url, encodeJoin(this.token), (s, m) => this.onMessage(s, m), (s, e) => this.onClose(s, e), timeoutMs);
     this.cur = { ws, welcome: w, view: new View(w), node: 0, url };
     this.seq = 0;
     this.echoed = 0;
@@ -482,8 +501,24 @@ export class Client {
       const lost = this.cur;
       const avatar = lost.welcome.avatar;
       const seq = this.echoed;
+      // The node played on may be up, the connection alone lost: its
+      // avatar then left with the session, and the player joins there
+      // afresh at once. A node that died refuses the connection (or
+      // does not answer in time): then its avatar is looked for where its
+      // backup took over.
+      this.event(`connection lost (${why.message}); joining ${lost.url} again`);
+      try {
+        await this.connect(lost.url, 3000);
+        this.stats.reconnects++;
+        this.reconnecting = false;
+        this.event(`reconnected to ${this.cur.url}`);
+        return;
+      } catch (e) {
+        last = e as Error;
+        this.cur = lost;
+      }
       const until = now() + (this.opts.resumeForMs ?? 12000);
-      this.event(`connection lost (${why.message}); looking for avatar ${avatar} on the other nodes`);
+      this.event(`${lost.url}: ${last.message}; looking for avatar ${avatar} on the other nodes`);
       while (!this.closed && now() < until) {
         let urls: string[] = [];
         try {
@@ -512,7 +547,8 @@ export class Client {
         return;
       } catch (e) {
         last = e as Error;
-        if (e instanceof RefusedError && e.code !== Code.Shutdown && e.code !== Code.Full) break;
+        // A duplicate player: the node has not yet ended the lost session.
+        if (e instanceof RefusedError && e.code !== Code.Shutdown && e.code !== Code.Full && e.code !== Code.Duplicate) break;
         delay = Math.min(maxDelay, delay * 2);
       }
     }

@@ -149,12 +149,16 @@ export async function resumeScenario(json: string): Promise<string> {
     one.deliver(v.get("state-2")!.hex); // input 1 applied
     const events: string[] = [];
     c.onEvent((e) => events.push(e));
-    // Node one dies: its connection closes.
+    // Node one dies: its connection closes, and a new one is refused.
     one.close();
     await settle();
-    const [two, three] = [ScriptedWS.made[1], ScriptedWS.made[2]];
-    expect(ScriptedWS.made.length === 3 && two?.url === "ws://two/" && three?.url === "ws://three/", `dialled ${ScriptedWS.made.slice(1).map((w) => w.url)}, want two and three (not the dead one)`);
-    expect(asked.join(",") === "ws://one/,ws://two/,ws://three/", `tokens asked for ${asked}`);
+    const again = ScriptedWS.made[1];
+    expect(ScriptedWS.made.length === 2 && again?.url === "ws://one/", `dialled ${ScriptedWS.made.slice(1).map((w) => w.url)}, want node one again first`);
+    again.close(); // refused
+    await settle();
+    const [two, three] = [ScriptedWS.made[2], ScriptedWS.made[3]];
+    expect(ScriptedWS.made.length === 4 && two?.url === "ws://two/" && three?.url === "ws://three/", `dialled ${ScriptedWS.made.slice(2).map((w) => w.url)}, want two and three (not the dead one)`);
+    expect(asked.join(",") === "ws://one/,ws://one/,ws://two/,ws://three/", `tokens asked for ${asked}`);
     two.open();
     three.open();
     const rejoin = hex(ow.encodeRejoin({ token, avatar, seq: 1 }));
@@ -178,6 +182,24 @@ export async function resumeScenario(json: string): Promise<string> {
     c.input(new Uint8Array([5]));
     expect(two.sent[5] === hex(ow.encodeInput(5, new Uint8Array([5]))), `input 5 went ${two.sent[5]}`);
     c.leave();
+
+    // A node that is up, the connection alone lost: the client joins it
+    // again at once (a fresh avatar), without looking on the others.
+    ScriptedWS.made = [];
+    const p1 = ow.Client.join({ url: "ws://seven/", token: async () => token, WebSocket: WS, resume: ["ws://eight/"] });
+    await settle();
+    ScriptedWS.made[0].open();
+    ScriptedWS.made[0].deliver(v.get("joinok")!.hex);
+    const c1 = await p1;
+    ScriptedWS.made[0].close();
+    await settle();
+    const back = ScriptedWS.made[1];
+    back.open();
+    expect(back.url === "ws://seven/" && back.sent[0] === v.get("join")!.hex, `after a lost connection: ${back.url} got ${back.sent[0]}`);
+    back.deliver(v.get("joinok")!.hex);
+    await settle();
+    expect(c1.stats.reconnects === 1 && c1.stats.resumes === 0 && ScriptedWS.made.length === 2, `reconnects ${c1.stats.reconnects}, resumes ${c1.stats.resumes}, ${ScriptedWS.made.length} sockets`);
+    c1.leave();
 
     // Client.resume on its own: the first node says the avatar is not
     // there, the second sends its state.

@@ -678,7 +678,7 @@ function now() {
 function sleep(ms) {
   return new Promise((res) => setTimeout(res, ms));
 }
-function dial(WS, url, first, onMessage, onClose) {
+function dial(WS, url, first, onMessage, onClose, timeoutMs = 0) {
   return new Promise((resolve, reject) => {
     let ws;
     try {
@@ -689,8 +689,24 @@ function dial(WS, url, first, onMessage, onClose) {
     }
     ws.binaryType = "arraybuffer";
     let joined = false;
+    let gaveUp = false;
+    if (timeoutMs > 0) {
+      const timer = setTimeout(() => {
+        if (joined) return;
+        gaveUp = true;
+        ws.onclose = null;
+        ws.close();
+        reject(new Error(`player: no joinok from ${url} in ${timeoutMs} ms`));
+      }, timeoutMs);
+      const done = resolve;
+      resolve = (v) => {
+        clearTimeout(timer);
+        done(v);
+      };
+    }
     ws.onopen = () => ws.send(first);
     ws.onmessage = (ev) => {
+      if (gaveUp) return;
       const m = new Uint8Array(ev.data);
       if (joined) {
         onMessage(ws, m);
@@ -868,9 +884,9 @@ var Client = class _Client {
     const t = this.opts.token;
     return tokenBytes(typeof t === "function" ? await t(url) : t);
   }
-  async connect(url) {
+  async connect(url, timeoutMs = 0) {
     this.token = await this.freshToken(url);
-    const [ws, w] = await dial(this.WS, url, encodeJoin(this.token), (s, m) => this.onMessage(s, m), (s, e) => this.onClose(s, e));
+    const [ws, w] = await dial(this.WS, url, encodeJoin(this.token), (s, m) => this.onMessage(s, m), (s, e) => this.onClose(s, e), timeoutMs);
     this.cur = { ws, welcome: w, view: new View(w), node: 0, url };
     this.seq = 0;
     this.echoed = 0;
@@ -989,8 +1005,19 @@ var Client = class _Client {
       const lost = this.cur;
       const avatar = lost.welcome.avatar;
       const seq = this.echoed;
+      this.event(`connection lost (${why.message}); joining ${lost.url} again`);
+      try {
+        await this.connect(lost.url, 3e3);
+        this.stats.reconnects++;
+        this.reconnecting = false;
+        this.event(`reconnected to ${this.cur.url}`);
+        return;
+      } catch (e) {
+        last = e;
+        this.cur = lost;
+      }
       const until = now() + (this.opts.resumeForMs ?? 12e3);
-      this.event(`connection lost (${why.message}); looking for avatar ${avatar} on the other nodes`);
+      this.event(`${lost.url}: ${last.message}; looking for avatar ${avatar} on the other nodes`);
       while (!this.closed && now() < until) {
         let urls = [];
         try {
@@ -1019,7 +1046,7 @@ var Client = class _Client {
         return;
       } catch (e) {
         last = e;
-        if (e instanceof RefusedError && e.code !== Code.Shutdown && e.code !== Code.Full) break;
+        if (e instanceof RefusedError && e.code !== Code.Shutdown && e.code !== Code.Full && e.code !== Code.Duplicate) break;
         delay = Math.min(maxDelay, delay * 2);
       }
     }
