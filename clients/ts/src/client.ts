@@ -398,6 +398,10 @@ export class Client {
   get inputSeq(): number {
     return this.seq;
   }
+  /** The last input the node applied (echoed in a State): where Client.resume picks up, as the Go client's LastApplied. */
+  get appliedSeq(): number {
+    return this.echoed;
+  }
 
   /** Calls fn after every State applied. */
   onState(fn: Listener<Client>): void {

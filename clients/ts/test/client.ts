@@ -147,6 +147,7 @@ export async function resumeScenario(json: string): Promise<string> {
     for (const b of ins) c.input(b);
     one.deliver(v.get("state-1")!.hex);
     one.deliver(v.get("state-2")!.hex); // input 1 applied
+    expect(c.appliedSeq === 1 && c.inputSeq === 3, `applied seq ${c.appliedSeq}, sent ${c.inputSeq}`);
     const events: string[] = [];
     c.onEvent((e) => events.push(e));
     // Node one dies: its connection closes, and a new one is refused.

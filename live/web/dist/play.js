@@ -858,6 +858,10 @@ var Client = class _Client {
   get inputSeq() {
     return this.seq;
   }
+  /** The last input the node applied (echoed in a State): where Client.resume picks up, as the Go client's LastApplied. */
+  get appliedSeq() {
+    return this.echoed;
+  }
   /** Calls fn after every State applied. */
   onState(fn) {
     this.stateL.push(fn);
