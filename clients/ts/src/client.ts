@@ -178,8 +178,8 @@ function dial(WS: typeof WebSocket, url: string, first: Uint8Array, onMessage: (
         joined = true;
         resolve([ws, decodeJoinOK(m)]);
       } catch (e) {
+        reject(e); // before the close, whose event may come at once
         ws.close();
-        reject(e);
       }
     };
     ws.onerror = () => {
@@ -521,9 +521,12 @@ export class Client {
         last = e as Error;
         this.cur = lost;
       }
+      // A refusal is an answer: the node is up, and the avatar did not
+      // fail over (the refusal's code decides below whether to retry).
+      const up = last instanceof RefusedError;
       const until = now() + (this.opts.resumeForMs ?? 12000);
-      this.event(`${lost.url}: ${last.message}; looking for avatar ${avatar} on the other nodes`);
-      while (!this.closed && now() < until) {
+      if (!up) this.event(`${lost.url}: ${last.message}; looking for avatar ${avatar} on the other nodes`);
+      while (!up && !this.closed && now() < until) {
         let urls: string[] = [];
         try {
           const r = this.opts.resume;

@@ -202,6 +202,22 @@ export async function resumeScenario(json: string): Promise<string> {
     expect(c1.stats.reconnects === 1 && c1.stats.resumes === 0 && ScriptedWS.made.length === 2, `reconnects ${c1.stats.reconnects}, resumes ${c1.stats.resumes}, ${ScriptedWS.made.length} sockets`);
     c1.leave();
 
+    // A node that refuses the new connection is up: the avatar did not
+    // fail over, and the client does not look for it elsewhere.
+    ScriptedWS.made = [];
+    const p0 = ow.Client.join({ url: "ws://nine/", token: async () => token, WebSocket: WS, resume: ["ws://ten/"] });
+    await settle();
+    ScriptedWS.made[0].open();
+    ScriptedWS.made[0].deliver(v.get("joinok")!.hex);
+    const c0 = await p0;
+    ScriptedWS.made[0].close();
+    await settle();
+    ScriptedWS.made[1].open();
+    ScriptedWS.made[1].deliver(v.get("error")!.hex); // full
+    await settle();
+    expect(ScriptedWS.made.length === 2 && c0.stats.resumes === 0, `after a refusal: dialled ${ScriptedWS.made.map((w) => w.url)}`);
+    c0.leave();
+
     // Client.resume on its own: the first node says the avatar is not
     // there, the second sends its state.
     ScriptedWS.made = [];

@@ -665,8 +665,8 @@ function dial(WS, url, first, onMessage, onClose, timeoutMs = 0) {
         joined = true;
         resolve([ws, decodeJoinOK(m)]);
       } catch (e) {
-        ws.close();
         reject(e);
+        ws.close();
       }
     };
     ws.onerror = () => {
@@ -965,9 +965,10 @@ var Client = class _Client {
         last = e;
         this.cur = lost;
       }
+      const up = last instanceof RefusedError;
       const until = now() + (this.opts.resumeForMs ?? 12e3);
-      this.event(`${lost.url}: ${last.message}; looking for avatar ${avatar} on the other nodes`);
-      while (!this.closed && now() < until) {
+      if (!up) this.event(`${lost.url}: ${last.message}; looking for avatar ${avatar} on the other nodes`);
+      while (!up && !this.closed && now() < until) {
         let urls = [];
         try {
           const r = this.opts.resume;
