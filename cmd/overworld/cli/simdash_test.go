@@ -5,13 +5,11 @@ package cli
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -212,24 +210,7 @@ func browserPath() string {
 // screenshot in $OVERWORLD_ARTIFACTS (dashboard-sim.png).
 func loadSimDashboard(t *testing.T, path, page string) {
 	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
-		chromedp.WindowSize(1024, 768), chromedp.Flag("disable-gpu", true))
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel2 := chromedp.NewContext(actx)
-	defer cancel2()
-	eval := func(expr string, v any) {
-		t.Helper()
-		cctx, cancel := context.WithTimeout(ctx, time.Minute)
-		defer cancel()
-		raw, err := chromedp.Run(cctx, chromedp.Evaluate[json.RawMessage](expr))
-		if err == nil {
-			err = json.Unmarshal(raw, v)
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", expr, err)
-		}
-	}
+	ctx, eval := cliBrowser(t, path)
 	if err := chromedp.Do(ctx, chromedp.Navigate(page)); err != nil {
 		t.Fatal(err)
 	}
@@ -266,15 +247,5 @@ func loadSimDashboard(t *testing.T, path, page string) {
 	if err != nil || len(png) < 8 || string(png[1:4]) != "PNG" {
 		t.Fatalf("screenshot: %v", err)
 	}
-	dir := os.Getenv("OVERWORLD_ARTIFACTS")
-	if dir == "" {
-		dir = filepath.Join(os.TempDir(), "overworld-browser-artifacts")
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "dashboard-sim.png"), png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("kept %s", filepath.Join(dir, "dashboard-sim.png"))
+	keepArtifact(t, "dashboard-sim.png", png)
 }
