@@ -387,6 +387,29 @@ func finite(v []float64) []float64 {
 	return out
 }
 
+// SnapshotOf describes node core n at its frame of time now as
+// /debug/world does: its view and every local object. It only reads n.
+func SnapshotOf(n *node.Node, now time.Duration) WorldSnapshot {
+	dims := n.Config().Registry.Space().Dims()
+	snap := WorldSnapshot{Node: uint32(n.ID()), NowNs: int64(now)}
+	for _, b := range n.View(nil) {
+		snap.View = append(snap.View, [2][]float64{finite(b.Min[:dims]), finite(b.Max[:dims])})
+	}
+	for _, info := range n.Objects(nil) {
+		loc := info.State.Location()
+		o := SnapObject{ID: uint64(info.ID), Primary: info.Primary, Loc: finite(loc[:dims]),
+			Version: info.Version, ProducedNs: int64(info.Produced), Kind: info.State.Schema().Name(), From: uint32(info.From)}
+		o.Epoch, _ = n.Epoch(info.ID)
+		if info.Primary {
+			if b, ok := n.BackupOf(info.ID); ok {
+				o.Backup = uint32(b)
+			}
+		}
+		snap.Objects = append(snap.Objects, o)
+	}
+	return snap
+}
+
 func (d *Daemon) debugWorld(w http.ResponseWriter, r *http.Request) {
 	reply := make(chan []byte, 1)
 	select {
@@ -421,23 +444,7 @@ func (d *Daemon) snapshotWorld(now time.Duration, n *node.Node) {
 	if len(waiting) == 0 {
 		return
 	}
-	dims := n.Config().Registry.Space().Dims()
-	snap := WorldSnapshot{Node: d.cfg.ID, NowNs: int64(now)}
-	for _, b := range n.View(nil) {
-		snap.View = append(snap.View, [2][]float64{finite(b.Min[:dims]), finite(b.Max[:dims])})
-	}
-	for _, info := range n.Objects(nil) {
-		loc := info.State.Location()
-		o := SnapObject{ID: uint64(info.ID), Primary: info.Primary, Loc: finite(loc[:dims]),
-			Version: info.Version, ProducedNs: int64(info.Produced), Kind: info.State.Schema().Name(), From: uint32(info.From)}
-		o.Epoch, _ = n.Epoch(info.ID)
-		if info.Primary {
-			if b, ok := n.BackupOf(info.ID); ok {
-				o.Backup = uint32(b)
-			}
-		}
-		snap.Objects = append(snap.Objects, o)
-	}
+	snap := SnapshotOf(n, now)
 	b, err := json.Marshal(snap)
 	if err != nil { // cannot happen: every float is finite
 		d.log.Error("world snapshot", "err", err)

@@ -16,19 +16,21 @@ import (
 
 // servePlayPages wraps the WebSocket player endpoint's handler with the
 // browser game's pages (/play, /overworld.js, /play.js,
-// /play/scene.json from game.Scene).
+// /play/scene.json from game.Scene, /play/node.json: this node and its
+// peers' WebSocket player endpoints).
 func (d *Daemon) servePlayPages(game Game) {
 	if d.players == nil || d.players.ws == nil {
 		return
 	}
-	var peers []string
+	var peers, urls []string
 	for _, p := range d.cfg.Peers {
-		if u, err := url.Parse(p.PlayerWS); err == nil && u.Host != "" {
+		if u, err := url.Parse(p.PlayerWS); err == nil && u.Host != "" && (u.Scheme == "ws" || u.Scheme == "wss") {
 			peers = append(peers, u.Host)
+			urls = append(urls, p.PlayerWS)
 		}
 	}
 	ws := web.PeerOrigins(d.players.ws.Handler, peers)
-	d.players.ws.Handler = web.PlayHandler(ws, web.PlayNode{ID: d.cfg.ID, City: d.cfg.City}, game.Scene)
+	d.players.ws.Handler = web.PlayHandler(ws, web.PlayNode{ID: d.cfg.ID, City: d.cfg.City, Peers: urls}, game.Scene)
 }
 
 // serveDashboard registers /dashboard on the admin mux: this node, polled

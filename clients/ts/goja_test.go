@@ -205,3 +205,48 @@ func TestClientHandoffInGoja(t *testing.T) {
 		t.Error(f)
 	}
 }
+
+// TestClientResumeInGoja runs the Client over scripted WebSockets through
+// a node's death: the client rejoins its avatar on every other node at
+// once (the Rejoin carries the last input applied), keeps the node that
+// sends a State, closes the one that says the avatar is not there,
+// resends the inputs the dead node did not apply and plays on; then
+// Client.resume on its own, and with no node holding the avatar.
+func TestClientResumeInGoja(t *testing.T) {
+	vectors, err := os.ReadFile(vectorsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := tsclient.Script(tsclient.Dir(), "test/client.ts", "owclient")
+	if err != nil {
+		t.Fatal(err)
+	}
+	vm := goja.New()
+	installTextCodec(vm)
+	// The scenario drives every step: timers never fire here.
+	if _, err := vm.RunString("globalThis.setInterval = () => 0; globalThis.clearInterval = () => {}; globalThis.setTimeout = () => 0; globalThis.clearTimeout = () => {};"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := vm.RunScript("client.js", string(js)); err != nil {
+		t.Fatal(err)
+	}
+	run, ok := goja.AssertFunction(vm.Get("owclient").ToObject(vm).Get("resumeScenario"))
+	if !ok {
+		t.Fatal("test/client.ts exports no resumeScenario")
+	}
+	res, err := run(goja.Undefined(), vm.ToValue(string(vectors)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, ok := res.Export().(*goja.Promise)
+	if !ok || p.State() != goja.PromiseStateFulfilled {
+		t.Fatalf("the scenario did not finish: %v", res)
+	}
+	var fails []string
+	if err := json.Unmarshal([]byte(p.Result().String()), &fails); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fails {
+		t.Error(f)
+	}
+}

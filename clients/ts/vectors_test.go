@@ -197,6 +197,10 @@ func MakeVectors(t testing.TB, seed uint64, nstreams int) Vectors {
 	add("leave", "leave", player.AppendLeave(nil), map[string]any{})
 	add("error", "error", player.AppendError(nil, player.CodeFull, "node is full"), map[string]any{"code": int(player.CodeFull), "text": "node is full"})
 	add("error-utf8", "error", player.AppendError(nil, player.CodeBadToken, "jeton refusé ✗"), map[string]any{"code": int(player.CodeBadToken), "text": "jeton refusé ✗"})
+	// A node's answer to a Rejoin whose avatar did not come (Resume's
+	// losing attempts): the message gateway.go sends.
+	gone := fmt.Sprintf("avatar %v did not arrive here", avatar)
+	add("error-avatar-gone", "error", player.AppendError(nil, player.CodeAvatarGone, gone), map[string]any{"code": int(player.CodeAvatarGone), "text": gone})
 	r := player.Redirect{Node: 2, QUIC: "10.0.0.2:7101", WS: "ws://10.0.0.2:7102/play", Avatar: avatar, Seq: 2}
 	add("redirect", "redirect", player.AppendRedirect(nil, r), map[string]any{"node": 2, "quic": r.QUIC, "ws": r.WS, "avatar": fmt.Sprint(uint64(avatar)), "seq": 2})
 	r2 := player.Redirect{Node: math.MaxUint32, WS: "wss://node9.example:443/", Avatar: big, Seq: 0}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/overworld/overworld/arena"
 	"github.com/overworld/overworld/discovery"
@@ -42,6 +43,13 @@ type DemoReport struct {
 // central server holds every avatar), and PlaceNone otherwise. progress
 // may be nil.
 func Demo(cfg ArenaConfig, progress func(Progress)) (*DemoReport, error) {
+	return DemoWatched(cfg, progress, 0, nil)
+}
+
+// DemoWatched is Demo with a watch (World.SetWatch): watch, if not nil,
+// is called every `every` of game time with the world, which it may read
+// but not change.
+func DemoWatched(cfg ArenaConfig, progress func(Progress), every time.Duration, watch func(w *World, now time.Duration)) (*DemoReport, error) {
 	if cfg.Data == "" {
 		cfg.Data = SitesWonder
 	}
@@ -61,6 +69,9 @@ func Demo(cfg ArenaConfig, progress func(Progress)) (*DemoReport, error) {
 	w, err := NewArena(cfg)
 	if err != nil {
 		return nil, err
+	}
+	if watch != nil {
+		w.SetWatch(every, func(now time.Duration) { watch(w, now) })
 	}
 	if err := w.Run(progress); err != nil {
 		return nil, err

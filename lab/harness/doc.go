@@ -31,7 +31,10 @@
 // events on parallel workers and still give the serial run's summary,
 // byte for byte. World.TrackKinds adds per-kind measures
 // (KindViews): missing replicas, updates that bypass discovery, replicas
-// already held when an object enters a view.
+// already held when an object enters a view. World.SetWatch (watch.go)
+// lets a caller read the world every so often of game time between the
+// simulator's steps, changing nothing: "overworld demo --dashboard"
+// shows a run live with it.
 //
 // Everything but the wall-clock figures (Result.Wall and the speed
 // factor, and frame times with Config.WallFrameTimes) is deterministic

@@ -66,6 +66,10 @@ type World struct {
 	// standby is the directory's standby rendezvous: the player nodes
 	// nearest the others (standbys).
 	standby []wire.NodeID
+	// watch: a function Run calls between steps (SetWatch); frames: every
+	// node's frame times observed (watch.go).
+	watch  watcher
+	frames []FrameTime
 }
 
 // New validates cfg and g and builds the run: the sites, the simulator,
@@ -121,6 +125,7 @@ func newWorld(cfg Config, g Game, wrap func(*node.Node) sim.Core) (*World, error
 		w.infra = wire.NodeID(total)
 	}
 	w.snaps = make([]snapPair, total)
+	w.frames = make([]FrameTime, total)
 	w.inc = make([]uint16, total)
 	w.members = make([]wire.NodeID, cfg.Nodes)
 	for i := range w.members {
@@ -370,6 +375,7 @@ func (w *World) observe(ev sim.Event) {
 		snap := w.snaps[ev.Node-1].next()
 		if snap.timed {
 			_ = w.sim.Recorder().FrameTime(ev.Node, snap.frame) // the node is up: cannot fail
+			w.frames[ev.Node-1].add(snap.frame)
 			snap.timed = false
 		}
 		_ = w.truth.Frame(&snap.Snapshot) // the node is up and time is the sim's: cannot fail
@@ -396,17 +402,20 @@ type histResetter interface{ ResetHists() }
 func (w *World) Run(progress func(Progress)) error {
 	start := time.Now()
 	total := w.cfg.Duration
+	w.watch.at(w.sim.Now(), false)
 	for w.sim.Now() < total {
 		step := min(time.Second, total-w.sim.Now())
 		if now := w.sim.Now(); now < w.cfg.Warmup {
 			step = min(step, w.cfg.Warmup-now)
 		}
+		step = w.watch.clip(w.sim.Now(), step)
 		if err := w.sim.RunFor(step); err != nil {
 			return err
 		}
 		if w.failed != nil {
 			return w.failed
 		}
+		w.watch.at(w.sim.Now(), w.sim.Now() >= total)
 		if !w.warm && w.cfg.Warmup > 0 && w.sim.Now() >= w.cfg.Warmup {
 			// The locators' latency and hop histograms leave the warm-up
 			// out, as the view measures do.
@@ -418,7 +427,7 @@ func (w *World) Run(progress func(Progress)) error {
 			}
 		}
 		w.wallRun = time.Since(start)
-		if progress != nil {
+		if progress != nil && !w.watch.within(w.sim.Now(), total, w.cfg.Warmup) {
 			progress(Progress{Virtual: w.sim.Now(), Total: total, Wall: w.wallRun, Events: w.sim.Events()})
 		}
 	}

@@ -63,10 +63,13 @@ func isGet(r *http.Request) bool {
 	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && !strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 }
 
-// PlayNode is the node serving the browser game, as the page shows it.
+// PlayNode is the node serving the browser game, as the page shows it,
+// and the WebSocket player endpoints of its peers (ws:// or wss:// URLs):
+// where the page looks for its avatar when this node dies.
 type PlayNode struct {
-	ID   uint32 `json:"id"`
-	City string `json:"city"`
+	ID    uint32   `json:"id"`
+	City  string   `json:"city"`
+	Peers []string `json:"peers,omitempty"`
 }
 
 // PlayHandler serves the browser game beside ws, the node's WebSocket
@@ -122,7 +125,8 @@ type DashboardNode struct {
 // DashboardInfo is what the dashboard page reads first
 // (/dashboard/info.json): its title, the node serving it (0: a cluster
 // view), the nodes, the game world's extent in its first two attributes,
-// and how often to poll, in milliseconds.
+// how often to poll, in milliseconds, and whose clock the series run on
+// ("": the browser's; ClockGame: the nodes' snapshots' time).
 type DashboardInfo struct {
 	Title string          `json:"title"`
 	Self  uint32          `json:"self"`
@@ -131,8 +135,14 @@ type DashboardInfo struct {
 		W float64 `json:"w"`
 		H float64 `json:"h"`
 	} `json:"world"`
-	Every int `json:"every"`
+	Every int    `json:"every"`
+	Clock string `json:"clock,omitempty"`
 }
+
+// ClockGame is DashboardInfo.Clock for nodes whose time is the game's, not
+// the browser's (a simulated run, paced or not): the page times its
+// series and rates by the nodes' snapshots (now_ns).
+const ClockGame = "game"
 
 // Base returns a pointer to prefix, for DashboardNode.Base.
 func Base(prefix string) *string { return &prefix }

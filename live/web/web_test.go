@@ -147,3 +147,52 @@ func TestDashboardGuard(t *testing.T) {
 		t.Errorf("the map of the earth: %d points, %v", len(pts), err)
 	}
 }
+
+// TestFeedDashboard: a fed dashboard describes its nodes on the game's
+// clock, each polled under /node/ID/; it serves each node's pages as last
+// set (503 before, 404 for a node it does not list, nothing but GET), and
+// / leads to the page.
+func TestFeedDashboard(t *testing.T) {
+	feed := web.NewFeed()
+	info := web.DashboardInfo{Title: "sim", Clock: web.ClockGame, Every: 250,
+		Nodes: []web.DashboardNode{{ID: 1, City: "Tokyo"}, {ID: 7, City: "Paris"}}}
+	h := web.FeedDashboard(info, feed)
+	var got web.DashboardInfo
+	if rec := get(t, h, http.MethodGet, "/dashboard/info.json", nil); rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &got) != nil {
+		t.Fatalf("info.json: %d %s", rec.Code, rec.Body)
+	}
+	if got.Clock != "game" || len(got.Nodes) != 2 || got.Nodes[1].Base == nil || *got.Nodes[1].Base != "/node/7" || got.Every != 250 {
+		t.Errorf("info.json: %+v", got)
+	}
+	if info.Nodes[0].Base != nil {
+		t.Error("FeedDashboard changed its argument's nodes")
+	}
+	if rec := get(t, h, http.MethodGet, "/node/1/metrics", nil); rec.Code != http.StatusServiceUnavailable {
+		t.Errorf("a node not fed yet: %d, want 503", rec.Code)
+	}
+	feed.Set(1, []byte("overworld_players 3\n"), []byte(`{"node":1,"now_ns":250000000}`))
+	feed.Set(1, []byte("overworld_players 4\n"), []byte(`{"node":1,"now_ns":500000000}`))
+	for path, want := range map[string]string{"/node/1/metrics": "overworld_players 4\n", "/node/1/debug/world": `{"node":1,"now_ns":500000000}`} {
+		rec := get(t, h, http.MethodGet, path, nil)
+		if rec.Code != 200 || rec.Body.String() != want {
+			t.Errorf("GET %s: %d %q, want %q", path, rec.Code, rec.Body, want)
+		}
+	}
+	if feed.Sets() != 2 || feed.Reads() != 2 {
+		t.Errorf("Sets() = %d, Reads() = %d, want 2 and 2", feed.Sets(), feed.Reads())
+	}
+	for _, path := range []string{"/node/2/metrics", "/node/x/metrics", "/node/1/debug/authority", "/node/1/admin/handoff", "/node/99999999999/metrics"} {
+		if rec := get(t, h, http.MethodGet, path, nil); rec.Code != 404 {
+			t.Errorf("GET %s: %d, want 404", path, rec.Code)
+		}
+	}
+	if rec := get(t, h, http.MethodPost, "/node/1/metrics", nil); rec.Code != http.StatusMethodNotAllowed {
+		t.Errorf("POST: %d, want 405", rec.Code)
+	}
+	if rec := get(t, h, http.MethodGet, "/", nil); rec.Code != http.StatusFound || rec.Header().Get("Location") != "/dashboard" {
+		t.Errorf("GET /: %d to %q", rec.Code, rec.Header().Get("Location"))
+	}
+	if rec := get(t, h, http.MethodGet, "/dashboard", nil); rec.Code != 200 || !strings.Contains(rec.Body.String(), "dashboard.js") {
+		t.Errorf("GET /dashboard: %d", rec.Code)
+	}
+}

@@ -1,6 +1,7 @@
 // A player's connection to overworld nodes over WebSocket: join with a
 // token, keep the View from State messages and acknowledge them, send
-// inputs, follow a node's Redirect make-before-break, and reconnect with
+// inputs, follow a node's Redirect make-before-break, take the avatar back
+// where it failed over when its node dies (Resume), and reconnect with
 // backoff when the connection drops.
 
 import {
@@ -63,6 +64,36 @@ export interface ClientOptions {
    * dozen frame periods tell a dead node from a slow one.
    */
   idleTimeoutMs?: number;
+  /**
+   * The WebSocket URLs of the nodes the avatar may fail over to (the
+   * node's peers), or a function giving them. When the connection drops,
+   * the client first joins the node it played on again (if it answers
+   * within 3 s it is up, the connection alone was lost, and the avatar
+   * with the session), then tries to take its avatar back on those (the
+   * node it played on left out): a Rejoin to each at once, as the Go client's
+   * ResumeAny does, keeping the first that sends a State (which a node
+   * does only once the avatar's primary is there: its backup took over),
+   * again every half second for resumeForMs; then it joins afresh as
+   * before. Needs a token function (a Rejoin takes a token).
+   */
+  resume?: string[] | (() => string[] | Promise<string[]>);
+  /** How long to keep trying to take the avatar back after the connection dropped, in ms (default 12000). */
+  resumeForMs?: number;
+}
+
+/** What Client.resume needs beside ClientOptions' token and WebSocket. */
+export interface ResumeOptions {
+  /** The WebSocket URLs of the nodes to try, all at once. */
+  urls: string[];
+  /** The token, or a function giving a fresh one for each node. */
+  token: Token | ((url: string) => Promise<Token>);
+  /** The avatar to take back. */
+  avatar: bigint;
+  /** The last input the client saw applied: the nodes apply the later ones. */
+  seq: number;
+  /** How long each attempt waits for the avatar's first State, in ms (default 8000). */
+  waitMs?: number;
+  WebSocket?: typeof WebSocket;
 }
 
 /** Statistics of a client's session. */
@@ -77,6 +108,8 @@ export interface ClientStats {
   /** Per handoff, ms from the old node's last State applied to the new node's first. */
   handoffGaps: number[];
   reconnects: number;
+  /** Times the client took its avatar back on another node after its node died (Resume). */
+  resumes: number;
 }
 
 /** One connection to a node. */
@@ -100,9 +133,10 @@ function sleep(ms: number): Promise<void> {
 
 /**
  * Opens a WebSocket to url, sends first, and resolves with the socket and
- * the Welcome of the node's JoinOK (a refusal rejects with a RefusedError).
+ * the Welcome of the node's JoinOK (a refusal rejects with a RefusedError;
+ * so does no JoinOK within timeoutMs, if given, closing the socket).
  */
-function dial(WS: typeof WebSocket, url: string, first: Uint8Array, onMessage: (ws: WebSocket, m: Uint8Array) => void, onClose: (ws: WebSocket, e: Error) => void): Promise<[WebSocket, Welcome]> {
+function dial(WS: typeof WebSocket, url: string, first: Uint8Array, onMessage: (ws: WebSocket, m: Uint8Array) => void, onClose: (ws: WebSocket, e: Error) => void, timeoutMs = 0): Promise<[WebSocket, Welcome]> {
   return new Promise((resolve, reject) => {
     let ws: WebSocket;
     try {
@@ -113,8 +147,24 @@ function dial(WS: typeof WebSocket, url: string, first: Uint8Array, onMessage: (
     }
     ws.binaryType = "arraybuffer";
     let joined = false;
+    let gaveUp = false;
+    if (timeoutMs > 0) {
+      const timer = setTimeout(() => {
+        if (joined) return;
+        gaveUp = true;
+        ws.onclose = null;
+        ws.close();
+        reject(new Error(`player: no joinok from ${url} in ${timeoutMs} ms`));
+      }, timeoutMs);
+      const done = resolve;
+      resolve = (v) => {
+        clearTimeout(timer);
+        done(v);
+      };
+    }
     ws.onopen = () => ws.send(first);
     ws.onmessage = (ev: MessageEvent) => {
+      if (gaveUp) return;
       const m = new Uint8Array(ev.data as ArrayBuffer);
       if (joined) {
         onMessage(ws, m);
@@ -128,8 +178,8 @@ function dial(WS: typeof WebSocket, url: string, first: Uint8Array, onMessage: (
         joined = true;
         resolve([ws, decodeJoinOK(m)]);
       } catch (e) {
+        reject(e); // before the close, whose event may come at once
         ws.close();
-        reject(e);
       }
     };
     ws.onerror = () => {
@@ -139,6 +189,63 @@ function dial(WS: typeof WebSocket, url: string, first: Uint8Array, onMessage: (
       if (!joined) reject(new Error(`player: websocket to ${url} closed before joinok (${ev.code})`));
       else onClose(ws, new Error(`player: websocket closed (${ev.code} ${ev.reason})`));
     };
+  });
+}
+
+/**
+ * Opens a WebSocket to url with a Rejoin for avatar (first) and resolves
+ * once the node sent its first State, which it sends only when the
+ * avatar's primary is there: the socket, the JoinOK and that State. An
+ * Error, a JoinOK for another avatar, a close or waitMs without a State
+ * rejects (and closes the socket). After it resolves, the socket's
+ * messages and close go to onMessage and onClose.
+ */
+function dialAvatar(WS: typeof WebSocket, url: string, first: Uint8Array, avatar: bigint, waitMs: number,
+  onMessage: (ws: WebSocket, m: Uint8Array) => void, onClose: (ws: WebSocket, e: Error) => void): Promise<[WebSocket, Welcome, Uint8Array]> {
+  return new Promise((resolve, reject) => {
+    let phase: "dial" | "wait" | "play" | "done" = "dial";
+    let sock: WebSocket | null = null;
+    let welcome: Welcome | null = null;
+    const give = (e: Error) => {
+      if (phase === "done" || phase === "play") return;
+      phase = "done";
+      clearTimeout(timer);
+      sock?.close();
+      reject(e);
+    };
+    const timer = setTimeout(() => give(new Error(`player: node ${url} sent no state for avatar ${avatar} in ${waitMs} ms`)), waitMs);
+    dial(WS, url, first, (ws, m) => {
+      if (phase === "play") {
+        onMessage(ws, m);
+        return;
+      }
+      if (phase !== "wait") return;
+      try {
+        const t = open(m);
+        if (t === MsgType.Error) throw decodeError(m);
+        if (t !== MsgType.State) return;
+        phase = "play";
+        clearTimeout(timer);
+        resolve([ws, welcome!, m]);
+      } catch (e) {
+        give(e as Error);
+      }
+    }, (ws, e) => {
+      if (phase === "play") onClose(ws, e);
+      else give(e);
+    }).then(([ws, w]) => {
+      sock = ws;
+      if (phase === "done") {
+        ws.close();
+        return;
+      }
+      if (w.avatar !== avatar) {
+        give(new Error(`player: resuming avatar ${avatar}, node ${url} gave ${w.avatar}`));
+        return;
+      }
+      welcome = w;
+      phase = "wait";
+    }, (e) => give(e as Error));
   });
 }
 
@@ -164,7 +271,7 @@ export class Client {
   private eventL: Listener<string>[] = [];
   private endL: Listener<Error | null>[] = [];
   /** The session's statistics. */
-  readonly stats: ClientStats = { states: 0, stateBytes: 0, applied: 0, inputs: 0, rtt: [], handoffs: 0, handoffGaps: [], reconnects: 0 };
+  readonly stats: ClientStats = { states: 0, stateBytes: 0, applied: 0, inputs: 0, rtt: [], handoffs: 0, handoffGaps: [], reconnects: 0, resumes: 0 };
   private readonly WS: typeof WebSocket;
   private token: Uint8Array = new Uint8Array(0);
 
@@ -176,14 +283,69 @@ export class Client {
   static async join(opts: ClientOptions): Promise<Client> {
     const c = new Client(opts);
     await c.connect(opts.url);
-    const idle = opts.idleTimeoutMs ?? 0;
+    c.startIdle();
+    return c;
+  }
+
+  /**
+   * Takes a player's avatar back after the node it played on died, as
+   * the Go client's ResumeAny does: a Rejoin (the token, the avatar and
+   * seq, the last input the player saw applied) to every node of
+   * r.urls at once, keeping the first that sends a State — a node does
+   * only once the avatar's primary is there, its backup having taken
+   * over — and closing the others. It rejects when none does within
+   * r.waitMs. opts (url and token are r's) sets the session's options.
+   */
+  static async resume(r: ResumeOptions, opts: Partial<ClientOptions> = {}): Promise<Client> {
+    const c = new Client({ ...opts, url: r.urls[0] ?? "", token: r.token, WebSocket: r.WebSocket ?? opts.WebSocket });
+    c.seq = r.seq;
+    c.echoed = r.seq;
+    if (!(await c.takeBack(r.urls, r.avatar, r.seq, r.waitMs ?? 8000))) throw new Error(`player: no node of ${r.urls.length} holds avatar ${r.avatar}`);
+    c.stats.resumes = 0;
+    c.startIdle();
+    return c;
+  }
+
+  private startIdle() {
+    const c = this;
+    const idle = this.opts.idleTimeoutMs ?? 0;
     if (idle > 0) {
       const timer = setInterval(() => {
         if (c.closed) clearInterval(timer);
         else c.checkIdle();
       }, Math.max(50, Math.min(1000, idle / 4)));
     }
-    return c;
+  }
+
+  /**
+   * Rejoins avatar on every node of urls at once and plays on the first
+   * that sends a State (closing the others): it resends the inputs after
+   * seq there and reports true; false when none did within waitMs.
+   */
+  private async takeBack(urls: string[], avatar: bigint, seq: number, waitMs: number): Promise<boolean> {
+    if (urls.length === 0) return false;
+    let won: Leg | null = null;
+    const tries = urls.map(async (url) => {
+      const token = await this.freshToken(url);
+      const [ws, w, first] = await dialAvatar(this.WS, url, encodeRejoin({ token, avatar, seq }), avatar, waitMs, (s, m) => this.onMessage(s, m), (s, e) => this.onClose(s, e));
+      if (won || this.closed) {
+        ws.close(); // another node won (cannot happen while an avatar has one primary)
+        return;
+      }
+      this.token = token;
+      won = { ws, welcome: w, view: new View(w), node: 0, url };
+      this.cur = won;
+      this.next = null;
+      this.lastApplied = now();
+      this.handle(won, first);
+      for (let q = Math.max(seq + 1, this.seq - 255); q <= this.seq; q++) {
+        const b = this.sent[q % 256];
+        if (b) ws.send(encodeInput(q, b));
+      }
+    });
+    await Promise.allSettled(tries);
+    if (won) this.stats.resumes++;
+    return won !== null;
   }
 
   /**
@@ -206,9 +368,9 @@ export class Client {
     return tokenBytes(typeof t === "function" ? await t(url) : t);
   }
 
-  private async connect(url: string): Promise<void> {
+  private async connect(url: string, timeoutMs = 0): Promise<void> {
     this.token = await this.freshToken(url);
-    const [ws, w] = await dial(this.WS, url, encodeJoin(this.token), (s, m) => this.onMessage(s, m), (s, e) => this.onClose(s, e));
+    const [ws, w] = await dial(this.WS, url, encodeJoin(this.token), (s, m) => this.onMessage(s, m), (s, e) => this.onClose(s, e), timeoutMs);
     this.cur = { ws, welcome: w, view: new View(w), node: 0, url };
     this.seq = 0;
     this.echoed = 0;
@@ -235,6 +397,10 @@ export class Client {
   /** The newest input seq sent. */
   get inputSeq(): number {
     return this.seq;
+  }
+  /** The last input the node applied (echoed in a State): where Client.resume picks up, as the Go client's LastApplied. */
+  get appliedSeq(): number {
+    return this.echoed;
   }
 
   /** Calls fn after every State applied. */
@@ -335,6 +501,48 @@ export class Client {
     const maxDelay = this.opts.maxBackoffMs ?? 8000;
     const tries = this.opts.maxRetries ?? 8;
     let last = why;
+    if (this.opts.resume && typeof this.opts.token === "function" && this.cur) {
+      const lost = this.cur;
+      const avatar = lost.welcome.avatar;
+      const seq = this.echoed;
+      // The node played on may be up, the connection alone lost: its
+      // avatar then left with the session, and the player joins there
+      // afresh at once. A node that died refuses the connection (or
+      // does not answer in time): then its avatar is looked for where its
+      // backup took over.
+      this.event(`connection lost (${why.message}); joining ${lost.url} again`);
+      try {
+        await this.connect(lost.url, 3000);
+        this.stats.reconnects++;
+        this.reconnecting = false;
+        this.event(`reconnected to ${this.cur.url}`);
+        return;
+      } catch (e) {
+        last = e as Error;
+        this.cur = lost;
+      }
+      // A refusal is an answer: the node is up, and the avatar did not
+      // fail over (the refusal's code decides below whether to retry).
+      const up = last instanceof RefusedError;
+      const until = now() + (this.opts.resumeForMs ?? 12000);
+      if (!up) this.event(`${lost.url}: ${last.message}; looking for avatar ${avatar} on the other nodes`);
+      while (!up && !this.closed && now() < until) {
+        let urls: string[] = [];
+        try {
+          const r = this.opts.resume;
+          urls = (typeof r === "function" ? await r() : r).filter((u) => u !== lost.url);
+        } catch (e) {
+          last = e as Error;
+        }
+        if (urls.length === 0) break;
+        if (await this.takeBack(urls, avatar, seq, Math.max(1000, Math.min(8000, until - now())))) {
+          this.reconnecting = false;
+          this.event(`took avatar ${avatar} back on ${this.cur.url}`);
+          return;
+        }
+        await sleep(500);
+      }
+    }
     for (let k = 0; k < tries && !this.closed; k++) {
       this.event(`connection lost (${last.message}); reconnecting in ${Math.round(delay)} ms`);
       await sleep(delay * (0.75 + Math.random() / 2));
@@ -346,7 +554,8 @@ export class Client {
         return;
       } catch (e) {
         last = e as Error;
-        if (e instanceof RefusedError && e.code !== Code.Shutdown && e.code !== Code.Full) break;
+        // A duplicate player: the node has not yet ended the lost session.
+        if (e instanceof RefusedError && e.code !== Code.Shutdown && e.code !== Code.Full && e.code !== Code.Duplicate) break;
         delay = Math.min(maxDelay, delay * 2);
       }
     }

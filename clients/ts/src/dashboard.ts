@@ -24,6 +24,12 @@ interface Info {
   world: { w: number; h: number };
   /** Poll period in ms. */
   every: number;
+  /**
+   * Whose clock the series run on: the browser's (absent), or "game": the
+   * nodes' own time (their snapshots' now_ns), for a simulated run, whose
+   * game time need not pass as fast as the browser's.
+   */
+  clock?: string;
 }
 
 interface SnapObject {
@@ -78,11 +84,14 @@ const palette = ["#60a5fa", "#f87171", "#4ade80", "#facc15", "#c084fc", "#fb923c
 const color = (node: number) => palette[(node - 1 + palette.length) % palette.length];
 const t0 = performance.now();
 
-function push(chart: string, name: string, v: number) {
+/** The time of a poll, in ms: the browser's since the page opened, or the game's (Info.clock). */
+let clockNow = () => performance.now() - t0;
+
+function push(chart: string, name: string, v: number, t = clockNow()) {
   const c = charts[chart];
   let s = c.series.get(name);
   if (!s) c.series.set(name, (s = { name, t: [], v: [] }));
-  s.t.push(performance.now() - t0);
+  s.t.push(t);
   s.v.push(v);
   if (s.v.length > MAX_POINTS) {
     s.t.shift();
@@ -154,19 +163,30 @@ async function pollNode(n: NodeInfo): Promise<void> {
   const [mr, wr] = await Promise.all([get(n.base + "/metrics"), get(n.base + "/debug/world")]);
   if (!mr.ok) throw new Error(`node ${n.id}: /metrics: ${mr.status}`);
   const m = parseMetrics(await mr.text());
-  const at = performance.now();
-  if (wr.ok) snaps.set(n.id, (await wr.json()) as Snapshot);
+  let at = performance.now() - t0;
+  let snap: Snapshot | null = null;
+  if (wr.ok) {
+    snap = (await wr.json()) as Snapshot;
+    snap.view ??= []; // a node without primaries has no view (JSON null)
+    snaps.set(n.id, snap);
+  }
+  if (gameClock) {
+    // The node's own time: the metrics and the snapshot are of one frame.
+    if (!snap) throw new Error(`node ${n.id}: /debug/world: ${wr.status}`);
+    at = snap.now_ns / 1e6;
+  }
   const p = prev.get(n.id);
+  if (p && at <= p.at) return; // the same frame again (a paused or finished run)
   prev.set(n.id, { at, m });
   const name = `node ${n.id}`;
-  push("players", name, sum(m, "overworld_players"));
-  push("failovers", name, sum(m, "overworld_authority_events_total", (l) => l.kind === "promoted"));
-  push("migrations", name, sum(m, "overworld_authority_events_total", (l) => l.kind === "migrated"));
+  push("players", name, sum(m, "overworld_players"), at);
+  push("failovers", name, sum(m, "overworld_authority_events_total", (l) => l.kind === "promoted"), at);
+  push("migrations", name, sum(m, "overworld_authority_events_total", (l) => l.kind === "migrated"), at);
   if (!p) return;
   const dt = (at - p.at) / 1000;
   const dc = sum(m, "overworld_frame_seconds_count") - sum(p.m, "overworld_frame_seconds_count");
   const ds = sum(m, "overworld_frame_seconds_sum") - sum(p.m, "overworld_frame_seconds_sum");
-  if (dc > 0) push("frame", name, (1000 * ds) / dc);
+  if (dc > 0) push("frame", name, (1000 * ds) / dc, at);
   const classes = new Set((m.get("overworld_bytes_total") ?? []).map(([l]) => l.class));
   for (const cl of classes) {
     const b = sum(m, "overworld_bytes_total", (l) => l.class === cl) - sum(p.m, "overworld_bytes_total", (l) => l.class === cl);
@@ -174,6 +194,9 @@ async function pollNode(n: NodeInfo): Promise<void> {
   }
 }
 let bw = new Map<string, number>();
+let gameClock = false;
+let lastTruth = -Infinity;
+let lastBW = -Infinity;
 
 function inBox(loc: number[], b: [number[], number[]]): boolean {
   for (let d = 0; d < b[0].length && d < loc.length; d++) if (!(loc[d] >= b[0][d] && loc[d] <= b[1][d])) return false;
@@ -182,7 +205,8 @@ function inBox(loc: number[], b: [number[], number[]]): boolean {
 
 /** Missing replicas and discovery latency from the nodes' snapshots. */
 function truth(polledAt: number) {
-  if (snaps.size < 2) return;
+  if (snaps.size < 2 || polledAt <= lastTruth) return;
+  lastTruth = polledAt;
   const primaries: [number, SnapObject][] = [];
   for (const s of snaps.values()) for (const o of s.objects ?? []) if (o.primary) primaries.push([s.node, o]);
   let inView = 0;
@@ -206,8 +230,8 @@ function truth(polledAt: number) {
       }
     }
   }
-  if (inView > 0) push("missing", "cluster", (100 * missing) / inView);
-  if (lat.length > 0) push("discovery", "cluster", lat.reduce((a, b) => a + b, 0) / lat.length);
+  if (inView > 0) push("missing", "cluster", (100 * missing) / inView, polledAt);
+  if (lat.length > 0) push("discovery", "cluster", lat.reduce((a, b) => a + b, 0) / lat.length, polledAt);
   if (pendingSince.size > 100000) pendingSince.clear();
 }
 
@@ -373,6 +397,12 @@ async function main() {
   }
   const info = (await r.json()) as Info;
   state.info = info;
+  gameClock = info.clock === "game";
+  if (gameClock) {
+    // A poll's time is the game's: the newest of the nodes' snapshots.
+    clockNow = () => Math.max(0, ...[...snaps.values()].map((s) => s.now_ns / 1e6));
+    charts.discovery.title = "discovery latency (view entry to replica, at the poll period's resolution in game time)";
+  }
   try {
     const e = await fetch("dashboard/earth.json");
     if (e.ok) earth = await e.json();
@@ -387,8 +417,10 @@ async function main() {
     const res = await Promise.allSettled(polled.map(pollNode));
     for (const x of res) if (x.status === "rejected") state.errors.push(String(x.reason));
     if (state.errors.length > 20) state.errors.splice(0, state.errors.length - 20);
-    for (const [cl, v] of bw) push("bandwidth", cl, v);
-    truth(performance.now());
+    const t = clockNow();
+    if (t > lastBW) for (const [cl, v] of bw) push("bandwidth", cl, v, t);
+    lastBW = t;
+    truth(t);
     state.polls++;
     render(info);
     setTimeout(tick, info.every);

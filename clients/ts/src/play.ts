@@ -4,7 +4,11 @@
 // keyboard and mouse controls. The token comes from the page's fragment
 // (#token=...), or from a lobby (#lobby=URL: POST URL/token?ws=HOST gives
 // a fresh one for the node at HOST, for reconnecting), or from the form
-// the page shows.
+// the page shows. With a lobby, the page's player stays the same across
+// reconnects (#player=NAME&key=KEY: the lobby's proof that the name is
+// the page's), so that when its node dies it can take its avatar back on
+// the node's peers (/play/node.json lists them), where the avatar's
+// backup took over.
 
 import { Client, quantile, type Token } from "./client";
 import { encodeArenaInput, isPlayerAvatar, RUN_SPEED } from "./arena";
@@ -60,7 +64,12 @@ async function tokenSource(): Promise<Token | ((url: string) => Promise<Token>) 
   const p = params();
   const lobby = p.get("lobby");
   let first = p.get("token");
-  if (first) history.replaceState(null, "", location.pathname + (lobby ? "#lobby=" + encodeURIComponent(lobby) : ""));
+  const who = new URLSearchParams();
+  for (const k of ["player", "key"]) {
+    const v = p.get(k);
+    if (v) who.set(k, v);
+  }
+  if (first) history.replaceState(null, "", location.pathname + (lobby ? "#lobby=" + encodeURIComponent(lobby) + (who.size ? "&" + who : "") : ""));
   if (lobby) {
     return async (url: string) => {
       if (first) {
@@ -69,7 +78,7 @@ async function tokenSource(): Promise<Token | ((url: string) => Promise<Token>) 
         return t;
       }
       // A token names its node: the lobby issues one for the node at url.
-      const r = await fetch(lobby.replace(/\/$/, "") + "/token?ws=" + encodeURIComponent(new URL(url).host), { method: "POST" });
+      const r = await fetch(lobby.replace(/\/$/, "") + "/token?ws=" + encodeURIComponent(new URL(url).host) + (who.size ? "&" + who : ""), { method: "POST" });
       if (!r.ok) throw new Error(`lobby: ${r.status} ${await r.text()}`);
       return (await r.text()).trim();
     };
@@ -191,7 +200,7 @@ async function main() {
   } catch {
     /* a game without a scene: draw the objects alone */
   }
-  let first = { id: 0, city: "" };
+  let first: { id: number; city: string; peers?: string[] } = { id: 0, city: "" };
   try {
     const r = await fetch("/play/node.json");
     if (r.ok) first = await r.json();
@@ -211,7 +220,7 @@ async function main() {
   }
   let c: Client;
   try {
-    c = await Client.join({ url: wsURL(), token: src, idleTimeoutMs: 10000 });
+    c = await Client.join({ url: wsURL(), token: src, idleTimeoutMs: 10000, resume: first.peers ?? [] });
   } catch (e) {
     st.error = (e as Error).message;
     $("hud").textContent = "could not join: " + st.error;
@@ -223,8 +232,11 @@ async function main() {
     const o = c.view.lookup(c.welcome.avatar);
     return o ? { id: c.welcome.avatar.toString(), x: o.num("x"), y: o.num("y") } : null;
   };
-  st.node = () => c.node || first.id;
-  nodeLabel = () => (c.node ? `node ${c.node}` : first.id ? `node ${first.id}${first.city ? " (" + first.city + ")" : ""}` : `node ${location.host}`);
+  // The node played on: the one serving the page, until a Redirect names
+  // another, or the avatar is taken back on a peer (its address).
+  st.node = () => c.node || (c.url === wsURL() ? first.id : 0);
+  nodeLabel = () =>
+    c.node ? `node ${c.node}` : c.url === wsURL() && first.id ? `node ${first.id}${first.city ? " (" + first.city + ")" : ""}` : `node ${new URL(c.url).host}`;
   c.onEvent((s) => ($("events").textContent = s));
   c.onEnd((e) => {
     st.error = e ? e.message : "left";

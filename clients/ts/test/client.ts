@@ -112,3 +112,146 @@ export async function clientScenario(json: string): Promise<string> {
   }
   return JSON.stringify(fails);
 }
+
+/**
+ * Runs the resume script on the vectors (JSON): a node dies, and the
+ * client takes its avatar back on the peer its backup took over on, as
+ * the Go client's ResumeAny does; then Client.resume on its own. Returns
+ * the failures as JSON.
+ */
+export async function resumeScenario(json: string): Promise<string> {
+  const vs = JSON.parse(json) as { messages: { name: string; hex: string; fields: any }[] };
+  const v = new Map(vs.messages.map((m) => [m.name, m]));
+  const fails: string[] = [];
+  const expect = (ok: boolean, what: string) => {
+    if (!ok) fails.push(what);
+  };
+  try {
+    ScriptedWS.made = [];
+    const token = unhex(v.get("join")!.fields.token);
+    const asked: string[] = [];
+    const WS = ScriptedWS as unknown as typeof WebSocket;
+    const p = ow.Client.join({
+      url: "ws://one/",
+      token: async (url) => (asked.push(url), token),
+      WebSocket: WS,
+      resume: async () => ["ws://one/", "ws://two/", "ws://three/"],
+    });
+    await settle();
+    const one = ScriptedWS.made[0];
+    one.open();
+    one.deliver(v.get("joinok")!.hex);
+    const c = await p;
+    const avatar = c.welcome.avatar;
+    const ins = [1, 2, 3].map((k) => new Uint8Array([k]));
+    for (const b of ins) c.input(b);
+    one.deliver(v.get("state-1")!.hex);
+    one.deliver(v.get("state-2")!.hex); // input 1 applied
+    expect(c.appliedSeq === 1 && c.inputSeq === 3, `applied seq ${c.appliedSeq}, sent ${c.inputSeq}`);
+    const events: string[] = [];
+    c.onEvent((e) => events.push(e));
+    // Node one dies: its connection closes, and a new one is refused.
+    one.close();
+    await settle();
+    const again = ScriptedWS.made[1];
+    expect(ScriptedWS.made.length === 2 && again?.url === "ws://one/", `dialled ${ScriptedWS.made.slice(1).map((w) => w.url)}, want node one again first`);
+    again.close(); // refused
+    await settle();
+    const [two, three] = [ScriptedWS.made[2], ScriptedWS.made[3]];
+    expect(ScriptedWS.made.length === 4 && two?.url === "ws://two/" && three?.url === "ws://three/", `dialled ${ScriptedWS.made.slice(2).map((w) => w.url)}, want two and three (not the dead one)`);
+    expect(asked.join(",") === "ws://one/,ws://one/,ws://two/,ws://three/", `tokens asked for ${asked}`);
+    two.open();
+    three.open();
+    const rejoin = hex(ow.encodeRejoin({ token, avatar, seq: 1 }));
+    expect(two.sent[0] === rejoin && three.sent[0] === rejoin, `the rejoins sent: ${two.sent[0]}, ${three.sent[0]}; want ${rejoin} (seq 1: the last input applied)`);
+    two.deliver(v.get("joinok")!.hex);
+    three.deliver(v.get("joinok")!.hex);
+    await settle();
+    c.input(new Uint8Array([4])); // while looking: kept, sent where the avatar is
+    expect(two.sent.length === 1 && three.sent.length === 1, `sent before a state: ${two.sent.length - 1}, ${three.sent.length - 1} more messages`);
+    three.deliver(v.get("error-avatar-gone")!.hex); // not there
+    await settle();
+    expect(three.closed, "node three's socket is open after its error");
+    expect(c.stats.resumes === 0 && c.url === "ws://one/", `resumed on ${c.url} before any state`);
+    two.deliver(v.get("state-1")!.hex); // the avatar is on node two
+    await settle();
+    expect(c.stats.resumes === 1 && c.url === "ws://two/" && c.welcome.avatar === avatar, `after node two's state: resumes ${c.stats.resumes}, on ${c.url}, avatar ${c.welcome.avatar}`);
+    expect(c.view.frame === 1 && c.view.lookup(avatar)?.num("x") === 10.5, `the view after the resume: frame ${c.view.frame}`);
+    const want = [rejoin, hex(ow.encodeAck(1)), ...[2, 3, 4].map((q) => hex(ow.encodeInput(q, new Uint8Array([q]))))];
+    expect(two.sent.join() === want.join(), `node two got ${two.sent}, want the rejoin, the ack and inputs 2 to 4 again`);
+    expect(c.stats.reconnects === 0 && events.some((e) => /took avatar .* back on ws:\/\/two\//.test(e)), `events ${events}`);
+    c.input(new Uint8Array([5]));
+    expect(two.sent[5] === hex(ow.encodeInput(5, new Uint8Array([5]))), `input 5 went ${two.sent[5]}`);
+    c.leave();
+
+    // A node that is up, the connection alone lost: the client joins it
+    // again at once (a fresh avatar), without looking on the others.
+    ScriptedWS.made = [];
+    const p1 = ow.Client.join({ url: "ws://seven/", token: async () => token, WebSocket: WS, resume: ["ws://eight/"] });
+    await settle();
+    ScriptedWS.made[0].open();
+    ScriptedWS.made[0].deliver(v.get("joinok")!.hex);
+    const c1 = await p1;
+    ScriptedWS.made[0].close();
+    await settle();
+    const back = ScriptedWS.made[1];
+    back.open();
+    expect(back.url === "ws://seven/" && back.sent[0] === v.get("join")!.hex, `after a lost connection: ${back.url} got ${back.sent[0]}`);
+    back.deliver(v.get("joinok")!.hex);
+    await settle();
+    expect(c1.stats.reconnects === 1 && c1.stats.resumes === 0 && ScriptedWS.made.length === 2, `reconnects ${c1.stats.reconnects}, resumes ${c1.stats.resumes}, ${ScriptedWS.made.length} sockets`);
+    c1.leave();
+
+    // A node that refuses the new connection is up: the avatar did not
+    // fail over, and the client does not look for it elsewhere.
+    ScriptedWS.made = [];
+    const p0 = ow.Client.join({ url: "ws://nine/", token: async () => token, WebSocket: WS, resume: ["ws://ten/"] });
+    await settle();
+    ScriptedWS.made[0].open();
+    ScriptedWS.made[0].deliver(v.get("joinok")!.hex);
+    const c0 = await p0;
+    ScriptedWS.made[0].close();
+    await settle();
+    ScriptedWS.made[1].open();
+    ScriptedWS.made[1].deliver(v.get("error")!.hex); // full
+    await settle();
+    expect(ScriptedWS.made.length === 2 && c0.stats.resumes === 0, `after a refusal: dialled ${ScriptedWS.made.map((w) => w.url)}`);
+    c0.leave();
+
+    // Client.resume on its own: the first node says the avatar is not
+    // there, the second sends its state.
+    ScriptedWS.made = [];
+    const p2 = ow.Client.resume({ urls: ["ws://four/", "ws://five/"], token, avatar, seq: 2, WebSocket: WS });
+    await settle();
+    const [four, five] = ScriptedWS.made;
+    four.open();
+    five.open();
+    const rejoin2 = hex(ow.encodeRejoin({ token, avatar, seq: 2 }));
+    expect(four.sent[0] === rejoin2 && five.sent[0] === rejoin2, `Client.resume's rejoins: ${four.sent[0]}, ${five.sent[0]}`);
+    four.deliver(v.get("joinok")!.hex);
+    five.deliver(v.get("joinok")!.hex);
+    await settle();
+    four.deliver(v.get("error-avatar-gone")!.hex);
+    five.deliver(v.get("state-1")!.hex);
+    const c2 = await p2;
+    expect(c2.url === "ws://five/" && c2.inputSeq === 2 && c2.view.frame === 1 && four.closed, `Client.resume: on ${c2.url}, seq ${c2.inputSeq}, frame ${c2.view.frame}`);
+    c2.input(new Uint8Array([9]));
+    expect(five.sent[2] === hex(ow.encodeInput(3, new Uint8Array([9]))), `the next input after resuming at seq 2: ${five.sent[2]}`);
+    c2.leave();
+
+    // No node has it: Client.resume rejects.
+    ScriptedWS.made = [];
+    const p3 = ow.Client.resume({ urls: ["ws://six/"], token, avatar, seq: 0, WebSocket: WS });
+    await settle();
+    ScriptedWS.made[0].open();
+    ScriptedWS.made[0].deliver(v.get("joinok")!.hex);
+    await settle();
+    ScriptedWS.made[0].deliver(v.get("error-avatar-gone")!.hex);
+    let rejected: Error | null = null;
+    await p3.catch((e) => (rejected = e));
+    expect(rejected !== null && /no node of 1 holds avatar/.test((rejected as Error).message), `Client.resume with no node holding the avatar: ${rejected}`);
+  } catch (e) {
+    fails.push(`threw ${(e as Error).stack ?? e}`);
+  }
+  return JSON.stringify(fails);
+}

@@ -43,7 +43,7 @@ credentials of authenticated admin endpoints. Without it, the browser's own
 Authorization header is forwarded. The command serves until Ctrl-C.
 
 overworld cluster serves the same page for the cluster it runs (its --play address,
-/dashboard).`,
+/dashboard), and overworld demo --dashboard ADDR for a simulated run.`,
 		Example: `  overworld dashboard --cluster 127.0.0.1:7180,127.0.0.1:7181 --listen 127.0.0.1:7300`,
 		Args:    cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {

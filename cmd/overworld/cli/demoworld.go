@@ -1,13 +1,18 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/overworld/overworld/lab/cities"
@@ -39,6 +44,8 @@ type demoWorldFlags struct {
 	session            time.Duration
 	regions            string
 	regionPolicy       string
+	dashboard          string
+	pace               float64
 }
 
 func newDemoCmd(e *env) *cobra.Command {
@@ -73,11 +80,23 @@ bytes for the same flags), series.csv and nodes.csv.
 10 ms of exponential jitter, 0.1% duplication; --loss, --jitter, --dup and --reorder set
 each part on their own.
 
+--dashboard ADDR serves the live dashboard of the run (the page of a node's
+/dashboard) at http://ADDR/dashboard while it runs: the world with every
+object colored by the node holding its primary and each node's interest
+boxes, the nodes at their cities, and time series of bandwidth by class,
+missing replicas, discovery latency, frame time, failovers, migrations and
+players, read from the simulated nodes every 250 ms of game time. The run
+is paced to real time (--pace 1; --pace 4 runs four times faster, --pace 0
+as fast as it goes); its result is the same as without the dashboard,
+which only reads (but for the nodes' frame times, wall-clock figures that
+summary.json then holds too). After the run the page shows its end until Ctrl-C.
+
 The placement-only demo (players joining and leaving servers) is "overworld demo placement".`,
 		Example: `  overworld demo
   overworld demo --arch broadcast --nodes 8 --players-per-node 1
   overworld demo --nodes 20 --duration 2m --out out/demo
-  overworld demo --arch colyseus --nodes 64 --players-per-node 1 --map sqr --net wan`,
+  overworld demo --arch colyseus --nodes 64 --players-per-node 1 --map sqr --net wan
+  overworld demo --dashboard 127.0.0.1:7300 --duration 5m`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runDemoWorld(e, cmd, &f) },
 	}
@@ -101,6 +120,8 @@ The placement-only demo (players joining and leaving servers) is "overworld demo
 	fl.DurationVar(&f.session, "session", 2*time.Minute, "with placement: mean time a player stays before another takes its avatar over (0: no churn)")
 	fl.StringVar(&f.regions, "regions", "2x2", "with placement: the grid of regions the plane moves toward their players, COLSxROWS (0: none)")
 	fl.StringVar(&f.regionPolicy, "region-policy", "periodic", "with placement: when a region's core selection re-runs: "+strings.Join(harness.RegionPolicies, ", "))
+	fl.StringVar(&f.dashboard, "dashboard", "", "serve the run's live dashboard at this address (host:port) while it runs, paced by --pace")
+	fl.Float64Var(&f.pace, "pace", 1, "with --dashboard: seconds of game time per second of wall time (0: unpaced)")
 	cmd.AddCommand(newDemoPlacementCmd(e))
 	return cmd
 }
@@ -128,6 +149,17 @@ func runDemoWorld(e *env, cmd *cobra.Command, f *demoWorldFlags) error {
 	case cmd.Flags().Changed("keymap") && arch != discovery.Colyseus:
 		return badInputf("--keymap applies to --arch colyseus (the distributed locator), not %s", arch)
 	}
+	if cmd.Flags().Changed("pace") && f.dashboard == "" {
+		return badInputf("--pace applies with --dashboard")
+	}
+	if !(f.pace >= 0 && f.pace <= 1000) {
+		return badInputf("--pace %v: want 0 (unpaced) to 1000", f.pace)
+	}
+	if f.dashboard != "" {
+		if _, _, err := net.SplitHostPort(f.dashboard); err != nil {
+			return badInputf("--dashboard %q: want host:port (%v)", f.dashboard, err)
+		}
+	}
 	net, err := f.net.network()
 	if err != nil {
 		return err
@@ -154,8 +186,20 @@ func runDemoWorld(e *env, cmd *cobra.Command, f *demoWorldFlags) error {
 	if cfg.Placement, err = placementFlags(cmd, harness.DemoPlacement(cfg), f.placement, f.headroom, f.session, f.regions, f.regionPolicy); err != nil {
 		return err
 	}
+	var dash *simDashboard
+	var watch func(*harness.World, time.Duration)
+	if f.dashboard != "" {
+		if dash, err = listenSimDashboard(f.dashboard, fmt.Sprintf("overworld demo: %d nodes × %d bots, %s, seed %d", f.nodes, f.perNode, arch, f.seed), f.pace); err != nil {
+			return badInputf("--dashboard %s: %v", f.dashboard, err)
+		}
+		defer dash.Close()
+		mw, mh := arena.Size(m, f.nodes*f.perNode)
+		watch = func(w *harness.World, now time.Duration) { dash.watch(w, mw, mh, now) }
+		cfg.WallFrameTimes = true // the dashboard's frame times (wall clock: summary.json then has them too)
+		fmt.Fprintf(e.stderr, "the run's dashboard: %s\n", dash.URL())
+	}
 	progress, clear := worldProgress(e.stderr, f.quiet, "")
-	rep, err := harness.Demo(cfg, progress)
+	rep, err := harness.DemoWatched(cfg, progress, simWatchEvery, watch)
 	clear()
 	if errors.Is(err, lab.ErrConfig) {
 		return badInput(err)
@@ -176,7 +220,14 @@ func runDemoWorld(e *env, cmd *cobra.Command, f *demoWorldFlags) error {
 			fmt.Fprintf(e.stderr, "wrote %s: %s\n", f.out, strings.Join(names, ", "))
 		}
 	}
-	return rep.WriteTable(e.stdout)
+	if err := rep.WriteTable(e.stdout); err != nil || dash == nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	fmt.Fprintf(e.stderr, "the run is over; its dashboard shows its end at %s until Ctrl-C\n", dash.URL())
+	<-ctx.Done()
+	return nil
 }
 
 // largeRun is the bot-seconds of game time above which a simulated world

@@ -3,6 +3,10 @@ package cli
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,21 +29,29 @@ import (
 // issues a fresh token and sends the browser to a player node's /play
 // with it (the node the control plane chooses when there is one, else
 // the nodes in turn), POST /token issues another for the page's
-// reconnects (for the node at ?ws=HOST:PORT: a token names its node), and
-// /dashboard shows the whole cluster.
+// reconnects (for the node at ?ws=HOST:PORT: a token names its node; for
+// the same player given ?player=NAME&key=KEY, the key the lobby gave the
+// page with its first token, so that the page may take its avatar back
+// after its node died), and /dashboard shows the whole cluster.
 type lobby struct {
 	c     *localcluster.Cluster
 	ws    []string
 	plane string // the control plane's URL ("": none)
 	next  atomic.Int64
-	srv   *http.Server
-	ln    net.Listener
+	// secret keys the players' names (key): a page proves with the key
+	// that the name it asks a token for is its own.
+	secret []byte
+	srv    *http.Server
+	ln     net.Listener
 }
 
 // startLobby listens on addr and serves the lobby for c, whose game world
 // is w × h metres, with the control plane at planeURL ("": none).
 func startLobby(addr string, c *localcluster.Cluster, w, h float64, planeURL string) (*lobby, error) {
-	l := &lobby{c: c, ws: c.PlayerWSAddrs(), plane: planeURL}
+	l := &lobby{c: c, ws: c.PlayerWSAddrs(), plane: planeURL, secret: make([]byte, 32)}
+	if _, err := rand.Read(l.secret); err != nil {
+		return nil, err
+	}
 	if len(l.ws) == 0 {
 		return nil, errors.New("the nodes have no WebSocket player endpoint")
 	}
@@ -75,6 +87,13 @@ func (l *lobby) Close() { l.srv.Close() }
 // newPlayer names the next browser player.
 func (l *lobby) newPlayer() player.PlayerID {
 	return player.PlayerID(fmt.Sprintf("browser%d", l.next.Add(1)))
+}
+
+// key is the proof that the page given it plays player p.
+func (l *lobby) key(p player.PlayerID) string {
+	m := hmac.New(sha256.New, l.secret)
+	m.Write([]byte(p))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
 // issue signs a token for p to join the node whose WebSocket endpoint is
@@ -150,13 +169,22 @@ func (l *lobby) play(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	frag := url.Values{"token": {tok}, "lobby": {l.URL()}}
+	frag := url.Values{"token": {tok}, "lobby": {l.URL()}, "player": {string(p)}, "key": {l.key(p)}}
 	http.Redirect(w, r, "http://"+node+"/play#"+frag.Encode(), http.StatusFound)
 }
 
 func (l *lobby) token(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Access-Control-Allow-Origin", "*")
-	tok, err := l.issue(l.newPlayer(), r.URL.Query().Get("ws"))
+	q := r.URL.Query()
+	p := l.newPlayer()
+	if name := q.Get("player"); name != "" || q.Get("key") != "" {
+		if !hmac.Equal([]byte(q.Get("key")), []byte(l.key(player.PlayerID(name)))) {
+			http.Error(w, "token: player="+name+": the key is not the one this lobby gave that player", http.StatusForbidden)
+			return
+		}
+		p = player.PlayerID(name)
+	}
+	tok, err := l.issue(p, q.Get("ws"))
 	if err != nil {
 		http.Error(w, "token: ws="+r.URL.Query().Get("ws")+": "+err.Error(), http.StatusBadRequest)
 		return

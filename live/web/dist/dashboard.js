@@ -25,11 +25,12 @@ globalThis.overworldDashboard = state;
 var palette = ["#60a5fa", "#f87171", "#4ade80", "#facc15", "#c084fc", "#fb923c", "#2dd4bf", "#f472b6", "#a3e635", "#94a3b8"];
 var color = (node) => palette[(node - 1 + palette.length) % palette.length];
 var t0 = performance.now();
-function push(chart, name, v) {
+var clockNow = () => performance.now() - t0;
+function push(chart, name, v, t = clockNow()) {
   const c = charts[chart];
   let s = c.series.get(name);
   if (!s) c.series.set(name, s = { name, t: [], v: [] });
-  s.t.push(performance.now() - t0);
+  s.t.push(t);
   s.v.push(v);
   if (s.v.length > MAX_POINTS) {
     s.t.shift();
@@ -84,19 +85,29 @@ async function pollNode(n) {
   const [mr, wr] = await Promise.all([get(n.base + "/metrics"), get(n.base + "/debug/world")]);
   if (!mr.ok) throw new Error(`node ${n.id}: /metrics: ${mr.status}`);
   const m = parseMetrics(await mr.text());
-  const at = performance.now();
-  if (wr.ok) snaps.set(n.id, await wr.json());
+  let at = performance.now() - t0;
+  let snap = null;
+  if (wr.ok) {
+    snap = await wr.json();
+    snap.view ?? (snap.view = []);
+    snaps.set(n.id, snap);
+  }
+  if (gameClock) {
+    if (!snap) throw new Error(`node ${n.id}: /debug/world: ${wr.status}`);
+    at = snap.now_ns / 1e6;
+  }
   const p = prev.get(n.id);
+  if (p && at <= p.at) return;
   prev.set(n.id, { at, m });
   const name = `node ${n.id}`;
-  push("players", name, sum(m, "overworld_players"));
-  push("failovers", name, sum(m, "overworld_authority_events_total", (l) => l.kind === "promoted"));
-  push("migrations", name, sum(m, "overworld_authority_events_total", (l) => l.kind === "migrated"));
+  push("players", name, sum(m, "overworld_players"), at);
+  push("failovers", name, sum(m, "overworld_authority_events_total", (l) => l.kind === "promoted"), at);
+  push("migrations", name, sum(m, "overworld_authority_events_total", (l) => l.kind === "migrated"), at);
   if (!p) return;
   const dt = (at - p.at) / 1e3;
   const dc = sum(m, "overworld_frame_seconds_count") - sum(p.m, "overworld_frame_seconds_count");
   const ds = sum(m, "overworld_frame_seconds_sum") - sum(p.m, "overworld_frame_seconds_sum");
-  if (dc > 0) push("frame", name, 1e3 * ds / dc);
+  if (dc > 0) push("frame", name, 1e3 * ds / dc, at);
   const classes = new Set((m.get("overworld_bytes_total") ?? []).map(([l]) => l.class));
   for (const cl of classes) {
     const b = sum(m, "overworld_bytes_total", (l) => l.class === cl) - sum(p.m, "overworld_bytes_total", (l) => l.class === cl);
@@ -104,12 +115,16 @@ async function pollNode(n) {
   }
 }
 var bw = /* @__PURE__ */ new Map();
+var gameClock = false;
+var lastTruth = -Infinity;
+var lastBW = -Infinity;
 function inBox(loc, b) {
   for (let d = 0; d < b[0].length && d < loc.length; d++) if (!(loc[d] >= b[0][d] && loc[d] <= b[1][d])) return false;
   return true;
 }
 function truth(polledAt) {
-  if (snaps.size < 2) return;
+  if (snaps.size < 2 || polledAt <= lastTruth) return;
+  lastTruth = polledAt;
   const primaries = [];
   for (const s of snaps.values()) for (const o of s.objects ?? []) if (o.primary) primaries.push([s.node, o]);
   let inView = 0;
@@ -133,8 +148,8 @@ function truth(polledAt) {
       }
     }
   }
-  if (inView > 0) push("missing", "cluster", 100 * missing / inView);
-  if (lat.length > 0) push("discovery", "cluster", lat.reduce((a, b) => a + b, 0) / lat.length);
+  if (inView > 0) push("missing", "cluster", 100 * missing / inView, polledAt);
+  if (lat.length > 0) push("discovery", "cluster", lat.reduce((a, b) => a + b, 0) / lat.length, polledAt);
   if (pendingSince.size > 1e5) pendingSince.clear();
 }
 function drawWorld(info) {
@@ -293,6 +308,11 @@ async function main() {
   }
   const info = await r.json();
   state.info = info;
+  gameClock = info.clock === "game";
+  if (gameClock) {
+    clockNow = () => Math.max(0, ...[...snaps.values()].map((s) => s.now_ns / 1e6));
+    charts.discovery.title = "discovery latency (view entry to replica, at the poll period's resolution in game time)";
+  }
   try {
     const e = await fetch("dashboard/earth.json");
     if (e.ok) earth = await e.json();
@@ -306,8 +326,10 @@ async function main() {
     const res = await Promise.allSettled(polled.map(pollNode));
     for (const x of res) if (x.status === "rejected") state.errors.push(String(x.reason));
     if (state.errors.length > 20) state.errors.splice(0, state.errors.length - 20);
-    for (const [cl, v] of bw) push("bandwidth", cl, v);
-    truth(performance.now());
+    const t = clockNow();
+    if (t > lastBW) for (const [cl, v] of bw) push("bandwidth", cl, v, t);
+    lastBW = t;
+    truth(t);
     state.polls++;
     render(info);
     setTimeout(tick, info.every);

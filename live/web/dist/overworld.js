@@ -678,7 +678,7 @@ function now() {
 function sleep(ms) {
   return new Promise((res) => setTimeout(res, ms));
 }
-function dial(WS, url, first, onMessage, onClose) {
+function dial(WS, url, first, onMessage, onClose, timeoutMs = 0) {
   return new Promise((resolve, reject) => {
     let ws;
     try {
@@ -689,8 +689,24 @@ function dial(WS, url, first, onMessage, onClose) {
     }
     ws.binaryType = "arraybuffer";
     let joined = false;
+    let gaveUp = false;
+    if (timeoutMs > 0) {
+      const timer = setTimeout(() => {
+        if (joined) return;
+        gaveUp = true;
+        ws.onclose = null;
+        ws.close();
+        reject(new Error(`player: no joinok from ${url} in ${timeoutMs} ms`));
+      }, timeoutMs);
+      const done = resolve;
+      resolve = (v) => {
+        clearTimeout(timer);
+        done(v);
+      };
+    }
     ws.onopen = () => ws.send(first);
     ws.onmessage = (ev) => {
+      if (gaveUp) return;
       const m = new Uint8Array(ev.data);
       if (joined) {
         onMessage(ws, m);
@@ -704,8 +720,8 @@ function dial(WS, url, first, onMessage, onClose) {
         joined = true;
         resolve([ws, decodeJoinOK(m)]);
       } catch (e) {
-        ws.close();
         reject(e);
+        ws.close();
       }
     };
     ws.onerror = () => {
@@ -715,6 +731,53 @@ function dial(WS, url, first, onMessage, onClose) {
       if (!joined) reject(new Error(`player: websocket to ${url} closed before joinok (${ev.code})`));
       else onClose(ws, new Error(`player: websocket closed (${ev.code} ${ev.reason})`));
     };
+  });
+}
+function dialAvatar(WS, url, first, avatar, waitMs, onMessage, onClose) {
+  return new Promise((resolve, reject) => {
+    let phase = "dial";
+    let sock = null;
+    let welcome = null;
+    const give = (e) => {
+      if (phase === "done" || phase === "play") return;
+      phase = "done";
+      clearTimeout(timer);
+      sock?.close();
+      reject(e);
+    };
+    const timer = setTimeout(() => give(new Error(`player: node ${url} sent no state for avatar ${avatar} in ${waitMs} ms`)), waitMs);
+    dial(WS, url, first, (ws, m) => {
+      if (phase === "play") {
+        onMessage(ws, m);
+        return;
+      }
+      if (phase !== "wait") return;
+      try {
+        const t = open(m);
+        if (t === MsgType.Error) throw decodeError(m);
+        if (t !== MsgType.State) return;
+        phase = "play";
+        clearTimeout(timer);
+        resolve([ws, welcome, m]);
+      } catch (e) {
+        give(e);
+      }
+    }, (ws, e) => {
+      if (phase === "play") onClose(ws, e);
+      else give(e);
+    }).then(([ws, w]) => {
+      sock = ws;
+      if (phase === "done") {
+        ws.close();
+        return;
+      }
+      if (w.avatar !== avatar) {
+        give(new Error(`player: resuming avatar ${avatar}, node ${url} gave ${w.avatar}`));
+        return;
+      }
+      welcome = w;
+      phase = "wait";
+    }, (e) => give(e));
   });
 }
 var Client = class _Client {
@@ -733,7 +796,7 @@ var Client = class _Client {
     __publicField(this, "eventL", []);
     __publicField(this, "endL", []);
     /** The session's statistics. */
-    __publicField(this, "stats", { states: 0, stateBytes: 0, applied: 0, inputs: 0, rtt: [], handoffs: 0, handoffGaps: [], reconnects: 0 });
+    __publicField(this, "stats", { states: 0, stateBytes: 0, applied: 0, inputs: 0, rtt: [], handoffs: 0, handoffGaps: [], reconnects: 0, resumes: 0 });
     __publicField(this, "WS");
     __publicField(this, "token", new Uint8Array(0));
     this.WS = opts.WebSocket ?? WebSocket;
@@ -742,14 +805,66 @@ var Client = class _Client {
   static async join(opts) {
     const c = new _Client(opts);
     await c.connect(opts.url);
-    const idle = opts.idleTimeoutMs ?? 0;
+    c.startIdle();
+    return c;
+  }
+  /**
+   * Takes a player's avatar back after the node it played on died, as
+   * the Go client's ResumeAny does: a Rejoin (the token, the avatar and
+   * seq, the last input the player saw applied) to every node of
+   * r.urls at once, keeping the first that sends a State — a node does
+   * only once the avatar's primary is there, its backup having taken
+   * over — and closing the others. It rejects when none does within
+   * r.waitMs. opts (url and token are r's) sets the session's options.
+   */
+  static async resume(r, opts = {}) {
+    const c = new _Client({ ...opts, url: r.urls[0] ?? "", token: r.token, WebSocket: r.WebSocket ?? opts.WebSocket });
+    c.seq = r.seq;
+    c.echoed = r.seq;
+    if (!await c.takeBack(r.urls, r.avatar, r.seq, r.waitMs ?? 8e3)) throw new Error(`player: no node of ${r.urls.length} holds avatar ${r.avatar}`);
+    c.stats.resumes = 0;
+    c.startIdle();
+    return c;
+  }
+  startIdle() {
+    const c = this;
+    const idle = this.opts.idleTimeoutMs ?? 0;
     if (idle > 0) {
       const timer = setInterval(() => {
         if (c.closed) clearInterval(timer);
         else c.checkIdle();
       }, Math.max(50, Math.min(1e3, idle / 4)));
     }
-    return c;
+  }
+  /**
+   * Rejoins avatar on every node of urls at once and plays on the first
+   * that sends a State (closing the others): it resends the inputs after
+   * seq there and reports true; false when none did within waitMs.
+   */
+  async takeBack(urls, avatar, seq, waitMs) {
+    if (urls.length === 0) return false;
+    let won = null;
+    const tries = urls.map(async (url) => {
+      const token = await this.freshToken(url);
+      const [ws, w, first] = await dialAvatar(this.WS, url, encodeRejoin({ token, avatar, seq }), avatar, waitMs, (s, m) => this.onMessage(s, m), (s, e) => this.onClose(s, e));
+      if (won || this.closed) {
+        ws.close();
+        return;
+      }
+      this.token = token;
+      won = { ws, welcome: w, view: new View(w), node: 0, url };
+      this.cur = won;
+      this.next = null;
+      this.lastApplied = now();
+      this.handle(won, first);
+      for (let q = Math.max(seq + 1, this.seq - 255); q <= this.seq; q++) {
+        const b = this.sent[q % 256];
+        if (b) ws.send(encodeInput(q, b));
+      }
+    });
+    await Promise.allSettled(tries);
+    if (won) this.stats.resumes++;
+    return won !== null;
   }
   /**
    * Drops the connection when no State was applied for the idle timeout
@@ -769,9 +884,9 @@ var Client = class _Client {
     const t = this.opts.token;
     return tokenBytes(typeof t === "function" ? await t(url) : t);
   }
-  async connect(url) {
+  async connect(url, timeoutMs = 0) {
     this.token = await this.freshToken(url);
-    const [ws, w] = await dial(this.WS, url, encodeJoin(this.token), (s, m) => this.onMessage(s, m), (s, e) => this.onClose(s, e));
+    const [ws, w] = await dial(this.WS, url, encodeJoin(this.token), (s, m) => this.onMessage(s, m), (s, e) => this.onClose(s, e), timeoutMs);
     this.cur = { ws, welcome: w, view: new View(w), node: 0, url };
     this.seq = 0;
     this.echoed = 0;
@@ -797,6 +912,10 @@ var Client = class _Client {
   /** The newest input seq sent. */
   get inputSeq() {
     return this.seq;
+  }
+  /** The last input the node applied (echoed in a State): where Client.resume picks up, as the Go client's LastApplied. */
+  get appliedSeq() {
+    return this.echoed;
   }
   /** Calls fn after every State applied. */
   onState(fn) {
@@ -886,6 +1005,41 @@ var Client = class _Client {
     const maxDelay = this.opts.maxBackoffMs ?? 8e3;
     const tries = this.opts.maxRetries ?? 8;
     let last = why;
+    if (this.opts.resume && typeof this.opts.token === "function" && this.cur) {
+      const lost = this.cur;
+      const avatar = lost.welcome.avatar;
+      const seq = this.echoed;
+      this.event(`connection lost (${why.message}); joining ${lost.url} again`);
+      try {
+        await this.connect(lost.url, 3e3);
+        this.stats.reconnects++;
+        this.reconnecting = false;
+        this.event(`reconnected to ${this.cur.url}`);
+        return;
+      } catch (e) {
+        last = e;
+        this.cur = lost;
+      }
+      const up = last instanceof RefusedError;
+      const until = now() + (this.opts.resumeForMs ?? 12e3);
+      if (!up) this.event(`${lost.url}: ${last.message}; looking for avatar ${avatar} on the other nodes`);
+      while (!up && !this.closed && now() < until) {
+        let urls = [];
+        try {
+          const r = this.opts.resume;
+          urls = (typeof r === "function" ? await r() : r).filter((u) => u !== lost.url);
+        } catch (e) {
+          last = e;
+        }
+        if (urls.length === 0) break;
+        if (await this.takeBack(urls, avatar, seq, Math.max(1e3, Math.min(8e3, until - now())))) {
+          this.reconnecting = false;
+          this.event(`took avatar ${avatar} back on ${this.cur.url}`);
+          return;
+        }
+        await sleep(500);
+      }
+    }
     for (let k = 0; k < tries && !this.closed; k++) {
       this.event(`connection lost (${last.message}); reconnecting in ${Math.round(delay)} ms`);
       await sleep(delay * (0.75 + Math.random() / 2));
@@ -897,7 +1051,7 @@ var Client = class _Client {
         return;
       } catch (e) {
         last = e;
-        if (e instanceof RefusedError && e.code !== Code.Shutdown && e.code !== Code.Full) break;
+        if (e instanceof RefusedError && e.code !== Code.Shutdown && e.code !== Code.Full && e.code !== Code.Duplicate) break;
         delay = Math.min(maxDelay, delay * 2);
       }
     }
