@@ -58,7 +58,7 @@ type InstancesConfig struct {
 	Servers []string
 	// Capacity is each server's instance seats (default 15).
 	Capacity int
-	// Instances is how many instances open at the start (default 16).
+	// Instances is how many instances open at the start (default 12).
 	Instances int
 	// Criterion chooses hosts (default LL).
 	Criterion balance.Criterion
@@ -86,7 +86,7 @@ func (c InstancesConfig) validate() (InstancesConfig, error) {
 		c.Capacity = 15
 	}
 	if c.Instances == 0 {
-		c.Instances = 16
+		c.Instances = 12
 	}
 	if c.Duration == 0 {
 		c.Duration = 60 * time.Second
