@@ -168,9 +168,13 @@ type InstancesReport struct {
 	// final state of an instance still running (StateLost); Duplicated
 	// counts writes the final states hold beyond those sent.
 	Writes, Acked, StateLost, Duplicated int64
-	// LostWithPlayers counts instances lost while two or more players
-	// remained.
-	LostWithPlayers int
+	// DoubleLost counts hosted instances lost because the nodes of their
+	// state's primary and backup both crashed before a promotion (a host
+	// and its replica leaving within the failover window: the failure the
+	// paper's Table 5 estimates); LostWithPlayers those whose state no
+	// live node held at the end, while two or more players remained, for
+	// any other reason (target 0).
+	DoubleLost, LostWithPlayers int
 	// Hosted counts overflowed instances; BelowTwo those that fell below
 	// two players before the end; PaperFailure and ExactFailure the
 	// paper's and the exact failure probabilities, averaged over them,
@@ -238,6 +242,11 @@ type runInst struct {
 	sent    []int64       // per player: writes sent
 	lost    bool
 	crashAt time.Duration // the host's crash being recovered, or -1
+	// primary and backup are the nodes holding the state object's
+	// primary and its backup, as the authority events tell.
+	primary, backup wire.NodeID
+	double          bool // lost: its primary's and backup's nodes both crashed
+	gone            bool // lost otherwise
 	epoch   uint32        // the epoch at the crash
 	waiting []wire.NodeID // players not yet holding the new state
 }
@@ -478,6 +487,7 @@ func (r *runner) start() error {
 			return err
 		}
 		in.obj = obj.State().ID()
+		in.primary = p.Node
 		r.byObj[in.obj] = in
 		if err := r.w.sim.Flush(p.Node); err != nil {
 			return err
@@ -569,9 +579,6 @@ func (r *runner) depart(in *runInst, i int) error {
 				r.pin(in)
 			case control.LoseInstance:
 				in.lost = true
-				if remain >= 2 {
-					r.rep.LostWithPlayers++
-				}
 			}
 		}
 		return nil
@@ -598,11 +605,43 @@ func (r *runner) sample(in *runInst) error {
 		return nil
 	}
 	if now-in.crashAt >= 10*time.Second {
-		r.rep.Unrecovered += len(keep)
+		if !r.alive(in) {
+			r.lose(in)
+		} else {
+			r.rep.Unrecovered += len(keep)
+		}
 		in.waiting = nil
 		return nil
 	}
 	return r.w.Schedule(now+10*time.Millisecond, func(*World) error { return r.sample(in) })
+}
+
+// alive reports whether a live node holds the primary of in's state.
+func (r *runner) alive(in *runInst) bool {
+	for _, n := range r.w.nodes {
+		if _, primary, ok := n.Lookup(in.obj); ok && primary && r.w.sim.Up(n.ID()) {
+			return true
+		}
+	}
+	return false
+}
+
+// lose records a hosted instance whose state no live node holds: its
+// host's and backup's nodes both crashed before a promotion (the paper's
+// failure), or else an unexplained loss.
+func (r *runner) lose(in *runInst) {
+	if in.double || in.gone {
+		return
+	}
+	_, pc := r.crashed[in.primary]
+	_, bc := r.crashed[in.backup]
+	if pc && (bc || in.backup == 0) {
+		in.double = true
+		r.rep.DoubleLost++
+		return
+	}
+	in.gone = true
+	r.rep.LostWithPlayers++
 }
 
 // write has player i write +1 to its instance's score, and schedules the
@@ -630,9 +669,14 @@ func (r *runner) event(ev node.AuthorityEvent) {
 		return
 	}
 	switch ev.Kind {
-	case node.EvPromoted:
-		if at, ok := r.crashed[ev.Node]; ok && in.crashAt == at {
+	case node.EvPromoted, node.EvInstalled:
+		in.primary, in.backup = ev.Self, 0
+		if at, ok := r.crashed[ev.Node]; ok && in.crashAt == at && ev.Kind == node.EvPromoted {
 			r.prom = append(r.prom, ev.At-at)
+		}
+	case node.EvBackup:
+		if ev.Self == in.primary {
+			in.backup = ev.Node
 		}
 	case node.EvWriteAcked:
 		k := [2]uint64{uint64(ev.Self), uint64(ev.ID)}
@@ -694,7 +738,7 @@ func (r *runner) finish() error {
 		}
 		if score < 0 {
 			if len(q)-left >= 2 {
-				rep.LostWithPlayers++
+				r.lose(in)
 			}
 			continue
 		}
@@ -710,8 +754,8 @@ func (r *InstancesReport) WriteLines(w io.Writer) {
 		r.Opened, r.Config.Runs, len(r.Config.Servers), r.Config.Capacity, r.Opened-r.Hosted, r.Hosted, r.Config.Criterion, r.Plane.Moved, r.Nodes)
 	fmt.Fprintf(w, "           hosts left with 2+ players: %d; replica promoted p50 %s p99 %s; players had state again p50 %s p99 %s (%d samples, %d not within 10 s)\n",
 		r.HostDepartures, ms1(r.Promotion.P50), ms1(r.Promotion.P99), ms1(r.Recovery.P50), ms1(r.Recovery.P99), r.Recovery.N, r.Unrecovered)
-	fmt.Fprintf(w, "           promoted %d, new replicas %d, lost %d (%d with 2+ players); acknowledged writes %d, lost %d, applied twice %d\n",
-		r.Plane.Promoted, r.Plane.NewReplicas, r.Plane.Lost, r.LostWithPlayers, r.Acked, r.StateLost, r.Duplicated)
+	fmt.Fprintf(w, "           promoted %d, new replicas %d; lost: host and its backup both crashed before a promotion %d, otherwise with 2+ players %d; acknowledged writes %d, lost %d, applied twice %d\n",
+		r.Plane.Promoted, r.Plane.NewReplicas, r.DoubleLost, r.LostWithPlayers, r.Acked, r.StateLost, r.Duplicated)
 	fmt.Fprintf(w, "           fell below 2 players: %d of %d hosted; failure probability: paper (Table 5) %.3f, exact %.3f\n",
 		r.BelowTwo, r.Hosted, r.PaperFailure, r.ExactFailure)
 }
