@@ -245,10 +245,10 @@ type runInst struct {
 	// primary and backup are the nodes holding the state object's
 	// primary and its backup, as the authority events tell.
 	primary, backup wire.NodeID
-	double          bool // lost: its primary's and backup's nodes both crashed
-	gone            bool // lost otherwise
-	epoch   uint32        // the epoch at the crash
-	waiting []wire.NodeID // players not yet holding the new state
+	double          bool          // lost: its primary's and backup's nodes both crashed
+	gone            bool          // lost otherwise
+	epoch           uint32        // the epoch at the crash
+	waiting         []wire.NodeID // players not yet holding the new state
 }
 
 // RunInstances runs the instance experiment of cfg, Runs times, and adds

@@ -2,9 +2,9 @@ package plane
 
 import (
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
-	"encoding/pem"
 	"net/http"
 	"sync"
 	"time"
