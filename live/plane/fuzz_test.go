@@ -39,7 +39,7 @@ func FuzzFile(f *testing.F) {
 		if err != nil {
 			return
 		}
-		file.AdminTokenFile = "" // no file reads from fuzzed input
+		file.AdminTokenFile, file.Hosts = "", nil // no file reads from fuzzed input
 		cfg, err := file.Config()
 		if err != nil {
 			return

@@ -10,8 +10,10 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -156,5 +158,44 @@ func TestHostsConfig(t *testing.T) {
 		if _, err := New(Config{Nodes: nodes, Hosts: &h}); !errors.Is(err, ErrConfig) {
 			t.Errorf("hosts config %d: %v", i, err)
 		}
+	}
+}
+
+// TestHostsFile: a [hosts] section of the configuration file gives a
+// plane serving POST /v1/hosts; a missing CA is refused.
+func TestHostsFile(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := pki.InitCA(filepath.Join(dir, "ca"), "test", time.Now(), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := player.InitKeys(filepath.Join(dir, "keys"), nil); err != nil {
+		t.Fatal(err)
+	}
+	_, nodes := newFakeWorld(t, 2)
+	var b strings.Builder
+	b.WriteString("listen = \"127.0.0.1:0\"\n")
+	for _, n := range nodes {
+		fmt.Fprintf(&b, "[[nodes]]\nid = %d\nsite = %q\ncapacity = 3\nadmin = %q\nplayer_quic = %q\n", n.ID, n.Site, n.Admin, n.QUIC)
+	}
+	hosts := fmt.Sprintf("[hosts]\nca_dir = %q\ntoken_key = %q\naudience_node = 999\nfirst = 100\nlast = 199\nvalidity = \"1h\"\n",
+		filepath.Join(dir, "ca"), filepath.Join(dir, "keys", player.PublicKeyFile))
+	f, err := ParseFile([]byte(b.String() + hosts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := f.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(cfg)
+	if err != nil || s.hosts == nil || s.hosts.cfg.Validity != time.Hour {
+		t.Fatalf("plane from [hosts]: %v", err)
+	}
+	f, err = ParseFile([]byte(b.String() + strings.Replace(hosts, filepath.Join(dir, "ca"), filepath.Join(dir, "nope"), 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Config(); !errors.Is(err, ErrConfig) {
+		t.Fatalf("missing CA: %v", err)
 	}
 }
