@@ -1,14 +1,23 @@
 package plane
 
 import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
 
+	"github.com/overworld/overworld/live"
 	"github.com/overworld/overworld/live/pki"
 	"github.com/overworld/overworld/live/player"
 	"github.com/overworld/overworld/wire"
@@ -26,9 +35,9 @@ import (
 // is single-use, as at a node. A bad request changes nothing and burns no
 // token.
 //
-// What is not built yet: `overworld node --player-host` (the daemon
-// asking for its certificate and joining by gossip membership), and the
-// plane placing instances on the hosts it certified.
+// RequestHostCert is the client's side: `overworld node --player-host`
+// calls it before it starts, when it has no certificate yet. What is not
+// built yet: the plane placing instances on the hosts it certified.
 
 // Hosts configures POST /v1/hosts.
 type Hosts struct {
@@ -77,8 +86,8 @@ func newHostIssuer(h Hosts, nodes []Node) (*hostIssuer, error) {
 	if h.CA == nil || h.CA.Key == nil {
 		return bad("no CA key (the plane signs the player hosts' certificates)")
 	}
-	if h.First < 1 || h.Last < h.First || h.Last > 0xffff {
-		return bad("node IDs %d…%d: want 1 ≤ first ≤ last ≤ 65535", h.First, h.Last)
+	if h.First < 1 || h.Last < h.First || h.Last > live.MaxNodeID {
+		return bad("node IDs %d…%d: want 1 ≤ first ≤ last ≤ %d", h.First, h.Last, live.MaxNodeID)
 	}
 	for _, n := range nodes {
 		if n.ID >= h.First && n.ID <= h.Last {
@@ -162,4 +171,86 @@ func (s *Server) serveHosts(w http.ResponseWriter, r *http.Request) {
 	h.issued++
 	s.cfg.Log.Info("player host certified", "player", string(c.Player), "node", id)
 	writeJSON(w, HostGrant{Node: id, Cert: string(cert), CA: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: h.cfg.CA.Cert.Raw}))})
+}
+
+// HostCert is what RequestHostCert obtained: the node ID, the node file
+// (certificate then key, PEM, as pki.Issue writes it) and the CA's
+// certificate (PEM).
+type HostCert struct {
+	Node     uint32
+	NodeFile []byte
+	CA       []byte
+}
+
+// RequestHostCert asks the plane at base ("http://host:port") for a
+// player host's certificate with token (encoded): it makes an ECDSA P-256
+// key, sends its certificate request, and checks the grant (the
+// certificate chains to the CA returned, names the node granted, and is
+// for the key made) before returning it. The key never leaves this
+// process but in the returned node file.
+func RequestHostCert(ctx context.Context, client *http.Client, base, token string) (HostCert, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return HostCert{}, err
+	}
+	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{}, key)
+	if err != nil {
+		return HostCert{}, err
+	}
+	body, _ := json.Marshal(HostRequest{Token: token, CSR: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}))})
+	u, err := url.JoinPath(base, "/v1/hosts")
+	if err != nil {
+		return HostCert{}, fmt.Errorf("plane: player host: plane URL %q: %w", base, err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytesReader(body))
+	if err != nil {
+		return HostCert{}, fmt.Errorf("plane: player host: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return HostCert{}, fmt.Errorf("plane: player host: %w", err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	if err != nil {
+		return HostCert{}, fmt.Errorf("plane: player host: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return HostCert{}, fmt.Errorf("plane: player host: %s: %s", resp.Status, bytes.TrimSpace(b))
+	}
+	var g HostGrant
+	if err := json.Unmarshal(b, &g); err != nil {
+		return HostCert{}, fmt.Errorf("plane: player host: bad grant: %w", err)
+	}
+	cb, _ := pem.Decode([]byte(g.Cert))
+	ab, _ := pem.Decode([]byte(g.CA))
+	if cb == nil || ab == nil {
+		return HostCert{}, errors.New("plane: player host: bad grant: no certificate or no CA")
+	}
+	cert, err := x509.ParseCertificate(cb.Bytes)
+	if err != nil {
+		return HostCert{}, fmt.Errorf("plane: player host: bad certificate: %w", err)
+	}
+	caCert, err := x509.ParseCertificate(ab.Bytes)
+	if err != nil {
+		return HostCert{}, fmt.Errorf("plane: player host: bad CA: %w", err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(caCert)
+	if _, err := cert.Verify(x509.VerifyOptions{Roots: pool, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+		return HostCert{}, fmt.Errorf("plane: player host: the certificate does not chain to the CA: %w", err)
+	}
+	if id, err := pki.NodeIDOf(cert); err != nil || uint32(id) != g.Node || g.Node < 1 || g.Node > live.MaxNodeID {
+		return HostCert{}, fmt.Errorf("plane: player host: the certificate names node %d, the grant node %d", id, g.Node)
+	}
+	if pub, ok := cert.PublicKey.(*ecdsa.PublicKey); !ok || !pub.Equal(&key.PublicKey) {
+		return HostCert{}, errors.New("plane: player host: the certificate is not for the key sent")
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return HostCert{}, err
+	}
+	nodeFile := append([]byte(g.Cert), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})...)
+	return HostCert{Node: g.Node, NodeFile: nodeFile, CA: []byte(g.CA)}, nil
 }

@@ -2,6 +2,7 @@ package plane
 
 import (
 	"bytes"
+	"context"
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/elliptic"
@@ -13,6 +14,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -197,5 +199,36 @@ func TestHostsFile(t *testing.T) {
 	}
 	if _, err := f.Config(); !errors.Is(err, ErrConfig) {
 		t.Fatalf("missing CA: %v", err)
+	}
+}
+
+// TestRequestHostCert: the client's side gets a node file the node
+// daemon loads (pki.ParseNode with the CA returned) for the node granted,
+// and reports a refusal with the plane's message.
+func TestRequestHostCert(t *testing.T) {
+	hs, _, key, aud := hostsPlane(t)
+	tok, err := player.IssueToken(key, "dave", aud, time.Now(), time.Minute, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc, err := RequestHostCert(context.Background(), hs.Client(), hs.URL, player.EncodeToken(tok))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "ca.crt"), hc.CA, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ca, err := pki.LoadCAFiles(filepath.Join(dir, "ca.crt"), "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := pki.ParseNode(hc.NodeFile, ca)
+	if err != nil || hc.Node != 100 {
+		t.Fatalf("node file for node %d: %v", hc.Node, err)
+	}
+	_ = id
+	if _, err := RequestHostCert(context.Background(), hs.Client(), hs.URL, player.EncodeToken(tok)); err == nil || !strings.Contains(err.Error(), "already used") {
+		t.Fatalf("replayed token: %v", err)
 	}
 }
