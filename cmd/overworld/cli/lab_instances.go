@@ -15,7 +15,7 @@ type labInstancesFlags struct {
 	runs, capacity, instances int
 	criterion                 string
 	duration, session, notice time.Duration
-	quiet                     bool
+	quiet, quick              bool
 }
 
 func newLabInstancesCmd(e *env) *cobra.Command {
@@ -34,7 +34,12 @@ failure probability. The same flags give the same figures.`,
 		Example: `  overworld lab instances
   overworld lab instances --runs 40 --criterion PD`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runLabInstances(e, &f) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.quick && !cmd.Flags().Changed("runs") {
+				f.runs = 3
+			}
+			return runLabInstances(e, &f)
+		},
 	}
 	fl := cmd.Flags()
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the first run (run k uses seed+k)")
@@ -46,6 +51,7 @@ failure probability. The same flags give the same figures.`,
 	fl.DurationVar(&f.session, "session", 0, "players' mean session, exponential (default 150s)")
 	fl.DurationVar(&f.notice, "notice", 0, "how long the plane takes to hear of a departure (default 1s)")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
+	fl.BoolVar(&f.quick, "quick", false, "a quick look: 3 runs (unless --runs is given)")
 	return cmd
 }
 
