@@ -57,6 +57,12 @@
 //     its players of the RTT saved) is at least Config.MigrationCost. A
 //     region whose core dies is moved at once to its best node
 //     (MigrateRegion with Failover set).
+//   - Instances (Instances, instance.go, beside Plane): auxiliary games of
+//     5 to 40 players placed on servers' instance seats as whole units by
+//     place/balance's Algorithm 1, overflowed when the servers are full to
+//     a host and a replicated host among their own players (LL or PD,
+//     balance.Group.Distribute), and restructured by Algorithm 4 when a
+//     player leaves (PromoteInstance, NewReplica, LoseInstance).
 //
 // # Not a single point of failure: rebuild, not replication
 //

@@ -37,9 +37,37 @@ const (
 	// Probe asks the client of Player to ping the nodes in Probe and
 	// report the RTTs with Measure.
 	Probe
+	// PlaceInstance opens instance Instance on server To (Instances).
+	PlaceInstance
+	// MoveInstance migrates instance Instance's objects (its box) from
+	// server From to server To; Failover marks the re-placement of a dead
+	// server's instance.
+	MoveInstance
+	// OverflowInstance moves instance Instance from server From (0: it
+	// opens) to the player host To of player Player, with its replicated
+	// host on Replica (ReplicaPlayer's machine; 0: none): the driver pins
+	// the objects' backups to Replica (node.PreferBackup) and migrates
+	// them.
+	OverflowInstance
+	// PromoteInstance records that instance Instance's host From left and
+	// its replica To (Player's machine) took over; Replica is its new
+	// replica (0: none). The nodes' failover promotes the backups; the
+	// driver pins the backups to the new replica.
+	PromoteInstance
+	// NewReplica names instance Instance's new replica Replica after the
+	// old one left; To is the host.
+	NewReplica
+	// LoseInstance reports an instance lost: its host From left with no
+	// replica while players remained, or a dead server's instance fits
+	// nowhere.
+	LoseInstance
+	// EndInstance reports an instance whose last player left.
+	EndInstance
 )
 
-var kindNames = []string{Admit: "admit", Move: "move", Readmit: "readmit", Drop: "drop", MigrateRegion: "migrate-region", Probe: "probe"}
+var kindNames = []string{Admit: "admit", Move: "move", Readmit: "readmit", Drop: "drop", MigrateRegion: "migrate-region", Probe: "probe",
+	PlaceInstance: "place-instance", MoveInstance: "move-instance", OverflowInstance: "overflow-instance",
+	PromoteInstance: "promote-instance", NewReplica: "new-replica", LoseInstance: "lose-instance", EndInstance: "end-instance"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) && kindNames[k] != "" {
@@ -76,6 +104,12 @@ type Decision struct {
 	// Gain is, for MigrateRegion, the aggregate latency the migration
 	// saves (ms summed over the region's players, on the plane's RTTs).
 	Gain float64
+	// Instance names the instance of the instance decisions; Replica is
+	// the player host keeping its replica (ReplicaPlayer's machine), 0
+	// for none.
+	Instance      string
+	Replica       wire.NodeID
+	ReplicaPlayer string
 }
 
 // String prints a decision in the form the package's scenario scripts
@@ -106,6 +140,8 @@ func (d Decision) String() string {
 		}
 	case Drop:
 		fmt.Fprintf(&b, " %s %d→", d.Player, d.From)
+	case PlaceInstance, MoveInstance, OverflowInstance, PromoteInstance, NewReplica, LoseInstance, EndInstance:
+		instanceString(&b, d)
 	case MigrateRegion:
 		fmt.Fprintf(&b, " %d %d→%d", d.Region, d.From, d.To)
 		if d.Failover {

@@ -290,6 +290,7 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 		mux.Handle("/admin/players", d.authorized(http.HandlerFunc(d.servePlayers), true))
 		mux.Handle("/admin/pings", d.authorized(http.HandlerFunc(d.servePings), true))
 		mux.Handle("/admin/migrate-region", d.authorized(http.HandlerFunc(d.serveMigrateRegion), true))
+		mux.Handle("/admin/prefer-backup", d.authorized(http.HandlerFunc(d.servePreferBackup), true))
 		d.serveDashboard(mux, game)
 		d.admin = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	}

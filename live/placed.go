@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -222,6 +223,9 @@ type regionReq struct {
 	box   world.Box
 	to    wire.NodeID
 	reply chan regionReply
+	// prefer, when set, asks for node.PreferBackup(box, prefer) instead of
+	// a migration (an empty non-nil slice removes the preference).
+	prefer []wire.NodeID
 }
 
 type regionReply struct {
@@ -239,6 +243,10 @@ func (d *Daemon) migrateRegion(now time.Duration, n *node.Node) {
 		case req = <-d.placed.regions:
 		default:
 			return
+		}
+		if req.prefer != nil {
+			req.reply <- regionReply{err: n.PreferBackup(req.box, req.prefer)}
+			continue
 		}
 		avatars := map[world.ObjectID]bool{}
 		if d.players != nil {
@@ -270,9 +278,9 @@ func (d *Daemon) migrateRegion(now time.Duration, n *node.Node) {
 
 // serveMigrateRegion is POST /admin/migrate-region?x0=&y0=&x1=&y1=&node=N:
 // this node's objects in the box [x0, x1] × [y0, y1] that are not players'
-// avatars migrate to peer N (the control plane moves a region of the world
-// to its new core this way, asking every node). It answers with the
-// number migrated.
+// avatars migrate to peer N, of the static list or gossiped (the control
+// plane moves a region of the world to its new core this way, asking
+// every node). It answers with the number migrated.
 func (d *Daemon) serveMigrateRegion(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
@@ -294,7 +302,7 @@ func (d *Daemon) serveMigrateRegion(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	to, err := strconv.ParseUint(q.Get("node"), 10, 32)
-	if err != nil || to == 0 || to == uint64(d.cfg.ID) || !slices.ContainsFunc(d.cfg.Peers, func(p PeerConfig) bool { return uint64(p.ID) == to }) {
+	if err != nil || to == 0 || to == uint64(d.cfg.ID) || !slices.Contains(d.peers.IDs(), wire.NodeID(to)) {
 		http.Error(w, fmt.Sprintf("migrate-region: node %q: want the ID of a peer", q.Get("node")), http.StatusBadRequest)
 		return
 	}
@@ -316,6 +324,63 @@ func (d *Daemon) serveMigrateRegion(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "{\"moved\": %d}\n", rep.moved)
 	case <-time.After(handOffWait):
 		http.Error(w, "migrate-region: no frame ran (is the node stopping?)", http.StatusServiceUnavailable)
+	case <-r.Context().Done():
+	}
+}
+
+// servePreferBackup is POST /admin/prefer-backup?x0=&y0=&x1=&y1=&nodes=A,B:
+// node.PreferBackup for the box [x0, x1] × [y0, y1]: this node's
+// primaries there choose their backups among A, then B (an instance on a
+// player host keeps its backups on the replicated host this way); an
+// empty nodes removes the preference.
+func (d *Daemon) servePreferBackup(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "prefer-backup: use POST", http.StatusMethodNotAllowed)
+		return
+	}
+	q := r.URL.Query()
+	var v [4]float64
+	for i, k := range []string{"x0", "y0", "x1", "y1"} {
+		x, err := strconv.ParseFloat(q.Get(k), 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			http.Error(w, fmt.Sprintf("prefer-backup: %s %q: want a finite number", k, q.Get(k)), http.StatusBadRequest)
+			return
+		}
+		v[i] = x
+	}
+	if v[0] > v[2] || v[1] > v[3] {
+		http.Error(w, fmt.Sprintf("prefer-backup: box [%g, %g] × [%g, %g] is empty", v[0], v[2], v[1], v[3]), http.StatusBadRequest)
+		return
+	}
+	prefer := []wire.NodeID{}
+	if s := q.Get("nodes"); s != "" {
+		for _, f := range strings.Split(s, ",") {
+			id, err := strconv.ParseUint(f, 10, 32)
+			if err != nil || id == 0 || id > MaxNodeID || slices.Contains(prefer, wire.NodeID(id)) || len(prefer) == 16 {
+				http.Error(w, fmt.Sprintf("prefer-backup: nodes %q: want up to 16 distinct node IDs, comma-separated", s), http.StatusBadRequest)
+				return
+			}
+			prefer = append(prefer, wire.NodeID(id))
+		}
+	}
+	box := world.Box{Min: world.Point{v[0], v[1], math.Inf(-1)}, Max: world.Point{v[2], v[3], math.Inf(1)}}
+	req := regionReq{box: box, prefer: prefer, reply: make(chan regionReply, 1)}
+	select {
+	case d.placed.regions <- req:
+	default:
+		http.Error(w, "prefer-backup: too many requests waiting", http.StatusServiceUnavailable)
+		return
+	}
+	select {
+	case rep := <-req.reply:
+		if rep.err != nil {
+			http.Error(w, "prefer-backup: "+rep.err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	case <-time.After(handOffWait):
+		http.Error(w, "prefer-backup: no frame ran (is the node stopping?)", http.StatusServiceUnavailable)
 	case <-r.Context().Done():
 	}
 }

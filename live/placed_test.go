@@ -16,7 +16,8 @@ import (
 // answers with its node and no player; /admin/pings refuses a bad player,
 // malformed or out-of-range samples and a wrong method, each with a
 // message naming the problem; /admin/migrate-region refuses a bad box or
-// a node that is not a peer, and changes nothing.
+// a node that is not a peer, and /admin/prefer-backup a bad box or node
+// list, and change nothing.
 func TestPlacedEndpoints(t *testing.T) {
 	cfg, _ := testNodeConfig(t, t.TempDir())
 	cfg.Listen.Admin = "127.0.0.1:0"
@@ -65,6 +66,13 @@ func TestPlacedEndpoints(t *testing.T) {
 		{"POST", "/admin/migrate-region?x0=2&y0=0&x1=1&y1=1&node=2", "", "is empty"},
 		{"POST", "/admin/migrate-region?x0=0&y0=0&x1=NaN&y1=1&node=2", "", "x1"},
 		{"GET", "/admin/migrate-region", "", "use POST"},
+		{"GET", "/admin/prefer-backup", "", "use POST"},
+		{"POST", "/admin/prefer-backup?x0=0&y0=0&x1=1&y1=1&nodes=2,x", "", "nodes"},
+		{"POST", "/admin/prefer-backup?x0=0&y0=0&x1=1&y1=1&nodes=2,2", "", "distinct"},
+		{"POST", "/admin/prefer-backup?x0=0&y0=0&x1=1&y1=1&nodes=0", "", "nodes"},
+		{"POST", "/admin/prefer-backup?x0=0&y0=0&x1=1&y1=1&nodes=40000", "", "nodes"},
+		{"POST", "/admin/prefer-backup?x0=2&y0=0&x1=1&y1=1&nodes=2", "", "is empty"},
+		{"POST", "/admin/prefer-backup?x0=0&y0=Inf&x1=1&y1=1&nodes=2", "", "y0"},
 	} {
 		code, body := do(c.method, c.path, c.body)
 		if code/100 != 4 || !strings.Contains(body, c.want) {
@@ -73,6 +81,12 @@ func TestPlacedEndpoints(t *testing.T) {
 	}
 	if code, body := do("POST", "/admin/pings?player=a", `[{"node":2,"rtt_ms":12.5}]`); code != 204 {
 		t.Fatalf("good pings: %d %q", code, body)
+	}
+	// Backups preferred in a box, then the preference removed.
+	for _, nodes := range []string{"2,5", ""} {
+		if code, body := do("POST", "/admin/prefer-backup?x0=0&y0=0&x1=10&y1=10&nodes="+nodes, ""); code != 204 {
+			t.Fatalf("prefer-backup %q: %d %q", nodes, code, body)
+		}
 	}
 	// A region migration with no object of this node inside moves none.
 	if code, body := do("POST", "/admin/migrate-region?x0=1e6&y0=1e6&x1=2e6&y1=2e6&node=2", ""); code != 200 || !strings.Contains(body, `"moved": 0`) {

@@ -93,6 +93,8 @@ type Node struct {
 	// linear makes Each scan every local object: the reference the index
 	// is tested and benchmarked against.
 	linear bool
+	// pins are the preferred backups (PreferBackup), latest last.
+	pins []backupPin
 
 	// With Config.FarMargin: what each peer's primaries need, as far as
 	// this node knows (the interests and anticipated boxes of the replicas
@@ -118,11 +120,14 @@ func New(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := replica.NewStore(cfg.Replica)
+	n := &Node{}
+	rc := cfg.Replica
+	rc.Backup = n.pinnedPolicy(rc.Backup)
+	st, err := replica.NewStore(rc)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	n := &Node{id: cfg.ID, cfg: cfg, store: st, disc: cfg.Discovery, host: cfg.ID, dims: cfg.Registry.Space().Dims(),
+	*n = Node{id: cfg.ID, cfg: cfg, store: st, disc: cfg.Discovery, host: cfg.ID, dims: cfg.Registry.Space().Dims(),
 		created: map[world.ObjectID]bool{}}
 	n.holders = func(id world.ObjectID, dst []wire.NodeID) []wire.NodeID { return n.store.Holders(n.now, id, dst) }
 	n.cstep, _ = cfg.Discovery.(checkedStepper)

@@ -26,6 +26,7 @@ import (
 //	trace on|off                                print every delivered packet during run
 //	stats                                       bytes and packets sent per node and class
 //	garbage NODE                                deliver malformed packets to NODE
+//	prefer NODE X0,Y0,X1,Y1 B1,B2,…             node.PreferBackup: preferred backups in a box
 //
 // To add a scenario, write a new file in testdata/scenarios with the
 // commands, each followed by a "----" line, and run
@@ -160,6 +161,23 @@ func (sc *scenario) exec(cmd *scripttest.Cmd) string {
 		fmt.Fprintf(&sc.out, "writeto: %v\n", scripttest.Result(err))
 		c.buf = n.Drain(c.buf[:0])
 		c.send(c.buf)
+	case "prefer":
+		// prefer NODE X0,Y0,X1,Y1 B1,B2,…: node.PreferBackup on NODE.
+		cmd.Want(3, 3)
+		n := sc.node(cmd, 0)
+		var box world.Box
+		if _, err := fmt.Sscanf(cmd.Arg(1), "%g,%g,%g,%g", &box.Min[0], &box.Min[1], &box.Max[0], &box.Max[1]); err != nil {
+			cmd.Fatalf("box %q: want X0,Y0,X1,Y1", cmd.Arg(1))
+		}
+		var order []wire.NodeID
+		for _, f := range strings.Split(cmd.Arg(2), ",") {
+			v, err := strconv.Atoi(f)
+			if err != nil {
+				cmd.Fatalf("bad node %q", f)
+			}
+			order = append(order, wire.NodeID(v))
+		}
+		fmt.Fprintf(&sc.out, "prefer: %v\n", scripttest.Result(n.PreferBackup(box, order)))
 	case "crash":
 		cmd.Want(1, 1)
 		n := sc.node(cmd, 0)

@@ -33,6 +33,10 @@ type DemoReport struct {
 	Config ArenaConfig
 	// InfraSite is where the infrastructure node runs ("" for broadcast).
 	InfraSite string
+	// Instances is the instance run beside the world (RunInstances with
+	// its defaults and the demo's seed), when the control plane places
+	// the players; nil otherwise.
+	Instances *InstancesReport
 }
 
 // Demo runs the world demo: the model game on nodes in WonderNetwork
@@ -80,6 +84,13 @@ func DemoWatched(cfg ArenaConfig, progress func(Progress), every time.Duration, 
 	if w.Infra() != 0 {
 		rep.InfraSite = rep.Summary.PerNode[len(rep.Summary.PerNode)-1].Site
 	}
+	if cfg.Placement.Mode == PlaceCMA {
+		// The instances and their player hosts run in a world of their
+		// own beside the main one (a second, small simulation).
+		if rep.Instances, err = RunInstances(InstancesConfig{Seed: cfg.Seed, Workers: cfg.Workers}, nil); err != nil {
+			return nil, err
+		}
+	}
 	return rep, nil
 }
 
@@ -113,6 +124,10 @@ func (r *DemoReport) WriteTable(w io.Writer) error {
 	}
 	if pr := r.Placement; pr != nil {
 		pr.writeLines(w)
+		if r.Instances != nil {
+			r.Instances.WriteLines(w)
+			fmt.Fprintln(w)
+		}
 	} else if c.PlayersPerNode == 1 {
 		fmt.Fprintf(w, "players: one per node, each node its player's own machine (placement none)\n\n")
 	} else {

@@ -18,7 +18,14 @@
 // join through it, the world follows its decisions (avatars migrate to
 // the nodes players are moved to, regions' objects to their new cores),
 // and Result.Placement compares the players' RTT with static admission
-// and the exact optimum in the same run (placement.go).
+// and the exact optimum in the same run (placement.go). RunInstances
+// (instances.go) runs instances through the plane's instance core
+// (control.Instances) in a world of their own: servers too full for all
+// of them, the overflowed ones on simulated player hosts with their
+// backups pinned to the replicated hosts, hosts crashing by the session
+// model; it measures promotion and recovery times, acknowledged state
+// lost, and failure rates beside the paper's Table 5. The demo runs it
+// beside the world when the plane places the players.
 //
 // The observer is package truth's: it keeps every live primary of the
 // cluster (as of its node's latest frame: primaries change only in their

@@ -21,6 +21,7 @@ package pki
 import (
 	"crypto"
 	"crypto/ecdsa"
+	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/tls"
@@ -228,32 +229,14 @@ func parsePEM(data []byte) ([]*x509.Certificate, crypto.Signer, error) {
 // (DNSName) and a URI SAN ("urn:overworld:node:7"), and is good for both TLS
 // client and server authentication.
 func (ca *CA) Issue(id wire.NodeID, now time.Time, validity time.Duration) ([]byte, error) {
-	if ca.Key == nil {
-		return nil, fmt.Errorf("%w: CA loaded without its key", ErrBadFile)
-	}
-	if validity <= 0 {
-		return nil, fmt.Errorf("%w: certificate validity %v: want > 0", ErrValidity, validity)
-	}
-	notAfter := now.Add(validity)
-	if notAfter.After(ca.Cert.NotAfter) {
-		return nil, fmt.Errorf("%w: certificate would outlive the CA (%s)", ErrValidity, ca.Cert.NotAfter.Format(time.RFC3339))
+	if err := ca.canIssue(now, validity); err != nil {
+		return nil, err
 	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, err
 	}
-	u := &url.URL{Scheme: "urn", Opaque: uriPrefix + strconv.FormatUint(uint64(id), 10)}
-	tmpl := &x509.Certificate{
-		SerialNumber: serial(),
-		Subject:      pkix.Name{CommonName: fmt.Sprintf("node-%d", id), Organization: []string{"overworld"}},
-		NotBefore:    now.Add(-time.Minute),
-		NotAfter:     notAfter,
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-		DNSNames:     []string{DNSName(id)},
-		URIs:         []*url.URL{u},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.Key)
+	out, err := ca.sign(id, &key.PublicKey, now, validity)
 	if err != nil {
 		return nil, err
 	}
@@ -261,8 +244,97 @@ func (ca *CA) Issue(id wire.NodeID, now time.Time, validity time.Duration) ([]by
 	if err != nil {
 		return nil, err
 	}
-	out := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 	return append(out, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})...), nil
+}
+
+// MaxCSR bounds a PEM certificate request IssueCSR reads.
+const MaxCSR = 8 << 10
+
+// IssueCSR signs a certificate for node id, valid from now for validity,
+// for the public key of a PEM certificate signing request whose
+// signature it checks (the requester keeps its private key: a player's
+// machine asking for a player host's certificate), and returns the
+// certificate, PEM. The certificate names the node as Issue's do; what
+// the request asks for besides its key is ignored. It accepts ECDSA
+// P-256 and Ed25519 keys only.
+func (ca *CA) IssueCSR(id wire.NodeID, csrPEM []byte, now time.Time, validity time.Duration) ([]byte, error) {
+	if err := ca.canIssue(now, validity); err != nil {
+		return nil, err
+	}
+	csr, err := ParseCSR(csrPEM)
+	if err != nil {
+		return nil, err
+	}
+	return ca.sign(id, csr.PublicKey, now, validity)
+}
+
+// ErrCSR reports a bad certificate signing request.
+var ErrCSR = errors.New("pki: bad certificate request")
+
+// ParseCSR decodes and checks a PEM certificate signing request: one
+// CERTIFICATE REQUEST block, a valid signature, an ECDSA P-256 or Ed25519
+// key. Errors wrap ErrCSR.
+func ParseCSR(data []byte) (*x509.CertificateRequest, error) {
+	if len(data) > MaxCSR {
+		return nil, fmt.Errorf("%w: %d bytes, want at most %d", ErrCSR, len(data), MaxCSR)
+	}
+	b, rest := pem.Decode(data)
+	if b == nil || b.Type != "CERTIFICATE REQUEST" {
+		return nil, fmt.Errorf("%w: no PEM CERTIFICATE REQUEST block", ErrCSR)
+	}
+	if len(strings.TrimSpace(string(rest))) != 0 {
+		return nil, fmt.Errorf("%w: data after the request", ErrCSR)
+	}
+	csr, err := x509.ParseCertificateRequest(b.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCSR, err)
+	}
+	if err := csr.CheckSignature(); err != nil {
+		return nil, fmt.Errorf("%w: signature: %v", ErrCSR, err)
+	}
+	switch k := csr.PublicKey.(type) {
+	case *ecdsa.PublicKey:
+		if k.Curve != elliptic.P256() {
+			return nil, fmt.Errorf("%w: ECDSA key on %s, want P-256", ErrCSR, k.Curve.Params().Name)
+		}
+	case ed25519.PublicKey:
+	default:
+		return nil, fmt.Errorf("%w: %T key, want ECDSA P-256 or Ed25519", ErrCSR, csr.PublicKey)
+	}
+	return csr, nil
+}
+
+func (ca *CA) canIssue(now time.Time, validity time.Duration) error {
+	if ca.Key == nil {
+		return fmt.Errorf("%w: CA loaded without its key", ErrBadFile)
+	}
+	if validity <= 0 {
+		return fmt.Errorf("%w: certificate validity %v: want > 0", ErrValidity, validity)
+	}
+	if now.Add(validity).After(ca.Cert.NotAfter) {
+		return fmt.Errorf("%w: certificate would outlive the CA (%s)", ErrValidity, ca.Cert.NotAfter.Format(time.RFC3339))
+	}
+	return nil
+}
+
+// sign makes node id's certificate for pub, PEM.
+func (ca *CA) sign(id wire.NodeID, pub crypto.PublicKey, now time.Time, validity time.Duration) ([]byte, error) {
+	u := &url.URL{Scheme: "urn", Opaque: uriPrefix + strconv.FormatUint(uint64(id), 10)}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial(),
+		Subject:      pkix.Name{CommonName: fmt.Sprintf("node-%d", id), Organization: []string{"overworld"}},
+		NotBefore:    now.Add(-time.Minute),
+		NotAfter:     now.Add(validity),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		DNSNames:     []string{DNSName(id)},
+		URIs:         []*url.URL{u},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, pub, ca.Key)
+	if err != nil {
+		return nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), nil
 }
 
 // WriteNodeFile writes a node file made by Issue to path (mode 0600),

@@ -63,6 +63,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/player", s.servePlayer)
 	mux.HandleFunc("GET /v1/state", s.serveState)
 	mux.HandleFunc("GET /v1/nodes", s.serveNodes)
+	if s.hosts != nil {
+		mux.HandleFunc("POST /v1/hosts", s.serveHosts)
+	}
 	if s.cfg.Autoscale != nil {
 		// Validated with the configuration: cannot fail.
 		a, _ := agones.NewAutoscaler(s.cfg.Autoscale.Config, s.FleetLoads, s.cfg.Log)

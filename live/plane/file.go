@@ -12,6 +12,8 @@ import (
 
 	"github.com/overworld/overworld/control"
 	"github.com/overworld/overworld/live/agones"
+	"github.com/overworld/overworld/live/pki"
+	"github.com/overworld/overworld/live/player"
 	"github.com/overworld/overworld/place/balance"
 )
 
@@ -45,6 +47,26 @@ type File struct {
 	// Autoscale, when present, serves Agones' FleetAutoscaler webhook at
 	// /autoscale, sizing each fleet it names from its nodes' players.
 	Autoscale *FileAutoscale `toml:"autoscale"`
+	// Hosts, when present, serves POST /v1/hosts: player hosts'
+	// certificates (Hosts).
+	Hosts *FileHosts `toml:"hosts"`
+}
+
+// FileHosts configures POST /v1/hosts.
+type FileHosts struct {
+	// CADir holds the cluster CA with its key ("overworld ca init").
+	CADir string `toml:"ca_dir"`
+	// TokenKey is the token issuer's public key file ("overworld token
+	// init"); World (default "main") and AudienceNode name the plane in
+	// the tokens players present to it.
+	TokenKey     string `toml:"token_key"`
+	World        string `toml:"world"`
+	AudienceNode uint32 `toml:"audience_node"`
+	// First and Last bound the node IDs given to player hosts.
+	First uint32 `toml:"first"`
+	Last  uint32 `toml:"last"`
+	// Validity is a host certificate's lifetime (default "24h").
+	Validity string `toml:"validity"`
 }
 
 // FileAutoscale configures the FleetAutoscaler webhook.
@@ -182,6 +204,26 @@ func (f File) Config() (Config, error) {
 			as.Fleets[key] = slices.Clone(fl.Nodes)
 		}
 		c.Autoscale = as
+	}
+	if h := f.Hosts; h != nil {
+		ca, err := pki.LoadCA(h.CADir, true)
+		if err != nil {
+			return c, fmt.Errorf("%w: hosts.ca_dir: %v", ErrConfig, err)
+		}
+		key, err := player.LoadPublicKeyFile(h.TokenKey)
+		if err != nil {
+			return c, fmt.Errorf("%w: hosts.token_key: %v", ErrConfig, err)
+		}
+		hc := &Hosts{CA: ca, Key: key, Audience: player.Audience{World: h.World, Node: h.AudienceNode}, First: h.First, Last: h.Last}
+		if hc.Audience.World == "" {
+			hc.Audience.World = player.DefaultWorld
+		}
+		if h.Validity != "" {
+			if hc.Validity, err = time.ParseDuration(h.Validity); err != nil {
+				return c, fmt.Errorf("%w: hosts.validity %q: %v", ErrConfig, h.Validity, err)
+			}
+		}
+		c.Hosts = hc
 	}
 	for _, n := range f.Nodes {
 		c.Nodes = append(c.Nodes, Node{ID: n.ID, Site: n.Site, Capacity: n.Capacity, Admin: n.Admin, QUIC: n.PlayerQUIC, WS: n.PlayerWS})

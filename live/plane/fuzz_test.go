@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/overworld/overworld/live/pki"
 )
 
 // FuzzJoinRequest: any body of POST /v1/join is either refused with an
@@ -37,11 +39,33 @@ func FuzzFile(f *testing.F) {
 		if err != nil {
 			return
 		}
-		file.AdminTokenFile = "" // no file reads from fuzzed input
+		file.AdminTokenFile, file.Hosts = "", nil // no file reads from fuzzed input
 		cfg, err := file.Config()
 		if err != nil {
 			return
 		}
 		_, _ = New(cfg)
+	})
+}
+
+// FuzzHostRequest: any body of POST /v1/hosts is refused with an error or
+// decoded into a token and a certificate request that parse; it never
+// panics.
+func FuzzHostRequest(f *testing.F) {
+	f.Add([]byte(`{"token":"AAAA","csr":"-----BEGIN CERTIFICATE REQUEST-----\nMAA=\n-----END CERTIFICATE REQUEST-----\n"}`))
+	f.Add([]byte(`{"token":"","csr":""}`))
+	f.Add([]byte(`{"token":"x","csr":"y","z":1}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		r := httptest.NewRequest("POST", "/v1/hosts", bytes.NewReader(body))
+		tok, csr, err := readHostRequest(r)
+		if err != nil {
+			return
+		}
+		if len(tok) == 0 || csr == "" {
+			t.Fatalf("accepted %q as an empty token or request", body)
+		}
+		if _, err := pki.ParseCSR([]byte(csr)); err != nil {
+			t.Fatalf("accepted %q with a bad request: %v", body, err)
+		}
 	})
 }

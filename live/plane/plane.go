@@ -127,6 +127,9 @@ type Config struct {
 	Log *slog.Logger
 	// Clock gives the time (default time.Now); tests set it.
 	Clock func() time.Time
+	// Hosts, if set, serves POST /v1/hosts: player hosts' certificates
+	// (hosts.go).
+	Hosts *Hosts
 }
 
 // Autoscale configures the FleetAutoscaler webhook the plane serves: the
@@ -248,6 +251,7 @@ type Server struct {
 	// that the plane could not place for want of samples.
 	unplaced map[string]uint32
 	stats    Stats
+	hosts    *hostIssuer // nil without Config.Hosts
 }
 
 type nodeView struct {
@@ -312,6 +316,11 @@ func New(cfg Config) (*Server, error) {
 		unplaced: map[string]uint32{}}
 	for _, n := range cfg.Nodes {
 		s.nodes[n.ID] = &nodeView{Node: n, up: true}
+	}
+	if cfg.Hosts != nil {
+		if s.hosts, err = newHostIssuer(*cfg.Hosts, cfg.Nodes); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }

@@ -3,9 +3,11 @@
 // cluster cannot take to servers hosted by the instance's own players. It
 // implements the placement policy of "A client-server/P2P hybrid system for
 // MMORPGs" (the hybrid-cluster-p2p-instances paper: §3 and §5) and goes
-// beyond it. Running instances on player hosts with a live backup and
-// failover is not built yet: this package decides where instances go, and
-// nothing in the running world moves them.
+// beyond it. This package decides where instances go; package control's
+// Instances applies it to a running world's events (Balance on every
+// open, Distribute on overflow, Restructure on every departure), and
+// lab/harness runs that in the simulated world with player-host nodes
+// and failover (RunInstances).
 //
 // # What it owns
 //

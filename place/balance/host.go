@@ -72,6 +72,10 @@ type Group struct {
 	// FailoverMs prices one failover (the replica taking over) in ms of
 	// every player's latency, for Score.
 	FailoverMs float64
+	// CanHost, if set, says per player whether it may be chosen as the
+	// server or the replica (a player whose machine cannot host still
+	// counts in the others' latency sums); nil: every player may.
+	CanHost []bool
 }
 
 // Validate reports the first malformed field.
@@ -83,6 +87,8 @@ func (g *Group) Validate() error {
 		return fmt.Errorf("%w: RTT has %d entries for %d players (want %d)", ErrConfig, len(g.RTT), g.N, g.N*g.N)
 	case g.Uptime != nil && len(g.Uptime) != g.N:
 		return fmt.Errorf("%w: %d uptimes for %d players", ErrConfig, len(g.Uptime), g.N)
+	case g.CanHost != nil && len(g.CanHost) != g.N:
+		return fmt.Errorf("%w: %d host flags for %d players", ErrConfig, len(g.CanHost), g.N)
 	case g.Leave != nil && len(g.Leave) != g.N:
 		return fmt.Errorf("%w: %d leave probabilities for %d players", ErrConfig, len(g.Leave), g.N)
 	case !(g.FailoverMs >= 0) || math.IsInf(g.FailoverMs, 0):
@@ -156,7 +162,7 @@ func (g *Group) NewReplica(crit Criterion, alive []bool, server int) int {
 	case Score:
 		best, bv := -1, math.Inf(1)
 		for r := 0; r < g.N; r++ {
-			if r == server || (alive != nil && !alive[r]) {
+			if r == server || (alive != nil && !alive[r]) || !g.canHost(r) {
 				continue
 			}
 			if v := g.Score(server, r, alive); v < bv {
@@ -170,6 +176,8 @@ func (g *Group) NewReplica(crit Criterion, alive []bool, server int) int {
 		return g.best(alive, server, func(i int) float64 { return g.LatencySum(i, alive) })
 	}
 }
+
+func (g *Group) canHost(i int) bool { return g.CanHost == nil || g.CanHost[i] }
 
 func (g *Group) uptimeMin(i int) float64 {
 	if g.Uptime == nil {
@@ -185,11 +193,12 @@ func (g *Group) leave(i int) float64 {
 	return g.Leave[i]
 }
 
-// best returns the alive player other than skip with the lowest key.
+// best returns the alive player other than skip that may host with the
+// lowest key.
 func (g *Group) best(alive []bool, skip int, key func(int) float64) int {
 	b, bv := -1, math.Inf(1)
 	for i := 0; i < g.N; i++ {
-		if i == skip || (alive != nil && !alive[i]) {
+		if i == skip || (alive != nil && !alive[i]) || !g.canHost(i) {
 			continue
 		}
 		if v := key(i); b < 0 || v < bv {
@@ -230,9 +239,13 @@ func (g *Group) Score(s, r int, alive []bool) float64 {
 
 func (g *Group) bestPair(alive []bool) Hosting {
 	var idx []int
+	n := 0
 	for i := 0; i < g.N; i++ {
 		if alive == nil || alive[i] {
-			idx = append(idx, i)
+			n++
+			if g.canHost(i) {
+				idx = append(idx, i)
+			}
 		}
 	}
 	switch len(idx) {
@@ -242,10 +255,9 @@ func (g *Group) bestPair(alive []bool) Hosting {
 		return Hosting{idx[0], -1}
 	}
 	// O(n²) pairs over precomputed means.
-	n := float64(len(idx) - 1)
 	l := make([]float64, g.N)
 	for _, i := range idx {
-		l[i] = g.LatencySum(i, alive) / n
+		l[i] = g.LatencySum(i, alive) / float64(max(n-1, 1))
 	}
 	best, bv := Hosting{-1, -1}, math.Inf(1)
 	for _, s := range idx {
@@ -289,7 +301,8 @@ func (g *Group) Link(h Hosting, alive []bool) [][2]int {
 // Restructure is Algorithm 4: player gone has left (alive[gone] is already
 // false). If it was the server the replica is promoted; if it was the
 // server or the replica a new replica is chosen by crit. Lost is true when
-// the server left with no replica to take over while players remain.
+// the server left with no replica to take over while players remain
+// (alive ones, whether or not they may host).
 func (g *Group) Restructure(h Hosting, gone int, crit Criterion, alive []bool) (next Hosting, lost bool) {
 	remain := 0
 	for i := 0; i < g.N; i++ {

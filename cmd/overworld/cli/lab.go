@@ -48,7 +48,7 @@ Experiments:
 			return nil
 		},
 		RunE: func(*cobra.Command, []string) error {
-			return badInputf("lab: name an experiment: cma, spd, arena, world, colyseus, estimate, balance, faults or placement")
+			return badInputf("lab: name an experiment: cma, spd, arena, world, colyseus, estimate, balance, faults, placement or instances")
 		},
 	}
 	cmd.AddCommand(newLabCMACmd(e))
@@ -60,6 +60,7 @@ Experiments:
 	cmd.AddCommand(newLabColyseusCmd(e))
 	cmd.AddCommand(newLabFaultsCmd(e))
 	cmd.AddCommand(newLabPlacementCmd(e))
+	cmd.AddCommand(newLabInstancesCmd(e))
 	return cmd
 }
 

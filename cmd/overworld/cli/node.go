@@ -2,12 +2,16 @@ package cli
 
 import (
 	"context"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -17,6 +21,7 @@ import (
 	"github.com/overworld/overworld/live"
 	"github.com/overworld/overworld/live/arenaplay"
 	"github.com/overworld/overworld/live/pki"
+	"github.com/overworld/overworld/live/plane"
 	"github.com/overworld/overworld/wire"
 )
 
@@ -82,12 +87,15 @@ packets are then sent for up to shutdown_grace.`,
 	cmd.Flags().StringVar(&ov.dataDir, "data-dir", "", `the node's data directory, overriding data_dir ("" for none: the incarnation then comes from the wall clock)`)
 	cmd.Flags().BoolVar(&ov.failover, "failover", true, "warm backups and failover, overriding failover (--failover=false: off)")
 	cmd.Flags().DurationVar(&ov.drain, "drain-timeout", live.DefaultDrainTimeout, "on SIGTERM, how long the primaries may take to migrate to live peers, overriding drain_timeout (0: no drain)")
+	cmd.Flags().StringVar(&ov.playerHost, "player-host", "", "run as a player host: the control plane's URL; without tls.node_cert yet, ask it for one (POST /v1/hosts) with --player-token, and take the node ID it grants (the configuration's id is replaced by the certificate's)")
+	cmd.Flags().StringVar(&ov.playerToken, "player-token", "", "with --player-host: a file holding the player's token for the plane (overworld token issue with the plane's audience node)")
 	return cmd
 }
 
 // nodeOverrides are the node command's flags that override its
 // configuration file, each when given.
 type nodeOverrides struct {
+	playerHost, playerToken           string
 	dataDir                           string
 	failover                          bool
 	drain                             time.Duration
@@ -134,6 +142,11 @@ func runNode(e *env, path string, ov nodeOverrides) error {
 	}
 	if cfg, err = ov.apply(cfg); err != nil {
 		return badInput(fmt.Errorf("node: flags: %w", err))
+	}
+	if ov.playerHost != "" || ov.playerToken != "" {
+		if cfg, err = playerHost(cfg, ov.playerHost, ov.playerToken); err != nil {
+			return err
+		}
 	}
 	_, lg, err := arenaGame(cfg.Game)
 	if err != nil {
@@ -260,4 +273,64 @@ is unexpired, and names the node the peer claims to be (mutual TLS on QUIC).
 	issueCmd.Flags().DurationVar(&ivalidity, "validity", 365*24*time.Hour, "how long the certificate is valid")
 	cmd.AddCommand(initCmd, issueCmd)
 	return cmd
+}
+
+// playerHost makes cfg a player host's: with no file at tls.node_cert
+// yet, it asks the plane at base for a certificate (plane.RequestHostCert)
+// with the token in tokenFile, writes it (and the CA's certificate at
+// tls.ca_cert when there is none), and takes the granted node ID; with
+// one, it takes the ID the certificate names (a restarted player host
+// keeps its identity).
+func playerHost(cfg live.DaemonConfig, base, tokenFile string) (live.DaemonConfig, error) {
+	if base == "" || tokenFile == "" {
+		return cfg, badInputf("node: --player-host and --player-token go together")
+	}
+	if _, err := os.Stat(cfg.TLS.NodeCert); err != nil {
+		tok, err := os.ReadFile(tokenFile)
+		if err != nil {
+			return cfg, badInputf("node: --player-token: %v", err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		hc, err := plane.RequestHostCert(ctx, &http.Client{Timeout: 30 * time.Second}, base, strings.TrimSpace(string(tok)))
+		if err != nil {
+			return cfg, err
+		}
+		if _, err := os.Stat(cfg.TLS.CACert); err != nil {
+			if err := os.WriteFile(cfg.TLS.CACert, hc.CA, 0o644); err != nil {
+				return cfg, err
+			}
+		}
+		if err := pki.WriteNodeFile(cfg.TLS.NodeCert, hc.NodeFile); err != nil {
+			return cfg, err
+		}
+	}
+	ca, err := pki.LoadCAFiles(cfg.TLS.CACert, "", false)
+	if err != nil {
+		return cfg, badInput(err)
+	}
+	data, err := os.ReadFile(cfg.TLS.NodeCert)
+	if err != nil {
+		return cfg, badInput(err)
+	}
+	b, _ := pem.Decode(data)
+	if b == nil {
+		return cfg, badInputf("node: %s: no certificate", cfg.TLS.NodeCert)
+	}
+	cert, err := x509.ParseCertificate(b.Bytes)
+	if err != nil {
+		return cfg, badInputf("node: %s: %v", cfg.TLS.NodeCert, err)
+	}
+	if _, err := pki.ParseNode(data, ca); err != nil {
+		return cfg, badInput(err)
+	}
+	id, err := pki.NodeIDOf(cert)
+	if err != nil {
+		return cfg, badInput(err)
+	}
+	cfg.ID = uint32(id)
+	if cfg, err = cfg.Validate(); err != nil {
+		return cfg, badInput(fmt.Errorf("node: as player host %d: %w", id, err))
+	}
+	return cfg, nil
 }
