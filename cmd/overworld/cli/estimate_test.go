@@ -79,6 +79,8 @@ func TestEstimateBadInput(t *testing.T) {
 		{[]string{"estimate", "--method", "vivaldi", "--data", "planetlab", "--near", "3"}, "--near applies to --method mf"},
 		{[]string{"estimate", "--method", "mf", "--matrix", "/nonexistent/x"}, "no such file"},
 		{[]string{"lab", "estimate", "--slices", "19"}, "slices"},
+		{[]string{"lab", "estimate", "--wonder-trials", "101"}, "WonderNetwork"},
+		{[]string{"lab", "estimate", "--wonder-trials", "-2"}, "WonderNetwork"},
 	} {
 		code, out, errs := runCLI(t, "", c.args...)
 		if code != 2 || out != "" || !strings.Contains(errs, c.want) {
@@ -104,7 +106,7 @@ func TestLabEstimateSmall(t *testing.T) {
 			t.Errorf("table lacks %q", want)
 		}
 	}
-	for _, name := range []string{"fig6-accuracy.csv", "fig6-cdf.png", "fig7-core.png", "fig8-ecc.png", "slices.png", "fig7-hit.csv"} {
+	for _, name := range []string{"fig6-accuracy.csv", "fig6-cdf.png", "fig7-core.png", "fig8-ecc.png", "slices.png", "fig7-hit.csv", "wonder-accuracy.csv", "wonder-hit.csv"} {
 		if st, err := os.Stat(filepath.Join(dir, name)); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", name, err)
 		}
