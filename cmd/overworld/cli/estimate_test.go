@@ -30,6 +30,20 @@ func TestEstimateCommand(t *testing.T) {
 	}
 }
 
+// --data wonder runs on the embedded WonderNetwork set, its 18 pairs
+// measured in neither direction left out of the scores.
+func TestEstimateWonder(t *testing.T) {
+	code, out, errs := runCLI(t, "", "estimate", "--method", "mf", "--data", "wonder", "--neighbours", "16", "--duration", "200s")
+	if code != 0 || errs != "" {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	for _, want := range []string{"wondernetwork (242 cities), 242 nodes", "unmeasured", "missing"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 func TestEstimateMissingPairs(t *testing.T) {
 	// 6 nodes on a line; two holes (NaN and 0) and a negative entry.
 	in := `0 10 20 30 40 50
@@ -67,7 +81,7 @@ func TestEstimateBadInput(t *testing.T) {
 		{[]string{"estimate", "--method", "ping", "--data", "planetlab"}, "unknown method"},
 		{[]string{"estimate", "--method", "mf"}, "give a latency matrix"},
 		{[]string{"estimate", "--method", "mf", "--data", "planetlab:19"}, "slice must be 1..18"},
-		{[]string{"estimate", "--method", "mf", "--data", "wonder"}, "embedded data sets"},
+		{[]string{"estimate", "--method", "mf", "--data", "wonderland"}, "embedded data sets"},
 		{[]string{"estimate", "--method", "vivaldi", "--data", "planetlab", "--neighbours", "0"}, "neighbours"},
 		{[]string{"estimate", "--method", "vivaldi", "--data", "planetlab", "--neighbours", "490"}, "only 489 other nodes"},
 		{[]string{"estimate", "--method", "vivaldi", "--data", "planetlab", "--rate", "-1"}, "probe rate"},
