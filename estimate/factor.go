@@ -112,6 +112,9 @@ func (c FactorConfig) Validate() (FactorConfig, error) {
 // cold start (graduated non-convexity). The source paper of the PlanetLab
 // data (Zhu et al. 2017) uses matrix completion on the same matrices.
 //
+// With Embed > 0 (the default) a Euclidean embedding with heights is
+// fitted to the same pairs and blended in (see FactorConfig.Embed).
+//
 // Observe only records samples (each pair keeps the minimum of its last
 // Window samples); Fit refits the model, warm-started from the previous
 // fit. Estimates come from the last fit.
@@ -181,7 +184,9 @@ func (f *Factor) initNode(i int, logMean float64) {
 // Len returns the number of nodes.
 func (f *Factor) Len() int { return f.n }
 
-// Estimate returns the model's RTT for {i, j} in ms.
+// Estimate returns the RTT for {i, j} in ms: the measurement of a measured
+// pair (Direct), else the blend of the models, or the two-hop path through
+// a measured peer when that is shorter (Detour).
 func (f *Factor) Estimate(i, j int) float64 {
 	if i == j {
 		return 0
