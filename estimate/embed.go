@@ -25,7 +25,13 @@ type embedding struct {
 	n, d   int
 	x      []float64 // h[n] | b[n] | X[n·d]
 	fitted bool
+	cache  []float64 // n×n log estimates after a fit (n ≤ embedCacheMax), nil otherwise
 }
+
+// embedCacheMax is the largest number of nodes for which the embedding's
+// log estimates are kept as an n×n table after each fit (32 MB at 2,048),
+// so that an estimate costs a lookup instead of a distance.
+const embedCacheMax = 2048
 
 func newEmbedding(n, d int) *embedding {
 	return &embedding{n: n, d: d, x: make([]float64, n*(2+d))}
@@ -56,6 +62,41 @@ func (e *embedding) initNode(i int) {
 	h, b, X := e.parts(e.x)
 	h[i], b[i] = math.Log(5), 0
 	clear(X[i*e.d : i*e.d+e.d])
+	if e.cache != nil {
+		for j := range e.n {
+			if j != i {
+				l, _, _ := e.logModel(e.x, i, j)
+				e.cache[i*e.n+j], e.cache[j*e.n+i] = l, l
+			}
+		}
+	}
+}
+
+// log returns the fitted model's log RTT for {i, j}, i ≠ j.
+func (e *embedding) log(i, j int) float64 {
+	if e.cache != nil {
+		return e.cache[i*e.n+j]
+	}
+	l, _, _ := e.logModel(e.x, i, j)
+	return l
+}
+
+// refresh rebuilds the table of log estimates after a fit.
+func (e *embedding) refresh() {
+	n := e.n
+	if n > embedCacheMax {
+		e.cache = nil
+		return
+	}
+	if e.cache == nil {
+		e.cache = make([]float64, n*n)
+	}
+	for i := range n {
+		for j := i + 1; j < n; j++ {
+			l, _, _ := e.logModel(e.x, i, j)
+			e.cache[i*n+j], e.cache[j*n+i] = l, l
+		}
+	}
 }
 
 // init places the nodes by classical multidimensional scaling of the
@@ -123,6 +164,7 @@ func (e *embedding) fit(f *Factor, tr []factorPair) {
 		e.minimise(tr, c.Huber, c.Lambda, c.RefitIters)
 	}
 	e.fitted = true
+	e.refresh()
 }
 
 func (e *embedding) minimise(tr []factorPair, huber, lambda float64, iters int) {

@@ -53,10 +53,19 @@ func TestEmbeddingChurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := s.Estimator()
+	f := e.(*Factor)
+	if f.emb.cache == nil {
+		t.Fatal("no table of embedding estimates after a fit")
+	}
 	for i := range 40 {
 		for j := range 40 {
 			if v := e.Estimate(i, j); math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || (i != j && v == 0) {
 				t.Fatalf("estimate(%d,%d) = %v", i, j, v)
+			}
+			// The table agrees with the model, also for nodes that
+			// returned since the last fit.
+			if l, _, _ := f.emb.logModel(f.emb.x, i, j); i != j && math.Abs(f.emb.log(i, j)-l) > 1e-12 {
+				t.Fatalf("embedding table (%d,%d) = %v, model %v", i, j, f.emb.log(i, j), l)
 			}
 		}
 	}

@@ -609,8 +609,12 @@ func (e noisyTruth) Estimate(i, j int) float64 { return e.v[i*e.n+j] }
 
 func BenchmarkEstimate(b *testing.B) {
 	tr, _ := PlanetLab(1)
-	for _, m := range Methods() {
+	for _, m := range append(Methods(), "mf-no-embed") {
 		spec := DefaultSpec(m)
+		if m == "mf-no-embed" { // the baseline of the blend's cost
+			spec = DefaultSpec(MethodFactor)
+			spec.Factor.Embed = 0
+		}
 		spec.Probe.Duration = 100 * time.Second
 		s, err := NewSession(spec, tr, rand.New(rand.NewPCG(1, 1)))
 		if err != nil {
@@ -658,21 +662,27 @@ func BenchmarkRound(b *testing.B) {
 }
 
 // BenchmarkFactorRefit is one warm refit of mf on PlanetLab slice 1 (32
-// neighbours, ~15,000 measured pairs).
+// neighbours, ~15,000 measured pairs), with the embedding (the default)
+// and without it (the baseline).
 func BenchmarkFactorRefit(b *testing.B) {
 	tr, _ := PlanetLab(1)
-	spec := DefaultSpec(MethodFactor)
-	spec.Probe.Duration = 100 * time.Second
-	s, err := NewSession(spec, tr, rand.New(rand.NewPCG(1, 1)))
-	if err != nil {
-		b.Fatal(err)
-	}
-	f := s.Estimator().(*Factor)
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := f.Fit(); err != nil {
-			b.Fatal(err)
-		}
+	for _, embed := range []int{8, 0} {
+		b.Run(fmt.Sprintf("embed=%d", embed), func(b *testing.B) {
+			spec := DefaultSpec(MethodFactor)
+			spec.Probe.Duration = 100 * time.Second
+			spec.Factor.Embed = embed
+			s, err := NewSession(spec, tr, rand.New(rand.NewPCG(1, 1)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			f := s.Estimator().(*Factor)
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := f.Fit(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 

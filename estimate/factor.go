@@ -206,7 +206,10 @@ func (f *Factor) Estimate(i, j int) float64 {
 }
 
 // model returns the fitted model's RTT for {i, j}, i ≠ j.
-func (f *Factor) model(i, j int) float64 {
+func (f *Factor) model(i, j int) float64 { return math.Exp(f.logModel(i, j)) }
+
+// logModel returns the fitted low-rank model's log RTT for {i, j}, i ≠ j.
+func (f *Factor) logModel(i, j int) float64 {
 	R, n := f.cfg.Rank, f.n
 	u, v := f.x[n:n+n*R], f.x[n+n*R:]
 	ui, uj, vi, vj := u[i*R:i*R+R], u[j*R:j*R+R], v[i*R:i*R+R], v[j*R:j*R+R]
@@ -214,20 +217,19 @@ func (f *Factor) model(i, j int) float64 {
 	for k := range ui {
 		s += ui[k]*vj[k] + uj[k]*vi[k]
 	}
-	return math.Exp(f.x[i] + f.x[j] + s/2)
+	return f.x[i] + f.x[j] + s/2
 }
 
 // blend returns the estimate of the fitted models for {i, j}, i ≠ j: the
 // low-rank model, blended in the log domain with the embedding when there
 // is one and it has been fitted.
 func (f *Factor) blend(i, j int) float64 {
-	m := f.model(i, j)
+	m := f.logModel(i, j)
 	if f.emb == nil || !f.emb.fitted {
-		return m
+		return math.Exp(m)
 	}
-	l, _, _ := f.emb.logModel(f.emb.x, i, j)
 	w := f.cfg.EmbedWeight
-	return math.Exp((1-w)*math.Log(m) + w*l)
+	return math.Exp((1-w)*m + w*f.emb.log(i, j))
 }
 
 // Prune drops the samples of every pair for which keep returns false (a
