@@ -12,7 +12,11 @@ import (
 // heights from 10 neighbours per node, where the low-rank model alone
 // (EmbedWeight 0) errs more: the metric structure is what it adds.
 func TestEmbeddingCompletesMetric(t *testing.T) {
-	for seed := uint64(1); seed <= 3; seed++ {
+	seeds := uint64(3)
+	if testing.Short() {
+		seeds = 1
+	}
+	for seed := uint64(1); seed <= seeds; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 31))
 		_, d := points(rng, 80, 3, 10)
 		tr, _ := NewTruth(names(80), d)
