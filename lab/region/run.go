@@ -14,7 +14,8 @@ import (
 )
 
 // Config configures the latency-estimation experiment (§6.3 of
-// the region-migration paper, Figs. 6–8) on the embedded PlanetLab data.
+// the region-migration paper, Figs. 6–8) on the embedded PlanetLab data
+// and, with Wonder, on the embedded WonderNetwork data.
 type Config struct {
 	// Seed seeds everything (landmark and neighbour choice, jitter,
 	// groups of the core-selection trials).
@@ -84,7 +85,8 @@ type EstimateRun struct {
 // neighbours, GNP, the Netvigator-style landmark estimator, and mf with 32
 // and 16 neighbours, all on slice 1; vivaldi-32, landmark-32, gnp and mf
 // carried across 18 slices;
-// core selection for k = 1..25 on 100 nodes in 10 trials.
+// core selection for k = 1..25 on 100 nodes in 10 trials; the tracked
+// configurations and core selection (10 trials) on WonderNetwork.
 func DefaultConfig() Config {
 	viv := func(label string, nb int, rate float64, d time.Duration) EstimateRun {
 		s := estimate.DefaultSpec(estimate.MethodVivaldi)
