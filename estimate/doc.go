@@ -20,7 +20,8 @@
 //     Netvigator-style estimator from landmark distance vectors; see its
 //     doc for exactly what it computes). Beyond the paper: Factor, a robust
 //     low-rank factorisation of the log-RTT matrix with per-node biases,
-//     fitted to the neighbours' measurements.
+//     blended with a Euclidean embedding with heights, both fitted to the
+//     neighbours' measurements.
 //   - Evaluate, the paper's accuracy metric: the directed relative error
 //     (estimated − measured) / measured of every pair, its distribution,
 //     the shares within 15% and 50%, and the median and 90th percentile of
@@ -35,7 +36,7 @@
 //
 // What the caller must do:
 //
-//  1. Build a Truth (NewTruth, TruthFromMatrix or PlanetLab); check
+//  1. Build a Truth (NewTruth, TruthFromMatrix, PlanetLab or WonderNetwork); check
 //     Missing if holes matter to you.
 //  2. Pass a seeded *rand.Rand to every constructor; the same seed gives
 //     the same estimates, bit for bit.

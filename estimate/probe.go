@@ -31,6 +31,13 @@ type ProbeConfig struct {
 	// NearProfile ranks near peers by the profile distance of mf's model
 	// (Factor.Profile) instead of by its estimated RTT.
 	NearProfile bool
+	// KeepReplaced keeps the samples of the neighbours a reselection
+	// replaced (their last Window samples, however old) in mf's fit instead
+	// of dropping them: they were measured in this run, so they are not
+	// held-out pairs either way, and dropping them throws away data the
+	// budget already paid for. A node then probes Neighbours peers at any
+	// time and Neighbours + Near × NearPasses peers in all.
+	KeepReplaced bool
 	// Rate is the probe rate of one node in probes per second. A node
 	// cycles through its neighbours, one probe per 1/Rate seconds; one
 	// round (every live node sends one probe) lasts 1/Rate seconds.

@@ -45,11 +45,11 @@ type Spec struct {
 	Factor  FactorConfig
 }
 
-// DefaultSpec returns the defaults of a method: the 32-neighbour,
+// DefaultSpec returns the defaults of a method: a 32-neighbour,
 // 2,000-round budget for vivaldi and mf (mf re-chooses 8 of its 32
 // neighbours as the nearest by the profile distance of its first fit,
-// which costs a little overall accuracy and buys better core selection:
-// see lab estimate), 15 landmarks
+// which buys better core selection, and keeps fitting the replaced
+// neighbours' samples: see lab estimate), 15 landmarks
 // in 7 dimensions for gnp (GNP's published setting) and 32 landmarks for
 // landmark (the same per-node budget as 32 neighbours).
 func DefaultSpec(m Method) Spec {
@@ -59,7 +59,7 @@ func DefaultSpec(m Method) Spec {
 	case MethodLandmark:
 		s.Landmark.Landmarks = 32
 	case MethodFactor:
-		s.Probe.Near, s.Probe.NearProfile = 8, true
+		s.Probe.Near, s.Probe.NearProfile, s.Probe.KeepReplaced = 8, true, true
 	}
 	return s
 }
@@ -148,7 +148,9 @@ func (s *Session) Advance(t *Truth, rounds int) error {
 				} else {
 					s.proc.Reselect(f)
 				}
-				f.Prune(s.proc.Measured)
+				if !pc.KeepReplaced {
+					f.Prune(s.proc.Measured)
+				}
 				rounds -= part
 				s.round += part
 			}

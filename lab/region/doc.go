@@ -5,7 +5,8 @@
 // estimator, matrix factorisation) on the embedded PlanetLab matrices,
 // carries them across the 18 time slices, and runs core selection on
 // their estimates against references computed on the true delays
-// (coresel.go).
+// (coresel.go); it runs the same estimators and core selection on the
+// embedded WonderNetwork data (Config.Wonder).
 //
 // The results are data (Report) written as a text table beside the
 // paper's numbers (WriteTable), CSV files (WriteCSV) and PNG figures

@@ -99,8 +99,44 @@ func (r *Report) WriteTable(w io.Writer) error {
 		fmt.Fprintln(w)
 	}
 	if len(r.Core) > 0 && c.CoreTrials > 0 {
-		rows = rows[:0]
-		fmt.Fprintf(w, "Figs. 7–8  k-median core selection on %d random nodes (players = candidates), k = 1..%d, %d trials (slices 1..%d)\n", c.CoreNodes, c.MaxK, c.CoreTrials, c.CoreTrials)
+		title := fmt.Sprintf("Figs. 7–8  k-median core selection on %d random nodes (players = candidates), k = 1..%d, %d trials (slices 1..%d)", c.CoreNodes, c.MaxK, c.CoreTrials, c.CoreTrials)
+		if err := r.writeCore(w, title); err != nil {
+			return err
+		}
+	}
+	if r.Wonder != nil {
+		return r.Wonder.writeWonder(w)
+	}
+	return nil
+}
+
+// writeWonder prints the WonderNetwork run: accuracy over all and
+// held-out pairs, and core selection.
+func (r *Report) writeWonder(w io.Writer) error {
+	c := r.Config
+	var rows [][]string
+	fmt.Fprintf(w, "\nWonderNetwork (242 cities, November 2018, one snapshot): the tracked configurations, the same settings\n")
+	rows = append(rows, []string{"config", "budget/node", "≤15%", "median|e|", "held out ≤15%", "median|e|", "held-out pairs"})
+	for _, a := range r.Accuracy {
+		rows = append(rows, []string{a.Label, strconv.Itoa(a.PerNode), report.Pct(a.All.Within15), report.Fixed(a.All.MedianAbs, 3), report.Pct(a.Unmeasured.Within15), report.Fixed(a.Unmeasured.MedianAbs, 3), strconv.Itoa(a.Unmeasured.Pairs)})
+	}
+	if err := report.WriteTrimmed(w, []byte(report.AlignTable(rows, 1))); err != nil {
+		return err
+	}
+	if len(r.Core) == 0 || c.CoreTrials == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	return r.writeCore(w, fmt.Sprintf("WonderNetwork core selection on %d random cities with every pair measured, k = 1..%d, %d trials", c.CoreNodes, c.MaxK, c.CoreTrials))
+}
+
+// writeCore prints the core-selection tables under title.
+func (r *Report) writeCore(w io.Writer, title string) error {
+	c := r.Config
+	var rows [][]string
+	add := func(cells ...string) { rows = append(rows, cells) }
+	{
+		fmt.Fprintln(w, title)
 		ks := []int{1, 2, 5, 10, 15, 20, 25}
 		head := []string{"config"}
 		for _, k := range ks {
@@ -342,7 +378,8 @@ func (c CoreResult) GapAt(k, maxK int) float64 {
 // fig7-error.csv (label, kind min|ecc, value ms), fig8-ecc.csv (label,
 // directed relative error), reference.csv (per trial and k: the proven
 // optimum, its bound, the previous reference's sum, per optimal core the
-// co-located and interchangeable candidates).
+// co-located and interchangeable candidates), and for the WonderNetwork
+// run wonder-accuracy.csv and wonder-hit.csv (the same columns).
 func (r *Report) WriteCSV(dir string) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("lab/region: %w", err)
@@ -390,6 +427,25 @@ func (r *Report) WriteCSV(dir string) ([]string, error) {
 	}
 	if err := write("slices.csv", sl); err != nil {
 		return files, err
+	}
+	if r.Wonder != nil {
+		wa := [][]string{{"label", "per_node", "pairs", "missing", "within15", "within50", "median_abs", "p90_abs", "median_dir",
+			"heldout_pairs", "heldout_missing", "heldout_within15", "heldout_within50", "heldout_median_abs", "heldout_p90_abs", "heldout_median_dir"}}
+		for _, a := range r.Wonder.Accuracy {
+			wa = append(wa, append(append([]string{a.Label, strconv.Itoa(a.PerNode)}, accRow(a.All)...), accRow(a.Unmeasured)...))
+		}
+		if err := write("wonder-accuracy.csv", wa); err != nil {
+			return files, err
+		}
+		wh := [][]string{{"label", "k", "hit_ratio", "hit_ratio_tie_aware", "median_cost_gap", "median_total_gap"}}
+		for _, c := range r.Wonder.Core {
+			for k, h := range c.Hit {
+				wh = append(wh, []string{c.Label, strconv.Itoa(k + 1), report.Float(h), report.Float(c.HitTie[k]), report.Float(c.GapAt(k+1, r.Config.MaxK)), report.Float(medianAt(c.TotalGap, k+1, r.Config.MaxK))})
+			}
+		}
+		if err := write("wonder-hit.csv", wh); err != nil {
+			return files, err
+		}
 	}
 	if len(r.Core) == 0 || r.Config.CoreTrials == 0 {
 		return files, nil

@@ -14,7 +14,8 @@ import (
 )
 
 // Config configures the latency-estimation experiment (§6.3 of
-// the region-migration paper, Figs. 6–8) on the embedded PlanetLab data.
+// the region-migration paper, Figs. 6–8) on the embedded PlanetLab data
+// and, with Wonder, on the embedded WonderNetwork data.
 type Config struct {
 	// Seed seeds everything (landmark and neighbour choice, jitter,
 	// groups of the core-selection trials).
@@ -64,6 +65,13 @@ type Config struct {
 	// k-minimum-pairwise), scored against the same selection on the
 	// measurements, the paper's definition of its hit ratio.
 	Paper []string
+	// Wonder also runs the tracked configurations on the embedded
+	// WonderNetwork data (242 cities, one snapshot): their accuracy, and
+	// WonderTrials core-selection trials, each on CoreNodes random cities
+	// whose RTTs are all measured, with every core-selection row of the
+	// PlanetLab run.
+	Wonder       bool
+	WonderTrials int
 }
 
 // EstimateRun is one estimator configuration of the experiment.
@@ -77,7 +85,8 @@ type EstimateRun struct {
 // neighbours, GNP, the Netvigator-style landmark estimator, and mf with 32
 // and 16 neighbours, all on slice 1; vivaldi-32, landmark-32, gnp and mf
 // carried across 18 slices;
-// core selection for k = 1..25 on 100 nodes in 10 trials.
+// core selection for k = 1..25 on 100 nodes in 10 trials; the tracked
+// configurations and core selection (10 trials) on WonderNetwork.
 func DefaultConfig() Config {
 	viv := func(label string, nb int, rate float64, d time.Duration) EstimateRun {
 		s := estimate.DefaultSpec(estimate.MethodVivaldi)
@@ -120,6 +129,8 @@ func DefaultConfig() Config {
 		MaxK:          25,
 		CoreTrials:    10,
 		ScatterPoints: 4000,
+		Wonder:        true,
+		WonderTrials:  10,
 	}
 }
 
@@ -131,7 +142,7 @@ func SmallConfig() Config {
 		c.Configs[i].Spec.Probe.Duration /= 10
 	}
 	c.Configs = slices.DeleteFunc(c.Configs, func(r EstimateRun) bool { return !slices.Contains(c.Tracked, r.Label) })
-	c.Slices, c.CoreTrials, c.MaxK, c.CoreNodes = 3, 2, 8, 40
+	c.Slices, c.CoreTrials, c.MaxK, c.CoreNodes, c.WonderTrials = 3, 2, 8, 40, 1
 	c.Pooled, c.Pools, c.VerifyPools = []string{"mf-32"}, []int{3}, []int{2}
 	c.Paper, c.Budgeted, c.Budgets = []string{"mf-32"}, []string{"mf-32"}, []int{2}
 	return c
@@ -152,6 +163,10 @@ func (c Config) Validate() (Config, error) {
 		return c, fmt.Errorf("%w: max k %d, want 1..%d", lab.ErrConfig, c.MaxK, c.CoreNodes)
 	case slices.ContainsFunc(c.NoiseRefs, func(s float64) bool { return !(s > 0 && s < 10) }):
 		return c, fmt.Errorf("%w: noise references %v, want each in (0, 10)", lab.ErrConfig, c.NoiseRefs)
+	case c.WonderTrials < 0 || c.WonderTrials > 100 || c.WonderTrials > 0 && !c.Wonder:
+		return c, fmt.Errorf("%w: %d WonderNetwork core-selection trials, want 0..100 (and Wonder set)", lab.ErrConfig, c.WonderTrials)
+	case c.WonderTrials > 0 && (c.CoreNodes < 2 || c.CoreNodes > 200 || c.MaxK < 1 || c.MaxK > c.CoreNodes):
+		return c, fmt.Errorf("%w: %d core nodes and max k %d on WonderNetwork, want 2..200 nodes and k ≤ nodes", lab.ErrConfig, c.CoreNodes, c.MaxK)
 	case c.ScatterPoints < 0:
 		return c, fmt.Errorf("%w: %d scatter points", lab.ErrConfig, c.ScatterPoints)
 	}
@@ -220,6 +235,11 @@ type Report struct {
 	// Scatter: measured RTT and directed relative error of random pairs,
 	// per configuration (Fig. 6's scatter).
 	Scatter map[string][][2]float64
+	// Wonder is the WonderNetwork run (Config.Wonder): Accuracy of the
+	// tracked configurations, Core and Refs of its WonderTrials trials;
+	// its Config has CoreTrials = WonderTrials and Slices = 1. Nil when not
+	// run.
+	Wonder *Report
 }
 
 // AccuracyRow is one configuration's accuracy on slice 1.
@@ -349,28 +369,7 @@ func Run(cfg Config, progress func(done, total int)) (*Report, error) {
 		if !slices.Contains(cfg.Tracked, run.Label) {
 			continue
 		}
-		cr := CoreResult{Label: run.Label, Hit: make([]float64, cfg.MaxK), HitTie: make([]float64, cfg.MaxK)}
-		var extra []*CoreResult // verified and pooled rows
-		if slices.Contains(cfg.Verified, run.Label) {
-			extra = append(extra, &CoreResult{Label: run.Label + "+verify", Verify: true, Hit: make([]float64, cfg.MaxK), HitTie: make([]float64, cfg.MaxK)})
-		}
-		if slices.Contains(cfg.Paper, run.Label) {
-			extra = append(extra, &CoreResult{Label: run.Label + " paper", Paper: true, Hit: make([]float64, cfg.MaxK), HitTie: make([]float64, cfg.MaxK)})
-		}
-		if slices.Contains(cfg.Budgeted, run.Label) {
-			for _, b := range cfg.Budgets {
-				extra = append(extra, &CoreResult{Label: fmt.Sprintf("%s+verify≤%dk", run.Label, b), Budget: b, Hit: make([]float64, cfg.MaxK), HitTie: make([]float64, cfg.MaxK)},
-					&CoreResult{Label: fmt.Sprintf("%s paper+verify≤%dk", run.Label, b), Budget: b, Paper: true, Hit: make([]float64, cfg.MaxK), HitTie: make([]float64, cfg.MaxK)})
-			}
-		}
-		if slices.Contains(cfg.Pooled, run.Label) {
-			for _, m := range cfg.Pools {
-				extra = append(extra, &CoreResult{Label: fmt.Sprintf("%s+pool%dk", run.Label, m), Pool: m, Hit: make([]float64, cfg.MaxK), HitTie: make([]float64, cfg.MaxK)})
-			}
-			for _, m := range cfg.VerifyPools {
-				extra = append(extra, &CoreResult{Label: fmt.Sprintf("%s+pool%dk+verify", run.Label, m), Pool: m, Verify: true, Hit: make([]float64, cfg.MaxK), HitTie: make([]float64, cfg.MaxK)})
-			}
-		}
+		cr, extra := cfg.coreRows(run.Label)
 		for s := 1; s <= cfg.Slices; s++ {
 			if s > 1 {
 				if err := sess.Advance(truths[s], 0); err != nil {
@@ -381,31 +380,12 @@ func Run(cfg Config, progress func(done, total int)) (*Report, error) {
 			rep.Slices = append(rep.Slices, SliceRow{run.Label, s, estimate.Evaluate(sess.Estimator(), truths[s], nil),
 				estimate.Evaluate(sess.Estimator(), truths[s], sess.EverMeasured)})
 			if t := s - 1; t < cfg.CoreTrials {
-				if err := coreTrial(&cr, sess.Estimator(), truths[s], groups[t], optimal[t], cfg); err != nil {
+				if err := cfg.trialRows(&cr, extra, run.Label, ci, t, sess.Estimator(), truths[s], groups[t], optimal[t]); err != nil {
 					return nil, fmt.Errorf("lab/region: %s slice %d: %w", run.Label, s, err)
-				}
-				var ranks [][]int
-				if slices.Contains(cfg.Pooled, run.Label) {
-					prng := rand.New(rand.NewPCG(cfg.Seed, 0x706f6f6c+uint64(ci*100+t)))
-					if ranks, err = poolRanks(sess.Estimator(), truths[s], groups[t], cfg, prng); err != nil {
-						return nil, fmt.Errorf("lab/region: %s slice %d: %w", run.Label, s, err)
-					}
-				}
-				for _, vr := range extra {
-					vr.ranks = ranks
-					if err := coreTrial(vr, sess.Estimator(), truths[s], groups[t], optimal[t], cfg); err != nil {
-						return nil, fmt.Errorf("lab/region: %s slice %d: %w", run.Label, s, err)
-					}
 				}
 			}
 		}
-		cr.average(cfg.CoreTrials)
-		rep.Core = append(rep.Core, cr)
-		for _, vr := range extra {
-			vr.average(cfg.CoreTrials)
-			vr.ranks = nil
-			rep.Core = append(rep.Core, *vr)
-		}
+		rep.Core = append(rep.Core, finish(cr, extra, cfg.CoreTrials)...)
 	}
 	for ni, sigma := range cfg.NoiseRefs {
 		cr := CoreResult{Label: fmt.Sprintf("truth±%g%%", 100*sigma), Noise: sigma, Hit: make([]float64, cfg.MaxK), HitTie: make([]float64, cfg.MaxK)}
@@ -416,6 +396,177 @@ func Run(cfg Config, progress func(done, total int)) (*Report, error) {
 			}
 		}
 		cr.average(cfg.CoreTrials)
+		rep.Core = append(rep.Core, cr)
+	}
+	if cfg.Wonder {
+		if rep.Wonder, err = runWonder(cfg); err != nil {
+			return nil, err
+		}
+	}
+	return rep, nil
+}
+
+// coreRows returns the core-selection rows of a tracked configuration: the
+// plain selection on estimates, and the verified, paper, budgeted and
+// pooled rows the configuration asks for.
+func (cfg Config) coreRows(label string) (CoreResult, []*CoreResult) {
+	row := func(l string) *CoreResult {
+		return &CoreResult{Label: l, Hit: make([]float64, cfg.MaxK), HitTie: make([]float64, cfg.MaxK)}
+	}
+	cr := *row(label)
+	var extra []*CoreResult
+	if slices.Contains(cfg.Verified, label) {
+		r := row(label + "+verify")
+		r.Verify = true
+		extra = append(extra, r)
+	}
+	if slices.Contains(cfg.Paper, label) {
+		r := row(label + " paper")
+		r.Paper = true
+		extra = append(extra, r)
+	}
+	if slices.Contains(cfg.Budgeted, label) {
+		for _, b := range cfg.Budgets {
+			f, p := row(fmt.Sprintf("%s+verify≤%dk", label, b)), row(fmt.Sprintf("%s paper+verify≤%dk", label, b))
+			f.Budget, p.Budget, p.Paper = b, b, true
+			extra = append(extra, f, p)
+		}
+	}
+	if slices.Contains(cfg.Pooled, label) {
+		for _, m := range cfg.Pools {
+			r := row(fmt.Sprintf("%s+pool%dk", label, m))
+			r.Pool = m
+			extra = append(extra, r)
+		}
+		for _, m := range cfg.VerifyPools {
+			r := row(fmt.Sprintf("%s+pool%dk+verify", label, m))
+			r.Pool, r.Verify = m, true
+			extra = append(extra, r)
+		}
+	}
+	return cr, extra
+}
+
+// trialRows runs one core-selection trial (trial t of configuration ci)
+// for a configuration's rows on estimator e.
+func (cfg Config) trialRows(cr *CoreResult, extra []*CoreResult, label string, ci, t int, e estimate.Estimator, truth *estimate.Truth, group []int, refs []coreRef) error {
+	if err := coreTrial(cr, e, truth, group, refs, cfg); err != nil {
+		return err
+	}
+	var ranks [][]int
+	if slices.Contains(cfg.Pooled, label) {
+		prng := rand.New(rand.NewPCG(cfg.Seed, 0x706f6f6c+uint64(ci*100+t)))
+		var err error
+		if ranks, err = poolRanks(e, truth, group, cfg, prng); err != nil {
+			return err
+		}
+	}
+	for _, vr := range extra {
+		vr.ranks = ranks
+		if err := coreTrial(vr, e, truth, group, refs, cfg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finish averages a configuration's rows over the trials.
+func finish(cr CoreResult, extra []*CoreResult, trials int) []CoreResult {
+	cr.average(trials)
+	out := []CoreResult{cr}
+	for _, vr := range extra {
+		vr.average(trials)
+		vr.ranks = nil
+		out = append(out, *vr)
+	}
+	return out
+}
+
+// wonderGroups draws trials groups of size cities of t whose pairs are all
+// measured (in at least one direction), so that core selection has a
+// complete reference matrix.
+func wonderGroups(t *estimate.Truth, trials, size int, rng *rand.Rand) ([][]int, error) {
+	var groups [][]int
+	for tries := 0; len(groups) < trials; tries++ {
+		if tries > 1000*trials {
+			return nil, fmt.Errorf("%w: no group of %d WonderNetwork cities with every pair measured", lab.ErrConfig, size)
+		}
+		g := rng.Perm(t.Len())[:size]
+		complete := true
+		for a, i := range g {
+			for _, j := range g[a+1:] {
+				if _, ok := t.Value(i, j); !ok {
+					complete = false
+				}
+			}
+		}
+		if complete {
+			slices.Sort(g)
+			groups = append(groups, g)
+		}
+	}
+	return groups, nil
+}
+
+// runWonder runs the tracked configurations on the WonderNetwork data:
+// accuracy over all and held-out pairs, and core selection.
+func runWonder(cfg Config) (*Report, error) {
+	wt, err := estimate.WonderNetwork()
+	if err != nil {
+		return nil, err
+	}
+	wc := cfg
+	wc.CoreTrials, wc.Slices = cfg.WonderTrials, 1
+	rep := &Report{Config: wc, Scatter: map[string][][2]float64{}}
+	groups, err := wonderGroups(wt, wc.CoreTrials, cfg.CoreNodes, rand.New(rand.NewPCG(cfg.Seed, 0x776f6e646572)))
+	if err != nil {
+		return nil, err
+	}
+	optimal := make([][]coreRef, len(groups))
+	for t, g := range groups {
+		var rows []RefRow
+		if optimal[t], rows, err = references(wt, g, t+1, wc); err != nil {
+			return nil, err
+		}
+		rep.Refs = append(rep.Refs, rows...)
+	}
+	for ci, run := range cfg.Configs {
+		if !slices.Contains(cfg.Tracked, run.Label) {
+			continue
+		}
+		sess, err := estimate.NewSession(run.Spec, wt, rand.New(rand.NewPCG(cfg.Seed, 0x776e00+uint64(ci))))
+		if err != nil {
+			return nil, fmt.Errorf("lab/region: WonderNetwork %s: %w", run.Label, err)
+		}
+		row := AccuracyRow{Label: run.Label, Method: run.Spec.Method, PerNode: run.Spec.PerNode(),
+			All: estimate.Evaluate(sess.Estimator(), wt, nil), Unmeasured: estimate.Evaluate(sess.Estimator(), wt, sess.EverMeasured)}
+		if run.Spec.Method == estimate.MethodVivaldi || run.Spec.Method == estimate.MethodFactor {
+			row.Rounds = run.Spec.Probe.Rounds()
+		}
+		rep.Accuracy = append(rep.Accuracy, row)
+		if wc.CoreTrials == 0 {
+			continue
+		}
+		cr, extra := wc.coreRows(run.Label)
+		for t, g := range groups {
+			if err := wc.trialRows(&cr, extra, run.Label, ci, t, sess.Estimator(), wt, g, optimal[t]); err != nil {
+				return nil, fmt.Errorf("lab/region: WonderNetwork %s trial %d: %w", run.Label, t+1, err)
+			}
+		}
+		rep.Core = append(rep.Core, finish(cr, extra, wc.CoreTrials)...)
+	}
+	for ni, sigma := range cfg.NoiseRefs {
+		if wc.CoreTrials == 0 {
+			break
+		}
+		cr := CoreResult{Label: fmt.Sprintf("truth±%g%%", 100*sigma), Noise: sigma, Hit: make([]float64, cfg.MaxK), HitTie: make([]float64, cfg.MaxK)}
+		for t, g := range groups {
+			e := newNoisy(wt, sigma, rand.New(rand.NewPCG(cfg.Seed, 0x776e6f+uint64(ni*100+t))))
+			if err := coreTrial(&cr, e, wt, g, optimal[t], wc); err != nil {
+				return nil, err
+			}
+		}
+		cr.average(wc.CoreTrials)
 		rep.Core = append(rep.Core, cr)
 	}
 	return rep, nil

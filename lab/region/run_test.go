@@ -3,6 +3,7 @@ package region
 import (
 	"bytes"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/overworld/overworld/estimate"
 	"github.com/overworld/overworld/lab"
 	"github.com/overworld/overworld/lab/report"
 )
@@ -25,7 +27,7 @@ func TestEstimateSmall(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Log("\n" + buf.String())
-	for _, want := range []string{"Fig. 6", "Figs. 7–8", "Time variation", "mf-32", "Netvigator"} {
+	for _, want := range []string{"Fig. 6", "Figs. 7–8", "Time variation", "mf-32", "Netvigator", "WonderNetwork core selection"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("table lacks %q", want)
 		}
@@ -43,12 +45,15 @@ func TestEstimateSmall(t *testing.T) {
 	// Invariants: the reference on measurements is proven optimal, so no
 	// core set chosen on estimates beats it; tie-aware hits are at least
 	// the strict ones.
-	for _, f := range rep.Refs {
+	if rep.Wonder == nil || len(rep.Wonder.Accuracy) != len(cfg.Tracked) || len(rep.Wonder.Core) != len(rep.Core) {
+		t.Fatalf("WonderNetwork run: %+v", rep.Wonder)
+	}
+	for _, f := range append(slices.Clone(rep.Refs), rep.Wonder.Refs...) {
 		if !f.Optimal || f.Bound > f.Sum || f.SelectSum < f.Sum*(1-1e-9) {
 			t.Errorf("reference trial %d k=%d: %+v", f.Trial, f.K, f)
 		}
 	}
-	for _, c := range rep.Core {
+	for _, c := range append(slices.Clone(rep.Core), rep.Wonder.Core...) {
 		for _, g := range append(slices.Clone(c.CostGap), c.TotalGap...) {
 			if g < -1e-9 {
 				t.Errorf("%s: cores on estimates beat the optimum by %g", c.Label, -g)
@@ -81,6 +86,7 @@ func TestEstimateDeterministic(t *testing.T) {
 	cfg.Paper = []string{cfg.Configs[1].Label}
 	cfg.Budgeted, cfg.Budgets = []string{cfg.Configs[0].Label}, []int{2}
 	cfg.Slices, cfg.CoreTrials, cfg.MaxK, cfg.NoiseRefs, cfg.ScatterPoints = 2, 1, 4, []float64{0.05}, 50
+	cfg.WonderTrials = 1
 	a, err := Run(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +95,7 @@ func TestEstimateDeterministic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range []*Report{a, b} { // everything but the timing
+	for _, r := range []*Report{a, b, a.Wonder, b.Wonder} { // everything but the timing
 		for i := range r.Refs {
 			r.Refs[i].PaperTime, r.Refs[i].SelectTime, r.Refs[i].ProveTime = 0, 0, 0
 		}
@@ -124,5 +130,40 @@ func TestEstimateConfigErrors(t *testing.T) {
 		if _, err := Run(cfg, nil); !errors.Is(err, lab.ErrConfig) {
 			t.Errorf("%s: %v, want lab.ErrConfig", name, err)
 		}
+	}
+}
+
+// WonderNetwork groups have every pair measured (the data set has 18 pairs
+// measured in neither direction), are distinct cities, and a Config that
+// asks for WonderNetwork trials without the WonderNetwork run is rejected.
+func TestWonderGroups(t *testing.T) {
+	wt, err := estimate.WonderNetwork()
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups, err := wonderGroups(wt, 20, 100, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range groups {
+		if len(g) != 100 || !slices.IsSorted(g) || len(slices.Compact(slices.Clone(g))) != 100 {
+			t.Fatalf("group %v", g)
+		}
+		for a, i := range g {
+			for _, j := range g[a+1:] {
+				if _, ok := wt.Value(i, j); !ok {
+					t.Fatalf("group holds %s–%s, measured in neither direction", wt.Name(i), wt.Name(j))
+				}
+			}
+		}
+	}
+	cfg := SmallConfig()
+	cfg.Wonder = false
+	if _, err := cfg.Validate(); !errors.Is(err, lab.ErrConfig) {
+		t.Errorf("WonderNetwork trials without the run: %v", err)
+	}
+	cfg.Wonder, cfg.WonderTrials = true, -1
+	if _, err := cfg.Validate(); !errors.Is(err, lab.ErrConfig) {
+		t.Errorf("negative WonderNetwork trials: %v", err)
 	}
 }

@@ -33,7 +33,7 @@ type estimateFlags struct {
 func newEstimateCmd(e *env) *cobra.Command {
 	var f estimateFlags
 	cmd := &cobra.Command{
-		Use:   "estimate --method vivaldi|gnp|landmark|mf (--data planetlab[:SLICE] | --matrix FILE) [flags]",
+		Use:   "estimate --method vivaldi|gnp|landmark|mf (--data planetlab[:SLICE]|wonder | --matrix FILE) [flags]",
 		Short: "Estimate all-pairs latency from a few measurements and score it against the truth",
 		Long: `Estimate every pair's RTT from a small measurement budget, then score the estimates
 against the full matrix with the paper's metric, the directed relative error
@@ -49,10 +49,11 @@ Methods:
   landmark  Netvigator-style: α·(best path through a landmark) + (1−α)·(triangle lower
             bound) from landmark distance vectors, α fitted on the landmark RTTs
   mf        overworld's robust low-rank factorisation of the log-RTT matrix with
-            per-node biases, fitted to the neighbours' RTTs (same probing as vivaldi)
+            per-node biases, blended with a Euclidean embedding with heights, both
+            fitted to the neighbours' RTTs (same probing as vivaldi)
 
-The matrix comes from the embedded PlanetLab data (--data planetlab[:SLICE], 490 hosts)
-or from a file (--matrix, "-" for stdin): n lines of n numbers separated by blanks or
+The matrix comes from the embedded PlanetLab data (--data planetlab[:SLICE], 490 hosts),
+the embedded WonderNetwork data (--data wonder, 242 cities, 18 pairs missing) or from a file (--matrix, "-" for stdin): n lines of n numbers separated by blanks or
 commas. Entries that are NaN, "-", negative or 0 off the diagonal are missing: they are
 never used as measurements (a probe to them is lost), they are left out of the scores,
 and their number is reported.`,
@@ -65,7 +66,7 @@ and their number is reported.`,
 	fl := cmd.Flags()
 	d := estimate.DefaultProbeConfig()
 	fl.StringVar(&f.method, "method", "", "vivaldi, gnp, landmark or mf (required)")
-	fl.StringVar(&f.data, "data", "", "embedded data set: planetlab[:SLICE] (slice 1..18, default 1)")
+	fl.StringVar(&f.data, "data", "", "embedded data set: planetlab[:SLICE] (slice 1..18, default 1) or wonder (WonderNetwork, 242 cities)")
 	fl.StringVar(&f.matrix, "matrix", "", "RTT matrix file (\"-\" for stdin); missing entries: NaN, -, negative or 0")
 	fl.IntVar(&f.neighbours, "neighbours", d.Neighbours, "peers each node probes (vivaldi, mf)")
 	fl.IntVar(&f.near, "near", 0, "mf: neighbours re-chosen as the nearest by the first fit (default a quarter of --neighbours; 0 keeps all random)")
@@ -241,8 +242,14 @@ func loadTruth(e *env, f *estimateFlags) (*estimate.Truth, string, error) {
 	case f.matrix != "" && f.data != "":
 		return nil, "", badInputf("--matrix and --data are exclusive")
 	case f.matrix == "" && f.data == "":
-		return nil, "", badInputf("give a latency matrix: --matrix FILE or --data planetlab[:SLICE]")
+		return nil, "", badInputf("give a latency matrix: --matrix FILE or --data planetlab[:SLICE] or --data wonder")
+	case f.data == "wonder":
+		t, err := estimate.WonderNetwork()
+		return t, "wondernetwork (242 cities)", err
 	case f.data != "":
+		if name, _, _ := strings.Cut(f.data, ":"); name != "planetlab" {
+			return nil, "", badInputf("--data %q: the embedded data sets are planetlab[:SLICE] and wonder", f.data)
+		}
 		slice, err := parsePlanetLab(f.data)
 		if err != nil {
 			return nil, "", err

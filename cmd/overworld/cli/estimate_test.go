@@ -30,6 +30,20 @@ func TestEstimateCommand(t *testing.T) {
 	}
 }
 
+// --data wonder runs on the embedded WonderNetwork set, its 18 pairs
+// measured in neither direction left out of the scores.
+func TestEstimateWonder(t *testing.T) {
+	code, out, errs := runCLI(t, "", "estimate", "--method", "mf", "--data", "wonder", "--neighbours", "16", "--duration", "200s")
+	if code != 0 || errs != "" {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	for _, want := range []string{"wondernetwork (242 cities), 242 nodes", "unmeasured", "missing"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 func TestEstimateMissingPairs(t *testing.T) {
 	// 6 nodes on a line; two holes (NaN and 0) and a negative entry.
 	in := `0 10 20 30 40 50
@@ -67,7 +81,7 @@ func TestEstimateBadInput(t *testing.T) {
 		{[]string{"estimate", "--method", "ping", "--data", "planetlab"}, "unknown method"},
 		{[]string{"estimate", "--method", "mf"}, "give a latency matrix"},
 		{[]string{"estimate", "--method", "mf", "--data", "planetlab:19"}, "slice must be 1..18"},
-		{[]string{"estimate", "--method", "mf", "--data", "wonder"}, "embedded data sets"},
+		{[]string{"estimate", "--method", "mf", "--data", "wonderland"}, "embedded data sets"},
 		{[]string{"estimate", "--method", "vivaldi", "--data", "planetlab", "--neighbours", "0"}, "neighbours"},
 		{[]string{"estimate", "--method", "vivaldi", "--data", "planetlab", "--neighbours", "490"}, "only 489 other nodes"},
 		{[]string{"estimate", "--method", "vivaldi", "--data", "planetlab", "--rate", "-1"}, "probe rate"},
@@ -79,6 +93,8 @@ func TestEstimateBadInput(t *testing.T) {
 		{[]string{"estimate", "--method", "vivaldi", "--data", "planetlab", "--near", "3"}, "--near applies to --method mf"},
 		{[]string{"estimate", "--method", "mf", "--matrix", "/nonexistent/x"}, "no such file"},
 		{[]string{"lab", "estimate", "--slices", "19"}, "slices"},
+		{[]string{"lab", "estimate", "--wonder-trials", "101"}, "WonderNetwork"},
+		{[]string{"lab", "estimate", "--wonder-trials", "-2"}, "WonderNetwork"},
 	} {
 		code, out, errs := runCLI(t, "", c.args...)
 		if code != 2 || out != "" || !strings.Contains(errs, c.want) {
@@ -104,7 +120,7 @@ func TestLabEstimateSmall(t *testing.T) {
 			t.Errorf("table lacks %q", want)
 		}
 	}
-	for _, name := range []string{"fig6-accuracy.csv", "fig6-cdf.png", "fig7-core.png", "fig8-ecc.png", "slices.png", "fig7-hit.csv"} {
+	for _, name := range []string{"fig6-accuracy.csv", "fig6-cdf.png", "fig7-core.png", "fig8-ecc.png", "slices.png", "fig7-hit.csv", "wonder-accuracy.csv", "wonder-hit.csv"} {
 		if st, err := os.Stat(filepath.Join(dir, name)); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", name, err)
 		}

@@ -10,6 +10,7 @@ type labEstimateFlags struct {
 	out                   string
 	seed                  uint64
 	slices, coreTrials    int
+	wonderTrials          int
 	noPlots, small, quiet bool
 }
 
@@ -28,6 +29,7 @@ hosts, 18 slices) and print the results beside the paper's:
   Fig. 7   k-median core selection (place/core) on 100 random nodes for k = 1..25 on
            estimates vs measurements: hit ratio and distance to the optimal cores
   Fig. 8   directed relative error of the reported eccentricity
+  Wonder   the tracked estimators and core selection on the embedded WonderNetwork data
 
 Writes fig6-accuracy, fig6-cdf, fig6-scatter, slices, fig7-hit, fig7-error, fig8-ecc
 (.csv) and fig6-cdf, fig6-scatter, fig7-core, fig8-ecc, slices (.png) into --out.`,
@@ -39,6 +41,7 @@ Writes fig6-accuracy, fig6-cdf, fig6-scatter, slices, fig7-hit, fig7-error, fig8
 	fl.Uint64Var(&f.seed, "seed", 1, "seed")
 	fl.IntVar(&f.slices, "slices", 18, "PlanetLab slices to carry the estimators over (1..18)")
 	fl.IntVar(&f.coreTrials, "core-trials", 10, "core-selection trials, one per slice from slice 1 (0..--slices)")
+	fl.IntVar(&f.wonderTrials, "wonder-trials", 10, "core-selection trials on WonderNetwork, each on random cities (0: accuracy only; -1: no WonderNetwork run)")
 	fl.BoolVar(&f.noPlots, "no-plots", false, "write the CSV files only")
 	addQuickFlag(e, fl, &f.small, "a quick look (fewer configurations, rounds, slices and trials); not comparable with the paper")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress bar and no list of files on stderr")
@@ -57,6 +60,12 @@ func runLabEstimate(e *env, cmd *cobra.Command, f *labEstimateFlags) error {
 	}
 	if cmd.Flags().Changed("core-trials") {
 		cfg.CoreTrials = f.coreTrials
+	}
+	if cmd.Flags().Changed("wonder-trials") {
+		cfg.Wonder, cfg.WonderTrials = f.wonderTrials >= 0, max(0, f.wonderTrials)
+		if f.wonderTrials < -1 {
+			cfg.WonderTrials = f.wonderTrials // rejected by Validate
+		}
 	}
 	cfg, err := cfg.Validate()
 	if err != nil {
