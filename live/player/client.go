@@ -199,12 +199,14 @@ func Resume(ctx context.Context, conn Conn, token []byte, avatar world.ObjectID,
 // ResumeAny runs Resume over n connections at once — dial(ctx, i) opens
 // the i-th, to a node the avatar may have failed over to — and returns the
 // first client that got its avatar back and the index of its connection.
-// The other attempts end on their own (a node ends a rejoin whose avatar
-// does not come within its wait), each bounded by wait; done, if not nil,
-// is called once per attempt from its goroutine with its index and error
-// (nil for the winner, and for a second one, which cannot happen while an
-// avatar has one primary). ctx must outlive the winner's session: its
-// connection is dialed with it.
+// The other attempts end then (their connections closed: a node that the
+// avatar reached later, handed there by a control plane while its rejoin
+// waited, would otherwise give it a second session beside the winner's),
+// or on their own (a node ends a rejoin whose avatar does not come within
+// its wait), each bounded by wait; done, if not nil, is called once per
+// attempt from its goroutine with its index and error (nil for the winner,
+// and for a second one that got the avatar in the same instant). ctx must
+// outlive the winner's session: its connection is dialed with it.
 func ResumeAny(ctx context.Context, n int, dial func(ctx context.Context, i int) (Conn, error), token []byte, avatar world.ObjectID,
 	seq uint64, wait time.Duration, done func(i int, err error)) (*Client, int, error) {
 	type got struct {
@@ -212,9 +214,10 @@ func ResumeAny(ctx context.Context, n int, dial func(ctx context.Context, i int)
 		c *Client
 	}
 	res := make(chan got, n)
+	tries, stop := context.WithCancel(ctx) // ends the losing attempts
 	for i := range n {
 		go func() {
-			rctx, cancel := context.WithTimeout(ctx, wait)
+			rctx, cancel := context.WithTimeout(tries, wait)
 			defer cancel()
 			conn, err := dial(ctx, i)
 			var c *Client
@@ -229,6 +232,7 @@ func ResumeAny(ctx context.Context, n int, dial func(ctx context.Context, i int)
 			res <- got{i, c}
 		}()
 	}
+	defer stop()
 	for range n {
 		if g := <-res; g.c != nil {
 			return g.c, g.i, nil
