@@ -107,6 +107,10 @@ cat >"$f" <<TOML
 listen = "0.0.0.0:7400"
 admin_token_file = "/etc/overworld/admin.token"
 seed = 1
+# A player of a node that dies is out of game until its client gives up
+# on the node (the bots: 5 s without a state) and takes its avatar back
+# elsewhere: the plane must not count it as gone meanwhile.
+leave_after = "15s"
 TOML
 i=1
 while [ $i -le $nodes ]; do
