@@ -16,11 +16,13 @@ import (
 )
 
 // The fault scenarios on real containers: each starts the compose
-// cluster (5 nodes, 3 bots on each), waits until every node's lasting
+// cluster (5 nodes, 3 bots on each; or, for TestControlPlane, the control
+// plane and 15 bots joining through it), waits until every node's lasting
 // objects (the arena's bots and items; rockets come and go) are backed up
 // on another node, injects one fault, and asserts from the nodes' admin
-// endpoints and the bots' reports: objects lost, players dropped, failover
-// time, recovery time after the fault heals. Run them with
+// endpoints, the plane's API and the bots' reports: objects lost, players
+// dropped, failover time, recovery time after the fault heals. Run them
+// with
 //
 //	cd deploy && go test -tags docker -v ./compose
 //
