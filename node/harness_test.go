@@ -48,6 +48,10 @@ type cluster struct {
 	down map[wire.NodeID]bool
 	side map[wire.NodeID]int
 	dup  float64
+	// stalled holds, for a node whose frame loop is paused (a process
+	// starved of CPU, a long pause), when it runs again: until then it
+	// runs no frame, and the packets sent to it wait for it.
+	stalled map[wire.NodeID]time.Duration
 
 	// invariant bookkeeping
 	check bool
@@ -111,7 +115,11 @@ type clusterOpts struct {
 	replica    replica.Config
 	dup        float64
 	failover   bool // warm backups, with every other node a peer
-	onEvent    func(AuthorityEvent)
+	// blind leaves the failure detector without delay estimates
+	// (replica.Config.Delay nil), as a live daemon runs without emulated
+	// latency: its probes wait the whole ProbeTimeout.
+	blind   bool
+	onEvent func(AuthorityEvent)
 }
 
 func newCluster(tb testing.TB, g *game, o clusterOpts) *cluster {
@@ -119,7 +127,7 @@ func newCluster(tb testing.TB, g *game, o clusterOpts) *cluster {
 	c := &cluster{tb: tb, g: g, arch: o.arch, period: 100 * time.Millisecond, loss: o.loss, jitter: o.jitter,
 		rng: rand.New(rand.NewPCG(o.seed, 99)), hist: map[world.ObjectID]history{},
 		live: map[world.ObjectID]bool{}, deleted: map[world.ObjectID]time.Duration{},
-		down: map[wire.NodeID]bool{}, side: map[wire.NodeID]int{}, dup: o.dup,
+		down: map[wire.NodeID]bool{}, stalled: map[wire.NodeID]time.Duration{}, side: map[wire.NodeID]int{}, dup: o.dup,
 		limbo: map[world.ObjectID]time.Duration{}, lost: map[world.ObjectID]bool{}, gone: map[world.ObjectID]bool{}, goneEp: map[world.ObjectID]uint32{}, budget: 2 * time.Second,
 		onEvent: o.onEvent}
 	if o.rendezvous == 0 {
@@ -168,8 +176,10 @@ func newCluster(tb testing.TB, g *game, o clusterOpts) *cluster {
 		if o.failover {
 			rc.Failover = true
 			rc.Peers = func() []wire.NodeID { return members }
-			lat := c.latency
-			rc.Delay = func(a, b wire.NodeID) time.Duration { return lat[a-1][b-1] }
+			if !o.blind {
+				lat := c.latency
+				rc.Delay = func(a, b wire.NodeID) time.Duration { return lat[a-1][b-1] }
+			}
 		}
 		if c.onEvent != nil {
 			rc.OnEvent = c.onEvent
@@ -266,6 +276,12 @@ func (c *cluster) run(until time.Duration) {
 			if c.down[d.p.To] || c.cut(d.p.From, d.p.To) {
 				continue
 			}
+			if until := c.stalled[d.p.To]; until > c.now {
+				// Waits in the node's inbox, in order, until it runs.
+				c.seq++
+				heap.Push(&c.q, delivery{at: until, seq: c.seq, p: d.p})
+				continue
+			}
 			n.Step(c.now, d.p)
 			if c.trace != nil {
 				fmt.Fprintf(c.trace, "t=%v %d→%d %s %s\n", fmtDur(c.now), d.p.From, d.p.To, classes(&d.p), describe(d.p.Payload))
@@ -279,7 +295,7 @@ func (c *cluster) run(until time.Duration) {
 			c.now = tick
 			n := c.nodes[ni]
 			c.nextT[ni] += c.period
-			if c.down[n.ID()] {
+			if c.down[n.ID()] || c.stalled[n.ID()] > c.now {
 				continue
 			}
 			n.Tick(c.now)

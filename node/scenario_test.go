@@ -18,6 +18,7 @@ import (
 // it must print (package internal/scripttest describes the format):
 //
 //	cluster nodes=N arch=directory|broadcast|client-server [latency=30ms] [margin=M] [rendezvous=ID] [seed=1]
+//	        [failover=on] [delays=known|unknown]
 //	spawn NODE walker|missile field=value ...   create a primary (prints its ID)
 //	run DURATION [trace=on]                     advance virtual time (prints the new time)
 //	objects                                     every node's primaries and replicas
@@ -27,6 +28,9 @@ import (
 //	stats                                       bytes and packets sent per node and class
 //	garbage NODE                                deliver malformed packets to NODE
 //	prefer NODE X0,Y0,X1,Y1 B1,B2,…             node.PreferBackup: preferred backups in a box
+//	crash NODE | partition A,B C,D | heal        stop a node; cut the cluster in sides; end the cut
+//	stall NODE DURATION                          the node runs nothing for DURATION (starved of CPU)
+//	epochs                                      every node's primaries, epochs, backups and dead peers
 //
 // To add a scenario, write a new file in testdata/scenarios with the
 // commands, each followed by a "----" line, and run
@@ -62,7 +66,7 @@ func (sc *scenario) exec(cmd *scripttest.Cmd) string {
 	c := sc.c
 	switch cmd.Name {
 	case "cluster":
-		kv := cmd.Options(0, "nodes", "arch", "latency", "margin", "rendezvous", "seed", "failover")
+		kv := cmd.Options(0, "nodes", "arch", "latency", "margin", "rendezvous", "seed", "failover", "delays")
 		o := clusterOpts{arch: kv["arch"], latency: 30 * time.Millisecond, seed: 1}
 		if kv["nodes"] == "" || kv["arch"] == "" {
 			cmd.Fatalf("nodes= and arch= are required")
@@ -88,6 +92,14 @@ func (sc *scenario) exec(cmd *scripttest.Cmd) string {
 		}
 		if v, ok := kv["failover"]; ok {
 			o.failover = v == "on"
+		}
+		if v, ok := kv["delays"]; ok {
+			// delays=unknown: the failure detector has no delay
+			// estimates (a live daemon's).
+			if v != "unknown" && v != "known" {
+				cmd.Fatalf("delays=%s: want known or unknown", v)
+			}
+			o.blind = v == "unknown"
 		}
 		sc.s.SetSeed(o.seed)
 		sc.c = newCluster(sc.s.T, sc.g, o)
@@ -183,6 +195,15 @@ func (sc *scenario) exec(cmd *scripttest.Cmd) string {
 		n := sc.node(cmd, 0)
 		c.crash(n.ID())
 		fmt.Fprintf(&sc.out, "node %d crashed\n", n.ID())
+	case "stall":
+		// stall NODE DURATION: the node runs no frame and reads no packet
+		// for DURATION (a process starved of CPU); what is sent to it
+		// waits, in order, and arrives when it runs again.
+		cmd.Want(2, 2)
+		n := sc.node(cmd, 0)
+		d := cmd.ParseDur(cmd.Arg(1))
+		c.stalled[n.ID()] = c.now + d
+		fmt.Fprintf(&sc.out, "node %d stalled until %v\n", n.ID(), fmtDur(c.now+d))
 	case "partition":
 		// partition 1,2 3,4: two sides; nodes not listed reach everyone.
 		cmd.Want(2, -1)

@@ -1,10 +1,11 @@
 // Package compose drives the compose cluster of deploy/compose (five
-// overworld node containers on a private Docker network, and bot
-// containers playing on them) from Go: it builds the image, generates the
-// cluster's files with init.sh (the overworld PKI commands), starts and
-// stops the containers, injects faults (kill, network disconnect, pause,
-// restart) and reads the nodes' admin endpoints (/readyz, /metrics,
-// /debug/world, /debug/authority) and the bots' JSON reports.
+// overworld node containers on a private Docker network, the control
+// plane, and bot containers playing on them) from Go: it builds the image,
+// generates the cluster's files with init.sh (the overworld PKI commands),
+// starts and stops the containers, injects faults (kill, network
+// disconnect, pause, restart) and reads the nodes' admin endpoints
+// (/readyz, /metrics, /debug/world, /debug/authority), the plane's API
+// (/readyz, /v1/state) and the bots' JSON reports.
 //
 // The fault scenarios that use it are tests behind the build tag "docker"
 // (go test -tags docker ./compose, in the deploy module). The caller must:
@@ -31,6 +32,7 @@ import (
 
 	"github.com/overworld/overworld/live"
 	"github.com/overworld/overworld/live/localcluster"
+	"github.com/overworld/overworld/live/plane"
 )
 
 // Nodes is the number of node containers of the compose file.
@@ -38,6 +40,17 @@ const Nodes = 5
 
 // BotsPerNode is how many players each bot container plays (BOTS).
 const BotsPerNode = 3
+
+// PlaneBots is how many players the planebots container plays through the
+// control plane (PLANE_BOTS).
+const PlaneBots = 15
+
+// Plane is the control plane's service name, PlaneBotsService the bot
+// container that plays through it.
+const (
+	Plane            = "plane"
+	PlaneBotsService = "planebots"
+)
 
 // Docker is the docker command line and the compose command that works on
 // this host ("docker compose", else "docker-compose").
@@ -149,7 +162,7 @@ func Start(ctx context.Context, d *Docker, root, project, image, dir string) (*C
 		user = fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid())
 	}
 	c.env = append(os.Environ(), "CLUSTER_DIR="+dir, "OVERWORLD_IMAGE="+image, "OVERWORLD_USER="+user,
-		fmt.Sprintf("BOTS=%d", BotsPerNode), "BOT_DURATION=10m")
+		fmt.Sprintf("BOTS=%d", BotsPerNode), fmt.Sprintf("PLANE_BOTS=%d", PlaneBots), "BOT_DURATION=10m")
 	if _, err := c.compose(ctx, append([]string{"up", "-d", "--no-deps"}, services("node")...)...); err != nil {
 		return c, err
 	}
@@ -222,7 +235,13 @@ func Node(i int) string { return fmt.Sprintf("node%d", i) }
 // IP returns node i's address on the project network ("" while it has
 // none: disconnected or stopped).
 func (c *Cluster) IP(ctx context.Context, i int) (string, error) {
-	id, err := c.Container(ctx, Node(i))
+	return c.ServiceIP(ctx, Node(i))
+}
+
+// ServiceIP returns a service's address on the project network ("" while
+// it has none).
+func (c *Cluster) ServiceIP(ctx context.Context, service string) (string, error) {
+	id, err := c.Container(ctx, service)
 	if err != nil {
 		return "", err
 	}
@@ -383,6 +402,133 @@ func (c *Cluster) dockerOn(ctx context.Context, i int, args ...string) error {
 	}
 	_, err = docker(ctx, append(args, id)...)
 	return err
+}
+
+// StartPlane starts the control plane's container (or starts it again
+// after KillService).
+func (c *Cluster) StartPlane(ctx context.Context) error {
+	c.mu.Lock()
+	id := c.ids[Plane]
+	c.mu.Unlock()
+	if id != "" {
+		_, err := docker(ctx, "start", id)
+		return err
+	}
+	_, err := c.compose(ctx, "up", "-d", "--no-deps", Plane)
+	return err
+}
+
+// KillService sends a service's container SIGKILL.
+func (c *Cluster) KillService(ctx context.Context, service string) error {
+	id, err := c.Container(ctx, service)
+	if err != nil {
+		return err
+	}
+	_, err = docker(ctx, "kill", "-s", "KILL", id)
+	return err
+}
+
+// planeGet fetches a path of the plane's API.
+func (c *Cluster) planeGet(ctx context.Context, path string) (*http.Response, error) {
+	ip, err := c.ServiceIP(ctx, Plane)
+	if err != nil {
+		return nil, err
+	}
+	if ip == "" {
+		return nil, errors.New("the plane has no address")
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+ip+":7400"+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	return c.client.Do(req)
+}
+
+// PlaneReady reports whether the plane answers /readyz with 200 (it has
+// rebuilt its state from the nodes).
+func (c *Cluster) PlaneReady(ctx context.Context) bool {
+	resp, err := c.planeGet(ctx, "/readyz")
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// PlaneState fetches the plane's GET /v1/state: the nodes it sees up, the
+// node it places each player on, and what it did.
+func (c *Cluster) PlaneState(ctx context.Context) (*plane.State, error) {
+	resp, err := c.planeGet(ctx, "/v1/state")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("plane: /v1/state: %s", resp.Status)
+	}
+	var st plane.State
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		return nil, fmt.Errorf("plane: /v1/state: %w", err)
+	}
+	return &st, nil
+}
+
+// PlayersOn reads the players in game on node i (GET /admin/players).
+func (c *Cluster) PlayersOn(ctx context.Context, i int) ([]string, error) {
+	resp, err := c.get(ctx, i, "/admin/players")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("node %d: /admin/players: %s", i, resp.Status)
+	}
+	var r live.PlayersReport
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		return nil, fmt.Errorf("node %d: /admin/players: %w", i, err)
+	}
+	var ids []string
+	for _, p := range r.Players {
+		ids = append(ids, p.ID)
+	}
+	return ids, nil
+}
+
+// StartPlaneBots starts the planebots container (PlaneBots players that
+// join through the plane).
+func (c *Cluster) StartPlaneBots(ctx context.Context) error {
+	_, err := c.compose(ctx, "up", "-d", "--no-deps", PlaneBotsService)
+	return err
+}
+
+// StopPlaneBots interrupts the planebots container and returns its report.
+func (c *Cluster) StopPlaneBots(ctx context.Context) (BotReport, error) {
+	return c.stopBot(ctx, PlaneBotsService)
+}
+
+// stopBot interrupts a bot container (its bots leave and report), waits
+// for it and returns its report.
+func (c *Cluster) stopBot(ctx context.Context, service string) (BotReport, error) {
+	var r BotReport
+	id, err := c.Container(ctx, service)
+	if err != nil {
+		return r, err
+	}
+	_, _ = docker(ctx, "kill", "-s", "INT", id) // already gone is fine: its report is in its log
+	if _, err := docker(ctx, "wait", id); err != nil {
+		return r, err
+	}
+	cmd := exec.CommandContext(ctx, "docker", "logs", id)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	b, err := cmd.Output()
+	if err != nil {
+		return r, fmt.Errorf("%s: docker logs: %v", service, err)
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		return r, fmt.Errorf("%s: report: %v (stdout %q, stderr %q)", service, err, b, stderr.String())
+	}
+	return r, nil
 }
 
 // StartBots starts the bot containers (BotsPerNode players on each node).

@@ -16,11 +16,13 @@ import (
 )
 
 // The fault scenarios on real containers: each starts the compose
-// cluster (5 nodes, 3 bots on each), waits until every node's lasting
+// cluster (5 nodes, 3 bots on each; or, for TestControlPlane, the control
+// plane and 15 bots joining through it), waits until every node's lasting
 // objects (the arena's bots and items; rockets come and go) are backed up
 // on another node, injects one fault, and asserts from the nodes' admin
-// endpoints and the bots' reports: objects lost, players dropped, failover
-// time, recovery time after the fault heals. Run them with
+// endpoints, the plane's API and the bots' reports: objects lost, players
+// dropped, failover time, recovery time after the fault heals. Run them
+// with
 //
 //	cd deploy && go test -tags docker -v ./compose
 //
@@ -476,4 +478,347 @@ func TestRollingRestart(t *testing.T) {
 	}
 	t.Logf("FIGURE rolling restart of %d nodes: %d lasting objects lost of %d; players dropped %d of %d, %d handoffs, longest gap between states %.0f ms; slowest node restart to settled %v",
 		Nodes, len(l), len(before), total, Nodes*BotsPerNode, handoffs, gap, slowest.Round(time.Millisecond))
+}
+
+// startWithPlane starts a scenario's cluster with the control plane and
+// the planebots container (PlaneBots players that join through it), and
+// waits until the cluster is settled and the plane places every player
+// on the node it plays on. It returns how long the players took from the
+// bots' start to all placed.
+func startWithPlane(t *testing.T, name string) (context.Context, *Cluster, time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	t.Cleanup(cancel)
+	project := fmt.Sprintf("owtest-%s-%d", name, os.Getpid())
+	c, err := Start(ctx, dk, root, project, image, filepath.Join(t.TempDir(), "cluster"))
+	if c != nil {
+		t.Cleanup(func() {
+			if t.Failed() {
+				dir := filepath.Join(os.TempDir(), project+"-logs")
+				_ = os.MkdirAll(dir, 0o755)
+				for _, s := range []string{Node(1), Node(2), Node(3), Node(4), Node(5), Plane} {
+					log := c.Logs(context.Background(), s)
+					_ = os.WriteFile(filepath.Join(dir, s+".log"), []byte(log), 0o644)
+					t.Logf("%s log (all of it in %s):\n%s", s, dir, tail(log, 12))
+				}
+			}
+			if err := c.Down(context.Background()); err != nil {
+				t.Errorf("down: %v", err)
+			}
+		})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitReady(ctx, 60*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.StartPlane(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := waitFor(ctx, 30*time.Second, func() string {
+		if !c.PlaneReady(ctx) {
+			return "the plane is not ready"
+		}
+		return ""
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	if err := c.StartPlaneBots(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := waitFor(ctx, 60*time.Second, func() string { return placedAsPlaying(ctx, c, all()) }); err != nil {
+		t.Fatal(err)
+	}
+	admitted := time.Since(t0)
+	waitSettled(t, ctx, c, 60*time.Second, all(), nil, time.Now())
+	return ctx, c, admitted
+}
+
+// waitFor polls cond every 50 ms until it returns "", and returns how
+// long that took, or an error with cond's last answer after d.
+func waitFor(ctx context.Context, d time.Duration, cond func() string) (time.Duration, error) {
+	start := time.Now()
+	for {
+		why := cond()
+		if why == "" {
+			return time.Since(start), nil
+		}
+		if time.Since(start) > d || ctx.Err() != nil {
+			return time.Since(start), fmt.Errorf("after %v: %s", d, why)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// sessions maps the players in game on the nodes in which to the nodes
+// they are in game on.
+func sessions(ctx context.Context, c *Cluster, which []int) (map[string][]int, error) {
+	out := map[string][]int{}
+	for _, i := range which {
+		ids, err := c.PlayersOn(ctx, i)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range ids {
+			out[id] = append(out[id], i)
+		}
+	}
+	return out, nil
+}
+
+// playing maps the players in game on the nodes in which to their node;
+// a player in game on two nodes is an error.
+func playing(ctx context.Context, c *Cluster, which []int) (map[string]int, error) {
+	s, err := sessions(ctx, c, which)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	for id, on := range s {
+		if len(on) > 1 {
+			return nil, fmt.Errorf("player %s in game on nodes %v", id, on)
+		}
+		out[id] = on[0]
+	}
+	return out, nil
+}
+
+// placedAsPlaying says why the plane's placement is not the world's (""
+// when it is): every one of the PlaneBots players in game on exactly one
+// node of up, and the plane placing each on that node.
+func placedAsPlaying(ctx context.Context, c *Cluster, up []int) string {
+	on, err := playing(ctx, c, up)
+	if err != nil {
+		return err.Error()
+	}
+	if len(on) != PlaneBots {
+		return fmt.Sprintf("%d players in game, want %d", len(on), PlaneBots)
+	}
+	st, err := c.PlaneState(ctx)
+	if err != nil {
+		return err.Error()
+	}
+	for p, n := range on {
+		if got, ok := st.Players[p]; !ok || int(got) != n {
+			return fmt.Sprintf("player %s plays on node %d, the plane places it on %d", p, n, got)
+		}
+	}
+	if len(st.Players) != len(on) {
+		return fmt.Sprintf("the plane places %d players, %d in game", len(st.Players), len(on))
+	}
+	return ""
+}
+
+// TestControlPlane: the control plane in the cluster (overworld control
+// in its container, the bots joining through it). The plane admits every
+// player to a node and places it where it plays. It is killed (kill -9)
+// and started again: meanwhile the world goes on (every player stays in
+// game, the nodes run frames), and once it is back it rebuilds its state
+// from the nodes: the same players on the same nodes, before it admits
+// anyone. Then the node with the most players is killed: its lasting
+// objects fail over to their backups, its players take their avatars back
+// on the nodes that hold them (the bots' resume) and the plane places
+// them there; no player is dropped.
+func TestControlPlane(t *testing.T) {
+	ctx, c, admitted := startWithPlane(t, "plane")
+	st, err := c.PlaneState(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	joins := st.Stats.Joins
+	// The plane moves players as their clients report pings: take the
+	// placement between two moves.
+	var before map[string]int
+	if _, err := waitFor(ctx, 30*time.Second, func() string {
+		if why := placedAsPlaying(ctx, c, all()); why != "" {
+			return why
+		}
+		var err error
+		if before, err = playing(ctx, c, all()); err != nil {
+			return err.Error()
+		}
+		return ""
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	// The plane dies; the world goes on.
+	if err := c.KillService(ctx, Plane); err != nil {
+		t.Fatal(err)
+	}
+	frames := make([]float64, Nodes)
+	for i := 1; i <= Nodes; i++ {
+		m, err := c.Metrics(ctx, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames[i-1] = m["overworld_frames_total"]
+	}
+	time.Sleep(3 * time.Second)
+	// Every player still in game (a handoff the plane asked for just
+	// before it died may still complete: in game on both nodes for a
+	// moment).
+	var during map[string]int
+	if _, err := waitFor(ctx, 5*time.Second, func() string {
+		var err error
+		if during, err = playing(ctx, c, all()); err != nil {
+			return err.Error()
+		}
+		if len(during) != PlaneBots {
+			return fmt.Sprintf("%d players in game with the plane down, want %d", len(during), PlaneBots)
+		}
+		return ""
+	}); err != nil {
+		t.Error(err)
+	}
+	moved := 0
+	for p, n := range during {
+		if before[p] != n {
+			moved++
+		}
+	}
+	for i := 1; i <= Nodes; i++ {
+		m, err := c.Metrics(ctx, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m["overworld_frames_total"] < frames[i-1]+20 {
+			t.Errorf("node %d ran %v frames in 3 s with the plane down", i, m["overworld_frames_total"]-frames[i-1])
+		}
+	}
+	if err := c.StartPlane(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rebuild, err := waitFor(ctx, 30*time.Second, func() string {
+		if !c.PlaneReady(ctx) {
+			return "the plane has not rebuilt its state"
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The rebuilt placement is the world's: every player where it plays.
+	var rebuilt map[string]int
+	if _, err := waitFor(ctx, 10*time.Second, func() string {
+		if why := placedAsPlaying(ctx, c, all()); why != "" {
+			return why
+		}
+		var err error
+		rebuilt, err = playing(ctx, c, all())
+		if err != nil {
+			return err.Error()
+		}
+		return ""
+	}); err != nil {
+		t.Errorf("the restarted plane's placement: %v", err)
+	}
+	if st, err = c.PlaneState(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st.Stats.Joins != 0 {
+		t.Errorf("the restarted plane admitted %d players, want 0 (every one rebuilt from the nodes)", st.Stats.Joins)
+	}
+
+	// The busiest node dies: its players resume elsewhere.
+	count := map[int]int{}
+	for _, n := range rebuilt {
+		count[n]++
+	}
+	victim := 1
+	for i := 1; i <= Nodes; i++ {
+		if count[i] > count[victim] {
+			victim = i
+		}
+	}
+	objs := where(c.Worlds(ctx))
+	backups := backedUp(objs, victim)
+	killAt, killed := c.Now(), time.Now()
+	if err := c.Kill(ctx, victim); err != nil {
+		t.Fatal(err)
+	}
+	resumed, err := waitFor(ctx, 60*time.Second, func() string {
+		on, err := sessions(ctx, c, without(victim))
+		if err != nil {
+			return err.Error()
+		}
+		if len(on) != PlaneBots {
+			return fmt.Sprintf("%d of %d players in game on the survivors", len(on), PlaneBots)
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	failover := waitSettled(t, ctx, c, 20*time.Second, without(victim), objs, killed)
+	promoted, last := promotions(t, ctx, c, victim, killAt, backups)
+	if promoted != len(backups) {
+		t.Errorf("%d promotions of the victim's lasting objects, %d were backed up", promoted, len(backups))
+	}
+	// The plane places every player on a node it is in game on. (A player
+	// handed over is in game on two nodes for a moment, make-before-
+	// break.)
+	_, err = waitFor(ctx, 30*time.Second, func() string {
+		on, err := sessions(ctx, c, without(victim))
+		if err != nil {
+			return err.Error()
+		}
+		st, err := c.PlaneState(ctx)
+		if err != nil {
+			return err.Error()
+		}
+		if len(st.Nodes) != Nodes || st.Nodes[victim-1].Up {
+			return fmt.Sprintf("the plane sees node %d up", victim)
+		}
+		if len(on) != PlaneBots || len(st.Players) != PlaneBots {
+			return fmt.Sprintf("%d players in game, the plane places %d, want %d", len(on), len(st.Players), PlaneBots)
+		}
+		for p, nodes := range on {
+			if !slices.Contains(nodes, int(st.Players[p])) {
+				return fmt.Sprintf("player %s in game on %v, the plane places it on %d", p, nodes, st.Players[p])
+			}
+		}
+		return ""
+	})
+	replaced := time.Since(killed)
+	if err != nil {
+		t.Errorf("the plane's placement after the kill: %v", err)
+	}
+	// Once the handoffs are over (a handed-off session waits at most 3 s
+	// for its client to leave), every player has one session: none kept
+	// on a second node (a losing resume attempt that the avatar reached).
+	time.Sleep(4 * time.Second)
+	ghosts := 0
+	if on, err := sessions(ctx, c, without(victim)); err != nil {
+		t.Error(err)
+	} else {
+		for p, nodes := range on {
+			if len(nodes) > 1 {
+				ghosts++
+				t.Errorf("player %s in game on nodes %v", p, nodes)
+			}
+		}
+	}
+	l := lost(objs, where(c.Worlds(ctx)))
+	if len(l) > 0 {
+		t.Errorf("%d lasting objects lost: %x", len(l), l)
+	}
+	rep, err := c.StopPlaneBots(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Joined != PlaneBots || rep.Dropped+rep.Failed > 0 {
+		t.Errorf("bots through the plane: %d joined, %d dropped, %d failed, want %d, 0, 0: %+v", rep.Joined, rep.Dropped, rep.Failed, PlaneBots, rep)
+	}
+	final, err := c.PlaneState(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("FIGURE control plane: %d players admitted and placed %v after the bots started (%d joins); plane killed for 3 s: %d players in game meanwhile (%d moved by handoffs already asked), nodes ran frames; restarted: ready (state rebuilt from the nodes) %v after its start, %d players placed where they play, 0 joins; kill -9 node %d with %d players: all back in game on the survivors %v after the kill, placed by the plane %v after, %d of its %d lasting primaries promoted (last %v, settled %v); lasting objects lost %d of %d; players dropped %d of %d; players in game on two nodes 4 s later %d; the restarted plane's moves %d, handoffs %d (%d refused)",
+		len(before), admitted.Round(time.Millisecond), joins, len(during), moved, rebuild.Round(time.Millisecond), len(st.Players), victim, count[victim],
+		resumed.Round(time.Millisecond), replaced.Round(time.Millisecond),
+		promoted, len(backups), last.Round(time.Millisecond), failover.Round(time.Millisecond), len(l), len(objs), rep.Dropped+rep.Failed, PlaneBots,
+		ghosts, final.Stats.Moves, final.Stats.Handoffs, final.Stats.HandoffErrors)
 }

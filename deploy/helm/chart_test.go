@@ -140,6 +140,14 @@ func TestRenderDefaults(t *testing.T) {
 		if f.name() != "ow-"+region || str(f, "apiVersion") != "agones.dev/v1" {
 			t.Errorf("fleet %s (%s)", f.name(), str(f, "apiVersion"))
 		}
+		// The region labels the fleet, its GameServers and their pods
+		// (the node's agent labels its GameServer agones.dev/sdk-region
+		// too, from its configuration: see TestConfigsParse).
+		for _, path := range [][]any{{"metadata"}, {"spec", "template", "metadata"}, {"spec", "template", "spec", "template", "metadata"}} {
+			if got := str(get(f, path...), "labels", "overworld.dev/region"); got != region {
+				t.Errorf("fleet %s: %v labelled region %q, want %q", f.name(), path, got, region)
+			}
+		}
 		spec := get(f, "spec", "template", "spec")
 		ports := map[string]string{}
 		for _, p := range get(spec, "ports").([]any) {
@@ -333,6 +341,46 @@ func TestRenderOptions(t *testing.T) {
 	}
 	if len(objs["Fleet"]) != 3 || num(objs["Fleet"][0], "spec", "replicas") != 2 {
 		t.Errorf("fleets %v", objs["Fleet"])
+	}
+}
+
+// TestRenderRegions: a list of regions gives one Fleet and one
+// FleetAutoscaler per region, each fleet's GameServers labelled with its
+// region and running its node configuration (that region's node ID), and
+// the autoscalers each sizing their own fleet.
+func TestRenderRegions(t *testing.T) {
+	regions := []string{"asia", "eu", "us"}
+	objs := render(t, map[string]any{"rendezvous": "eu",
+		"regions": []any{map[string]any{"name": "asia", "nodeID": 7, "replicas": 1}, map[string]any{"name": "eu", "nodeID": 8, "replicas": 1},
+			map[string]any{"name": "us", "nodeID": 9, "replicas": 1}}})
+	if len(objs["Fleet"]) != len(regions) || len(objs["FleetAutoscaler"]) != len(regions) {
+		t.Fatalf("%d fleets and %d autoscalers for %d regions", len(objs["Fleet"]), len(objs["FleetAutoscaler"]), len(regions))
+	}
+	for i, region := range regions {
+		f, a := objs["Fleet"][i], objs["FleetAutoscaler"][i]
+		if f.name() != "ow-"+region || str(a, "spec", "fleetName") != f.name() {
+			t.Errorf("region %s: fleet %s, autoscaler for %s", region, f.name(), str(a, "spec", "fleetName"))
+		}
+		pod := get(f, "spec", "template", "spec", "template")
+		if str(pod, "metadata", "labels", "overworld.dev/region") != region || str(pod, "spec", "volumes", 0, "configMap", "name") != "ow-node-"+region {
+			t.Errorf("region %s: pods labelled %v, configuration %v", region, get(pod, "metadata", "labels"), get(pod, "spec", "volumes", 0))
+		}
+		if rdv := str(pod, "metadata", "labels", "overworld.dev/rendezvous"); rdv != fmt.Sprint(region == "eu") {
+			t.Errorf("region %s: rendezvous label %q", region, rdv)
+		}
+	}
+	ids := map[string]string{}
+	for _, cm := range objs["ConfigMap"] {
+		if region, ok := strings.CutPrefix(cm.name(), "ow-node-"); ok {
+			m := regexp.MustCompile(`(?m)^id = (\d+)`).FindStringSubmatch(str(cm, "data", "node.toml"))
+			if m == nil {
+				t.Fatalf("%s: no id in node.toml", cm.name())
+			}
+			ids[region] = m[1]
+		}
+	}
+	if fmt.Sprint(ids) != "map[asia:7 eu:8 us:9]" {
+		t.Errorf("node IDs by region %v", ids)
 	}
 }
 

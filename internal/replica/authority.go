@@ -775,11 +775,15 @@ func (s *Store) whereIn(now time.Duration, from wire.NodeID, l wire.Location) {
 		}
 	case e != nil:
 		if l.Epoch > e.epoch || l.Epoch == e.epoch && e.version == 0 {
-			if e.from != l.Node {
+			if e.from != l.Node || l.Epoch != e.epoch && e.version != 0 {
 				// Register with the new primary at the next flush, and take
 				// its first state whole: its versions may be of another
 				// lineage than the one this replica followed (a failover
 				// forks them), and a delta must never apply across two.
+				// So may a new epoch of the same node: a node that handed
+				// the object to a peer that had meanwhile taken it over in
+				// a failover (the two sides of a healed partition) holds
+				// its own lineage's state under that peer's name.
 				e.from, e.lastRegister = l.Node, 0
 				e.version, e.written, e.ackDue = 0, false, true
 			}

@@ -20,7 +20,11 @@ import (
 // SuspectAfter is suspected: this node asks Witnesses other nodes to probe
 // it, and pings it itself. A witness that has heard from the suspect
 // lately says so at once; otherwise it pings the suspect and answers
-// "alive" if the suspect answers within ProbeTimeout, "dead" if not. One
+// "alive" if the suspect answers within ProbeTimeout, "dead" if not (or
+// "dead" at once if it watches the suspect and has not heard from it for
+// SuspectAfter and a probe's wait already: a shorter silence it shares
+// with the asker is no second opinion, since a stalled node falls silent
+// to every peer at once). One
 // "dead" declares the suspect dead here (with no witness in the cluster,
 // the silence alone does); an "alive", or any packet from the suspect,
 // clears the suspicion. A heartbeat with a higher incarnation than known
@@ -253,10 +257,16 @@ func (s *Store) probeIn(now time.Duration, from wire.NodeID, t wire.Type, l wire
 		if p := h.peers[l.Node]; p != nil && !p.dead && now-p.heard < s.cfg.SuspectAfter/2 {
 			h.probeq = append(h.probeq, probeMsg{to: from, reply: true, l: wire.Liveness{Node: l.Node, Alive: true, Ago: s.ago(now, p)}})
 			return
-		} else if p != nil && (p.dead || now-p.watched <= s.cfg.Heartbeat && now-p.heard >= s.cfg.SuspectAfter) {
+		} else if p != nil && (p.dead || now-p.watched <= s.cfg.Heartbeat && now-p.heard >= s.cfg.SuspectAfter+s.probeTimeout(l.Node)) {
 			// This node watches the suspect too and has not heard from it
-			// either (heartbeats, every Heartbeat, would have come): a
-			// second opinion at once.
+			// for as long as a suspicion and a probe take (heartbeats,
+			// every Heartbeat, would have come): a second opinion at
+			// once. A shorter silence is no second opinion: a node that
+			// stalls (starved of CPU, paused) goes silent to every peer
+			// at once, so every watcher's silence crosses SuspectAfter
+			// together, and answering on it alone would declare a node
+			// that stalled for just over SuspectAfter dead without its
+			// being asked. The witness pings it instead (below).
 			h.probeq = append(h.probeq, probeMsg{to: from, reply: true, l: wire.Liveness{Node: l.Node, Ago: s.ago(now, p)}})
 			return
 		}

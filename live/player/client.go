@@ -149,6 +149,14 @@ func Join(ctx context.Context, conn Conn, token []byte) (*Client, error) {
 // node that is tries several at once and keeps the first (the others it
 // closes). The Client starts with no stats but Avatar and Player.
 func Resume(ctx context.Context, conn Conn, token []byte, avatar world.ObjectID, seq uint64) (*Client, error) {
+	return resume(ctx, ctx, conn, token, avatar, seq)
+}
+
+// resume is Resume, the node's answer to the Rejoin awaited under ctx and
+// the avatar's first State under wait: ResumeAny ends its losing attempts
+// only once their nodes answered, so that a session the node counted is
+// one the attempt reports (ErrNotHere).
+func resume(ctx, wait context.Context, conn Conn, token []byte, avatar world.ObjectID, seq uint64) (*Client, error) {
 	if err := conn.WriteMessage(ctx, AppendRejoin(nil, Rejoin{Token: token, Avatar: avatar, Seq: seq})); err != nil {
 		return nil, fmt.Errorf("player: sending rejoin: %w", err)
 	}
@@ -166,7 +174,7 @@ func Resume(ctx context.Context, conn Conn, token []byte, avatar world.ObjectID,
 	c.stats.Player, c.stats.Avatar = w.Player, w.Avatar
 	c.welcome.Store(&w)
 	for {
-		msg, err := conn.ReadMessage(ctx, MaxMessage)
+		msg, err := conn.ReadMessage(wait, MaxMessage)
 		if err != nil {
 			return nil, fmt.Errorf("%w: waiting for the avatar's first state: %w", ErrNotHere, err)
 		}
@@ -199,12 +207,15 @@ func Resume(ctx context.Context, conn Conn, token []byte, avatar world.ObjectID,
 // ResumeAny runs Resume over n connections at once — dial(ctx, i) opens
 // the i-th, to a node the avatar may have failed over to — and returns the
 // first client that got its avatar back and the index of its connection.
-// The other attempts end on their own (a node ends a rejoin whose avatar
-// does not come within its wait), each bounded by wait; done, if not nil,
-// is called once per attempt from its goroutine with its index and error
-// (nil for the winner, and for a second one, which cannot happen while an
-// avatar has one primary). ctx must outlive the winner's session: its
-// connection is dialed with it.
+// The other attempts end then, once their nodes answered the Rejoin (their
+// connections closed: a node that the avatar reached later, handed there
+// by a control plane while its rejoin waited, would otherwise give it a
+// second session beside the winner's),
+// or on their own (a node ends a rejoin whose avatar does not come within
+// its wait), each bounded by wait; done, if not nil, is called once per
+// attempt from its goroutine with its index and error (nil for the winner,
+// and for a second one that got the avatar in the same instant). ctx must
+// outlive the winner's session: its connection is dialed with it.
 func ResumeAny(ctx context.Context, n int, dial func(ctx context.Context, i int) (Conn, error), token []byte, avatar world.ObjectID,
 	seq uint64, wait time.Duration, done func(i int, err error)) (*Client, int, error) {
 	type got struct {
@@ -212,14 +223,17 @@ func ResumeAny(ctx context.Context, n int, dial func(ctx context.Context, i int)
 		c *Client
 	}
 	res := make(chan got, n)
+	tries, stop := context.WithCancel(ctx) // ends the losing attempts' waits
 	for i := range n {
 		go func() {
 			rctx, cancel := context.WithTimeout(ctx, wait)
 			defer cancel()
+			wctx, wcancel := context.WithTimeout(tries, wait)
+			defer wcancel()
 			conn, err := dial(ctx, i)
 			var c *Client
 			if err == nil {
-				if c, err = Resume(rctx, conn, token, avatar, seq); err != nil {
+				if c, err = resume(rctx, wctx, conn, token, avatar, seq); err != nil {
 					_ = conn.Close()
 				}
 			}
@@ -229,6 +243,7 @@ func ResumeAny(ctx context.Context, n int, dial func(ctx context.Context, i int)
 			res <- got{i, c}
 		}()
 	}
+	defer stop()
 	for range n {
 		if g := <-res; g.c != nil {
 			return g.c, g.i, nil

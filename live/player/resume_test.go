@@ -194,3 +194,172 @@ func TestResumeAfterFailover(t *testing.T) {
 		synctest.Wait()
 	})
 }
+
+// TestResumeAnyEndsLosers: after a failover the client resumes through
+// ResumeAny on both survivors; the one holding the avatar wins. When the
+// avatar is then handed to the other survivor (a control plane placing
+// the player there) within the losing attempt's wait, that attempt must
+// not get the avatar too: ResumeAny ended it when the winner came, so the
+// avatar has one session.
+func TestResumeAnyEndsLosers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		pub, key, err := ed25519.GenerateKey(rand.NewChaCha8([32]byte{5}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := []wire.NodeID{1, 2, 3}
+		ns := make([]*node.Node, 3)
+		gs := make([]*Gateway, 3)
+		for i, id := range ids {
+			b, err := locate.NewBroadcast(id, ids)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rc := node.ReplicaConfig{Failover: true, Peers: func() []wire.NodeID { return ids }}
+			if ns[i], err = node.New(node.Config{ID: id, Registry: testReg, Discovery: b, Rand: rand.New(rand.NewPCG(8, uint64(id))), Replica: rc}); err != nil {
+				t.Fatal(err)
+			}
+			ver, err := NewVerifier(VerifierConfig{Key: pub, Audience: Audience{World: testAud.World, Node: uint32(id)}, MaxTTL: 2 * time.Hour})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if gs[i], err = New(Config{Verifier: ver, Controller: dots{}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		dead := false
+		var now time.Duration
+		var buf []wire.Packet
+		step := func() {
+			time.Sleep(100 * time.Millisecond)
+			now += 100 * time.Millisecond
+			for i := range ns {
+				if i == 0 && dead {
+					continue
+				}
+				ns[i].Tick(now)
+				gs[i].Frame(now, ns[i])
+			}
+			for range 3 {
+				buf = buf[:0]
+				for i := range ns {
+					if i == 0 && dead {
+						ns[i].Drain(nil)
+						continue
+					}
+					buf = ns[i].Drain(buf)
+				}
+				for _, pk := range buf {
+					if !(dead && pk.To == 1) {
+						ns[pk.To-1].Step(now, pk)
+					}
+				}
+			}
+			synctest.Wait()
+		}
+		tok, err := IssueToken(key, "bea", Audience{World: testAud.World, Node: 1}, time.Now(), time.Hour, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, b := Pipe(64)
+		sctx, kill := context.WithCancel(ctx)
+		defer kill()
+		go func() { _ = gs[0].Serve(sctx, a) }()
+		var on atomic.Bool
+		var sent atomic.Int64
+		first := make(chan *Client, 1)
+		go func() {
+			c, err := Join(ctx, b, tok)
+			if err != nil {
+				t.Error(err)
+				close(first)
+				return
+			}
+			first <- c
+			_ = c.Run(ctx, counting{&on, &sent}, 0)
+		}()
+		synctest.Wait()
+		step()
+		c := <-first
+		if c == nil {
+			return
+		}
+		for range 30 {
+			step()
+		}
+		avatar, applied := c.Welcome().Avatar, c.LastApplied()
+		dead = true // node 1 dies
+		kill()
+		_ = b.Close()
+		for range 40 {
+			step()
+		}
+		holder, other := 0, 0
+		for i := 1; i < 3; i++ {
+			if _, primary, ok := ns[i].Lookup(avatar); ok && primary {
+				holder, other = i+1, 5-(i+1)
+			}
+		}
+		if holder == 0 {
+			t.Fatal("no survivor took the avatar over")
+		}
+		// Resume on both survivors (index 0: node 2, 1: node 3).
+		var wins atomic.Int32
+		type result struct {
+			c   *Client
+			i   int
+			err error
+		}
+		got := make(chan result, 1)
+		go func() {
+			rc, i, err := ResumeAny(ctx, 2, func(_ context.Context, i int) (Conn, error) {
+				x, y := Pipe(64)
+				go func() { _ = gs[i+1].Serve(ctx, x) }()
+				return y, nil
+			}, tok, avatar, applied, 5*time.Second, func(_ int, err error) {
+				if err == nil {
+					wins.Add(1)
+				}
+			})
+			got <- result{rc, i, err}
+		}()
+		var r result
+		for k := 0; ; k++ {
+			if k == 30 {
+				t.Fatal("no resume within 30 frames")
+			}
+			step()
+			select {
+			case r = <-got:
+			default:
+				continue
+			}
+			break
+		}
+		if r.err != nil || r.i+2 != holder {
+			t.Fatalf("resumed on node %d (%v), the avatar is on node %d", r.i+2, r.err, holder)
+		}
+		// At once, the avatar is handed to the other survivor, while the
+		// losing attempt's rejoin would still wait for it there.
+		handed := gs[holder-1].HandOff("bea", Target{Node: uint32(other), QUIC: "node:1"})
+		for range 40 {
+			step()
+		}
+		if err := <-handed; err != nil {
+			t.Fatalf("handoff: %v", err)
+		}
+		if _, primary, ok := ns[other-1].Lookup(avatar); !ok || !primary {
+			t.Fatalf("the avatar did not reach node %d", other)
+		}
+		if n := wins.Load(); n != 1 {
+			t.Errorf("%d attempts got the avatar, want 1", n)
+		}
+		if n := gs[other-1].Stats().Players; n != 0 {
+			t.Errorf("node %d has %d sessions for the avatar handed there, want 0 (its client did not follow the redirect)", other, n)
+		}
+		cancel()
+		synctest.Wait()
+	})
+}

@@ -175,6 +175,10 @@ func playPlaneBot(ctx context.Context, g *arena.Game, key ed25519.PrivateKey, f 
 	var total player.ClientStats
 	for {
 		c.SetDialer(player.RedirectDialer(b.tlsFor, false))
+		// A node that falls silent is presumed dead after botIdle, as for
+		// the bots of --addr: without it Run waited for the connection's
+		// idle timeout (30 s) before the bot took its avatar back.
+		c.SetIdleTimeout(botIdle)
 		err = c.Run(pctx, arenaplay.NewBrain(g, f.seed<<20+uint64(i)), 0)
 		total = total.Plus(c.Stats())
 		var refused *player.RefusedError
