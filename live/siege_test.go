@@ -24,6 +24,9 @@ type siegeResult struct {
 	failed int             // real players refused or timed out
 	// unauthenticated connections the attackers opened at each endpoint
 	attackersWS, attackersQUIC int64
+	// unauthenticated connections each endpoint held when the real
+	// players began, and as many as it takes (or the attackers have)
+	heldWS, heldQUIC, full int64
 }
 
 // siegeAttack holds idle connections open against a daemon's player
@@ -140,7 +143,7 @@ func siege(t *testing.T, cfg DaemonConfig, key func(p string) []byte, perEndpoin
 	st0 := h.d.PlayerStats()
 	t.Logf("siege built up in %v: %d QUIC and %d WebSocket unauthenticated connections held (the endpoints take %d)",
 		time.Since(start).Round(100*time.Millisecond), st0.QUICLimits.Unauth, st0.WSLimits.Unauth, full)
-	var res siegeResult
+	res := siegeResult{heldWS: st0.WSLimits.Unauth, heldQUIC: st0.QUICLimits.Unauth, full: int64(full)}
 	for k := range players {
 		start := time.Now()
 		jctx, jcancel := context.WithTimeout(ctx, 5*time.Second)
@@ -193,8 +196,8 @@ func quantile(d []time.Duration, q float64) time.Duration {
 // limits of 64 (8 per address), the attackers in the test process;
 // OVERWORLD_SIEGE=1 runs the figure of the docs, 1,000 per endpoint
 // against the default limits, the attackers in a process of their own
-// (startAttackers). It fails if the attackers did not open as many
-// connections at each endpoint as they were to hold.
+// (startAttackers). It fails if the endpoints were not full of the
+// attackers' connections when the real players came.
 func TestIdleSiege(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a loopback siege of a few seconds")
@@ -235,8 +238,12 @@ func TestIdleSiege(t *testing.T) {
 		t.Errorf("%d of %d real players failed to join", res.failed, players)
 	}
 	t.Logf("target: join p99 within 1 s: %v", p99 <= time.Second)
-	if res.attackersWS < int64(n) || res.attackersQUIC < int64(n) {
-		t.Errorf("the attackers opened only %d WebSocket and %d QUIC connections (want ≥ %d each): the siege did not take place",
-			res.attackersWS, res.attackersQUIC, n)
+	// The siege took place: both endpoints were full of the attackers'
+	// connections when the real players came. (The attackers need not
+	// open n: the node refuses an address at its share before the
+	// handshake.)
+	if res.heldWS < res.full*9/10 || res.heldQUIC < res.full*9/10 {
+		t.Errorf("the endpoints held only %d WebSocket and %d QUIC connections of the attackers' (want ≥ 90%% of %d each): the siege did not take place",
+			res.heldWS, res.heldQUIC, res.full)
 	}
 }
