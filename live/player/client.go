@@ -395,6 +395,16 @@ loop:
 		case <-t.C:
 			t.Reset(period)
 			if err = c.sendInput(ctx, brain); err != nil {
+				// The node may have stopped reading because it sent
+				// its reason for ending the session (a Refused Error)
+				// that is still on its way: give the reader a second to
+				// bring it before closing the connection under it.
+				select {
+				case rErr := <-cur.rerr:
+					cur.rerr <- rErr
+				case <-time.After(time.Second):
+				case <-ctx.Done():
+				}
 				break loop
 			}
 		}
