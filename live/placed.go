@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -288,17 +289,9 @@ func (d *Daemon) serveMigrateRegion(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	var v [4]float64
-	for i, k := range []string{"x0", "y0", "x1", "y1"} {
-		x, err := strconv.ParseFloat(q.Get(k), 64)
-		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-			http.Error(w, fmt.Sprintf("migrate-region: %s %q: want a finite number", k, q.Get(k)), http.StatusBadRequest)
-			return
-		}
-		v[i] = x
-	}
-	if v[0] > v[2] || v[1] > v[3] {
-		http.Error(w, fmt.Sprintf("migrate-region: box [%g, %g] × [%g, %g] is empty", v[0], v[2], v[1], v[3]), http.StatusBadRequest)
+	box, err := boxQuery(q)
+	if err != nil {
+		http.Error(w, "migrate-region: "+err.Error(), http.StatusBadRequest)
 		return
 	}
 	to, err := strconv.ParseUint(q.Get("node"), 10, 32)
@@ -306,26 +299,55 @@ func (d *Daemon) serveMigrateRegion(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("migrate-region: node %q: want the ID of a peer", q.Get("node")), http.StatusBadRequest)
 		return
 	}
-	box := world.Box{Min: world.Point{v[0], v[1], math.Inf(-1)}, Max: world.Point{v[2], v[3], math.Inf(1)}}
-	req := regionReq{box: box, to: wire.NodeID(to), reply: make(chan regionReply, 1)}
+	rep, ok := d.askRegion(w, r, "migrate-region", regionReq{box: box, to: wire.NodeID(to)})
+	if !ok {
+		return
+	}
+	if rep.err != nil && rep.moved == 0 {
+		http.Error(w, "migrate-region: "+rep.err.Error(), http.StatusConflict)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, "{\"moved\": %d}\n", rep.moved)
+}
+
+// boxQuery reads the box [x0, x1] × [y0, y1] of an admin request's query
+// (unbounded in the other attributes).
+func boxQuery(q url.Values) (world.Box, error) {
+	var v [4]float64
+	for i, k := range []string{"x0", "y0", "x1", "y1"} {
+		x, err := strconv.ParseFloat(q.Get(k), 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			return world.Box{}, fmt.Errorf("%s %q: want a finite number", k, q.Get(k))
+		}
+		v[i] = x
+	}
+	if v[0] > v[2] || v[1] > v[3] {
+		return world.Box{}, fmt.Errorf("box [%g, %g] × [%g, %g] is empty", v[0], v[2], v[1], v[3])
+	}
+	return world.Box{Min: world.Point{v[0], v[1], math.Inf(-1)}, Max: world.Point{v[2], v[3], math.Inf(1)}}, nil
+}
+
+// askRegion hands req to the frame loop and waits for its reply; it
+// answers the request itself (and reports false) when the queue is full,
+// no frame runs in time, or the client went away. what names the
+// endpoint in errors.
+func (d *Daemon) askRegion(w http.ResponseWriter, r *http.Request, what string, req regionReq) (regionReply, bool) {
+	req.reply = make(chan regionReply, 1)
 	select {
 	case d.placed.regions <- req:
 	default:
-		http.Error(w, "migrate-region: too many requests waiting", http.StatusServiceUnavailable)
-		return
+		http.Error(w, what+": too many requests waiting", http.StatusServiceUnavailable)
+		return regionReply{}, false
 	}
 	select {
 	case rep := <-req.reply:
-		if rep.err != nil && rep.moved == 0 {
-			http.Error(w, "migrate-region: "+rep.err.Error(), http.StatusConflict)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, "{\"moved\": %d}\n", rep.moved)
+		return rep, true
 	case <-time.After(handOffWait):
-		http.Error(w, "migrate-region: no frame ran (is the node stopping?)", http.StatusServiceUnavailable)
+		http.Error(w, what+": no frame ran (is the node stopping?)", http.StatusServiceUnavailable)
 	case <-r.Context().Done():
 	}
+	return regionReply{}, false
 }
 
 // servePreferBackup is POST /admin/prefer-backup?x0=&y0=&x1=&y1=&nodes=A,B:
@@ -340,17 +362,9 @@ func (d *Daemon) servePreferBackup(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	var v [4]float64
-	for i, k := range []string{"x0", "y0", "x1", "y1"} {
-		x, err := strconv.ParseFloat(q.Get(k), 64)
-		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-			http.Error(w, fmt.Sprintf("prefer-backup: %s %q: want a finite number", k, q.Get(k)), http.StatusBadRequest)
-			return
-		}
-		v[i] = x
-	}
-	if v[0] > v[2] || v[1] > v[3] {
-		http.Error(w, fmt.Sprintf("prefer-backup: box [%g, %g] × [%g, %g] is empty", v[0], v[2], v[1], v[3]), http.StatusBadRequest)
+	box, err := boxQuery(q)
+	if err != nil {
+		http.Error(w, "prefer-backup: "+err.Error(), http.StatusBadRequest)
 		return
 	}
 	prefer := []wire.NodeID{}
@@ -364,23 +378,13 @@ func (d *Daemon) servePreferBackup(w http.ResponseWriter, r *http.Request) {
 			prefer = append(prefer, wire.NodeID(id))
 		}
 	}
-	box := world.Box{Min: world.Point{v[0], v[1], math.Inf(-1)}, Max: world.Point{v[2], v[3], math.Inf(1)}}
-	req := regionReq{box: box, prefer: prefer, reply: make(chan regionReply, 1)}
-	select {
-	case d.placed.regions <- req:
-	default:
-		http.Error(w, "prefer-backup: too many requests waiting", http.StatusServiceUnavailable)
+	rep, ok := d.askRegion(w, r, "prefer-backup", regionReq{box: box, prefer: prefer})
+	if !ok {
 		return
 	}
-	select {
-	case rep := <-req.reply:
-		if rep.err != nil {
-			http.Error(w, "prefer-backup: "+rep.err.Error(), http.StatusBadRequest)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
-	case <-time.After(handOffWait):
-		http.Error(w, "prefer-backup: no frame ran (is the node stopping?)", http.StatusServiceUnavailable)
-	case <-r.Context().Done():
+	if rep.err != nil {
+		http.Error(w, "prefer-backup: "+rep.err.Error(), http.StatusBadRequest)
+		return
 	}
+	w.WriteHeader(http.StatusNoContent)
 }

@@ -26,60 +26,8 @@ func TestResumeAfterFailover(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
-		pub, key, err := ed25519.GenerateKey(rand.NewChaCha8([32]byte{4}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids := []wire.NodeID{1, 2, 3}
-		ns := make([]*node.Node, 3)
-		gs := make([]*Gateway, 3)
-		for i, id := range ids {
-			b, err := locate.NewBroadcast(id, ids)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rc := node.ReplicaConfig{Failover: true, Peers: func() []wire.NodeID { return ids }}
-			if ns[i], err = node.New(node.Config{ID: id, Registry: testReg, Discovery: b, Rand: rand.New(rand.NewPCG(7, uint64(id))), Replica: rc}); err != nil {
-				t.Fatal(err)
-			}
-			ver, err := NewVerifier(VerifierConfig{Key: pub, Audience: Audience{World: testAud.World, Node: uint32(id)}, MaxTTL: 2 * time.Hour})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if gs[i], err = New(Config{Verifier: ver, Controller: dots{}}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		dead := false
-		var now time.Duration
-		var buf []wire.Packet
-		step := func() {
-			time.Sleep(100 * time.Millisecond)
-			now += 100 * time.Millisecond
-			for i := range ns {
-				if i == 0 && dead {
-					continue
-				}
-				ns[i].Tick(now)
-				gs[i].Frame(now, ns[i])
-			}
-			for range 3 {
-				buf = buf[:0]
-				for i := range ns {
-					if i == 0 && dead {
-						ns[i].Drain(nil)
-						continue
-					}
-					buf = ns[i].Drain(buf)
-				}
-				for _, pk := range buf {
-					if !(dead && pk.To == 1) {
-						ns[pk.To-1].Step(now, pk)
-					}
-				}
-			}
-			synctest.Wait()
-		}
+		tr := newFailoverTrio(t, 4, 7)
+		ns, gs, key, step := tr.ns, tr.gs, tr.key, tr.step
 		tok, err := IssueToken(key, "ann", Audience{World: testAud.World, Node: 1}, time.Now(), time.Hour, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -117,7 +65,7 @@ func TestResumeAfterFailover(t *testing.T) {
 		}
 		on.Store(false)
 		// Node 1 dies.
-		dead = true
+		tr.dead = true
 		kill()
 		_ = b.Close()
 		for range 40 {
@@ -205,60 +153,8 @@ func TestResumeAnyEndsLosers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
-		pub, key, err := ed25519.GenerateKey(rand.NewChaCha8([32]byte{5}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids := []wire.NodeID{1, 2, 3}
-		ns := make([]*node.Node, 3)
-		gs := make([]*Gateway, 3)
-		for i, id := range ids {
-			b, err := locate.NewBroadcast(id, ids)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rc := node.ReplicaConfig{Failover: true, Peers: func() []wire.NodeID { return ids }}
-			if ns[i], err = node.New(node.Config{ID: id, Registry: testReg, Discovery: b, Rand: rand.New(rand.NewPCG(8, uint64(id))), Replica: rc}); err != nil {
-				t.Fatal(err)
-			}
-			ver, err := NewVerifier(VerifierConfig{Key: pub, Audience: Audience{World: testAud.World, Node: uint32(id)}, MaxTTL: 2 * time.Hour})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if gs[i], err = New(Config{Verifier: ver, Controller: dots{}}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		dead := false
-		var now time.Duration
-		var buf []wire.Packet
-		step := func() {
-			time.Sleep(100 * time.Millisecond)
-			now += 100 * time.Millisecond
-			for i := range ns {
-				if i == 0 && dead {
-					continue
-				}
-				ns[i].Tick(now)
-				gs[i].Frame(now, ns[i])
-			}
-			for range 3 {
-				buf = buf[:0]
-				for i := range ns {
-					if i == 0 && dead {
-						ns[i].Drain(nil)
-						continue
-					}
-					buf = ns[i].Drain(buf)
-				}
-				for _, pk := range buf {
-					if !(dead && pk.To == 1) {
-						ns[pk.To-1].Step(now, pk)
-					}
-				}
-			}
-			synctest.Wait()
-		}
+		tr := newFailoverTrio(t, 5, 8)
+		ns, gs, key, step := tr.ns, tr.gs, tr.key, tr.step
 		tok, err := IssueToken(key, "bea", Audience{World: testAud.World, Node: 1}, time.Now(), time.Hour, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -290,7 +186,7 @@ func TestResumeAnyEndsLosers(t *testing.T) {
 			step()
 		}
 		avatar, applied := c.Welcome().Avatar, c.LastApplied()
-		dead = true // node 1 dies
+		tr.dead = true // node 1 dies
 		kill()
 		_ = b.Close()
 		for range 40 {
@@ -362,4 +258,76 @@ func TestResumeAnyEndsLosers(t *testing.T) {
 		cancel()
 		synctest.Wait()
 	})
+}
+
+// failoverTrio is three nodes with failover (broadcast discovery) and
+// their gateways, run frame by frame inside a synctest bubble: step runs
+// one 100 ms frame and delivers what the nodes send; once dead is set,
+// node 1 runs nothing and its packets, sent or due, are lost.
+type failoverTrio struct {
+	ns   []*node.Node
+	gs   []*Gateway
+	key  ed25519.PrivateKey // the token issuer's key the gateways trust
+	dead bool
+	now  time.Duration
+	buf  []wire.Packet
+}
+
+// newFailoverTrio builds a trio, its token key drawn from keySeed and the
+// nodes' random sources from nodeSeed.
+func newFailoverTrio(t *testing.T, keySeed byte, nodeSeed uint64) *failoverTrio {
+	t.Helper()
+	pub, key, err := ed25519.GenerateKey(rand.NewChaCha8([32]byte{keySeed}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &failoverTrio{ns: make([]*node.Node, 3), gs: make([]*Gateway, 3), key: key}
+	ids := []wire.NodeID{1, 2, 3}
+	for i, id := range ids {
+		b, err := locate.NewBroadcast(id, ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc := node.ReplicaConfig{Failover: true, Peers: func() []wire.NodeID { return ids }}
+		if tr.ns[i], err = node.New(node.Config{ID: id, Registry: testReg, Discovery: b, Rand: rand.New(rand.NewPCG(nodeSeed, uint64(id))), Replica: rc}); err != nil {
+			t.Fatal(err)
+		}
+		ver, err := NewVerifier(VerifierConfig{Key: pub, Audience: Audience{World: testAud.World, Node: uint32(id)}, MaxTTL: 2 * time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr.gs[i], err = New(Config{Verifier: ver, Controller: dots{}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return tr
+}
+
+// step runs one frame on every live node and delivers the packets.
+func (tr *failoverTrio) step() {
+	time.Sleep(100 * time.Millisecond)
+	tr.now += 100 * time.Millisecond
+	for i, n := range tr.ns {
+		if i == 0 && tr.dead {
+			continue
+		}
+		n.Tick(tr.now)
+		tr.gs[i].Frame(tr.now, n)
+	}
+	for range 3 {
+		tr.buf = tr.buf[:0]
+		for i, n := range tr.ns {
+			if i == 0 && tr.dead {
+				n.Drain(nil)
+				continue
+			}
+			tr.buf = n.Drain(tr.buf)
+		}
+		for _, pk := range tr.buf {
+			if !(tr.dead && pk.To == 1) {
+				tr.ns[pk.To-1].Step(tr.now, pk)
+			}
+		}
+	}
+	synctest.Wait()
 }
