@@ -221,7 +221,8 @@ func (n *Node) Tick(now time.Duration) {
 		}
 		kept = append(kept, f)
 		// Most candidates are replicas already held and requested: for
-		// them Want does nothing, so the view test is skipped.
+		// them Want does nothing, so the view test is skipped (not for a
+		// replica whose primary fell silent: Want looks it up at f.Node).
 		if !wanted && n.inView(f.Where(now, n.dims)) {
 			n.store.Want(now, f.ID, f.Node, f.Until)
 		}

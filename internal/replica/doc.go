@@ -81,7 +81,11 @@
 // Config.Failover each primary keeps a warm backup on another node, and a
 // backup promotes itself when a majority of the cluster finds the
 // primary's node dead (a migration's fenced backup only once the former
-// backup grants it). No library does this for a sans-IO game object
+// backup grants it). A holder whose primary has been silent for
+// Config.SuspectAfter looks the object up at the node its locator names
+// (Want, with Wanted and Known false for it meanwhile): a holder that
+// registered too late for the backup to hear of it finds the promoted
+// primary that way. No library does this for a sans-IO game object
 // store, so it is written here; the failure detector follows SWIM's
 // indirect probes (Das, Gupta and Motivala, 2002) with a majority quorum.
 package replica

@@ -153,7 +153,11 @@ type entry struct {
 	handoff   bool // client: handed off, no state from the server yet
 	requested bool // replica side: this node asked for it (else pushed or attached)
 	dormant   bool // replica side: the primary was told it is out of view (TypeDormant)
-	written   bool // replica side: a tentative write changed st since the newest version (see ring)
+	// silent: replica side, requested, and nothing heard from its
+	// primary for Config.SuspectAfter (as of the last Flush): the
+	// locator's news of the object is passed to Want again (see lookUp).
+	silent  bool
+	written bool // replica side: a tentative write changed st since the newest version (see ring)
 	// asked is 1 + the version (its low 32 bits) a replica last asked a
 	// resync from, at askedAt (0: never; see update).
 	asked uint32
@@ -170,6 +174,7 @@ type entry struct {
 	lastRegister time.Duration
 	produced     time.Duration // primary time at which the newest version was current
 	askedAt      time.Duration
+	lookAt       time.Duration // replica side: the last lookUp sent
 
 	// The primary's version ring and holders.
 	hist    ring
@@ -249,6 +254,7 @@ type Stats struct {
 	// replica's source are counted as Stale and Ignored.)
 	NotPrimary int64
 	Timeouts   int64 // replicas deleted because their primary fell silent
+	LookUps    int64 // silent replicas' primaries looked up at the node the locator names
 	Dropped    int64 // replicas dropped (unneeded here, or dropped by the primary)
 
 	// Authority (authority.go, writes.go, health.go).
@@ -773,6 +779,9 @@ func (s *Store) Want(now time.Duration, id world.ObjectID, from wire.NodeID, unt
 		if !e.primary && !e.requested {
 			e.requested, e.lastNeeded = true, now
 		}
+		if e.silent && from != e.from && now-e.lookAt >= s.cfg.RequestRetry {
+			s.lookUp(now, e, from)
+		}
 		return
 	}
 	if s.tomb.has(id) {
@@ -789,12 +798,30 @@ func (s *Store) Want(now time.Duration, id world.ObjectID, from wire.NodeID, unt
 	s.want[id] = request{from: from, until: until}
 }
 
+// lookUp asks node to, the node the locator names for silent replica e,
+// where the object is: it tells to what this node knows (a location of
+// e's epoch and source) and registers there. A primary of a newer epoch
+// on to answers with its location, at once, and with its full state:
+// the replica follows it (whereIn) and takes the state. This is how a
+// holder finds a primary promoted by a backup that never heard of the
+// holder (it registered within a backup state's trip of the crash), and
+// a primary moved while its location to the holder was lost. Anything
+// else on to changes nothing here: a stale location is corrected, a
+// registration to a node that is not the primary is dropped or pointed
+// on.
+func (s *Store) lookUp(now time.Duration, e *entry, to wire.NodeID) {
+	e.lookAt = now
+	s.au.whereq = append(s.au.whereq, whereMsg{to: to, l: wire.Location{ID: e.id, Epoch: e.epoch, Node: e.from}})
+	s.idq = append(s.idq, idMsg{to: to, typ: wire.TypeRegister, id: e.id})
+	s.stats.LookUps++
+}
+
 // Wanted reports whether Want would change nothing for id: it is a local
-// primary or a replica this node asked for. The node skips its view test
-// for such discoveries.
+// primary or a replica this node asked for whose primary is not silent
+// (see lookUp). The node skips its view test for such discoveries.
 func (s *Store) Wanted(id world.ObjectID) bool {
 	e := s.objs.Get(id)
-	return e != nil && (e.primary || e.requested)
+	return e != nil && (e.primary || e.requested && !e.silent)
 }
 
 // Holders appends to dst the nodes registered at now for a replica of
@@ -825,7 +852,7 @@ func (s *Store) Known(id world.ObjectID) (loc world.Point, replica, wanted bool)
 	if e == nil {
 		return loc, false, false
 	}
-	return e.loc, !e.primary, e.primary || e.requested
+	return e.loc, !e.primary, e.primary || e.requested && !e.silent
 }
 
 // Produced returns the primary's time of the state this node holds of id
@@ -888,7 +915,7 @@ func (w *KnownWalk) Known(id world.ObjectID) (loc world.Point, replica, wanted b
 	w.i = i
 	if i < len(ids) && ids[i] == id {
 		e := w.s.ents[i]
-		return e.loc, !e.primary, e.primary || e.requested
+		return e.loc, !e.primary, e.primary || e.requested && !e.silent
 	}
 	return loc, false, false
 }

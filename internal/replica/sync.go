@@ -197,6 +197,8 @@ func (s *Store) flushReplica(now time.Duration, e *entry, boxes []world.Box, vf 
 		s.remove(e.id)
 		return
 	}
+	// A dormant replica hears from its primary only every DormantEvery.
+	e.silent = e.requested && !e.dormant && now-e.lastHeard > s.cfg.SuspectAfter
 	if !e.requested && s.inView(e.loc, boxes, vf) && s.attachedToDormant(e) {
 		// Pushed along with a dormant replica, hence itself sent at the
 		// dormant rate, and in view: ask for it (and so for the full rate).

@@ -43,7 +43,8 @@ import (
 // What a run measures: for every host that leaves while two or more of
 // its instance's players remain, the time from the crash to the replica's
 // promotion (the node's EvPromoted) and to each remaining player's node
-// holding the state of the new epoch (sampled every 10 ms); the writes
+// holding the state of the new epoch, or a replica the new primary feeds
+// (sampled every 10 ms); the writes
 // acknowledged to the players that the instance's final state lacks (the
 // state lost, target 0); the instances lost (their host left with no
 // replica); and the share of overflowed instances that fell below two
@@ -594,7 +595,7 @@ func (r *runner) sample(in *runInst) error {
 		if !r.w.sim.Up(n) {
 			continue
 		}
-		if ep, ok := r.node(n).Epoch(in.obj); ok && ep != in.epoch {
+		if r.recovered(in, n) {
 			r.recov = append(r.recov, now-in.crashAt)
 			continue
 		}
@@ -614,6 +615,25 @@ func (r *runner) sample(in *runInst) error {
 		return nil
 	}
 	return r.w.Schedule(now+10*time.Millisecond, func(*World) error { return r.sample(in) })
+}
+
+// recovered reports whether player node n holds the state of in's
+// primary after the host's crash: its copy is of a newer epoch, or a
+// replica fed by a live node that holds the primary at a newer epoch (a
+// replica fetched afresh from the new primary, by a player whose
+// registration the crashed host never answered, does not know its
+// epoch).
+func (r *runner) recovered(in *runInst, n wire.NodeID) bool {
+	if ep, ok := r.node(n).Epoch(in.obj); ok && ep != in.epoch {
+		return true
+	}
+	info, ok := r.node(n).Object(in.obj)
+	if !ok || info.Primary || info.From == 0 || int(info.From) > len(r.w.nodes) || !r.w.sim.Up(info.From) {
+		return false
+	}
+	ep, ok := r.node(info.From).Epoch(in.obj)
+	_, primary, held := r.node(info.From).Lookup(in.obj)
+	return ok && held && primary && ep != in.epoch
 }
 
 // alive reports whether a live node holds the primary of in's state.
