@@ -62,7 +62,10 @@
 //     place/balance's Algorithm 1, overflowed when the servers are full to
 //     a host and a replicated host among their own players (LL or PD,
 //     balance.Group.Distribute), and restructured by Algorithm 4 when a
-//     player leaves (PromoteInstance, NewReplica, LoseInstance).
+//     player leaves (PromoteInstance, NewReplica, LoseInstance). It
+//     rebuilds from the nodes' reports too (RebuildInstances,
+//     InstanceReport): the servers and player hosts know every instance
+//     they run as it was opened, and which of its players left.
 //
 // # Not a single point of failure: rebuild, not replication
 //

@@ -81,9 +81,10 @@ import (
 // What the caller must do: build an InstanceConfig and call NewInstances;
 // pass each event with its time (Open, Leave, Close, NodeDown, NodeUp);
 // carry out the returned decisions in order (see the Kind constants).
-// The plane keeps no state the nodes and clients do not also have, but
-// unlike Plane it has no Rebuild: a restarted plane starts with no
-// instances. An Instances is not safe for concurrent use.
+// The plane keeps no state the nodes do not also have: a restarted plane
+// rebuilds it from their reports (RebuildInstances, instance_rebuild.go)
+// and then decides as one that never went down. An Instances is not safe
+// for concurrent use.
 type Instances struct {
 	cfg   InstanceConfig
 	index map[wire.NodeID]int
@@ -658,7 +659,9 @@ func (x *Instances) NodeDown(now time.Duration, n wire.NodeID) ([]Decision, erro
 	}
 	x.now = now
 	var out []Decision
-	for _, id := range slices.Clone(ids) {
+	// In ID order, not the order the instances opened in: a rebuilt
+	// plane (RebuildInstances) does not know that one.
+	for _, id := range slices.Sorted(slices.Values(ids)) {
 		in := x.insts[id]
 		if in == nil {
 			continue
