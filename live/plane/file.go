@@ -50,6 +50,15 @@ type File struct {
 	// Hosts, when present, serves POST /v1/hosts: player hosts'
 	// certificates (Hosts).
 	Hosts *FileHosts `toml:"hosts"`
+	// Instances, when present, serves the instance API (InstanceSetup).
+	Instances *FileInstances `toml:"instances"`
+}
+
+// FileInstances configures the instance API: each server's instance
+// seats, and the host criterion (LL, PD or score; default LL).
+type FileInstances struct {
+	Seats     int    `toml:"seats"`
+	Criterion string `toml:"criterion"`
 }
 
 // FileHosts configures POST /v1/hosts.
@@ -224,6 +233,20 @@ func (f File) Config() (Config, error) {
 			}
 		}
 		c.Hosts = hc
+	}
+	if in := f.Instances; in != nil {
+		su := &InstanceSetup{Seats: in.Seats}
+		if in.Criterion != "" {
+			crit, err := balance.ParseCriterion(in.Criterion)
+			if err != nil {
+				return c, fmt.Errorf("%w: instances.criterion: %v", ErrConfig, err)
+			}
+			su.Criterion = crit
+		}
+		if su.Seats < 1 {
+			return c, fmt.Errorf("%w: instances.seats %d: want at least 1", ErrConfig, in.Seats)
+		}
+		c.Instances = su
 	}
 	for _, n := range f.Nodes {
 		c.Nodes = append(c.Nodes, Node{ID: n.ID, Site: n.Site, Capacity: n.Capacity, Admin: n.Admin, QUIC: n.PlayerQUIC, WS: n.PlayerWS})

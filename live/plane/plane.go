@@ -40,6 +40,11 @@
 // its objects in the region's box (not the players' avatars) to the new
 // core (POST /admin/migrate-region).
 //
+// Instances (Config.Instances, instances.go): the plane places the
+// instances the game opens through its API with control.Instances, on the
+// servers' instance seats or, when they are full, on their players'
+// hosts, and carries the decisions out on the nodes' admin endpoints.
+//
 // What the caller must do: build a Config (the nodes with their sites,
 // capacities and admin and player endpoints), call New, serve Handler
 // on an HTTP listener, and Run the poll loop until its context ends.
@@ -130,6 +135,9 @@ type Config struct {
 	// Hosts, if set, serves POST /v1/hosts: player hosts' certificates
 	// (hosts.go).
 	Hosts *Hosts
+	// Instances, if set, runs control.Instances on the nodes and serves
+	// the instance API (instances.go).
+	Instances *InstanceSetup
 }
 
 // Autoscale configures the FleetAutoscaler webhook the plane serves: the
@@ -251,7 +259,8 @@ type Server struct {
 	// that the plane could not place for want of samples.
 	unplaced map[string]uint32
 	stats    Stats
-	hosts    *hostIssuer // nil without Config.Hosts
+	hosts    *hostIssuer    // nil without Config.Hosts
+	inst     *instancePlane // nil without Config.Instances
 }
 
 type nodeView struct {
@@ -319,6 +328,11 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Hosts != nil {
 		if s.hosts, err = newHostIssuer(*cfg.Hosts, cfg.Nodes); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Instances != nil {
+		if s.inst, err = newInstancePlane(*cfg.Instances, cfg.Nodes); err != nil {
 			return nil, err
 		}
 	}
@@ -488,6 +502,7 @@ func (s *Server) observe(got map[uint32]*live.PlayersReport) {
 				s.cfg.Log.Info("node up", "node", n.ID)
 				ds, err := s.plane.NodeUp(now, wire.NodeID(n.ID))
 				s.apply(ds, err)
+				s.instanceNodeUp(now, n.ID)
 			}
 		} else if v.up && wall.Sub(v.lastOK) >= s.cfg.DownAfter {
 			v.up = false
@@ -495,6 +510,7 @@ func (s *Server) observe(got map[uint32]*live.PlayersReport) {
 			s.cfg.Log.Info("node down", "node", n.ID)
 			ds, err := s.plane.NodeDown(now, wire.NodeID(n.ID))
 			s.apply(ds, err)
+			s.instanceNodeDown(now, n.ID)
 		}
 	}
 	// Players found.
