@@ -134,7 +134,18 @@ type nodeCall struct {
 	admin, path string
 	node        uint32
 	q           url.Values
+	// chained: a migration of what the call before moved here; it is
+	// asked again (every chainRetry, for up to chainWait) until it moves
+	// as many objects as that one did.
+	chained bool
 }
+
+// chainRetry and chainWait pace a chained migration: the objects of the
+// one before reach the node within a few frames.
+const (
+	chainRetry = 100 * time.Millisecond
+	chainWait  = 5 * time.Second
+)
 
 func newInstancePlane(su InstanceSetup, nodes []Node) (*instancePlane, error) {
 	if su.Seats < 1 {
@@ -151,25 +162,52 @@ func newInstancePlane(su InstanceSetup, nodes []Node) (*instancePlane, error) {
 	return &instancePlane{x: x, boxes: map[string]world.Box{}, admin: map[uint32]string{}}, nil
 }
 
-// callNode makes one admin request.
-func (s *Server) callNode(c nodeCall) {
+// callNode makes one admin request and returns what a migration moved.
+func (s *Server) callNode(c nodeCall) (int, error) {
 	u := c.admin + c.path + "?" + c.q.Encode()
 	resp, err := s.cfg.Client.Post(u, "", nil)
-	if err == nil {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		resp.Body.Close()
-		if resp.StatusCode/100 != 2 {
-			err = fmt.Errorf("status %s: %s", resp.Status, strings.TrimSpace(string(b)))
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode/100 != 2 {
+		return 0, fmt.Errorf("status %s: %s", resp.Status, strings.TrimSpace(string(b)))
+	}
+	var out struct {
+		Moved int `json:"moved"`
+	}
+	if c.path == "/admin/migrate-region" {
+		if err := json.Unmarshal(b, &out); err != nil {
+			return 0, fmt.Errorf("migrate-region answer: %v", err)
 		}
 	}
-	if err != nil {
-		s.cfg.Log.Info("instance: node request", "node", c.node, "path", c.path, "err", err)
-		s.mu.Lock()
-		s.inst.failed++
-		s.mu.Unlock()
-		return
+	s.cfg.Log.Debug("instance: node request", "node", c.node, "path", c.path, "query", c.q.Encode(), "moved", out.Moved)
+	return out.Moved, nil
+}
+
+// runCalls makes a batch's requests in order.
+func (s *Server) runCalls(calls []nodeCall) {
+	prev := 0
+	for _, c := range calls {
+		moved, err := s.callNode(c)
+		for start := time.Now(); err == nil && c.chained && moved < prev && time.Since(start) < chainWait; {
+			time.Sleep(chainRetry)
+			var m int
+			m, err = s.callNode(c)
+			moved += m
+		}
+		if err == nil && c.chained && moved < prev {
+			err = fmt.Errorf("moved %d of the %d objects the migration before it moved", moved, prev)
+		}
+		if err != nil {
+			s.cfg.Log.Info("instance: node request", "node", c.node, "path", c.path, "err", err)
+			s.mu.Lock()
+			s.inst.failed++
+			s.mu.Unlock()
+		}
+		prev = moved
 	}
-	s.cfg.Log.Debug("instance: node request", "node", c.node, "path", c.path, "query", c.q.Encode())
 }
 
 // boxValues is a box as the admin endpoints take it.
@@ -193,11 +231,11 @@ func (s *Server) adminOf(n wire.NodeID) string {
 // carryOut queues the node requests of instance decisions (s.mu held).
 func (s *Server) carryOut(ds []control.Decision) {
 	var calls []nodeCall
-	migrate := func(from, to wire.NodeID, box world.Box) {
+	migrate := func(from, to wire.NodeID, box world.Box, chained bool) {
 		if a := s.adminOf(from); a != "" && from != to {
 			q := boxValues(box)
 			q.Set("node", strconv.FormatUint(uint64(to), 10))
-			calls = append(calls, nodeCall{admin: a, path: "/admin/migrate-region", node: uint32(from), q: q})
+			calls = append(calls, nodeCall{admin: a, path: "/admin/migrate-region", node: uint32(from), q: q, chained: chained})
 		}
 	}
 	pin := func(id string, box world.Box, on ...wire.NodeID) {
@@ -226,14 +264,14 @@ func (s *Server) carryOut(ds []control.Decision) {
 		switch d.Kind {
 		case control.MoveInstance:
 			if !d.Failover {
-				migrate(d.From, d.To, box)
+				migrate(d.From, d.To, box, false)
 				break
 			}
 			// The dead server's objects failed over to their backups,
 			// wherever they were: every live server moves what it holds.
 			for _, n := range s.cfg.Nodes {
 				if v := s.nodes[n.ID]; v.up && wire.NodeID(n.ID) != d.To && wire.NodeID(n.ID) != d.From {
-					migrate(wire.NodeID(n.ID), d.To, box)
+					migrate(wire.NodeID(n.ID), d.To, box, false)
 				}
 			}
 		case control.OverflowInstance:
@@ -253,12 +291,14 @@ func (s *Server) carryOut(ds []control.Decision) {
 			if d.Replica != 0 && s.adminOf(d.Replica) != "" {
 				// Through the replicated host: it keeps the first backup.
 				for _, f := range src {
-					migrate(f, d.Replica, box)
+					migrate(f, d.Replica, box, false)
 				}
-				migrate(d.Replica, d.To, box)
+				// Once they are there (a failover's several sources: once
+				// the last one's are).
+				migrate(d.Replica, d.To, box, true)
 			} else {
 				for _, f := range src {
-					migrate(f, d.To, box)
+					migrate(f, d.To, box, false)
 				}
 			}
 		case control.PromoteInstance, control.NewReplica:
@@ -279,9 +319,7 @@ func (s *Server) carryOut(ds []control.Decision) {
 		if prev != nil {
 			<-prev
 		}
-		for _, c := range calls {
-			s.callNode(c)
-		}
+		s.runCalls(calls)
 	}()
 }
 
