@@ -33,6 +33,9 @@ type PlaneConfig struct {
 	Grid         string
 	Bounds       []float64
 	RegionPolicy string
+	// InstanceSeats, if above 0, turns the plane's instance API on with
+	// that many instance seats per node (plane.FileInstances).
+	InstanceSeats int
 }
 
 // Plane is a cluster's running control plane process.
@@ -67,6 +70,9 @@ func (c *Cluster) StartPlane(pc PlaneConfig) (*Plane, error) {
 	f := plane.File{Listen: addr, Seed: c.cfg.Seed, Grid: pc.Grid, Bounds: pc.Bounds, RegionPolicy: pc.RegionPolicy}
 	if pc.Poll > 0 {
 		f.Poll = pc.Poll.String()
+	}
+	if pc.InstanceSeats > 0 {
+		f.Instances = &plane.FileInstances{Seats: pc.InstanceSeats}
 	}
 	for i, a := range c.playerAddrs {
 		fn := plane.FileNode{ID: uint32(c.ids[i]), Site: c.cities[i], Capacity: pc.Capacity,

@@ -376,7 +376,7 @@ func runCluster(e *env, o clusterOpts) error {
 		seats := int(math.Ceil(float64(o.perNode) * o.headroom))
 		mw, mh := arena.Size(m, o.nodes*o.perNode)
 		pc := localcluster.PlaneConfig{Command: []string{exe, "control"}, Env: []string{cliMainEnv + "=1"}, Capacity: seats,
-			Grid: "2x2", Bounds: []float64{0, 0, mw, mh}, RegionPolicy: "periodic"}
+			Grid: "2x2", Bounds: []float64{0, 0, mw, mh}, RegionPolicy: "periodic", InstanceSeats: clusterInstanceSeats}
 		if pl, err = c.StartPlane(pc); err == nil {
 			err = pl.WaitReady(10 * time.Second)
 		}
@@ -458,8 +458,10 @@ func runCluster(e *env, o clusterOpts) error {
 	}
 	var bots []localcluster.BotState
 	var planeState *plane.State
+	var instLine string
 	if pl != nil {
 		planeState = fetchPlaneState(pl.URL())
+		instLine = openClusterInstances(pl.URL(), o.nodes)
 	}
 	if fleet != nil {
 		stopFleet()
@@ -482,6 +484,9 @@ func runCluster(e *env, o clusterOpts) error {
 	writeClusterPlayers(e.stdout, o, meas, cpuPerPlayer, bots)
 	if placed != nil {
 		writeClusterPlacement(e.stdout, o, rows, placed.result(), planeState, bots, simRep)
+		if instLine != "" {
+			fmt.Fprintln(e.stdout, instLine)
+		}
 	}
 	writeClusterDeaths(e.stdout, meas.Deaths, c.Rendezvous())
 	return nil

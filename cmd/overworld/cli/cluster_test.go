@@ -66,6 +66,7 @@ func TestClusterPlacement(t *testing.T) {
 		`mean, where the players played +[0-9.]+ +[0-9.]+ +[-+][0-9]+%`,
 		`static nearest-with-room admission: mean +[0-9.]+ +[0-9.]+`,
 		`plane: 6 joins, \d+ moves, \d+ handoffs asked \(0 refused\), 6 players placed at the end`,
+		`instances \(control.Instances, 10 seats per node, no player hosts\): 6 instances of 5 players opened through the plane's API \(node \d+: 2, node \d+: 2, node \d+: 2\); the next refused \(503 `,
 	} {
 		if !regexp.MustCompile(re).MatchString(out) {
 			t.Errorf("stdout lacks %s:\n%s", re, out)

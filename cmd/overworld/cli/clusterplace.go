@@ -1,13 +1,16 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -153,4 +156,50 @@ func writeClusterPlacement(w io.Writer, o clusterOpts, rows [][]float64, live ha
 	if sr != nil {
 		p("simulator: %d moves, %d handoffs carried out\n", sr.Moves, sr.Handoffs)
 	}
+}
+
+// clusterInstanceSeats is each node's instance seats in the cluster's
+// plane.
+const clusterInstanceSeats = 10
+
+// openClusterInstances opens instances of 5 players through the plane's
+// instance API (control.Instances) until one is refused, and returns the
+// line that says where they run. The cluster runs no player host, so an
+// instance that finds no seat cannot overflow.
+func openClusterInstances(url string, nodes int) string {
+	cl := &http.Client{Timeout: 2 * time.Second}
+	on := map[uint32]int{}
+	opened, refused := 0, ""
+	for k := range nodes*clusterInstanceSeats/5 + 1 {
+		req := plane.InstanceRequest{ID: fmt.Sprintf("inst%d", k), Box: [4]float64{-1e6 - float64(100*k), -1e6, -1e6 - float64(100*k) + 50, -1e6 + 50}}
+		for i := range 5 {
+			req.Players = append(req.Players, plane.InstancePlayerRequest{ID: fmt.Sprintf("inst%d.p%d", k, i)})
+		}
+		b, _ := json.Marshal(req)
+		resp, err := cl.Post(url+"/v1/instances", "application/json", bytes.NewReader(b))
+		if err != nil {
+			return fmt.Sprintf("instances: the plane's instance API did not answer: %v", err)
+		}
+		var p plane.InstancePlacement
+		ok := resp.StatusCode == http.StatusOK && json.NewDecoder(resp.Body).Decode(&p) == nil
+		if !ok {
+			refused = resp.Status
+		}
+		resp.Body.Close()
+		if !ok {
+			break
+		}
+		opened++
+		on[p.Node]++
+	}
+	var where []string
+	for _, n := range slices.Sorted(maps.Keys(on)) {
+		where = append(where, fmt.Sprintf("node %d: %d", n, on[n]))
+	}
+	line := fmt.Sprintf("instances (control.Instances, %d seats per node, no player hosts): %d instances of 5 players opened through the plane's API (%s)",
+		clusterInstanceSeats, opened, strings.Join(where, ", "))
+	if refused != "" {
+		line += fmt.Sprintf("; the next refused (%s): no seat, and none of its players runs a player host to overflow to", refused)
+	}
+	return line
 }
