@@ -57,8 +57,11 @@ func quicConfig() *quic.Config {
 func ListenQUIC(addr string, id *pki.Identity) (*QUICNetwork, error) {
 	// Peers dial from few addresses (a loopback cluster from one): a
 	// higher per-source rate than a player endpoint's.
-	q := &QUICNetwork{id: id, conf: quicConfig(), guard: NewHandshakeGuard(HandshakeLimits{PerSourceRate: 500, PerSourceBurst: 1000})}
-	var err error
+	g, err := NewHandshakeGuard(HandshakeLimits{PerSourceRate: 500, PerSourceBurst: 1000})
+	if err != nil {
+		return nil, err
+	}
+	q := &QUICNetwork{id: id, conf: quicConfig(), guard: g}
 	if q.tr, q.ln, err = listenGuarded(addr, id.ServerConfig(ALPN), q.conf, q.guard, resetKey(id)); err != nil {
 		return nil, err
 	}
