@@ -1,6 +1,10 @@
 package live
 
 import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"crypto/subtle"
 	"encoding/binary"
 	"errors"
 	"net"
@@ -8,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/quic-go/quic-go"
 	"golang.org/x/net/ipv4"
 )
 
@@ -23,15 +28,72 @@ import (
 // probe timeout), so a legitimate client still gets in, later.
 
 // ourCIDLen is the length of the connection IDs the node's transports
-// issue (quic.Transport.ConnectionIDLength): packets for established
-// connections and for handshakes past the client's first flight carry one
-// as their destination. A client's first Initial carries one of at least
-// 8 bytes of its own choosing.
-const ourCIDLen = 4
+// issue (cidCodec): packets for established connections and for
+// handshakes past the client's first flight carry one as their
+// destination. A client's first Initial carries one of at least 8 bytes
+// of its own choosing.
+const ourCIDLen = 12
+
+// cidCodec issues a transport's connection IDs (it is the
+// quic.Transport's ConnectionIDGenerator) and tells them from forged
+// ones: 8 random bytes, then 4 of an AES-128 encryption of them under a
+// key of the listener's. A packet for an ID the listener never issued
+// cannot belong to any of its connections; an attacker must send 2^31
+// packets on average to find one ID that passes.
+type cidCodec struct{ block cipher.Block }
+
+// newCIDCodec returns a codec with key.
+func newCIDCodec(key [16]byte) *cidCodec {
+	b, err := aes.NewCipher(key[:])
+	if err != nil { // cannot happen: a 16-byte key
+		panic(err)
+	}
+	return &cidCodec{block: b}
+}
+
+func (c *cidCodec) tag(dst, random []byte) {
+	var in, out [16]byte
+	copy(in[:8], random)
+	copy(in[8:], "ow-cid\x00\x01")
+	c.block.Encrypt(out[:], in[:])
+	copy(dst, out[:4])
+}
+
+// GenerateConnectionID implements quic.ConnectionIDGenerator.
+func (c *cidCodec) GenerateConnectionID() (quic.ConnectionID, error) {
+	var b [ourCIDLen]byte
+	if _, err := rand.Read(b[:8]); err != nil {
+		return quic.ConnectionID{}, err
+	}
+	c.tag(b[8:], b[:8])
+	return quic.ConnectionIDFromBytes(b[:]), nil
+}
+
+// ConnectionIDLen implements quic.ConnectionIDGenerator.
+func (c *cidCodec) ConnectionIDLen() int { return ourCIDLen }
+
+// ours reports whether id is one the codec issued.
+func (c *cidCodec) ours(id []byte) bool {
+	if len(id) != ourCIDLen {
+		return false
+	}
+	var t [4]byte
+	c.tag(t[:], id[:8])
+	return subtle.ConstantTimeCompare(t[:], id[8:]) == 1
+}
 
 // minInitial is the smallest datagram a client may carry an Initial in
 // (RFC 9000, section 14.1).
 const minInitial = 1200
+
+// The short-header datagrams for a connection ID the listener never
+// issued that may be stateless resets for one of its dials (minReset to
+// maxReset bytes) pass at resetRate a second.
+const (
+	minReset  = 21
+	maxReset  = 42
+	resetRate = 100
+)
 
 // loadHold is how long the filter keeps limiting connection attempts after
 // the listener's handshakes in flight fell below RetryAbove: attempts let
@@ -71,16 +133,18 @@ func (r dropReason) String() string { return dropNames[r] }
 // use (one goroutine reads a socket); its counters are.
 type packetFilter struct {
 	lim         HandshakeLimits
+	cids        *cidCodec
 	loadedUntil time.Time
 	attempts    map[netip.Addr]*bucket // connection attempts without a token, by source
 	tokens      map[netip.Addr]*bucket // Initials carrying a token, by source
 	total       bucket
+	resets      bucket // short datagrams that may be stateless resets
 	counts      [numReasons]atomic.Int64
 }
 
-func newPacketFilter(lim HandshakeLimits) *packetFilter {
-	return &packetFilter{lim: lim, attempts: map[netip.Addr]*bucket{}, tokens: map[netip.Addr]*bucket{},
-		total: bucket{tokens: lim.AttemptBurstAll}}
+func newPacketFilter(lim HandshakeLimits, cids *cidCodec) *packetFilter {
+	return &packetFilter{lim: lim, cids: cids, attempts: map[netip.Addr]*bucket{}, tokens: map[netip.Addr]*bucket{},
+		total: bucket{tokens: lim.AttemptBurstAll}, resets: bucket{tokens: resetRate}}
 }
 
 // take takes a token from src's bucket in m (created full).
@@ -112,7 +176,7 @@ func (b *bucket) take(now time.Time, rate, burst float64) bool {
 type longHeader struct {
 	version uint32
 	typ     uint8 // v1 numbering: 0 Initial, 1 0-RTT, 2 Handshake, 3 Retry
-	dcidLen int
+	dcid    []byte
 	token   bool // an Initial with a token
 }
 
@@ -128,11 +192,12 @@ func parseLongHeader(p []byte) (h longHeader, ok bool) {
 	if h.version == quicV2 { // RFC 9369: the types are rotated
 		h.typ = (h.typ + 3) & 3
 	}
-	h.dcidLen = int(p[5])
-	if h.dcidLen > 20 || len(p) < 7+h.dcidLen {
+	n := int(p[5])
+	if n > 20 || len(p) < 7+n {
 		return h, false
 	}
-	i := 6 + h.dcidLen
+	h.dcid = p[6 : 6+n]
+	i := 6 + n
 	scid := int(p[i])
 	i++
 	if scid > 20 || len(p) < i+scid {
@@ -170,17 +235,33 @@ func (f *packetFilter) classify(p []byte, src netip.Addr, now time.Time, loaded 
 	if len(p) == 0 || p[0]&0xc0 == 0 {
 		return dropNotQUIC // quic-go hands such packets to ReadNonQUICPacket, which no one calls
 	}
-	if p[0]&0x80 == 0 {
-		return passed // short header: an established connection's, or quic-go drops (or resets) it
+	if p[0]&0x80 == 0 { // short header: an established connection's, or a stateless reset
+		if len(p) >= 1+ourCIDLen && f.cids.ours(p[1:1+ourCIDLen]) {
+			return passed
+		}
+		// A stateless reset looks like a packet for a random connection
+		// ID; quic-go's are 42 bytes long, and any is at least 21 and
+		// shorter than what provoked it. Such datagrams pass within a
+		// rate of their own, the others cannot belong to a connection:
+		// quic-go would look them up, find nothing, and answer a
+		// stateless reset on the node port.
+		if len(p) >= minReset && len(p) <= maxReset && f.resets.take(now, resetRate, resetRate) {
+			return passed
+		}
+		return dropStray
 	}
 	h, ok := parseLongHeader(p)
 	if !ok {
 		return dropMalformed
 	}
 	var attempt bool // would start a handshake or earn a Retry or a Version Negotiation
+	ours := f.cids.ours(h.dcid)
 	switch {
-	case h.version == 0:
-		return passed // Version Negotiation, for one of our dials
+	case h.version == 0: // Version Negotiation, for one of our dials
+		if !ours {
+			return dropStray
+		}
+		return passed
 	case h.version != quicV1 && h.version != quicV2:
 		if len(p) < minInitial {
 			return dropSmall // quic-go answers only datagrams of a client's size
@@ -188,18 +269,20 @@ func (f *packetFilter) classify(p []byte, src netip.Addr, now time.Time, loaded 
 		attempt = true
 	case h.typ == 1:
 		return dropZeroRTT
-	case h.typ != 0:
-		if h.dcidLen != ourCIDLen {
+	case h.typ != 0: // Handshake, Retry
+		if !ours {
 			return dropStray
 		}
 		return passed
-	case h.dcidLen == ourCIDLen && !h.token:
+	case ours && !h.token:
 		// An Initial of an established handshake: a client's second
 		// flight, or a server's answer to one of our dials (which may be
 		// smaller than a client's, being ACK-only).
 		return passed
 	case len(p) < minInitial:
 		return dropSmall
+	case !h.token && len(h.dcid) < 8:
+		return dropStray // quic-go drops it: a client's first connection ID has at least 8 bytes
 	default:
 		attempt = true
 	}

@@ -18,12 +18,12 @@ import (
 // typ in QUIC v1's numbering (0 Initial, 1 0-RTT, 2 Handshake, 3 Retry,
 // rotated for v2), connection IDs of dcid and scid bytes, and for an
 // Initial a token of token bytes.
-func longPacket(version uint32, typ uint8, dcid, scid, token, size int) []byte {
+func longPacket(version uint32, typ uint8, dcid []byte, scid, token, size int) []byte {
 	if version == quicV2 {
 		typ = (typ + 1) & 3
 	}
-	b := []byte{0xc0 | typ<<4, byte(version >> 24), byte(version >> 16), byte(version >> 8), byte(version), byte(dcid)}
-	b = append(b, bytes.Repeat([]byte{0xd}, dcid)...)
+	b := []byte{0xc0 | typ<<4, byte(version >> 24), byte(version >> 16), byte(version >> 8), byte(version), byte(len(dcid))}
+	b = append(b, dcid...)
 	b = append(b, byte(scid))
 	b = append(b, bytes.Repeat([]byte{0x5}, scid)...)
 	if typ == 0 && version != quicV2 || typ == 1 && version == quicV2 {
@@ -34,6 +34,49 @@ func longPacket(version uint32, typ uint8, dcid, scid, token, size int) []byte {
 		b = append(b, 0xee)
 	}
 	return b
+}
+
+// testCIDs is the connection ID codec of the filters under test.
+var testCIDs = newCIDCodec([16]byte{1, 2, 3})
+
+// ours returns a connection ID testCIDs issued.
+func ours() []byte {
+	id, err := testCIDs.GenerateConnectionID()
+	if err != nil {
+		panic(err)
+	}
+	return id.Bytes()
+}
+
+// other returns a connection ID of n bytes that testCIDs did not issue.
+func other(n int) []byte { return bytes.Repeat([]byte{0xd}, n) }
+
+// shortPacket returns a short-header datagram of size bytes for dcid.
+func shortPacket(dcid []byte, size int) []byte {
+	b := append([]byte{0x41}, dcid...)
+	for len(b) < size {
+		b = append(b, 0xee)
+	}
+	return b
+}
+
+func TestCIDCodec(t *testing.T) {
+	for range 100 {
+		id := ours()
+		if len(id) != ourCIDLen || !testCIDs.ours(id) {
+			t.Fatalf("%x: not taken for one of ours", id)
+		}
+		for i := range id {
+			forged := bytes.Clone(id)
+			forged[i] ^= 1 << (i % 8)
+			if testCIDs.ours(forged) {
+				t.Fatalf("%x (byte %d changed): taken for one of ours", forged, i)
+			}
+		}
+		if newCIDCodec([16]byte{9}).ours(id) || testCIDs.ours(id[:ourCIDLen-1]) || testCIDs.ours(append(id, 0)) {
+			t.Fatalf("%x: taken for ours under another key or at another length", id)
+		}
+	}
 }
 
 func TestPacketFilterClassify(t *testing.T) {
@@ -51,31 +94,38 @@ func TestPacketFilterClassify(t *testing.T) {
 	}{
 		{"empty", nil, dropNotQUIC, dropNotQUIC},
 		{"no fixed bit", []byte{0x00, 1, 2, 3}, dropNotQUIC, dropNotQUIC},
-		{"short header", append([]byte{0x40}, make([]byte, 40)...), passed, passed},
+		{"short header for us", shortPacket(ours(), 60), passed, passed},
+		{"short header for no one", shortPacket(other(ourCIDLen), 60), dropStray, dropStray},
+		{"short header, cut", []byte{0x40, 1, 2}, dropStray, dropStray},
+		{"short header of a stateless reset's size", shortPacket(other(ourCIDLen), 42), passed, passed},
+		{"short header under a stateless reset's size", shortPacket(other(ourCIDLen), 20), dropStray, dropStray},
 		{"cut long header", []byte{0xc0, 0, 0, 0, 1}, dropMalformed, dropMalformed},
 		{"dcid over 20", append([]byte{0xc0, 0, 0, 0, 1, 21}, make([]byte, 40)...), dropMalformed, dropMalformed},
 		{"dcid past the end", []byte{0xc0, 0, 0, 0, 1, 9, 1, 2}, dropMalformed, dropMalformed},
 		{"scid over 20", append([]byte{0xc0, 0, 0, 0, 1, 0, 30}, make([]byte, 40)...), dropMalformed, dropMalformed},
 		{"initial without token length", []byte{0xc0, 0, 0, 0, 1, 0, 0}, dropMalformed, dropMalformed},
 		{"initial, token length cut", []byte{0xc0, 0, 0, 0, 1, 0, 0, 0x80, 0}, dropMalformed, dropMalformed},
-		{"version negotiation", longPacket(0, 0, 4, 8, 0, 60), passed, passed},
-		{"unknown version, small", longPacket(0xbabababa, 0, 8, 8, 0, 600), dropSmall, dropSmall},
-		{"unknown version, client size", longPacket(0xbabababa, 0, 8, 8, 0, 1200), passed, passed},
-		{"0-RTT", longPacket(quicV1, 1, 8, 8, 0, 1200), dropZeroRTT, dropZeroRTT},
-		{"0-RTT v2", longPacket(quicV2, 1, 8, 8, 0, 1200), dropZeroRTT, dropZeroRTT},
-		{"handshake for us", longPacket(quicV1, 2, ourCIDLen, 8, 0, 100), passed, passed},
-		{"handshake for no one", longPacket(quicV1, 2, 9, 8, 0, 100), dropStray, dropStray},
-		{"retry for us", longPacket(quicV1, 3, ourCIDLen, 8, 0, 100), passed, passed},
-		{"retry v2 for no one", longPacket(quicV2, 3, 12, 8, 0, 100), dropStray, dropStray},
-		{"initial of a handshake, small (a server's ACK)", longPacket(quicV1, 0, ourCIDLen, 8, 0, 100), passed, passed},
-		{"new initial, small", longPacket(quicV1, 0, 8, 8, 0, 1199), dropSmall, dropSmall},
-		{"new initial", longPacket(quicV1, 0, 8, 8, 0, 1200), passed, passed},
-		{"new initial v2", longPacket(quicV2, 0, 20, 0, 0, 1300), passed, passed},
-		{"initial with token, small", longPacket(quicV1, 0, ourCIDLen, 8, 40, 900), dropSmall, dropSmall},
-		{"initial with token", longPacket(quicV1, 0, ourCIDLen, 8, 40, 1200), passed, passed},
+		{"version negotiation", longPacket(0, 0, ours(), 8, 0, 60), passed, passed},
+		{"version negotiation for no one", longPacket(0, 0, other(8), 8, 0, 60), dropStray, dropStray},
+		{"unknown version, small", longPacket(0xbabababa, 0, other(8), 8, 0, 600), dropSmall, dropSmall},
+		{"unknown version, client size", longPacket(0xbabababa, 0, other(8), 8, 0, 1200), passed, passed},
+		{"0-RTT", longPacket(quicV1, 1, other(8), 8, 0, 1200), dropZeroRTT, dropZeroRTT},
+		{"0-RTT v2", longPacket(quicV2, 1, other(8), 8, 0, 1200), dropZeroRTT, dropZeroRTT},
+		{"handshake for us", longPacket(quicV1, 2, ours(), 8, 0, 100), passed, passed},
+		{"handshake for no one", longPacket(quicV1, 2, other(ourCIDLen), 8, 0, 100), dropStray, dropStray},
+		{"retry for us", longPacket(quicV1, 3, ours(), 8, 0, 100), passed, passed},
+		{"retry v2 for no one", longPacket(quicV2, 3, other(12), 8, 0, 100), dropStray, dropStray},
+		{"initial of a handshake, small (a server's ACK)", longPacket(quicV1, 0, ours(), 8, 0, 100), passed, passed},
+		{"initial, connection ID too short for a new one", longPacket(quicV1, 0, other(7), 8, 0, 1200), dropStray, dropStray},
+		{"new initial, small", longPacket(quicV1, 0, other(8), 8, 0, 1199), dropSmall, dropSmall},
+		{"new initial", longPacket(quicV1, 0, other(8), 8, 0, 1200), passed, passed},
+		{"new initial with a forged connection ID of our length", longPacket(quicV1, 0, other(ourCIDLen), 8, 0, 1200), passed, passed},
+		{"new initial v2", longPacket(quicV2, 0, other(20), 0, 0, 1300), passed, passed},
+		{"initial with token, small", longPacket(quicV1, 0, ours(), 8, 40, 900), dropSmall, dropSmall},
+		{"initial with token", longPacket(quicV1, 0, ours(), 8, 40, 1200), passed, passed},
 	} {
 		for _, loaded := range []bool{false, true} {
-			f := newPacketFilter(lim)
+			f := newPacketFilter(lim, testCIDs)
 			want := c.idle
 			if loaded {
 				want = c.loaded
@@ -91,10 +141,10 @@ func TestPacketFilterClassify(t *testing.T) {
 // loadHold after the load.
 func TestPacketFilterRates(t *testing.T) {
 	lim, _ := HandshakeLimits{AttemptRate: 10, AttemptBurst: 5, AttemptRateAll: 100, AttemptBurstAll: 8, PerSourceRate: 1, PerSourceBurst: 2}.withDefaults()
-	f := newPacketFilter(lim)
+	f := newPacketFilter(lim, testCIDs)
 	now := time.Unix(1000, 0)
 	a, b := netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.2")
-	initial := longPacket(quicV1, 0, 8, 8, 0, 1200)
+	initial := longPacket(quicV1, 0, other(8), 8, 0, 1200)
 	passes := func(n int, src netip.Addr, p []byte, loaded bool) (k int) {
 		for range n {
 			if f.check(p, src, now, loaded) == passed {
@@ -112,10 +162,10 @@ func TestPacketFilterRates(t *testing.T) {
 	if k := passes(50, b, initial, true); k != 3 {
 		t.Fatalf("under load: %d of 50 attempts from a second source passed, want the 3 left of the burst of all", k)
 	}
-	if k := passes(5, a, longPacket(quicV1, 0, ourCIDLen, 8, 30, 1200), true); k != 2 {
+	if k := passes(5, a, longPacket(quicV1, 0, ours(), 8, 30, 1200), true); k != 2 {
 		t.Fatalf("under load: %d of 5 Initials with a token passed, want the per-source burst 2", k)
 	}
-	if k := passes(5, a, longPacket(quicV1, 2, ourCIDLen, 8, 0, 100), true); k != 5 {
+	if k := passes(5, a, longPacket(quicV1, 2, ours(), 8, 0, 100), true); k != 5 {
 		t.Fatalf("under load: %d of 5 Handshake packets passed, want all", k)
 	}
 	now = now.Add(loadHold - time.Millisecond) // the load ended as the last packets came in
@@ -139,7 +189,7 @@ func TestPacketFilterRates(t *testing.T) {
 func randomPacket(r *rand.Rand) []byte {
 	versions := []uint32{quicV1, quicV2, 0, 0xfaceb00c}
 	v := versions[r.IntN(len(versions))]
-	dcid := []int{ourCIDLen, 8, 12, 20}[r.IntN(4)]
+	dcid := [][]byte{ours(), other(8), other(ourCIDLen), other(20), other(4)}[r.IntN(5)]
 	size := []int{50, 1199, 1200, 1350}[r.IntN(4)]
 	switch r.IntN(6) {
 	case 0:
@@ -149,7 +199,7 @@ func randomPacket(r *rand.Rand) []byte {
 		}
 		return b
 	case 1:
-		return append([]byte{0x40 | byte(r.IntN(64))}, make([]byte, r.IntN(1300))...)
+		return shortPacket(dcid, r.IntN(1300))
 	case 2:
 		return longPacket(v, 0, dcid, r.IntN(21), 0, size)
 	case 3:
@@ -176,7 +226,7 @@ func TestPacketFilterRandom(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f := newPacketFilter(lim)
+		f := newPacketFilter(lim, testCIDs)
 		now := time.Unix(0, 0).Add(time.Duration(r.Int64N(int64(time.Hour))))
 		var lastLoad time.Time
 		loaded := false
@@ -206,11 +256,14 @@ func TestPacketFilterRandom(t *testing.T) {
 				}
 				continue
 			}
-			if fresh := newPacketFilter(lim).check(p, src, now, false); fresh != v && !(v == passed && fresh == passed) {
+			// A stray datagram of a stateless reset's size passes within
+			// a rate of its own.
+			resetSized := len(p) >= minReset && len(p) <= maxReset && p[0]&0xc0 == 0x40
+			if fresh := newPacketFilter(lim, testCIDs).check(p, src, now, false); fresh != v && !(resetSized && v == dropStray) {
 				t.Fatalf("seed %d step %d: %v, where a fresh filter not under load says %v", seed, step, v, fresh)
 			}
 			h, ok := parseLongHeader(p)
-			if v != passed || !limited || !ok || h.token || h.version == 0 || (h.version == quicV1 || h.version == quicV2) && (h.typ != 0 || h.dcidLen == ourCIDLen) {
+			if v != passed || !limited || !ok || h.token || h.version == 0 || (h.version == quicV1 || h.version == quicV2) && (h.typ != 0 || testCIDs.ours(h.dcid)) {
 				continue
 			}
 			c := bySource[src]
@@ -307,9 +360,9 @@ func TestFilteredConn(t *testing.T) {
 		if _, err := tx.Write(garbage); err != nil {
 			t.Fatal(err)
 		}
-		kept := append([]byte{0x40, byte(i)}, bytes.Repeat([]byte{byte(i)}, 30+i)...)
+		kept := shortPacket(g.cids.mustGenerate(), 30+i)
 		if i%3 == 0 {
-			kept = longPacket(quicV1, 0, 8, 8, 0, 1200+i)
+			kept = longPacket(quicV1, 0, other(8), 8, 0, 1200+i)
 			kept[10] = byte(i)
 		}
 		if _, err := tx.Write(kept); err != nil {
@@ -347,7 +400,7 @@ func TestFilteredConn(t *testing.T) {
 	if d := g.Stats().Filtered["not_quic"]; d != 40 {
 		t.Fatalf("counted %d datagrams that are not QUIC, want 40", d)
 	}
-	if _, err := tx.Write([]byte{0x40, 1, 2, 3}); err != nil {
+	if _, err := tx.Write(shortPacket(g.cids.mustGenerate(), 50)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := fc.ReadBatch([]ipv4.Message{{}}, 0); err == nil || !strings.Contains(err.Error(), "without buffers") {
@@ -361,18 +414,18 @@ func TestFilteredConn(t *testing.T) {
 // when no rate applies.
 func FuzzPacketFilter(f *testing.F) {
 	for _, p := range [][]byte{
-		nil, {0x40}, {0xc0, 0, 0, 0, 1, 8}, longPacket(quicV1, 0, 8, 8, 0, 1200), longPacket(quicV2, 0, 8, 8, 3, 1200),
-		longPacket(quicV1, 2, 4, 4, 0, 100), longPacket(0, 0, 4, 4, 0, 40), {0xc0, 0, 0, 0, 1, 0, 0, 0xc0, 1, 2},
+		nil, {0x40}, {0xc0, 0, 0, 0, 1, 8}, longPacket(quicV1, 0, other(8), 8, 0, 1200), longPacket(quicV2, 0, other(8), 8, 3, 1200),
+		longPacket(quicV1, 2, ours(), 4, 0, 100), longPacket(0, 0, ours(), 4, 0, 40), {0xc0, 0, 0, 0, 1, 0, 0, 0xc0, 1, 2}, shortPacket(ours(), 40),
 	} {
 		f.Add(p, true)
 	}
 	lim, _ := HandshakeLimits{}.withDefaults()
 	src := netip.MustParseAddr("10.1.2.3")
 	f.Fuzz(func(t *testing.T, p []byte, loaded bool) {
-		if h, ok := parseLongHeader(p); ok && (h.dcidLen > 20 || h.dcidLen < 0) {
-			t.Fatalf("connection ID of %d bytes", h.dcidLen)
+		if h, ok := parseLongHeader(p); ok && len(h.dcid) > 20 {
+			t.Fatalf("connection ID of %d bytes", len(h.dcid))
 		}
-		fl := newPacketFilter(lim)
+		fl := newPacketFilter(lim, testCIDs)
 		now := time.Unix(50, 0)
 		v := fl.check(p, src, now, loaded)
 		if v >= numReasons {
@@ -382,4 +435,13 @@ func FuzzPacketFilter(f *testing.F) {
 			t.Fatalf("verdict %v, then %v", v, v2)
 		}
 	})
+}
+
+// mustGenerate returns a connection ID c issued.
+func (c *cidCodec) mustGenerate() []byte {
+	id, err := c.GenerateConnectionID()
+	if err != nil {
+		panic(err)
+	}
+	return id.Bytes()
 }

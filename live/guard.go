@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -130,6 +131,7 @@ type HandshakeGuard struct {
 	unwanted atomic.Int64 // handshakes refused: the endpoint would close the connection (Admit)
 	drops    dropCounter
 	filter   *packetFilter // its socket's
+	cids     *cidCodec     // its transport's connection IDs
 
 	// admit, when set, says whether the endpoint behind the listener
 	// would keep a connection from an address (its pre-auth limits).
@@ -143,12 +145,25 @@ type HandshakeGuard struct {
 // NewHandshakeGuard returns a guard with lim (zero fields take their
 // defaults), or an error naming a limit out of range.
 func NewHandshakeGuard(lim HandshakeLimits) (*HandshakeGuard, error) {
+	return newHandshakeGuard(lim, nil)
+}
+
+// newHandshakeGuard is NewHandshakeGuard with the key of the connection
+// IDs its listener issues (nil: a random one).
+func newHandshakeGuard(lim HandshakeLimits, cidKey *[16]byte) (*HandshakeGuard, error) {
 	lim, err := lim.withDefaults()
 	if err != nil {
 		return nil, err
 	}
+	var key [16]byte
+	if cidKey != nil {
+		key = *cidKey
+	} else if _, err := rand.Read(key[:]); err != nil {
+		return nil, err
+	}
+	cids := newCIDCodec(key)
 	return &HandshakeGuard{lim: lim, buckets: map[netip.Addr]*bucket{}, bySource: map[netip.Addr]int{},
-		filter: newPacketFilter(lim)}, nil
+		filter: newPacketFilter(lim, cids), cids: cids}, nil
 }
 
 // loaded reports whether the listener asks new clients for a Retry.
@@ -342,7 +357,7 @@ func listenGuarded(addr string, tc *tls.Config, qc *quic.Config, g *HandshakeGua
 	if err != nil {
 		return nil, nil, err
 	}
-	tr := &quic.Transport{Conn: newFilteredConn(udp, g.filter, g.loaded), ConnectionIDLength: ourCIDLen,
+	tr := &quic.Transport{Conn: newFilteredConn(udp, g.filter, g.loaded), ConnectionIDGenerator: g.cids,
 		StatelessResetKey: reset, VerifySourceAddress: g.verifySourceAddress, ConnContext: g.connContext, Tracer: &g.drops}
 	ln, err := tr.Listen(tc, qc)
 	if err != nil {
