@@ -143,9 +143,11 @@ type floodPhase struct {
 	maxRSS     int64
 	maxGor     int
 	sent       int64
-	sentRate   float64 // packets and connections a second the attackers sent
-	cores      float64 // CPU the test process used, in cores (the node, its 8 players, and the attackers when in the process)
-	load       string  // the machine's load averages at the phase's end (/proc/loadavg)
+	sentRate   float64       // packets and connections a second the attackers sent
+	joinTook   time.Duration // a player who joined halfway through the flood took this long
+	joinErr    error         // or failed to join
+	cores      float64       // CPU the test process used, in cores (the node, its 8 players, and the attackers when in the process)
+	load       string        // the machine's load averages at the phase's end (/proc/loadavg)
 }
 
 // loadAvg returns the first three fields of /proc/loadavg, or "unknown".
@@ -225,6 +227,27 @@ func TestFlood(t *testing.T) {
 		jc()
 		go func() { _ = clients[i].Run(cctx, oneByte{}, 0) }()
 	}
+	// join joins a new player over QUIC and leaves: how long a real
+	// player takes to get in (the dial, its Retry under load, the join).
+	var joined atomic.Int64
+	join := func() (time.Duration, error) {
+		start := time.Now()
+		tok, err := player.IssueToken(priv, player.PlayerID(fmt.Sprintf("late%d", joined.Add(1))), player.Audience{World: "main", Node: 1}, time.Now(), time.Minute, nil)
+		if err != nil {
+			return 0, err
+		}
+		jctx, jc := context.WithTimeout(cctx, 10*time.Second)
+		defer jc()
+		conn, err := player.DialQUIC(jctx, d.PlayerQUICAddr().String(), nil)
+		if err != nil {
+			return 0, err
+		}
+		defer conn.Close()
+		if _, err := player.Join(jctx, conn, tok); err != nil {
+			return 0, err
+		}
+		return time.Since(start), nil
+	}
 	phase := func(name string, dur time.Duration, loaded bool) floodPhase {
 		var ph floodPhase
 		echo0 := make([]int, players)
@@ -237,6 +260,19 @@ func TestFlood(t *testing.T) {
 		if loaded {
 			att = startAttackers(t, attackSpec{Seconds: dur.Seconds() + 5, UDP: []string{d.NodeAddr().String(), d.PlayerQUICAddr().String()},
 				UDPRate: rate, TCP: d.PlayerWSAddr().String(), TCPRate: 500}, apart)
+		}
+		lateJoin := make(chan struct{})
+		if loaded { // a player joins halfway through the flood
+			go func() {
+				defer close(lateJoin)
+				select {
+				case <-time.After(dur / 2):
+				case <-fctx.Done():
+				}
+				ph.joinTook, ph.joinErr = join()
+			}()
+		} else {
+			close(lateJoin)
 		}
 		f0, t0 := frames.Load(), time.Now()
 		cpu0, _ := cpuTime()
@@ -257,6 +293,7 @@ func TestFlood(t *testing.T) {
 				break
 			}
 		}
+		<-lateJoin
 		if att != nil {
 			r := att.stop()
 			ph.sent, ph.sentRate = r.Sent, float64(r.Sent)/max(r.Seconds, 1e-9)
@@ -273,10 +310,16 @@ func TestFlood(t *testing.T) {
 		ph.echoP95 = quantile(rtts, 0.95)
 		t.Logf("%s (%v): %.1f frames/s (slowest second %.1f), echo p95 %v over %d samples, peak RSS %.0f MB, peak goroutines %d, %d packets and connections sent (%.0f a second); the test process used %.2f cores; load average %s",
 			name, dur, ph.frameHz, ph.minFrameHz, ph.echoP95.Round(time.Millisecond), len(rtts), float64(ph.maxRSS)/(1<<20), ph.maxGor, ph.sent, ph.sentRate, ph.cores, ph.load)
+		if loaded {
+			t.Logf("%s: a player joining halfway through took %v (error: %v)", name, ph.joinTook.Round(time.Millisecond), ph.joinErr)
+		}
 		return ph
 	}
 	base := phase("unloaded", time.Duration(min(secs, 10))*time.Second, false)
 	hit := phase(fmt.Sprintf("flooded at %d packets/s a UDP port, 500 garbage connections/s", rate), time.Duration(secs)*time.Second, true)
+	if hit.joinErr != nil {
+		t.Errorf("a player could not join during the flood: %v", hit.joinErr)
+	}
 	guards := []*HandshakeGuard{d.net.Guard(), d.players.guard}
 	stats := []GuardStats{guards[0].Stats(), guards[1].Stats()}
 	if apart {
