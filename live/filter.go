@@ -9,6 +9,7 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -409,7 +410,11 @@ func (c *filteredConn) ReadBatch(ms []ipv4.Message, flags int) (int, error) {
 			c.msgs[k], c.msgs[i] = c.msgs[i], c.msgs[k] // our own buffers: they move with their message
 			k++
 		}
-		c.next, c.kept, c.wait = 0, k, waitAfter(n, n-k, len(c.msgs))
+		size := len(c.msgs)
+		if runtime.GOOS != "linux" {
+			size = 1 // one datagram a read (no recvmmsg): waiting would only slow the reader
+		}
+		c.next, c.kept, c.wait = 0, k, waitAfter(n, n-k, size)
 	}
 	j := 0
 	for ; j < len(ms) && c.next < c.kept; j++ {

@@ -76,6 +76,9 @@ func flood(ctx context.Context, addr string, rate int) (sent int64) {
 		}
 		due := int64(time.Since(start).Seconds() * float64(rate))
 		for ; sent < due; sent++ {
+			if sent%1024 == 0 && ctx.Err() != nil { // a starved flooder catching up stops on time
+				return sent
+			}
 			n := 1200
 			if sent%2 == 0 {
 				initialShaped(b, r)
@@ -105,7 +108,7 @@ func tcpGarbage(ctx context.Context, addr string, rate int) (sent int64) {
 		case <-tick.C:
 		}
 		due := int64(time.Since(start).Seconds() * float64(rate))
-		for ; sent < due && sent < due+0; sent++ {
+		for ; sent < due && ctx.Err() == nil; sent++ {
 			d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, byte(2+sent%32))}, Timeout: 100 * time.Millisecond}
 			c, err := d.DialContext(ctx, "tcp", addr)
 			if err != nil {
