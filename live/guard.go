@@ -118,9 +118,11 @@ type bucket struct {
 }
 
 // HandshakeGuard enforces HandshakeLimits on a quic.Transport (its
-// VerifySourceAddress and ConnContext) and counts what it refused, with
-// the packets the transport dropped (garbage, unknown connections). Call
-// Established for every connection the listener accepts.
+// VerifySourceAddress and ConnContext, and a packet filter on its socket,
+// below quic-go, with the connection IDs the filter verifies) and counts
+// what it refused, with the packets the filter and the transport dropped
+// (garbage, unknown connections). Call Established for every connection
+// the listener accepts.
 type HandshakeGuard struct {
 	lim      HandshakeLimits
 	inFlight atomic.Int64
