@@ -12,7 +12,12 @@
 //   - HandshakeGuard: bounds a QUIC listener's handshakes (Retry under
 //     load, a cap in flight, a per-source rate) and counts the packets
 //     its transport drops; both QUIC listeners of a daemon run behind
-//     one. Members is the set of node IDs a node admits in its handshakes
+//     one. Its packet filter reads the listener's socket below quic-go
+//     (keeping quic-go's batched reads) and drops what cannot lead
+//     anywhere: packets for connection IDs the listener never issued
+//     (its connection IDs are authenticated), malformed or undersized
+//     Initials, and under load connection attempts beyond a per-source
+//     and a global rate. Members is the set of node IDs a node admits in its handshakes
 //     (pki.Identity.Admit asks it), filled from the peer list and
 //     changeable while the node runs.
 //   - Mesh (a Transport): one bounded send queue per peer, drained by one

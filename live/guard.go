@@ -2,9 +2,11 @@ package live
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/netip"
 	"sync"
@@ -39,8 +41,69 @@ type HandshakeLimits struct {
 	// PerSourceRate bounds the handshakes one source address (IP) may
 	// start a second, with bursts of PerSourceBurst: a handshake costs
 	// the listener a signature and a key exchange, so a few addresses
-	// cannot take its CPU. Defaults 100 and 200.
+	// cannot take its CPU. Defaults 100 and 200. Under load (see
+	// AttemptRate), the listener's socket also drops the Initials carrying
+	// a token beyond this rate from a source, before quic-go opens the
+	// token.
 	PerSourceRate, PerSourceBurst float64
+	// AttemptRate bounds, while the listener is under load (its
+	// handshakes in flight reached RetryAbove, and for 5 s after), the
+	// connection attempts (Initials without a token, which quic-go
+	// answers with a Retry or a CONNECTION_CLOSE) one source address may
+	// make a second, with bursts of AttemptBurst; AttemptRateAll and
+	// AttemptBurstAll bound those of all sources together. The listener's
+	// socket drops the others before quic-go parses them; their clients
+	// retransmit. Defaults 10, 20, 2,000 and 2,000.
+	AttemptRate, AttemptBurst       float64
+	AttemptRateAll, AttemptBurstAll float64
+}
+
+// withDefaults returns lim with its zero fields set to their defaults, or
+// an error naming a field that is negative (where it may not be), NaN or
+// infinite.
+func (lim HandshakeLimits) withDefaults() (HandshakeLimits, error) {
+	for _, f := range []struct {
+		name string
+		v    float64
+		def  float64
+	}{
+		{"PerSourceRate", lim.PerSourceRate, 100}, {"PerSourceBurst", lim.PerSourceBurst, 200},
+		{"AttemptRate", lim.AttemptRate, 10}, {"AttemptBurst", lim.AttemptBurst, 20},
+		{"AttemptRateAll", lim.AttemptRateAll, 2000}, {"AttemptBurstAll", lim.AttemptBurstAll, 2000},
+	} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 {
+			return lim, fmt.Errorf("%w: handshake limits: %s %v (want a finite number ≥ 0; 0 takes the default %v)", ErrConfig, f.name, f.v, f.def)
+		}
+	}
+	if lim.MaxInFlight < 0 {
+		return lim, fmt.Errorf("%w: handshake limits: MaxInFlight %d (want ≥ 0; 0 takes the default 256)", ErrConfig, lim.MaxInFlight)
+	}
+	if lim.MaxInFlight == 0 {
+		lim.MaxInFlight = 256
+	}
+	if lim.RetryAbove == 0 {
+		lim.RetryAbove = 16
+	}
+	def := func(v *float64, d float64) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&lim.PerSourceRate, 100)
+	def(&lim.PerSourceBurst, 200)
+	def(&lim.AttemptRate, 10)
+	def(&lim.AttemptBurst, 20)
+	def(&lim.AttemptRateAll, 2000)
+	def(&lim.AttemptBurstAll, 2000)
+	for _, b := range []struct {
+		name string
+		v    float64
+	}{{"PerSourceBurst", lim.PerSourceBurst}, {"AttemptBurst", lim.AttemptBurst}, {"AttemptBurstAll", lim.AttemptBurstAll}} {
+		if b.v < 1 {
+			return lim, fmt.Errorf("%w: handshake limits: %s %v (want ≥ 1: a burst below one packet lets nothing through)", ErrConfig, b.name, b.v)
+		}
+	}
+	return lim, nil
 }
 
 // maxBuckets bounds the per-source rate table: when full, it is cleared
@@ -55,9 +118,11 @@ type bucket struct {
 }
 
 // HandshakeGuard enforces HandshakeLimits on a quic.Transport (its
-// VerifySourceAddress and ConnContext) and counts what it refused, with
-// the packets the transport dropped (garbage, unknown connections). Call
-// Established for every connection the listener accepts.
+// VerifySourceAddress and ConnContext, and a packet filter on its socket,
+// below quic-go, with the connection IDs the filter verifies) and counts
+// what it refused, with the packets the filter and the transport dropped
+// (garbage, unknown connections). Call Established for every connection
+// the listener accepts.
 type HandshakeGuard struct {
 	lim      HandshakeLimits
 	inFlight atomic.Int64
@@ -67,6 +132,8 @@ type HandshakeGuard struct {
 	rated    atomic.Int64 // handshakes refused: PerSourceRate
 	unwanted atomic.Int64 // handshakes refused: the endpoint would close the connection (Admit)
 	drops    dropCounter
+	filter   *packetFilter // its socket's
+	cids     *cidCodec     // its transport's connection IDs
 
 	// admit, when set, says whether the endpoint behind the listener
 	// would keep a connection from an address (its pre-auth limits).
@@ -78,21 +145,32 @@ type HandshakeGuard struct {
 }
 
 // NewHandshakeGuard returns a guard with lim (zero fields take their
-// defaults).
-func NewHandshakeGuard(lim HandshakeLimits) *HandshakeGuard {
-	if lim.MaxInFlight <= 0 {
-		lim.MaxInFlight = 256
+// defaults), or an error naming a limit out of range.
+func NewHandshakeGuard(lim HandshakeLimits) (*HandshakeGuard, error) {
+	return newHandshakeGuard(lim, nil)
+}
+
+// newHandshakeGuard is NewHandshakeGuard with the key of the connection
+// IDs its listener issues (nil: a random one).
+func newHandshakeGuard(lim HandshakeLimits, cidKey *[16]byte) (*HandshakeGuard, error) {
+	lim, err := lim.withDefaults()
+	if err != nil {
+		return nil, err
 	}
-	if lim.RetryAbove == 0 {
-		lim.RetryAbove = 16
+	var key [16]byte
+	if cidKey != nil {
+		key = *cidKey
+	} else if _, err := rand.Read(key[:]); err != nil {
+		return nil, err
 	}
-	if lim.PerSourceRate <= 0 {
-		lim.PerSourceRate = 100
-	}
-	if lim.PerSourceBurst < 1 {
-		lim.PerSourceBurst = 200
-	}
-	return &HandshakeGuard{lim: lim, buckets: map[netip.Addr]*bucket{}, bySource: map[netip.Addr]int{}}
+	cids := newCIDCodec(key)
+	return &HandshakeGuard{lim: lim, buckets: map[netip.Addr]*bucket{}, bySource: map[netip.Addr]int{},
+		filter: newPacketFilter(lim, cids), cids: cids}, nil
+}
+
+// loaded reports whether the listener asks new clients for a Retry.
+func (g *HandshakeGuard) loaded() bool {
+	return g.lim.RetryAbove < 0 || g.inFlight.Load() >= int64(g.lim.RetryAbove)
 }
 
 // Admit makes the guard refuse, before the handshake, a connection the
@@ -128,7 +206,7 @@ func (h *handshake) done() {
 // verifySourceAddress is the transport's VerifySourceAddress: a Retry
 // when the handshakes in flight reach RetryAbove.
 func (g *HandshakeGuard) verifySourceAddress(net.Addr) bool {
-	if g.lim.RetryAbove < 0 || g.inFlight.Load() >= int64(g.lim.RetryAbove) {
+	if g.loaded() {
 		g.retries.Add(1)
 		return true
 	}
@@ -227,11 +305,13 @@ type GuardStats struct {
 	Rated    int64            // handshakes refused: PerSourceRate
 	Unwanted int64            // handshakes refused: the endpoint's pre-auth limits would close the connection
 	Dropped  map[string]int64 // packets the transport dropped, by qlog reason (garbage, unknown connection, ...)
+	Filtered map[string]int64 // packets the socket's filter dropped before the transport saw them, by reason (not_quic, malformed, small_initial, zero_rtt, stray, source_rate, total_rate)
 }
 
 // Stats returns the guard's counters.
 func (g *HandshakeGuard) Stats() GuardStats {
-	return GuardStats{InFlight: g.inFlight.Load(), Retries: g.retries.Load(), Refused: g.refused.Load(), Crowded: g.crowded.Load(), Rated: g.rated.Load(), Unwanted: g.unwanted.Load(), Dropped: g.drops.snapshot()}
+	return GuardStats{InFlight: g.inFlight.Load(), Retries: g.retries.Load(), Refused: g.refused.Load(), Crowded: g.crowded.Load(), Rated: g.rated.Load(), Unwanted: g.unwanted.Load(), Dropped: g.drops.snapshot(),
+		Filtered: g.filter.snapshot()}
 }
 
 // dropCounter is a qlog recorder on a transport that counts the packets it
@@ -279,8 +359,8 @@ func listenGuarded(addr string, tc *tls.Config, qc *quic.Config, g *HandshakeGua
 	if err != nil {
 		return nil, nil, err
 	}
-	tr := &quic.Transport{Conn: udp, StatelessResetKey: reset, VerifySourceAddress: g.verifySourceAddress,
-		ConnContext: g.connContext, Tracer: &g.drops}
+	tr := &quic.Transport{Conn: newFilteredConn(udp, g.filter, g.loaded), ConnectionIDGenerator: g.cids,
+		StatelessResetKey: reset, VerifySourceAddress: g.verifySourceAddress, ConnContext: g.connContext, Tracer: &g.drops}
 	ln, err := tr.Listen(tc, qc)
 	if err != nil {
 		udp.Close()
@@ -298,7 +378,7 @@ type guardCollector []struct {
 var (
 	descHSInFlight = prometheus.NewDesc("overworld_quic_handshakes_in_flight", "QUIC handshakes in flight, by endpoint (node, player).", []string{"endpoint"}, nil)
 	descHSRefused  = prometheus.NewDesc("overworld_quic_refusals_total",
-		"QUIC connection attempts refused or deflected before any per-connection state, by endpoint and reason: retry (the client was asked to prove its address), handshakes_full (too many handshakes in flight), handshakes_crowded (half the places in flight taken and this address holding its share of them), source_rate (too many handshakes a second from one address), preauth_full (the player endpoint's pre-auth limits would close the connection at once: its address holds its share of the unauthenticated connections), dropped_<qlog reason> (packets the transport dropped: garbage, unknown connection IDs, ...).",
+		"QUIC connection attempts refused or deflected before any per-connection state, by endpoint and reason: retry (the client was asked to prove its address), handshakes_full (too many handshakes in flight), handshakes_crowded (half the places in flight taken and this address holding its share of them), source_rate (too many handshakes a second from one address), preauth_full (the player endpoint's pre-auth limits would close the connection at once: its address holds its share of the unauthenticated connections), dropped_<qlog reason> (packets the transport dropped: garbage, unknown connection IDs, ...), filtered_<reason> (packets the listener's socket dropped before the transport parsed them: not_quic, malformed, small_initial, zero_rtt, stray, and under load source_rate and total_rate, connection attempts beyond the rates of one address and of all).",
 		[]string{"endpoint", "reason"}, nil)
 )
 
@@ -318,6 +398,9 @@ func (c guardCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descHSRefused, prometheus.CounterValue, float64(s.Unwanted), e.endpoint, "preauth_full")
 		for r, v := range s.Dropped {
 			ch <- prometheus.MustNewConstMetric(descHSRefused, prometheus.CounterValue, float64(v), e.endpoint, "dropped_"+r)
+		}
+		for r, v := range s.Filtered {
+			ch <- prometheus.MustNewConstMetric(descHSRefused, prometheus.CounterValue, float64(v), e.endpoint, "filtered_"+r)
 		}
 	}
 }

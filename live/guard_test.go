@@ -20,7 +20,10 @@ func TestHandshakeGuardRandom(t *testing.T) {
 	for seed := range uint64(200) {
 		r := rand.New(rand.NewPCG(seed, 3))
 		lim := HandshakeLimits{MaxInFlight: 2 + r.IntN(20), PerSourceRate: 1e9, PerSourceBurst: 1e9}
-		g := NewHandshakeGuard(lim)
+		g, err := NewHandshakeGuard(lim)
+		if err != nil {
+			t.Fatal(err)
+		}
 		unwanted := netip.AddrFrom4([4]byte{10, 9, 9, 9})
 		g.Admit(func(a net.Addr) bool { return sourceIP(a) != unwanted })
 		sources := 1 + r.IntN(8)

@@ -92,7 +92,9 @@ func newPlayerEndpoint(cfg DaemonConfig, ctl player.Controller, ident func() *tl
 	if a := cfg.Listen.PlayerQUIC; a != "" {
 		tc := &tls.Config{MinVersion: tls.VersionTLS13, NextProtos: []string{player.ALPN},
 			GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return ident(), nil }}
-		p.guard = NewHandshakeGuard(HandshakeLimits{})
+		if p.guard, err = NewHandshakeGuard(HandshakeLimits{}); err != nil {
+			return fail(err)
+		}
 		p.guard.Admit(gw.QUICAdmits)
 		gw.OnQUICAccept(p.guard.Established)
 		if p.quicTr, p.quic, err = listenGuarded(a, tc, player.QUICConfig(), p.guard, nil); err != nil {

@@ -57,8 +57,11 @@ func quicConfig() *quic.Config {
 func ListenQUIC(addr string, id *pki.Identity) (*QUICNetwork, error) {
 	// Peers dial from few addresses (a loopback cluster from one): a
 	// higher per-source rate than a player endpoint's.
-	q := &QUICNetwork{id: id, conf: quicConfig(), guard: NewHandshakeGuard(HandshakeLimits{PerSourceRate: 500, PerSourceBurst: 1000})}
-	var err error
+	g, err := newHandshakeGuard(HandshakeLimits{PerSourceRate: 500, PerSourceBurst: 1000}, cidKey(id))
+	if err != nil {
+		return nil, err
+	}
+	q := &QUICNetwork{id: id, conf: quicConfig(), guard: g}
 	if q.tr, q.ln, err = listenGuarded(addr, id.ServerConfig(ALPN), q.conf, q.guard, resetKey(id)); err != nil {
 		return nil, err
 	}
@@ -85,6 +88,24 @@ func resetKey(id *pki.Identity) *quic.StatelessResetKey {
 		return nil // no stable secret: no resets (peers wait for the idle timeout)
 	}
 	var k quic.StatelessResetKey
+	copy(k[:], h.Sum(nil))
+	return &k
+}
+
+// cidKey derives the key of the node's QUIC connection IDs (cidCodec)
+// from its private key, so that after a restart the packets of its
+// previous life's connections still pass its socket's filter and get the
+// stateless reset that makes their peers redial at once. nil: no stable
+// secret (a random key).
+func cidKey(id *pki.Identity) *[16]byte {
+	der, err := x509.MarshalPKCS8PrivateKey(id.Cert.PrivateKey)
+	if err != nil {
+		return nil
+	}
+	h := sha256.New()
+	h.Write([]byte("overworld connection id key\x00"))
+	h.Write(der)
+	var k [16]byte
 	copy(k[:], h.Sum(nil))
 	return &k
 }

@@ -3,6 +3,7 @@ package player
 import (
 	"context"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"net/http"
@@ -296,13 +297,33 @@ type passKey struct{}
 // endpoint's door.
 type wsListener struct {
 	net.Listener
-	d *door
+	d       *door
+	garbage *atomic.Int64 // connections whose first byte cannot start HTTP or TLS
 }
 
 type passConn struct {
 	net.Conn
-	p    *pass
-	once sync.Once
+	p       *pass
+	once    sync.Once
+	read    atomic.Bool // the first byte was read
+	garbage *atomic.Int64
+}
+
+// startsHTTP reports whether a connection whose first byte is b may be
+// HTTP (a request line starts with a method, in capitals: a WebSocket
+// upgrade with GET) or TLS (a handshake record, 0x16).
+func startsHTTP(b byte) bool { return b >= 'A' && b <= 'Z' || b == 0x16 }
+
+// Read reads from the connection; a connection whose first byte cannot
+// start HTTP or TLS ends there (io.EOF: the HTTP server closes it without
+// parsing or answering it) and is counted.
+func (c *passConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 && !c.read.Swap(true) && !startsHTTP(b[0]) {
+		c.garbage.Add(1)
+		return 0, io.EOF
+	}
+	return n, err
 }
 
 func (c *passConn) Close() error {
@@ -321,7 +342,7 @@ func (l *wsListener) Accept() (net.Conn, error) {
 			_ = c.Close()
 			continue
 		}
-		return &passConn{Conn: c, p: p}, nil
+		return &passConn{Conn: c, p: p, garbage: l.garbage}, nil
 	}
 }
 
@@ -349,5 +370,5 @@ func (g *Gateway) WSServer(ctx context.Context, ln net.Listener, originPatterns 
 		// handshakes) are counted, not logged: a flood would fill the logs.
 		ErrorLog: log.New(countWriter{&g.st.httpErrors}, "", 0),
 	}
-	return srv, &wsListener{Listener: ln, d: g.ws}
+	return srv, &wsListener{Listener: ln, d: g.ws, garbage: &g.st.httpErrors}
 }
