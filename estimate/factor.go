@@ -77,8 +77,9 @@ type FactorConfig struct {
 
 // DefaultFactorConfig returns the configuration measured best on PlanetLab
 // slice 1 (see the package tests and lab estimate): rank 10 and λ 0.3 with
-// 32 neighbours, and an 8-dimensional embedding blended in at half weight,
-// tuned with 16 neighbours on the pairs never probed.
+// 32 neighbours, and an 8-dimensional embedding blended in at half weight
+// and the local correction at gain 0.5 and width 0.1, tuned with 16
+// neighbours on the pairs never probed.
 func DefaultFactorConfig() FactorConfig {
 	return FactorConfig{Rank: 10, Lambda: 0.3, Huber: 0.1, WarmIters: 400, Iters: 600, RefitIters: 200, Window: 4, Direct: true, Step: 0.0005, Detour: 1, Embed: 8, EmbedWeight: 0.5, Local: 0.5, LocalWidth: 0.1}
 }
@@ -130,7 +131,9 @@ func (c FactorConfig) Validate() (FactorConfig, error) {
 // data (Zhu et al. 2017) uses matrix completion on the same matrices.
 //
 // With Embed > 0 (the default) a Euclidean embedding with heights is
-// fitted to the same pairs and blended in (see FactorConfig.Embed).
+// fitted to the same pairs and blended in (see FactorConfig.Embed); with
+// Local > 0 (the default) an unmeasured pair is corrected by the blend's
+// residuals on the measured paths next to it (see FactorConfig.Local).
 //
 // Observe only records samples (each pair keeps the minimum of its last
 // Window samples); Fit refits the model, warm-started from the previous
@@ -206,8 +209,9 @@ func (f *Factor) initNode(i int, logMean float64) {
 func (f *Factor) Len() int { return f.n }
 
 // Estimate returns the RTT for {i, j} in ms: the measurement of a measured
-// pair (Direct), else the blend of the models, or the two-hop path through
-// a measured peer when that is shorter (Detour).
+// pair (Direct), else the blend of the models with the local correction
+// (Local), or the two-hop path through a measured peer when that is
+// shorter (Detour).
 func (f *Factor) Estimate(i, j int) float64 {
 	if i == j {
 		return 0
