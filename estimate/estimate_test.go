@@ -863,3 +863,15 @@ func TestUncertaintyPredictsError(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSession16 is a whole mf-16 session on PlanetLab slice 1: the
+// 2,000 probe rounds, the fits of the near passes and the last fit.
+func BenchmarkSession16(b *testing.B) {
+	tr, _ := PlanetLab(1)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := NewSession(spec16(), tr, rand.New(rand.NewPCG(1, 1))); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

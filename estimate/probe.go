@@ -293,7 +293,7 @@ func (p *Process) Alive(i int) bool { return p.alive[i] }
 func (p *Process) Measured(i, j int) bool { return p.measured[i*p.t.Len()+j] }
 
 // EverMeasured reports whether i and j have been neighbours at any point
-// of the run (every neighbour list since NewProcess, across Reselect,
+// of the run (every neighbour list since NewProcess, across AddNear,
 // churn and SetTruth). The other pairs were never probed: they are the
 // held-out pairs on which an estimator's accuracy is judged.
 func (p *Process) EverMeasured(i, j int) bool { return p.ever[i*p.t.Len()+j] }
