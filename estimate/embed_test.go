@@ -100,6 +100,17 @@ func TestSessionBudget(t *testing.T) {
 			t.Fatalf("node %d probes %d peers, want 6", i, len(nb))
 		}
 	}
+	// A budget shorter than the near passes still adds every near peer.
+	spec.Probe.Duration = 2 * time.Second
+	if s, err = NewSession(spec, tr, rand.New(rand.NewPCG(9, 11))); err != nil {
+		t.Fatalf("2 rounds, 3 near passes: %v", err)
+	}
+	checkBudget(t, s)
+	for i := range 60 {
+		if nb := s.Process().Neighbours(i); len(nb) != 6 {
+			t.Fatalf("2 rounds: node %d probes %d peers, want 6", i, len(nb))
+		}
+	}
 	spec = DefaultSpec(MethodVivaldi)
 	spec.Probe.Near = 2
 	if _, err := NewSession(spec, tr, rand.New(rand.NewPCG(9, 10))); !errors.Is(err, ErrConfig) {

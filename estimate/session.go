@@ -140,8 +140,9 @@ func (s *Session) Advance(t *Truth, rounds int) error {
 	case MethodFactor:
 		f := s.est.(*Factor)
 		if pc := s.proc.Config(); s.round == 0 && pc.Near > 0 {
-			// Random neighbours first, then the nearest by each fit.
-			part := rounds / (pc.NearPasses + 1)
+			// Random neighbours first, then the nearest by each fit (at
+			// least one round before each, however short the budget).
+			part := max(1, rounds/(pc.NearPasses+1))
 			for pass := range pc.NearPasses {
 				Run(s.proc, f, part, nil)
 				if err = f.Fit(); err != nil {
@@ -157,8 +158,10 @@ func (s *Session) Advance(t *Truth, rounds int) error {
 				s.round += part
 			}
 		}
-		Run(s.proc, f, rounds, nil)
-		s.round += rounds
+		if rounds > 0 {
+			Run(s.proc, f, rounds, nil)
+			s.round += rounds
+		}
 		err = f.Fit()
 	}
 	return err
