@@ -12,16 +12,21 @@
 //   - Truth, a measured all-pairs matrix that may have holes (NaN,
 //     negative or 0 off the diagonal): a missing pair is never sampled and
 //     never scored, and Missing lists them.
-//   - Process, a seeded measurement process: every node probes its random
+//   - Process, a seeded measurement process: every node probes its
 //     neighbours (group size 4…32) at a probe rate for a duration, samples
 //     carry positive queueing jitter, and nodes leave and return (churn).
+//     The group size is a budget over the whole run: neighbours are drawn
+//     at random, and mf adds a few as the nearest by its estimates, but no
+//     neighbour is ever replaced, so no node probes more peers than its
+//     budget and every other pair stays held out.
 //   - The paper's estimators: Vivaldi (hashicorp/serf/coordinate), GNP
 //     (landmark embedding with gonum/optimize) and Landmark (a
 //     Netvigator-style estimator from landmark distance vectors; see its
 //     doc for exactly what it computes). Beyond the paper: Factor, a robust
 //     low-rank factorisation of the log-RTT matrix with per-node biases,
 //     blended with a Euclidean embedding with heights, both fitted to the
-//     neighbours' measurements.
+//     neighbours' measurements, an unmeasured pair corrected by the
+//     models' errors on the measured paths next to it.
 //   - Evaluate, the paper's accuracy metric: the directed relative error
 //     (estimated − measured) / measured of every pair, its distribution,
 //     the shares within 15% and 50%, and the median and 90th percentile of

@@ -24,7 +24,7 @@ func TestEmbeddingCompletesMetric(t *testing.T) {
 		for _, w := range []float64{0, 1} {
 			spec := DefaultSpec(MethodFactor)
 			spec.Probe = ProbeConfig{Neighbours: 10, Rate: 1, Duration: 40 * time.Second}
-			spec.Factor.Detour, spec.Factor.EmbedWeight = 0, w
+			spec.Factor.Detour, spec.Factor.EmbedWeight, spec.Factor.Local = 0, w, 0
 			s, err := NewSession(spec, tr, rand.New(rand.NewPCG(seed, 32)))
 			if err != nil {
 				t.Fatal(err)
@@ -48,7 +48,7 @@ func TestEmbeddingChurn(t *testing.T) {
 	_, d := points(rng, 40, 2, 5)
 	tr, _ := NewTruth(names(40), d)
 	spec := DefaultSpec(MethodFactor)
-	spec.Probe = ProbeConfig{Neighbours: 8, Near: 2, NearProfile: true, KeepReplaced: true, Rate: 1, Duration: 60 * time.Second, Churn: 0.3, Downtime: 10 * time.Second}
+	spec.Probe = ProbeConfig{Neighbours: 8, Near: 2, NearProfile: true, Rate: 1, Duration: 60 * time.Second, Churn: 0.3, Downtime: 10 * time.Second}
 	s, err := NewSession(spec, tr, rand.New(rand.NewPCG(7, 8)))
 	if err != nil {
 		t.Fatal(err)
@@ -75,43 +75,112 @@ func TestEmbeddingChurn(t *testing.T) {
 	}
 }
 
-// KeepReplaced keeps fitting the samples of the neighbours a reselection
-// replaced, and those pairs stay out of the held-out set; without it they
-// are dropped. Either way the nodes probe Neighbours peers at a time.
-func TestKeepReplaced(t *testing.T) {
+// A session spends its budget of Neighbours peers per node over the whole
+// run: the near passes add peers and drop none, every pair with samples
+// is outside the held-out set, and each node ends with exactly its budget.
+func TestSessionBudget(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	_, d := points(rng, 60, 2, 5)
 	tr, _ := NewTruth(names(60), d)
-	count := map[bool]int{}
-	for _, keep := range []bool{false, true} {
-		spec := DefaultSpec(MethodFactor)
-		spec.Probe = ProbeConfig{Neighbours: 6, Near: 3, NearProfile: true, KeepReplaced: keep, Rate: 1, Duration: 40 * time.Second}
-		s, err := NewSession(spec, tr, rand.New(rand.NewPCG(9, 10)))
-		if err != nil {
-			t.Fatal(err)
+	spec := DefaultSpec(MethodFactor)
+	spec.Probe = ProbeConfig{Neighbours: 6, Near: 3, NearPasses: 3, NearProfile: true, Rate: 1, Duration: 40 * time.Second}
+	s, err := NewSession(spec, tr, rand.New(rand.NewPCG(9, 10)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkBudget(t, s)
+	f := s.Estimator().(*Factor)
+	for _, o := range f.obs {
+		if !s.EverMeasured(o.i, o.j) || !s.Measured(o.i, o.j) {
+			t.Fatalf("pair %d,%d has samples but is not a neighbour pair", o.i, o.j)
 		}
-		f := s.Estimator().(*Factor)
-		for k := range f.obs {
-			o := f.obs[k]
-			if !o.live {
+	}
+	for i := range 60 {
+		if nb := s.Process().Neighbours(i); len(nb) != 6 {
+			t.Fatalf("node %d probes %d peers, want 6", i, len(nb))
+		}
+	}
+	// A budget shorter than the near passes still adds every near peer.
+	spec.Probe.Duration = 2 * time.Second
+	if s, err = NewSession(spec, tr, rand.New(rand.NewPCG(9, 11))); err != nil {
+		t.Fatalf("2 rounds, 3 near passes: %v", err)
+	}
+	checkBudget(t, s)
+	for i := range 60 {
+		if nb := s.Process().Neighbours(i); len(nb) != 6 {
+			t.Fatalf("2 rounds: node %d probes %d peers, want 6", i, len(nb))
+		}
+	}
+	spec = DefaultSpec(MethodVivaldi)
+	spec.Probe.Near = 2
+	if _, err := NewSession(spec, tr, rand.New(rand.NewPCG(9, 10))); !errors.Is(err, ErrConfig) {
+		t.Errorf("vivaldi with near neighbours: %v, want ErrConfig", err)
+	}
+}
+
+// The local correction of an unmeasured pair equals its definition
+// computed from scratch (the weighted mean of the blend's log residuals on
+// both ends' measured peers, weighted by the peer's nearness to the other
+// end), measured pairs keep their measurement, and Local 0 leaves the
+// models' estimate.
+func TestFactorLocalCorrection(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 31))
+	_, d := points(rng, 50, 3, 10)
+	tr, _ := NewTruth(names(50), d)
+	spec := DefaultSpec(MethodFactor)
+	spec.Probe = ProbeConfig{Neighbours: 6, Near: 1, NearProfile: true, Rate: 1, Duration: 40 * time.Second, Jitter: 0.05}
+	spec.Factor.Detour = 0
+	s, err := NewSession(spec, tr, rand.New(rand.NewPCG(3, 32)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := s.Estimator().(*Factor)
+	n, c := 50, f.cfg
+	changed := 0
+	for a := range n {
+		for b := range n {
+			if a == b {
 				continue
 			}
-			count[keep]++
-			if !s.EverMeasured(o.i, o.j) {
-				t.Fatalf("keep %v: pair %d,%d has samples but counts as held out", keep, o.i, o.j)
+			if m := f.meas[a*n+b]; m == m {
+				if f.Estimate(a, b) != m {
+					t.Fatalf("measured pair %d,%d: %v, measurement %v", a, b, f.Estimate(a, b), m)
+				}
+				continue
 			}
-			if !keep && !s.Measured(o.i, o.j) {
-				t.Fatalf("pair %d,%d was replaced but keeps its samples", o.i, o.j)
+			m := f.blend(a, b)
+			sw, sr := 0.0, 0.0
+			for _, e := range [][2]int{{a, b}, {b, a}} {
+				for x := range n {
+					if mx := f.meas[e[0]*n+x]; mx == mx && x != e[1] {
+						w := math.Exp(-f.blend(x, e[1]) / (m * c.LocalWidth))
+						sw += w
+						sr += w * (math.Log(mx) - math.Log(f.blend(e[0], x)))
+					}
+				}
 			}
-		}
-		for i := range 60 {
-			if nb := s.Process().Neighbours(i); len(nb) != 6 {
-				t.Fatalf("keep %v: node %d probes %d peers", keep, i, len(nb))
+			want := m * math.Exp(c.Local*sr/(sw+localPrior))
+			if got := f.Estimate(a, b); math.Abs(got/want-1) > 1e-9 {
+				t.Fatalf("pair %d,%d: %v, from scratch %v", a, b, got, want)
+			}
+			if math.Abs(want/m-1) > 1e-6 {
+				changed++
 			}
 		}
 	}
-	if count[true] <= count[false] {
-		t.Errorf("kept %d pairs with KeepReplaced, %d without", count[true], count[false])
+	if changed == 0 {
+		t.Fatal("the correction changed no estimate; the test shows nothing")
+	}
+	f.cfg.Local = 0
+	if err := f.Fit(); err != nil {
+		t.Fatal(err)
+	}
+	for a := range n {
+		for b := range n {
+			if m := f.meas[a*n+b]; a != b && m != m && f.Estimate(a, b) != f.blend(a, b) {
+				t.Fatalf("Local 0: pair %d,%d answers %v, blend %v", a, b, f.Estimate(a, b), f.blend(a, b))
+			}
+		}
 	}
 }
 
@@ -123,6 +192,9 @@ func TestEmbedConfigErrors(t *testing.T) {
 		func(c *FactorConfig) { c.EmbedWeight = -0.1 },
 		func(c *FactorConfig) { c.EmbedWeight = 1.5 },
 		func(c *FactorConfig) { c.EmbedWeight = math.NaN() },
+		func(c *FactorConfig) { c.Local = -0.1 },
+		func(c *FactorConfig) { c.Local = math.NaN() },
+		func(c *FactorConfig) { c.Local, c.LocalWidth = 0.5, 0 },
 	} {
 		cfg := DefaultFactorConfig()
 		c(&cfg)

@@ -60,14 +60,28 @@ type FactorConfig struct {
 	Embed int
 	// EmbedWeight is the embedding's share of the blend, in [0, 1].
 	EmbedWeight float64
+	// Local, when > 0, corrects an unmeasured pair {a, b} by the models'
+	// errors on the measured pairs next to it: the log residuals
+	// r(a, c) = log meas(a, c) − log blend(a, c) of a's measured peers c,
+	// weighted by how close c is to b relative to a (w = exp(−blend(c, b) /
+	// (blend(a, b) · LocalWidth))), and the same from b's side. The
+	// estimate is multiplied by exp(Local · Σ w·r / (Σ w + 0.1)): a measured
+	// path to a node near b says how far b is from a better than a global
+	// model does (a node whose routes to a region detour, a site the
+	// models place badly). Recomputed at each Fit.
+	Local float64
+	// LocalWidth is the width of the Local weights, as a share of the
+	// pair's own estimate (> 0 when Local > 0).
+	LocalWidth float64
 }
 
 // DefaultFactorConfig returns the configuration measured best on PlanetLab
 // slice 1 (see the package tests and lab estimate): rank 10 and λ 0.3 with
-// 32 neighbours, and an 8-dimensional embedding blended in at half weight,
-// tuned with 16 neighbours on the pairs never probed.
+// 32 neighbours, and an 8-dimensional embedding blended in at half weight
+// and the local correction at gain 0.5 and width 0.1, tuned with 16
+// neighbours on the pairs never probed.
 func DefaultFactorConfig() FactorConfig {
-	return FactorConfig{Rank: 10, Lambda: 0.3, Huber: 0.1, WarmIters: 400, Iters: 600, RefitIters: 200, Window: 4, Direct: true, Step: 0.0005, Detour: 1, Embed: 8, EmbedWeight: 0.5}
+	return FactorConfig{Rank: 10, Lambda: 0.3, Huber: 0.1, WarmIters: 400, Iters: 600, RefitIters: 200, Window: 4, Direct: true, Step: 0.0005, Detour: 1, Embed: 8, EmbedWeight: 0.5, Local: 0.5, LocalWidth: 0.1}
 }
 
 // Validate checks c.
@@ -89,6 +103,10 @@ func (c FactorConfig) Validate() (FactorConfig, error) {
 		return c, fmt.Errorf("%w: embedding dimensions %d, want 0..50", ErrConfig, c.Embed)
 	case !(c.EmbedWeight >= 0) || c.EmbedWeight > 1:
 		return c, fmt.Errorf("%w: embedding weight %g, want in [0, 1]", ErrConfig, c.EmbedWeight)
+	case !(c.Local >= 0) || c.Local > 1:
+		return c, fmt.Errorf("%w: local correction %g, want in [0, 1]", ErrConfig, c.Local)
+	case c.Local > 0 && !(c.LocalWidth > 0 && c.LocalWidth <= 10):
+		return c, fmt.Errorf("%w: local width %g, want in (0, 10]", ErrConfig, c.LocalWidth)
 	case c.Window < 1 || c.Window > 64:
 		return c, fmt.Errorf("%w: window %d, want 1..64", ErrConfig, c.Window)
 	}
@@ -113,7 +131,9 @@ func (c FactorConfig) Validate() (FactorConfig, error) {
 // data (Zhu et al. 2017) uses matrix completion on the same matrices.
 //
 // With Embed > 0 (the default) a Euclidean embedding with heights is
-// fitted to the same pairs and blended in (see FactorConfig.Embed).
+// fitted to the same pairs and blended in (see FactorConfig.Embed); with
+// Local > 0 (the default) an unmeasured pair is corrected by the blend's
+// residuals on the measured paths next to it (see FactorConfig.Local).
 //
 // Observe only records samples (each pair keeps the minimum of its last
 // Window samples); Fit refits the model, warm-started from the previous
@@ -130,6 +150,10 @@ type Factor struct {
 	meas   []float64  // n×n: the live window minimum of a measured pair, NaN otherwise
 	ub     []float64  // n×n: best two-hop path through a measured peer (Detour > 0)
 	emb    *embedding // Embed > 0
+	local  []float64  // n×n: log correction of an unmeasured pair (Local > 0, n ≤ embedCacheMax)
+	adj    [][]int    // per node: its measured peers at the last Fit (Local > 0)
+	res    []float64  // aligned with adj, node x's at res[resOff[x]:resOff[x+1]]: log residual of the blend
+	resOff []int
 }
 
 type pairObs struct {
@@ -185,8 +209,9 @@ func (f *Factor) initNode(i int, logMean float64) {
 func (f *Factor) Len() int { return f.n }
 
 // Estimate returns the RTT for {i, j} in ms: the measurement of a measured
-// pair (Direct), else the blend of the models, or the two-hop path through
-// a measured peer when that is shorter (Detour).
+// pair (Direct), else the blend of the models with the local correction
+// (Local), or the two-hop path through a measured peer when that is
+// shorter (Detour).
 func (f *Factor) Estimate(i, j int) float64 {
 	if i == j {
 		return 0
@@ -197,6 +222,13 @@ func (f *Factor) Estimate(i, j int) float64 {
 		}
 	}
 	m := f.blend(i, j)
+	if f.cfg.Local > 0 && f.adj != nil {
+		if f.local != nil {
+			m *= math.Exp(f.local[i*f.n+j])
+		} else {
+			m *= math.Exp(f.localLog(i, j, m))
+		}
+	}
 	if f.ub != nil {
 		if u := f.ub[i*f.n+j]; u < f.cfg.Detour*m {
 			return u
@@ -230,17 +262,6 @@ func (f *Factor) blend(i, j int) float64 {
 	}
 	w := f.cfg.EmbedWeight
 	return math.Exp((1-w)*m + w*f.emb.log(i, j))
-}
-
-// Prune drops the samples of every pair for which keep returns false (a
-// pair no node probes any more), so they are neither fitted nor returned.
-func (f *Factor) Prune(keep func(i, j int) bool) {
-	for k := range f.obs {
-		if o := &f.obs[k]; o.live && !keep(o.i, o.j) {
-			o.live, o.samples, o.next = false, o.samples[:0], 0
-			f.meas[o.i*f.n+o.j], f.meas[o.j*f.n+o.i] = math.NaN(), math.NaN()
-		}
-	}
 }
 
 // Uncertainty is the mean of the two nodes' median absolute relative
@@ -378,7 +399,74 @@ func (f *Factor) Fit() error {
 	}
 	f.residuals(tr)
 	f.bounds()
+	f.corrections()
 	return nil
+}
+
+// localPrior is the weight of a zero correction in Local's weighted mean:
+// a pair with no measured path near it keeps the models' estimate.
+const localPrior = 0.1
+
+// corrections records each node's measured peers and the blend's log
+// residuals on them, and tabulates the Local correction of every
+// unmeasured pair (n ≤ embedCacheMax; beyond, Estimate computes it).
+func (f *Factor) corrections() {
+	if !(f.cfg.Local > 0) {
+		f.adj, f.res, f.local = nil, nil, nil
+		return
+	}
+	n := f.n
+	f.adj, f.res = make([][]int, n), make([]float64, 0, 2*len(f.obs))
+	off := make([]int, n+1)
+	for _, o := range f.obs {
+		if o.live {
+			f.adj[o.i] = append(f.adj[o.i], o.j)
+			f.adj[o.j] = append(f.adj[o.j], o.i)
+		}
+	}
+	for i, nb := range f.adj {
+		for _, c := range nb {
+			f.res = append(f.res, math.Log(f.meas[i*n+c])-math.Log(f.blend(i, c)))
+		}
+		off[i+1] = len(f.res)
+	}
+	f.resOff = off
+	if n > embedCacheMax {
+		f.local = nil
+		return
+	}
+	if f.local == nil {
+		f.local = make([]float64, n*n)
+	}
+	for i := range n {
+		for j := i + 1; j < n; j++ {
+			v := 0.0
+			if m := f.meas[i*n+j]; m != m { // unmeasured
+				v = f.localLog(i, j, f.blend(i, j))
+			}
+			f.local[i*n+j], f.local[j*n+i] = v, v
+		}
+	}
+}
+
+// localLog returns the Local log correction of the unmeasured pair {a, b}
+// whose blended estimate is m.
+func (f *Factor) localLog(a, b int, m float64) float64 {
+	sw, sr := 0.0, 0.0
+	scale := -1 / (m * f.cfg.LocalWidth)
+	for _, side := range [2][2]int{{a, b}, {b, a}} {
+		x, y := side[0], side[1]
+		rs := f.res[f.resOff[x]:f.resOff[x+1]]
+		for k, c := range f.adj[x] {
+			if c == y {
+				continue
+			}
+			w := math.Exp(f.blend(c, y) * scale)
+			sw += w
+			sr += w * rs[k]
+		}
+	}
+	return f.cfg.Local * sr / (sw + localPrior)
 }
 
 // bounds precomputes, for every pair, the best two-hop path through a

@@ -14,30 +14,28 @@ import (
 // come and go. Start from DefaultProbeConfig, HighRateConfig or
 // LowRateConfig and change fields; Validate fills defaults on a copy.
 type ProbeConfig struct {
-	// Neighbours is the number of peers each node probes (the paper's
-	// group size, 4…32), chosen uniformly at random when the node joins.
+	// Neighbours is the budget of peers a node probes over the whole run
+	// (the paper's group size, 4…32): no node ever probes more distinct
+	// peers, so every pair outside those lists is never measured. Near of
+	// them are chosen by the estimates, the rest uniformly at random when
+	// the node joins (peers that already probe the node last: that pair is
+	// measured anyway).
 	Neighbours int
-	// Near is how many of the Neighbours a Session re-chooses, halfway
-	// through the first budget, as the node's nearest peers by the current
-	// estimates (the rest stay random): small RTTs are where relative
-	// errors and core selection are most sensitive, and nearest peers are
-	// what a node learns cheaply from its estimates. 0 keeps all random.
+	// Near is how many of the Neighbours a Session adds during the first
+	// budget as the node's nearest peers by the current estimates: until
+	// then the node probes Neighbours − Near peers, afterwards Neighbours.
+	// Small RTTs are where relative errors and core selection are most
+	// sensitive, and nearest peers are what a node learns cheaply from its
+	// estimates. 0 keeps all random.
 	Near int
-	// NearPasses is how many times the near neighbours are re-chosen during
-	// the first budget (each pass: fit, re-choose, drop the samples of
-	// pairs no longer probed, probe on); later passes find near peers the
-	// first estimates missed. 0 means 1 when Near > 0.
+	// NearPasses is how many steps the near neighbours are added in, evenly
+	// spaced over the first budget (each pass: fit, add its share of the
+	// Near nearest peers, probe on); later passes find near peers the first
+	// estimates missed. 0 means 1 when Near > 0.
 	NearPasses int
 	// NearProfile ranks near peers by the profile distance of mf's model
 	// (Factor.Profile) instead of by its estimated RTT.
 	NearProfile bool
-	// KeepReplaced keeps the samples of the neighbours a reselection
-	// replaced (their last Window samples, however old) in mf's fit instead
-	// of dropping them: they were measured in this run, so they are not
-	// held-out pairs either way, and dropping them throws away data the
-	// budget already paid for. A node then probes Neighbours peers at any
-	// time and Neighbours + Near × NearPasses peers in all.
-	KeepReplaced bool
 	// Rate is the probe rate of one node in probes per second. A node
 	// cycles through its neighbours, one probe per 1/Rate seconds; one
 	// round (every live node sends one probe) lasts 1/Rate seconds.
@@ -87,8 +85,8 @@ func (c ProbeConfig) Validate() (ProbeConfig, error) {
 	switch {
 	case c.Neighbours < 1:
 		return c, fmt.Errorf("%w: %d neighbours, want at least 1", ErrConfig, c.Neighbours)
-	case c.Near < 0 || c.Near > c.Neighbours:
-		return c, fmt.Errorf("%w: %d near neighbours of %d, want 0..%d", ErrConfig, c.Near, c.Neighbours, c.Neighbours)
+	case c.Near < 0 || c.Near >= c.Neighbours:
+		return c, fmt.Errorf("%w: %d near neighbours of %d, want 0..%d", ErrConfig, c.Near, c.Neighbours, c.Neighbours-1)
 	case c.NearPasses < 0 || c.NearPasses > 10:
 		return c, fmt.Errorf("%w: %d near passes, want 0..10", ErrConfig, c.NearPasses)
 	case !(c.Rate > 0) || math.IsInf(c.Rate, 0):
@@ -148,6 +146,7 @@ type Process struct {
 	measured  []bool // n×n: i probes j or j probes i now
 	ever      []bool // n×n: measured at any point of the run
 	building  bool   // defer rebuildMeasured while NewProcess chooses
+	grown     bool   // AddNear has run: a returning node draws all Neighbours
 }
 
 // NewProcess starts a measurement process on t. Every node is live and has
@@ -182,19 +181,33 @@ func NewProcess(t *Truth, cfg ProbeConfig, rng *rand.Rand) (*Process, error) {
 	return p, nil
 }
 
-// choose draws node i's neighbours uniformly at random.
+// choose draws node i's neighbours uniformly at random, Neighbours − Near
+// of them before AddNear has run and Neighbours after (a node that returns
+// then has no near pass left); peers that probe i already come last.
 func (p *Process) choose(i int) {
 	n := p.t.Len()
 	k := p.cfg.Neighbours
+	if !p.grown {
+		k -= p.cfg.Near
+	}
 	nb := p.nbr[i][:0]
-	// Partial Fisher–Yates over the other n-1 nodes.
+	// Partial Fisher–Yates over the other nodes, those that probe i
+	// already (a pair measured anyway) appended once the others run out.
 	perm := make([]int, 0, n-1)
+	var probing []int
 	for j := range n {
-		if j != i {
+		switch {
+		case j == i:
+		case slices.Contains(p.nbr[j], i):
+			probing = append(probing, j)
+		default:
 			perm = append(perm, j)
 		}
 	}
-	for a := 0; a < k; a++ {
+	for a := 0; len(nb) < k; a++ {
+		if a == len(perm) {
+			perm, probing = append(perm, probing...), nil
+		}
 		b := a + p.rng.IntN(len(perm)-a)
 		perm[a], perm[b] = perm[b], perm[a]
 		nb = append(nb, perm[a])
@@ -220,42 +233,38 @@ func (p *Process) rebuildMeasured() {
 	}
 }
 
-// Reselect re-chooses every live node's neighbours: its Near nearest peers
-// by e's estimates, then as many of its current other neighbours as fit,
-// in order. Pairs that no node probes any more stop being Measured.
-func (p *Process) Reselect(e Estimator) {
+// AddNear adds to every live node's neighbours its count nearest peers by
+// e's estimates that it does not probe yet, never growing a list beyond
+// Neighbours: the budget counts every peer a node ever probes, so nothing
+// is replaced. The node probes its list from the start again.
+func (p *Process) AddNear(e Estimator, count int) {
 	n := p.t.Len()
-	k, near := p.cfg.Neighbours, p.cfg.Near
+	k := p.cfg.Neighbours
+	p.grown = true
 	idx := make([]int, 0, n-1)
 	for i := range n {
-		if !p.alive[i] || near == 0 {
+		if !p.alive[i] || count <= 0 || len(p.nbr[i]) >= k {
 			continue
 		}
 		idx = idx[:0]
 		for j := range n {
-			if j != i {
+			if j != i && !slices.Contains(p.nbr[i], j) {
 				idx = append(idx, j)
 			}
 		}
-		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(e.Estimate(i, a), e.Estimate(i, b)) })
-		nb := append([]int(nil), idx[:near]...)
-		for _, j := range p.nbr[i] {
-			if len(nb) == k {
-				break
+		// Nearest first; peers that probe i already (the pair is measured
+		// anyway, a probe there buys nothing new) after all others.
+		slices.SortStableFunc(idx, func(a, b int) int {
+			if x, y := p.ever[i*n+a], p.ever[i*n+b]; x != y {
+				if x {
+					return 1
+				}
+				return -1
 			}
-			if !slices.Contains(nb, j) {
-				nb = append(nb, j)
-			}
-		}
-		for _, j := range idx[near:] { // only when old neighbours were all near
-			if len(nb) == k {
-				break
-			}
-			if !slices.Contains(nb, j) {
-				nb = append(nb, j)
-			}
-		}
-		p.nbr[i], p.next[i] = nb, 0
+			return cmp.Compare(e.Estimate(i, a), e.Estimate(i, b))
+		})
+		add := min(count, k-len(p.nbr[i]), len(idx))
+		p.nbr[i], p.next[i] = append(p.nbr[i], idx[:add]...), 0
 	}
 	p.rebuildMeasured()
 }
@@ -284,7 +293,7 @@ func (p *Process) Alive(i int) bool { return p.alive[i] }
 func (p *Process) Measured(i, j int) bool { return p.measured[i*p.t.Len()+j] }
 
 // EverMeasured reports whether i and j have been neighbours at any point
-// of the run (every neighbour list since NewProcess, across Reselect,
+// of the run (every neighbour list since NewProcess, across AddNear,
 // churn and SetTruth). The other pairs were never probed: they are the
 // held-out pairs on which an estimator's accuracy is judged.
 func (p *Process) EverMeasured(i, j int) bool { return p.ever[i*p.t.Len()+j] }

@@ -46,12 +46,13 @@ type Spec struct {
 }
 
 // DefaultSpec returns the defaults of a method: a 32-neighbour,
-// 2,000-round budget for vivaldi and mf (mf re-chooses 8 of its 32
-// neighbours as the nearest by the profile distance of its first fit,
-// which buys better core selection, and keeps fitting the replaced
-// neighbours' samples: see lab estimate), 15 landmarks
-// in 7 dimensions for gnp (GNP's published setting) and 32 landmarks for
-// landmark (the same per-node budget as 32 neighbours).
+// 2,000-round budget for vivaldi and mf, 15 landmarks in 7 dimensions for
+// gnp (GNP's published setting) and 32 landmarks for landmark (the same
+// per-node budget as 32 neighbours). mf's 32 neighbours are 24 random
+// peers and 8 added, in 4 steps over the run, as the nearest by the
+// profile distance of its fits (better accuracy on small RTTs and better
+// core selection: see lab estimate); no node ever probes more than 32
+// peers.
 func DefaultSpec(m Method) Spec {
 	s := Spec{Method: m, Probe: DefaultProbeConfig(), Landmark: DefaultLandmarkConfig(),
 		Vivaldi: DefaultVivaldiConfig(), Factor: DefaultFactorConfig()}
@@ -59,7 +60,7 @@ func DefaultSpec(m Method) Spec {
 	case MethodLandmark:
 		s.Landmark.Landmarks = 32
 	case MethodFactor:
-		s.Probe.Near, s.Probe.NearProfile, s.Probe.KeepReplaced = 8, true, true
+		s.Probe.Near, s.Probe.NearPasses, s.Probe.NearProfile = 8, 4, true
 	}
 	return s
 }
@@ -88,6 +89,9 @@ func NewSession(spec Spec, t *Truth, rng *rand.Rand) (*Session, error) {
 	}
 	if _, err := ParseMethod(string(spec.Method)); err != nil {
 		return nil, err
+	}
+	if spec.Probe.Near > 0 && spec.Method != MethodFactor {
+		return nil, fmt.Errorf("%w: %d near neighbours with method %s; only mf chooses near neighbours", ErrConfig, spec.Probe.Near, spec.Method)
 	}
 	s := &Session{spec: spec, rng: rng, seed: [2]uint64{rng.Uint64(), rng.Uint64()}}
 	var err error
@@ -136,27 +140,28 @@ func (s *Session) Advance(t *Truth, rounds int) error {
 	case MethodFactor:
 		f := s.est.(*Factor)
 		if pc := s.proc.Config(); s.round == 0 && pc.Near > 0 {
-			// Random neighbours first, then the nearest by each fit.
-			part := rounds / (pc.NearPasses + 1)
-			for range pc.NearPasses {
+			// Random neighbours first, then the nearest by each fit (at
+			// least one round before each, however short the budget).
+			part := max(1, rounds/(pc.NearPasses+1))
+			for pass := range pc.NearPasses {
 				Run(s.proc, f, part, nil)
 				if err = f.Fit(); err != nil {
 					return err
 				}
+				add := pc.Near*(pass+1)/pc.NearPasses - pc.Near*pass/pc.NearPasses
 				if pc.NearProfile {
-					s.proc.Reselect(f.Profile())
+					s.proc.AddNear(f.Profile(), add)
 				} else {
-					s.proc.Reselect(f)
-				}
-				if !pc.KeepReplaced {
-					f.Prune(s.proc.Measured)
+					s.proc.AddNear(f, add)
 				}
 				rounds -= part
 				s.round += part
 			}
 		}
-		Run(s.proc, f, rounds, nil)
-		s.round += rounds
+		if rounds > 0 {
+			Run(s.proc, f, rounds, nil)
+			s.round += rounds
+		}
 		err = f.Fit()
 	}
 	return err

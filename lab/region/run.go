@@ -96,7 +96,7 @@ func DefaultConfig() Config {
 	hi, lo := estimate.HighRateConfig(), estimate.LowRateConfig()
 	mfRandom := estimate.DefaultSpec(estimate.MethodFactor)
 	mfRandom.Probe.Near = 0
-	// mf with 16 neighbours: 2 of them re-chosen as the nearest, tuned on
+	// mf with 16 neighbours: 14 random and 2 added as the nearest, tuned on
 	// slice 1 on held-out pairs (better than a quarter, 4: with 16 probes
 	// the random ones cover more of the matrix).
 	mf16 := estimate.DefaultSpec(estimate.MethodFactor)

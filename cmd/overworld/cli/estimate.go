@@ -69,7 +69,7 @@ and their number is reported.`,
 	fl.StringVar(&f.data, "data", "", "embedded data set: planetlab[:SLICE] (slice 1..18, default 1) or wonder (WonderNetwork, 242 cities)")
 	fl.StringVar(&f.matrix, "matrix", "", "RTT matrix file (\"-\" for stdin); missing entries: NaN, -, negative or 0")
 	fl.IntVar(&f.neighbours, "neighbours", d.Neighbours, "peers each node probes (vivaldi, mf)")
-	fl.IntVar(&f.near, "near", 0, "mf: neighbours re-chosen as the nearest by the first fit (default a quarter of --neighbours; 0 keeps all random)")
+	fl.IntVar(&f.near, "near", 0, "mf: neighbours added as the nearest by the fits during the run, out of --neighbours (default a quarter of --neighbours; 0 keeps all random)")
 	fl.Float64Var(&f.rate, "rate", d.Rate, "probes per second per node (vivaldi, mf)")
 	fl.DurationVar(&f.duration, "duration", d.Duration, "simulated probing time (vivaldi, mf); rounds = rate × duration")
 	fl.Float64Var(&f.jitter, "jitter", d.Jitter, "mean queueing delay of a sample relative to its RTT")
@@ -192,7 +192,7 @@ func runEstimate(e *env, cmd *cobra.Command, f *estimateFlags) error {
 	case estimate.MethodVivaldi, estimate.MethodFactor:
 		near := ""
 		if spec.Probe.Near > 0 {
-			near = fmt.Sprintf(" (%d re-chosen as nearest halfway)", spec.Probe.Near)
+			near = fmt.Sprintf(" (%d of them added as nearest during the run)", spec.Probe.Near)
 		}
 		fmt.Fprintf(w, "method     %s: %d neighbours/node%s, %g probes/s for %v (%d rounds), jitter %g, churn %g/min\n",
 			m, spec.Probe.Neighbours, near, spec.Probe.Rate, spec.Probe.Duration, spec.Probe.Rounds(), spec.Probe.Jitter, spec.Probe.Churn)
