@@ -54,8 +54,9 @@ const maxBody = 64 << 10
 
 // Handler serves the plane's HTTP API: POST /v1/join, POST /v1/pings, GET
 // /v1/player?id=, GET /v1/nodes, GET /v1/state, GET /healthz, GET
-// /readyz (ready once the plane rebuilt its state from the nodes), and
-// with Config.Autoscale POST /autoscale (Agones' FleetAutoscaler webhook).
+// /readyz (ready once the plane rebuilt its state from the nodes), with
+// Config.Hosts POST and GET /v1/hosts (hosts.go), and with
+// Config.Autoscale POST /autoscale (Agones' FleetAutoscaler webhook).
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/join", s.serveJoin)
@@ -65,6 +66,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/nodes", s.serveNodes)
 	if s.hosts != nil {
 		mux.HandleFunc("POST /v1/hosts", s.serveHosts)
+		mux.HandleFunc("GET /v1/hosts", s.serveHostStats)
 	}
 	if s.cfg.Autoscale != nil {
 		// Validated with the configuration: cannot fail.
