@@ -166,6 +166,21 @@ type Enrollment struct {
 	Secret             []byte
 }
 
+// Check reports what is wrong with e (nil when nothing): a GameServer
+// or region name the plane would refuse, or a short secret.
+func (e Enrollment) Check() error {
+	if err := checkEnrollName("gameserver", e.GameServer, 253); err != nil {
+		return err
+	}
+	if err := checkEnrollName("region", e.Region, 63); err != nil {
+		return err
+	}
+	if len(e.Secret) < MinEnrollSecret {
+		return fmt.Errorf("the enrollment secret has %d bytes, want at least %d", len(e.Secret), MinEnrollSecret)
+	}
+	return nil
+}
+
 // RequestNodeCert enrolls a game server with the plane at base
 // ("http://host:port"): it makes an ECDSA P-256 key and its certificate
 // request, proves the enrollment secret over them with the time now and a
@@ -174,18 +189,14 @@ type Enrollment struct {
 // unreachable, busy or failing) may pass.
 func RequestNodeCert(ctx context.Context, client *http.Client, base string, e Enrollment, now time.Time) (HostCert, error) {
 	return requestCert(ctx, client, base, "enroll", func(csr string) (HostRequest, error) {
-		if len(e.Secret) < MinEnrollSecret {
-			return HostRequest{}, fmt.Errorf("the enrollment secret has %d bytes, want at least %d", len(e.Secret), MinEnrollSecret)
+		if err := e.Check(); err != nil {
+			return HostRequest{}, err
 		}
 		var n [16]byte
 		if _, err := rand.Read(n[:]); err != nil {
 			return HostRequest{}, err
 		}
 		req := HostRequest{CSR: csr, GameServer: e.GameServer, Region: e.Region, Time: now.Unix(), Nonce: hex.EncodeToString(n[:])}
-		if err := checkEnrollRequest(&HostRequest{GameServer: req.GameServer, Region: req.Region, Time: req.Time, Nonce: req.Nonce,
-			Proof: hex.EncodeToString(make([]byte, sha256.Size))}); err != nil {
-			return HostRequest{}, err
-		}
 		req.Proof = EnrollProof(e.Secret, req.GameServer, req.Region, req.Time, req.Nonce, csr)
 		return req, nil
 	})
