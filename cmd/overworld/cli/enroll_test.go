@@ -165,7 +165,8 @@ func replicasFrom(w *live.WorldSnapshot, from uint32) int {
 // hold replicas of each other's objects. Restarted, a game server keeps
 // its certificate and node ID without asking the plane; with its
 // certificate gone (a new volume), the plane gives the same GameServer
-// the same ID. Takes about 15 s.
+// the same ID. Revoked by node ID (the revocation list, SIGHUP), it is
+// refused by the others and its replicas are dropped. Takes about 15 s.
 func TestNodeEnrollGossip(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts 4 processes for about 15 s")
@@ -197,6 +198,7 @@ func TestNodeEnrollGossip(t *testing.T) {
 	rand.Read(key[:])
 	secret := write("eu-west.secret", []byte(hex.EncodeToString(key[:])+"\n"), 0o600)
 	rvNode := write("rv/node.pem", rvFile, 0o600)
+	revoked := write("revoked", []byte("# no node revoked\n"), 0o644)
 
 	planeAddr, rvAdmin, rvGossip := freePort(t, "tcp"), freePort(t, "tcp"), freePort(t, "tcp")
 	write("plane.toml", fmt.Appendf(nil, `listen = %q
@@ -240,13 +242,13 @@ key_file = %q
 `, gossipKey)
 	_, rvGossipPort, _ := net.SplitHostPort(rvGossip)
 	rvAddr := freePort(t, "udp")
-	write("rv/node.toml", fmt.Appendf(nil, "id = 1\n"+top+"[listen]\nnode = %q\nadmin = %q\n[tls]\nca_cert = %q\nnode_cert = %q\n"+common,
-		rvAddr, rvAdmin, filepath.Join(caDir, pki.CACertFile), rvNode, "slot = 0", rvGossipPort, "seeds = []"), 0o644)
+	write("rv/node.toml", fmt.Appendf(nil, "id = 1\n"+top+"[listen]\nnode = %q\nadmin = %q\n[tls]\nca_cert = %q\nnode_cert = %q\nrevoked = %q\n"+common,
+		rvAddr, rvAdmin, filepath.Join(caDir, pki.CACertFile), rvNode, revoked, "slot = 0", rvGossipPort, "seeds = []"), 0o644)
 	// The game servers' configuration: its id is replaced by the one the
 	// plane grants; everything a server binds is on a free port; the
 	// rendezvous is its one static peer.
-	gsConfig := fmt.Appendf(nil, "id = 100\n"+top+"[listen]\nnode = \"127.0.0.1:0\"\nadmin = \"127.0.0.1:0\"\n[tls]\nca_cert = %q\nnode_cert = \"node.pem\"\n[agones]\nregion = \"eu-west\"\n"+common+"[[peers]]\nid = 1\naddr = %q\n",
-		filepath.Join(caDir, pki.CACertFile), "slot = 1", "0", fmt.Sprintf("seeds = [%q]", rvGossip), rvAddr)
+	gsConfig := fmt.Appendf(nil, "id = 100\n"+top+"[listen]\nnode = \"127.0.0.1:0\"\nadmin = \"127.0.0.1:0\"\n[tls]\nca_cert = %q\nnode_cert = \"node.pem\"\nrevoked = %q\n[agones]\nregion = \"eu-west\"\n"+common+"[[peers]]\nid = 1\naddr = %q\n",
+		filepath.Join(caDir, pki.CACertFile), revoked, "slot = 1", "0", fmt.Sprintf("seeds = [%q]", rvGossip), rvAddr)
 	write("pod-a/node.toml", gsConfig, 0o644)
 	write("pod-b/node.toml", gsConfig, 0o644)
 
@@ -327,10 +329,58 @@ key_file = %q
 	if e := a3.waitLogged(t, "enrolled", 20*time.Second); uint32(e["node"].(float64)) != idA {
 		t.Fatalf("re-enrolled as node %v, want %d", e["node"], idA)
 	}
+	run3 := a3.waitLogged(t, "node running", 15*time.Second)
+
+	// Revoked (node ID in the list, SIGHUP), the enrolled node is refused
+	// by the others, however valid its certificate and its gossip.
+	if err := os.WriteFile(revoked, fmt.Appendf(nil, "node %d\n", idA), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rv.cmd.Process.Signal(syscall.SIGHUP)
+	b.cmd.Process.Signal(syscall.SIGHUP)
+	deadline = time.Now().Add(15 * time.Second)
+	for {
+		m, err := scrape(rvAdmin)
+		wb, _ := debugWorld(adminB)
+		if err == nil && m[`overworld_peer_refusals_total{reason="revoked"}`] > 0 && wb != nil && replicasFrom(wb, idA) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			wa, _ := debugWorld(run3["admin"].(string))
+			t.Fatalf("revoked node %d still accepted: the rendezvous refused %v for revocation (%v); node %d holds %d of its replicas; it holds %+v",
+				idA, m[`overworld_peer_refusals_total{reason="revoked"}`], err, idB, replicasFrom(wb, idA), wa)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 	st := planeHostStats(t, planeAddr)
 	if st.Issued != 3 || len(st.GameServers) != 2 || st.GameServers["eu-west/eu-west-7x2kq"] != idA || st.GameServers["eu-west/eu-west-m4n8z"] != idB {
 		t.Fatalf("plane stats %+v", st)
 	}
+}
+
+// scrape returns a node's Prometheus samples, by name with labels.
+func scrape(admin string) (map[string]float64, error) {
+	resp, err := http.Get("http://" + admin + "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		if i := strings.LastIndexByte(line, ' '); i > 0 {
+			var v float64
+			if _, err := fmt.Sscan(line[i+1:], &v); err == nil {
+				out[line[:i]] = v
+			}
+		}
+	}
+	return out, sc.Err()
 }
 
 func planeHostStats(t *testing.T, addr string) plane.HostStats {
