@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -27,6 +28,19 @@ type enrollFlags struct {
 // on reports whether any enrollment flag was given.
 func (f enrollFlags) on() bool {
 	return f.plane != "" || f.secretFile != "" || f.gameServer != "" || f.region != ""
+}
+
+// enrollLogger logs the enrollment as the node will log (the
+// configuration's format and level), without the configuration's id,
+// which is not this node's yet.
+func enrollLogger(cfg live.DaemonConfig, w io.Writer) *slog.Logger {
+	var lvl slog.Level
+	_ = lvl.UnmarshalText([]byte(cfg.LogLevel))
+	opts := &slog.HandlerOptions{Level: lvl}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
 }
 
 // enrollMargin is how long a kept certificate must still be valid for

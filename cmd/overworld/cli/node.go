@@ -157,13 +157,13 @@ func runNode(e *env, path string, ov nodeOverrides) error {
 			return err
 		}
 	}
-	log := live.NewLogger(cfg, e.stderr)
 	var enrolled plane.Enrollment
 	if ov.enroll.on() {
-		if cfg, enrolled, err = enroll(cfg, ov.enroll, log); err != nil {
+		if cfg, enrolled, err = enroll(cfg, ov.enroll, enrollLogger(cfg, e.stderr)); err != nil {
 			return err
 		}
 	}
+	log := live.NewLogger(cfg, e.stderr)
 	_, lg, err := arenaGame(cfg.Game)
 	if err != nil {
 		return badInput(err)
