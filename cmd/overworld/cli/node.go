@@ -65,7 +65,12 @@ removed, then the node drains: it keeps running frames while its primaries migra
 live peers (spread evenly, each to its backup when that peer has no more than its
 share) until each is installed at its target or drain_timeout (--drain-timeout)
 passes, and logs a drain report (primaries migrated, not migrated, lost); queued
-packets are then sent for up to shutdown_grace.`,
+packets are then sent for up to shutdown_grace.
+
+A game server started from its region's shared configuration (an Agones Fleet's) gets its
+own node ID at start with --enroll: it asks the control plane for a certificate with the
+region's enrollment secret (--enroll-secret), writes it to tls.node_cert and runs as the
+node it names; started again with that certificate, it keeps it (docs/deploy.md).`,
 		Example: `  overworld node --print-config > node.toml
   overworld node --config node.toml`,
 		Args: cobra.NoArgs,
