@@ -300,8 +300,8 @@ func (h *hostIssuer) allow(now time.Time) bool {
 	return true
 }
 
-// refuse answers a refused request, counts it by reason and logs it
-// (h.mu held).
+// refuseHost answers a refused request, counts it by reason and logs it
+// (s.hosts.mu held).
 func (s *Server) refuseHost(w http.ResponseWriter, code int, reason string, err error, attrs ...any) {
 	s.hosts.refused[reason]++
 	s.cfg.Log.Warn("hosts: request refused", append([]any{"reason", reason, "err", err}, attrs...)...)
@@ -311,14 +311,17 @@ func (s *Server) refuseHost(w http.ResponseWriter, code int, reason string, err 
 func (s *Server) serveHosts(w http.ResponseWriter, r *http.Request) {
 	h := s.hosts
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	now := s.cfg.Clock()
-	if !h.allow(now) {
+	if !h.allow(s.cfg.Clock()) {
 		s.refuseHost(w, http.StatusTooManyRequests, RefusedFlood, fmt.Errorf("over %v requests a second: retry later", h.cfg.Rate), "from", r.RemoteAddr)
+		h.mu.Unlock()
 		return
 	}
-	// Reading under the lock bounds the bodies read at once to one.
+	h.mu.Unlock()
+	// The body is read outside the lock: a slow client delays no other.
 	b, err := readHostRequest(r)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	now := s.cfg.Clock()
 	if err != nil {
 		s.refuseHost(w, http.StatusBadRequest, RefusedBadRequest, err, "from", r.RemoteAddr)
 		return
