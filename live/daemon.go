@@ -491,7 +491,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		d.log.Info("player endpoints open", "quic", addrString(d.PlayerQUICAddr()), "ws", addrString(d.PlayerWSAddr()),
 			"wss", d.players.wsTLS, "max_players", d.cfg.Players.MaxPlayers, "world", d.cfg.Players.World, "replay_store", store)
 	}
-	d.log.Info("node running", "addr", d.net.Addr().String(), "admin", d.cfg.Listen.Admin,
+	d.log.Info("node running", "addr", d.net.Addr().String(), "admin", addrString(d.AdminAddr()),
 		"peers", len(d.cfg.Peers), "discovery", d.cfg.Discovery.Arch, "frame", d.cfg.FramePeriod(),
 		"emulate_latency", d.cfg.EmulateLatency, "city", d.cfg.City, "incarnation", d.inc, "incarnation_from", d.incFrom,
 		"failover", d.cfg.Failover)

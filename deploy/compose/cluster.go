@@ -5,7 +5,9 @@
 // starts and stops the containers, injects faults (kill, network
 // disconnect, pause, restart) and reads the nodes' admin endpoints
 // (/readyz, /metrics, /debug/world, /debug/authority), the plane's API
-// (/readyz, /v1/state) and the bots' JSON reports.
+// (/readyz, /v1/state) and the bots' JSON reports. It drives the
+// enrollment cluster of deploy/compose/enroll too (enroll.go: game servers
+// scaled from one configuration, each enrolling with the plane).
 //
 // The fault scenarios that use it are tests behind the build tag "docker"
 // (go test -tags docker ./compose, in the deploy module). The caller must:
@@ -119,6 +121,7 @@ func Build(ctx context.Context, root, tag string) error {
 type Cluster struct {
 	d       *Docker
 	root    string
+	file    string // the compose file, relative to root
 	Project string
 	Dir     string    // the files init.sh generated
 	Epoch   time.Time // the nodes' shared clock origin
@@ -134,8 +137,8 @@ type Cluster struct {
 // root/bin/overworld) and starts the five node containers of image
 // (project name project). It does not wait for them to be ready.
 func Start(ctx context.Context, d *Docker, root, project, image, dir string) (*Cluster, error) {
-	c := &Cluster{d: d, root: root, Project: project, Dir: dir, client: &http.Client{Timeout: 3 * time.Second},
-		ids: map[string]string{}}
+	c := &Cluster{d: d, root: root, file: "deploy/compose/docker-compose.yml", Project: project, Dir: dir,
+		client: &http.Client{Timeout: 3 * time.Second}, ids: map[string]string{}}
 	init := exec.CommandContext(ctx, filepath.Join(root, "deploy/compose/init.sh"), dir)
 	init.Env = append(os.Environ(), "OVERWORLD="+filepath.Join(root, "bin/overworld"))
 	if out, err := init.CombinedOutput(); err != nil {
@@ -180,7 +183,7 @@ func services(prefix string) []string {
 // compose runs a compose command on the project and returns its stdout.
 func (c *Cluster) compose(ctx context.Context, args ...string) ([]byte, error) {
 	full := append(append(append([]string(nil), c.d.Compose[1:]...), "-p", c.Project,
-		"-f", filepath.Join(c.root, "deploy/compose/docker-compose.yml")), args...)
+		"-f", filepath.Join(c.root, c.file)), args...)
 	cmd := exec.CommandContext(ctx, c.d.Compose[0], full...)
 	cmd.Env = c.env
 	var stderr bytes.Buffer

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
@@ -129,16 +130,22 @@ func TestRenderDefaults(t *testing.T) {
 	for k, l := range objs {
 		counts[k] = len(l)
 	}
-	want := map[string]int{"ConfigMap": 4, "Fleet": 2, "FleetAutoscaler": 2, "Deployment": 1, "Service": 3, "ServiceAccount": 1,
+	want := map[string]int{"ConfigMap": 5, "Fleet": 3, "FleetAutoscaler": 2, "Deployment": 1, "Service": 3, "ServiceAccount": 1,
 		"Role": 1, "RoleBinding": 1, "PodMonitor": 1, "ServiceMonitor": 1}
 	if fmt.Sprint(counts) != fmt.Sprint(want) {
 		t.Fatalf("kinds %v, want %v", counts, want)
 	}
 
+	// The rendezvous' one-replica Fleet, then one scaling Fleet per region.
 	for i, f := range objs["Fleet"] {
-		region := []string{"eu-west", "us-east"}[i]
-		if f.name() != "ow-"+region || str(f, "apiVersion") != "agones.dev/v1" {
+		fleet := []string{"rendezvous", "eu-west", "us-east"}[i]
+		region := []string{"eu-west", "eu-west", "us-east"}[i]
+		enrolls := fleet != "rendezvous"
+		if f.name() != "ow-"+fleet || str(f, "apiVersion") != "agones.dev/v1" {
 			t.Errorf("fleet %s (%s)", f.name(), str(f, "apiVersion"))
+		}
+		if want := map[bool]float64{false: 1, true: 2}[enrolls]; num(f, "spec", "replicas") != want {
+			t.Errorf("fleet %s: %v replicas, want %v", f.name(), get(f, "spec", "replicas"), want)
 		}
 		// The region labels the fleet, its GameServers and their pods
 		// (the node's agent labels its GameServer agones.dev/sdk-region
@@ -161,8 +168,12 @@ func TestRenderDefaults(t *testing.T) {
 		}
 		pod := get(spec, "template", "spec")
 		c := get(pod, "containers", 0)
-		if str(c, "image") != "overworld:latest" || fmt.Sprint(get(c, "args")) != "[node --config /etc/overworld/node/node.toml]" {
-			t.Errorf("fleet %s: container %v %v", f.name(), get(c, "image"), get(c, "args"))
+		args := "[node --config /etc/overworld/node/node.toml]"
+		if enrolls {
+			args = "[node --config /etc/overworld/node/node.toml --enroll http://ow-control.games.svc:7300 --enroll-secret /etc/overworld/enroll/secret]"
+		}
+		if str(c, "image") != "overworld:latest" || fmt.Sprint(get(c, "args")) != args {
+			t.Errorf("fleet %s: container %v %v, want args %s", f.name(), get(c, "image"), get(c, "args"), args)
 		}
 		if str(c, "readinessProbe", "httpGet", "path") != "/readyz" || str(c, "livenessProbe", "httpGet", "path") != "/healthz" ||
 			str(c, "readinessProbe", "httpGet", "port") != "admin" || num(c, "ports", 0, "containerPort") != 7180 {
@@ -175,9 +186,30 @@ func TestRenderDefaults(t *testing.T) {
 		if num(pod, "terminationGracePeriodSeconds") < 10 {
 			t.Errorf("fleet %s: %v s to drain", f.name(), get(pod, "terminationGracePeriodSeconds"))
 		}
-		if str(pod, "volumes", 0, "configMap", "name") != "ow-node-"+region || str(pod, "volumes", 1, "secret", "secretName") != "overworld-tls-"+region ||
+		tls := map[bool]string{false: "overworld-tls-rendezvous", true: "overworld-tls-nodes"}[enrolls]
+		if str(pod, "volumes", 0, "configMap", "name") != "ow-node-"+fleet || str(pod, "volumes", 1, "secret", "secretName") != tls ||
 			str(pod, "volumes", 2, "secret", "secretName") != "overworld-admin" || str(c, "volumeMounts", 2, "mountPath") != "/etc/overworld/admin" {
 			t.Errorf("fleet %s: volumes %v", f.name(), get(pod, "volumes"))
+		}
+		// A game server mounts only its region's enrollment secret (as
+		// the file --enroll-secret names) and keeps its certificate on a
+		// volume of its pod (where its configuration's node_cert is).
+		vols, mounts := map[string]any{}, map[string]string{}
+		for _, v := range get(pod, "volumes").([]any) {
+			vols[str(v, "name")] = v
+		}
+		for _, m := range get(c, "volumeMounts").([]any) {
+			mounts[str(m, "name")] = str(m, "mountPath")
+		}
+		if !enrolls {
+			if vols["enroll"] != nil || vols["identity"] != nil {
+				t.Errorf("fleet %s: the rendezvous mounts %v", f.name(), vols)
+			}
+			continue
+		}
+		if str(vols["enroll"], "secret", "secretName") != "overworld-enroll" || fmt.Sprint(get(vols["enroll"], "secret", "items")) != "[map[key:"+region+" path:secret]]" ||
+			mounts["enroll"] != "/etc/overworld/enroll" || get(vols["identity"], "emptyDir") == nil || mounts["identity"] != "/var/lib/overworld" {
+			t.Errorf("fleet %s: enrollment volumes %v mounted at %v", f.name(), vols, mounts)
 		}
 	}
 
@@ -198,6 +230,23 @@ func TestRenderDefaults(t *testing.T) {
 		num(c, "ports", 0, "containerPort") != 7300 {
 		t.Errorf("control plane deployment: %v", pod)
 	}
+	// The plane mounts the CA with its key, every region's enrollment
+	// secret and a volume for the IDs it gave.
+	pvols := map[string]string{}
+	for _, v := range get(pod, "volumes").([]any) {
+		pvols[str(v, "name")] = str(v, "secret", "secretName")
+		if get(v, "emptyDir") != nil {
+			pvols[str(v, "name")] = "emptyDir"
+		}
+	}
+	pmounts := map[string]string{}
+	for _, m := range get(c, "volumeMounts").([]any) {
+		pmounts[str(m, "name")] = str(m, "mountPath")
+	}
+	if pvols["ca"] != "overworld-tls-ca" || pvols["enroll"] != "overworld-enroll" || pvols["state"] != "emptyDir" ||
+		pmounts["ca"] != "/etc/overworld/ca" || pmounts["enroll"] != "/etc/overworld/enroll" || pmounts["state"] != "/var/lib/overworld" {
+		t.Errorf("control plane volumes %v mounted at %v", pvols, pmounts)
+	}
 	sel := get(d, "spec", "selector", "matchLabels").(map[string]any)
 	labels := get(d, "spec", "template", "metadata", "labels").(map[string]any)
 	for k, v := range sel {
@@ -215,8 +264,8 @@ func TestRenderDefaults(t *testing.T) {
 		}
 	}
 	// The headless Services select node pods: the gossip seed every node,
-	// the rendezvous only the rendezvous region's.
-	for name, regions := range map[string][]string{"ow-gossip": {"eu-west", "us-east"}, "ow-rendezvous": {"eu-west"}} {
+	// the rendezvous only the rendezvous'.
+	for name, fleets := range map[string][]string{"ow-gossip": {"ow-rendezvous", "ow-eu-west", "ow-us-east"}, "ow-rendezvous": {"ow-rendezvous"}} {
 		svc := services[name]
 		if str(svc, "spec", "clusterIP") != "None" || get(svc, "spec", "publishNotReadyAddresses") != true {
 			t.Errorf("%s: %v", name, get(svc, "spec"))
@@ -229,11 +278,11 @@ func TestRenderDefaults(t *testing.T) {
 				match = match && podLabels[k] == v
 			}
 			if match {
-				selected = append(selected, str(podLabels, "overworld.dev/region"))
+				selected = append(selected, f.name())
 			}
 		}
-		if fmt.Sprint(selected) != fmt.Sprint(regions) {
-			t.Errorf("%s selects the pods of %v, want %v", name, selected, regions)
+		if fmt.Sprint(selected) != fmt.Sprint(fleets) {
+			t.Errorf("%s selects the pods of %v, want %v", name, selected, fleets)
 		}
 	}
 
@@ -267,20 +316,46 @@ func TestRenderDefaults(t *testing.T) {
 }
 
 // TestConfigsParse: the node configurations the chart renders are ones
-// the daemon accepts: the Agones agent on with the region, each region's
-// node ID, directory discovery on the rendezvous region's node (a static
-// peer of the others, at its headless Service), gossip seeded by the
-// gossip Service; and the control plane's file is one the plane accepts.
+// the daemon accepts: the Agones agent on with the region, directory
+// discovery on the rendezvous (node 1, its certificate from its Secret; a
+// static peer of the others, at its headless Service), gossip seeded by
+// the gossip Service; the regions' game servers with their certificate on
+// their pod's volume (written at enrollment) and an id from their range
+// (replaced by the one enrolled for). The control plane's file, with the
+// two nodes an operator lists, is one the plane runs with: it enrolls
+// each region's game servers with that region's secret only, for IDs of
+// its range, and sizes fleets within the autoscaler's bounds.
 func TestConfigsParse(t *testing.T) {
+	rdv := "[{ID:1 Addr:ow-rendezvous.games.svc:7100 City: PlayerQUIC: PlayerWS:}]"
 	want := map[string]struct {
-		id    uint32
-		peers string
-	}{"eu-west": {1, "[]"}, "us-east": {2, "[{ID:1 Addr:ow-rendezvous.games.svc:7100 City: PlayerQUIC: PlayerWS:}]"}}
+		id            uint32
+		region, peers string
+		cert          string
+	}{"rendezvous": {1, "eu-west", "[]", "/etc/overworld/tls/node.pem"},
+		"eu-west": {100, "eu-west", rdv, "/var/lib/overworld/node.pem"},
+		"us-east": {1100, "us-east", rdv, "/var/lib/overworld/node.pem"}}
 	seen := 0
 	for _, cm := range render(t, nil)["ConfigMap"] {
 		if toml := str(cm, "data", "plane.toml"); toml != "" {
 			if err := parsePlaneConfig(toml); err != nil {
 				t.Errorf("%s: %v\n%s", cm.name(), err, toml)
+			}
+			s, cfg, secrets := planeFromChart(t, toml, []string{"eu-west", "us-east"})
+			if a := cfg.Autoscale; a == nil || a.Config.Min != 1 || a.Config.Max != 8 || a.Config.Buffer != 1 {
+				t.Errorf("plane autoscale %+v", a)
+			}
+			if h := cfg.Hosts; h == nil || len(h.Enroll) != 2 || h.Validity != 24*time.Hour || h.Rate != 20 || h.Burst != 40 || h.StateFile == "" {
+				t.Fatalf("plane hosts %+v", h)
+			}
+			for _, c := range []struct {
+				gs, region, secret string
+				want               uint32
+			}{{"ow-eu-west-a1b2c", "eu-west", "eu-west", 100}, {"ow-eu-west-d3e4f", "eu-west", "eu-west", 101},
+				{"ow-us-east-g5h6i", "us-east", "us-east", 1100}, {"ow-us-east-j7k8l", "us-east", "eu-west", 0}} {
+				id, err := enrollWith(t, s, c.gs, c.region, secrets[c.secret])
+				if id != c.want || (c.want == 0) != (err != nil) {
+					t.Errorf("%s of %s with %s's secret: node %d, %v; want %d", c.gs, c.region, c.secret, id, err, c.want)
+				}
 			}
 			continue
 		}
@@ -293,12 +368,12 @@ func TestConfigsParse(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", cm.name(), err, toml)
 		}
-		region := strings.TrimPrefix(cm.name(), "ow-node-")
-		w := want[region]
+		fleet := strings.TrimPrefix(cm.name(), "ow-node-")
+		w := want[fleet]
 		if cfg.ID != w.id || fmt.Sprintf("%+v", cfg.Peers) != w.peers || cfg.Discovery.Arch != "directory" || cfg.Discovery.Rendezvous != 1 {
 			t.Errorf("%s: id %d, peers %+v, discovery %+v", cm.name(), cfg.ID, cfg.Peers, cfg.Discovery)
 		}
-		if !cfg.Agones.Enabled || cfg.Agones.Region != region || cfg.Listen.Admin != "0.0.0.0:7180" || cfg.TLS.NodeCert != "/etc/overworld/tls/node.pem" ||
+		if !cfg.Agones.Enabled || cfg.Agones.Region != w.region || cfg.Listen.Admin != "0.0.0.0:7180" || cfg.TLS.NodeCert != w.cert ||
 			cfg.Listen.AdminTokenFile != "/etc/overworld/admin/admin.token" {
 			t.Errorf("%s: %+v", cm.name(), cfg)
 		}
@@ -306,20 +381,30 @@ func TestConfigsParse(t *testing.T) {
 			t.Errorf("%s: membership %+v", cm.name(), m)
 		}
 	}
-	if seen != 2 {
-		t.Errorf("%d node configurations, want 2", seen)
+	if seen != 3 {
+		t.Errorf("%d node configurations, want 3", seen)
 	}
 }
 
 // TestRenderRefuses: values that cannot make a cluster fail to render,
 // naming the problem.
 func TestRenderRefuses(t *testing.T) {
+	region := func(name string, first, last int) map[string]any {
+		return map[string]any{"name": name, "replicas": 2, "nodeIDs": map[string]any{"first": first, "last": last}}
+	}
 	for _, tc := range []struct {
 		values map[string]any
 		want   string
 	}{
-		{map[string]any{"rendezvous": "mars"}, `rendezvous "mars": no region of that name`},
-		{map[string]any{"regions": []any{map[string]any{"name": "eu-west", "replicas": 1}}}, "regions[].nodeID is required"},
+		{map[string]any{"rendezvous": map[string]any{"region": "mars"}}, `rendezvous.region "mars": no region of that name`},
+		{map[string]any{"rendezvous": "eu-west"}, "rendezvous: want {region, nodeID}"},
+		{map[string]any{"rendezvous": map[string]any{"nodeID": nil}}, "rendezvous.nodeID is required"},
+		{map[string]any{"regions": []any{map[string]any{"name": "eu-west", "replicas": 1}}}, "regions[eu-west].nodeIDs {first, last} is required"},
+		{map[string]any{"regions": []any{region("eu-west", 100, 50)}}, "regions[eu-west].nodeIDs 100…50"},
+		{map[string]any{"regions": []any{region("eu-west", 1, 50)}}, "hold the rendezvous' ID 1"},
+		{map[string]any{"regions": []any{region("eu-west", 100, 200), region("us-east", 150, 300)}}, "regions[us-east].nodeIDs 150…300 overlap regions[eu-west]'s 100…200"},
+		{map[string]any{"regions": []any{region("eu-west", 100, 200), region("rendezvous", 300, 400)}}, `regions[].name "rendezvous"`},
+		{map[string]any{"controlPlane": map[string]any{"enabled": false}}, "controlPlane.enabled must be true"},
 	} {
 		if err := renderErr(tc.values); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want an error naming %q", tc.values, err, tc.want)
@@ -327,60 +412,94 @@ func TestRenderRefuses(t *testing.T) {
 	}
 }
 
-// TestRenderOptions: turning the optional parts off removes them; more
-// regions give more fleets.
+// TestRenderOptions: turning the optional parts off removes them (the
+// autoscaler: its objects and the plane's webhook); more regions give
+// more fleets.
 func TestRenderOptions(t *testing.T) {
-	objs := render(t, map[string]any{"controlPlane": map[string]any{"enabled": false}, "monitoring": map[string]any{"enabled": false},
-		"grafana": map[string]any{"dashboard": false}, "rendezvous": "asia",
-		"regions": []any{map[string]any{"name": "asia", "nodeID": 7, "replicas": 2}, map[string]any{"name": "eu", "nodeID": 8, "replicas": 1},
-			map[string]any{"name": "us", "nodeID": 9, "replicas": 1}}})
-	for _, k := range []string{"Deployment", "FleetAutoscaler", "Role", "PodMonitor", "ServiceMonitor"} {
+	objs := render(t, map[string]any{"monitoring": map[string]any{"enabled": false}, "autoscaler": map[string]any{"enabled": false},
+		"grafana": map[string]any{"dashboard": false}, "rendezvous": map[string]any{"region": "asia", "nodeID": 7},
+		"regions": []any{map[string]any{"name": "asia", "replicas": 3, "nodeIDs": map[string]any{"first": 10, "last": 19}},
+			map[string]any{"name": "eu", "replicas": 1, "nodeIDs": map[string]any{"first": 20, "last": 29}},
+			map[string]any{"name": "us", "replicas": 1, "nodeIDs": map[string]any{"first": 30, "last": 39}}}})
+	for _, k := range []string{"FleetAutoscaler", "PodMonitor", "ServiceMonitor"} {
 		if len(objs[k]) != 0 {
 			t.Errorf("%d %s with it turned off", len(objs[k]), k)
 		}
 	}
-	if len(objs["Fleet"]) != 3 || num(objs["Fleet"][0], "spec", "replicas") != 2 {
+	if len(objs["Fleet"]) != 4 || num(objs["Fleet"][0], "spec", "replicas") != 1 || num(objs["Fleet"][1], "spec", "replicas") != 3 {
 		t.Errorf("fleets %v", objs["Fleet"])
+	}
+	for _, cm := range objs["ConfigMap"] {
+		if toml := str(cm, "data", "plane.toml"); regexp.MustCompile(`(?m)^\[autoscale\]`).MatchString(toml) {
+			t.Errorf("the plane serves the webhook with the autoscaler off:\n%s", toml)
+		}
 	}
 }
 
-// TestRenderRegions: a list of regions gives one Fleet and one
-// FleetAutoscaler per region, each fleet's GameServers labelled with its
-// region and running its node configuration (that region's node ID), and
-// the autoscalers each sizing their own fleet.
+// TestRenderRegions: a list of regions gives the rendezvous' Fleet and
+// one scaling Fleet and FleetAutoscaler per region, each fleet's
+// GameServers labelled with its region and running its node
+// configuration, several replicas from one configuration; the plane
+// enrolls each region for its IDs and answers the autoscalers within the
+// values' bounds.
 func TestRenderRegions(t *testing.T) {
 	regions := []string{"asia", "eu", "us"}
-	objs := render(t, map[string]any{"rendezvous": "eu",
-		"regions": []any{map[string]any{"name": "asia", "nodeID": 7, "replicas": 1}, map[string]any{"name": "eu", "nodeID": 8, "replicas": 1},
-			map[string]any{"name": "us", "nodeID": 9, "replicas": 1}}})
-	if len(objs["Fleet"]) != len(regions) || len(objs["FleetAutoscaler"]) != len(regions) {
+	objs := render(t, map[string]any{"rendezvous": map[string]any{"region": "eu", "nodeID": 5},
+		"autoscaler": map[string]any{"minReplicas": 2, "maxReplicas": 20, "buffer": 2},
+		"regions": []any{map[string]any{"name": "asia", "replicas": 2, "nodeIDs": map[string]any{"first": 100, "last": 199}},
+			map[string]any{"name": "eu", "replicas": 3, "nodeIDs": map[string]any{"first": 200, "last": 299}},
+			map[string]any{"name": "us", "replicas": 4, "nodeIDs": map[string]any{"first": 300, "last": 399}}}})
+	if len(objs["Fleet"]) != len(regions)+1 || len(objs["FleetAutoscaler"]) != len(regions) {
 		t.Fatalf("%d fleets and %d autoscalers for %d regions", len(objs["Fleet"]), len(objs["FleetAutoscaler"]), len(regions))
 	}
+	if rv := objs["Fleet"][0]; rv.name() != "ow-rendezvous" || num(rv, "spec", "replicas") != 1 ||
+		str(rv, "spec", "template", "spec", "template", "metadata", "labels", "overworld.dev/region") != "eu" {
+		t.Errorf("rendezvous fleet %v", rv)
+	}
 	for i, region := range regions {
-		f, a := objs["Fleet"][i], objs["FleetAutoscaler"][i]
-		if f.name() != "ow-"+region || str(a, "spec", "fleetName") != f.name() {
-			t.Errorf("region %s: fleet %s, autoscaler for %s", region, f.name(), str(a, "spec", "fleetName"))
+		f, a := objs["Fleet"][i+1], objs["FleetAutoscaler"][i]
+		if f.name() != "ow-"+region || str(a, "spec", "fleetName") != f.name() || num(f, "spec", "replicas") != float64(i+2) {
+			t.Errorf("region %s: fleet %s of %v replicas, autoscaler for %s", region, f.name(), get(f, "spec", "replicas"), str(a, "spec", "fleetName"))
 		}
 		pod := get(f, "spec", "template", "spec", "template")
 		if str(pod, "metadata", "labels", "overworld.dev/region") != region || str(pod, "spec", "volumes", 0, "configMap", "name") != "ow-node-"+region {
 			t.Errorf("region %s: pods labelled %v, configuration %v", region, get(pod, "metadata", "labels"), get(pod, "spec", "volumes", 0))
 		}
-		if rdv := str(pod, "metadata", "labels", "overworld.dev/rendezvous"); rdv != fmt.Sprint(region == "eu") {
+		if rdv := str(pod, "metadata", "labels", "overworld.dev/rendezvous"); rdv != "false" {
 			t.Errorf("region %s: rendezvous label %q", region, rdv)
 		}
 	}
 	ids := map[string]string{}
 	for _, cm := range objs["ConfigMap"] {
-		if region, ok := strings.CutPrefix(cm.name(), "ow-node-"); ok {
+		if toml := str(cm, "data", "plane.toml"); toml != "" {
+			s, cfg, secrets := planeFromChart(t, toml, regions)
+			if a := cfg.Autoscale.Config; a.Min != 2 || a.Max != 20 || a.Buffer != 2 {
+				t.Errorf("autoscale %+v: want 2…20, buffer 2", a)
+			}
+			for i, region := range regions {
+				e := cfg.Hosts.Enroll[i]
+				if e.Region != region || e.First != uint32(100*(i+1)) || e.Last != uint32(100*(i+1)+99) {
+					t.Errorf("enroll %+v", e)
+				}
+				// Two game servers of one configuration: two IDs.
+				a, errA := enrollWith(t, s, "ow-"+region+"-aaaaa", region, secrets[region])
+				b, errB := enrollWith(t, s, "ow-"+region+"-bbbbb", region, secrets[region])
+				if errA != nil || errB != nil || a != e.First || b != e.First+1 {
+					t.Errorf("region %s: game servers enrolled as %d (%v) and %d (%v)", region, a, errA, b, errB)
+				}
+			}
+			continue
+		}
+		if fleet, ok := strings.CutPrefix(cm.name(), "ow-node-"); ok {
 			m := regexp.MustCompile(`(?m)^id = (\d+)`).FindStringSubmatch(str(cm, "data", "node.toml"))
 			if m == nil {
 				t.Fatalf("%s: no id in node.toml", cm.name())
 			}
-			ids[region] = m[1]
+			ids[fleet] = m[1]
 		}
 	}
-	if fmt.Sprint(ids) != "map[asia:7 eu:8 us:9]" {
-		t.Errorf("node IDs by region %v", ids)
+	if fmt.Sprint(ids) != "map[asia:100 eu:200 rendezvous:5 us:300]" {
+		t.Errorf("node IDs by fleet %v", ids)
 	}
 }
 

@@ -55,8 +55,9 @@ const maxBody = 64 << 10
 // Handler serves the plane's HTTP API: POST /v1/join, POST /v1/pings, GET
 // /v1/player?id=, GET /v1/nodes, GET /v1/state, GET /healthz, GET
 // /readyz (ready once the plane rebuilt its state from the nodes), with
-// Config.Autoscale POST /autoscale (Agones' FleetAutoscaler webhook), and
-// with Config.Instances the instance API (instances.go).
+// Config.Hosts POST and GET /v1/hosts (hosts.go), with Config.Autoscale
+// POST /autoscale (Agones' FleetAutoscaler webhook), and with
+// Config.Instances the instance API (instances.go).
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/join", s.serveJoin)
@@ -66,6 +67,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/nodes", s.serveNodes)
 	if s.hosts != nil {
 		mux.HandleFunc("POST /v1/hosts", s.serveHosts)
+		mux.HandleFunc("GET /v1/hosts", s.serveHostStats)
 	}
 	if s.inst != nil {
 		mux.HandleFunc("POST /v1/instances", s.serveOpenInstance)

@@ -67,15 +67,35 @@ type FileHosts struct {
 	CADir string `toml:"ca_dir"`
 	// TokenKey is the token issuer's public key file ("overworld token
 	// init"); World (default "main") and AudienceNode name the plane in
-	// the tokens players present to it.
+	// the tokens players present to it. Without it, no player hosts.
 	TokenKey     string `toml:"token_key"`
 	World        string `toml:"world"`
 	AudienceNode uint32 `toml:"audience_node"`
 	// First and Last bound the node IDs given to player hosts.
 	First uint32 `toml:"first"`
 	Last  uint32 `toml:"last"`
-	// Validity is a host certificate's lifetime (default "24h").
+	// Enroll lists the regions whose game servers enroll.
+	Enroll []FileEnroll `toml:"enroll"`
+	// Validity is a certificate's lifetime (default "24h"); Window an
+	// enrollment's clock window (default "2m").
 	Validity string `toml:"validity"`
+	Window   string `toml:"window"`
+	// Rate and Burst bound the requests read (default 20 a second,
+	// bursts of 40).
+	Rate  float64 `toml:"rate"`
+	Burst int     `toml:"burst"`
+	// StateFile keeps the IDs given across restarts ("" for none).
+	StateFile string `toml:"state_file"`
+}
+
+// FileEnroll is one enrolling region of FileHosts.
+type FileEnroll struct {
+	Region string `toml:"region"`
+	// SecretFile holds the region's enrollment secret (at least 16
+	// bytes; e.g. "openssl rand -hex 32").
+	SecretFile string `toml:"secret_file"`
+	First      uint32 `toml:"first"`
+	Last       uint32 `toml:"last"`
 }
 
 // FileAutoscale configures the FleetAutoscaler webhook.
@@ -219,18 +239,33 @@ func (f File) Config() (Config, error) {
 		if err != nil {
 			return c, fmt.Errorf("%w: hosts.ca_dir: %v", ErrConfig, err)
 		}
-		key, err := player.LoadPublicKeyFile(h.TokenKey)
-		if err != nil {
-			return c, fmt.Errorf("%w: hosts.token_key: %v", ErrConfig, err)
+		hc := &Hosts{CA: ca, Audience: player.Audience{World: h.World, Node: h.AudienceNode}, First: h.First, Last: h.Last,
+			Rate: h.Rate, Burst: h.Burst, StateFile: h.StateFile}
+		if h.TokenKey != "" {
+			if hc.Key, err = player.LoadPublicKeyFile(h.TokenKey); err != nil {
+				return c, fmt.Errorf("%w: hosts.token_key: %v", ErrConfig, err)
+			}
 		}
-		hc := &Hosts{CA: ca, Key: key, Audience: player.Audience{World: h.World, Node: h.AudienceNode}, First: h.First, Last: h.Last}
 		if hc.Audience.World == "" {
 			hc.Audience.World = player.DefaultWorld
 		}
-		if h.Validity != "" {
-			if hc.Validity, err = time.ParseDuration(h.Validity); err != nil {
-				return c, fmt.Errorf("%w: hosts.validity %q: %v", ErrConfig, h.Validity, err)
+		for _, d := range []struct {
+			name, s string
+			to      *time.Duration
+		}{{"validity", h.Validity, &hc.Validity}, {"window", h.Window, &hc.Window}} {
+			if d.s == "" {
+				continue
 			}
+			if *d.to, err = time.ParseDuration(d.s); err != nil {
+				return c, fmt.Errorf("%w: hosts.%s %q: %v", ErrConfig, d.name, d.s, err)
+			}
+		}
+		for i, e := range h.Enroll {
+			b, err := os.ReadFile(e.SecretFile)
+			if err != nil {
+				return c, fmt.Errorf("%w: hosts.enroll[%d].secret_file: %v", ErrConfig, i, err)
+			}
+			hc.Enroll = append(hc.Enroll, Enroll{Region: e.Region, Secret: bytes.TrimSpace(b), First: e.First, Last: e.Last})
 		}
 		c.Hosts = hc
 	}

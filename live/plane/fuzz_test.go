@@ -3,7 +3,9 @@ package plane
 import (
 	"bytes"
 	"net/http/httptest"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/overworld/overworld/live/pki"
 )
@@ -49,23 +51,36 @@ func FuzzFile(f *testing.F) {
 }
 
 // FuzzHostRequest: any body of POST /v1/hosts is refused with an error or
-// decoded into a token and a certificate request that parse; it never
-// panics.
+// decoded into either a token or an enrollment of the right form (never
+// both), with a certificate request that parses; it never panics. Served
+// to a plane, every body is answered, and one that is not a fresh
+// enrollment proved with the region's secret gives no ID.
 func FuzzHostRequest(f *testing.F) {
 	f.Add([]byte(`{"token":"AAAA","csr":"-----BEGIN CERTIFICATE REQUEST-----\nMAA=\n-----END CERTIFICATE REQUEST-----\n"}`))
 	f.Add([]byte(`{"token":"","csr":""}`))
 	f.Add([]byte(`{"token":"x","csr":"y","z":1}`))
+	f.Add([]byte(`{"gameserver":"eu-west-abcde","region":"eu-west","time":1800000000,"nonce":"00112233445566778899aabbccddeeff","proof":"` + strings.Repeat("ab", 32) + `","csr":"x"}`))
+	f.Add([]byte(`{"gameserver":"-a","region":"EU","time":-1,"nonce":"zz","proof":"","csr":"x"}`))
+	f.Add([]byte(`{"token":"AAAA","gameserver":"a","region":"b","time":1,"nonce":"00","proof":"00","csr":"x"}`))
+	p, _ := enrollPlane(f, time.Unix(1_800_000_000, 0))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		r := httptest.NewRequest("POST", "/v1/hosts", bytes.NewReader(body))
-		tok, csr, err := readHostRequest(r)
-		if err != nil {
-			return
+		b, err := readHostRequest(r)
+		if err == nil {
+			if b.csr == "" || (len(b.tok) == 0) == (b.req.GameServer == "") {
+				t.Fatalf("accepted %q as %+v", body, b.req)
+			}
+			if _, err := pki.ParseCSR([]byte(b.csr)); err != nil {
+				t.Fatalf("accepted %q with a bad request: %v", body, err)
+			}
+			if b.tok == nil && checkEnrollRequest(&b.req) != nil {
+				t.Fatalf("accepted %q with a bad enrollment", body)
+			}
 		}
-		if len(tok) == 0 || csr == "" {
-			t.Fatalf("accepted %q as an empty token or request", body)
-		}
-		if _, err := pki.ParseCSR([]byte(csr)); err != nil {
-			t.Fatalf("accepted %q with a bad request: %v", body, err)
+		w := httptest.NewRecorder()
+		p.Handler().ServeHTTP(w, httptest.NewRequest("POST", "/v1/hosts", bytes.NewReader(body)))
+		if w.Code == 200 {
+			t.Fatalf("granted %q without a proof from the secret", body)
 		}
 	})
 }

@@ -12,8 +12,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
+	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,43 +26,82 @@ import (
 	"github.com/overworld/overworld/wire"
 )
 
-// Player hosts' certificates. A player's machine that will host an
-// instance overflowed from the servers (a player host: the same node
-// daemon) needs a node certificate of the cluster's CA to join the
-// cluster's mesh. With Config.Hosts, the plane holds the CA's key and
-// serves POST /v1/hosts: the player's client sends a certificate signing
-// request (its key stays on its machine) with a player token whose
-// audience is the plane's (Hosts.Audience), and gets back a certificate
-// for a node ID of its own from Hosts.First…Hosts.Last (the same ID
-// every time the same player asks), and the CA's certificate. The token
-// is single-use, as at a node. A bad request changes nothing and burns no
-// token.
+// Node certificates from the plane. With Config.Hosts, the plane holds
+// the cluster CA's key and serves POST /v1/hosts, which certifies two
+// kinds of node, each sending a certificate signing request (its key
+// stays on its machine) with a credential:
 //
-// RequestHostCert is the client's side: `overworld node --player-host`
-// calls it before it starts, when it has no certificate yet. What is not
-// built yet: the plane placing instances on the hosts it certified.
+//   - A player host (a player's machine hosting an instance overflowed
+//     from the servers: the same node daemon) sends a player token whose
+//     audience is the plane's (Hosts.Audience); it gets a node ID of its
+//     own from Hosts.First…Hosts.Last, the same every time the same
+//     player asks. The token is single-use, as at a node.
+//   - A game server of a region (an Agones GameServer of the region's
+//     Fleet, every one started from the same configuration) enrolls
+//     (enroll.go): its GameServer name and region, with a proof keyed by
+//     the region's enrollment secret; it gets a node ID of its own from
+//     the region's range, the same every time the same GameServer asks.
+//
+// Both get back a certificate for that ID signed by the cluster CA, and
+// the CA's certificate. A bad request changes nothing: it burns no
+// token, gives no ID and spends no nonce; every refusal is counted by
+// reason (GET /v1/hosts). Requests beyond Hosts.Rate are refused before
+// they are read.
+//
+// RequestHostCert and RequestNodeCert are the client's side: `overworld
+// node --player-host` and `overworld node --enroll` call them before the
+// node starts, when it has no certificate yet. What is not built yet: the
+// plane placing players or instances on the nodes it certified (its
+// [[nodes]] list is static).
 
 // Hosts configures POST /v1/hosts.
 type Hosts struct {
 	// CA is the cluster's CA, with its key.
 	CA *pki.CA
 	// Key is the token issuer's public key; Audience names the world and
-	// the node ID tokens for the plane carry (an ID no node has).
+	// the node ID tokens for the plane carry (an ID no node has). Without
+	// a Key the plane certifies no player host.
 	Key      []byte
 	Audience player.Audience
 	// First and Last bound the node IDs given to player hosts (they
-	// must not overlap the nodes').
+	// must not overlap the nodes'); both 0 without a Key.
 	First, Last uint32
-	// Validity is a host certificate's lifetime (default 24 h).
+	// Enroll lists the regions whose game servers enroll, each with its
+	// secret and its node IDs.
+	Enroll []Enroll
+	// Validity is a certificate's lifetime (default 24 h).
 	Validity time.Duration
+	// Window is how far an enrollment's time may lie from the plane's
+	// clock (default 2 min); a nonce is remembered that long.
+	Window time.Duration
+	// Rate and Burst bound the requests POST /v1/hosts reads (a token
+	// bucket: default 20 per second, bursts of 40); the others are
+	// refused with 429.
+	Rate  float64
+	Burst int
+	// StateFile, if set, keeps the IDs given (player → ID, GameServer →
+	// ID) across restarts of the plane: read at start, rewritten after
+	// every new ID. Without it a restarted plane would give IDs again
+	// from the start of each range.
+	StateFile string
 }
 
-// HostRequest is the body of POST /v1/hosts.
+// HostRequest is the body of POST /v1/hosts: a player host's (Token) or
+// an enrolling game server's (GameServer, Region, Time, Nonce, Proof).
 type HostRequest struct {
 	// Token is a player token for the plane's audience (base64url).
-	Token string `json:"token"`
+	Token string `json:"token,omitempty"`
 	// CSR is a PEM certificate signing request (ECDSA P-256 or Ed25519).
 	CSR string `json:"csr"`
+	// GameServer and Region name the enrolling node; Time is its clock
+	// (Unix seconds), Nonce 16 random bytes (hex), and Proof the hex
+	// HMAC-SHA256 of all of them and the CSR keyed by the region's
+	// enrollment secret (EnrollProof).
+	GameServer string `json:"gameserver,omitempty"`
+	Region     string `json:"region,omitempty"`
+	Time       int64  `json:"time,omitempty"`
+	Nonce      string `json:"nonce,omitempty"`
+	Proof      string `json:"proof,omitempty"`
 }
 
 // HostGrant is the answer to POST /v1/hosts.
@@ -69,14 +111,39 @@ type HostGrant struct {
 	CA   string `json:"ca"`   // PEM
 }
 
+// Refusal reasons of POST /v1/hosts, as HostStats counts them.
+const (
+	RefusedFlood      = "flood"          // over Hosts.Rate (429)
+	RefusedBadRequest = "bad_request"    // malformed body, CSR, name or nonce (400)
+	RefusedCredential = "bad_credential" // bad token, unknown region or a proof that does not match (401)
+	RefusedStale      = "stale"          // an enrollment's time outside the window (401)
+	RefusedReplayed   = "replayed"       // a nonce seen within the window (409)
+	RefusedExhausted  = "exhausted"      // no node ID left in the range (503)
+	RefusedInternal   = "internal"       // signing or writing the state failed (500)
+)
+
+// HostStats is the answer to GET /v1/hosts: certificates issued, requests
+// refused by reason, and the node IDs given.
+type HostStats struct {
+	Issued      int               `json:"issued"`
+	Refused     map[string]int    `json:"refused"`
+	Players     map[string]uint32 `json:"players"`
+	GameServers map[string]uint32 `json:"gameservers"` // "region/name" → ID
+}
+
 // hostIssuer is the state of POST /v1/hosts.
 type hostIssuer struct {
-	cfg    Hosts
-	verify *player.Verifier
-	mu     sync.Mutex
-	ids    map[string]uint32 // player → its host's node ID
-	next   uint32
-	issued int
+	cfg     Hosts
+	verify  *player.Verifier // nil without player hosts
+	mu      sync.Mutex
+	ids     map[string]uint32 // "player:P" or "gs:REGION/NAME" → node ID
+	next    uint32            // the player hosts' next ID
+	enroll  map[string]*enrollRegion
+	nonces  map[string]time.Time // enrollment nonce → when it may be forgotten
+	bucket  float64              // tokens left
+	filled  time.Time            // when bucket was last filled
+	issued  int
+	refused map[string]int
 }
 
 func newHostIssuer(h Hosts, nodes []Node) (*hostIssuer, error) {
@@ -84,14 +151,51 @@ func newHostIssuer(h Hosts, nodes []Node) (*hostIssuer, error) {
 		return nil, fmt.Errorf("%w: hosts: %s", ErrConfig, fmt.Sprintf(format, args...))
 	}
 	if h.CA == nil || h.CA.Key == nil {
-		return bad("no CA key (the plane signs the player hosts' certificates)")
+		return bad("no CA key (the plane signs the nodes' certificates)")
 	}
-	if h.First < 1 || h.Last < h.First || h.Last > live.MaxNodeID {
-		return bad("node IDs %d…%d: want 1 ≤ first ≤ last ≤ %d", h.First, h.Last, live.MaxNodeID)
+	if h.Key == nil && len(h.Enroll) == 0 {
+		return bad("neither a token key (player hosts) nor an enrolling region: nothing to certify")
 	}
-	for _, n := range nodes {
-		if n.ID >= h.First && n.ID <= h.Last {
-			return bad("node %d lies in the player hosts' IDs %d…%d", n.ID, h.First, h.Last)
+	type span struct {
+		what        string
+		first, last uint32
+	}
+	var spans []span
+	if h.Key != nil {
+		if h.First < 1 || h.Last < h.First || h.Last > live.MaxNodeID {
+			return bad("node IDs %d…%d: want 1 ≤ first ≤ last ≤ %d", h.First, h.Last, live.MaxNodeID)
+		}
+		spans = append(spans, span{"the player hosts'", h.First, h.Last})
+	} else if h.First != 0 || h.Last != 0 {
+		return bad("player host IDs %d…%d without a token key", h.First, h.Last)
+	}
+	for i, e := range h.Enroll {
+		if e.First < 1 || e.Last < e.First || e.Last > live.MaxNodeID {
+			return bad("enroll[%d] %q: node IDs %d…%d: want 1 ≤ first ≤ last ≤ %d", i, e.Region, e.First, e.Last, live.MaxNodeID)
+		}
+		if err := checkEnrollName("region", e.Region, 63); err != nil {
+			return bad("enroll[%d]: %v", i, err)
+		}
+		if len(e.Secret) < MinEnrollSecret {
+			return bad("enroll[%d] %q: the secret has %d bytes, want at least %d", i, e.Region, len(e.Secret), MinEnrollSecret)
+		}
+		for _, f := range h.Enroll[:i] {
+			if f.Region == e.Region {
+				return bad("enroll: region %q listed twice", e.Region)
+			}
+		}
+		spans = append(spans, span{fmt.Sprintf("region %q's", e.Region), e.First, e.Last})
+	}
+	for i, a := range spans {
+		for _, b := range spans[:i] {
+			if a.first <= b.last && b.first <= a.last {
+				return bad("%s node IDs %d…%d overlap %s %d…%d", a.what, a.first, a.last, b.what, b.first, b.last)
+			}
+		}
+		for _, n := range nodes {
+			if n.ID >= a.first && n.ID <= a.last {
+				return bad("node %d lies in %s node IDs %d…%d", n.ID, a.what, a.first, a.last)
+			}
 		}
 	}
 	if h.Validity == 0 {
@@ -100,77 +204,258 @@ func newHostIssuer(h Hosts, nodes []Node) (*hostIssuer, error) {
 	if h.Validity < time.Minute {
 		return bad("validity %v: want at least 1m", h.Validity)
 	}
-	v, err := player.NewVerifier(player.VerifierConfig{Key: h.Key, Audience: h.Audience})
-	if err != nil {
-		return bad("%v", err)
+	if h.Window == 0 {
+		h.Window = 2 * time.Minute
 	}
-	return &hostIssuer{cfg: h, verify: v, ids: map[string]uint32{}, next: h.First}, nil
+	if h.Window < time.Second || h.Window > time.Hour {
+		return bad("window %v: want 1s to 1h", h.Window)
+	}
+	if h.Rate == 0 && h.Burst == 0 {
+		h.Rate, h.Burst = 20, 40
+	}
+	if !(h.Rate > 0) || h.Rate > 1e6 || h.Burst < 1 {
+		return bad("rate %v, burst %d: want a rate > 0 per second and a burst ≥ 1", h.Rate, h.Burst)
+	}
+	hi := &hostIssuer{cfg: h, ids: map[string]uint32{}, next: h.First, enroll: map[string]*enrollRegion{},
+		nonces: map[string]time.Time{}, bucket: float64(h.Burst), refused: map[string]int{}}
+	if h.Key != nil {
+		v, err := player.NewVerifier(player.VerifierConfig{Key: h.Key, Audience: h.Audience})
+		if err != nil {
+			return bad("%v", err)
+		}
+		hi.verify = v
+	}
+	for _, e := range h.Enroll {
+		hi.enroll[e.Region] = &enrollRegion{Enroll: e, next: e.First}
+	}
+	if h.StateFile != "" {
+		if err := hi.load(); err != nil {
+			return bad("state_file %s: %v", h.StateFile, err)
+		}
+	}
+	return hi, nil
 }
 
-// readHostRequest decodes and checks a POST /v1/hosts body: the token's
-// encoding and the request's signature and key, not the token's.
-func readHostRequest(r *http.Request) (tok []byte, csr string, err error) {
-	var req HostRequest
+// hostBody is a decoded POST /v1/hosts body: a player host's token or an
+// enrollment, and the request.
+type hostBody struct {
+	req HostRequest
+	tok []byte // player host
+	csr string
+}
+
+// readHostRequest decodes and checks a POST /v1/hosts body: either a
+// token (its encoding, not its signature) or an enrollment's fields (their
+// form, not the proof), and the request's signature and key.
+func readHostRequest(r *http.Request) (hostBody, error) {
+	var b hostBody
+	req := &b.req
 	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, maxBody))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return nil, "", fmt.Errorf("bad request body: %v", err)
+	if err := dec.Decode(req); err != nil {
+		return b, fmt.Errorf("bad request body: %v", err)
 	}
 	if dec.More() {
-		return nil, "", errors.New("bad request body: data after the request")
+		return b, errors.New("bad request body: data after the request")
 	}
-	if req.Token == "" || req.CSR == "" {
-		return nil, "", errors.New("want a token and a csr")
+	if req.CSR == "" {
+		return b, errors.New("want a csr")
 	}
-	if tok, err = player.DecodeToken(req.Token); err != nil {
-		return nil, "", err
+	enrolling := req.GameServer != "" || req.Region != "" || req.Time != 0 || req.Nonce != "" || req.Proof != ""
+	switch {
+	case req.Token != "" && enrolling:
+		return b, errors.New("want a token (player host) or an enrollment (gameserver, region, time, nonce, proof), not both")
+	case req.Token != "":
+		tok, err := player.DecodeToken(req.Token)
+		if err != nil {
+			return b, err
+		}
+		b.tok = tok
+	case enrolling:
+		if err := checkEnrollRequest(req); err != nil {
+			return b, err
+		}
+	default:
+		return b, errors.New("want a token (player host) or an enrollment (gameserver, region, time, nonce, proof)")
 	}
 	if _, err := pki.ParseCSR([]byte(req.CSR)); err != nil {
-		return nil, "", err
+		return b, err
 	}
-	return tok, req.CSR, nil
+	b.csr = req.CSR
+	return b, nil
+}
+
+// allow takes a token from the request bucket (h.mu held).
+func (h *hostIssuer) allow(now time.Time) bool {
+	if dt := now.Sub(h.filled).Seconds(); dt > 0 {
+		h.bucket = min(float64(h.cfg.Burst), h.bucket+dt*h.cfg.Rate)
+	}
+	if now.After(h.filled) {
+		h.filled = now
+	}
+	if h.bucket < 1 {
+		return false
+	}
+	h.bucket--
+	return true
+}
+
+// refuseHost answers a refused request, counts it by reason and logs it
+// (s.hosts.mu held).
+func (s *Server) refuseHost(w http.ResponseWriter, code int, reason string, err error, attrs ...any) {
+	s.hosts.refused[reason]++
+	s.cfg.Log.Warn("hosts: request refused", append([]any{"reason", reason, "err", err}, attrs...)...)
+	http.Error(w, fmt.Sprintf("hosts: %s: %v", reason, err), code)
 }
 
 func (s *Server) serveHosts(w http.ResponseWriter, r *http.Request) {
 	h := s.hosts
-	tok, csr, err := readHostRequest(r)
-	if err != nil {
-		http.Error(w, "hosts: "+err.Error(), http.StatusBadRequest)
+	h.mu.Lock()
+	if !h.allow(s.cfg.Clock()) {
+		s.refuseHost(w, http.StatusTooManyRequests, RefusedFlood, fmt.Errorf("over %v requests a second: retry later", h.cfg.Rate), "from", r.RemoteAddr)
+		h.mu.Unlock()
 		return
 	}
+	h.mu.Unlock()
+	// The body is read outside the lock: a slow client delays no other.
+	b, err := readHostRequest(r)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	now := s.cfg.Clock()
-	// Which ID the player would get, before the token's nonce is spent.
-	c, _, _, err := player.ParseToken(tok)
 	if err != nil {
-		http.Error(w, "hosts: "+err.Error(), http.StatusBadRequest)
+		s.refuseHost(w, http.StatusBadRequest, RefusedBadRequest, err, "from", r.RemoteAddr)
 		return
 	}
-	id, known := h.ids[string(c.Player)]
+	if b.tok == nil {
+		s.serveEnroll(w, r, b, now)
+		return
+	}
+	if h.verify == nil {
+		s.refuseHost(w, http.StatusUnauthorized, RefusedCredential, errors.New("this plane certifies no player host"), "from", r.RemoteAddr)
+		return
+	}
+	// Which ID the player would get, before the token's nonce is spent.
+	c, _, _, err := player.ParseToken(b.tok)
+	if err != nil {
+		s.refuseHost(w, http.StatusBadRequest, RefusedBadRequest, err, "from", r.RemoteAddr)
+		return
+	}
+	key := "player:" + string(c.Player)
+	id, known := h.ids[key]
 	if !known && h.next > h.cfg.Last {
-		http.Error(w, fmt.Sprintf("hosts: the %d player host IDs are all given", h.cfg.Last-h.cfg.First+1), http.StatusServiceUnavailable)
+		s.refuseHost(w, http.StatusServiceUnavailable, RefusedExhausted, fmt.Errorf("the %d player host IDs are all given", h.cfg.Last-h.cfg.First+1))
 		return
 	}
-	if _, err := h.verify.Verify(tok, now); err != nil {
-		http.Error(w, "hosts: "+err.Error(), http.StatusUnauthorized)
+	if _, err := h.verify.Verify(b.tok, now); err != nil {
+		s.refuseHost(w, http.StatusUnauthorized, RefusedCredential, err, "from", r.RemoteAddr)
 		return
 	}
 	if !known {
 		id = h.next
 	}
-	cert, err := h.cfg.CA.IssueCSR(wire.NodeID(id), []byte(csr), now, h.cfg.Validity)
-	if err != nil {
-		http.Error(w, "hosts: "+err.Error(), http.StatusInternalServerError)
+	if !s.grant(w, key, id, known, b.csr, now) {
 		return
 	}
 	if !known {
-		h.ids[string(c.Player)] = id
 		h.next++
 	}
-	h.issued++
 	s.cfg.Log.Info("player host certified", "player", string(c.Player), "node", id)
+}
+
+// grant signs node id's certificate for csr and answers it, recording id
+// as key's when it is new (and writing the state file); it reports
+// whether it did (h.mu held).
+func (s *Server) grant(w http.ResponseWriter, key string, id uint32, known bool, csr string, now time.Time) bool {
+	h := s.hosts
+	cert, err := h.cfg.CA.IssueCSR(wire.NodeID(id), []byte(csr), now, h.cfg.Validity)
+	if err != nil {
+		s.refuseHost(w, http.StatusInternalServerError, RefusedInternal, err)
+		return false
+	}
+	if !known {
+		h.ids[key] = id
+		if err := h.save(); err != nil {
+			delete(h.ids, key)
+			s.refuseHost(w, http.StatusInternalServerError, RefusedInternal, fmt.Errorf("state_file: %v", err))
+			return false
+		}
+	}
+	h.issued++
 	writeJSON(w, HostGrant{Node: id, Cert: string(cert), CA: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: h.cfg.CA.Cert.Raw}))})
+	return true
+}
+
+// serveHostStats answers GET /v1/hosts.
+func (s *Server) serveHostStats(w http.ResponseWriter, _ *http.Request) {
+	h := s.hosts
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	st := HostStats{Issued: h.issued, Refused: map[string]int{}, Players: map[string]uint32{}, GameServers: map[string]uint32{}}
+	for _, r := range []string{RefusedFlood, RefusedBadRequest, RefusedCredential, RefusedStale, RefusedReplayed, RefusedExhausted, RefusedInternal} {
+		st.Refused[r] = h.refused[r]
+	}
+	for k, id := range h.ids {
+		if p, ok := strings.CutPrefix(k, "player:"); ok {
+			st.Players[p] = id
+		} else if g, ok := strings.CutPrefix(k, "gs:"); ok {
+			st.GameServers[g] = id
+		}
+	}
+	writeJSON(w, st)
+}
+
+// hostState is the state file's contents.
+type hostState struct {
+	IDs map[string]uint32 `json:"ids"`
+}
+
+// load reads the state file (absent: nothing given yet) and moves each
+// range's next ID past the IDs given in it.
+func (h *hostIssuer) load() error {
+	b, err := os.ReadFile(h.cfg.StateFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var st hostState
+	if err := json.Unmarshal(b, &st); err != nil {
+		return fmt.Errorf("bad JSON: %v", err)
+	}
+	for k, id := range st.IDs {
+		switch {
+		case strings.HasPrefix(k, "player:") && h.verify != nil && id >= h.cfg.First && id <= h.cfg.Last:
+			h.next = max(h.next, id+1)
+		case strings.HasPrefix(k, "gs:"):
+			region, _, _ := strings.Cut(strings.TrimPrefix(k, "gs:"), "/")
+			e := h.enroll[region]
+			if e == nil || id < e.First || id > e.Last {
+				return fmt.Errorf("%s has node %d, outside its region's IDs", k, id)
+			}
+			e.next = max(e.next, id+1)
+		default:
+			return fmt.Errorf("%s has node %d, outside the player hosts' IDs", k, id)
+		}
+		h.ids[k] = id
+	}
+	return nil
+}
+
+// save writes the state file, if any, atomically.
+func (h *hostIssuer) save() error {
+	if h.cfg.StateFile == "" {
+		return nil
+	}
+	b, err := json.MarshalIndent(hostState{IDs: h.ids}, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := h.cfg.StateFile + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, h.cfg.StateFile)
 }
 
 // HostCert is what RequestHostCert obtained: the node ID, the node file
@@ -182,6 +467,10 @@ type HostCert struct {
 	CA       []byte
 }
 
+// ErrPlaneRefused wraps a refusal the plane answered (a 4xx status but
+// 429): asking again with the same credential will not help.
+var ErrPlaneRefused = errors.New("plane: refused")
+
 // RequestHostCert asks the plane at base ("http://host:port") for a
 // player host's certificate with token (encoded): it makes an ECDSA P-256
 // key, sends its certificate request, and checks the grant (the
@@ -189,6 +478,17 @@ type HostCert struct {
 // for the key made) before returning it. The key never leaves this
 // process but in the returned node file.
 func RequestHostCert(ctx context.Context, client *http.Client, base, token string) (HostCert, error) {
+	return requestCert(ctx, client, base, "player host", func(csr string) (HostRequest, error) {
+		return HostRequest{Token: token, CSR: csr}, nil
+	})
+}
+
+// requestCert makes a key and its certificate request, posts the body
+// build makes of it to POST /v1/hosts, and checks the grant.
+func requestCert(ctx context.Context, client *http.Client, base, what string, build func(csr string) (HostRequest, error)) (HostCert, error) {
+	fail := func(format string, args ...any) (HostCert, error) {
+		return HostCert{}, fmt.Errorf("plane: %s: %w", what, fmt.Errorf(format, args...))
+	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return HostCert{}, err
@@ -197,55 +497,62 @@ func RequestHostCert(ctx context.Context, client *http.Client, base, token strin
 	if err != nil {
 		return HostCert{}, err
 	}
-	body, _ := json.Marshal(HostRequest{Token: token, CSR: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}))})
+	hr, err := build(string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der})))
+	if err != nil {
+		return fail("%w", err)
+	}
+	body, _ := json.Marshal(hr)
 	u, err := url.JoinPath(base, "/v1/hosts")
 	if err != nil {
-		return HostCert{}, fmt.Errorf("plane: player host: plane URL %q: %w", base, err)
+		return fail("plane URL %q: %w", base, err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytesReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
-		return HostCert{}, fmt.Errorf("plane: player host: %w", err)
+		return fail("%w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := client.Do(req)
 	if err != nil {
-		return HostCert{}, fmt.Errorf("plane: player host: %w", err)
+		return fail("%w", err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if err != nil {
-		return HostCert{}, fmt.Errorf("plane: player host: %w", err)
+		return fail("%w", err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return HostCert{}, fmt.Errorf("plane: player host: %s: %s", resp.Status, bytes.TrimSpace(b))
+		if resp.StatusCode/100 == 4 && resp.StatusCode != http.StatusTooManyRequests {
+			return fail("%w: %s: %s", ErrPlaneRefused, resp.Status, bytes.TrimSpace(b))
+		}
+		return fail("%s: %s", resp.Status, bytes.TrimSpace(b))
 	}
 	var g HostGrant
 	if err := json.Unmarshal(b, &g); err != nil {
-		return HostCert{}, fmt.Errorf("plane: player host: bad grant: %w", err)
+		return fail("bad grant: %w", err)
 	}
 	cb, _ := pem.Decode([]byte(g.Cert))
 	ab, _ := pem.Decode([]byte(g.CA))
 	if cb == nil || ab == nil {
-		return HostCert{}, errors.New("plane: player host: bad grant: no certificate or no CA")
+		return fail("bad grant: no certificate or no CA")
 	}
 	cert, err := x509.ParseCertificate(cb.Bytes)
 	if err != nil {
-		return HostCert{}, fmt.Errorf("plane: player host: bad certificate: %w", err)
+		return fail("bad certificate: %w", err)
 	}
 	caCert, err := x509.ParseCertificate(ab.Bytes)
 	if err != nil {
-		return HostCert{}, fmt.Errorf("plane: player host: bad CA: %w", err)
+		return fail("bad CA: %w", err)
 	}
 	pool := x509.NewCertPool()
 	pool.AddCert(caCert)
 	if _, err := cert.Verify(x509.VerifyOptions{Roots: pool, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
-		return HostCert{}, fmt.Errorf("plane: player host: the certificate does not chain to the CA: %w", err)
+		return fail("the certificate does not chain to the CA: %w", err)
 	}
 	if id, err := pki.NodeIDOf(cert); err != nil || uint32(id) != g.Node || g.Node < 1 || g.Node > live.MaxNodeID {
-		return HostCert{}, fmt.Errorf("plane: player host: the certificate names node %d, the grant node %d", id, g.Node)
+		return fail("the certificate names node %d, the grant node %d", id, g.Node)
 	}
 	if pub, ok := cert.PublicKey.(*ecdsa.PublicKey); !ok || !pub.Equal(&key.PublicKey) {
-		return HostCert{}, errors.New("plane: player host: the certificate is not for the key sent")
+		return fail("the certificate is not for the key sent")
 	}
 	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {

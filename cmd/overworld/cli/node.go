@@ -65,7 +65,12 @@ removed, then the node drains: it keeps running frames while its primaries migra
 live peers (spread evenly, each to its backup when that peer has no more than its
 share) until each is installed at its target or drain_timeout (--drain-timeout)
 passes, and logs a drain report (primaries migrated, not migrated, lost); queued
-packets are then sent for up to shutdown_grace.`,
+packets are then sent for up to shutdown_grace.
+
+A game server started from its region's shared configuration (an Agones Fleet's) gets its
+own node ID at start with --enroll: it asks the control plane for a certificate with the
+region's enrollment secret (--enroll-secret), writes it to tls.node_cert and runs as the
+node it names; started again with that certificate, it keeps it (docs/deploy.md).`,
 		Example: `  overworld node --print-config > node.toml
   overworld node --config node.toml`,
 		Args: cobra.NoArgs,
@@ -89,6 +94,11 @@ packets are then sent for up to shutdown_grace.`,
 	cmd.Flags().DurationVar(&ov.drain, "drain-timeout", live.DefaultDrainTimeout, "on SIGTERM, how long the primaries may take to migrate to live peers, overriding drain_timeout (0: no drain)")
 	cmd.Flags().StringVar(&ov.playerHost, "player-host", "", "run as a player host: the control plane's URL; without tls.node_cert yet, ask it for one (POST /v1/hosts) with --player-token, and take the node ID it grants (the configuration's id is replaced by the certificate's)")
 	cmd.Flags().StringVar(&ov.playerToken, "player-token", "", "with --player-host: a file holding the player's token for the plane (overworld token issue with the plane's audience node)")
+	cmd.Flags().StringVar(&ov.enroll.plane, "enroll", "", "run as an enrolled game server: the control plane's URL; unless tls.node_cert holds this node's certificate, valid for 10 more minutes, ask the plane for one (POST /v1/hosts) with --enroll-secret, write it there, and take the node ID it grants (the configuration's id is replaced); the certificate is renewed while the node runs")
+	cmd.Flags().StringVar(&ov.enroll.secretFile, "enroll-secret", "", "with --enroll: a file holding the region's enrollment secret")
+	cmd.Flags().StringVar(&ov.enroll.gameServer, "gameserver", "", "with --enroll: this game server's name, the same at every restart (default: the host name, a GameServer pod's name)")
+	cmd.Flags().StringVar(&ov.enroll.region, "region", "", "with --enroll: the region enrolled in (default: agones.region)")
+	cmd.Flags().DurationVar(&ov.enroll.wait, "enroll-wait", 2*time.Minute, "with --enroll: how long to retry while the plane is unreachable or busy")
 	return cmd
 }
 
@@ -96,6 +106,7 @@ packets are then sent for up to shutdown_grace.`,
 // configuration file, each when given.
 type nodeOverrides struct {
 	playerHost, playerToken           string
+	enroll                            enrollFlags
 	dataDir                           string
 	failover                          bool
 	drain                             time.Duration
@@ -144,15 +155,24 @@ func runNode(e *env, path string, ov nodeOverrides) error {
 		return badInput(fmt.Errorf("node: flags: %w", err))
 	}
 	if ov.playerHost != "" || ov.playerToken != "" {
+		if ov.enroll.on() {
+			return badInputf("node: --player-host and --enroll: choose one")
+		}
 		if cfg, err = playerHost(cfg, ov.playerHost, ov.playerToken); err != nil {
 			return err
 		}
 	}
+	var enrolled plane.Enrollment
+	if ov.enroll.on() {
+		if cfg, enrolled, err = enroll(cfg, ov.enroll, enrollLogger(cfg, e.stderr)); err != nil {
+			return err
+		}
+	}
+	log := live.NewLogger(cfg, e.stderr)
 	_, lg, err := arenaGame(cfg.Game)
 	if err != nil {
 		return badInput(err)
 	}
-	log := live.NewLogger(cfg, e.stderr)
 	d, err := live.NewDaemon(cfg, lg, log)
 	if errors.Is(err, live.ErrConfig) || errors.Is(err, pki.ErrBadFile) || errors.Is(err, fs.ErrNotExist) {
 		return badInput(err)
@@ -177,6 +197,9 @@ func runNode(e *env, path string, ov nodeOverrides) error {
 			}
 		}
 	}()
+	if ov.enroll.on() {
+		go renewEnrollment(ctx, d, cfg, ov.enroll.plane, enrolled, log)
+	}
 	return d.Run(ctx)
 }
 

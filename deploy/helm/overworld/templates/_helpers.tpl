@@ -16,3 +16,48 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- define "overworld.image" -}}
 {{ printf "%s:%s" .Values.image.repository (toString .Values.image.tag) }}
 {{- end -}}
+
+{{/* The node groups, as YAML ("groups": a list): the rendezvous (a
+one-replica Fleet whose node has a fixed ID and a certificate issued by
+hand) and one per region (a Fleet whose game servers enroll with the
+control plane for IDs first…last). It fails on values that cannot make a
+cluster, naming the problem. */}}
+{{- define "overworld.groups" -}}
+{{- $rv := .Values.rendezvous -}}
+{{- if not (kindIs "map" $rv) }}{{ fail "rendezvous: want {region, nodeID}" }}{{ end -}}
+{{- $rvID := int (required "rendezvous.nodeID is required" $rv.nodeID) -}}
+{{- $found := false -}}
+{{- range .Values.regions }}{{ if eq .name $rv.region }}{{ $found = true }}{{ end }}{{ end -}}
+{{- if not $found }}{{ fail (printf "rendezvous.region %q: no region of that name" $rv.region) }}{{ end -}}
+{{- if and .Values.regions (not .Values.controlPlane.enabled) }}{{ fail "regions: their game servers enroll with the control plane: controlPlane.enabled must be true" }}{{ end -}}
+{{- $seen := list -}}
+groups:
+  - fleet: rendezvous
+    region: {{ $rv.region | quote }}
+    rendezvous: true
+    replicas: 1
+    id: {{ $rvID }}
+{{- range .Values.regions }}
+{{- $name := required "regions[].name is required" .name -}}
+{{- if eq $name "rendezvous" }}{{ fail "regions[].name \"rendezvous\": the name of the rendezvous' Fleet" }}{{ end -}}
+{{- $ids := required (printf "regions[%s].nodeIDs {first, last} is required (the IDs its game servers enroll for)" $name) .nodeIDs -}}
+{{- $first := int (required (printf "regions[%s].nodeIDs.first is required" $name) $ids.first) -}}
+{{- $last := int (required (printf "regions[%s].nodeIDs.last is required" $name) $ids.last) -}}
+{{- if or (lt $first 1) (lt $last $first) (gt $last 32767) }}{{ fail (printf "regions[%s].nodeIDs %d…%d: want 1 ≤ first ≤ last ≤ 32767" $name $first $last) }}{{ end -}}
+{{- if and (ge $rvID $first) (le $rvID $last) }}{{ fail (printf "regions[%s].nodeIDs %d…%d hold the rendezvous' ID %d" $name $first $last $rvID) }}{{ end -}}
+{{- range $seen }}{{ if and (le (index . 1) $last) (ge (index . 2) $first) }}{{ fail (printf "regions[%s].nodeIDs %d…%d overlap regions[%s]'s %d…%d" $name $first $last (index . 0) (index . 1) (index . 2)) }}{{ end }}{{ end -}}
+{{- $seen = append $seen (list $name $first $last) }}
+  - fleet: {{ $name | quote }}
+    region: {{ $name | quote }}
+    rendezvous: false
+    replicas: {{ .replicas | default 1 }}
+    id: {{ $first }}
+    first: {{ $first }}
+    last: {{ $last }}
+{{- end }}
+{{- end -}}
+
+{{/* The control plane's URL, as the game servers reach it. */}}
+{{- define "overworld.planeURL" -}}
+http://{{ include "overworld.name" . }}-control.{{ .Release.Namespace }}.svc:{{ .Values.controlPlane.httpPort }}
+{{- end -}}
