@@ -50,8 +50,9 @@ import (
 //
 // RequestHostCert and RequestNodeCert are the client's side: `overworld
 // node --player-host` and `overworld node --enroll` call them before the
-// node starts, when it has no certificate yet. What is not built yet: the
-// plane placing players or instances on the nodes it certified (its
+// node starts, when it has no certificate yet. Player hosts it certified
+// receive overflowing instances (instances.go). What is not built yet: the
+// plane placing main-world players on the game servers it enrolled (its
 // [[nodes]] list is static).
 
 // Hosts configures POST /v1/hosts.
