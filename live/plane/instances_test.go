@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -21,6 +22,9 @@ type adminLog struct {
 	mu    sync.Mutex
 	calls []string // "node N: path query", in arrival order
 	down  map[uint32]bool
+	// held are the instance records each node keeps (POST
+	// /admin/instances), reported with its players.
+	held map[uint32][]live.InstanceRecord
 }
 
 func (l *adminLog) node(t *testing.T, id uint32, server bool) *httptest.Server {
@@ -33,9 +37,24 @@ func (l *adminLog) node(t *testing.T, id uint32, server bool) *httptest.Server {
 				http.Error(rw, "down", http.StatusServiceUnavailable)
 				return
 			}
-			json.NewEncoder(rw).Encode(live.PlayersReport{Node: id, Players: []live.PlayerReport{}})
+			json.NewEncoder(rw).Encode(live.PlayersReport{Node: id, Players: []live.PlayerReport{}, Instances: l.held[id]})
 		})
 	}
+	mux.HandleFunc("POST /admin/instances", func(rw http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		rs, err := live.ParseInstanceRecords(b)
+		if err != nil {
+			http.Error(rw, err.Error(), http.StatusBadRequest)
+			return
+		}
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.held == nil {
+			l.held = map[uint32][]live.InstanceRecord{}
+		}
+		l.held[id] = rs
+		rw.WriteHeader(http.StatusNoContent)
+	})
 	for _, p := range []string{"/admin/migrate-region", "/admin/prefer-backup"} {
 		mux.HandleFunc("POST "+p, func(rw http.ResponseWriter, r *http.Request) {
 			l.mu.Lock()

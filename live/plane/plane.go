@@ -468,6 +468,9 @@ func (s *Server) fetchPlayers(ctx context.Context, n Node) (*live.PlayersReport,
 	if rep.Node != n.ID {
 		return nil, fmt.Errorf("node %s answers as node %d", n.Admin, rep.Node)
 	}
+	if err := live.CheckInstanceRecords(rep.Instances); err != nil {
+		return nil, fmt.Errorf("players report: %w", err)
+	}
 	return &rep, nil
 }
 
@@ -587,6 +590,14 @@ func (s *Server) rebuild(wall time.Time, now time.Duration, got map[uint32]*live
 		}
 		reports = append(reports, rep)
 	}
+	var inst *instancePlane
+	if s.inst != nil {
+		var err error
+		if inst, err = s.rebuildInstances(now, got); err != nil {
+			s.cfg.Log.Warn("rebuild: instances", "err", err)
+			return
+		}
+	}
 	ds, err := s.plane.Rebuild(now, reports)
 	if err != nil {
 		// Reports that contradict each other (a player on two nodes in
@@ -611,6 +622,9 @@ func (s *Server) rebuild(wall time.Time, now time.Duration, got map[uint32]*live
 	}
 	s.cfg.Log.Info("rebuilt", "nodes", len(reports), "players", len(s.players))
 	s.apply(ds, nil)
+	if inst != nil {
+		s.adoptInstances(inst)
+	}
 	s.reconcile(wall, got)
 }
 
