@@ -57,10 +57,25 @@ import (
 // straight to the host (the server then keeps the first backup), and
 // pins nothing on a player host it cannot reach.
 //
+// The plane holds no instance state of its own: it gives every server
+// that is up the records of the instances it runs (POST /admin/instances,
+// live.InstanceRecord: each instance as opened, the players who left, the
+// replicated host, a stamp), and the keeper (the lowest-numbered server
+// that is up) also those of the instances player hosts run, whenever they
+// change and when a server returns. The servers report them with their
+// players (GET /admin/players), and the plane's first round of polls
+// rebuilds its instances from them (control.Instances.RebuildInstances)
+// along with its players: the rebuilt plane decides as one that never
+// went down. Of two records of one instance (a server cut off while its
+// instance moved), the higher stamp wins; a rebuild from reports that
+// contradict each other waits for the next poll. A server that restarts
+// keeps none: its instances failed over and were re-placed, their records
+// given to their new servers.
+//
 // What is not built: the plane does not poll player hosts (a host's
-// departure reaches it only as a leave), a restarted plane does not ask
-// the nodes for their instances (control.Instances.RebuildInstances
-// exists, no node reports yet), and a per-host admin secret.
+// departure reaches it only as a leave; one that leaves while the plane
+// is down is not seen, and the rebuilt plane still names it host), player
+// hosts keep no records (the keeper does), and a per-host admin secret.
 
 // InstanceSetup turns the plane's instance API on.
 type InstanceSetup struct {

@@ -43,7 +43,9 @@
 // Instances (Config.Instances, instances.go): the plane places the
 // instances the game opens through its API with control.Instances, on the
 // servers' instance seats or, when they are full, on their players'
-// hosts, and carries the decisions out on the nodes' admin endpoints.
+// hosts, carries the decisions out on the nodes' admin endpoints, and
+// keeps its instance records on the servers, whence a restarted plane
+// rebuilds its instances with its players.
 //
 // What the caller must do: build a Config (the nodes with their sites,
 // capacities and admin and player endpoints), call New, serve Handler
