@@ -133,6 +133,9 @@ type InstancesState struct {
 	Stats     control.InstanceStats `json:"stats"`
 	// Failed counts the admin requests to nodes that failed.
 	Failed int `json:"failed"`
+	// HostsGone counts the player hosts the polls found gone (silent for
+	// DownAfter).
+	HostsGone int `json:"hosts_gone"`
 }
 
 // instancePlane is the plane's instance state (under Server.mu).
@@ -151,6 +154,12 @@ type instancePlane struct {
 	// found keeping; a server that goes down is sent its list again when
 	// it returns.
 	sent map[uint32]string
+	// hostSeen is when each player host the plane polls (the host or
+	// replicated host of an instance, with an admin endpoint) last
+	// answered, or became one to poll.
+	hostSeen map[uint32]time.Time
+	// hostDowns counts the player hosts found gone by the polls.
+	hostDowns int
 	// last is closed once the node requests of the latest decisions are
 	// done: each batch waits for the one before, so that they reach the
 	// nodes in the order of the decisions.
@@ -197,7 +206,7 @@ func newInstancePlane(su InstanceSetup, nodes []Node) (*instancePlane, error) {
 		return nil, fmt.Errorf("%w: instances: %w", ErrConfig, err)
 	}
 	return &instancePlane{cfg: cfg, x: x, boxes: map[string]world.Box{}, admin: map[uint32]string{}, stamps: map[string]stamped{},
-		sent: map[uint32]string{}}, nil
+		sent: map[uint32]string{}, hostSeen: map[uint32]time.Time{}}, nil
 }
 
 // callNode makes one admin request and returns what a migration moved.
@@ -549,7 +558,7 @@ func (s *Server) serveInstances(w http.ResponseWriter, _ *http.Request) {
 
 // instancesState is GET /v1/instances's answer (s.mu held).
 func (s *Server) instancesState() InstancesState {
-	st := InstancesState{Instances: []InstancePlacement{}, Stats: s.inst.x.Stats(), Failed: s.inst.failed}
+	st := InstancesState{Instances: []InstancePlacement{}, Stats: s.inst.x.Stats(), Failed: s.inst.failed, HostsGone: s.inst.hostDowns}
 	for _, id := range s.inst.x.InstanceIDs() {
 		p, _ := s.placement(id)
 		st.Instances = append(st.Instances, p)
@@ -680,7 +689,7 @@ func (s *Server) rebuildInstances(now time.Duration, got map[uint32]*live.Player
 		return nil, fmt.Errorf("instances: internal error: %w", err)
 	}
 	y := &instancePlane{cfg: s.inst.cfg, x: x, boxes: map[string]world.Box{}, admin: map[uint32]string{}, stamps: map[string]stamped{},
-		sent: map[uint32]string{}}
+		sent: map[uint32]string{}, hostSeen: map[uint32]time.Time{}}
 	byNode := map[uint32]*control.InstanceReport{}
 	for id := range got {
 		byNode[id] = &control.InstanceReport{Node: wire.NodeID(id)}
@@ -732,8 +741,71 @@ func (s *Server) rebuildInstances(now time.Duration, got map[uint32]*live.Player
 // records they must keep where theirs differ (a server cut off while an
 // instance moved keeps a stale one) (s.mu held).
 func (s *Server) adoptInstances(y *instancePlane) {
-	y.failed, y.last = s.inst.failed, s.inst.last
+	y.failed, y.last, y.hostDowns = s.inst.failed, s.inst.last, s.inst.hostDowns
 	s.inst = y
 	s.cfg.Log.Info("instances rebuilt", "instances", len(s.inst.x.InstanceIDs()))
 	s.carryOut(nil)
+}
+
+// hostTargets returns the player hosts to poll: the host and replicated
+// host of every overflowed instance, where the plane knows their admin
+// endpoint (none before the plane rebuilt its state).
+func (s *Server) hostTargets() []Node {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.inst == nil || !s.stats.Rebuilt {
+		return nil
+	}
+	seen := map[uint32]bool{}
+	var out []Node
+	for _, id := range s.inst.x.InstanceIDs() {
+		w, _ := s.inst.x.Where(id)
+		if !w.Hosted {
+			continue
+		}
+		for _, h := range []uint32{uint32(w.Node), uint32(w.Replica)} {
+			if a := s.inst.admin[h]; h != 0 && a != "" && !seen[h] {
+				seen[h] = true
+				out = append(out, Node{ID: h, Admin: a})
+			}
+		}
+	}
+	return out
+}
+
+// observeHosts acts on the polls of the player hosts (answered: true if
+// the host answered) (s.mu held): one silent for DownAfter is gone, its
+// player leaving every instance it is in (control.Instances.NodeDown:
+// Algorithm 4's promotion and new replica follow).
+func (s *Server) observeHosts(answered map[uint32]bool) {
+	if s.inst == nil || !s.stats.Rebuilt {
+		return
+	}
+	wall, now := s.now()
+	for _, h := range sortedKeys(answered) {
+		seen, known := s.inst.hostSeen[h]
+		if answered[h] || !known {
+			s.inst.hostSeen[h] = wall
+			continue
+		}
+		if wall.Sub(seen) < s.cfg.DownAfter {
+			continue
+		}
+		delete(s.inst.hostSeen, h)
+		ds, err := s.inst.x.NodeDown(now, wire.NodeID(h))
+		if err != nil {
+			// It hosts nothing any more (a leave came first).
+			s.cfg.Log.Info("instance: player host gone", "node", h, "err", err)
+			continue
+		}
+		s.inst.hostDowns++
+		s.cfg.Log.Info("instance: player host gone", "node", h)
+		s.carryOut(ds)
+	}
+	// Forget the hosts no longer polled.
+	for h := range s.inst.hostSeen {
+		if _, ok := answered[h]; !ok {
+			delete(s.inst.hostSeen, h)
+		}
+	}
 }

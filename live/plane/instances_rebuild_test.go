@@ -28,11 +28,11 @@ func newInstanceCluster(t *testing.T) *instanceCluster {
 	k := &instanceCluster{t: t, l: &adminLog{down: map[uint32]bool{}}, hosts: map[uint32]string{}, c: &clock{t: time.Unix(1e9, 0)}}
 	for i := range 3 {
 		id := uint32(i + 1)
-		s := k.l.node(t, id, true)
+		s := k.l.node(t, id)
 		k.nodes = append(k.nodes, Node{ID: id, Site: sites[i], Capacity: 10, Admin: s.URL, QUIC: fmt.Sprintf("127.0.0.1:%d", 9000+id)})
 	}
 	for _, id := range []uint32{101, 102, 104} {
-		k.hosts[id] = k.l.node(t, id, false).URL
+		k.hosts[id] = k.l.node(t, id).URL
 	}
 	return k
 }
@@ -76,8 +76,9 @@ func placements(s *Server) string {
 // servers and on player hosts (one player gone), starts another over the
 // same nodes, and checks that the new one rebuilds the same placements
 // from the records the nodes keep and decides the next events (the host's
-// departure, a server's death, a new instance that overflows) as the one
-// that never went down, making the same node requests. A server cut off
+// departure, a new instance that overflows, a server's death, a player
+// host gone silent) as the one that never went down, making the same
+// node requests. A server cut off
 // while its instance moved reports a stale record: the next plane takes
 // the newer one and corrects the server. Reports that contradict each
 // other are refused and the rebuild waits.
@@ -160,6 +161,19 @@ func TestPlaneInstancesRebuild(t *testing.T) {
 	if pa := placements(a); !strings.Contains(pa, `{"id":"a","node":2`) && !strings.Contains(pa, `{"id":"a","node":3`) {
 		t.Fatalf("a did not move off server 1: %s", pa)
 	}
+	// e's host goes silent: the polls find it gone, and its replica
+	// takes over.
+	k.l.mu.Lock()
+	k.l.down[104] = true
+	k.l.mu.Unlock()
+	k.c.add(4 * time.Second)
+	same("e's host goes silent", func(s *Server, _ string) string {
+		poll(s)
+		return strings.Join(k.l.take(), "; ")
+	})
+	if pa := placements(a); !strings.Contains(pa, `{"id":"e","node":105,"hosted":true,"player":"e1"`) || a.Instances().HostsGone != 1 || b.Instances().HostsGone != 1 {
+		t.Fatalf("after e's host went silent: %s; hosts gone %d and %d", pa, a.Instances().HostsGone, b.Instances().HostsGone)
+	}
 	// Server 1 answers again, still keeping a's record: a third plane
 	// takes the record of a's new server (the higher stamp), and gives
 	// server 1 its list again (without a; as the lowest-numbered server
@@ -181,8 +195,8 @@ func TestPlaneInstancesRebuild(t *testing.T) {
 	for _, r := range k.l.held[1] {
 		ids = append(ids, fmt.Sprint(r.ID, "@", r.Node))
 	}
-	if !slices.Equal(ids, []string{"d@102", "e@104"}) {
-		t.Errorf("server 1 keeps %v, want d@102 e@104", ids)
+	if !slices.Equal(ids, []string{"d@102", "e@105"}) {
+		t.Errorf("server 1 keeps %v, want d@102 e@105", ids)
 	}
 	k.l.mu.Unlock()
 	for _, s := range []*Server{a, b, c} {

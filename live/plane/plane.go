@@ -422,9 +422,10 @@ func (s *Server) PollOnce(ctx context.Context) {
 		id  uint32
 		rep *live.PlayersReport
 	}
+	hosts := s.hostTargets()
 	var wg sync.WaitGroup
-	answers := make(chan answer, len(s.cfg.Nodes))
-	for _, n := range s.cfg.Nodes {
+	answers := make(chan answer, len(s.cfg.Nodes)+len(hosts))
+	for _, n := range append(slices.Clone(s.cfg.Nodes), hosts...) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -439,14 +440,18 @@ func (s *Server) PollOnce(ctx context.Context) {
 	wg.Wait()
 	close(answers)
 	got := map[uint32]*live.PlayersReport{}
+	hostGot := map[uint32]bool{}
 	for a := range answers {
-		if a.rep != nil {
+		if _, server := s.nodes[a.id]; !server {
+			hostGot[a.id] = a.rep != nil
+		} else if a.rep != nil {
 			got[a.id] = a.rep
 		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.observe(got)
+	s.observeHosts(hostGot)
 }
 
 // fetchPlayers is GET /admin/players on node n.
