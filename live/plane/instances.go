@@ -72,10 +72,17 @@ import (
 // keeps none: its instances failed over and were re-placed, their records
 // given to their new servers.
 //
-// What is not built: the plane does not poll player hosts (a host's
-// departure reaches it only as a leave; one that leaves while the plane
-// is down is not seen, and the rebuilt plane still names it host), player
-// hosts keep no records (the keeper does), and a per-host admin secret.
+// Player hosts' polls: once rebuilt, the plane also polls the host and
+// the replicated host of every overflowed instance at the admin endpoint
+// it knows for them (GET /admin/players, every Poll); one silent for
+// DownAfter is gone (control.Instances.NodeDown: its player leaves every
+// instance it is in, and Algorithm 4's promotion and new replica follow),
+// counted in InstancesState.HostsGone. A host that left while the plane
+// was down is seen this way after the rebuild.
+//
+// What is not built: a player host with no admin endpoint is not polled
+// (its departure reaches the plane only as a leave), player hosts keep no
+// records (the keeper does), and a per-host admin secret.
 
 // InstanceSetup turns the plane's instance API on.
 type InstanceSetup struct {
