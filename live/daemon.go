@@ -291,6 +291,7 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 		mux.Handle("/admin/pings", d.authorized(http.HandlerFunc(d.servePings), true))
 		mux.Handle("/admin/migrate-region", d.authorized(http.HandlerFunc(d.serveMigrateRegion), true))
 		mux.Handle("/admin/prefer-backup", d.authorized(http.HandlerFunc(d.servePreferBackup), true))
+		mux.Handle("/admin/instances", d.authorized(http.HandlerFunc(d.serveInstances), true))
 		d.serveDashboard(mux, game)
 		d.admin = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	}

@@ -2,6 +2,7 @@ package live
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"testing"
@@ -87,6 +88,37 @@ func FuzzDaemonConfig(f *testing.F) {
 		}
 		if _, err := c.Validate(); err != nil {
 			t.Fatalf("a parsed configuration does not validate again: %v", err)
+		}
+	})
+}
+
+// FuzzInstanceRecords: any body of POST /admin/instances is refused with
+// an error or decoded into records that pass the checks again and
+// survive a JSON round trip unchanged; never a panic.
+func FuzzInstanceRecords(f *testing.F) {
+	f.Add([]byte(`[{"id":"a","node":1,"box":[0,0,10,10],"players":[{"id":"p0"},{"id":"p1","host":101,"admin":"http://127.0.0.1:1"}],"left":["p0"],"stamp":5}]`))
+	f.Add([]byte(`[{"id":"h","node":101,"box":[0,0,1,1],"players":[{"id":"p0","host":101},{"id":"p1","host":102}],"rtt_ms":[0,3,3,0],"replica":"p1"}]`))
+	f.Add([]byte(`[]`))
+	f.Add([]byte(`null`))
+	f.Add([]byte(`[{"id":"","node":0,"box":[1,0,0,1],"players":[]}]`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		rs, err := ParseInstanceRecords(b)
+		if err != nil {
+			return
+		}
+		if err := CheckInstanceRecords(rs); err != nil {
+			t.Fatalf("accepted %q, which does not check again: %v", b, err)
+		}
+		again, err := json.Marshal(rs)
+		if err != nil {
+			t.Fatalf("accepted %q, which does not encode: %v", b, err)
+		}
+		rs2, err := ParseInstanceRecords(again)
+		if err != nil {
+			t.Fatalf("accepted %q; its encoding %s is refused: %v", b, again, err)
+		}
+		if third, _ := json.Marshal(rs2); !bytes.Equal(third, again) {
+			t.Fatalf("accepted %q; its encoding %s encodes again as %s", b, again, third)
 		}
 	})
 }

@@ -51,6 +51,9 @@ type PlayersReport struct {
 	Node        uint32         `json:"node"`
 	Incarnation uint16         `json:"incarnation"`
 	Players     []PlayerReport `json:"players"`
+	// Instances are the control plane's instance records this node keeps
+	// (instances.go).
+	Instances []InstanceRecord `json:"instances,omitempty"`
 }
 
 // Limits of the pings a node stores.
@@ -73,6 +76,8 @@ type placedState struct {
 	mu      sync.Mutex
 	players []PlayerReport // as of the latest frame, without samples
 	samples map[player.PlayerID]*pingEntry
+	// instances are the plane's instance records (POST /admin/instances).
+	instances []InstanceRecord
 }
 
 type pingEntry struct {
@@ -125,6 +130,7 @@ func (d *Daemon) servePlayers(w http.ResponseWriter, r *http.Request) {
 		}
 		rep.Players = append(rep.Players, p)
 	}
+	rep.Instances = d.placed.instances
 	d.placed.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(rep)

@@ -16,8 +16,9 @@ import (
 // answers with its node and no player; /admin/pings refuses a bad player,
 // malformed or out-of-range samples and a wrong method, each with a
 // message naming the problem; /admin/migrate-region refuses a bad box or
-// a node that is not a peer, and /admin/prefer-backup a bad box or node
-// list, and change nothing.
+// a node that is not a peer, /admin/prefer-backup a bad box or node
+// list, and /admin/instances malformed records, and change nothing; the
+// instance records kept are reported by /admin/players.
 func TestPlacedEndpoints(t *testing.T) {
 	cfg, _ := testNodeConfig(t, t.TempDir())
 	cfg.Listen.Admin = "127.0.0.1:0"
@@ -73,11 +74,43 @@ func TestPlacedEndpoints(t *testing.T) {
 		{"POST", "/admin/prefer-backup?x0=0&y0=0&x1=1&y1=1&nodes=40000", "", "nodes"},
 		{"POST", "/admin/prefer-backup?x0=2&y0=0&x1=1&y1=1&nodes=2", "", "is empty"},
 		{"POST", "/admin/prefer-backup?x0=0&y0=Inf&x1=1&y1=1&nodes=2", "", "y0"},
+		{"GET", "/admin/instances", "", "use POST"},
+		{"POST", "/admin/instances", `null`, "want a JSON array"},
+		{"POST", "/admin/instances", `{}`, "want a JSON array"},
+		{"POST", "/admin/instances", `[{"id":"a","node":1,"box":[0,0,10,10],"players":[{"id":"p0"},{"id":"p1","host":101}]},{"id":"a","node":1,"box":[0,0,10,10],"players":[{"id":"p0"},{"id":"p1","host":101}]}]`, "listed twice"},
+		{"POST", "/admin/instances", `[{"id":"a b","node":1,"box":[0,0,1,1],"players":[{"id":"p"}]}]`, "instance ID"},
+		{"POST", "/admin/instances", `[{"id":"a","node":0,"box":[0,0,1,1],"players":[{"id":"p"}]}]`, "node 0"},
+		{"POST", "/admin/instances", `[{"id":"a","node":1,"box":[2,0,1,1],"players":[{"id":"p"}]}]`, "x0 ≤ x1"},
+		{"POST", "/admin/instances", `[{"id":"a","node":1,"box":[0,0,1,1],"players":[]}]`, "0 players"},
+		{"POST", "/admin/instances", `[{"id":"a","node":1,"box":[0,0,1,1],"players":[{"id":"p"},{"id":"p"}]}]`, "listed twice"},
+		{"POST", "/admin/instances", `[{"id":"a","node":1,"box":[0,0,1,1],"players":[{"id":"p","admin":"http://x:1"}]}]`, "for a player host"},
+		{"POST", "/admin/instances", `[{"id":"a","node":1,"box":[0,0,1,1],"players":[{"id":"p","uptime_min_h":-1}]}]`, "uptime"},
+		{"POST", "/admin/instances", `[{"id":"a","node":1,"box":[0,0,1,1],"players":[{"id":"p"}],"rtt_ms":[0,1]}]`, "2 RTTs"},
+		{"POST", "/admin/instances", `[{"id":"a","node":1,"box":[0,0,1,1],"players":[{"id":"p"}],"rtt_ms":[-1]}]`, "RTT 0"},
+		{"POST", "/admin/instances", `[{"id":"a","node":1,"box":[0,0,1,1],"players":[{"id":"p"}],"left":["q"]}]`, "left player"},
+		{"POST", "/admin/instances", `[{"id":"a","node":1,"box":[0,0,1,1],"players":[{"id":"p"}],"replica":"q"}]`, "replica"},
+		{"POST", "/admin/instances", `[{"id":"a","node":1,"box":[0,0,1,1],"players":[{"id":"p"}],"stamp":-1}]`, "stamp"},
 	} {
 		code, body := do(c.method, c.path, c.body)
 		if code/100 != 4 || !strings.Contains(body, c.want) {
 			t.Errorf("%s %s %s: %d %q, want 4xx naming %q", c.method, c.path, c.body, code, body, c.want)
 		}
+	}
+	// Instance records kept, reported, then replaced by none.
+	if code, body := do("POST", "/admin/instances", `[{"id":"a","node":1,"box":[0,0,10,10],"players":[{"id":"p0"},{"id":"p1","host":101}],"left":["p0"],"stamp":3}]`); code != 204 {
+		t.Fatalf("instance records: %d %q", code, body)
+	}
+	_, body = do("GET", "/admin/players", "")
+	rep = PlayersReport{}
+	if err := json.Unmarshal([]byte(body), &rep); err != nil || len(rep.Instances) != 1 || rep.Instances[0].ID != "a" ||
+		len(rep.Instances[0].Players) != 2 || rep.Instances[0].Left[0] != "p0" || rep.Instances[0].Stamp != 3 {
+		t.Fatalf("/admin/players with an instance record: %q", body)
+	}
+	if code, body := do("POST", "/admin/instances", `[]`); code != 204 {
+		t.Fatalf("no instance records: %d %q", code, body)
+	}
+	if _, body = do("GET", "/admin/players", ""); strings.Contains(body, "instances") {
+		t.Fatalf("/admin/players after [] still reports records: %q", body)
 	}
 	if code, body := do("POST", "/admin/pings?player=a", `[{"node":2,"rtt_ms":12.5}]`); code != 204 {
 		t.Fatalf("good pings: %d %q", code, body)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -30,7 +31,9 @@ import (
 // 2, each then backed up on node 3. kill -9 of node 2: node 3 promotes
 // them, and the host's leave makes node 3 the host in the plane. Node 3's
 // own objects are moved to node 1 first, so that only the instance's
-// objects pass through it. Takes about 5 s.
+// objects pass through it. Before the kill, the plane is replaced by a
+// new one that rebuilds the instances from the records the servers keep
+// and carries on. Takes about 5 s.
 func TestClusterPlaneInstances(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts 4 processes for about 5 s")
@@ -60,20 +63,36 @@ func TestClusterPlaneInstances(t *testing.T) {
 		}
 		return ""
 	})
-	// The stand-in server: it runs nothing, and answers the plane's polls.
+	// The stand-in server: it runs nothing, answers the plane's polls and
+	// keeps the instance records the plane gives it.
 	const other = 4000
+	var standMu sync.Mutex
+	var standHeld []live.InstanceRecord
 	stand := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/admin/players" {
+		standMu.Lock()
+		defer standMu.Unlock()
+		switch r.URL.Path {
+		case "/admin/players":
+			json.NewEncoder(w).Encode(live.PlayersReport{Node: other, Players: []live.PlayerReport{}, Instances: standHeld})
+		case "/admin/instances":
+			b, _ := io.ReadAll(r.Body)
+			rs, err := live.ParseInstanceRecords(b)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			standHeld = rs
+			w.WriteHeader(http.StatusNoContent)
+		default:
 			http.Error(w, "no", http.StatusNotFound)
-			return
 		}
-		json.NewEncoder(w).Encode(live.PlayersReport{Node: other, Players: []live.PlayerReport{}})
 	}))
 	defer stand.Close()
-	s, err := plane.New(plane.Config{Seed: 1, Instances: &plane.InstanceSetup{Seats: 2}, Nodes: []plane.Node{
+	cfg := plane.Config{Seed: 1, Instances: &plane.InstanceSetup{Seats: 2}, Nodes: []plane.Node{
 		{ID: uint32(ids[0]), Site: "New York", Capacity: 10, Admin: "http://" + c.AdminAddr(0), QUIC: "127.0.0.1:1"},
 		{ID: other, Site: "Frankfurt", Capacity: 10, Admin: stand.URL, QUIC: "127.0.0.1:2"},
-	}})
+	}}
+	s, err := plane.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,6 +159,24 @@ func TestClusterPlaneInstances(t *testing.T) {
 	t.Logf("overflow carried out (%d objects on the host, backed up on the replicated host) %v after the open",
 		len(inst), time.Since(start).Round(10*time.Millisecond))
 	s.Wait()
+	// The plane stops and another starts: it rebuilds the instances from
+	// the records node 1 (a process: k, and i, which a player host runs)
+	// and the stand-in (j) keep, and carries on in its place.
+	was := s.Instances()
+	hs.Close()
+	if s, err = plane.New(cfg); err != nil {
+		t.Fatal(err)
+	}
+	s.PollOnce(context.Background())
+	s.Wait()
+	hs = httptest.NewServer(s.Handler())
+	defer hs.Close()
+	if now := s.Instances(); !s.Stats().Rebuilt || !slices.Equal(now.Instances, was.Instances) {
+		t.Fatalf("the restarted plane's instances\n%+v\nwant\n%+v", now.Instances, was.Instances)
+	}
+	if was.Failed != 0 {
+		t.Errorf("%d node requests of the first plane failed", was.Failed)
+	}
 	killAt := time.Since(c.Epoch())
 	if err := c.Signal(1, syscall.SIGKILL); err != nil {
 		t.Fatal(err)

@@ -2,11 +2,13 @@ package plane
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/overworld/overworld/live"
 	"github.com/overworld/overworld/live/pki"
 )
 
@@ -81,6 +83,41 @@ func FuzzHostRequest(f *testing.F) {
 		p.Handler().ServeHTTP(w, httptest.NewRequest("POST", "/v1/hosts", bytes.NewReader(body)))
 		if w.Code == 200 {
 			t.Fatalf("granted %q without a proof from the secret", body)
+		}
+	})
+}
+
+// FuzzInstanceReport: any instance records a server reports to a
+// starting plane are refused by the poll's checks or by the rebuild with
+// an error, or rebuilt into instances that each run on a reporting node
+// or a player host; nothing panics.
+func FuzzInstanceReport(f *testing.F) {
+	f.Add([]byte(`[{"id":"a","node":1,"box":[0,0,10,10],"players":[{"id":"p0"},{"id":"p1"}],"left":["p0"],"stamp":5}]`))
+	f.Add([]byte(`[{"id":"h","node":101,"box":[0,0,1,1],"players":[{"id":"p0","host":101},{"id":"p1","host":102,"admin":"http://x:1"}],"rtt_ms":[0,3,3,0],"replica":"p1"}]`))
+	f.Add([]byte(`[{"id":"a","node":2,"box":[0,0,1,1],"players":[{"id":"p0"}]}]`))
+	f.Add([]byte(`[{"id":"a","node":1,"box":[0,0,1,1],"players":[{"id":"p0"},{"id":"p1"},{"id":"p2"}]}]`))
+	nodes := []Node{{ID: 1, Site: "Tokyo", Capacity: 4, Admin: "http://127.0.0.1:1", QUIC: "x:1"},
+		{ID: 2, Site: "London", Capacity: 4, Admin: "http://127.0.0.1:2", QUIC: "x:2"}}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var rs []live.InstanceRecord
+		if json.Unmarshal(b, &rs) != nil || live.CheckInstanceRecords(rs) != nil {
+			return
+		}
+		s, err := New(Config{Nodes: nodes, Seed: 1, Instances: &InstanceSetup{Seats: 2}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		y, err := s.rebuildInstances(0, map[uint32]*live.PlayersReport{1: {Node: 1, Instances: rs}, 2: {Node: 2}})
+		if err != nil {
+			return
+		}
+		for _, id := range y.x.InstanceIDs() {
+			w, _ := y.x.Where(id)
+			if w.Node != 1 && !w.Hosted {
+				t.Fatalf("%s: instance %q rebuilt on server %d, which did not report it", b, id, w.Node)
+			}
 		}
 	})
 }

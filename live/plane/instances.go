@@ -1,12 +1,15 @@
 package plane
 
 import (
+	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -54,10 +57,32 @@ import (
 // straight to the host (the server then keeps the first backup), and
 // pins nothing on a player host it cannot reach.
 //
-// What is not built: the plane does not poll player hosts (a host's
-// departure reaches it only as a leave), a restarted plane does not ask
-// the nodes for their instances (control.Instances.RebuildInstances
-// exists, no node reports yet), and a per-host admin secret.
+// The plane holds no instance state of its own: it gives every server
+// that is up the records of the instances it runs (POST /admin/instances,
+// live.InstanceRecord: each instance as opened, the players who left, the
+// replicated host, a stamp), and the keeper (the lowest-numbered server
+// that is up) also those of the instances player hosts run, whenever they
+// change and when a server returns. The servers report them with their
+// players (GET /admin/players), and the plane's first round of polls
+// rebuilds its instances from them (control.Instances.RebuildInstances)
+// along with its players: the rebuilt plane decides as one that never
+// went down. Of two records of one instance (a server cut off while its
+// instance moved), the higher stamp wins; a rebuild from reports that
+// contradict each other waits for the next poll. A server that restarts
+// keeps none: its instances failed over and were re-placed, their records
+// given to their new servers.
+//
+// Player hosts' polls: once rebuilt, the plane also polls the host and
+// the replicated host of every overflowed instance at the admin endpoint
+// it knows for them (GET /admin/players, every Poll); one silent for
+// DownAfter is gone (control.Instances.NodeDown: its player leaves every
+// instance it is in, and Algorithm 4's promotion and new replica follow),
+// counted in InstancesState.HostsGone. A host that left while the plane
+// was down is seen this way after the rebuild.
+//
+// What is not built: a player host with no admin endpoint is not polled
+// (its departure reaches the plane only as a leave), player hosts keep no
+// records (the keeper does), and a per-host admin secret.
 
 // InstanceSetup turns the plane's instance API on.
 type InstanceSetup struct {
@@ -115,14 +140,33 @@ type InstancesState struct {
 	Stats     control.InstanceStats `json:"stats"`
 	// Failed counts the admin requests to nodes that failed.
 	Failed int `json:"failed"`
+	// HostsGone counts the player hosts the polls found gone (silent for
+	// DownAfter).
+	HostsGone int `json:"hosts_gone"`
 }
 
 // instancePlane is the plane's instance state (under Server.mu).
 type instancePlane struct {
+	cfg    control.InstanceConfig
 	x      *control.Instances
 	boxes  map[string]world.Box
 	admin  map[uint32]string // player host → its admin endpoint
 	failed int
+	// stamps are the stamps of the instances' records, with the record
+	// (stamp 0, JSON) they were given for.
+	stamps map[string]stamped
+	// stamp is the latest stamp given.
+	stamp int64
+	// sent is the list of records (JSON) each server was last sent or
+	// found keeping; a server that goes down is sent its list again when
+	// it returns.
+	sent map[uint32]string
+	// hostSeen is when each player host the plane polls (the host or
+	// replicated host of an instance, with an admin endpoint) last
+	// answered, or became one to poll.
+	hostSeen map[uint32]time.Time
+	// hostDowns counts the player hosts found gone by the polls.
+	hostDowns int
 	// last is closed once the node requests of the latest decisions are
 	// done: each batch waits for the one before, so that they reach the
 	// nodes in the order of the decisions.
@@ -138,6 +182,14 @@ type nodeCall struct {
 	// asked again (every chainRetry, for up to chainWait) until it moves
 	// as many objects as that one did.
 	chained bool
+	// body, if set, is the request's JSON body.
+	body []byte
+}
+
+// stamped is an instance record's stamp.
+type stamped struct {
+	record string
+	stamp  int64
 }
 
 // chainRetry and chainWait pace a chained migration: the objects of the
@@ -155,17 +207,25 @@ func newInstancePlane(su InstanceSetup, nodes []Node) (*instancePlane, error) {
 	for _, n := range nodes {
 		cn = append(cn, control.Node{ID: wire.NodeID(n.ID), Site: n.Site, Capacity: su.Seats})
 	}
-	x, err := control.NewInstances(control.InstanceConfig{Nodes: cn, Criterion: su.Criterion})
+	cfg := control.InstanceConfig{Nodes: cn, Criterion: su.Criterion}
+	x, err := control.NewInstances(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%w: instances: %w", ErrConfig, err)
 	}
-	return &instancePlane{x: x, boxes: map[string]world.Box{}, admin: map[uint32]string{}}, nil
+	return &instancePlane{cfg: cfg, x: x, boxes: map[string]world.Box{}, admin: map[uint32]string{}, stamps: map[string]stamped{},
+		sent: map[uint32]string{}, hostSeen: map[uint32]time.Time{}}, nil
 }
 
 // callNode makes one admin request and returns what a migration moved.
 func (s *Server) callNode(c nodeCall) (int, error) {
 	u := c.admin + c.path + "?" + c.q.Encode()
-	resp, err := s.cfg.Client.Post(u, "", nil)
+	var resp *http.Response
+	var err error
+	if c.body != nil {
+		resp, err = s.cfg.Client.Post(u, "application/json", bytes.NewReader(c.body))
+	} else {
+		resp, err = s.cfg.Client.Post(u, "", nil)
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -307,6 +367,7 @@ func (s *Server) carryOut(ds []control.Decision) {
 			delete(s.inst.boxes, d.Instance)
 		}
 	}
+	calls = append(calls, s.recordCalls()...)
 	if len(calls) == 0 {
 		return
 	}
@@ -334,6 +395,7 @@ func (s *Server) instanceNodeDown(now time.Duration, n uint32) {
 		s.cfg.Log.Warn("instance: node down refused", "node", n, "err", err)
 		return
 	}
+	delete(s.inst.sent, n)
 	s.carryOut(ds)
 }
 
@@ -344,6 +406,7 @@ func (s *Server) instanceNodeUp(now time.Duration, n uint32) {
 	if err := s.inst.x.NodeUp(now, wire.NodeID(n)); err != nil {
 		s.cfg.Log.Warn("instance: node up refused", "node", n, "err", err)
 	}
+	s.carryOut(nil) // its records
 }
 
 // placement returns instance id's placement (s.mu held).
@@ -371,6 +434,15 @@ func decodeBody(r *http.Request, v any) error {
 
 // instance converts a request (s.mu held).
 func (s *Server) instance(req InstanceRequest) (control.Instance, map[uint32]string, error) {
+	// What the nodes would refuse to keep is refused here.
+	rec := live.InstanceRecord{ID: req.ID, Node: 1, Box: req.Box, RTTMs: req.RTTMs}
+	for _, p := range req.Players {
+		rec.Players = append(rec.Players, live.InstanceRecordPlayer{ID: p.ID, Host: p.Host, Admin: p.Admin,
+			UptimeMinH: p.UptimeMinH, UptimeMaxH: p.UptimeMaxH})
+	}
+	if err := rec.Check(); err != nil {
+		return control.Instance{}, nil, err
+	}
 	a := control.Instance{ID: req.ID, RTT: req.RTTMs}
 	a.Box.Min[0], a.Box.Min[1], a.Box.Max[0], a.Box.Max[1] = req.Box[0], req.Box[1], req.Box[2], req.Box[3]
 	if err := a.Box.Validate(2); err != nil {
@@ -481,6 +553,7 @@ func (s *Server) serveCloseInstance(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	delete(s.inst.boxes, ev.ID)
+	s.carryOut(nil) // the records
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -492,7 +565,7 @@ func (s *Server) serveInstances(w http.ResponseWriter, _ *http.Request) {
 
 // instancesState is GET /v1/instances's answer (s.mu held).
 func (s *Server) instancesState() InstancesState {
-	st := InstancesState{Instances: []InstancePlacement{}, Stats: s.inst.x.Stats(), Failed: s.inst.failed}
+	st := InstancesState{Instances: []InstancePlacement{}, Stats: s.inst.x.Stats(), Failed: s.inst.failed, HostsGone: s.inst.hostDowns}
 	for _, id := range s.inst.x.InstanceIDs() {
 		p, _ := s.placement(id)
 		st.Instances = append(st.Instances, p)
@@ -509,4 +582,237 @@ func (s *Server) Instances() InstancesState {
 		return InstancesState{}
 	}
 	return s.instancesState()
+}
+
+// records returns the open instances' records, each with the node that
+// runs it, in ID order (s.mu held). A record whose content changed gets
+// a new stamp.
+func (s *Server) records() []live.InstanceRecord {
+	var out []live.InstanceRecord
+	wall, _ := s.now()
+	live_ := map[string]bool{}
+	for _, rep := range s.inst.x.InstanceSnapshot() {
+		for _, ri := range rep.Instances {
+			r := live.InstanceRecord{ID: ri.ID, Node: uint32(rep.Node), RTTMs: ri.RTT, Left: ri.Left, Replica: ri.Replica,
+				Box: [4]float64{ri.Box.Min[0], ri.Box.Min[1], ri.Box.Max[0], ri.Box.Max[1]}}
+			for _, p := range ri.Players {
+				r.Players = append(r.Players, live.InstanceRecordPlayer{ID: p.ID, Host: uint32(p.Host), Admin: s.inst.admin[uint32(p.Host)],
+					UptimeMinH: p.Uptime.Min, UptimeMaxH: p.Uptime.Max})
+			}
+			key, _ := json.Marshal(r) // plain data: cannot fail
+			st, ok := s.inst.stamps[r.ID]
+			if !ok || st.record != string(key) {
+				s.inst.stamp = max(s.inst.stamp+1, wall.UnixNano())
+				st = stamped{record: string(key), stamp: s.inst.stamp}
+				s.inst.stamps[r.ID] = st
+			}
+			r.Stamp = st.stamp
+			live_[r.ID] = true
+			out = append(out, r)
+		}
+	}
+	for id := range s.inst.stamps {
+		if !live_[id] {
+			delete(s.inst.stamps, id)
+		}
+	}
+	slices.SortFunc(out, func(a, b live.InstanceRecord) int { return strings.Compare(a.ID, b.ID) })
+	return out
+}
+
+// keeper is the server that keeps the records of the instances player
+// hosts run: the lowest-numbered server that is up (0: none).
+func (s *Server) keeper() uint32 {
+	var k uint32
+	for _, n := range s.cfg.Nodes {
+		if s.nodes[n.ID].up && (k == 0 || n.ID < k) {
+			k = n.ID
+		}
+	}
+	return k
+}
+
+// recordCalls returns the requests that give every server that is up the
+// records it must keep, where they changed (s.mu held): a server keeps
+// those of the instances it runs, the keeper also those player hosts
+// run.
+func (s *Server) recordCalls() []nodeCall {
+	want := map[uint32][]live.InstanceRecord{}
+	k := s.keeper()
+	for _, r := range s.records() {
+		at := r.Node
+		if _, server := s.nodes[at]; !server {
+			at = k
+		}
+		want[at] = append(want[at], r)
+	}
+	var calls []nodeCall
+	for _, n := range s.cfg.Nodes {
+		if !s.nodes[n.ID].up {
+			continue
+		}
+		rs := want[n.ID]
+		if rs == nil {
+			rs = []live.InstanceRecord{}
+		}
+		b, _ := json.Marshal(rs) // plain data: cannot fail
+		if s.inst.sent[n.ID] == string(b) {
+			continue
+		}
+		s.inst.sent[n.ID] = string(b)
+		calls = append(calls, nodeCall{admin: n.Admin, path: "/admin/instances", node: n.ID, q: url.Values{}, body: b})
+	}
+	return calls
+}
+
+// rebuildInstances builds the instance plane a restarted plane starts
+// with from the records the servers reported in the first round of polls
+// (got): a server's own instances, and, from any server, those player
+// hosts run; of two records of one instance, the higher stamp's. It
+// changes nothing: adoptInstances takes the result once the players'
+// rebuild succeeded too.
+func (s *Server) rebuildInstances(now time.Duration, got map[uint32]*live.PlayersReport) (*instancePlane, error) {
+	type held struct {
+		r  live.InstanceRecord
+		by uint32
+	}
+	best := map[string]held{}
+	for _, id := range sortedKeys(got) {
+		for _, r := range got[id].Instances {
+			if _, server := s.nodes[r.Node]; server && r.Node != id {
+				return nil, fmt.Errorf("server %d reports instance %q as server %d's", id, r.ID, r.Node)
+			}
+			if h, dup := best[r.ID]; dup {
+				s.cfg.Log.Info("instance: reported twice", "instance", r.ID, "nodes", []uint32{h.by, id}, "stamps", []int64{h.r.Stamp, r.Stamp})
+				if r.Stamp <= h.r.Stamp {
+					continue
+				}
+			}
+			best[r.ID] = held{r, id}
+		}
+	}
+	x, err := control.NewInstances(s.inst.cfg)
+	if err != nil {
+		return nil, fmt.Errorf("instances: internal error: %w", err)
+	}
+	y := &instancePlane{cfg: s.inst.cfg, x: x, boxes: map[string]world.Box{}, admin: map[uint32]string{}, stamps: map[string]stamped{},
+		sent: map[uint32]string{}, hostSeen: map[uint32]time.Time{}}
+	byNode := map[uint32]*control.InstanceReport{}
+	for id := range got {
+		byNode[id] = &control.InstanceReport{Node: wire.NodeID(id)}
+	}
+	for _, id := range sortedKeys(best) {
+		r := best[id].r
+		ri := control.RunningInstance{Instance: control.Instance{ID: r.ID, RTT: r.RTTMs}, Left: r.Left, Replica: r.Replica}
+		ri.Box.Min[0], ri.Box.Min[1], ri.Box.Max[0], ri.Box.Max[1] = r.Box[0], r.Box[1], r.Box[2], r.Box[3]
+		for _, p := range r.Players {
+			ri.Players = append(ri.Players, control.InstancePlayer{ID: p.ID, Host: wire.NodeID(p.Host),
+				Uptime: balance.Uptime{Min: p.UptimeMinH, Max: p.UptimeMaxH}})
+			if p.Admin != "" {
+				y.admin[p.Host] = p.Admin
+			}
+		}
+		rep := byNode[r.Node]
+		if rep == nil {
+			rep = &control.InstanceReport{Node: wire.NodeID(r.Node)}
+			byNode[r.Node] = rep
+		}
+		rep.Instances = append(rep.Instances, ri)
+		y.boxes[r.ID] = ri.Box
+		y.stamp = max(y.stamp, r.Stamp)
+		key := r
+		key.Stamp = 0
+		b, _ := json.Marshal(key) // plain data: cannot fail
+		y.stamps[r.ID] = stamped{record: string(b), stamp: r.Stamp}
+	}
+	var reports []control.InstanceReport
+	for _, n := range sortedKeys(byNode) {
+		reports = append(reports, *byNode[n])
+	}
+	slices.SortFunc(reports, func(a, b control.InstanceReport) int { return cmp.Compare(a.Node, b.Node) })
+	if err := y.x.RebuildInstances(now, reports); err != nil {
+		return nil, err
+	}
+	for id := range got {
+		rs := got[id].Instances
+		if rs == nil {
+			rs = []live.InstanceRecord{}
+		}
+		b, _ := json.Marshal(rs) // plain data: cannot fail
+		y.sent[id] = string(b)
+	}
+	return y, nil
+}
+
+// adoptInstances takes a rebuilt instance plane and gives the servers the
+// records they must keep where theirs differ (a server cut off while an
+// instance moved keeps a stale one) (s.mu held).
+func (s *Server) adoptInstances(y *instancePlane) {
+	y.failed, y.last, y.hostDowns = s.inst.failed, s.inst.last, s.inst.hostDowns
+	s.inst = y
+	s.cfg.Log.Info("instances rebuilt", "instances", len(s.inst.x.InstanceIDs()))
+	s.carryOut(nil)
+}
+
+// hostTargets returns the player hosts to poll: the host and replicated
+// host of every overflowed instance, where the plane knows their admin
+// endpoint (none before the plane rebuilt its state).
+func (s *Server) hostTargets() []Node {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.inst == nil || !s.stats.Rebuilt {
+		return nil
+	}
+	seen := map[uint32]bool{}
+	var out []Node
+	for _, id := range s.inst.x.InstanceIDs() {
+		w, _ := s.inst.x.Where(id)
+		if !w.Hosted {
+			continue
+		}
+		for _, h := range []uint32{uint32(w.Node), uint32(w.Replica)} {
+			if a := s.inst.admin[h]; h != 0 && a != "" && !seen[h] {
+				seen[h] = true
+				out = append(out, Node{ID: h, Admin: a})
+			}
+		}
+	}
+	return out
+}
+
+// observeHosts acts on the polls of the player hosts (answered: true if
+// the host answered) (s.mu held): one silent for DownAfter is gone, its
+// player leaving every instance it is in (control.Instances.NodeDown:
+// Algorithm 4's promotion and new replica follow).
+func (s *Server) observeHosts(answered map[uint32]bool) {
+	if s.inst == nil || !s.stats.Rebuilt {
+		return
+	}
+	wall, now := s.now()
+	for _, h := range sortedKeys(answered) {
+		seen, known := s.inst.hostSeen[h]
+		if answered[h] || !known {
+			s.inst.hostSeen[h] = wall
+			continue
+		}
+		if wall.Sub(seen) < s.cfg.DownAfter {
+			continue
+		}
+		delete(s.inst.hostSeen, h)
+		ds, err := s.inst.x.NodeDown(now, wire.NodeID(h))
+		if err != nil {
+			// It hosts nothing any more (a leave came first).
+			s.cfg.Log.Info("instance: player host gone", "node", h, "err", err)
+			continue
+		}
+		s.inst.hostDowns++
+		s.cfg.Log.Info("instance: player host gone", "node", h)
+		s.carryOut(ds)
+	}
+	// Forget the hosts no longer polled.
+	for h := range s.inst.hostSeen {
+		if _, ok := answered[h]; !ok {
+			delete(s.inst.hostSeen, h)
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -21,21 +22,39 @@ type adminLog struct {
 	mu    sync.Mutex
 	calls []string // "node N: path query", in arrival order
 	down  map[uint32]bool
+	// held are the instance records each node keeps (POST
+	// /admin/instances), reported with its players.
+	held map[uint32][]live.InstanceRecord
 }
 
-func (l *adminLog) node(t *testing.T, id uint32, server bool) *httptest.Server {
+func (l *adminLog) node(t *testing.T, id uint32) *httptest.Server {
 	mux := http.NewServeMux()
-	if server {
-		mux.HandleFunc("GET /admin/players", func(rw http.ResponseWriter, _ *http.Request) {
-			l.mu.Lock()
-			defer l.mu.Unlock()
-			if l.down[id] {
-				http.Error(rw, "down", http.StatusServiceUnavailable)
-				return
-			}
-			json.NewEncoder(rw).Encode(live.PlayersReport{Node: id, Players: []live.PlayerReport{}})
-		})
-	}
+	// Servers and player hosts answer polls (the plane polls the hosts of
+	// overflowed instances).
+	mux.HandleFunc("GET /admin/players", func(rw http.ResponseWriter, _ *http.Request) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.down[id] {
+			http.Error(rw, "down", http.StatusServiceUnavailable)
+			return
+		}
+		json.NewEncoder(rw).Encode(live.PlayersReport{Node: id, Players: []live.PlayerReport{}, Instances: l.held[id]})
+	})
+	mux.HandleFunc("POST /admin/instances", func(rw http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		rs, err := live.ParseInstanceRecords(b)
+		if err != nil {
+			http.Error(rw, err.Error(), http.StatusBadRequest)
+			return
+		}
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.held == nil {
+			l.held = map[uint32][]live.InstanceRecord{}
+		}
+		l.held[id] = rs
+		rw.WriteHeader(http.StatusNoContent)
+	})
 	for _, p := range []string{"/admin/migrate-region", "/admin/prefer-backup"} {
 		mux.HandleFunc("POST "+p, func(rw http.ResponseWriter, r *http.Request) {
 			l.mu.Lock()
@@ -74,10 +93,10 @@ func TestPlaneInstances(t *testing.T) {
 	var nodes []Node
 	for i := range 3 {
 		id := uint32(i + 1)
-		s := l.node(t, id, true)
+		s := l.node(t, id)
 		nodes = append(nodes, Node{ID: id, Site: sites[i], Capacity: 10, Admin: s.URL, QUIC: fmt.Sprintf("127.0.0.1:%d", 9000+id)})
 	}
-	h101, h102 := l.node(t, 101, false), l.node(t, 102, false)
+	h101, h102 := l.node(t, 101), l.node(t, 102)
 	c := &clock{t: time.Unix(1e9, 0)}
 	s, err := New(Config{Nodes: nodes, Clock: c.now, Seed: 1, Instances: &InstanceSetup{Seats: 6}})
 	if err != nil {
@@ -233,10 +252,10 @@ func TestPlaneInstanceOverflowFromServer(t *testing.T) {
 	var nodes []Node
 	for i := range 2 {
 		id := uint32(i + 1)
-		s := l.node(t, id, true)
+		s := l.node(t, id)
 		nodes = append(nodes, Node{ID: id, Site: sites[i], Capacity: 10, Admin: s.URL, QUIC: fmt.Sprintf("127.0.0.1:%d", 9000+id)})
 	}
-	h101, h102 := l.node(t, 101, false), l.node(t, 102, false)
+	h101, h102 := l.node(t, 101), l.node(t, 102)
 	c := &clock{t: time.Unix(1e9, 0)}
 	s, err := New(Config{Nodes: nodes, Clock: c.now, Seed: 1, Instances: &InstanceSetup{Seats: 6}})
 	if err != nil {

@@ -43,7 +43,9 @@
 // Instances (Config.Instances, instances.go): the plane places the
 // instances the game opens through its API with control.Instances, on the
 // servers' instance seats or, when they are full, on their players'
-// hosts, and carries the decisions out on the nodes' admin endpoints.
+// hosts, carries the decisions out on the nodes' admin endpoints, and
+// keeps its instance records on the servers, whence a restarted plane
+// rebuilds its instances with its players.
 //
 // What the caller must do: build a Config (the nodes with their sites,
 // capacities and admin and player endpoints), call New, serve Handler
@@ -420,9 +422,10 @@ func (s *Server) PollOnce(ctx context.Context) {
 		id  uint32
 		rep *live.PlayersReport
 	}
+	hosts := s.hostTargets()
 	var wg sync.WaitGroup
-	answers := make(chan answer, len(s.cfg.Nodes))
-	for _, n := range s.cfg.Nodes {
+	answers := make(chan answer, len(s.cfg.Nodes)+len(hosts))
+	for _, n := range append(slices.Clone(s.cfg.Nodes), hosts...) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -437,14 +440,18 @@ func (s *Server) PollOnce(ctx context.Context) {
 	wg.Wait()
 	close(answers)
 	got := map[uint32]*live.PlayersReport{}
+	hostGot := map[uint32]bool{}
 	for a := range answers {
-		if a.rep != nil {
+		if _, server := s.nodes[a.id]; !server {
+			hostGot[a.id] = a.rep != nil
+		} else if a.rep != nil {
 			got[a.id] = a.rep
 		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.observe(got)
+	s.observeHosts(hostGot)
 }
 
 // fetchPlayers is GET /admin/players on node n.
@@ -467,6 +474,9 @@ func (s *Server) fetchPlayers(ctx context.Context, n Node) (*live.PlayersReport,
 	}
 	if rep.Node != n.ID {
 		return nil, fmt.Errorf("node %s answers as node %d", n.Admin, rep.Node)
+	}
+	if err := live.CheckInstanceRecords(rep.Instances); err != nil {
+		return nil, fmt.Errorf("players report: %w", err)
 	}
 	return &rep, nil
 }
@@ -587,6 +597,14 @@ func (s *Server) rebuild(wall time.Time, now time.Duration, got map[uint32]*live
 		}
 		reports = append(reports, rep)
 	}
+	var inst *instancePlane
+	if s.inst != nil {
+		var err error
+		if inst, err = s.rebuildInstances(now, got); err != nil {
+			s.cfg.Log.Warn("rebuild: instances", "err", err)
+			return
+		}
+	}
 	ds, err := s.plane.Rebuild(now, reports)
 	if err != nil {
 		// Reports that contradict each other (a player on two nodes in
@@ -611,6 +629,9 @@ func (s *Server) rebuild(wall time.Time, now time.Duration, got map[uint32]*live
 	}
 	s.cfg.Log.Info("rebuilt", "nodes", len(reports), "players", len(s.players))
 	s.apply(ds, nil)
+	if inst != nil {
+		s.adoptInstances(inst)
+	}
 	s.reconcile(wall, got)
 }
 

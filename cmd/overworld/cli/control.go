@@ -37,8 +37,9 @@ player endpoints and the nodes to ping next (POST /v1/pings reports them; GET
 The plane polls every node's admin endpoint once a poll (GET /admin/players): which
 players are where, with their samples and positions; a node silent for down_after is
 down and its players are re-admitted elsewhere. It keeps no state of its own: when it
-starts it rebuilds the placement from the nodes before admitting anyone, and while it
-is down the nodes go on with the placement they have.
+starts it rebuilds the placement (and its instances' records, which it keeps on the
+servers) from the nodes before admitting anyone, and while it is down the nodes go on
+with the placement they have.
 
 The configuration file (TOML) names the listen address and every node: id, site (a
 WonderNetwork city, for the RTT estimates), capacity, admin URL and player endpoints.
