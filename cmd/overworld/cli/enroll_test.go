@@ -319,8 +319,10 @@ key_file = %q
 		time.Sleep(100 * time.Millisecond)
 	}
 	// A new volume (no certificate): the plane gives the GameServer its
-	// ID again.
-	a2.stop(t)
+	// ID again. The pod is killed (no drain, no leave) and starts again at
+	// once on new ports, as a container restarted on a new IP address.
+	a2.cmd.Process.Kill()
+	<-a2.done
 	if err := os.Remove(filepath.Join(dir, "pod-a", "node.pem")); err != nil {
 		t.Fatal(err)
 	}
@@ -330,8 +332,19 @@ key_file = %q
 		t.Fatalf("re-enrolled as node %v, want %d", e["node"], idA)
 	}
 	run3 := a3.waitLogged(t, "node running", 15*time.Second)
-	if w, err := debugWorld(run3["admin"].(string)); err != nil || w.Node != idA {
-		t.Fatalf("the re-enrolled game server runs as %+v (%v), want node %d", w, err, idA)
+	rejoin := time.Now()
+	deadline = rejoin.Add(15 * time.Second)
+	for {
+		wa, err := debugWorld(run3["admin"].(string))
+		wb, _ := debugWorld(adminB)
+		if err == nil && wa.Node == idA && wb != nil && replicasFrom(wa, idB) > 0 && replicasFrom(wb, idA) > 0 {
+			t.Logf("the killed and re-enrolled node %d replicates with node %d again %v after it runs", idA, idB, time.Since(rejoin).Round(time.Millisecond))
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the killed and re-enrolled node %d did not rejoin within 15 s: %v %+v (node %d: %+v)", idA, err, wa, idB, wb)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 
 	// Revoked (node ID in the list, SIGHUP), the enrolled node is refused
