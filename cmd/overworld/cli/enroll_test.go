@@ -163,9 +163,10 @@ func replicasFrom(w *live.WorldSnapshot, from uint32) int {
 // GameServer names: each obtains its own node ID from the plane, joins by
 // gossip without the others being reconfigured or restarted, and the two
 // hold replicas of each other's objects. Restarted, a game server keeps
-// its certificate and node ID without asking the plane; with its
-// certificate gone (a new volume), the plane gives the same GameServer
-// the same ID. Revoked by node ID (the revocation list, SIGHUP), it is
+// its certificate and node ID without asking the plane; killed and
+// started again at once with its certificate gone (a new volume, new
+// ports), the plane gives the same GameServer the same ID and it holds
+// replicas both ways with the other game server again. Revoked by node ID (the revocation list, SIGHUP), it is
 // refused by the others and its replicas are dropped. Takes about 15 s.
 func TestNodeEnrollGossip(t *testing.T) {
 	if testing.Short() {
