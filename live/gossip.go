@@ -256,11 +256,40 @@ func (g *gossip) NotifyJoin(n *memberlist.Node) { g.learn(n) }
 // NotifyUpdate implements memberlist.EventDelegate.
 func (g *gossip) NotifyUpdate(n *memberlist.Node) { g.learn(n) }
 
-// NotifyLeave implements memberlist.EventDelegate. It changes nothing: a
-// node that drained said so in its metadata first (and was removed then);
-// one that died stays a peer, which the failure detector and failover
-// handle as any dead peer.
-func (g *gossip) NotifyLeave(*memberlist.Node) {}
+// NotifyLeave implements memberlist.EventDelegate. It leaves the peer set
+// as it is: a node that drained said so in its metadata first (and was
+// removed then); one that died stays a peer, which the failure detector
+// and failover handle as any dead peer. When the member gone is the run
+// whose record the peer has, a live member of the same node ID with a
+// lower incarnation (a restart across ClockIncarnation's cycle) may set
+// it again.
+func (g *gossip) NotifyLeave(n *memberlist.Node) {
+	var m gossipMeta
+	if json.Unmarshal(n.Meta, &m) != nil {
+		return
+	}
+	id := wire.NodeID(m.ID)
+	g.mu.Lock()
+	last, known := g.runs[id]
+	if !known || last != m.Inc {
+		g.mu.Unlock()
+		return
+	}
+	delete(g.runs, id)
+	g.mu.Unlock()
+	if g.ml == nil {
+		return
+	}
+	// memberlist holds its node lock while it calls this: read the
+	// members after it returns.
+	go func() {
+		for _, o := range g.ml.Members() {
+			if o.Name != n.Name && strings.HasPrefix(o.Name, "node-"+strconv.Itoa(int(id))+".") {
+				g.learn(o)
+			}
+		}
+	}()
+}
 
 // slogWriter carries memberlist's log lines to the daemon's logger at
 // debug level.

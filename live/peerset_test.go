@@ -263,10 +263,20 @@ func TestGossipRuns(t *testing.T) {
 			t.Fatalf("step %d (%s %+v): node 7 at %q, want %q", i, s.name, s.meta, got, s.want)
 		}
 	}
+	// The current run dies (it stays a peer); a run with a lower
+	// incarnation (a clock incarnation's cycle ended) may set the record.
+	g.NotifyLeave(member("node-7.8", gossipMeta{ID: 7, Inc: 8, Addr: "10.0.0.9:7100"}))
+	if p, ok := peers.Get(7); !ok || p.Addr != "10.0.0.9:7100" {
+		t.Fatalf("node 7 after its run died: %+v %v", p, ok)
+	}
+	g.learn(member("node-7.2", gossipMeta{ID: 7, Inc: 2, Addr: "10.0.0.10:7100"}))
+	if p, _ := peers.Get(7); p.Addr != "10.0.0.10:7100" || p.Inc != 2 {
+		t.Fatalf("node 7's run 2 after run 8 died: %+v", p)
+	}
 	if p, _ := peers.Get(2); p.Addr != "rendezvous:7100" || !p.Static {
 		t.Fatalf("the static peer's record changed: %+v", p)
 	}
-	if len(changes) != 4 {
-		t.Fatalf("%d changes, want 4 (join, new run, leave, join): %+v", len(changes), changes)
+	if len(changes) != 5 {
+		t.Fatalf("%d changes, want 5 (join, new run, leave, join, lower run): %+v", len(changes), changes)
 	}
 }
