@@ -24,9 +24,15 @@ import (
 // Membership gossip ([membership] gossip): nodes find each other at run
 // time through hashicorp/memberlist over a seed list, so a new node joins
 // a running cluster without the others being reconfigured or restarted.
-// Each node gossips its node ID, node address and player endpoints (its
-// memberlist name is node-ID); a node learned this way enters the daemon's
-// PeerSet and its address the mesh's address book. The gossip is
+// Each node gossips its node ID, incarnation, node address and player
+// endpoints; its memberlist name is node-ID.incarnation, so a node
+// restarted under the same ID is a new member at once, from whatever
+// address (memberlist refuses a known name from a new address until the
+// old member has been declared dead, which took longer than the restart).
+// A node learned this way enters the daemon's PeerSet and its address the
+// mesh's address book; of the members that gossip one node ID, the run
+// with the highest incarnation wins, and an older run's record is
+// ignored. The gossip is
 // encrypted with the cluster's gossip key (membership.key_file); it only
 // introduces candidates: a peer is reached over QUIC with mutual TLS and
 // must present a certificate from the cluster CA naming the node ID it
@@ -38,6 +44,7 @@ import (
 // metadata, at most memberlist.MetaMaxSize bytes).
 type gossipMeta struct {
 	ID         uint32 `json:"id"`
+	Inc        uint16 `json:"inc"`
 	Addr       string `json:"addr"`
 	PlayerQUIC string `json:"player_quic,omitempty"`
 	PlayerWS   string `json:"player_ws,omitempty"`
@@ -47,8 +54,10 @@ type gossipMeta struct {
 	Leaving bool `json:"leaving,omitempty"`
 }
 
-// gossipName is node id's memberlist name.
-func gossipName(id wire.NodeID) string { return "node-" + strconv.Itoa(int(id)) }
+// gossipName is the memberlist name of run inc of node id.
+func gossipName(id wire.NodeID, inc uint16) string {
+	return "node-" + strconv.Itoa(int(id)) + "." + strconv.Itoa(int(inc))
+}
 
 // ReadGossipKey reads a gossip key file: 16, 24 or 32 bytes written as
 // hex (e.g. "openssl rand -hex 32").
@@ -67,6 +76,7 @@ func ReadGossipKey(path string) ([]byte, error) {
 // gossip is a daemon's membership agent.
 type gossip struct {
 	self  wire.NodeID
+	inc   uint16
 	peers *PeerSet
 	log   *slog.Logger
 	meta  []byte
@@ -74,27 +84,28 @@ type gossip struct {
 
 	mu     sync.Mutex
 	joined bool
+	runs   map[wire.NodeID]uint16 // the latest incarnation gossiped by each peer
 }
 
 // startGossip opens the gossip listener and starts joining the seeds in
 // the background until one answers or ctx ends. nodeAddr is this node's
-// node address as peers dial it.
-func startGossip(ctx context.Context, cfg DaemonConfig, nodeAddr string, peers *PeerSet, lg *slog.Logger) (*gossip, error) {
+// node address as peers dial it; inc is this run's incarnation.
+func startGossip(ctx context.Context, cfg DaemonConfig, inc uint16, nodeAddr string, peers *PeerSet, lg *slog.Logger) (*gossip, error) {
 	mc := cfg.Membership
 	key, err := ReadGossipKey(mc.KeyFile)
 	if err != nil {
 		return nil, err
 	}
-	meta, err := json.Marshal(gossipMeta{ID: cfg.ID, Addr: nodeAddr, PlayerQUIC: mc.PlayerQUIC, PlayerWS: mc.PlayerWS, City: cfg.City})
+	meta, err := json.Marshal(gossipMeta{ID: cfg.ID, Inc: inc, Addr: nodeAddr, PlayerQUIC: mc.PlayerQUIC, PlayerWS: mc.PlayerWS, City: cfg.City})
 	if err != nil {
 		return nil, err
 	}
 	if len(meta) > memberlist.MetaMaxSize {
 		return nil, fmt.Errorf("%w: membership: this node's gossiped addresses take %d bytes, more than %d", ErrConfig, len(meta), memberlist.MetaMaxSize)
 	}
-	g := &gossip{self: wire.NodeID(cfg.ID), peers: peers, log: lg, meta: meta}
+	g := &gossip{self: wire.NodeID(cfg.ID), inc: inc, peers: peers, log: lg, meta: meta, runs: map[wire.NodeID]uint16{}}
 	conf := memberlist.DefaultLANConfig()
-	conf.Name = gossipName(g.self)
+	conf.Name = gossipName(g.self, inc)
 	host, port, _ := net.SplitHostPort(mc.Gossip)
 	conf.BindAddr = host
 	conf.BindPort, _ = strconv.Atoi(port)
@@ -117,7 +128,7 @@ func startGossip(ctx context.Context, cfg DaemonConfig, nodeAddr string, peers *
 	// address of this host: the pod's IP on Kubernetes).
 	if host, port, _ := net.SplitHostPort(nodeAddr); net.ParseIP(host) != nil && net.ParseIP(host).IsUnspecified() {
 		nodeAddr = net.JoinHostPort(g.ml.LocalNode().Addr.String(), port)
-		if meta, err = json.Marshal(gossipMeta{ID: cfg.ID, Addr: nodeAddr, PlayerQUIC: mc.PlayerQUIC, PlayerWS: mc.PlayerWS, City: cfg.City}); err == nil {
+		if meta, err = json.Marshal(gossipMeta{ID: cfg.ID, Inc: inc, Addr: nodeAddr, PlayerQUIC: mc.PlayerQUIC, PlayerWS: mc.PlayerWS, City: cfg.City}); err == nil {
 			g.mu.Lock()
 			g.meta = meta
 			g.mu.Unlock()
@@ -183,22 +194,40 @@ func (g *gossip) learn(n *memberlist.Node) {
 	if id == g.self {
 		return
 	}
-	if n.Name != gossipName(id) {
-		g.log.Warn("membership: a node's name does not match its ID", "name", n.Name, "id", m.ID)
+	if n.Name != gossipName(id, m.Inc) {
+		g.log.Warn("membership: a node's name does not match its ID and incarnation", "name", n.Name, "id", m.ID, "inc", m.Inc)
 		return
 	}
+	// An earlier run of a restarted node (still a member until it is
+	// declared dead) changes nothing: its address may be stale.
+	g.mu.Lock()
+	last, known := g.runs[id]
+	if known && m.Inc < last {
+		g.mu.Unlock()
+		return
+	}
+	g.runs[id] = m.Inc
+	g.mu.Unlock()
 	if m.Leaving {
 		if g.peers.Remove(id) {
 			g.log.Info("membership: peer left", "node", m.ID)
 		}
 		return
 	}
-	changed, err := g.peers.Add(PeerInfo{ID: id, Addr: m.Addr, PlayerQUIC: m.PlayerQUIC, PlayerWS: m.PlayerWS, City: m.City})
+	if p, ok := g.peers.Get(id); ok && p.Static {
+		// The configuration names it (often by a DNS name where it gossips
+		// its IP address): the configured record stays.
+		if p.Addr != m.Addr {
+			g.log.Debug("membership: a static peer gossips another address; the configured one is kept", "node", m.ID, "configured", p.Addr, "gossiped", m.Addr)
+		}
+		return
+	}
+	changed, err := g.peers.Add(PeerInfo{ID: id, Inc: m.Inc, Addr: m.Addr, PlayerQUIC: m.PlayerQUIC, PlayerWS: m.PlayerWS, City: m.City})
 	switch {
 	case err != nil:
 		g.log.Warn("membership: gossiped peer refused", "node", m.ID, "err", err)
 	case changed:
-		g.log.Info("membership: peer joined", "node", m.ID, "addr", m.Addr, "player_quic", m.PlayerQUIC)
+		g.log.Info("membership: peer joined", "node", m.ID, "inc", m.Inc, "addr", m.Addr, "player_quic", m.PlayerQUIC)
 	}
 }
 
@@ -227,11 +256,40 @@ func (g *gossip) NotifyJoin(n *memberlist.Node) { g.learn(n) }
 // NotifyUpdate implements memberlist.EventDelegate.
 func (g *gossip) NotifyUpdate(n *memberlist.Node) { g.learn(n) }
 
-// NotifyLeave implements memberlist.EventDelegate. It changes nothing: a
-// node that drained said so in its metadata first (and was removed then);
-// one that died stays a peer, which the failure detector and failover
-// handle as any dead peer.
-func (g *gossip) NotifyLeave(*memberlist.Node) {}
+// NotifyLeave implements memberlist.EventDelegate. It leaves the peer set
+// as it is: a node that drained said so in its metadata first (and was
+// removed then); one that died stays a peer, which the failure detector
+// and failover handle as any dead peer. When the member gone is the run
+// whose record the peer has, a live member of the same node ID with a
+// lower incarnation (a restart across ClockIncarnation's cycle) may set
+// it again.
+func (g *gossip) NotifyLeave(n *memberlist.Node) {
+	var m gossipMeta
+	if json.Unmarshal(n.Meta, &m) != nil {
+		return
+	}
+	id := wire.NodeID(m.ID)
+	g.mu.Lock()
+	last, known := g.runs[id]
+	if !known || last != m.Inc {
+		g.mu.Unlock()
+		return
+	}
+	delete(g.runs, id)
+	g.mu.Unlock()
+	if g.ml == nil {
+		return
+	}
+	// memberlist holds its node lock while it calls this: read the
+	// members after it returns.
+	go func() {
+		for _, o := range g.ml.Members() {
+			if o.Name != n.Name && strings.HasPrefix(o.Name, "node-"+strconv.Itoa(int(id))+".") {
+				g.learn(o)
+			}
+		}
+	}()
+}
 
 // slogWriter carries memberlist's log lines to the daemon's logger at
 // debug level.
@@ -283,7 +341,7 @@ func (d *Daemon) startGossip(ctx context.Context) error {
 			}
 		}
 	}
-	g, err := startGossip(ctx, cfg, mc.NodeAddr, d.peers, d.log)
+	g, err := startGossip(ctx, cfg, d.inc, mc.NodeAddr, d.peers, d.log)
 	if err != nil {
 		return err
 	}

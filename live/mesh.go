@@ -166,8 +166,10 @@ func (m *Mesh) Start() {
 	go m.acceptLoop()
 }
 
-// SetPeer adds or changes a peer's address (a new address takes effect at
-// the next dial).
+// SetPeer adds or changes a peer's address, or says that a new run of the
+// peer took its place: an open connection to the peer is closed, and the
+// next packet dials addr. (A connection to a run that is gone would
+// otherwise swallow what is sent until its idle timeout.)
 func (m *Mesh) SetPeer(id wire.NodeID, addr string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -175,7 +177,11 @@ func (m *Mesh) SetPeer(id wire.NodeID, addr string) {
 	if p := m.peers[id]; p != nil {
 		p.mu.Lock()
 		p.addr = addr
+		c := p.conn
 		p.mu.Unlock()
+		if c != nil {
+			c.Close()
+		}
 	}
 }
 

@@ -401,3 +401,42 @@ func TestNetEmulation(t *testing.T) {
 		m2.Close(ctx)
 	})
 }
+
+// TestSetPeerRedials: when a peer's record changes (a new run of the node,
+// here at a new address, while the connection to the earlier run is still
+// open), the next packet goes to the new address, not over the old
+// connection.
+func TestSetPeerRedials(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		net := NewMemNetwork()
+		ep1, _ := net.Listen(1, addr(1))
+		epOld, _ := net.Listen(2, addr(2))
+		epNew, _ := net.Listen(2, "mem:2-new")
+		m1, _ := NewMesh(MeshConfig{Self: 1, Peers: map[wire.NodeID]string{2: addr(2)}}, ep1)
+		old, _ := NewMesh(MeshConfig{Self: 2}, epOld)
+		cur, _ := NewMesh(MeshConfig{Self: 2}, epNew)
+		for _, m := range []*Mesh{m1, old, cur} {
+			m.Start()
+		}
+		m1.Send(wire.Packet{From: 1, To: 2, Class: wire.ClassControl, Payload: []byte{wire.Version}})
+		<-old.Recv()
+		synctest.Wait()
+		m1.SetPeer(2, "mem:2-new")
+		synctest.Wait()
+		m1.Send(wire.Packet{From: 1, To: 2, Class: wire.ClassControl, Payload: []byte{wire.Version, 1}})
+		synctest.Wait()
+		select {
+		case p := <-cur.Recv():
+			if len(p.Payload) != 2 {
+				t.Errorf("the new run got %v", p.Payload)
+			}
+		case p := <-old.Recv():
+			t.Errorf("after SetPeer the packet %v went to the earlier run's address", p.Payload)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		for _, m := range []*Mesh{m1, old, cur} {
+			m.Close(ctx)
+		}
+	})
+}

@@ -25,9 +25,12 @@ import (
 // PeerInfo is one peer as the daemon knows it: its node address, its
 // player endpoints as players reach them (empty: no handoffs there), its
 // city (latency emulation), and whether it comes from the configuration
-// (a static peer is never removed).
+// (a static peer is never removed). Inc is the incarnation of the run the
+// gossip introduced (0 for a static peer): a new run of a node changes its
+// record even from the same address.
 type PeerInfo struct {
 	ID         wire.NodeID
+	Inc        uint16
 	Addr       string
 	PlayerQUIC string
 	PlayerWS   string

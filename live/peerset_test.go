@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -221,4 +222,61 @@ func FuzzGossipMeta(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestGossipRuns: of the members that gossip one node ID (a node
+// restarted before its earlier run was declared dead), the run with the
+// highest incarnation sets the peer's record, from whatever address; an
+// earlier run's record or leave changes nothing; a member whose name does
+// not carry its ID and incarnation, and a static peer's gossiped address,
+// are ignored.
+func TestGossipRuns(t *testing.T) {
+	peers := NewPeerSet(1, []PeerConfig{{ID: 2, Addr: "rendezvous:7100"}})
+	g := &gossip{self: 1, peers: peers, log: slog.New(slog.DiscardHandler), runs: map[wire.NodeID]uint16{}}
+	var changes []PeerChange
+	peers.OnChange(func(c PeerChange) { changes = append(changes, c) })
+	member := func(name string, m gossipMeta) *memberlist.Node {
+		b, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &memberlist.Node{Name: name, Meta: b}
+	}
+	steps := []struct {
+		name string
+		meta gossipMeta
+		want string // node 7's address after the step ("" when not a peer)
+	}{
+		{"node-7.5", gossipMeta{ID: 7, Inc: 5, Addr: "10.0.0.7:7100"}, "10.0.0.7:7100"},
+		{"node-7.6", gossipMeta{ID: 7, Inc: 6, Addr: "10.0.0.9:7100"}, "10.0.0.9:7100"},   // restarted on a new address
+		{"node-7.5", gossipMeta{ID: 7, Inc: 5, Addr: "10.0.0.7:7100"}, "10.0.0.9:7100"},   // the earlier run, late
+		{"node-7.5", gossipMeta{ID: 7, Inc: 5, Leaving: true}, "10.0.0.9:7100"},           // its leave
+		{"node-7", gossipMeta{ID: 7, Inc: 7, Addr: "10.0.0.8:7100"}, "10.0.0.9:7100"},     // name without the incarnation
+		{"node-2.3", gossipMeta{ID: 2, Inc: 3, Addr: "10.0.0.2:7100"}, "10.0.0.9:7100"},   // a static peer
+		{"node-7.6", gossipMeta{ID: 7, Inc: 6, Addr: "10.0.0.9:7100", Leaving: true}, ""}, // the current run leaves
+		{"node-7.8", gossipMeta{ID: 7, Inc: 8, Addr: "10.0.0.9:7100"}, "10.0.0.9:7100"},   // and comes back
+	}
+	for i, s := range steps {
+		g.learn(member(s.name, s.meta))
+		p, ok := peers.Get(7)
+		if got := map[bool]string{true: p.Addr}[ok]; got != s.want {
+			t.Fatalf("step %d (%s %+v): node 7 at %q, want %q", i, s.name, s.meta, got, s.want)
+		}
+	}
+	// The current run dies (it stays a peer); a run with a lower
+	// incarnation (a clock incarnation's cycle ended) may set the record.
+	g.NotifyLeave(member("node-7.8", gossipMeta{ID: 7, Inc: 8, Addr: "10.0.0.9:7100"}))
+	if p, ok := peers.Get(7); !ok || p.Addr != "10.0.0.9:7100" {
+		t.Fatalf("node 7 after its run died: %+v %v", p, ok)
+	}
+	g.learn(member("node-7.2", gossipMeta{ID: 7, Inc: 2, Addr: "10.0.0.10:7100"}))
+	if p, _ := peers.Get(7); p.Addr != "10.0.0.10:7100" || p.Inc != 2 {
+		t.Fatalf("node 7's run 2 after run 8 died: %+v", p)
+	}
+	if p, _ := peers.Get(2); p.Addr != "rendezvous:7100" || !p.Static {
+		t.Fatalf("the static peer's record changed: %+v", p)
+	}
+	if len(changes) != 5 {
+		t.Fatalf("%d changes, want 5 (join, new run, leave, join, lower run): %+v", len(changes), changes)
+	}
 }

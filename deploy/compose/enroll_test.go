@@ -65,9 +65,8 @@ func replicasFrom(w *live.WorldSnapshot, from uint32) int {
 // again (its certificate was on a tmpfs) enrolls again, gets the same ID
 // for its name and is admitted again by gossip; scaled to 3, the new one
 // gets a third ID and exchanges replicas with the game server that was not
-// restarted, without the others being touched. (That the restarted one
-// holds replicas again is not asserted: see docs/deploy.md, Not built
-// yet.)
+// restarted, without the others being touched; the restarted one and the
+// other hold replicas of each other's objects again.
 func TestEnrollScale(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -230,7 +229,7 @@ func TestEnrollScale(t *testing.T) {
 		}
 		joins := 0
 		for _, line := range strings.Split(c.ContainerLog(ctx, other), "\n") {
-			if strings.Contains(line, `"msg":"membership: peer joined"`) && strings.Contains(line, fmt.Sprintf(`"node":%d,"addr"`, ids[first])) {
+			if strings.Contains(line, `"msg":"membership: peer joined"`) && strings.Contains(line, fmt.Sprintf(`"node":%d,"inc"`, ids[first])) {
 				joins++
 			}
 		}
@@ -241,6 +240,9 @@ func TestEnrollScale(t *testing.T) {
 	})
 	t.Logf("game server %s stopped and started again: node %d again, admitted by node %d %v after the stop began",
 		first[:12], ids[first], ids[other], time.Since(restarted).Round(time.Millisecond))
+	exchanged("the restarted game server and the other exchange replicas again", map[string]bool{first: true, other: true})
+	t.Logf("nodes %d and %d hold replicas of each other's objects again %v after the stop began",
+		ids[first], ids[other], time.Since(restarted).Round(time.Millisecond))
 
 	scaled := time.Now()
 	if err := c.ScaleGameServers(ctx, 3); err != nil {

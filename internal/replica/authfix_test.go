@@ -128,3 +128,39 @@ func TestMigrateAgainWithoutFailover(t *testing.T) {
 		t.Fatalf("fences %v, migrations %+v: want the migration to node 3 sent at once", s.au.fences, s.au.pendMig)
 	}
 }
+
+// TestNeverSuspectsItself: a rendezvous's locator lists the rendezvous
+// itself among the nodes it depends on (SetWatch); the failure detector
+// must not watch, probe or declare its own node, whatever the silence.
+func TestNeverSuspectsItself(t *testing.T) {
+	for _, peers := range [][]wire.NodeID{nil, {2}, {2, 3, 4}} {
+		s := newStore(t, 1, func(c *Config) {
+			c.Failover = true
+			c.Peers = func() []wire.NodeID { return peers }
+		})
+		var deaths []wire.NodeID
+		s.cfg.OnEvent = func(ev Event) {
+			if ev.Kind == EvDead {
+				deaths = append(deaths, ev.Node)
+			}
+		}
+		s.SetWatch([]wire.NodeID{1})
+		h := &s.au.health
+		for now := time.Duration(0); now < 30*time.Second; now += 50 * time.Millisecond {
+			s.flushHealth(now)
+			for _, m := range h.probeq {
+				if m.l.Node == 1 || m.to == 1 {
+					t.Fatalf("peers %v: at %v node 1 probes itself: %+v", peers, now, m)
+				}
+			}
+			h.probeq = h.probeq[:0]
+			if slices.Contains(h.hbq, 1) {
+				t.Fatalf("peers %v: at %v node 1 heartbeats itself", peers, now)
+			}
+			h.hbq = h.hbq[:0]
+		}
+		if len(deaths) != 0 || len(s.Dead(nil)) != 0 {
+			t.Fatalf("peers %v: node 1 declared %v dead (dead list %v)", peers, deaths, s.Dead(nil))
+		}
+	}
+}

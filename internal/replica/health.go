@@ -149,9 +149,16 @@ func (s *Store) Heard(now time.Duration, n wire.NodeID) {
 func (s *Store) Dead(dst []wire.NodeID) []wire.NodeID { return append(dst, s.au.health.dead...) }
 
 // SetWatch sets the nodes the locator depends on (see health.go): they
-// are watched like backups.
+// are watched like backups. This node, when listed (a rendezvous depends
+// on itself), is not: a node never suspects itself.
 func (s *Store) SetWatch(nodes []wire.NodeID) {
-	s.au.health.loc = append(s.au.health.loc[:0], nodes...)
+	loc := s.au.health.loc[:0]
+	for _, n := range nodes {
+		if n != s.cfg.Self {
+			loc = append(loc, n)
+		}
+	}
+	s.au.health.loc = loc
 }
 
 // DeclareDead declares node n dead now, as if the failure detector had
@@ -164,6 +171,9 @@ func (s *Store) DeclareDead(now time.Duration, n wire.NodeID) {
 }
 
 func (s *Store) declare(now time.Duration, n wire.NodeID) {
+	if n == s.cfg.Self {
+		return // a node never declares itself dead
+	}
 	h := &s.au.health
 	p := h.get(n)
 	if p.dead {

@@ -163,9 +163,10 @@ func replicasFrom(w *live.WorldSnapshot, from uint32) int {
 // GameServer names: each obtains its own node ID from the plane, joins by
 // gossip without the others being reconfigured or restarted, and the two
 // hold replicas of each other's objects. Restarted, a game server keeps
-// its certificate and node ID without asking the plane; with its
-// certificate gone (a new volume), the plane gives the same GameServer
-// the same ID. Revoked by node ID (the revocation list, SIGHUP), it is
+// its certificate and node ID without asking the plane; killed and
+// started again at once with its certificate gone (a new volume, new
+// ports), the plane gives the same GameServer the same ID and it holds
+// replicas both ways with the other game server again. Revoked by node ID (the revocation list, SIGHUP), it is
 // refused by the others and its replicas are dropped. Takes about 15 s.
 func TestNodeEnrollGossip(t *testing.T) {
 	if testing.Short() {
@@ -319,8 +320,10 @@ key_file = %q
 		time.Sleep(100 * time.Millisecond)
 	}
 	// A new volume (no certificate): the plane gives the GameServer its
-	// ID again.
-	a2.stop(t)
+	// ID again. The pod is killed (no drain, no leave) and starts again at
+	// once on new ports, as a container restarted on a new IP address.
+	a2.cmd.Process.Kill()
+	<-a2.done
 	if err := os.Remove(filepath.Join(dir, "pod-a", "node.pem")); err != nil {
 		t.Fatal(err)
 	}
@@ -330,8 +333,19 @@ key_file = %q
 		t.Fatalf("re-enrolled as node %v, want %d", e["node"], idA)
 	}
 	run3 := a3.waitLogged(t, "node running", 15*time.Second)
-	if w, err := debugWorld(run3["admin"].(string)); err != nil || w.Node != idA {
-		t.Fatalf("the re-enrolled game server runs as %+v (%v), want node %d", w, err, idA)
+	rejoin := time.Now()
+	deadline = rejoin.Add(15 * time.Second)
+	for {
+		wa, err := debugWorld(run3["admin"].(string))
+		wb, _ := debugWorld(adminB)
+		if err == nil && wa.Node == idA && wb != nil && replicasFrom(wa, idB) > 0 && replicasFrom(wb, idA) > 0 {
+			t.Logf("the killed and re-enrolled node %d replicates with node %d again %v after it runs", idA, idB, time.Since(rejoin).Round(time.Millisecond))
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the killed and re-enrolled node %d did not rejoin within 15 s: %v %+v (node %d: %+v)", idA, err, wa, idB, wb)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 
 	// Revoked (node ID in the list, SIGHUP), the enrolled node is refused
