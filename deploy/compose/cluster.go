@@ -137,18 +137,10 @@ type Cluster struct {
 // root/bin/overworld) and starts the five node containers of image
 // (project name project). It does not wait for them to be ready.
 func Start(ctx context.Context, d *Docker, root, project, image, dir string) (*Cluster, error) {
-	c := &Cluster{d: d, root: root, file: "deploy/compose/docker-compose.yml", Project: project, Dir: dir,
-		client: &http.Client{Timeout: 3 * time.Second}, ids: map[string]string{}}
-	init := exec.CommandContext(ctx, filepath.Join(root, "deploy/compose/init.sh"), dir)
-	init.Env = append(os.Environ(), "OVERWORLD="+filepath.Join(root, "bin/overworld"))
-	if out, err := init.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("init.sh: %v: %s", err, out)
-	}
-	tok, err := os.ReadFile(filepath.Join(dir, "admin.token"))
+	c, err := prepare(ctx, d, root, project, image, dir, "deploy/compose")
 	if err != nil {
 		return nil, err
 	}
-	c.token = strings.TrimSpace(string(tok))
 	toml, err := os.ReadFile(filepath.Join(dir, "nodes/node1.toml"))
 	if err != nil {
 		return nil, err
@@ -160,15 +152,38 @@ func Start(ctx context.Context, d *Docker, root, project, image, dir string) (*C
 	if c.Epoch, err = time.Parse(time.RFC3339, string(m[1])); err != nil {
 		return nil, err
 	}
-	user := "65532:65532"
-	if os.Getuid() != 0 {
-		user = fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid())
-	}
-	c.env = append(os.Environ(), "CLUSTER_DIR="+dir, "OVERWORLD_IMAGE="+image, "OVERWORLD_USER="+user,
-		fmt.Sprintf("BOTS=%d", BotsPerNode), fmt.Sprintf("PLANE_BOTS=%d", PlaneBots), "BOT_DURATION=10m")
+	c.env = append(c.env, fmt.Sprintf("BOTS=%d", BotsPerNode), fmt.Sprintf("PLANE_BOTS=%d", PlaneBots), "BOT_DURATION=10m")
 	if _, err := c.compose(ctx, append([]string{"up", "-d", "--no-deps"}, services("node")...)...); err != nil {
 		return c, err
 	}
+	return c, nil
+}
+
+// prepare generates a cluster's files in dir with sub/init.sh (overworld
+// at root/bin/overworld) and returns the Cluster of sub/docker-compose.yml
+// with its admin token and the environment its compose file reads:
+// CLUSTER_DIR, OVERWORLD_IMAGE, and the containers' user (65532, or the
+// caller's own when it is not root) as OVERWORLD_USER, OVERWORLD_UID and
+// OVERWORLD_GID.
+func prepare(ctx context.Context, d *Docker, root, project, image, dir, sub string) (*Cluster, error) {
+	c := &Cluster{d: d, root: root, file: sub + "/docker-compose.yml", Project: project, Dir: dir,
+		client: &http.Client{Timeout: 3 * time.Second}, ids: map[string]string{}}
+	init := exec.CommandContext(ctx, filepath.Join(root, sub, "init.sh"), dir)
+	init.Env = append(os.Environ(), "OVERWORLD="+filepath.Join(root, "bin/overworld"))
+	if out, err := init.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("%s/init.sh: %v: %s", sub, err, out)
+	}
+	tok, err := os.ReadFile(filepath.Join(dir, "admin.token"))
+	if err != nil {
+		return nil, err
+	}
+	c.token = strings.TrimSpace(string(tok))
+	uid, gid := 65532, 65532
+	if os.Getuid() != 0 {
+		uid, gid = os.Getuid(), os.Getgid()
+	}
+	c.env = append(os.Environ(), "CLUSTER_DIR="+dir, "OVERWORLD_IMAGE="+image, fmt.Sprintf("OVERWORLD_USER=%d:%d", uid, gid),
+		fmt.Sprintf("OVERWORLD_UID=%d", uid), fmt.Sprintf("OVERWORLD_GID=%d", gid))
 	return c, nil
 }
 

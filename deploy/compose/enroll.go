@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -29,24 +27,10 @@ const GameServers = "gs"
 // and rendezvous (project name project), not the game servers
 // (ScaleGameServers). It does not wait for them to be ready.
 func StartEnroll(ctx context.Context, d *Docker, root, project, image, dir string) (*Cluster, error) {
-	c := &Cluster{d: d, root: root, file: "deploy/compose/enroll/docker-compose.yml", Project: project, Dir: dir,
-		client: &http.Client{Timeout: 3 * time.Second}, ids: map[string]string{}}
-	init := exec.CommandContext(ctx, filepath.Join(root, "deploy/compose/enroll/init.sh"), dir)
-	init.Env = append(os.Environ(), "OVERWORLD="+filepath.Join(root, "bin/overworld"))
-	if out, err := init.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("enroll/init.sh: %v: %s", err, out)
-	}
-	tok, err := os.ReadFile(filepath.Join(dir, "admin.token"))
+	c, err := prepare(ctx, d, root, project, image, dir, "deploy/compose/enroll")
 	if err != nil {
 		return nil, err
 	}
-	c.token = strings.TrimSpace(string(tok))
-	uid, gid := 65532, 65532
-	if os.Getuid() != 0 {
-		uid, gid = os.Getuid(), os.Getgid()
-	}
-	c.env = append(os.Environ(), "CLUSTER_DIR="+dir, "OVERWORLD_IMAGE="+image, fmt.Sprintf("OVERWORLD_USER=%d:%d", uid, gid),
-		fmt.Sprintf("OVERWORLD_UID=%d", uid), fmt.Sprintf("OVERWORLD_GID=%d", gid))
 	if _, err := c.compose(ctx, "up", "-d", "--no-deps", Plane, "rendezvous"); err != nil {
 		return c, err
 	}

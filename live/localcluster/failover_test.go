@@ -2,6 +2,8 @@ package localcluster
 
 import (
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -292,4 +294,23 @@ func readLog(t *testing.T, c *Cluster, i int) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// wholeWorld is the query of a box holding every object of the world, for
+// the nodes' region endpoints (prefer-backup, migrate-region).
+const wholeWorld = "x0=-1e9&y0=-1e9&x1=1e9&y1=1e9"
+
+// adminPost posts to path on node i's admin endpoint and fails t unless
+// the node answers 2xx.
+func adminPost(t *testing.T, c *Cluster, i int, path string) {
+	t.Helper()
+	resp, err := http.Post("http://"+c.AdminAddr(i)+path, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode/100 != 2 {
+		t.Fatalf("node %d %s: %s %s", c.IDs()[i], path, resp.Status, b)
+	}
 }

@@ -41,20 +41,8 @@ func TestClusterPlaneInstances(t *testing.T) {
 	c := startFailoverCluster(t)
 	defer stopAndLog(t, c)
 	ids := c.IDs()
-	const box = "x0=-1e9&y0=-1e9&x1=1e9&y1=1e9"
-	post := func(i int, path string) {
-		t.Helper()
-		resp, err := http.Post("http://"+c.AdminAddr(i)+path, "", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode/100 != 2 {
-			t.Fatalf("node %d %s: %s %s", ids[i], path, resp.Status, b)
-		}
-	}
-	post(2, fmt.Sprintf("/admin/migrate-region?%s&node=%d", box, ids[0]))
+	post := func(i int, path string) { adminPost(t, c, i, path) }
+	post(2, fmt.Sprintf("/admin/migrate-region?%s&node=%d", wholeWorld, ids[0]))
 	waitUntil(t, c, 10*time.Second, "node 3's objects on node 1", func(snaps []*live.WorldSnapshot) string {
 		for id, p := range where(snaps) {
 			if slices.Contains(p.primaries, ids[2]) {

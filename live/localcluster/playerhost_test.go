@@ -2,8 +2,6 @@ package localcluster
 
 import (
 	"fmt"
-	"io"
-	"net/http"
 	"slices"
 	"syscall"
 	"testing"
@@ -43,24 +41,11 @@ func TestClusterPinnedFailover(t *testing.T) {
 	if len(inst) == 0 {
 		t.Fatal("node 1 holds no lasting object")
 	}
-	const box = "x0=-1e9&y0=-1e9&x1=1e9&y1=1e9"
-	post := func(i int, path string) string {
-		t.Helper()
-		resp, err := http.Post("http://"+c.AdminAddr(i)+path, "", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode/100 != 2 {
-			t.Fatalf("node %d %s: %s %s", ids[i], path, resp.Status, b)
-		}
-		return string(b)
-	}
+	post := func(i int, path string) { adminPost(t, c, i, path) }
 	for i := range 3 {
-		post(i, fmt.Sprintf("/admin/prefer-backup?%s&nodes=%d", box, ids[rep]))
+		post(i, fmt.Sprintf("/admin/prefer-backup?%s&nodes=%d", wholeWorld, ids[rep]))
 	}
-	post(0, fmt.Sprintf("/admin/migrate-region?%s&node=%d", box, ids[rep]))
+	post(0, fmt.Sprintf("/admin/migrate-region?%s&node=%d", wholeWorld, ids[rep]))
 	waitUntil(t, c, 10*time.Second, "node 1's objects on node 3", func(snaps []*live.WorldSnapshot) string {
 		now := where(snaps)
 		for _, id := range inst {
@@ -70,7 +55,7 @@ func TestClusterPinnedFailover(t *testing.T) {
 		}
 		return ""
 	})
-	post(rep, fmt.Sprintf("/admin/migrate-region?%s&node=%d", box, ids[host]))
+	post(rep, fmt.Sprintf("/admin/migrate-region?%s&node=%d", wholeWorld, ids[host]))
 	waitUntil(t, c, 10*time.Second, "node 1's objects on node 2, backed up on node 3", func(snaps []*live.WorldSnapshot) string {
 		now := where(snaps)
 		for _, id := range inst {
