@@ -83,6 +83,7 @@ type Client struct {
 	dial  func(ctx context.Context, r Redirect) (Conn, error)
 
 	welcome atomic.Pointer[Welcome] // the current leg's (Welcome may run inside Do)
+	deed    atomic.Pointer[[]byte]  // the newest avatar deed a node gave (nil: none yet)
 
 	mu      sync.Mutex // guards the legs, stats, sentAt, sent, echoed and writes
 	cur     *leg       // the node the client plays on
@@ -140,7 +141,8 @@ func Join(ctx context.Context, conn Conn, token []byte) (*Client, error) {
 }
 
 // Resume takes the player's avatar back on the node conn leads to, after
-// the node it played on died: it sends a Rejoin with token, the avatar
+// the node it played on died: it sends a Rejoin with token, the avatar's
+// deed (the newest a node gave: Client.Deed), the avatar
 // and seq (the last input the client saw applied: it resends the later
 // ones), and returns once the node sent its first State, which it sends
 // only when the avatar's primary is there (its backup took over). A node
@@ -148,16 +150,16 @@ func Join(ctx context.Context, conn Conn, token []byte) (*Client, error) {
 // seconds, returned as a *RefusedError wrapped in ErrNotHere. A client that does not know which
 // node that is tries several at once and keeps the first (the others it
 // closes). The Client starts with no stats but Avatar and Player.
-func Resume(ctx context.Context, conn Conn, token []byte, avatar world.ObjectID, seq uint64) (*Client, error) {
-	return resume(ctx, ctx, conn, token, avatar, seq)
+func Resume(ctx context.Context, conn Conn, token, deed []byte, avatar world.ObjectID, seq uint64) (*Client, error) {
+	return resume(ctx, ctx, conn, token, deed, avatar, seq)
 }
 
 // resume is Resume, the node's answer to the Rejoin awaited under ctx and
 // the avatar's first State under wait: ResumeAny ends its losing attempts
 // only once their nodes answered, so that a session the node counted is
 // one the attempt reports (ErrNotHere).
-func resume(ctx, wait context.Context, conn Conn, token []byte, avatar world.ObjectID, seq uint64) (*Client, error) {
-	if err := conn.WriteMessage(ctx, AppendRejoin(nil, Rejoin{Token: token, Avatar: avatar, Seq: seq})); err != nil {
+func resume(ctx, wait context.Context, conn Conn, token, deed []byte, avatar world.ObjectID, seq uint64) (*Client, error) {
+	if err := conn.WriteMessage(ctx, AppendRejoin(nil, Rejoin{Token: token, Deed: deed, Avatar: avatar, Seq: seq})); err != nil {
 		return nil, fmt.Errorf("player: sending rejoin: %w", err)
 	}
 	w, err := awaitJoinOK(ctx, conn)
@@ -173,6 +175,8 @@ func resume(ctx, wait context.Context, conn Conn, token []byte, avatar world.Obj
 		cur: &leg{conn: conn, welcome: w, view: NewView(w.Registry, w.History)}, seen: map[world.ObjectID]bool{}, seq: seq, echoed: seq}
 	c.stats.Player, c.stats.Avatar = w.Player, w.Avatar
 	c.welcome.Store(&w)
+	old := append([]byte(nil), deed...)
+	c.deed.Store(&old) // until the node gives a new one
 	for {
 		msg, err := conn.ReadMessage(wait, MaxMessage)
 		if err != nil {
@@ -183,6 +187,10 @@ func resume(ctx, wait context.Context, conn Conn, token []byte, avatar world.Obj
 			return nil, fmt.Errorf("%w: %w", ErrNotHere, err)
 		}
 		switch t {
+		case MsgDeed:
+			if _, err := c.Handle(msg); err != nil {
+				return nil, fmt.Errorf("%w: %w", ErrNotHere, err)
+			}
 		case MsgState:
 			ack, err := c.Handle(msg)
 			if err != nil {
@@ -216,7 +224,7 @@ func resume(ctx, wait context.Context, conn Conn, token []byte, avatar world.Obj
 // attempt from its goroutine with its index and error (nil for the winner,
 // and for a second one that got the avatar in the same instant). ctx must
 // outlive the winner's session: its connection is dialed with it.
-func ResumeAny(ctx context.Context, n int, dial func(ctx context.Context, i int) (Conn, error), token []byte, avatar world.ObjectID,
+func ResumeAny(ctx context.Context, n int, dial func(ctx context.Context, i int) (Conn, error), token, deed []byte, avatar world.ObjectID,
 	seq uint64, wait time.Duration, done func(i int, err error)) (*Client, int, error) {
 	type got struct {
 		i int
@@ -233,7 +241,7 @@ func ResumeAny(ctx context.Context, n int, dial func(ctx context.Context, i int)
 			conn, err := dial(ctx, i)
 			var c *Client
 			if err == nil {
-				if c, err = resume(rctx, wctx, conn, token, avatar, seq); err != nil {
+				if c, err = resume(rctx, wctx, conn, token, deed, avatar, seq); err != nil {
 					_ = conn.Close()
 				}
 			}
@@ -262,6 +270,17 @@ func (c *Client) LastApplied() uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.echoed
+}
+
+// Deed returns the newest avatar deed a node gave the client (nil
+// before the first): what a Resume presents to take the avatar back
+// after its node died. A node sends one after a join, after a rejoin once
+// the avatar is there, and again when half its life has passed.
+func (c *Client) Deed() []byte {
+	if t := c.deed.Load(); t != nil {
+		return append([]byte(nil), (*t)...)
+	}
+	return nil
 }
 
 // awaitJoinOK reads the node's answer to a Join or Rejoin.
@@ -472,7 +491,7 @@ func (c *Client) follow(ctx, rctx context.Context, r Redirect) error {
 	if err != nil {
 		return fmt.Errorf("player: following the redirect to node %d: %w", r.Node, err)
 	}
-	if err := conn.WriteMessage(dctx, AppendRejoin(nil, Rejoin{Token: c.token, Avatar: r.Avatar, Seq: r.Seq})); err != nil {
+	if err := conn.WriteMessage(dctx, AppendRejoin(nil, Rejoin{Token: c.token, Deed: c.Deed(), Avatar: r.Avatar, Seq: r.Seq})); err != nil {
 		_ = conn.Close()
 		return fmt.Errorf("player: rejoining node %d: %w", r.Node, err)
 	}
@@ -558,6 +577,17 @@ func (c *Client) handle(l *leg, msg []byte) (ack []byte, err error) {
 			return nil, fmt.Errorf("player: a second redirect (to node %d) before the first was followed", r.Node)
 		}
 		return nil, nil
+	case MsgDeed:
+		b, tk, err := DecodeDeed(body)
+		if err != nil {
+			return nil, err
+		}
+		if tk.Avatar != l.welcome.Avatar || tk.Player != l.welcome.Player {
+			return nil, malformed(t, "deed for avatar %v of %q, playing %v as %q", tk.Avatar, tk.Player, l.welcome.Avatar, l.welcome.Player)
+		}
+		b = append([]byte(nil), b...)
+		c.deed.Store(&b)
+		return nil, nil
 	case MsgState:
 	default:
 		return nil, malformed(t, "not a node message after joinok")
@@ -605,9 +635,16 @@ func (c *Client) handle(l *leg, msg []byte) (ack []byte, err error) {
 }
 
 func (c *Client) readLoop(ctx context.Context, l *leg) error {
+	// ackErr is the first failed Ack. The reader goes on: a node ending
+	// the session stops reading (its peer's writes fail) after it queued
+	// its reason, which the read side still delivers.
+	var ackErr error
 	for {
 		msg, err := l.conn.ReadMessage(ctx, MaxMessage)
 		if err != nil {
+			if ackErr != nil {
+				return fmt.Errorf("%w (after an ack failed: %v)", err, ackErr)
+			}
 			return err
 		}
 		ack, err := c.handle(l, msg)
@@ -619,12 +656,12 @@ func (c *Client) readLoop(ctx context.Context, l *leg) error {
 			case c.arrived <- struct{}{}:
 			default:
 			}
-			c.mu.Lock()
-			err = l.conn.WriteMessage(ctx, ack)
-			c.mu.Unlock()
-			if err != nil {
-				return err
+			if ackErr != nil {
+				continue
 			}
+			c.mu.Lock()
+			ackErr = l.conn.WriteMessage(ctx, ack)
+			c.mu.Unlock()
 		}
 	}
 }

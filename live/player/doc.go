@@ -26,13 +26,22 @@
 //     State per player, handed back to the connection's writer. Every
 //     queue is bounded; a slow client's unwritten State is replaced by the
 //     newer one (coalesced), so Frame never blocks.
+//   - Avatar deeds (deed.go: IssueDeed, VerifyDeed): after a
+//     join, and after a rejoin once the avatar is there, the gateway
+//     gives the player a deed naming its avatar, the player (its
+//     token's subject) and the world, signed with the node's TLS key
+//     (Config.Identity) and carrying the node's certificate. A Rejoin
+//     must present it, and every node of the cluster checks it with the
+//     cluster CA alone (pki.Identity.VerifyIssuer), so that only the
+//     player who owned an avatar takes it back after a handoff or a
+//     failover, even when the node that issued the deed is dead.
 //   - Encoder and View: the per-player delta encoding and its inverse.
 //   - Client: the player side (Join, Run with a Brain, Handle), used by
 //     `overworld bot`.
 //
-// # The client protocol (version 1)
+// # The client protocol (version 2)
 //
-// Every message is [version = 1] [type] [body]; integers are unsigned
+// Every message is [version = 2] [type] [body]; integers are unsigned
 // varints unless said otherwise, byte strings and strings are a varint
 // length and the bytes. A QUIC connection carries the messages on its one
 // bidirectional stream, each preceded by its varint length; a WebSocket
@@ -55,7 +64,12 @@
 //	Leave  (6) client → node  (empty)
 //	Error  (7) node → client  code, text; the node closes the connection after it
 //	Redirect (8) node → client  node, QUIC address, WebSocket URL, avatar, input seq
-//	Rejoin (9) client → node  token, avatar, input seq
+//	Rejoin (9) client → node  token, avatar deed, avatar, input seq
+//	Deed  (10) node → client  avatar deed (after JoinOK; after a Rejoin's
+//	                          avatar arrived; again at half its life)
+//
+// A version-1 client's first message is answered with a version-1 Error
+// (CodeMalformed) telling it to upgrade.
 //
 // A State lists the objects inside the avatar's interest boxes (from the
 // node's primaries and replicas) and the avatar itself, relative to the
@@ -81,7 +95,8 @@
 // # What the caller must do
 //
 //  1. Build a Verifier from the coordinator's public key, and a Gateway
-//     with it and the game's Controller.
+//     with it, the game's Controller and the node's pki.Identity (whose
+//     key signs avatar deeds and whose CA checks them).
 //  2. Register the Gateway as a frame hook of the node's driver: Frame(now,
 //     n) once per frame, after n.Tick(now), on the goroutine that owns n.
 //  3. Accept connections: ServeQUIC on a quic.Listener (QUICConfig,

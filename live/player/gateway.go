@@ -12,6 +12,7 @@ import (
 	"github.com/quic-go/quic-go"
 
 	"github.com/overworld/overworld/internal/replica"
+	"github.com/overworld/overworld/live/pki"
 	"github.com/overworld/overworld/node"
 	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/world"
@@ -51,6 +52,17 @@ type Config struct {
 	Verifier *Verifier
 	// Controller is the game (required).
 	Controller Controller
+	// Identity is the node's TLS identity (required): its key signs the
+	// avatar deeds the gateway gives players, and its cluster CA
+	// (VerifyIssuer) checks the deeds Rejoins present, whichever node
+	// of the cluster issued them. A one-node world makes one with a CA
+	// of its own (pki.NewCA).
+	Identity *pki.Identity
+	// DeedTTL is how long an avatar deed this gateway issues is
+	// good for, and the longest lifetime it accepts in a Rejoin's. A
+	// session's deed is renewed (a new Deed message) once half of it
+	// has passed. Default DefaultDeedTTL (24 h).
+	DeedTTL time.Duration
 	// MaxPlayers bounds the players joined or joining. A connection
 	// takes a player slot only once its token verified. Default 64.
 	MaxPlayers int
@@ -88,6 +100,15 @@ func (c Config) validate() (Config, error) {
 	}
 	if c.Controller == nil {
 		return c, fmt.Errorf("%w: no Controller", ErrConfig)
+	}
+	if c.Identity == nil {
+		return c, fmt.Errorf("%w: no Identity (the node's certificate signs avatar deeds)", ErrConfig)
+	}
+	if c.DeedTTL == 0 {
+		c.DeedTTL = DefaultDeedTTL
+	}
+	if c.DeedTTL < time.Minute {
+		return c, fmt.Errorf("%w: DeedTTL %v, want at least 1m", ErrConfig, c.DeedTTL)
 	}
 	def := func(v *int, d int) {
 		if *v == 0 {
@@ -134,6 +155,9 @@ type Stats struct {
 	Replayed      int64 // joins refused: token already used
 	Full          int64 // joins refused: MaxPlayers reached
 	RejoinRefused int64 // rejoins refused: the avatar is another session's
+	BadDeed       int64 // rejoins refused: no avatar deed, or one refused (forged, expired, another cluster's, another player's or avatar's)
+	Deeds         int64 // avatar deeds issued (joins, rejoins arrived, renewals)
+	OldClients    int64 // connections refused for speaking protocol version 1
 	Duplicate     int64 // joins refused: player already in game here
 	JoinFailed    int64 // joins refused by the Controller
 	Timeouts      int64 // connections that sent no Join in time
@@ -156,7 +180,7 @@ type Stats struct {
 }
 
 type stats struct {
-	players, joins, leaves, badToken, audience, expired, replayed, full, rejoinRefused, duplicate, joinFailed, timeouts,
+	players, joins, leaves, badToken, audience, expired, replayed, full, rejoinRefused, badDeed, deeds, oldClients, duplicate, joinFailed, timeouts,
 	malformed, inputs, inputsDropped, badInputs, stateMsgs, stateBytes, datagrams, coalesced, fullStates,
 	handedOff, rejoins, inputsMoved, httpErrors atomic.Int64
 }
@@ -209,6 +233,9 @@ type session struct {
 	// waitUntil, holding its inputs.
 	waitUntil uint64
 	held      []input
+	// deedAt is when the session's newest deed was issued (zero:
+	// none yet, a rejoin waiting for its avatar).
+	deedAt time.Time
 }
 
 // handoffReq is a queued HandOff.
@@ -279,8 +306,9 @@ func (g *Gateway) Stats() Stats {
 	s := &g.st
 	return Stats{Players: s.players.Load(), Conns: g.conns.Load(), Joins: s.joins.Load(), Leaves: s.leaves.Load(),
 		BadToken: s.badToken.Load(), Audience: s.audience.Load(), Expired: s.expired.Load(), Replayed: s.replayed.Load(),
-		Full: s.full.Load(), RejoinRefused: s.rejoinRefused.Load(),
-		Duplicate: s.duplicate.Load(), JoinFailed: s.joinFailed.Load(), Timeouts: s.timeouts.Load(),
+		Full: s.full.Load(), RejoinRefused: s.rejoinRefused.Load(), BadDeed: s.badDeed.Load(), Deeds: s.deeds.Load(),
+		OldClients: s.oldClients.Load(),
+		Duplicate:  s.duplicate.Load(), JoinFailed: s.joinFailed.Load(), Timeouts: s.timeouts.Load(),
 		Malformed: s.malformed.Load(), HTTPErrors: s.httpErrors.Load(), Inputs: s.inputs.Load(), InputsDropped: s.inputsDropped.Load(),
 		BadInputs: s.badInputs.Load(), StateMessages: s.stateMsgs.Load(), StateBytes: s.stateBytes.Load(), Datagrams: s.datagrams.Load(),
 		Coalesced: s.coalesced.Load(), FullStates: s.fullStates.Load(), HandedOff: s.handedOff.Load(),
@@ -331,6 +359,17 @@ func (g *Gateway) serve(ctx context.Context, conn Conn, p *pass) error {
 		}
 		return fmt.Errorf("player: reading join: %w", err)
 	}
+	if len(msg) > 0 && msg[0] == 1 {
+		// A version-1 client: answer in its own framing, so that it can
+		// tell the player to upgrade.
+		g.st.oldClients.Add(1)
+		text := "protocol version 1 is no longer served: this node speaks version 2 (a rejoin carries an avatar deed); upgrade the client"
+		ectx, cancel := context.WithTimeout(ctx, time.Second)
+		_ = conn.WriteMessage(ectx, appendString([]byte{1, byte(MsgError), byte(CodeMalformed)}, text))
+		cancel()
+		_ = conn.Close()
+		return fmt.Errorf("player: refused a version-1 client")
+	}
 	tok, rejoin, err := parseFirst(msg)
 	if err != nil {
 		g.st.malformed.Add(1)
@@ -370,6 +409,13 @@ func (g *Gateway) serve(ctx context.Context, conn Conn, p *pass) error {
 		}
 		refuse(ctx, conn, CodeBadToken, err.Error())
 		return err
+	}
+	if rejoin != nil {
+		if err := g.checkDeed(rejoin, claims.Player); err != nil {
+			g.st.badDeed.Add(1)
+			refuse(ctx, conn, CodeBadDeed, err.Error())
+			return err
+		}
 	}
 	p.leave() // authenticated: from now on a player slot bounds it
 	if g.slots.Add(1) > int64(g.cfg.MaxPlayers) {
@@ -431,9 +477,47 @@ func parseFirst(msg []byte) (tok []byte, rejoin *Rejoin, err error) {
 			return nil, nil, err
 		}
 		r.Token = append([]byte(nil), r.Token...)
+		r.Deed = append([]byte(nil), r.Deed...)
 		return r.Token, &r, nil
 	}
 	return nil, nil, malformed(t, "expected a join or a rejoin")
+}
+
+// checkDeed verifies a Rejoin's avatar deed for player (the subject
+// of the token the connection presented): issued by a node of this
+// cluster, correctly signed, unexpired, for this world, this avatar and
+// this player.
+func (g *Gateway) checkDeed(r *Rejoin, player PlayerID) error {
+	if len(r.Deed) == 0 {
+		return fmt.Errorf("%w: %w", ErrDeed, ErrDeedMissing)
+	}
+	t, err := VerifyDeed(r.Deed, g.cfg.Identity, g.cfg.Now(), g.cfg.DeedTTL)
+	if err != nil {
+		return err
+	}
+	switch here := g.cfg.Verifier.Audience().World; {
+	case t.World != here:
+		return fmt.Errorf("%w: %w (%q, this is %q)", ErrDeed, ErrDeedWorld, t.World, here)
+	case t.Avatar != r.Avatar:
+		return fmt.Errorf("%w: %w (deed for %v, rejoining %v)", ErrDeed, ErrDeedAvatar, t.Avatar, r.Avatar)
+	case t.Player != player:
+		return fmt.Errorf("%w: %w (deed for %q, token for %q)", ErrDeed, ErrDeedPlayer, t.Player, player)
+	}
+	return nil
+}
+
+// issueDeed gives s's player a fresh deed for its avatar. A failure
+// (the node's certificate or key unusable for deeds) is logged, and tried
+// again at the deed's half life, not every frame.
+func (g *Gateway) issueDeed(s *session, now time.Time) {
+	s.deedAt = now
+	t, err := IssueDeed(g.cfg.Identity.Current(), s.avatar, s.player, g.cfg.Verifier.Audience().World, now, g.cfg.DeedTTL)
+	if err != nil {
+		g.cfg.Logf("player %q: no deed: %v", s.player, err)
+		return
+	}
+	g.st.deeds.Add(1)
+	s.l.post(AppendDeed(nil, t), false)
 }
 
 func (l *link) end() { l.once.Do(func() { close(l.done) }) }
@@ -726,8 +810,15 @@ func (g *Gateway) Frame(now time.Duration, n *node.Node) {
 	for _, l := range joins {
 		g.admit(n, l)
 	}
+	wall := g.cfg.Now()
 	for _, s := range g.order {
 		g.applyInputs(n, s)
+		if s.waitUntil == 0 && s.movedAt == 0 && (s.deedAt.IsZero() || wall.Sub(s.deedAt) >= g.cfg.DeedTTL/2) {
+			// Joined, rejoined and arrived (the avatar's primary is
+			// here), or half the deed's life gone: a new deed, before
+			// the frame's State.
+			g.issueDeed(s, wall)
+		}
 	}
 	for _, h := range handoffs {
 		h.done <- g.handOff(now, n, h)

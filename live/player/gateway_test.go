@@ -80,6 +80,9 @@ func newTestbed(t *testing.T, ctx context.Context, cfg Config) *testbed {
 		t.Fatal(err)
 	}
 	cfg.Verifier, cfg.Controller = ver, dots{}
+	if cfg.Identity == nil {
+		cfg.Identity = testIdentities(t, 1)[0]
+	}
 	g, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -290,15 +293,16 @@ func TestGatewayRefusals(t *testing.T) {
 		}
 		refused(AppendJoin(nil, good), CodeBadToken)
 		refused(AppendJoin(nil, tb.token("alice", time.Hour)), CodeDuplicate)
-		// A Rejoin naming alice's avatar, with another player's good token.
-		refused(AppendRejoin(nil, Rejoin{Token: tb.token("mallory", time.Hour), Avatar: alice.Welcome().Avatar}), CodeDuplicate)
+		// A Rejoin naming alice's avatar, with another player's good token
+		// and no deed.
+		refused(AppendRejoin(nil, Rejoin{Token: tb.token("mallory", time.Hour), Avatar: alice.Welcome().Avatar}), CodeBadDeed)
 		conn2 := tb.connect()
 		go func() { _, _ = Join(ctx, conn2, tb.token("carol", time.Hour)) }()
 		synctest.Wait()
 		tb.step()
 		refused(AppendJoin(nil, tb.token("dave", time.Hour)), CodeFull)
 		st = tb.g.Stats()
-		if st.Replayed != 1 || st.Duplicate != 1 || st.RejoinRefused != 1 || st.Full != 1 || st.Players != 2 {
+		if st.Replayed != 1 || st.Duplicate != 1 || st.BadDeed != 1 || st.RejoinRefused != 0 || st.Full != 1 || st.Players != 2 {
 			t.Fatalf("stats %+v", st)
 		}
 		if objs := tb.n.Objects(nil); len(objs) != 2 {
@@ -432,7 +436,7 @@ func TestGatewayJoinFailedAndShutdown(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 		tb := newTestbed(t, ctx, Config{})
-		g2, err := New(Config{Verifier: tb.ver, Controller: failing{}})
+		g2, err := New(Config{Verifier: tb.ver, Controller: failing{}, Identity: tb.g.cfg.Identity})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -47,6 +47,7 @@ func newPair(t *testing.T) *pair {
 		t.Fatal(err)
 	}
 	p := &pair{t: t, key: key}
+	idents := testIdentities(t, 2)
 	for i := range 2 {
 		id := wire.NodeID(i + 1)
 		b, err := locate.NewBroadcast(id, []wire.NodeID{1, 2})
@@ -60,7 +61,7 @@ func newPair(t *testing.T) *pair {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.g[i], err = New(Config{Verifier: ver, Controller: dots{}, Logf: func(f string, a ...any) { t.Logf("node %d: "+f, append([]any{id}, a...)...) }}); err != nil {
+		if p.g[i], err = New(Config{Verifier: ver, Controller: dots{}, Identity: idents[i], Logf: func(f string, a ...any) { t.Logf("node %d: "+f, append([]any{id}, a...)...) }}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -229,6 +230,7 @@ func runHandOffs(t *testing.T, seed uint64, nodes, players, handoffs int, loss f
 		}
 		ns := make([]*node.Node, nodes)
 		gs := make([]*Gateway, nodes)
+		idents := testIdentities(t, nodes)
 		for i, id := range ids {
 			b, err := locate.NewBroadcast(id, ids)
 			if err != nil {
@@ -242,7 +244,7 @@ func runHandOffs(t *testing.T, seed uint64, nodes, players, handoffs int, loss f
 			if err != nil {
 				t.Fatal(err)
 			}
-			if gs[i], err = New(Config{Verifier: ver, Controller: dots{}}); err != nil {
+			if gs[i], err = New(Config{Verifier: ver, Controller: dots{}, Identity: idents[i]}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -11,7 +11,10 @@ import (
 )
 
 // Version is the client protocol version: the first byte of every message.
-const Version = 1
+// Version 2 added avatar deeds (the Deed message, and the deed a
+// Rejoin carries); a node answers a version-1 client's first message with
+// a version-1 Error telling it to upgrade (see Gateway).
+const Version = 2
 
 // MsgType is a client protocol message type: the second byte of every
 // message.
@@ -27,12 +30,13 @@ const (
 	MsgLeave                       // client → node: leaving
 	MsgError                       // node → client: why the node refuses or ends the session
 	MsgRedirect                    // node → client: your avatar moved; join that node
-	MsgRejoin                      // client → node: token, the avatar handed here, input seq
+	MsgRejoin                      // client → node: token, avatar deed, the avatar handed here, input seq
+	MsgDeed                        // node → client: the avatar deed a Rejoin presents
 	numMsgTypes
 )
 
 var msgNames = [...]string{MsgJoin: "join", MsgJoinOK: "joinok", MsgInput: "input", MsgState: "state",
-	MsgAck: "ack", MsgLeave: "leave", MsgError: "error", MsgRedirect: "redirect", MsgRejoin: "rejoin"}
+	MsgAck: "ack", MsgLeave: "leave", MsgError: "error", MsgRedirect: "redirect", MsgRejoin: "rejoin", MsgDeed: "deed"}
 
 // String names the type.
 func (t MsgType) String() string {
@@ -48,7 +52,7 @@ const (
 	MaxInput = 256
 	// MaxClientMessage bounds every message a client sends (a node
 	// refuses larger ones before decoding).
-	MaxClientMessage = 1024
+	MaxClientMessage = 2560
 	// MaxMessage bounds every message a node sends (a client refuses
 	// larger ones).
 	MaxMessage = 4 << 20
@@ -210,11 +214,13 @@ func DecodeRedirect(body []byte) (Redirect, error) {
 	return m, nil
 }
 
-// Rejoin is a client's join at the node its avatar was handed to: its
-// token, the avatar, and the newest of its inputs the old node applied
+// Rejoin is a client's join at the node its avatar was handed to (or
+// failed over to): its token, the avatar's deed (the newest a node
+// gave it), the avatar, and the newest of its inputs the old node applied
 // (the Redirect's Seq); its inputs after that follow on this connection.
 type Rejoin struct {
 	Token  []byte
+	Deed   []byte
 	Avatar world.ObjectID
 	Seq    uint64
 }
@@ -222,15 +228,16 @@ type Rejoin struct {
 // AppendRejoin appends a Rejoin message.
 func AppendRejoin(b []byte, m Rejoin) []byte {
 	b = appendBytes(header(b, MsgRejoin), m.Token)
+	b = appendBytes(b, m.Deed)
 	b = binary.AppendUvarint(b, uint64(m.Avatar))
 	return binary.AppendUvarint(b, m.Seq)
 }
 
-// DecodeRejoin decodes a Rejoin body (the token not yet verified; it
-// aliases body).
+// DecodeRejoin decodes a Rejoin body (the token and the deed not yet
+// verified, and possibly empty; they alias body).
 func DecodeRejoin(body []byte) (Rejoin, error) {
 	r := reader{t: MsgRejoin, p: body}
-	m := Rejoin{Token: r.bytes("token", maxJWT)}
+	m := Rejoin{Token: r.bytes("token", maxJWT), Deed: r.bytes("deed", MaxDeed)}
 	m.Avatar = world.ObjectID(r.uvarint("avatar"))
 	m.Seq = r.uvarint("input seq")
 	if r.err == nil && m.Avatar == 0 {
@@ -240,6 +247,24 @@ func DecodeRejoin(body []byte) (Rejoin, error) {
 		return Rejoin{}, err
 	}
 	return m, nil
+}
+
+// AppendDeed appends a Deed message carrying an avatar deed.
+func AppendDeed(b, deed []byte) []byte { return appendBytes(header(b, MsgDeed), deed) }
+
+// DecodeDeed decodes a Deed body and parses the deed (ParseDeed;
+// it aliases body).
+func DecodeDeed(body []byte) ([]byte, Deed, error) {
+	r := reader{t: MsgDeed, p: body}
+	b := r.bytes("deed", MaxDeed)
+	if err := r.done(); err != nil {
+		return nil, Deed{}, err
+	}
+	t, err := ParseDeed(b)
+	if err != nil {
+		return nil, Deed{}, malformed(MsgDeed, "%v", err)
+	}
+	return b, t, nil
 }
 
 // AppendInput appends an Input message: the client's seq-th input (seq
@@ -295,12 +320,13 @@ const (
 	CodeAvatarGone                 // the avatar no longer exists
 	CodeTimeout                    // no Join within the join timeout
 	CodeShutdown                   // the node is shutting down
+	CodeBadDeed                    // a Rejoin's avatar deed was refused (text says why)
 	numCodes
 )
 
 var codeNames = [...]string{CodeMalformed: "malformed", CodeBadToken: "bad token", CodeFull: "full",
 	CodeDuplicate: "duplicate player", CodeJoinFailed: "join failed", CodeAvatarGone: "avatar gone",
-	CodeTimeout: "join timeout", CodeShutdown: "shutdown"}
+	CodeTimeout: "join timeout", CodeShutdown: "shutdown", CodeBadDeed: "bad deed"}
 
 // String names the code.
 func (c Code) String() string {

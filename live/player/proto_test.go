@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/overworld/overworld/world"
 )
 
 func TestMessagesRoundTrip(t *testing.T) {
@@ -42,7 +44,7 @@ func TestMessagesRoundTrip(t *testing.T) {
 			}
 		}
 	}
-	for _, bad := range [][]byte{nil, {Version}, {2, 1}, {Version, 0}, {Version, 99}} {
+	for _, bad := range [][]byte{nil, {Version}, {1, 1}, {Version + 1, 1}, {Version, 0}, {Version, 99}} {
 		if _, _, err := Open(bad); err == nil {
 			t.Fatalf("Open(%v) accepted", bad)
 		}
@@ -55,7 +57,8 @@ func fuzzSeeds() [][]byte {
 		AppendLeave(nil), AppendError(nil, CodeMalformed, "x"),
 		AppendJoinOK(nil, Welcome{Player: "p", Avatar: 1, FrameEvery: 1e8, History: 32, Registry: testReg}),
 		AppendRedirect(nil, Redirect{Node: 2, QUIC: "127.0.0.1:7001", WS: "ws://127.0.0.1:7002/play", Avatar: 1 << 33, Seq: 9}),
-		AppendRejoin(nil, Rejoin{Token: []byte("tok"), Avatar: 1 << 33, Seq: 9})}
+		AppendRejoin(nil, Rejoin{Token: []byte("tok"), Deed: []byte("deed"), Avatar: 1 << 33, Seq: 9}),
+		AppendDeed(nil, []byte("deed"))}
 	return seeds
 }
 
@@ -104,6 +107,10 @@ func FuzzMessages(f *testing.F) {
 			if m, err := DecodeRejoin(body); err == nil {
 				re = AppendRejoin(nil, m)
 			}
+		case MsgDeed:
+			if b, _, err := DecodeDeed(body); err == nil {
+				re = AppendDeed(nil, b)
+			}
 		case MsgState:
 			v := NewView(clientRegistry(t), 4)
 			_, _ = v.Apply(body)
@@ -140,4 +147,13 @@ func FuzzState(f *testing.F) {
 			t.Fatal("refused state changed the view")
 		}
 	})
+}
+
+// TestLargestRejoinFits: a Rejoin with the longest token (a JWT) and the
+// longest deed is within MaxClientMessage.
+func TestLargestRejoinFits(t *testing.T) {
+	m := AppendRejoin(nil, Rejoin{Token: make([]byte, maxJWT), Deed: make([]byte, MaxDeed), Avatar: ^world.ObjectID(0), Seq: ^uint64(0)})
+	if len(m) > MaxClientMessage {
+		t.Fatalf("the largest Rejoin has %d bytes, MaxClientMessage %d", len(m), MaxClientMessage)
+	}
 }

@@ -59,7 +59,7 @@ func TestResumeAfterFailover(t *testing.T) {
 		for range 30 {
 			step()
 		}
-		avatar, applied := c.Welcome().Avatar, c.LastApplied()
+		avatar, applied, deed := c.Welcome().Avatar, c.LastApplied(), c.Deed()
 		if applied < 20 {
 			t.Fatalf("%d inputs applied after 30 frames", applied)
 		}
@@ -93,7 +93,7 @@ func TestResumeAfterFailover(t *testing.T) {
 			x, y := Pipe(64)
 			go func() { _ = gs[i].Serve(ctx, x) }()
 			go func() {
-				rc, err := Resume(rctx, y, tok, avatar, applied)
+				rc, err := Resume(rctx, y, tok, deed, avatar, applied)
 				res <- got{i + 1, rc, err}
 				if err != nil {
 					_ = y.Close()
@@ -185,7 +185,7 @@ func TestResumeAnyEndsLosers(t *testing.T) {
 		for range 30 {
 			step()
 		}
-		avatar, applied := c.Welcome().Avatar, c.LastApplied()
+		avatar, applied, deed := c.Welcome().Avatar, c.LastApplied(), c.Deed()
 		tr.dead = true // node 1 dies
 		kill()
 		_ = b.Close()
@@ -214,7 +214,7 @@ func TestResumeAnyEndsLosers(t *testing.T) {
 				x, y := Pipe(64)
 				go func() { _ = gs[i+1].Serve(ctx, x) }()
 				return y, nil
-			}, tok, avatar, applied, 5*time.Second, func(_ int, err error) {
+			}, tok, deed, avatar, applied, 5*time.Second, func(_ int, err error) {
 				if err == nil {
 					wins.Add(1)
 				}
@@ -283,6 +283,7 @@ func newFailoverTrio(t *testing.T, keySeed byte, nodeSeed uint64) *failoverTrio 
 	}
 	tr := &failoverTrio{ns: make([]*node.Node, 3), gs: make([]*Gateway, 3), key: key}
 	ids := []wire.NodeID{1, 2, 3}
+	idents := testIdentities(t, 3)
 	for i, id := range ids {
 		b, err := locate.NewBroadcast(id, ids)
 		if err != nil {
@@ -296,7 +297,7 @@ func newFailoverTrio(t *testing.T, keySeed byte, nodeSeed uint64) *failoverTrio 
 		if err != nil {
 			t.Fatal(err)
 		}
-		if tr.gs[i], err = New(Config{Verifier: ver, Controller: dots{}}); err != nil {
+		if tr.gs[i], err = New(Config{Verifier: ver, Controller: dots{}, Identity: idents[i]}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -3,6 +3,11 @@ package player_test
 import (
 	"bytes"
 	"crypto/ed25519"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +15,7 @@ import (
 	"time"
 
 	"github.com/overworld/overworld/internal/docvec"
+	"github.com/overworld/overworld/live/pki"
 	"github.com/overworld/overworld/live/player"
 	"github.com/overworld/overworld/world"
 )
@@ -72,6 +78,57 @@ func exToken(t *testing.T) (tok []byte, pub ed25519.PublicKey, issued time.Time)
 	return tok, key.Public().(ed25519.PublicKey), issued
 }
 
+// seedKey returns the Ed25519 key whose seed is the 32 bytes from first
+// up.
+func seedKey(first byte) ed25519.PrivateKey {
+	seed := make([]byte, ed25519.SeedSize)
+	for i := range seed {
+		seed[i] = first + byte(i)
+	}
+	return ed25519.NewKeyFromSeed(seed)
+}
+
+// exCluster is the specification's cluster: a CA whose Ed25519 key has
+// the seed 40 41 … 5f, and node 1, whose Ed25519 key has the seed 20 21
+// … 3f; both certificates valid from 2025-01-01 to 2035-01-01, with
+// serial numbers 1 and 2 (Ed25519 signatures are deterministic, so the
+// certificates are too).
+func exCluster(t *testing.T) *pki.Identity {
+	t.Helper()
+	caKey, nodeKey := seedKey(0x40), seedKey(0x20)
+	from, to := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2035, 1, 1, 0, 0, 0, 0, time.UTC)
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "example CA"},
+		NotBefore: from, NotAfter: to, KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true, IsCA: true, MaxPathLenZero: true}
+	caDER, err := x509.CreateCertificate(nil, caTmpl, caTmpl, caKey.Public(), caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caCert, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodeTmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "node-1"},
+		NotBefore: from, NotAfter: to, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		DNSNames:    []string{pki.DNSName(1)}, URIs: []*url.URL{{Scheme: "urn", Opaque: "overworld:node:1"}}}
+	nodeDER, err := x509.CreateCertificate(nil, nodeTmpl, caCert, nodeKey.Public(), caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(nodeKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca := &pki.CA{Cert: caCert, Pool: x509.NewCertPool()}
+	ca.Pool.AddCert(caCert)
+	id, err := pki.ParseNode(append(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: nodeDER}),
+		pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})...), ca)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
 // TestProtocolVectors checks the client protocol's test vectors in the
 // specification against the encoders, and decodes each with the decoders.
 func TestProtocolVectors(t *testing.T) {
@@ -95,7 +152,15 @@ func TestProtocolVectors(t *testing.T) {
 		player.Seen{ID: rock, Kind: kind, State: exState(rock, 12.25, 0, 0, false)})
 	s3 := state(3, 2, 2, player.Seen{ID: avatar, Kind: kind, State: exState(avatar, 11, -3, 90, true)})
 
+	node1 := exCluster(t)
+	deed, err := player.IssueDeed(node1.Current(), avatar, "alice", "main", issued, 24*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
 	made := map[string][]byte{
+		"player/node-cert":  node1.Leaf.Raw,
+		"player/deed":       deed,
+		"player/deed-msg":   player.AppendDeed(nil, deed),
 		"player/token":      tok,
 		"player/public-key": pub,
 		"player/join":       player.AppendJoin(nil, tok),
@@ -110,7 +175,7 @@ func TestProtocolVectors(t *testing.T) {
 		"player/error":   player.AppendError(nil, player.CodeFull, "node is full"),
 		"player/redirect": player.AppendRedirect(nil, player.Redirect{Node: 2, QUIC: "10.0.0.2:7101",
 			WS: "ws://10.0.0.2:7102/play", Avatar: avatar, Seq: 2}),
-		"player/rejoin": player.AppendRejoin(nil, player.Rejoin{Token: tok, Avatar: avatar, Seq: 2}),
+		"player/rejoin": player.AppendRejoin(nil, player.Rejoin{Token: tok, Deed: deed, Avatar: avatar, Seq: 2}),
 	}
 	doc, err := docvec.Read(protocolDoc, "player/")
 	if err != nil {
@@ -171,8 +236,18 @@ func TestProtocolVectors(t *testing.T) {
 		t.Errorf("redirect: %+v, %v", m, err)
 	}
 	if m, err := player.DecodeRejoin(open("player/rejoin", player.MsgRejoin)); err != nil || !bytes.Equal(m.Token, tok) ||
-		m.Avatar != avatar || m.Seq != 2 {
+		!bytes.Equal(m.Deed, doc["player/deed"]) || m.Avatar != avatar || m.Seq != 2 {
 		t.Errorf("rejoin: %+v, %v", m, err)
+	}
+	// The deed verifies, at any node of the example cluster, within its
+	// day, and says what the document says.
+	if b, tk, err := player.DecodeDeed(open("player/deed-msg", player.MsgDeed)); err != nil || !bytes.Equal(b, doc["player/deed"]) ||
+		tk.Avatar != avatar || tk.Player != "alice" || tk.World != "main" || !bytes.Equal(tk.Cert, doc["player/node-cert"]) {
+		t.Errorf("deed message: %+v, %v", tk, err)
+	}
+	if tk, err := player.VerifyDeed(doc["player/deed"], node1, issued.Add(time.Hour), player.DefaultDeedTTL); err != nil ||
+		!tk.Issued.Equal(issued) || !tk.Expires.Equal(issued.Add(24*time.Hour)) {
+		t.Errorf("the document's deed: %+v, %v", tk, err)
 	}
 
 	// A client applying the three States sees what the node encoded.
