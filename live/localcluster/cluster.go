@@ -118,6 +118,9 @@ type Config struct {
 	// DrainTimeout is the nodes' drain_timeout (0: the daemon's default,
 	// live.DefaultDrainTimeout; negative: no drain).
 	DrainTimeout time.Duration
+	// Prefetch, if set, is the nodes' discovery.prefetch (m); unset, the
+	// architecture's default (live.DiscoveryConfig.PrefetchM).
+	Prefetch *float64
 }
 
 // validate checks the Config's own fields; each node's configuration is
@@ -273,7 +276,7 @@ func Start(cfg Config) (*Cluster, error) {
 		}
 		dc.Listen = live.ListenConfig{Node: nodeAddrs[i], Admin: c.admin[i]}
 		dc.TLS = live.TLSConfig{CACert: "ca/" + pki.CACertFile, NodeCert: fmt.Sprintf("node%d.pem", id)}
-		dc.Discovery = live.DiscoveryConfig{Arch: cfg.Arch, Rendezvous: uint32(c.infra)}
+		dc.Discovery = live.DiscoveryConfig{Arch: cfg.Arch, Rendezvous: uint32(c.infra), Prefetch: cfg.Prefetch}
 		if cfg.Arch != "directory" {
 			dc.Discovery.Rendezvous = dc.ID
 		}

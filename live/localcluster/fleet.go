@@ -46,11 +46,13 @@ type fleetBot struct {
 	planeErr error              // the last error from the control plane
 	pinged   int                // RTT samples reported to the plane
 	// The avatar of a session that ended without the node's word (0:
-	// none), the last input it saw applied, and the node index it was on.
-	lost    world.ObjectID
-	lostSeq uint64
-	lostOn  int
-	resumed int // sessions resumed on a survivor with the same avatar
+	// none), the last input it saw applied, the node index it was on and
+	// the avatar's deed that proves it the bot's.
+	lost     world.ObjectID
+	lostSeq  uint64
+	lostOn   int
+	lostDeed []byte
+	resumed  int // sessions resumed on a survivor with the same avatar
 }
 
 // FleetConfig says where and how the bots play; Cluster.FleetConfig
@@ -214,7 +216,7 @@ func (b *fleetBot) run(ctx context.Context, fc FleetConfig, k, i int, c *player.
 	// its avatar may live on where its backup took over.
 	var refused *player.RefusedError
 	if err != nil && !errors.As(err, &refused) {
-		b.lost, b.lostSeq, b.lostOn = c.Welcome().Avatar, c.LastApplied(), b.node
+		b.lost, b.lostSeq, b.lostOn, b.lostDeed = c.Welcome().Avatar, c.LastApplied(), b.node, c.Deed()
 	}
 	b.endsOn[i]++
 	b.total = b.total.Plus(st)
@@ -234,8 +236,8 @@ const resumeWait = 8 * time.Second
 // avatar's primary kept; then plays there.
 func (b *fleetBot) resume(ctx context.Context, fc FleetConfig, k int) error {
 	b.mu.Lock()
-	avatar, seq, from := b.lost, b.lostSeq, b.lostOn
-	b.lost = 0
+	avatar, seq, from, deed := b.lost, b.lostSeq, b.lostOn, b.lostDeed
+	b.lost, b.lostDeed = 0, nil
 	b.mu.Unlock()
 	// A Rejoin's token is checked for its world, not its node.
 	tok, err := player.IssueToken(fc.Key, b.id, player.Audience{World: player.DefaultWorld, Node: uint32(fc.IDs[(from+1)%len(fc.IDs)])}, time.Now(), 5*time.Minute, nil)
@@ -253,7 +255,7 @@ func (b *fleetBot) resume(ctx context.Context, fc FleetConfig, k int) error {
 	won, w, err := player.ResumeAny(context.WithoutCancel(ctx), len(idx), func(ctx context.Context, j int) (player.Conn, error) {
 		i := idx[j]
 		return player.DialQUIC(ctx, fc.Addrs[i], &tls.Config{RootCAs: fc.CA.Pool, ServerName: pki.DNSName(fc.IDs[i])})
-	}, tok, avatar, seq, resumeWait, func(j int, err error) {
+	}, tok, deed, avatar, seq, resumeWait, func(j int, err error) {
 		if errors.Is(err, player.ErrNotHere) {
 			// The node admitted the rejoin, and ended it without the
 			// avatar: a session there, as the node counts it.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -76,7 +77,14 @@ func TestClusterPlaneInstances(t *testing.T) {
 		}
 	}))
 	defer stand.Close()
-	cfg := plane.Config{Seed: 1, Instances: &plane.InstanceSetup{Seats: 2}, Nodes: []plane.Node{
+	// The planes' decisions and failed node requests, shown if it fails.
+	var planeLog syncBuffer
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("plane log:\n%s", planeLog.String())
+		}
+	})
+	cfg := plane.Config{Seed: 1, Log: slog.New(slog.NewTextHandler(&planeLog, nil)), Instances: &plane.InstanceSetup{Seats: 2}, Nodes: []plane.Node{
 		{ID: uint32(ids[0]), Site: "New York", Capacity: 10, Admin: "http://" + c.AdminAddr(0), QUIC: "127.0.0.1:1"},
 		{ID: other, Site: "Frankfurt", Capacity: 10, Admin: stand.URL, QUIC: "127.0.0.1:2"},
 	}}
@@ -135,7 +143,7 @@ func TestClusterPlaneInstances(t *testing.T) {
 	if st := s.Instances(); st.Instances[0].Node != uint32(ids[1]) || st.Instances[0].Replica != uint32(ids[2]) {
 		t.Fatalf("i was not overflowed to node 2 with its replica on node 3: %+v", st)
 	}
-	waitUntil(t, c, 15*time.Second, "node 1's objects on node 2, backed up on node 3", func(snaps []*live.WorldSnapshot) string {
+	waitUntil(t, c, 30*time.Second, "node 1's objects on node 2, backed up on node 3", func(snaps []*live.WorldSnapshot) string {
 		now := where(snaps)
 		for _, id := range inst {
 			if p := now[id]; p == nil || !slices.Equal(p.primaries, []wire.NodeID{ids[1]}) || p.backup != ids[2] {
@@ -212,4 +220,22 @@ func TestClusterPlaneInstances(t *testing.T) {
 	}
 	t.Logf("kill -9 of the player host: %d objects promoted on the replicated host, p50 %v, max %v; plane requests failed: %d",
 		len(lat), lat[len(lat)/2].Round(time.Millisecond), lat[len(lat)-1].Round(time.Millisecond), s.Instances().Failed)
+}
+
+// syncBuffer is a buffer safe for concurrent writes (a log's).
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -68,6 +68,12 @@ func (c *Cluster) StartPlane(pc PlaneConfig) (*Plane, error) {
 		return nil, err
 	}
 	f := plane.File{Listen: addr, Seed: c.cfg.Seed, Grid: pc.Grid, Bounds: pc.Bounds, RegionPolicy: pc.RegionPolicy}
+	if !c.cfg.EmulateLatency {
+		// On one machine the nodes measure loopback RTTs, while the
+		// players' pings are modelled on their cities: the table agrees
+		// with the pings. Emulating latency, the nodes measure it.
+		f.NodeRTT = "sites"
+	}
 	if pc.Poll > 0 {
 		f.Poll = pc.Poll.String()
 	}

@@ -7,9 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/overworld/overworld/control"
 	"github.com/overworld/overworld/live"
@@ -47,14 +54,22 @@ type NodeState struct {
 	Up       bool   `json:"up"`
 	Load     int    `json:"load"`
 	Capacity int    `json:"capacity"`
+	// Enrolled is true for a game server that enrolled (enrolled.go).
+	Enrolled bool `json:"enrolled,omitempty"`
 }
 
 // maxBody bounds a request body.
 const maxBody = 64 << 10
 
+// noTarget is why a plane without a placement admits nobody.
+const noTarget = "no game server is a placement target yet"
+
 // Handler serves the plane's HTTP API: POST /v1/join, POST /v1/pings, GET
-// /v1/player?id=, GET /v1/nodes, GET /v1/state, GET /healthz, GET
-// /readyz (ready once the plane rebuilt its state from the nodes), with
+// /v1/player?id=, GET /v1/nodes, GET /v1/state, GET /metrics (metrics.go), GET /healthz, GET
+// /readyz (ready once the plane rebuilt its state from the nodes, or,
+// without nodes of its own, once a round of polls found no placement
+// target: it then serves enrollments while joins are refused with 503
+// naming the reason), with
 // Config.Hosts POST and GET /v1/hosts (hosts.go), with Config.Autoscale
 // POST /autoscale (Agones' FleetAutoscaler webhook), and with
 // Config.Instances the instance API (instances.go).
@@ -80,13 +95,24 @@ func (s *Server) Handler() http.Handler {
 		a, _ := agones.NewAutoscaler(s.cfg.Autoscale.Config, s.FleetLoads, s.cfg.Log)
 		mux.Handle("POST /autoscale", a)
 	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collector{s}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if !s.Stats().Rebuilt {
+		s.mu.Lock()
+		rebuilt, waiting := s.stats.Rebuilt, s.plane == nil && s.stats.Polls > 0
+		s.mu.Unlock()
+		switch {
+		case waiting:
+			// Ready all the same: the game servers that will be the
+			// placement targets enroll through this API.
+			io.WriteString(w, "ready: "+noTarget+"\n")
+		case !rebuilt:
 			http.Error(w, "rebuilding from the nodes", http.StatusServiceUnavailable)
-			return
+		default:
+			io.WriteString(w, "ready\n")
 		}
-		io.WriteString(w, "ready\n")
 	})
 	return mux
 }
@@ -117,11 +143,17 @@ func readRequest(r *http.Request) (JoinRequest, error) {
 }
 
 // samples converts a request's pings, refusing a node the plane does not
-// know (s.mu held).
+// know; those of an enrolled node that is not (or no longer) a node of the
+// placement are left out, as a client may have pinged it while it was
+// (s.mu held).
 func (s *Server) samples(ps []live.PingSample) ([]control.Sample, error) {
 	out := make([]control.Sample, 0, len(ps))
 	for _, p := range ps {
 		if _, ok := s.nodes[p.Node]; !ok {
+			_, enrolled := s.enrolled[p.Node]
+			if _, draining := s.draining[p.Node]; enrolled || draining {
+				continue
+			}
 			return nil, fmt.Errorf("pings: node %d is not in the cluster", p.Node)
 		}
 		if !finiteMs(p.RTTMs) {
@@ -140,8 +172,18 @@ func (s *Server) serveJoin(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.plane == nil {
+		s.stats.Refused++
+		http.Error(w, "join: "+noTarget+"; try again", http.StatusServiceUnavailable)
+		return
+	}
 	if !s.stats.Rebuilt {
 		http.Error(w, "join: the plane is rebuilding its state from the nodes; try again", http.StatusServiceUnavailable)
+		return
+	}
+	if !slices.ContainsFunc(s.mainNodes(), func(n Node) bool { return s.nodes[n.ID].up }) {
+		s.stats.Refused++
+		http.Error(w, "join: no node of the placement is up; try again", http.StatusServiceUnavailable)
 		return
 	}
 	ss, err := s.samples(req.Pings)
@@ -192,6 +234,10 @@ func (s *Server) servePings(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.plane == nil {
+		http.Error(w, "pings: "+noTarget+"; try again", http.StatusServiceUnavailable)
+		return
+	}
 	if !s.stats.Rebuilt {
 		http.Error(w, "pings: the plane is rebuilding its state from the nodes; try again", http.StatusServiceUnavailable)
 		return
@@ -205,8 +251,9 @@ func (s *Server) servePings(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, fmt.Sprintf("pings: player %s is not in the world", req.Player), http.StatusNotFound)
 			return
 		}
-		s.storePings(s.nodes[s.unplaced[req.Player]].Node, req.Player, req.Pings)
-		writeJSON(w, Admission{Node: s.unplaced[req.Player], QUIC: s.nodes[s.unplaced[req.Player]].QUIC, WS: s.nodes[s.unplaced[req.Player]].WS})
+		at := s.nodeOf(s.unplaced[req.Player])
+		s.storePings(at, req.Player, req.Pings)
+		writeJSON(w, Admission{Node: s.unplaced[req.Player], QUIC: at.QUIC, WS: at.WS})
 		return
 	}
 	ss, err := s.samples(req.Pings)
@@ -229,7 +276,7 @@ func (s *Server) servePings(w http.ResponseWriter, r *http.Request) {
 	adm := s.admission(req.Player)
 	s.storePings(s.nodes[adm.Node].Node, req.Player, req.Pings)
 	if t.at != 0 && t.at != adm.Node {
-		s.storePings(s.nodes[t.at].Node, req.Player, req.Pings)
+		s.storePings(s.nodeOf(t.at), req.Player, req.Pings)
 	}
 	writeJSON(w, adm)
 }
@@ -252,6 +299,10 @@ func (s *Server) servePlayer(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.plane == nil {
+		http.Error(w, fmt.Sprintf("player %s is not in the world (%s)", id, noTarget), http.StatusNotFound)
+		return
+	}
 	if _, ok := s.plane.NodeOf(id); !ok {
 		http.Error(w, fmt.Sprintf("player %s is not in the world", id), http.StatusNotFound)
 		return
@@ -263,11 +314,15 @@ func (s *Server) serveState(w http.ResponseWriter, _ *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := State{Players: map[string]uint32{}, Stats: s.stats}
-	for _, n := range s.cfg.Nodes {
-		st.Nodes = append(st.Nodes, NodeState{ID: n.ID, Site: n.Site, Up: s.nodes[n.ID].up, Load: s.plane.Load(wire.NodeID(n.ID)), Capacity: n.Capacity})
+	for _, n := range s.mainNodes() {
+		_, enrolled := s.enrolled[n.ID]
+		st.Nodes = append(st.Nodes, NodeState{ID: n.ID, Site: n.Site, Up: s.nodes[n.ID].up, Load: s.plane.Load(wire.NodeID(n.ID)), Capacity: n.Capacity,
+			Enrolled: enrolled})
 	}
-	for id, n := range s.plane.Assignment() {
-		st.Players[id] = uint32(n)
+	if s.plane != nil {
+		for id, n := range s.plane.Assignment() {
+			st.Players[id] = uint32(n)
+		}
 	}
 	writeJSON(w, st)
 }
@@ -280,14 +335,33 @@ type NodeInfo struct {
 	QUIC string `json:"quic,omitempty"`
 	WS   string `json:"ws,omitempty"`
 	Up   bool   `json:"up"`
+	// RTTMs is the RTT the placement holds from this node to each other
+	// node, by node ID (the sites' table, or measured); MeasuredMs what
+	// this node last reported it measures to its peers.
+	RTTMs      map[uint32]float64 `json:"rtt_ms,omitempty"`
+	MeasuredMs map[uint32]float64 `json:"measured_ms,omitempty"`
 }
 
 func (s *Server) serveNodes(w http.ResponseWriter, _ *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]NodeInfo, 0, len(s.cfg.Nodes))
-	for _, n := range s.cfg.Nodes {
-		out = append(out, NodeInfo{ID: n.ID, Site: n.Site, QUIC: n.QUIC, WS: n.WS, Up: s.nodes[n.ID].up})
+	nodes := s.mainNodes()
+	out := make([]NodeInfo, 0, len(nodes))
+	var cfg control.Config
+	if s.plane != nil {
+		cfg = s.plane.Config()
+	}
+	for _, n := range nodes {
+		info := NodeInfo{ID: n.ID, Site: n.Site, QUIC: n.QUIC, WS: n.WS, Up: s.nodes[n.ID].up, MeasuredMs: maps.Clone(s.peerRTT[n.ID])}
+		if i := slices.IndexFunc(cfg.Nodes, func(c control.Node) bool { return uint32(c.ID) == n.ID }); i >= 0 && cfg.NodeRTT != nil {
+			info.RTTMs = map[uint32]float64{}
+			for j, m := range cfg.Nodes {
+				if v := cfg.NodeRTT[i][j]; j != i && !math.IsNaN(v) {
+					info.RTTMs[uint32(m.ID)] = v
+				}
+			}
+		}
+		out = append(out, info)
 	}
 	writeJSON(w, out)
 }

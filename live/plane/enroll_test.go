@@ -53,7 +53,7 @@ func enrollPlaneWith(tb testing.TB, now time.Time, h Hosts) (*Server, *enrollClo
 	h.Enroll = []Enroll{{Region: "eu-west", Secret: testSecret, First: 200, Last: 202},
 		{Region: "us-east", Secret: []byte("another secret of the us-east region"), First: 300, Last: 309}}
 	clk := &enrollClock{now: now}
-	s, err := New(Config{Nodes: twoNodes, Hosts: &h, Clock: clk.Now})
+	s, err := New(Config{Nodes: twoNodes, Hosts: &h, Clock: clk.Now, AdminToken: "shared-secret-of-the-servers"})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func enrollBody(t *testing.T, secret []byte, gs, region string, at time.Time, no
 	t.Helper()
 	csr := string(csrPEM(t))
 	return HostRequest{CSR: csr, GameServer: gs, Region: region, Time: at.Unix(), Nonce: nonce,
-		Proof: EnrollProof(secret, gs, region, at.Unix(), nonce, csr)}
+		Proof: EnrollProof(secret, gs, region, at.Unix(), nonce, csr, Placement{})}
 }
 
 // postHosts serves body to s and returns the status, the grant and the
@@ -121,6 +121,12 @@ func grantNode(t *testing.T, s *Server, g HostGrant, want uint32) {
 	}
 	if id, err := pki.NodeIDOf(c); err != nil || uint32(id) != want || g.Node != want {
 		t.Fatalf("certificate for node %d (%v), grant %d; want %d", id, err, g.Node, want)
+	}
+	if g.Admin != "" {
+		t.Fatalf("an enrolled game server was given a host admin secret %q; it holds the servers' own", g.Admin)
+	}
+	if pki.IsPlayerHost(c) {
+		t.Fatal("an enrolled game server's certificate is marked a player host's")
 	}
 }
 

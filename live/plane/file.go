@@ -31,6 +31,11 @@ type File struct {
 	Retry      string `toml:"retry"`
 	// Seed seeds the network coordinates.
 	Seed uint64 `toml:"seed"`
+	// NodeRTT is where the node-to-node RTTs the plane places the nodes
+	// with come from: "measured" (the default: the sites' table until the
+	// nodes report what they measure to each other) or "sites" (the
+	// table only).
+	NodeRTT string `toml:"node_rtt"`
 	// AdminTokenFile holds the bearer secret of the nodes' admin
 	// endpoints (their listen.admin_token_file), sent with every request
 	// to them; "" sends none (the nodes then answer loopback clients only).
@@ -84,8 +89,15 @@ type FileHosts struct {
 	// bursts of 40).
 	Rate  float64 `toml:"rate"`
 	Burst int     `toml:"burst"`
-	// StateFile keeps the IDs given across restarts ("" for none).
+	// StateFile keeps the IDs given and the enrolled placement targets
+	// across restarts ("" for none; required by a region with a site).
 	StateFile string `toml:"state_file"`
+	// ForgetAfter is how long an enrolled placement target may be silent
+	// before it leaves the placement (default "10m").
+	ForgetAfter string `toml:"forget_after"`
+	// Revoked is the cluster's revocation list (the nodes' tls.revoked):
+	// enrolled nodes it names by ID are refused and leave the placement.
+	Revoked string `toml:"revoked"`
 }
 
 // FileEnroll is one enrolling region of FileHosts.
@@ -96,11 +108,16 @@ type FileEnroll struct {
 	SecretFile string `toml:"secret_file"`
 	First      uint32 `toml:"first"`
 	Last       uint32 `toml:"last"`
+	// Site, if set, is where the region's servers run (Node.Site): its
+	// game servers that enroll with their endpoints become placement
+	// targets.
+	Site string `toml:"site"`
 }
 
 // FileAutoscale configures the FleetAutoscaler webhook.
 type FileAutoscale struct {
-	// Fleets map Agones fleets to the plane's nodes.
+	// Fleets map Agones fleets to the plane's nodes (configured ones, or
+	// an enrolling region's), each with its own bounds if it sets them.
 	Fleets []FileFleet `toml:"fleets"`
 	// Buffer is the Ready servers kept beyond the need; Min and Max bound
 	// the replicas (default 1 and 100); Margin is place/balance's target
@@ -113,14 +130,20 @@ type FileAutoscale struct {
 	Counter string  `toml:"players_counter"`
 }
 
-// FileFleet is one fleet and the nodes it runs.
+// FileFleet is one fleet and the nodes it runs: configured nodes by ID,
+// or the enrolled placement targets of a region (hosts.enroll, with a
+// site), or neither (sized from its players counter). Min and Max, when
+// set, bound its replicas in place of the autoscale section's.
 type FileFleet struct {
 	Namespace string   `toml:"namespace"`
 	Name      string   `toml:"name"`
 	Nodes     []uint32 `toml:"nodes"`
+	Region    string   `toml:"region"`
+	Min       *int     `toml:"min"`
+	Max       *int     `toml:"max"`
 }
 
-// FileNode is one node of File.
+// FileNode is one node of File (Node's fields; Site: where it is).
 type FileNode struct {
 	ID         uint32 `toml:"id"`
 	Site       string `toml:"site"`
@@ -180,6 +203,13 @@ func (f File) Config() (Config, error) {
 		}
 		*d.to = v
 	}
+	switch f.NodeRTT {
+	case "", "measured":
+	case "sites":
+		c.SiteRTT = true
+	default:
+		return c, fmt.Errorf("%w: node_rtt %q: want measured or sites", ErrConfig, f.NodeRTT)
+	}
 	if f.Grid != "" {
 		var cols, rows int
 		if _, err := fmt.Sscanf(f.Grid, "%dx%d", &cols, &rows); err != nil || cols < 1 || rows < 1 || cols*rows > 1024 {
@@ -213,7 +243,7 @@ func (f File) Config() (Config, error) {
 		}
 	}
 	if a := f.Autoscale; a != nil {
-		as := &Autoscale{Fleets: map[string][]uint32{}}
+		as := &Autoscale{Fleets: map[string][]uint32{}, Regions: map[string]string{}}
 		as.Config = agones.AutoscalerConfig{Balance: balance.Config{Margin: a.Margin}, MaxLoad: a.MaxLoad, PlayersCounter: a.Counter,
 			Buffer: a.Buffer, Min: a.Min, Max: a.Max}
 		if as.Config.MaxLoad == 0 {
@@ -222,15 +252,38 @@ func (f File) Config() (Config, error) {
 		if a.Min == 0 && a.Max == 0 {
 			as.Config.Min, as.Config.Max = 1, 100
 		}
+		seen := map[string]bool{}
 		for i, fl := range a.Fleets {
-			if fl.Name == "" || len(fl.Nodes) == 0 {
-				return c, fmt.Errorf("%w: autoscale.fleets[%d]: want a name and its nodes", ErrConfig, i)
+			if fl.Name == "" {
+				return c, fmt.Errorf("%w: autoscale.fleets[%d]: want a name", ErrConfig, i)
+			}
+			if len(fl.Nodes) > 0 && fl.Region != "" {
+				return c, fmt.Errorf("%w: autoscale.fleets[%d] %s: nodes or a region, not both", ErrConfig, i, fl.Name)
 			}
 			key := fl.Namespace + "/" + fl.Name
-			if _, dup := as.Fleets[key]; dup {
+			if seen[key] {
 				return c, fmt.Errorf("%w: autoscale.fleets: fleet %s listed twice", ErrConfig, key)
 			}
-			as.Fleets[key] = slices.Clone(fl.Nodes)
+			seen[key] = true
+			if len(fl.Nodes) > 0 {
+				as.Fleets[key] = slices.Clone(fl.Nodes)
+			}
+			if fl.Region != "" {
+				as.Regions[key] = fl.Region
+			}
+			if fl.Min != nil || fl.Max != nil {
+				b := agones.Bounds{Min: as.Config.Min, Max: as.Config.Max}
+				if fl.Min != nil {
+					b.Min = *fl.Min
+				}
+				if fl.Max != nil {
+					b.Max = *fl.Max
+				}
+				if as.Config.Fleets == nil {
+					as.Config.Fleets = map[string]agones.Bounds{}
+				}
+				as.Config.Fleets[key] = b
+			}
 		}
 		c.Autoscale = as
 	}
@@ -240,7 +293,7 @@ func (f File) Config() (Config, error) {
 			return c, fmt.Errorf("%w: hosts.ca_dir: %v", ErrConfig, err)
 		}
 		hc := &Hosts{CA: ca, Audience: player.Audience{World: h.World, Node: h.AudienceNode}, First: h.First, Last: h.Last,
-			Rate: h.Rate, Burst: h.Burst, StateFile: h.StateFile}
+			Rate: h.Rate, Burst: h.Burst, StateFile: h.StateFile, Revoked: h.Revoked}
 		if h.TokenKey != "" {
 			if hc.Key, err = player.LoadPublicKeyFile(h.TokenKey); err != nil {
 				return c, fmt.Errorf("%w: hosts.token_key: %v", ErrConfig, err)
@@ -252,7 +305,7 @@ func (f File) Config() (Config, error) {
 		for _, d := range []struct {
 			name, s string
 			to      *time.Duration
-		}{{"validity", h.Validity, &hc.Validity}, {"window", h.Window, &hc.Window}} {
+		}{{"validity", h.Validity, &hc.Validity}, {"window", h.Window, &hc.Window}, {"forget_after", h.ForgetAfter, &hc.ForgetAfter}} {
 			if d.s == "" {
 				continue
 			}
@@ -265,7 +318,7 @@ func (f File) Config() (Config, error) {
 			if err != nil {
 				return c, fmt.Errorf("%w: hosts.enroll[%d].secret_file: %v", ErrConfig, i, err)
 			}
-			hc.Enroll = append(hc.Enroll, Enroll{Region: e.Region, Secret: bytes.TrimSpace(b), First: e.First, Last: e.Last})
+			hc.Enroll = append(hc.Enroll, Enroll{Region: e.Region, Secret: bytes.TrimSpace(b), First: e.First, Last: e.Last, Site: e.Site})
 		}
 		c.Hosts = hc
 	}

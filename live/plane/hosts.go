@@ -5,8 +5,11 @@ import (
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/x509"
+	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
@@ -51,9 +54,9 @@ import (
 // RequestHostCert and RequestNodeCert are the client's side: `overworld
 // node --player-host` and `overworld node --enroll` call them before the
 // node starts, when it has no certificate yet. Player hosts it certified
-// receive overflowing instances (instances.go). What is not built yet: the
-// plane placing main-world players on the game servers it enrolled (its
-// [[nodes]] list is static).
+// receive overflowing instances (instances.go); game servers that enroll
+// with a Placement, in a region with a Site, become placement targets of
+// the main world (enrolled.go).
 
 // Hosts configures POST /v1/hosts.
 type Hosts struct {
@@ -81,10 +84,20 @@ type Hosts struct {
 	Rate  float64
 	Burst int
 	// StateFile, if set, keeps the IDs given (player → ID, GameServer →
-	// ID) across restarts of the plane: read at start, rewritten after
-	// every new ID. Without it a restarted plane would give IDs again
-	// from the start of each range.
+	// ID), when each one's last certificate expires, and the enrolled
+	// placement targets' records across restarts of the plane: read at
+	// start, rewritten after every certificate granted. Without it a restarted plane would give IDs again from the
+	// start of each range. A region with a Site requires it.
 	StateFile string
+	// ForgetAfter is how long an enrolled placement target may not answer
+	// before the plane takes it out of the placement (default 10 min);
+	// it is polled again when it enrolls again.
+	ForgetAfter time.Duration
+	// Revoked, if set, is the cluster's revocation list
+	// (pki.ParseRevocations, the nodes' tls.revoked), read at start and
+	// again whenever it changes: an enrolled node listed by ID is refused
+	// its renewals and taken out of the placement.
+	Revoked string
 }
 
 // HostRequest is the body of POST /v1/hosts: a player host's (Token) or
@@ -103,6 +116,9 @@ type HostRequest struct {
 	Time       int64  `json:"time,omitempty"`
 	Nonce      string `json:"nonce,omitempty"`
 	Proof      string `json:"proof,omitempty"`
+	// Placement, if any, asks the plane to place players on the node
+	// (enroll.go); the proof covers it.
+	Placement
 }
 
 // HostGrant is the answer to POST /v1/hosts.
@@ -110,6 +126,22 @@ type HostGrant struct {
 	Node uint32 `json:"node"`
 	Cert string `json:"cert"` // PEM
 	CA   string `json:"ca"`   // PEM
+	// Admin is a player host's own admin bearer secret
+	// (HostAdminToken), which the plane sends when it calls the host's
+	// admin endpoint; absent for an enrolled game server, which holds
+	// the nodes' shared secret, and when the plane has none.
+	Admin string `json:"admin,omitempty"`
+}
+
+// HostAdminToken is player host id's admin bearer secret: the hex
+// HMAC-SHA256, keyed by the nodes' shared admin secret, of
+// "overworld-host-admin-v1\n" and id. The plane derives it when it calls
+// the host instead of keeping it, so a restarted plane knows it, and a
+// player's machine never holds the secret that commands the servers.
+func HostAdminToken(shared string, id uint32) string {
+	m := hmac.New(sha256.New, []byte(shared))
+	fmt.Fprintf(m, "overworld-host-admin-v1\n%d", id)
+	return hex.EncodeToString(m.Sum(nil))
 }
 
 // Refusal reasons of POST /v1/hosts, as HostStats counts them.
@@ -126,7 +158,10 @@ const (
 // HostStats is the answer to GET /v1/hosts: certificates issued, requests
 // refused by reason, and the node IDs given.
 type HostStats struct {
-	Issued      int               `json:"issued"`
+	Issued int `json:"issued"`
+	// Reclaimed counts the node IDs given to a game server after another
+	// one's certificate for it had expired (enroll.go).
+	Reclaimed   int               `json:"reclaimed"`
 	Refused     map[string]int    `json:"refused"`
 	Players     map[string]uint32 `json:"players"`
 	GameServers map[string]uint32 `json:"gameservers"` // "region/name" → ID
@@ -145,9 +180,30 @@ type hostIssuer struct {
 	filled  time.Time            // when bucket was last filled
 	issued  int
 	refused map[string]int
+	// expires is when each key's last certificate expires (Unix
+	// seconds); reclaimed counts the game server IDs given again.
+	expires   map[string]int64
+	reclaimed int
+	// placed are the enrolled placement targets' records, by node ID.
+	placed map[uint32]enrolledRecord
+	// revoked is the revocation list (nil: none), read from Revoked when
+	// it had revStamp.
+	revoked  *pki.Revocations
+	revStamp string
+	revErr   string // the last error reading it, logged once
 }
 
-func newHostIssuer(h Hosts, nodes []Node) (*hostIssuer, error) {
+// enrolledRecord is what the plane keeps of a game server that enrolled
+// with a placement in a region with a site.
+type enrolledRecord struct {
+	Region     string `json:"region"`
+	GameServer string `json:"gameserver"`
+	Placement
+	// Enrolled is when it last enrolled (Unix seconds).
+	Enrolled int64 `json:"enrolled"`
+}
+
+func newHostIssuer(h Hosts, nodes []Node, now time.Time) (*hostIssuer, error) {
 	bad := func(format string, args ...any) (*hostIssuer, error) {
 		return nil, fmt.Errorf("%w: hosts: %s", ErrConfig, fmt.Sprintf(format, args...))
 	}
@@ -170,7 +226,14 @@ func newHostIssuer(h Hosts, nodes []Node) (*hostIssuer, error) {
 	} else if h.First != 0 || h.Last != 0 {
 		return bad("player host IDs %d…%d without a token key", h.First, h.Last)
 	}
+	sited := false
 	for i, e := range h.Enroll {
+		if e.Site != "" {
+			if err := checkSite(e.Site); err != nil {
+				return bad("enroll[%d] %q: %v", i, e.Region, err)
+			}
+			sited = true
+		}
 		if e.First < 1 || e.Last < e.First || e.Last > live.MaxNodeID {
 			return bad("enroll[%d] %q: node IDs %d…%d: want 1 ≤ first ≤ last ≤ %d", i, e.Region, e.First, e.Last, live.MaxNodeID)
 		}
@@ -211,6 +274,15 @@ func newHostIssuer(h Hosts, nodes []Node) (*hostIssuer, error) {
 	if h.Window < time.Second || h.Window > time.Hour {
 		return bad("window %v: want 1s to 1h", h.Window)
 	}
+	if sited && h.StateFile == "" {
+		return bad("a region with a site needs a state_file (a restarted plane finds its enrolled game servers there)")
+	}
+	if h.ForgetAfter == 0 {
+		h.ForgetAfter = 10 * time.Minute
+	}
+	if h.ForgetAfter < time.Second || h.ForgetAfter > 24*time.Hour {
+		return bad("forget_after %v: want 1s to 24h", h.ForgetAfter)
+	}
 	if h.Rate == 0 && h.Burst == 0 {
 		h.Rate, h.Burst = 20, 40
 	}
@@ -218,7 +290,8 @@ func newHostIssuer(h Hosts, nodes []Node) (*hostIssuer, error) {
 		return bad("rate %v, burst %d: want a rate > 0 per second and a burst ≥ 1", h.Rate, h.Burst)
 	}
 	hi := &hostIssuer{cfg: h, ids: map[string]uint32{}, next: h.First, enroll: map[string]*enrollRegion{},
-		nonces: map[string]time.Time{}, bucket: float64(h.Burst), refused: map[string]int{}}
+		nonces: map[string]time.Time{}, bucket: float64(h.Burst), refused: map[string]int{}, placed: map[uint32]enrolledRecord{},
+		expires: map[string]int64{}}
 	if h.Key != nil {
 		v, err := player.NewVerifier(player.VerifierConfig{Key: h.Key, Audience: h.Audience})
 		if err != nil {
@@ -230,8 +303,13 @@ func newHostIssuer(h Hosts, nodes []Node) (*hostIssuer, error) {
 		hi.enroll[e.Region] = &enrollRegion{Enroll: e, next: e.First}
 	}
 	if h.StateFile != "" {
-		if err := hi.load(); err != nil {
+		if err := hi.load(now); err != nil {
 			return bad("state_file %s: %v", h.StateFile, err)
+		}
+	}
+	if h.Revoked != "" {
+		if err := hi.reloadRevoked(); err != nil {
+			return bad("revoked %s: %v", h.Revoked, err)
 		}
 	}
 	return hi, nil
@@ -264,6 +342,8 @@ func readHostRequest(r *http.Request) (hostBody, error) {
 	}
 	enrolling := req.GameServer != "" || req.Region != "" || req.Time != 0 || req.Nonce != "" || req.Proof != ""
 	switch {
+	case req.Token != "" && !req.Placement.IsZero():
+		return b, errors.New("a placement (admin, player_quic, player_ws, capacity) comes with an enrollment, not with a token")
 	case req.Token != "" && enrolling:
 		return b, errors.New("want a token (player host) or an enrollment (gameserver, region, time, nonce, proof), not both")
 	case req.Token != "":
@@ -320,6 +400,12 @@ func (s *Server) serveHosts(w http.ResponseWriter, r *http.Request) {
 	h.mu.Unlock()
 	// The body is read outside the lock: a slow client delays no other.
 	b, err := readHostRequest(r)
+	var busy map[uint32]bool
+	if err == nil && b.tok == nil {
+		// Which enrolled nodes the placement uses, read before h.mu
+		// (s.mu is never taken under it).
+		busy = s.busyEnrolled()
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	now := s.cfg.Clock()
@@ -328,7 +414,7 @@ func (s *Server) serveHosts(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if b.tok == nil {
-		s.serveEnroll(w, r, b, now)
+		s.serveEnroll(w, r, b, busy, now)
 		return
 	}
 	if h.verify == nil {
@@ -354,7 +440,7 @@ func (s *Server) serveHosts(w http.ResponseWriter, r *http.Request) {
 	if !known {
 		id = h.next
 	}
-	if !s.grant(w, key, id, known, b.csr, now) {
+	if !s.grant(w, key, id, nil, b.csr, now, true) {
 		return
 	}
 	if !known {
@@ -364,25 +450,48 @@ func (s *Server) serveHosts(w http.ResponseWriter, r *http.Request) {
 }
 
 // grant signs node id's certificate for csr and answers it, recording id
-// as key's when it is new (and writing the state file); it reports
-// whether it did (h.mu held).
-func (s *Server) grant(w http.ResponseWriter, key string, id uint32, known bool, csr string, now time.Time) bool {
+// as key's and the certificate's expiry, and writing the state file (undo,
+// if any, takes back the caller's own changes when the write fails); it
+// reports whether it did (h.mu held).
+func (s *Server) grant(w http.ResponseWriter, key string, id uint32, undo func(), csr string, now time.Time, playerHost bool) bool {
 	h := s.hosts
-	cert, err := h.cfg.CA.IssueCSR(wire.NodeID(id), []byte(csr), now, h.cfg.Validity)
+	issue := h.cfg.CA.IssueCSR
+	if playerHost {
+		issue = h.cfg.CA.IssuePlayerHostCSR
+	}
+	cert, err := issue(wire.NodeID(id), []byte(csr), now, h.cfg.Validity)
 	if err != nil {
+		if undo != nil {
+			undo()
+		}
 		s.refuseHost(w, http.StatusInternalServerError, RefusedInternal, err)
 		return false
 	}
-	if !known {
-		h.ids[key] = id
-		if err := h.save(); err != nil {
-			delete(h.ids, key)
-			s.refuseHost(w, http.StatusInternalServerError, RefusedInternal, fmt.Errorf("state_file: %v", err))
-			return false
+	oldID, had := h.ids[key]
+	oldExp, hadExp := h.expires[key]
+	h.ids[key] = id
+	h.expires[key] = now.Add(h.cfg.Validity).Unix()
+	if err := h.save(); err != nil {
+		delete(h.ids, key)
+		delete(h.expires, key)
+		if had {
+			h.ids[key] = oldID
 		}
+		if hadExp {
+			h.expires[key] = oldExp
+		}
+		if undo != nil {
+			undo()
+		}
+		s.refuseHost(w, http.StatusInternalServerError, RefusedInternal, fmt.Errorf("state_file: %v", err))
+		return false
 	}
 	h.issued++
-	writeJSON(w, HostGrant{Node: id, Cert: string(cert), CA: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: h.cfg.CA.Cert.Raw}))})
+	g := HostGrant{Node: id, Cert: string(cert), CA: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: h.cfg.CA.Cert.Raw}))}
+	if playerHost && s.cfg.AdminToken != "" {
+		g.Admin = HostAdminToken(s.cfg.AdminToken, id)
+	}
+	writeJSON(w, g)
 	return true
 }
 
@@ -391,7 +500,7 @@ func (s *Server) serveHostStats(w http.ResponseWriter, _ *http.Request) {
 	h := s.hosts
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	st := HostStats{Issued: h.issued, Refused: map[string]int{}, Players: map[string]uint32{}, GameServers: map[string]uint32{}}
+	st := HostStats{Issued: h.issued, Reclaimed: h.reclaimed, Refused: map[string]int{}, Players: map[string]uint32{}, GameServers: map[string]uint32{}}
 	for _, r := range []string{RefusedFlood, RefusedBadRequest, RefusedCredential, RefusedStale, RefusedReplayed, RefusedExhausted, RefusedInternal} {
 		st.Refused[r] = h.refused[r]
 	}
@@ -408,11 +517,18 @@ func (s *Server) serveHostStats(w http.ResponseWriter, _ *http.Request) {
 // hostState is the state file's contents.
 type hostState struct {
 	IDs map[string]uint32 `json:"ids"`
+	// Expires is when each key's last certificate expires (Unix
+	// seconds). A key without one (a file an older plane wrote) counts
+	// as expiring one validity after the plane read it.
+	Expires map[string]int64 `json:"expires,omitempty"`
+	// Nodes are the enrolled placement targets' records, by node ID.
+	Nodes map[uint32]enrolledRecord `json:"nodes,omitempty"`
 }
 
 // load reads the state file (absent: nothing given yet) and moves each
-// range's next ID past the IDs given in it.
-func (h *hostIssuer) load() error {
+// range's next ID past the IDs given in it; now is when (a key without
+// an expiry counts as expiring one validity later).
+func (h *hostIssuer) load(now time.Time) error {
 	b, err := os.ReadFile(h.cfg.StateFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -439,7 +555,58 @@ func (h *hostIssuer) load() error {
 			return fmt.Errorf("%s has node %d, outside the player hosts' IDs", k, id)
 		}
 		h.ids[k] = id
+		exp, ok := st.Expires[k]
+		if !ok {
+			exp = now.Add(h.cfg.Validity).Unix()
+		}
+		if exp <= 0 {
+			return fmt.Errorf("expires: %s: %d, want Unix seconds", k, exp)
+		}
+		h.expires[k] = exp
 	}
+	for k := range st.Expires {
+		if _, ok := st.IDs[k]; !ok {
+			return fmt.Errorf("expires: %s was given no node ID", k)
+		}
+	}
+	seen := map[uint32]string{}
+	for k, id := range st.IDs {
+		if o, dup := seen[id]; dup {
+			return fmt.Errorf("node %d given to both %s and %s", id, o, k)
+		}
+		seen[id] = k
+	}
+	for id, r := range st.Nodes {
+		if h.ids["gs:"+r.Region+"/"+r.GameServer] != id {
+			return fmt.Errorf("nodes: node %d: game server %s/%s was not given that ID", id, r.Region, r.GameServer)
+		}
+		if e := h.enroll[r.Region]; e == nil || e.Site == "" {
+			continue // the region places no players any more
+		}
+		if err := r.Placement.Check(); err != nil {
+			return fmt.Errorf("nodes: node %d: %v", id, err)
+		}
+		h.placed[id] = r
+	}
+	return nil
+}
+
+// reloadRevoked reads the revocation list again if its file changed
+// (h.mu held). On an error the list read last stays.
+func (h *hostIssuer) reloadRevoked() error {
+	fi, err := os.Stat(h.cfg.Revoked)
+	if err != nil {
+		return err
+	}
+	stamp := fmt.Sprint(fi.ModTime().UnixNano(), fi.Size())
+	if stamp == h.revStamp {
+		return nil
+	}
+	r, err := pki.LoadRevocations(h.cfg.Revoked)
+	if err != nil {
+		return err
+	}
+	h.revoked, h.revStamp = r, stamp
 	return nil
 }
 
@@ -448,7 +615,7 @@ func (h *hostIssuer) save() error {
 	if h.cfg.StateFile == "" {
 		return nil
 	}
-	b, err := json.MarshalIndent(hostState{IDs: h.ids}, "", "  ")
+	b, err := json.MarshalIndent(hostState{IDs: h.ids, Expires: h.expires, Nodes: h.placed}, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -466,6 +633,9 @@ type HostCert struct {
 	Node     uint32
 	NodeFile []byte
 	CA       []byte
+	// Admin is the host's admin bearer secret, "" when the plane gave
+	// none (HostGrant.Admin).
+	Admin string
 }
 
 // ErrPlaneRefused wraps a refusal the plane answered (a 4xx status but
@@ -560,5 +730,17 @@ func requestCert(ctx context.Context, client *http.Client, base, what string, bu
 		return HostCert{}, err
 	}
 	nodeFile := append([]byte(g.Cert), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})...)
-	return HostCert{Node: g.Node, NodeFile: nodeFile, CA: []byte(g.CA)}, nil
+	if !validAdminToken(g.Admin) {
+		return fail("bad grant: admin secret %q: want 64 hex digits", g.Admin)
+	}
+	return HostCert{Node: g.Node, NodeFile: nodeFile, CA: []byte(g.CA), Admin: g.Admin}, nil
+}
+
+// validAdminToken reports whether s is absent or a HostAdminToken's form.
+func validAdminToken(s string) bool {
+	if s == "" {
+		return true
+	}
+	_, err := hex.DecodeString(s)
+	return err == nil && len(s) == 2*sha256.Size
 }

@@ -39,7 +39,7 @@ func hostsPlane(t *testing.T) (*httptest.Server, *pki.CA, ed25519.PrivateKey, pl
 	}
 	_, nodes := newFakeWorld(t, 2)
 	aud := player.Audience{World: player.DefaultWorld, Node: 999}
-	s, err := New(Config{Nodes: nodes, Hosts: &Hosts{CA: ca, Key: pub, Audience: aud, First: 100, Last: 101}})
+	s, err := New(Config{Nodes: nodes, Hosts: &Hosts{CA: ca, Key: pub, Audience: aud, First: 100, Last: 101}, AdminToken: "shared-secret-of-the-servers"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,11 +223,19 @@ func TestRequestHostCert(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, err := pki.ParseNode(hc.NodeFile, ca)
-	if err != nil || hc.Node != 100 {
+	if _, err := pki.ParseNode(hc.NodeFile, ca); err != nil || hc.Node != 100 {
 		t.Fatalf("node file for node %d: %v", hc.Node, err)
 	}
-	_ = id
+	// Marked a player host's: it vouches only for avatars it created.
+	if cb, _ := pem.Decode(hc.NodeFile); cb == nil {
+		t.Fatal("no certificate in the node file")
+	} else if c, err := x509.ParseCertificate(cb.Bytes); err != nil || !pki.IsPlayerHost(c) {
+		t.Fatalf("the player host's certificate is not marked one (%v)", err)
+	}
+	// The host's own admin secret, not the servers'.
+	if want := HostAdminToken("shared-secret-of-the-servers", 100); hc.Admin != want || strings.Contains(hc.Admin, "shared") {
+		t.Fatalf("admin secret %q, want %q", hc.Admin, want)
+	}
 	if _, err := RequestHostCert(context.Background(), hs.Client(), hs.URL, player.EncodeToken(tok)); err == nil || !strings.Contains(err.Error(), "already used") {
 		t.Fatalf("replayed token: %v", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -46,8 +47,13 @@ import (
 // server, the host and the replica), and migrates the box from the
 // server through the replicated host to the host, so that the replicated
 // host keeps the backups (node.PreferBackup); a promotion or a new
-// replica pins the backups again on the host and the replica. A server's
-// death (the polls) re-places its instances.
+// replica pins the backups again on the host and the replica, and so
+// does any change of the successor (its player leaving). A server's
+// death (the polls) re-places its instances. The servers are the
+// configured nodes and the enrolled game servers that are placement
+// targets (enrolled.go), with InstanceSetup.Seats each; an enrolled server
+// taken out of the placement has its instances re-placed, migrated from
+// it while it is up (control.Instances.RemoveServer).
 //
 // Player hosts: a player's host node is the one given in the request, or
 // else the node ID the plane certified for the player (POST /v1/hosts);
@@ -147,9 +153,15 @@ type InstancesState struct {
 
 // instancePlane is the plane's instance state (under Server.mu).
 type instancePlane struct {
-	cfg    control.InstanceConfig
-	x      *control.Instances
-	boxes  map[string]world.Box
+	cfg control.InstanceConfig
+	// seats is each server's instance seats (InstanceSetup.Seats):
+	// enrolled servers get as many.
+	seats int
+	x     *control.Instances
+	boxes map[string]world.Box
+	// pinned is the preferred backups each hosted instance's nodes were
+	// last sent (instancePlane.order).
+	pinned map[string]string
 	admin  map[uint32]string // player host → its admin endpoint
 	failed int
 	// stamps are the stamps of the instances' records, with the record
@@ -178,9 +190,9 @@ type nodeCall struct {
 	admin, path string
 	node        uint32
 	q           url.Values
-	// chained: a migration of what the call before moved here; it is
-	// asked again (every chainRetry, for up to chainWait) until it moves
-	// as many objects as that one did.
+	// chained: a migration of what the call before moved here; it names
+	// those objects and is asked again (every chainRetry, for up to
+	// chainWait) until each of them has moved on (settle).
 	chained bool
 	// body, if set, is the request's JSON body.
 	body []byte
@@ -192,11 +204,13 @@ type stamped struct {
 	stamp  int64
 }
 
-// chainRetry and chainWait pace a chained migration: the objects of the
-// one before reach the node within a few frames.
+// chainRetry and chainWait pace the settling of a migration: the objects
+// of the one before reach the node within a few frames, and a migration
+// that waits for an old backup's release is done, or aborted and made
+// anew, within two seconds; a loaded host takes longer.
 const (
 	chainRetry = 100 * time.Millisecond
-	chainWait  = 5 * time.Second
+	chainWait  = 20 * time.Second
 )
 
 func newInstancePlane(su InstanceSetup, nodes []Node) (*instancePlane, error) {
@@ -212,53 +226,61 @@ func newInstancePlane(su InstanceSetup, nodes []Node) (*instancePlane, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: instances: %w", ErrConfig, err)
 	}
-	return &instancePlane{cfg: cfg, x: x, boxes: map[string]world.Box{}, admin: map[uint32]string{}, stamps: map[string]stamped{},
+	return &instancePlane{cfg: cfg, seats: su.Seats, x: x, boxes: map[string]world.Box{}, pinned: map[string]string{}, admin: map[uint32]string{}, stamps: map[string]stamped{},
 		sent: map[uint32]string{}, hostSeen: map[uint32]time.Time{}}, nil
 }
 
-// callNode makes one admin request and returns what a migration moved.
-func (s *Server) callNode(c nodeCall) (int, error) {
+// callNode makes one admin request and returns what a migration moved
+// (nothing for another request).
+func (s *Server) callNode(c nodeCall) (live.MigrateAnswer, error) {
+	var out live.MigrateAnswer
 	u := c.admin + c.path + "?" + c.q.Encode()
-	var resp *http.Response
-	var err error
+	var body io.Reader
 	if c.body != nil {
-		resp, err = s.cfg.Client.Post(u, "application/json", bytes.NewReader(c.body))
-	} else {
-		resp, err = s.cfg.Client.Post(u, "", nil)
+		body = bytes.NewReader(c.body)
 	}
+	req, err := http.NewRequest(http.MethodPost, u, body)
 	if err != nil {
-		return 0, err
+		return out, err
+	}
+	if c.body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := s.adminDo(req, c.node)
+	if err != nil {
+		return out, err
 	}
 	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode/100 != 2 {
-		return 0, fmt.Errorf("status %s: %s", resp.Status, strings.TrimSpace(string(b)))
-	}
-	var out struct {
-		Moved int `json:"moved"`
+		return out, fmt.Errorf("status %s: %s", resp.Status, strings.TrimSpace(string(b)))
 	}
 	if c.path == "/admin/migrate-region" {
 		if err := json.Unmarshal(b, &out); err != nil {
-			return 0, fmt.Errorf("migrate-region answer: %v", err)
+			return out, fmt.Errorf("migrate-region answer: %v", err)
 		}
 	}
 	s.cfg.Log.Debug("instance: node request", "node", c.node, "path", c.path, "query", c.q.Encode(), "moved", out.Moved)
-	return out.Moved, nil
+	return out, nil
 }
 
-// runCalls makes a batch's requests in order.
+// runCalls makes a batch's requests in order. A migration is asked
+// again until what it moved has left its node (settle); a chained one
+// names, besides, the objects the migration before it moved (they may
+// still be on their way) until each of them has moved on.
 func (s *Server) runCalls(calls []nodeCall) {
-	prev := 0
+	var prev []uint64 // what the migration before moved on
 	for _, c := range calls {
-		moved, err := s.callNode(c)
-		for start := time.Now(); err == nil && c.chained && moved < prev && time.Since(start) < chainWait; {
-			time.Sleep(chainRetry)
-			var m int
-			m, err = s.callNode(c)
-			moved += m
-		}
-		if err == nil && c.chained && moved < prev {
-			err = fmt.Errorf("moved %d of the %d objects the migration before it moved", moved, prev)
+		var err error
+		var moved []uint64
+		if c.path == "/admin/migrate-region" {
+			var arriving []uint64
+			if c.chained {
+				arriving = prev
+			}
+			moved, err = s.settle(c, arriving)
+		} else {
+			_, err = s.callNode(c)
 		}
 		if err != nil {
 			s.cfg.Log.Info("instance: node request", "node", c.node, "path", c.path, "err", err)
@@ -268,6 +290,83 @@ func (s *Server) runCalls(calls []nodeCall) {
 		}
 		prev = moved
 	}
+}
+
+// settle makes migration c and asks its node again (every chainRetry,
+// for up to the plane's chainWait) until every object it migrated, and
+// every object of arriving (on their way to the node), has left the node
+// or is known to be deleted there, and returns the IDs that left. An
+// object still on the node after a migration was started is one whose
+// migration waits for its old backup's release, or was aborted (the
+// release did not come in time): asked again, the node migrates it anew.
+func (s *Server) settle(c nodeCall, arriving []uint64) ([]uint64, error) {
+	wait := map[uint64]bool{} // on their way to the node
+	for _, id := range arriving {
+		wait[id] = true
+	}
+	out := map[uint64]bool{} // migrated from the node, maybe still there
+	var left []uint64
+	for start := time.Now(); ; {
+		q := c.q
+		if len(wait)+len(out) > 0 {
+			ids := slices.Concat(slices.Collect(maps.Keys(wait)), slices.Collect(maps.Keys(out)))
+			slices.Sort(ids)
+			ids = slices.Compact(ids)
+			if len(ids) > live.MaxWant {
+				// A node takes no more in one request: the rest are
+				// not followed (the box still covers them).
+				for _, id := range ids[live.MaxWant:] {
+					delete(wait, id)
+					delete(out, id)
+				}
+				ids = ids[:live.MaxWant]
+			}
+			q = maps.Clone(c.q)
+			q.Set("want", joinIDs(ids))
+		}
+		a, err := s.callNode(nodeCall{admin: c.admin, path: c.path, node: c.node, q: q})
+		if err != nil {
+			slices.Sort(left)
+			return left, err
+		}
+		here := map[uint64]bool{}
+		for _, id := range slices.Concat(a.IDs, a.Pending) {
+			here[id], out[id] = true, true
+			delete(wait, id)
+		}
+		for _, id := range a.Gone {
+			delete(wait, id)
+			delete(out, id)
+		}
+		for _, id := range slices.Sorted(maps.Keys(out)) {
+			if !here[id] {
+				delete(out, id)
+				left = append(left, id)
+			}
+		}
+		if len(wait)+len(out) == 0 {
+			slices.Sort(left)
+			return left, nil
+		}
+		if time.Since(start) >= s.chainWait {
+			slices.Sort(left)
+			return left, fmt.Errorf("after %v, %d objects on their way never reached node %d, %d never left it",
+				s.chainWait, len(wait), c.node, len(out))
+		}
+		time.Sleep(chainRetry)
+	}
+}
+
+// joinIDs is a want list as migrate-region takes it.
+func joinIDs(ids []uint64) string {
+	var b strings.Builder
+	for i, id := range ids {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatUint(id, 10))
+	}
+	return b.String()
 }
 
 // boxValues is a box as the admin endpoints take it.
@@ -288,6 +387,20 @@ func (s *Server) adminOf(n wire.NodeID) string {
 	return s.inst.admin[uint32(n)]
 }
 
+// order is the preferred backups of hosted instance id, as the nodes
+// are sent them: its replicated host, then its successor ("" if none).
+func (y *instancePlane) order(id string) string {
+	w, ok := y.x.Where(id)
+	if !ok || !w.Hosted || w.Replica == 0 {
+		return ""
+	}
+	order := strconv.FormatUint(uint64(w.Replica), 10)
+	if n := y.x.Successor(id); n != 0 {
+		order += "," + strconv.FormatUint(uint64(n), 10)
+	}
+	return order
+}
+
 // carryOut queues the node requests of instance decisions (s.mu held).
 func (s *Server) carryOut(ds []control.Decision) {
 	var calls []nodeCall
@@ -303,17 +416,12 @@ func (s *Server) carryOut(ds []control.Decision) {
 		if !ok || !w.Hosted {
 			return
 		}
-		var order []string
-		if w.Replica != 0 {
-			order = append(order, strconv.FormatUint(uint64(w.Replica), 10))
-			if n := s.inst.x.Successor(id); n != 0 {
-				order = append(order, strconv.FormatUint(uint64(n), 10))
-			}
-		}
+		order := s.inst.order(id)
+		s.inst.pinned[id] = order
 		for _, n := range on {
 			if a := s.adminOf(n); a != "" && n != 0 {
 				q := boxValues(box)
-				q.Set("nodes", strings.Join(order, ","))
+				q.Set("nodes", order)
 				calls = append(calls, nodeCall{admin: a, path: "/admin/prefer-backup", node: uint32(n), q: q})
 			}
 		}
@@ -329,7 +437,7 @@ func (s *Server) carryOut(ds []control.Decision) {
 			}
 			// The dead server's objects failed over to their backups,
 			// wherever they were: every live server moves what it holds.
-			for _, n := range s.cfg.Nodes {
+			for _, n := range s.mainNodes() {
 				if v := s.nodes[n.ID]; v.up && wire.NodeID(n.ID) != d.To && wire.NodeID(n.ID) != d.From {
 					migrate(wire.NodeID(n.ID), d.To, box, false)
 				}
@@ -342,7 +450,7 @@ func (s *Server) carryOut(ds []control.Decision) {
 			src := []wire.NodeID{d.From}
 			if d.Failover {
 				src = src[:0]
-				for _, n := range s.cfg.Nodes {
+				for _, n := range s.mainNodes() {
 					if s.nodes[n.ID].up && wire.NodeID(n.ID) != d.From {
 						src = append(src, wire.NodeID(n.ID))
 					}
@@ -365,6 +473,21 @@ func (s *Server) carryOut(ds []control.Decision) {
 			pin(d.Instance, box, d.To, d.Replica)
 		case control.LoseInstance, control.EndInstance:
 			delete(s.inst.boxes, d.Instance)
+		}
+	}
+	// A player who leaves as neither the host nor the replicated host may
+	// be the successor, the second preferred backup: no decision names
+	// it, but the pins must drop it, or a replica promoted later backs up
+	// on a node long gone and has no live backup until it finds that node
+	// dead.
+	for _, id := range sortedKeys(s.inst.pinned) {
+		w, ok := s.inst.x.Where(id)
+		if !ok || !w.Hosted {
+			delete(s.inst.pinned, id)
+			continue
+		}
+		if s.inst.pinned[id] != s.inst.order(id) {
+			pin(id, s.inst.boxes[id], w.Node, w.Replica)
 		}
 	}
 	calls = append(calls, s.recordCalls()...)
@@ -397,6 +520,41 @@ func (s *Server) instanceNodeDown(now time.Duration, n uint32) {
 	}
 	delete(s.inst.sent, n)
 	s.carryOut(ds)
+}
+
+// instanceServerAdded and instanceServerRemoved pass an enrolled game
+// server's arrival among the placement targets and its removal to the
+// instance plane (s.mu held): it gets the configured servers' instance
+// seats; removed, its instances are re-placed (moved off it while it
+// runs). The removal's requests are queued before the node is forgotten.
+func (s *Server) instanceServerAdded(now time.Duration, n Node) {
+	if s.inst == nil {
+		return
+	}
+	if err := s.inst.x.AddServer(now, control.Node{ID: wire.NodeID(n.ID), Site: n.Site, Capacity: s.inst.seats}); err != nil {
+		s.cfg.Log.Warn("instance: enrolled server not added", "node", n.ID, "err", err)
+		return
+	}
+	if s.stats.Rebuilt {
+		// Before the rebuild the plane knows no instance: it must not
+		// give the servers its empty records.
+		s.carryOut(nil)
+	}
+}
+
+func (s *Server) instanceServerRemoved(now time.Duration, n uint32) {
+	if s.inst == nil {
+		return
+	}
+	ds, err := s.inst.x.RemoveServer(now, wire.NodeID(n))
+	if err != nil {
+		s.cfg.Log.Warn("instance: enrolled server not removed", "node", n, "err", err)
+		return
+	}
+	delete(s.inst.sent, n)
+	if s.stats.Rebuilt {
+		s.carryOut(ds)
+	}
 }
 
 func (s *Server) instanceNodeUp(now time.Duration, n uint32) {
@@ -624,7 +782,7 @@ func (s *Server) records() []live.InstanceRecord {
 // hosts run: the lowest-numbered server that is up (0: none).
 func (s *Server) keeper() uint32 {
 	var k uint32
-	for _, n := range s.cfg.Nodes {
+	for _, n := range s.mainNodes() {
 		if s.nodes[n.ID].up && (k == 0 || n.ID < k) {
 			k = n.ID
 		}
@@ -647,7 +805,7 @@ func (s *Server) recordCalls() []nodeCall {
 		want[at] = append(want[at], r)
 	}
 	var calls []nodeCall
-	for _, n := range s.cfg.Nodes {
+	for _, n := range s.mainNodes() {
 		if !s.nodes[n.ID].up {
 			continue
 		}
@@ -695,7 +853,13 @@ func (s *Server) rebuildInstances(now time.Duration, got map[uint32]*live.Player
 	if err != nil {
 		return nil, fmt.Errorf("instances: internal error: %w", err)
 	}
-	y := &instancePlane{cfg: s.inst.cfg, x: x, boxes: map[string]world.Box{}, admin: map[uint32]string{}, stamps: map[string]stamped{},
+	// The enrolled servers placed before the rebuild are servers too.
+	for _, n := range s.mainNodes()[len(s.cfg.Nodes):] {
+		if err := x.AddServer(now, control.Node{ID: wire.NodeID(n.ID), Site: n.Site, Capacity: s.inst.seats}); err != nil {
+			return nil, fmt.Errorf("instances: enrolled server %d: %w", n.ID, err)
+		}
+	}
+	y := &instancePlane{cfg: s.inst.cfg, seats: s.inst.seats, x: x, boxes: map[string]world.Box{}, pinned: map[string]string{}, admin: map[uint32]string{}, stamps: map[string]stamped{},
 		sent: map[uint32]string{}, hostSeen: map[uint32]time.Time{}}
 	byNode := map[uint32]*control.InstanceReport{}
 	for id := range got {

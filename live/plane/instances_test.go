@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/overworld/overworld/live"
+	"github.com/overworld/overworld/world"
 )
 
 // adminLog is fake nodes' admin endpoints that record the plane's
@@ -25,6 +27,8 @@ type adminLog struct {
 	// held are the instance records each node keeps (POST
 	// /admin/instances), reported with its players.
 	held map[uint32][]live.InstanceRecord
+	// auth is the Authorization headers each node was sent.
+	auth map[uint32]map[string]bool
 }
 
 func (l *adminLog) node(t *testing.T, id uint32) *httptest.Server {
@@ -69,7 +73,18 @@ func (l *adminLog) node(t *testing.T, id uint32) *httptest.Server {
 			rw.WriteHeader(http.StatusNoContent)
 		})
 	}
-	s := httptest.NewServer(mux)
+	s := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		l.mu.Lock()
+		if l.auth == nil {
+			l.auth = map[uint32]map[string]bool{}
+		}
+		if l.auth[id] == nil {
+			l.auth[id] = map[string]bool{}
+		}
+		l.auth[id][r.Header.Get("Authorization")] = true
+		l.mu.Unlock()
+		mux.ServeHTTP(rw, r)
+	}))
 	t.Cleanup(s.Close)
 	return s
 }
@@ -86,7 +101,7 @@ func (l *adminLog) take() []string {
 // servers of 6 instance seats, overflows one to its players' hosts, and
 // checks the admin requests the plane makes to carry its decisions out:
 // the backups pinned on the host and the replicated host, the pins again
-// after the host leaves, and a dead server's instance moved by every
+// after the successor leaves and after the host leaves, and a dead server's instance moved by every
 // live server. Bad requests are refused with no change.
 func TestPlaneInstances(t *testing.T) {
 	l := &adminLog{down: map[uint32]bool{}}
@@ -98,12 +113,29 @@ func TestPlaneInstances(t *testing.T) {
 	}
 	h101, h102 := l.node(t, 101), l.node(t, 102)
 	c := &clock{t: time.Unix(1e9, 0)}
-	s, err := New(Config{Nodes: nodes, Clock: c.now, Seed: 1, Instances: &InstanceSetup{Seats: 6}})
+	s, err := New(Config{Nodes: nodes, Clock: c.now, Seed: 1, Instances: &InstanceSetup{Seats: 6}, AdminToken: "shared-secret-of-the-servers"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(s.Handler())
 	t.Cleanup(hs.Close)
+	// The servers are sent the shared secret; a player host only its own.
+	t.Cleanup(func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		for id, seen := range l.auth {
+			want := "Bearer shared-secret-of-the-servers"
+			if id > 100 {
+				want = "Bearer " + HostAdminToken("shared-secret-of-the-servers", id)
+			}
+			if len(seen) != 1 || !seen[want] {
+				t.Errorf("node %d was sent the secrets %v, want only %q", id, slices.Collect(maps.Keys(seen)), want)
+			}
+		}
+		if len(l.auth[101]) == 0 || len(l.auth[102]) == 0 {
+			t.Errorf("the player hosts were never called: %v", l.auth)
+		}
+	})
 	poll(s) // the rebuild
 	post := func(path string, body any) (int, string) {
 		t.Helper()
@@ -151,7 +183,7 @@ func TestPlaneInstances(t *testing.T) {
 	d := players("d", 5)
 	d[0].Host, d[0].Admin = 101, h101.URL
 	d[1].Host, d[1].Admin = 102, h102.URL
-	d[2].Host = 103
+	d[2].Host, d[3].Host = 103, 104
 	rtt := make([]float64, 25)
 	for i := range 5 {
 		for j := range 5 {
@@ -174,13 +206,29 @@ func TestPlaneInstances(t *testing.T) {
 	if !slices.Equal(calls, want) {
 		t.Fatalf("overflow: node requests\n%v\nwant\n%v", strings.Join(calls, "\n"), strings.Join(want, "\n"))
 	}
-	// The host leaves: its replica takes over, d2's machine is the new
+	// d2, the successor, leaves: the plane decides nothing, but the
+	// pins drop it (d3's machine is the successor now), or a promoted
+	// replica would back the state up on a node long gone.
+	code, got = post("/v1/instances/leave", instanceEvent{ID: "d", Player: "d2"})
+	if code != 200 || got != `{"id":"d","node":101,"hosted":true,"player":"d0","replica":102,"replica_player":"d1","players":4}` {
+		t.Fatalf("successor leaves: %d %s", code, got)
+	}
+	calls = l.take()
+	slices.Sort(calls)
+	want = []string{
+		"node 101: prefer-backup [1300,0,1350,50] node= nodes=102,104",
+		"node 102: prefer-backup [1300,0,1350,50] node= nodes=102,104",
+	}
+	if !slices.Equal(calls, want) {
+		t.Fatalf("successor leaves: node requests\n%v\nwant\n%v", strings.Join(calls, "\n"), strings.Join(want, "\n"))
+	}
+	// The host leaves: its replica takes over, d3's machine is the new
 	// replica (the plane cannot reach it: only the new host is pinned).
 	code, got = post("/v1/instances/leave", instanceEvent{ID: "d", Player: "d0"})
-	if code != 200 || got != `{"id":"d","node":102,"hosted":true,"player":"d1","replica":103,"replica_player":"d2","players":4}` {
+	if code != 200 || got != `{"id":"d","node":102,"hosted":true,"player":"d1","replica":104,"replica_player":"d3","players":3}` {
 		t.Fatalf("host leaves: %d %s", code, got)
 	}
-	if calls := l.take(); !slices.Equal(calls, []string{"node 102: prefer-backup [1300,0,1350,50] node= nodes=103"}) {
+	if calls := l.take(); !slices.Equal(calls, []string{"node 102: prefer-backup [1300,0,1350,50] node= nodes=104"}) {
 		t.Fatalf("promotion: node requests %v", calls)
 	}
 	// Server 1 dies: a moves to server 3; its objects failed over
@@ -326,5 +374,105 @@ func TestPlaneInstancesFile(t *testing.T) {
 	}
 	if _, err := New(Config{Nodes: nodes, Instances: &InstanceSetup{}}); err == nil {
 		t.Error("no seats: accepted")
+	}
+}
+
+// scripted is a node's admin endpoint that answers migrate-region
+// requests from a script, in turn (the last answer again once it runs
+// out), and records the want list of each.
+type scripted struct {
+	mu      sync.Mutex
+	answers []string
+	wants   []string
+	srv     *httptest.Server
+}
+
+func newScripted(t *testing.T, answers ...string) *scripted {
+	f := &scripted{answers: answers}
+	f.srv = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.wants = append(f.wants, r.URL.Query().Get("want"))
+		fmt.Fprintln(rw, f.answers[min(len(f.wants), len(f.answers))-1])
+	}))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func (f *scripted) asked() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.wants)
+}
+
+// TestChainedMigrationWaitsForIDs: a migration is asked again until
+// what it moved has left the node: one still there on its way (pending)
+// is waited for, and one whose migration was aborted (the old backup's
+// release did not come) is migrated anew. The second migration of a
+// chain names the objects the first moved and is asked again until
+// each has moved on or is known to be deleted; objects spawned on the
+// middle node meanwhile (answered too) do not stand in for one still on
+// its way. One that never arrives ends the chain after chainWait, as a
+// failure.
+func TestChainedMigrationWaitsForIDs(t *testing.T) {
+	s, err := New(Config{Nodes: twoNodes, Instances: &InstanceSetup{Seats: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := boxValues(world.Box{Max: world.Point{1, 1, 1}})
+	first := newScripted(t,
+		`{"moved": 3, "ids": [7, 8, 9], "pending": [], "gone": []}`,
+		`{"moved": 0, "ids": [], "pending": [8], "gone": []}`, // 8 waits for its old backup
+		`{"moved": 1, "ids": [8], "pending": [], "gone": []}`, // its migration was aborted: made anew
+		`{"moved": 0, "ids": [], "pending": [], "gone": []}`,
+	)
+	middle := newScripted(t,
+		`{"moved": 2, "ids": [7, 99], "pending": [], "gone": []}`, // 99 spawned here; 8 and 9 on their way
+		`{"moved": 0, "ids": [], "pending": [], "gone": [9]}`,     // 9 was deleted here on arrival
+		`{"moved": 1, "ids": [8], "pending": [], "gone": []}`,
+		`{"moved": 0, "ids": [], "pending": [], "gone": []}`,
+	)
+	s.runCalls([]nodeCall{
+		{admin: first.srv.URL, path: "/admin/migrate-region", node: 1, q: q},
+		{admin: middle.srv.URL, path: "/admin/migrate-region", node: 2, q: q, chained: true},
+	})
+	if got, want := first.asked(), []string{"", "7,8,9", "8", "8"}; !slices.Equal(got, want) {
+		t.Errorf("the first node was asked for %q, want %q", got, want)
+	}
+	if got, want := middle.asked(), []string{"7,8,9", "7,8,9,99", "8", "8"}; !slices.Equal(got, want) {
+		t.Errorf("the middle node was asked for %q, want %q", got, want)
+	}
+	if s.inst.failed != 0 {
+		t.Errorf("%d failed requests, want 0", s.inst.failed)
+	}
+
+	s.chainWait = 300 * time.Millisecond
+	first = newScripted(t, `{"moved": 1, "ids": [7], "pending": [], "gone": []}`, `{"moved": 0, "ids": [], "pending": [], "gone": []}`)
+	middle = newScripted(t, `{"moved": 0, "ids": [], "pending": [], "gone": []}`)
+	start := time.Now()
+	s.runCalls([]nodeCall{
+		{admin: first.srv.URL, path: "/admin/migrate-region", node: 1, q: q},
+		{admin: middle.srv.URL, path: "/admin/migrate-region", node: 2, q: q, chained: true},
+	})
+	if s.inst.failed != 1 || time.Since(start) < s.chainWait {
+		t.Errorf("%d failed requests after %v, want 1 after %v", s.inst.failed, time.Since(start), s.chainWait)
+	}
+	// Nor one that never leaves.
+	first = newScripted(t, `{"moved": 0, "ids": [], "pending": [7], "gone": []}`)
+	s.runCalls([]nodeCall{{admin: first.srv.URL, path: "/admin/migrate-region", node: 1, q: q}})
+	if s.inst.failed != 2 {
+		t.Errorf("%d failed requests, want 2", s.inst.failed)
+	}
+	// More than a node takes in one request: the first MaxWant are
+	// followed.
+	many := make([]string, live.MaxWant+5)
+	for i := range many {
+		many[i] = fmt.Sprint(i + 1)
+	}
+	first = newScripted(t, fmt.Sprintf(`{"moved": %d, "ids": [%s], "pending": [], "gone": []}`, len(many), strings.Join(many, ",")),
+		`{"moved": 0, "ids": [], "pending": [], "gone": []}`)
+	s.runCalls([]nodeCall{{admin: first.srv.URL, path: "/admin/migrate-region", node: 1, q: q}})
+	if got := first.asked(); len(got) != 2 || strings.Count(got[1], ",") != live.MaxWant-1 || s.inst.failed != 2 {
+		t.Errorf("asked %d times, the second for %d objects; %d failed requests", len(got), strings.Count(got[len(got)-1], ",")+1, s.inst.failed)
 	}
 }

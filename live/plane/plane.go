@@ -15,7 +15,10 @@
 //     /admin/pings), where a restarted plane finds it.
 //   - It polls every node's admin endpoint (GET /admin/players) once a
 //     Poll: which players are in game where, with their samples and
-//     positions. A node that does not answer for DownAfter is down
+//     positions, and the RTTs the node measures to its peers, on which
+//     the plane refits the nodes' network coordinates (measureNodes;
+//     the sites' WonderNetwork figures are where it starts). A node
+//     that does not answer for DownAfter is down
 //     (control's NodeDown re-admits its players elsewhere: their avatars
 //     fail over to the backups, and the clients rejoin); one that answers
 //     again is up. A player in game nowhere for LeaveAfter has left.
@@ -38,7 +41,12 @@
 // the positions the polls report, re-runs core selection under the
 // activation Policy, and migrates a region by asking every node to move
 // its objects in the region's box (not the players' avatars) to the new
-// core (POST /admin/migrate-region).
+// core (POST /admin/migrate-region), asking again until what each node
+// migrated has left it (settle: a migration that waits for its old
+// backup's release may be aborted, and is then made anew).
+//
+// Metrics: GET /metrics serves its counts and state to Prometheus
+// (metrics.go).
 //
 // Instances (Config.Instances, instances.go): the plane places the
 // instances the game opens through its API with control.Instances, on the
@@ -47,13 +55,37 @@
 // keeps its instance records on the servers, whence a restarted plane
 // rebuilds its instances with its players.
 //
+// Enrolled game servers (enrolled.go): with Config.Hosts, a game server
+// that enrolls with its endpoints in a region with a site becomes a node
+// of the placement (control's AddNode) at the first poll it answers, and
+// leaves it (RemoveNode) when revoked or long gone; a restarted plane
+// knows them from Hosts.StateFile.
+//
+// Without nodes of its own: Config.Nodes needs at least 2 nodes (a node's
+// players need another to fail over to) unless a region of Hosts.Enroll
+// has a site; then it may hold one or none, the enrolled game servers
+// being the others. A plane with none builds control's plane only once it
+// has placement targets: from the enrolled nodes that answer a round of
+// polls, as a restarted plane does from its first round (control's New
+// over them, estimated RTTs from their sites, then Rebuild from their
+// reports); the others join later by AddNode. Until then it serves its
+// API, /readyz says ready (the game servers enroll through it), and joins
+// are refused with 503 "no game server is a placement target yet". This
+// rather than a control plane of zero nodes: control fits its network
+// coordinates from its nodes' RTTs at New, and a plane built when the
+// targets come takes the restart path every plane runs anyway. When the
+// last target leaves (control never loses its last node up: RemoveNode
+// refuses it), the plane drops the placement and its players and waits
+// again (dropPlacement); with nodes of its own, the removal is tried
+// again each round instead.
+//
 // What the caller must do: build a Config (the nodes with their sites,
-// capacities and admin and player endpoints), call New, serve Handler
-// on an HTTP listener, and Run the poll loop until its context ends.
+// capacities and admin and player endpoints, or an enrolling region with
+// a site), call New, serve Handler on an HTTP listener, and Run the poll
+// loop until its context ends.
 package plane
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -65,8 +97,11 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/overworld/overworld/control"
 	"github.com/overworld/overworld/live"
@@ -82,8 +117,11 @@ var ErrConfig = errors.New("plane: bad configuration")
 // Node is one node of the cluster as the plane knows it.
 type Node struct {
 	ID uint32
-	// Site is the node's WonderNetwork city: the plane estimates the RTTs
-	// nobody measured from the node-to-node RTTs between the sites.
+	// Site names where the node is (1 to 64 printable bytes). A
+	// WonderNetwork city gives the node-to-node RTTs the plane starts from
+	// (it estimates the RTTs nobody measured from them); another name is
+	// placed by the RTTs the nodes measure (Config.SiteRTT off), and until
+	// then a player's RTT to it counts only once the player measured it.
 	Site string
 	// Capacity is the most players the node serves.
 	Capacity int
@@ -97,6 +135,8 @@ type Node struct {
 
 // Config configures a Server.
 type Config struct {
+	// Nodes are the configured nodes: at least 2, or fewer (none) when a
+	// region of Hosts.Enroll has a site.
 	Nodes []Node
 	// Poll is the interval of the nodes' polls (default 1 s).
 	Poll time.Duration
@@ -121,6 +161,13 @@ type Config struct {
 	MigrationCost float64
 	// Seed seeds the network coordinates.
 	Seed uint64
+	// SiteRTT keeps the node-to-node RTTs of the sites' table. Otherwise
+	// (the default) the RTTs the nodes measure to each other (their
+	// players reports' peers) replace the table's, pair by pair, whenever
+	// one moves by more than 5 ms and 10%: the plane refits the nodes'
+	// network coordinates and re-seats the players whose estimates
+	// change (control.Plane.SetNodeRTT).
+	SiteRTT bool
 	// Client is the HTTP client for the nodes' admin endpoints (default:
 	// one with a timeout of Poll).
 	Client *http.Client
@@ -144,18 +191,22 @@ type Config struct {
 
 // Autoscale configures the FleetAutoscaler webhook the plane serves: the
 // autoscaler's policy, and the nodes of each fleet ("namespace/name"),
-// whose players the plane knows.
+// whose players the plane knows: configured nodes (Fleets) or the
+// enrolled placement targets of a region (Regions: fleet → a region of
+// Hosts.Enroll with a Site).
 type Autoscale struct {
-	Config agones.AutoscalerConfig
-	Fleets map[string][]uint32
+	Config  agones.AutoscalerConfig
+	Fleets  map[string][]uint32
+	Regions map[string]string
 }
 
 func (c Config) validate() (Config, error) {
 	bad := func(format string, args ...any) (Config, error) {
 		return c, fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, args...))
 	}
-	if len(c.Nodes) < 2 {
-		return bad("%d nodes: want at least 2", len(c.Nodes))
+	if len(c.Nodes) < 2 && !c.enrollsTargets() {
+		return bad("%d nodes: want at least 2, so that a node's players have another to fail over to; "+
+			"fewer need a region of hosts.enroll with a site, whose enrolled game servers become the placement's other nodes", len(c.Nodes))
 	}
 	c.Nodes = slices.Clone(c.Nodes)
 	seen := map[uint32]bool{}
@@ -169,6 +220,9 @@ func (c Config) validate() (Config, error) {
 			return bad("node %d: capacity %d, want at least 1", n.ID, n.Capacity)
 		case n.QUIC == "" && n.WS == "":
 			return bad("node %d: no player endpoint (quic or ws)", n.ID)
+		}
+		if err := checkSite(n.Site); err != nil {
+			return bad("node %d: %v", n.ID, err)
 		}
 		u, err := url.Parse(n.Admin)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -200,6 +254,20 @@ func (c Config) validate() (Config, error) {
 				}
 			}
 		}
+		for key, region := range a.Regions {
+			if _, nodes := a.Fleets[key]; nodes {
+				return bad("autoscale: fleet %s: nodes or a region, not both", key)
+			}
+			sited := false
+			if c.Hosts != nil {
+				for _, e := range c.Hosts.Enroll {
+					sited = sited || e.Region == region && e.Site != ""
+				}
+			}
+			if !sited {
+				return bad("autoscale: fleet %s: region %q is not an enrolling region with a site (hosts.enroll): it has no placement targets", key, region)
+			}
+		}
 		if _, err := agones.NewAutoscaler(a.Config, nil, nil); err != nil {
 			return bad("%v", err)
 		}
@@ -225,6 +293,15 @@ func (c Config) validate() (Config, error) {
 	return c, nil
 }
 
+// enrollsTargets reports whether some region of Hosts.Enroll has a site:
+// its enrolled game servers become nodes of the placement.
+func (c Config) enrollsTargets() bool {
+	if c.Hosts == nil {
+		return false
+	}
+	return slices.ContainsFunc(c.Hosts.Enroll, func(e Enroll) bool { return e.Site != "" })
+}
+
 // Stats counts what the plane did.
 type Stats struct {
 	Joins, Refused, Leaves, Measures int
@@ -237,12 +314,19 @@ type Stats struct {
 	// objects the nodes migrated for them.
 	RegionMigrations, ObjectsMoved int
 	// Polls counts rounds of polls; Rebuilt is true once the plane rebuilt
-	// its state from the nodes.
+	// its state from the nodes (false while a plane without nodes of its
+	// own has no placement target).
 	Polls   int
 	Rebuilt bool
 	// Unplaced is the players in game on a node that the plane could not
 	// place (no samples), at the last poll.
 	Unplaced int
+	// EnrolledAdded and EnrolledRemoved count the enrolled game servers
+	// that became placement targets and those taken out (enrolled.go).
+	EnrolledAdded, EnrolledRemoved int
+	// NodeRTTs counts the matrices of measured node RTTs given to the
+	// placement; BadPeerRTTs the nodes' reports of them refused.
+	NodeRTTs, BadPeerRTTs int
 }
 
 // Server is the live control plane. Its methods are safe for concurrent
@@ -252,6 +336,8 @@ type Server struct {
 	start time.Time
 
 	bg sync.WaitGroup // requests to the nodes in flight
+	// chainWait bounds the settling of one migration (settle).
+	chainWait time.Duration
 
 	mu      sync.Mutex
 	plane   *control.Plane
@@ -260,9 +346,17 @@ type Server struct {
 	// unplaced are the players a poll found in game (on the node given)
 	// that the plane could not place for want of samples.
 	unplaced map[string]uint32
-	stats    Stats
-	hosts    *hostIssuer    // nil without Config.Hosts
-	inst     *instancePlane // nil without Config.Instances
+	// peerRTT is the latest RTTs, in ms, each node reported it measures
+	// to its peers.
+	peerRTT map[uint32]map[uint32]float64
+	stats   Stats
+	hosts   *hostIssuer    // nil without Config.Hosts
+	inst    *instancePlane // nil without Config.Instances
+	// enrolled are the recorded enrolled nodes (enrolled.go); draining
+	// the nodes removed from the placement while up, until their players
+	// are handed over.
+	enrolled map[uint32]*enrolledView
+	draining map[uint32]drainView
 }
 
 type nodeView struct {
@@ -301,35 +395,20 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	cities := map[wire.NodeID]string{}
-	for _, n := range cfg.Nodes {
-		cities[wire.NodeID(n.ID)] = n.Site
-	}
-	delay, err := live.Delays(cities)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
-	}
-	cn := make([]control.Node, len(cfg.Nodes))
-	rtt := make([][]float64, len(cfg.Nodes))
-	for i, n := range cfg.Nodes {
-		cn[i] = control.Node{ID: wire.NodeID(n.ID), Site: n.Site, Capacity: n.Capacity}
-		rtt[i] = make([]float64, len(cfg.Nodes))
-		for j, m := range cfg.Nodes {
-			rtt[i][j] = 2 * float64(delay(wire.NodeID(n.ID), wire.NodeID(m.ID))) / float64(time.Millisecond)
+	s := &Server{cfg: cfg, start: cfg.Clock(), chainWait: chainWait, peerRTT: map[uint32]map[uint32]float64{}, nodes: map[uint32]*nodeView{}, players: map[string]*tracked{},
+		unplaced: map[string]uint32{}, enrolled: map[uint32]*enrolledView{}, draining: map[uint32]drainView{}}
+	if len(cfg.Nodes) > 0 {
+		// Without nodes of its own the plane builds its placement from
+		// the first enrolled game servers that answer (placeFirst).
+		if s.plane, err = s.newPlacement(cfg.Nodes); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 		}
 	}
-	p, err := control.New(control.Config{Nodes: cn, NodeRTT: rtt, Probes: cfg.Probes, ProbeSlack: cfg.ProbeSlack, Seed: cfg.Seed,
-		Grid: cfg.Grid, Policy: cfg.Policy, MigrationCost: cfg.MigrationCost})
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
-	}
-	s := &Server{cfg: cfg, start: cfg.Clock(), plane: p, nodes: map[uint32]*nodeView{}, players: map[string]*tracked{},
-		unplaced: map[string]uint32{}}
 	for _, n := range cfg.Nodes {
 		s.nodes[n.ID] = &nodeView{Node: n, up: true}
 	}
 	if cfg.Hosts != nil {
-		if s.hosts, err = newHostIssuer(*cfg.Hosts, cfg.Nodes); err != nil {
+		if s.hosts, err = newHostIssuer(*cfg.Hosts, cfg.Nodes, s.start); err != nil {
 			return nil, err
 		}
 	}
@@ -339,6 +418,68 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	return s, nil
+}
+
+// checkSite checks a node's or a region's site: 1 to 64 bytes of
+// printable UTF-8. A WonderNetwork city gives the plane the node's RTTs to
+// start from (siteRTT); any other name is placed by what the nodes
+// measure.
+func checkSite(site string) error {
+	if site == "" || len(site) > 64 || !utf8.ValidString(site) || strings.ContainsFunc(site, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		return fmt.Errorf("site %q: want 1 to 64 bytes of printable UTF-8 (a WonderNetwork city gives the node's RTTs to start from)", site)
+	}
+	return nil
+}
+
+// siteRTT returns the RTT, in ms, between the sites of any two nodes of
+// sites by the WonderNetwork table (live.Delays): NaN when either site is
+// not a WonderNetwork city (that node is placed when the nodes' measured
+// RTTs come: control.Plane.SetNodeRTT).
+func siteRTT(sites map[uint32]string) func(a, b uint32) float64 {
+	known := map[wire.NodeID]string{}
+	for id, c := range sites {
+		if _, err := live.Delays(map[wire.NodeID]string{1: c}); err == nil {
+			known[wire.NodeID(id)] = c
+		}
+	}
+	delay, err := live.Delays(known)
+	if err != nil {
+		// Every city was checked alone: cannot fail.
+		delay = func(wire.NodeID, wire.NodeID) time.Duration { return 0 }
+		known = nil
+	}
+	return func(a, b uint32) float64 {
+		_, ka := known[wire.NodeID(a)]
+		_, kb := known[wire.NodeID(b)]
+		if !ka || !kb {
+			return math.NaN()
+		}
+		return 2 * float64(delay(wire.NodeID(a), wire.NodeID(b))) / float64(time.Millisecond)
+	}
+}
+
+// newPlacement builds control's plane over nodes, with their RTTs
+// estimated from the WonderNetwork site-to-site table (siteRTT).
+func (s *Server) newPlacement(nodes []Node) (*control.Plane, error) {
+	sites := map[uint32]string{}
+	for _, n := range nodes {
+		sites[n.ID] = n.Site
+	}
+	rttOf := siteRTT(sites)
+	cn := make([]control.Node, len(nodes))
+	rtt := make([][]float64, len(nodes))
+	for i, n := range nodes {
+		cn[i] = control.Node{ID: wire.NodeID(n.ID), Site: n.Site, Capacity: n.Capacity}
+		rtt[i] = make([]float64, len(nodes))
+		for j, m := range nodes {
+			if i != j {
+				rtt[i][j] = rttOf(n.ID, m.ID)
+			}
+		}
+	}
+	c := s.cfg
+	return control.New(control.Config{Nodes: cn, NodeRTT: rtt, Probes: c.Probes, ProbeSlack: c.ProbeSlack, Seed: c.Seed,
+		Grid: c.Grid, Policy: c.Policy, MigrationCost: c.MigrationCost})
 }
 
 // now is the plane's time: since the server was built.
@@ -359,24 +500,41 @@ func (s *Server) Stats() Stats {
 func (s *Server) NodeOf(id string) (uint32, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.plane == nil {
+		return 0, false
+	}
 	n, ok := s.plane.NodeOf(id)
 	return uint32(n), ok
 }
 
 // FleetLoads is the autoscaler's view of a fleet (agones.Loads): its
 // nodes that are up, each with the players the plane places there, and
-// the least capacity among them; ok is false for a fleet the
-// configuration does not map.
+// the least capacity among them. A fleet's nodes are the configured ones
+// it lists, or its region's enrolled placement targets at this moment.
+// ok is false for a fleet the configuration does not map, and for one
+// with no node up (the autoscaler then reads its players counter).
 func (s *Server) FleetLoads(_ context.Context, namespace, fleet string) (balance.Cluster, bool, error) {
 	if s.cfg.Autoscale == nil {
 		return balance.Cluster{}, false, nil
 	}
-	ids, ok := s.cfg.Autoscale.Fleets[namespace+"/"+fleet]
+	key := namespace + "/" + fleet
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.plane == nil {
+		return balance.Cluster{}, false, nil
+	}
+	ids, ok := s.cfg.Autoscale.Fleets[key]
+	if region, byRegion := s.cfg.Autoscale.Regions[key]; byRegion {
+		ids, ok = nil, true
+		for _, id := range sortedKeys(s.enrolled) {
+			if v := s.enrolled[id]; v.target && v.region == region {
+				ids = append(ids, id)
+			}
+		}
+	}
 	if !ok {
 		return balance.Cluster{}, false, nil
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var c balance.Cluster
 	for _, id := range ids {
 		v := s.nodes[id]
@@ -422,10 +580,16 @@ func (s *Server) PollOnce(ctx context.Context) {
 		id  uint32
 		rep *live.PlayersReport
 	}
+	recs := s.enrolledRecords()
+	main := append(slices.Clone(s.cfg.Nodes), s.enrolledTargets(recs)...)
+	isMain := map[uint32]bool{}
+	for _, n := range main {
+		isMain[n.ID] = true
+	}
 	hosts := s.hostTargets()
 	var wg sync.WaitGroup
-	answers := make(chan answer, len(s.cfg.Nodes)+len(hosts))
-	for _, n := range append(slices.Clone(s.cfg.Nodes), hosts...) {
+	answers := make(chan answer, len(main)+len(hosts))
+	for _, n := range append(main, hosts...) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -442,7 +606,7 @@ func (s *Server) PollOnce(ctx context.Context) {
 	got := map[uint32]*live.PlayersReport{}
 	hostGot := map[uint32]bool{}
 	for a := range answers {
-		if _, server := s.nodes[a.id]; !server {
+		if !isMain[a.id] {
 			hostGot[a.id] = a.rep != nil
 		} else if a.rep != nil {
 			got[a.id] = a.rep
@@ -450,7 +614,7 @@ func (s *Server) PollOnce(ctx context.Context) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.observe(got)
+	s.observe(got, recs)
 	s.observeHosts(hostGot)
 }
 
@@ -460,7 +624,7 @@ func (s *Server) fetchPlayers(ctx context.Context, n Node) (*live.PlayersReport,
 	if err != nil {
 		return nil, err
 	}
-	resp, err := s.cfg.Client.Do(req)
+	resp, err := s.adminDo(req, n.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -473,7 +637,7 @@ func (s *Server) fetchPlayers(ctx context.Context, n Node) (*live.PlayersReport,
 		return nil, fmt.Errorf("players report: %w", err)
 	}
 	if rep.Node != n.ID {
-		return nil, fmt.Errorf("node %s answers as node %d", n.Admin, rep.Node)
+		return nil, fmt.Errorf("node %d's admin endpoint %s answers as node %d: its report is refused (an admin address that is another node's, or a node enrolled under another ID)", n.ID, n.Admin, rep.Node)
 	}
 	if err := live.CheckInstanceRecords(rep.Instances); err != nil {
 		return nil, fmt.Errorf("players report: %w", err)
@@ -493,16 +657,22 @@ func (s *Server) samplesOf(ps []live.PingSample) []control.Sample {
 	return out
 }
 
-// observe acts on a round of polls (s.mu held).
-func (s *Server) observe(got map[uint32]*live.PlayersReport) {
+// observe acts on a round of polls (s.mu held): got holds the answers of
+// the configured, enrolled and draining nodes, recs the enrolled nodes'
+// records.
+func (s *Server) observe(got map[uint32]*live.PlayersReport, recs map[uint32]enrolledNode) {
 	wall, now := s.now()
 	s.stats.Polls++
 	if !s.stats.Rebuilt {
-		s.rebuild(wall, now, got)
+		s.rebuild(wall, now, got, recs)
 		return
 	}
+	s.syncEnrolled(wall, now, recs, got)
+	if s.plane == nil {
+		return // its last target left (dropPlacement)
+	}
 	// Nodes up and down.
-	for _, n := range s.cfg.Nodes {
+	for _, n := range s.mainNodes() {
 		v := s.nodes[n.ID]
 		if _, ok := got[n.ID]; ok {
 			v.lastOK = wall
@@ -523,6 +693,7 @@ func (s *Server) observe(got map[uint32]*live.PlayersReport) {
 			s.instanceNodeDown(now, n.ID)
 		}
 	}
+	s.measureNodes(now, got)
 	// Players found.
 	clear(s.unplaced)
 	for _, id := range sortedKeys(got) {
@@ -552,7 +723,7 @@ func (s *Server) observe(got map[uint32]*live.PlayersReport) {
 				// The samples stay on the node that stored them: a player
 				// handed over finds its new node without them until the
 				// plane stores them there too.
-				s.storePings(s.nodes[id].Node, p.ID, t.samples)
+				s.storePings(s.nodeOf(id), p.ID, t.samples)
 			}
 			if p.Located {
 				if err := s.plane.Locate(now, p.ID, p.X, p.Y); err != nil {
@@ -582,11 +753,100 @@ func (s *Server) observe(got map[uint32]*live.PlayersReport) {
 	s.reconcile(wall, got)
 }
 
+// Thresholds of a measured node RTT worth refitting the coordinates for:
+// it moved from what the placement holds by more than both.
+const (
+	rttChangeMs    = 5
+	rttChangeShare = 0.1
+)
+
+// measureNodes takes the node RTTs the nodes reported (s.mu held): a
+// pair's RTT is the least of the two ends' reports, and when one moved
+// from the placement's by more than rttChangeMs and rttChangeShare, the
+// placement gets every measured pair (control.Plane.SetNodeRTT).
+func (s *Server) measureNodes(now time.Duration, got map[uint32]*live.PlayersReport) {
+	if s.cfg.SiteRTT {
+		return
+	}
+	for _, id := range sortedKeys(got) {
+		rep := got[id]
+		if len(rep.Peers) == 0 {
+			continue
+		}
+		if err := live.CheckPeerRTTs(id, rep.Peers); err != nil {
+			s.stats.BadPeerRTTs++
+			s.cfg.Log.Warn("a node's peer RTTs refused", "node", id, "err", err)
+			continue
+		}
+		m := make(map[uint32]float64, len(rep.Peers))
+		for _, p := range rep.Peers {
+			m[p.Node] = p.RTTMs
+		}
+		s.peerRTT[id] = m
+	}
+	cfg := s.plane.Config()
+	if cfg.NodeRTT == nil {
+		return
+	}
+	rtt := make([][]float64, len(cfg.NodeRTT))
+	changed := false
+	for i, a := range cfg.Nodes {
+		rtt[i] = slices.Clone(cfg.NodeRTT[i])
+		for j, b := range cfg.Nodes {
+			v, ok := s.measuredRTT(uint32(a.ID), uint32(b.ID))
+			if i == j || !ok {
+				continue
+			}
+			if old := rtt[i][j]; math.IsNaN(old) || math.Abs(v-old) > max(rttChangeMs, rttChangeShare*old) {
+				changed = true
+			}
+			rtt[i][j] = v
+		}
+	}
+	if !changed {
+		return
+	}
+	ds, err := s.plane.SetNodeRTT(now, rtt)
+	if err == nil {
+		s.stats.NodeRTTs++
+		s.cfg.Log.Info("node RTTs measured: the placement refits the nodes' coordinates")
+	}
+	s.apply(ds, err)
+}
+
+// measuredRTT is the least RTT either of a and b reported to the other
+// (s.mu held).
+func (s *Server) measuredRTT(a, b uint32) (float64, bool) {
+	v, ok := s.peerRTT[a][b]
+	if w, ok2 := s.peerRTT[b][a]; ok2 && (!ok || w < v) {
+		v, ok = w, true
+	}
+	return v, ok
+}
+
 // rebuild builds the plane's state from the first round of polls (s.mu
 // held).
-func (s *Server) rebuild(wall time.Time, now time.Duration, got map[uint32]*live.PlayersReport) {
+func (s *Server) rebuild(wall time.Time, now time.Duration, got map[uint32]*live.PlayersReport, recs map[uint32]enrolledNode) {
+	// The enrolled nodes that answered join the placement first: their
+	// reports are then the configured nodes' peers. A plane without nodes
+	// of its own builds its placement from them, and waits for one to
+	// answer while there is none.
+	if s.plane == nil && !s.placeFirst(wall, recs, got) {
+		if s.stats.Polls == 1 {
+			s.cfg.Log.Info(noTarget + ": joins wait for an enrolled game server to answer")
+		}
+		s.syncEnrolled(wall, now, recs, got)
+		return
+	}
+	s.syncEnrolled(wall, now, recs, got)
+	if s.plane == nil {
+		return // its last target left (dropPlacement)
+	}
 	var reports []control.Report
 	for _, id := range sortedKeys(got) {
+		if _, placed := s.nodes[id]; !placed {
+			continue // a draining node's players are placed when found
+		}
 		rep := control.Report{Node: wire.NodeID(id)}
 		for _, p := range got[id].Players {
 			ss := s.samplesOf(p.Samples)
@@ -613,7 +873,7 @@ func (s *Server) rebuild(wall time.Time, now time.Duration, got map[uint32]*live
 		return
 	}
 	s.stats.Rebuilt = true
-	for _, n := range s.cfg.Nodes {
+	for _, n := range s.mainNodes() {
 		v := s.nodes[n.ID]
 		_, v.up = got[n.ID]
 		v.lastOK = wall
@@ -681,17 +941,17 @@ func (s *Server) reconcile(wall time.Time, got map[uint32]*live.PlayersReport) {
 		}
 		t.asked = wall
 		s.stats.Handoffs++
-		from, to := s.nodes[t.at], uint32(want)
+		from, to := s.nodeOf(t.at), s.nodes[uint32(want)].Node
 		samples := slices.Clone(t.samples)
 		s.bg.Add(1)
 		go func() {
 			defer s.bg.Done()
 			// The samples go to the new node first, so that a plane that
 			// restarts finds them where the player is.
-			if err := s.postPings(s.nodes[to].Node, id, samples); err != nil {
-				s.cfg.Log.Info("storing pings", "player", id, "node", to, "err", err)
+			if err := s.postPings(to, id, samples); err != nil {
+				s.cfg.Log.Info("storing pings", "player", id, "node", to.ID, "err", err)
 			}
-			s.handOff(from.Node, id, to)
+			s.handOff(from, id, to.ID)
 		}()
 	}
 }
@@ -786,52 +1046,75 @@ func (s *Server) moveRegion(r int, to uint32) {
 	if row == g.Rows-1 {
 		y1 = math.MaxFloat64
 	}
-	for _, n := range s.cfg.Nodes {
-		if n.ID == to || !s.nodes[n.ID].up {
+	nodes := s.mainNodes()
+	for _, id := range sortedKeys(s.draining) {
+		nodes = append(nodes, s.draining[id].Node)
+	}
+	for _, n := range nodes {
+		if v, placed := s.nodes[n.ID]; n.ID == to || placed && !v.up {
 			continue
 		}
+		q := url.Values{}
+		for k, v := range map[string]float64{"x0": x0, "y0": y0, "x1": x1, "y1": y1} {
+			q.Set(k, strconv.FormatFloat(v, 'g', -1, 64))
+		}
+		q.Set("node", strconv.FormatUint(uint64(to), 10))
 		s.bg.Add(1)
 		go func() {
 			defer s.bg.Done()
-			q := url.Values{}
-			for k, v := range map[string]float64{"x0": x0, "y0": y0, "x1": x1, "y1": y1} {
-				q.Set(k, strconv.FormatFloat(v, 'g', -1, 64))
-			}
-			q.Set("node", strconv.FormatUint(uint64(to), 10))
-			u := n.Admin + "/admin/migrate-region?" + q.Encode()
-			resp, err := s.cfg.Client.Post(u, "", nil)
+			// Asked again until what it migrated has left (an aborted
+			// migration is made anew).
+			moved, err := s.settle(nodeCall{admin: n.Admin, path: "/admin/migrate-region", node: n.ID, q: q}, nil)
 			if err != nil {
 				s.cfg.Log.Info("migrating a region", "node", n.ID, "err", err)
-				return
-			}
-			defer resp.Body.Close()
-			var out struct {
-				Moved int `json:"moved"`
-			}
-			if resp.StatusCode != http.StatusOK {
-				b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-				s.cfg.Log.Info("migrating a region", "node", n.ID, "status", resp.Status, "answer", string(bytes.TrimSpace(b)))
-				return
-			}
-			if err := json.NewDecoder(io.LimitReader(resp.Body, 4096)).Decode(&out); err != nil {
-				s.cfg.Log.Info("migrating a region", "node", n.ID, "err", err)
-				return
 			}
 			s.mu.Lock()
-			s.stats.ObjectsMoved += out.Moved
+			s.stats.ObjectsMoved += len(moved)
 			s.mu.Unlock()
 		}()
 	}
 }
 
-// bearer adds the nodes' admin secret to every request.
+// bearer adds the nodes' admin secret to every request that carries no
+// secret of its own (adminDo gives a player host's its own).
 type bearer struct {
 	token string
 	base  http.RoundTripper
 }
 
 func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
+	if r.Header.Get("Authorization") == "" {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+b.token)
+	}
 	return b.base.RoundTrip(r)
+}
+
+// adminDo sends req to node id's admin endpoint: a server's with the
+// nodes' shared secret (the client's bearer), a player host's with its
+// own (HostAdminToken), so that no player's machine is ever sent the
+// secret that commands the servers.
+func (s *Server) adminDo(req *http.Request, id uint32) (*http.Response, error) {
+	if !s.isServer(id) && s.cfg.AdminToken != "" {
+		req.Header.Set("Authorization", "Bearer "+HostAdminToken(s.cfg.AdminToken, id))
+	}
+	return s.cfg.Client.Do(req)
+}
+
+// isServer reports whether node id is one of the servers, which hold the
+// nodes' shared admin secret: a node of the configuration or an ID of an
+// enrolling region's range (both fixed at New: no lock needed). Every
+// other node, a player host, holds only its own.
+func (s *Server) isServer(id uint32) bool {
+	if slices.ContainsFunc(s.cfg.Nodes, func(n Node) bool { return n.ID == id }) {
+		return true
+	}
+	if s.cfg.Hosts != nil {
+		for _, e := range s.cfg.Hosts.Enroll {
+			if id >= e.First && id <= e.Last {
+				return true
+			}
+		}
+	}
+	return false
 }

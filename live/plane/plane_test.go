@@ -32,90 +32,138 @@ type fakeWorld struct {
 	refuse  bool // refuse handoffs
 	srv     map[uint32]*httptest.Server
 	handoff int
-	at      map[string][2]float64 // player positions, reported as located
-	regions []string              // migrate-region calls: "node N: query"
+	at      map[string][2]float64            // player positions, reported as located
+	regions []string                         // migrate-region calls: "node N: query"
+	polls   map[uint32]int                   // GET /admin/players served, by node
+	as      map[uint32]uint32                // a node that reports as another ID
+	peers   map[uint32][]live.PeerRTT        // the RTTs each node reports to its peers
+	held    map[uint32][]live.InstanceRecord // the instance records each node keeps
+	// token, when set, is the admin secret every fake node requires (401
+	// otherwise), as servers holding the nodes' shared secret do.
+	token string
 }
 
 var sites = []string{"New York", "Frankfurt", "Tokyo", "Singapore", "Sao Paulo", "Los Angeles"}
 
 func newFakeWorld(t *testing.T, n int) (*fakeWorld, []Node) {
 	w := &fakeWorld{t: t, players: map[string]uint32{}, pings: map[uint32]map[string][]live.PingSample{}, down: map[uint32]bool{},
-		srv: map[uint32]*httptest.Server{}, at: map[string][2]float64{}}
+		srv: map[uint32]*httptest.Server{}, at: map[string][2]float64{}, polls: map[uint32]int{}, as: map[uint32]uint32{},
+		peers: map[uint32][]live.PeerRTT{}, held: map[uint32][]live.InstanceRecord{}}
 	var nodes []Node
 	for i := range n {
 		id := uint32(i + 1)
-		w.pings[id] = map[string][]live.PingSample{}
-		mux := http.NewServeMux()
-		mux.HandleFunc("GET /admin/players", func(rw http.ResponseWriter, _ *http.Request) {
-			w.mu.Lock()
-			defer w.mu.Unlock()
-			if w.down[id] {
-				http.Error(rw, "down", http.StatusServiceUnavailable)
-				return
-			}
-			rep := live.PlayersReport{Node: id, Players: []live.PlayerReport{}}
-			for _, p := range slices.Sorted(mapsKeys(w.players)) {
-				if w.players[p] == id {
-					r := live.PlayerReport{ID: p, Samples: w.pings[id][p]}
-					if xy, ok := w.at[p]; ok {
-						r.Located, r.X, r.Y = true, xy[0], xy[1]
-					}
-					rep.Players = append(rep.Players, r)
-				}
-			}
-			json.NewEncoder(rw).Encode(rep)
-		})
-		mux.HandleFunc("POST /admin/pings", func(rw http.ResponseWriter, r *http.Request) {
-			b, _ := io.ReadAll(r.Body)
-			ss, err := live.ParsePingSamples(b)
-			if err != nil {
-				t.Errorf("node %d: plane stored bad pings: %v", id, err)
-			}
-			w.mu.Lock()
-			defer w.mu.Unlock()
-			p := r.URL.Query().Get("player")
-			old := w.pings[id][p]
-			for _, s := range ss {
-				old = slices.DeleteFunc(old, func(x live.PingSample) bool { return x.Node == s.Node })
-				old = append(old, s)
-			}
-			w.pings[id][p] = old
-			rw.WriteHeader(http.StatusNoContent)
-		})
-		mux.HandleFunc("POST /admin/migrate-region", func(rw http.ResponseWriter, r *http.Request) {
-			w.mu.Lock()
-			defer w.mu.Unlock()
-			q := r.URL.Query()
-			var v [4]float64
-			for i, k := range []string{"x0", "y0", "x1", "y1"} {
-				x, err := strconv.ParseFloat(q.Get(k), 64)
-				if err != nil {
-					t.Errorf("node %d: migrate-region: %s %q: %v", id, k, q.Get(k), err)
-				}
-				v[i] = x
-			}
-			w.regions = append(w.regions, fmt.Sprintf("node %d: [%g, %g] × [%g, %g] to node %s", id, v[0], v[2], v[1], v[3], q.Get("node")))
-			fmt.Fprintf(rw, "{\"moved\": 2}\n")
-		})
-		mux.HandleFunc("POST /admin/handoff", func(rw http.ResponseWriter, r *http.Request) {
-			w.mu.Lock()
-			defer w.mu.Unlock()
-			p := r.URL.Query().Get("player")
-			to, _ := strconv.Atoi(r.URL.Query().Get("node"))
-			if w.refuse || w.players[p] != id || w.down[id] {
-				http.Error(rw, "no", http.StatusConflict)
-				return
-			}
-			w.players[p] = uint32(to)
-			w.handoff++
-			rw.WriteHeader(http.StatusOK)
-		})
-		s := httptest.NewServer(mux)
-		t.Cleanup(s.Close)
-		w.srv[id] = s
-		nodes = append(nodes, Node{ID: id, Site: sites[i], Capacity: 3, Admin: s.URL, QUIC: fmt.Sprintf("127.0.0.1:%d", 9000+id)})
+		nodes = append(nodes, Node{ID: id, Site: sites[i], Capacity: 3, Admin: w.addNode(id), QUIC: fmt.Sprintf("127.0.0.1:%d", 9000+id)})
 	}
 	return w, nodes
+}
+
+// addNode starts fake node id and returns its admin URL.
+func (w *fakeWorld) addNode(id uint32) string {
+	t := w.t
+	w.mu.Lock()
+	w.pings[id] = map[string][]live.PingSample{}
+	w.mu.Unlock()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /admin/players", func(rw http.ResponseWriter, _ *http.Request) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.down[id] {
+			http.Error(rw, "down", http.StatusServiceUnavailable)
+			return
+		}
+		w.polls[id]++
+		rep := live.PlayersReport{Node: id, Players: []live.PlayerReport{}, Peers: w.peers[id], Instances: w.held[id]}
+		if as, ok := w.as[id]; ok {
+			rep.Node = as
+		}
+		for _, p := range slices.Sorted(mapsKeys(w.players)) {
+			if w.players[p] == id {
+				r := live.PlayerReport{ID: p, Samples: w.pings[id][p]}
+				if xy, ok := w.at[p]; ok {
+					r.Located, r.X, r.Y = true, xy[0], xy[1]
+				}
+				rep.Players = append(rep.Players, r)
+			}
+		}
+		json.NewEncoder(rw).Encode(rep)
+	})
+	mux.HandleFunc("POST /admin/instances", func(rw http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		rs, err := live.ParseInstanceRecords(b)
+		if err != nil {
+			t.Errorf("node %d: plane sent bad instance records: %v", id, err)
+		}
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.held[id] = rs
+		rw.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("POST /admin/prefer-backup", func(rw http.ResponseWriter, r *http.Request) { rw.WriteHeader(http.StatusNoContent) })
+	mux.HandleFunc("POST /admin/pings", func(rw http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		ss, err := live.ParsePingSamples(b)
+		if err != nil {
+			t.Errorf("node %d: plane stored bad pings: %v", id, err)
+		}
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		p := r.URL.Query().Get("player")
+		old := w.pings[id][p]
+		for _, s := range ss {
+			old = slices.DeleteFunc(old, func(x live.PingSample) bool { return x.Node == s.Node })
+			old = append(old, s)
+		}
+		w.pings[id][p] = old
+		rw.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("POST /admin/migrate-region", func(rw http.ResponseWriter, r *http.Request) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		q := r.URL.Query()
+		var v [4]float64
+		for i, k := range []string{"x0", "y0", "x1", "y1"} {
+			x, err := strconv.ParseFloat(q.Get(k), 64)
+			if err != nil {
+				t.Errorf("node %d: migrate-region: %s %q: %v", id, k, q.Get(k), err)
+			}
+			v[i] = x
+		}
+		if q.Has("want") {
+			// The plane asks again, naming what left: it has.
+			fmt.Fprintf(rw, "{\"moved\": 0, \"ids\": []}\n")
+			return
+		}
+		w.regions = append(w.regions, fmt.Sprintf("node %d: [%g, %g] × [%g, %g] to node %s", id, v[0], v[2], v[1], v[3], q.Get("node")))
+		fmt.Fprintf(rw, "{\"moved\": 2, \"ids\": [%d, %d]}\n", id<<16|1, id<<16|2)
+	})
+	mux.HandleFunc("POST /admin/handoff", func(rw http.ResponseWriter, r *http.Request) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		p := r.URL.Query().Get("player")
+		to, _ := strconv.Atoi(r.URL.Query().Get("node"))
+		if w.refuse || w.players[p] != id || w.down[id] {
+			http.Error(rw, "no", http.StatusConflict)
+			return
+		}
+		w.players[p] = uint32(to)
+		w.handoff++
+		rw.WriteHeader(http.StatusOK)
+	})
+	s := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		w.mu.Lock()
+		tok := w.token
+		w.mu.Unlock()
+		if tok != "" && r.Header.Get("Authorization") != "Bearer "+tok {
+			http.Error(rw, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		mux.ServeHTTP(rw, r)
+	}))
+	t.Cleanup(s.Close)
+	w.mu.Lock()
+	w.srv[id] = s
+	w.mu.Unlock()
+	return s.URL
 }
 
 func mapsKeys(m map[string]uint32) func(func(string) bool) {
@@ -438,7 +486,8 @@ func TestPlaneBadInput(t *testing.T) {
 	for _, bad := range []Config{
 		{Nodes: nodes[:1]},
 		{Nodes: []Node{nodes[0], nodes[0]}},
-		{Nodes: []Node{nodes[0], {ID: 2, Site: "Atlantis", Capacity: 1, Admin: "http://x:1", QUIC: "x"}}},
+		{Nodes: []Node{nodes[0], {ID: 2, Site: "", Capacity: 1, Admin: "http://x:1", QUIC: "x"}}},
+		{Nodes: []Node{nodes[0], {ID: 2, Site: "To\nkyo", Capacity: 1, Admin: "http://x:1", QUIC: "x"}}},
 		{Nodes: []Node{nodes[0], {ID: 2, Site: "Tokyo", Capacity: 0, Admin: "http://x:1", QUIC: "x"}}},
 		{Nodes: []Node{nodes[0], {ID: 2, Site: "Tokyo", Capacity: 1, Admin: "x:1", QUIC: "x"}}},
 		{Nodes: []Node{nodes[0], {ID: 2, Site: "Tokyo", Capacity: 1, Admin: "http://x:1"}}},
@@ -557,13 +606,7 @@ func TestPlaneAutoscale(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
-		var out struct {
-			Response struct {
-				UID      string `json:"uid"`
-				Scale    bool   `json:"scale"`
-				Replicas int32  `json:"replicas"`
-			} `json:"response"`
-		}
+		var out reviewAnswer
 		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != 200 || out.Response.UID != "u1" {
 			t.Fatalf("review of %s/%s: %s, %v, %+v", ns, name, resp.Status, err, out)
 		}
@@ -610,4 +653,15 @@ func fromFile(t *testing.T, f File, c *clock) (*Server, *Client) {
 	t.Cleanup(h.Close)
 	poll(s)
 	return s, &Client{URL: h.URL}
+}
+
+// reviewAnswer is a FleetAutoscaleReview's answer as Agones documents it,
+// spelled out here rather than decoded with agones' own type, so that a
+// wrong JSON name in the package fails the tests.
+type reviewAnswer struct {
+	Response struct {
+		UID      string `json:"uid"`
+		Scale    bool   `json:"scale"`
+		Replicas int32  `json:"replicas"`
+	} `json:"response"`
 }
