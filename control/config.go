@@ -127,6 +127,14 @@ type Config struct {
 	// Policy decides when a region's core selection re-runs; nil never
 	// re-runs it (regions then move only when their core dies).
 	Policy Policy
+	// RegionSlack is how far (a share) a node's aggregate RTT over a
+	// region's players, on what the plane knows, may be above the best
+	// node's and still contend for the region's core: at each Tick, with
+	// a Policy, the region's players are asked to ping (Probe decisions)
+	// the contenders and the current core they have not measured, so that
+	// core selection compares measured RTTs where it is a close call
+	// (default 0.1; negative: never).
+	RegionSlack float64
 	// MigrationCost is the least aggregate latency gain, in ms summed
 	// over a region's players, for which a region migrates to the best
 	// core selection found (default 1,000: 50 players gaining 20 ms
@@ -142,6 +150,7 @@ const (
 	defaultProbes        = 3
 	defaultProbeSlack    = 0.5
 	defaultMigrationCost = 1000
+	defaultRegionSlack   = 0.1
 	maxNodes             = 1000
 )
 
@@ -166,9 +175,6 @@ func (c Config) Validate() (Config, error) {
 		}
 	}
 	if c.NodeRTT != nil {
-		if len(c.Nodes) < 2 {
-			return c, fmt.Errorf("%w: node RTTs need at least 2 nodes", ErrConfig)
-		}
 		if len(c.NodeRTT) != len(c.Nodes) {
 			return c, fmt.Errorf("%w: %d rows of node RTTs for %d nodes", ErrConfig, len(c.NodeRTT), len(c.Nodes))
 		}
@@ -186,14 +192,20 @@ func (c Config) Validate() (Config, error) {
 		}
 		c.NodeRTT = rows
 	}
-	switch {
-	case c.ProbeSlack == 0:
-		c.ProbeSlack = defaultProbeSlack
-	case c.ProbeSlack < 0:
-		c.ProbeSlack = 0
-	}
-	if !finite(c.ProbeSlack) || c.ProbeSlack >= 1 {
-		return c, fmt.Errorf("%w: probe slack %v, want below 1", ErrConfig, c.ProbeSlack)
+	for _, sl := range []struct {
+		v    *float64
+		def  float64
+		name string
+	}{{&c.ProbeSlack, defaultProbeSlack, "probe"}, {&c.RegionSlack, defaultRegionSlack, "region"}} {
+		switch {
+		case *sl.v == 0:
+			*sl.v = sl.def
+		case *sl.v < 0:
+			*sl.v = 0 // never
+		}
+		if !finite(*sl.v) || *sl.v >= 1 {
+			return c, fmt.Errorf("%w: %s slack %v, want below 1", ErrConfig, sl.name, *sl.v)
+		}
 	}
 	if !finite(c.EstimateMargin) || c.EstimateMargin < 0 || c.EstimateMargin > 10 {
 		return c, fmt.Errorf("%w: estimate margin %v, want 0…10", ErrConfig, c.EstimateMargin)

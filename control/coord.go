@@ -26,6 +26,11 @@ type coords struct {
 	dim int
 	pos [][]float64 // node -> position, ms
 	hgt []float64   // node -> height + adjustment, ms
+	// known is false for a node with no RTT to any other node (a site
+	// the RTT table does not know, not measured yet): it has no
+	// position, a player's RTT to it is not estimated (MaxRTT until the
+	// player measures it), and a player's samples to it place nothing.
+	known []bool
 }
 
 const (
@@ -33,24 +38,33 @@ const (
 	fitIters      = 50
 )
 
+// newCoords fits the coordinates of the nodes whose RTT matrix is rtt. A
+// lone node has no geometry to fit: it sits at the origin (AddNode fits
+// the pair anew when a second node comes).
 func newCoords(rtt [][]float64, seed uint64) (*coords, error) {
 	n := len(rtt)
+	if n == 1 {
+		d := int(estimate.DefaultVivaldiConfig().Serf.Dimensionality)
+		return &coords{dim: d, pos: [][]float64{make([]float64, d)}, hgt: []float64{0}, known: []bool{true}}, nil
+	}
 	v, err := estimate.NewVivaldi(n, estimate.DefaultVivaldiConfig(), rand.New(rand.NewPCG(seed, 0x636f6f7264)))
 	if err != nil {
 		return nil, fmt.Errorf("%w: network coordinates: %v", ErrConfig, err)
 	}
 	var samples []estimate.Sample
+	known := make([]bool, n)
 	for i := range n {
 		for j := range n {
 			if i != j && !math.IsNaN(rtt[i][j]) {
 				samples = append(samples, estimate.Sample{From: i, To: j, RTT: math.Max(rtt[i][j], 0.01)})
+				known[i], known[j] = true, true
 			}
 		}
 	}
 	for range vivaldiRounds {
 		v.Observe(samples, nil)
 	}
-	c := &coords{pos: make([][]float64, n), hgt: make([]float64, n)}
+	c := &coords{pos: make([][]float64, n), hgt: make([]float64, n), known: known}
 	for i := range n {
 		co := v.Coordinate(i)
 		c.dim = len(co.Vec)
@@ -69,7 +83,8 @@ func newCoords(rtt [][]float64, seed uint64) (*coords, error) {
 
 // fill writes into row the player's RTT to every node: the measured value
 // where meas is not NaN, else the estimate from the fitted coordinate
-// times 1+margin, clamped to [0, MaxRTT].
+// times 1+margin, clamped to [0, MaxRTT]; MaxRTT to a node that is not
+// known, or for a player who measured no known node.
 func (c *coords) fill(meas, row []float64, margin float64) {
 	if !slices.ContainsFunc(meas, math.IsNaN) {
 		copy(row, meas)
@@ -77,23 +92,29 @@ func (c *coords) fill(meas, row []float64, margin float64) {
 	}
 	x, h := c.fit(meas)
 	for j := range row {
-		if !math.IsNaN(meas[j]) {
+		switch {
+		case !math.IsNaN(meas[j]):
 			row[j] = meas[j]
-			continue
+		case x == nil || !c.known[j]:
+			row[j] = ms(MaxRTT)
+		default:
+			row[j] = min(max((dist(x, c.pos[j])+h+c.hgt[j])*(1+margin), 0), ms(MaxRTT))
 		}
-		row[j] = min(max((dist(x, c.pos[j])+h+c.hgt[j])*(1+margin), 0), ms(MaxRTT))
 	}
 }
 
 // fit returns the player's position and height (see coords), by
 // Levenberg–Marquardt on the relative residuals from the nearest measured
-// node's position.
+// node's position; nil if it measured no known node.
 func (c *coords) fit(meas []float64) ([]float64, float64) {
 	near := -1
 	for j, m := range meas {
-		if !math.IsNaN(m) && (near < 0 || m < meas[near]) {
+		if !math.IsNaN(m) && c.known[j] && (near < 0 || m < meas[near]) {
 			near = j
 		}
+	}
+	if near < 0 {
+		return nil, 0
 	}
 	d := c.dim
 	x := append(append([]float64(nil), c.pos[near]...), math.Max(meas[near]-c.hgt[near], 0))
@@ -109,7 +130,7 @@ func (c *coords) fit(meas []float64) ([]float64, float64) {
 		clear(jtj)
 		clear(jtr)
 		for j, m := range meas {
-			if math.IsNaN(m) {
+			if math.IsNaN(m) || !c.known[j] {
 				continue
 			}
 			m = math.Max(m, 0.1)
@@ -204,7 +225,7 @@ func solve(a, b []float64, n int) bool {
 func (c *coords) loss(meas, x []float64, h float64) float64 {
 	s := 0.0
 	for j, m := range meas {
-		if math.IsNaN(m) {
+		if math.IsNaN(m) || !c.known[j] {
 			continue
 		}
 		m = math.Max(m, 0.1)

@@ -23,7 +23,10 @@
 // delay of freeing a seat there by a chain of moves, computed from the
 // current assignment), the nodes the capacitated optimum could give it.
 // At each Tick, a player is asked (Probe) to ping every unmeasured node
-// that would beat its own if the estimate were Config.ProbeSlack too high.
+// that would beat its own if the estimate were Config.ProbeSlack too high,
+// and, with a Policy, a region's players are asked to ping the region's
+// core and every node whose aggregate RTT over them is within
+// Config.RegionSlack of the least (core selection's close calls).
 // The lab (lab/placement) measures what this buys: on 16 WonderNetwork
 // nodes, estimates alone leave the assignment well above the optimum on
 // true RTTs, because the optimum turns on differences of a few ms between
@@ -46,7 +49,20 @@
 //     the result is the optimum over the nodes that are up. NodeUp removes
 //     them one by one (L-SA), which pulls players back when it pays. When
 //     the nodes still up cannot seat everyone, the dead node's remaining
-//     players are dropped (Drop).
+//     players are dropped (Drop). The node set can change at run time
+//     (nodes.go): AddNode places a new node in the coordinates by the fit a
+//     player gets (from its RTTs to the other nodes; a plane may start
+//     from one node, whose coordinate carries no geometry, so the second
+//     node refits the pair) and re-seats every player with its estimated
+//     RTT to it, pulling in those for whom it pays; RemoveNode drains a node the way NodeDown does but with Move
+//     (the node still serves) and forgets it. Both rebuild the assigner
+//     with a 1e-6 ms tie-break towards each player's node, so the rebuilt
+//     assignment is the current one, not another optimum. A driver that
+//     rebuilds (Rebuild) after adding nodes must AddNode them on the new
+//     plane first: Rebuild still rejects reports from unknown nodes.
+//     SetNodeRTT replaces the node-to-node RTTs (the nodes measure them as
+//     they run): the coordinates are fitted anew on the whole matrix and
+//     every player whose estimates change is re-seated.
 //   - Regions: each region of the grid has a core node (Config.RegionHome
 //     at first). An activation Policy (Churn, ArrivalRate, Load, Periodic:
 //     the criteria of the region-migration paper's §7.4) decides at each

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -183,8 +184,9 @@ func TestConfigErrors(t *testing.T) {
 		"region home":      func(c *Config) { c.RegionHome = 7 },
 		"migration cost":   func(c *Config) { c.MigrationCost = math.Inf(1) },
 		"probe slack":      func(c *Config) { c.ProbeSlack = 1 },
+		"region slack":     func(c *Config) { c.RegionSlack = math.NaN() },
 		"estimate margin":  func(c *Config) { c.EstimateMargin = -0.5 },
-		"one node and RTT": func(c *Config) { c.Nodes = c.Nodes[:1]; c.NodeRTT = [][]float64{{0}} },
+		"one node, 2 RTTs": func(c *Config) { c.Nodes = c.Nodes[:1] },
 	} {
 		c := good()
 		mut(&c)
@@ -194,6 +196,12 @@ func TestConfigErrors(t *testing.T) {
 	}
 	if _, err := New(good()); err != nil {
 		t.Fatal(err)
+	}
+	// A single node with its 1×1 matrix is a plane (it grows by AddNode).
+	one := good()
+	one.Nodes, one.NodeRTT, one.RegionHome = one.Nodes[:1], [][]float64{{0}}, 0
+	if _, err := New(one); err != nil {
+		t.Fatalf("one node with RTTs: %v", err)
 	}
 }
 
@@ -251,5 +259,70 @@ func TestProbeDecisions(t *testing.T) {
 	again, _ := p.Tick(4 * time.Second)
 	if len(again) != 0 {
 		t.Fatalf("second tick asks again: %v", again)
+	}
+}
+
+// TestRegionProbeDecisions: with a policy, a Tick asks each region's
+// players to ping the current core and the nodes whose aggregate RTT,
+// on what the plane knows, is within RegionSlack of the least, where
+// they have only an estimate; once per player and node, and none with a
+// negative slack.
+func TestRegionProbeDecisions(t *testing.T) {
+	rtt := [][]float64{{0, 20, 90, 150}, {20, 0, 80, 140}, {90, 80, 0, 70}, {150, 140, 70, 0}}
+	for _, slack := range []float64{0.1, 0.5, -1} {
+		p, err := New(Config{Nodes: []Node{{ID: 1, Capacity: 9}, {ID: 2, Capacity: 9}, {ID: 3, Capacity: 9}, {ID: 4, Capacity: 9}},
+			NodeRTT: rtt, Grid: Grid{Width: 1, Height: 1, Cols: 1, Rows: 1}, RegionHome: 4, Policy: Periodic{Every: time.Hour},
+			Probes: -1, ProbeSlack: -1, RegionSlack: slack})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, at := range []float64{12, 25, 31, 18} {
+			id := string(rune('a' + i))
+			if _, err := p.Join(time.Second, id, []Sample{{Node: 1, RTT: ms2(at)}, {Node: 2, RTT: ms2(at + 15)}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := p.Locate(time.Second, id, 0.5, 0.5); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// What the plane knows, summed over the region's players.
+		sum := make([]float64, 4)
+		for _, id := range p.RegionPlayers(0) {
+			for j, v := range p.players[id].row {
+				sum[j] += v
+			}
+		}
+		least := slices.Min(sum)
+		core := p.regions[0].core
+		want := map[string][]wire.NodeID{}
+		for _, id := range p.RegionPlayers(0) {
+			for j := range 4 {
+				if slack > 0 && math.IsNaN(p.players[id].meas[j]) && (j == core || sum[j]*(1-slack) <= least) {
+					want[id] = append(want[id], wire.NodeID(j+1))
+				}
+			}
+		}
+		ds, err := p.Tick(2 * time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string][]wire.NodeID{}
+		for _, d := range ds {
+			if d.Kind == Probe {
+				got[d.Player] = append(got[d.Player], d.Probe...)
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("slack %v: probes %v, want %v (sums %v)", slack, got, want, sum)
+		}
+		if slack > 0 && len(want["a"]) == 0 {
+			t.Fatalf("slack %v: the current core, node 4, unmeasured, was not asked for", slack)
+		}
+		again, _ := p.Tick(3 * time.Second)
+		for _, d := range again {
+			if d.Kind == Probe {
+				t.Fatalf("slack %v: asked again: %v", slack, d)
+			}
+		}
 	}
 }

@@ -176,10 +176,12 @@ type inst struct {
 }
 
 // NewInstances returns an instance plane with every server up and no
-// instances. Bad configuration is an error wrapping ErrConfig.
+// instances. It may start with no server (AddServer adds them; until one
+// is up, every Open fails with ErrNoCapacity). Bad configuration is an
+// error wrapping ErrConfig.
 func NewInstances(cfg InstanceConfig) (*Instances, error) {
-	if len(cfg.Nodes) == 0 || len(cfg.Nodes) > maxNodes {
-		return nil, fmt.Errorf("%w: %d server nodes, want 1…%d", ErrConfig, len(cfg.Nodes), maxNodes)
+	if len(cfg.Nodes) > maxNodes {
+		return nil, fmt.Errorf("%w: %d server nodes, want at most %d", ErrConfig, len(cfg.Nodes), maxNodes)
 	}
 	if !(cfg.Margin >= 0 && cfg.Margin <= 0.5) {
 		return nil, fmt.Errorf("%w: instance margin %v, want 0…0.5", ErrConfig, cfg.Margin)
@@ -268,7 +270,10 @@ func (x *Instances) Where(id string) (Placement, bool) {
 // Successor returns the replica Algorithm 4 would choose should an
 // overflowed instance's host leave now (its replica promoted): the player
 // host to prefer next for the instance's backups (node.PreferBackup), or
-// 0 when there is none.
+// 0 when there is none. Any player's leaving may change it, and no
+// decision reports that (the leaving player is neither the host nor the
+// replica): a driver that pins it compares it after every Leave and
+// NodeDown.
 func (x *Instances) Successor(id string) wire.NodeID {
 	in, ok := x.insts[id]
 	if !ok || in.server >= 0 || in.hosting.Replica < 0 {
@@ -383,7 +388,7 @@ func (x *Instances) Open(now time.Duration, a Instance) ([]Decision, error) {
 	if err != nil {
 		return nil, err
 	}
-	ds, err := x.place(in, 0)
+	ds, err := x.place(in, 0, false)
 	if err != nil {
 		return nil, err
 	}
@@ -393,8 +398,9 @@ func (x *Instances) Open(now time.Duration, a Instance) ([]Decision, error) {
 
 // place runs a balancing round with in (not yet open) on the up server
 // with the most room, and commits it; from is the server in comes from
-// (0: it opens).
-func (x *Instances) place(in *inst, from wire.NodeID) ([]Decision, error) {
+// (0: it opens), failover whether from died (its objects failed over to
+// their backups) or still runs it.
+func (x *Instances) place(in *inst, from wire.NodeID, failover bool) ([]Decision, error) {
 	m := len(x.cfg.Nodes)
 	tent := -1
 	for j := range m {
@@ -478,7 +484,7 @@ func (x *Instances) place(in *inst, from wire.NodeID) ([]Decision, error) {
 		d.From = x.cfg.Nodes[mv.From].ID
 		if o == in {
 			d.From = from
-			d.Failover = from != 0
+			d.Failover = failover
 		}
 		out = append(out, d)
 	}
@@ -490,7 +496,7 @@ func (x *Instances) place(in *inst, from wire.NodeID) ([]Decision, error) {
 		} else {
 			x.stats.Placed++
 		}
-		out = append(out, Decision{Kind: kind, Instance: in.id, From: from, To: x.cfg.Nodes[in.server].ID, Failover: from != 0})
+		out = append(out, Decision{Kind: kind, Instance: in.id, From: from, To: x.cfg.Nodes[in.server].ID, Failover: failover})
 	} else {
 		// The new instance's overflow comes last.
 		for i, d := range out {
@@ -632,25 +638,7 @@ func (x *Instances) NodeDown(now time.Duration, n wire.NodeID) ([]Decision, erro
 		}
 		x.now = now
 		x.up[j] = false
-		var gone []*inst
-		for _, id := range x.InstanceIDs() {
-			if in := x.insts[id]; in.server == j {
-				gone = append(gone, in)
-			}
-		}
-		slices.SortStableFunc(gone, func(a, b *inst) int { return b.n - a.n })
-		var out []Decision
-		for _, in := range gone {
-			x.remove(in)
-			in.server = balance.Hosted
-			ds, err := x.place(in, n)
-			if err != nil {
-				x.stats.Lost++
-				out = append(out, Decision{Kind: LoseInstance, Instance: in.id, From: n})
-				continue
-			}
-			out = append(out, ds...)
-		}
+		out := x.replaceAll(j, n, true)
 		return out, nil
 	}
 	ids, ok := x.hosts[n]

@@ -104,6 +104,40 @@ func TestInstancesRandom(t *testing.T) {
 			open := map[string]Instance{}
 			present := map[string][]bool{}
 			now := time.Duration(0)
+			// leftOnce checks the decisions ds of server n's removal or
+			// death: every instance it ran (on) leaves it once, with
+			// Failover when it was down (a later round's move may take it
+			// on from elsewhere), and nothing else leaves it.
+			leftOnce := func(n wire.NodeID, on map[string]bool, ds []Decision, failover bool, what string) {
+				t.Helper()
+				left := map[string]int{}
+				for _, d := range ds {
+					if d.From != n {
+						continue
+					}
+					left[d.Instance]++
+					if !on[d.Instance] || d.Failover != failover && d.Kind != LoseInstance {
+						t.Fatalf("seed %d: %s: decision %v", seed, what, d)
+					}
+					if d.Kind == LoseInstance {
+						delete(open, d.Instance)
+					}
+				}
+				for id := range on {
+					if left[id] != 1 {
+						t.Fatalf("seed %d: %s: instance %s left it %d times: %v", seed, what, id, left[id], ds)
+					}
+				}
+			}
+			running := func(n wire.NodeID) map[string]bool {
+				on := map[string]bool{}
+				for _, id := range x.InstanceIDs() {
+					if w, _ := x.Where(id); !w.Hosted && w.Node == n {
+						on[id] = true
+					}
+				}
+				return on
+			}
 			for step := range 300 {
 				now += time.Second
 				ids := x.InstanceIDs()
@@ -164,11 +198,40 @@ func TestInstancesRandom(t *testing.T) {
 					if err := x.Close(now, id); err != nil {
 						t.Fatalf("seed %d step %d: %s: %v", seed, step, what, err)
 					}
+				case rng.IntN(3) == 0:
+					// A game server enrolls, or one leaves for good.
+					if len(nodes) > 1 && rng.IntN(2) == 0 {
+						k := rng.IntN(len(nodes))
+						n := nodes[k].ID
+						wasUp := x.Up(n)
+						what = fmt.Sprintf("server %d removed (up %v)", n, wasUp)
+						on := running(n)
+						ds, err = x.RemoveServer(now, n)
+						if err != nil {
+							t.Fatalf("seed %d step %d: %s: %v", seed, step, what, err)
+						}
+						leftOnce(n, on, ds, !wasUp, what)
+						nodes = slices.Delete(nodes, k, k+1)
+						if x.Load(n) != 0 || x.Up(n) {
+							t.Fatalf("seed %d step %d: %s: still a server", seed, step, what)
+						}
+					} else {
+						n := Node{ID: wire.NodeID(100 + step), Capacity: 20 + rng.IntN(60)}
+						what = fmt.Sprintf("server %d added", n.ID)
+						if err = x.AddServer(now, n); err != nil {
+							t.Fatalf("seed %d step %d: %s: %v", seed, step, what, err)
+						}
+						nodes = append(nodes, n)
+					}
 				default:
 					n := nodes[rng.IntN(len(nodes))].ID
 					if x.Up(n) {
 						what = fmt.Sprintf("server %d down", n)
+						on := running(n)
 						ds, err = x.NodeDown(now, n)
+						if err == nil {
+							leftOnce(n, on, ds, true, what)
+						}
 					} else {
 						what = fmt.Sprintf("server %d up", n)
 						err = x.NodeUp(now, n)
@@ -218,6 +281,9 @@ func checkInstances(t *testing.T, seed uint64, step int, what string, x *Instanc
 			t.Fatalf("seed %d step %d: %s: instance %s has %d players, want %d", seed, step, what, id, w.Players, n)
 		}
 		if !w.Hosted {
+			if !slices.ContainsFunc(nodes, func(m Node) bool { return m.ID == w.Node }) {
+				t.Fatalf("seed %d step %d: %s: instance %s on %d, not a server", seed, step, what, id, w.Node)
+			}
 			if !x.Up(w.Node) {
 				t.Fatalf("seed %d step %d: %s: instance %s on dead server %d", seed, step, what, id, w.Node)
 			}
@@ -258,8 +324,35 @@ func (x *Instances) Up(n wire.NodeID) bool {
 
 // TestInstancesInput checks that bad input is refused without a change.
 func TestInstancesInput(t *testing.T) {
-	if _, err := NewInstances(InstanceConfig{}); !errors.Is(err, ErrConfig) {
+	// No server yet: opens fail until one is added.
+	x0, err := NewInstances(InstanceConfig{})
+	if err != nil {
 		t.Fatalf("no nodes: %v", err)
+	}
+	one := Instance{ID: "a", Box: gw.Box{Max: gw.Point{1, 1}}, Players: []InstancePlayer{{ID: "p"}}}
+	if _, err := x0.Open(0, one); !errors.Is(err, ErrNoCapacity) {
+		t.Fatalf("open with no server: %v", err)
+	}
+	if err := x0.AddServer(0, Node{ID: 9, Capacity: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if ds, err := x0.Open(0, one); err != nil || len(ds) != 1 || ds[0].To != 9 {
+		t.Fatalf("open on the added server: %v %v", ds, err)
+	}
+	for _, bad := range []Node{{ID: 9, Capacity: 2}, {ID: 0, Capacity: 2}, {ID: 10, Capacity: 0}} {
+		if err := x0.AddServer(0, bad); err == nil {
+			t.Errorf("AddServer %+v: accepted", bad)
+		}
+	}
+	if _, err := x0.RemoveServer(0, 10); !errors.Is(err, ErrUnknownNode) {
+		t.Errorf("RemoveServer of a node that is not a server: %v", err)
+	}
+	// The last server leaves: its instance, with no player host, is lost.
+	if ds, err := x0.RemoveServer(1, 9); err != nil || len(ds) != 1 || ds[0].Kind != LoseInstance {
+		t.Fatalf("the last server removed: %v %v", ds, err)
+	}
+	if err := x0.AddServer(0, Node{ID: 11, Capacity: 2}); !errors.Is(err, ErrTime) {
+		t.Errorf("AddServer before the last event: %v", err)
 	}
 	if _, err := NewInstances(InstanceConfig{Nodes: []Node{{ID: 1, Capacity: 5}}, Margin: math.NaN()}); !errors.Is(err, ErrConfig) {
 		t.Fatalf("NaN margin: %v", err)

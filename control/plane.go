@@ -162,9 +162,12 @@ type Sample struct {
 // Stats counts what the plane decided since New.
 type Stats struct {
 	Admits, Moves, Readmits, Drops int
-	// Reseats counts Measure calls that re-ran the assignment of a
-	// player; Probes the nodes Probe decisions asked clients to ping.
+	// Reseats counts Measure and SetNodeRTT calls' re-runs of the
+	// assignment of a player; Probes the nodes Probe decisions asked
+	// clients to ping.
 	Reseats, Probes int
+	// NodeRTTs counts the node RTT matrices SetNodeRTT took.
+	NodeRTTs int
 	// Selections counts core selections run for regions; Migrations the
 	// region migrations decided (Failovers of them forced by a dead
 	// core).
@@ -559,17 +562,21 @@ func (p *Plane) Measure(now time.Duration, id string, node wire.NodeID, rtt time
 	p.now = now
 	pl.meas = meas
 	row := p.row(meas)
-	changed := false
-	for j := range row {
-		if math.Abs(row[j]-pl.row[j]) > p.cfg.Hysteresis {
-			changed = true
-			break
-		}
-	}
-	if !changed {
+	if !p.moved(row, pl.row) {
 		return nil, nil
 	}
 	return p.reseat(pl, row)
+}
+
+// moved reports whether some RTT of row differs from was's by more than
+// Config.Hysteresis.
+func (p *Plane) moved(row, was []float64) bool {
+	for j := range row {
+		if math.Abs(row[j]-was[j]) > p.cfg.Hysteresis {
+			return true
+		}
+	}
+	return false
 }
 
 // reseat gives CMA a player's new row: an L-SA then a J-SA.
@@ -616,7 +623,7 @@ func (p *Plane) NodeDown(now time.Duration, n wire.NodeID) ([]Decision, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(out, p.failRegions(now, j)...), nil
+	return append(out, p.failRegions(now, j, true)...), nil
 }
 
 func (p *Plane) upCount() int {
@@ -631,11 +638,16 @@ func (p *Plane) upCount() int {
 
 // fillDead marks node j down and fills its seats with placeholders (see
 // NodeDown).
-func (p *Plane) fillDead(j int) ([]Decision, error) {
+func (p *Plane) fillDead(j int) ([]Decision, error) { return p.fillDeadAs(j, false) }
+
+// fillDeadAs is fillDead; drain marks a node that still serves its
+// players (RemoveNode), whose players then Move instead of Readmit.
+func (p *Plane) fillDeadAs(j int, drain bool) ([]Decision, error) {
 	ns := &p.nodes[j]
 	ns.up = false
 	tx := p.begin()
 	tx.dead = j
+	tx.drain = drain
 	prow := make([]float64, len(p.nodes))
 	for k := range prow {
 		prow[k] = p.big
@@ -718,6 +730,7 @@ type tx struct {
 	p       *Plane
 	start   map[string]int // player -> node index before the event
 	dead    int            // the node going down in this event, or -1
+	drain   bool           // dead still serves its players (RemoveNode)
 	dropped []string
 	joined  int // node index the joining player was seated on, or -1
 }
@@ -784,7 +797,7 @@ func (t *tx) commit(joiner string) []Decision {
 		load[m.from]--
 		load[m.to]++
 		kind := Move
-		if m.from == t.dead {
+		if m.from == t.dead && !t.drain {
 			kind = Readmit
 			p.stats.Readmits++
 		} else {

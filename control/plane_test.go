@@ -171,10 +171,19 @@ func randomConfig(rng *rand.Rand, estimated bool) (Config, *instance) {
 	}
 	if estimated {
 		cfg.NodeRTT = make([][]float64, m)
+		// Sometimes a node the table does not know: no RTT to any other.
+		unknown := -1
+		if m > 2 && rng.IntN(4) == 0 {
+			unknown = rng.IntN(m)
+		}
 		for i := range m {
 			cfg.NodeRTT[i] = make([]float64, m)
 			for j := range m {
-				if i != j {
+				switch {
+				case i == j:
+				case i == unknown || j == unknown:
+					cfg.NodeRTT[i][j] = math.NaN()
+				default:
 					cfg.NodeRTT[i][j] = in.rtt(in.nodes[i], in.access[i], j)
 				}
 			}
@@ -340,6 +349,45 @@ func randomRun(t *testing.T, seed uint64, events, stop, idle int) float64 {
 				name = fmt.Sprintf("up %d", n)
 				w.up[n] = true
 				ds, err = p.NodeUp(now, n)
+			}
+		case k == 18 && rng.IntN(2) == 0:
+			// A node's capacity changes (it enrolled again).
+			j := rng.IntN(len(cfg.Nodes))
+			n, c := cfg.Nodes[j].ID, 1+rng.IntN(6)
+			name = fmt.Sprintf("capacity %d → %d", n, c)
+			ds, err = p.SetCapacity(now, n, c)
+			if errors.Is(err, ErrNodeState) || errors.Is(err, ErrNoCapacity) {
+				continue // down, or too few seats left: refused, nothing changed
+			}
+			if err == nil {
+				cfg.Nodes = slices.Clone(cfg.Nodes)
+				cfg.Nodes[j].Capacity = c
+				w.cfg.Nodes = cfg.Nodes
+				w.cap[n] = c
+			}
+		case k == 17 && estimated:
+			// The nodes measure their RTTs anew: off the table by up to
+			// 30%, some pairs unmeasured.
+			m := len(cfg.Nodes)
+			rtt := make([][]float64, m)
+			for i := range m {
+				rtt[i] = make([]float64, m)
+				for j := range m {
+					switch {
+					case i == j:
+					case rng.IntN(10) == 0:
+						rtt[i][j] = math.NaN()
+					default:
+						rtt[i][j] = in.rtt(in.nodes[i], in.access[i], j) * (0.7 + 0.6*rng.Float64())
+					}
+				}
+			}
+			name = "node RTTs"
+			ds, err = p.SetNodeRTT(now, rtt)
+			if err == nil {
+				// A plane rebuilt later starts from what the nodes
+				// measure (the live plane gets it from their reports).
+				cfg.NodeRTT = rtt
 			}
 		default:
 			name = "tick"

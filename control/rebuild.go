@@ -168,7 +168,7 @@ func (p *Plane) Rebuild(now time.Duration, reports []Report) ([]Decision, error)
 	}
 	for j := range p.nodes {
 		if !p.nodes[j].up {
-			out = append(out, p.failRegions(now, j)...)
+			out = append(out, p.failRegions(now, j, true)...)
 		}
 	}
 	return out, nil

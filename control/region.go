@@ -245,6 +245,7 @@ func (p *Plane) Tick(now time.Duration) ([]Decision, error) {
 	if p.cfg.Policy == nil {
 		return out, nil
 	}
+	out = p.exploreRegions(out)
 	for r := range p.regions {
 		if len(p.regions[r].players) == 0 {
 			continue
@@ -262,6 +263,64 @@ func (p *Plane) Tick(now time.Duration) ([]Decision, error) {
 		}
 	}
 	return out, nil
+}
+
+// exploreRegions adds to out (a Tick's Probe decisions) the nodes each
+// region's players are asked to ping: the current core and every node up
+// whose aggregate RTT over the region's players, on what the plane knows,
+// is within Config.RegionSlack of the least, where the player's RTT to it
+// is an estimate it was never asked to measure. A node is asked for once
+// per player.
+func (p *Plane) exploreRegions(out []Decision) []Decision {
+	if p.cfg.RegionSlack <= 0 {
+		return out
+	}
+	at := map[string]int{} // player → its Probe decision in out
+	for i, d := range out {
+		at[d.Player] = i
+	}
+	sum := make([]float64, len(p.nodes))
+	for r := range p.regions {
+		rg := &p.regions[r]
+		if len(rg.players) == 0 {
+			continue
+		}
+		ids := p.RegionPlayers(r)
+		clear(sum)
+		for _, id := range ids {
+			for j, v := range p.players[id].row {
+				sum[j] += v
+			}
+		}
+		best := math.Inf(1)
+		for j, n := range p.nodes {
+			if n.up {
+				best = min(best, sum[j])
+			}
+		}
+		for _, id := range ids {
+			pl := p.players[id]
+			var ns []wire.NodeID
+			for j, n := range p.nodes {
+				contends := j == rg.core || sum[j]*(1-p.cfg.RegionSlack) <= best
+				if n.up && contends && math.IsNaN(pl.meas[j]) && !pl.asked[j] {
+					pl.asked[j] = true
+					ns = append(ns, n.ID)
+				}
+			}
+			if len(ns) == 0 {
+				continue
+			}
+			p.stats.Probes += len(ns)
+			if i, ok := at[id]; ok {
+				out[i].Probe = append(out[i].Probe, ns...)
+				continue
+			}
+			at[id] = len(out)
+			out = append(out, Decision{Kind: Probe, Player: id, Probe: ns})
+		}
+	}
+	return out
 }
 
 // selectCore runs core selection for region r on the nodes that are up
@@ -328,9 +387,10 @@ func (p *Plane) migrate(r, to int, gain float64, failover bool) Decision {
 	return d
 }
 
-// failRegions moves every region whose core is node j (now down) to its
-// best node.
-func (p *Plane) failRegions(now time.Duration, j int) []Decision {
+// failRegions moves every region whose core is node j (down, or being
+// drained) to its best node; failover marks the migrations as a dead
+// core's.
+func (p *Plane) failRegions(now time.Duration, j int, failover bool) []Decision {
 	var out []Decision
 	for r := range p.regions {
 		if p.regions[r].core != j {
@@ -340,7 +400,7 @@ func (p *Plane) failRegions(now time.Duration, j int) []Decision {
 		if err != nil {
 			continue // cannot happen: the latencies are valid by construction
 		}
-		out = append(out, p.migrate(r, best, 0, true))
+		out = append(out, p.migrate(r, best, 0, failover))
 	}
 	return out
 }
