@@ -11,7 +11,8 @@
 //     package.
 //   - Truth, a measured all-pairs matrix that may have holes (NaN,
 //     negative or 0 off the diagonal): a missing pair is never sampled and
-//     never scored, and Missing lists them.
+//     never scored, and Missing lists them. ReadTruth reads one from a text
+//     file of n lines of n RTTs.
 //   - Process, a seeded measurement process: every node probes its
 //     neighbours (group size 4…32) at a probe rate for a duration, samples
 //     carry positive queueing jitter, and nodes leave and return (churn).

@@ -536,19 +536,44 @@ func TestWonderNetworkAccuracy16(t *testing.T) {
 	if testing.Short() {
 		t.Skip("WonderNetwork accuracy run (about 3 s)")
 	}
+	a := wonderHeldOut16(t, MethodFactor)
+	if a.Within15 < 0.77 || a.MedianAbs > 0.08 {
+		t.Errorf("mf-16 WonderNetwork held out: within 15%% %.3f, median %.3f; want ≥ 0.77 and ≤ 0.08", a.Within15, a.MedianAbs)
+	}
+}
+
+// wonderHeldOut16 runs method with spec16's budget on WonderNetwork (seed
+// 1), checks the budget, and returns its accuracy on the pairs never
+// probed.
+func wonderHeldOut16(t *testing.T, m Method) Accuracy {
+	t.Helper()
 	tr, err := WonderNetwork()
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := NewSession(spec16(), tr, rand.New(rand.NewPCG(1, 1)))
+	sp := spec16()
+	sp.Method = m
+	s, err := NewSession(sp, tr, rand.New(rand.NewPCG(1, 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkBudget(t, s)
 	a := Evaluate(s.Estimator(), tr, s.EverMeasured)
-	t.Logf("mf-16 WonderNetwork held out: %d pairs, within 15%% %.3f, median %.3f", a.Pairs, a.Within15, a.MedianAbs)
-	if a.Within15 < 0.77 || a.MedianAbs > 0.08 {
-		t.Errorf("mf-16 WonderNetwork held out: within 15%% %.3f, median %.3f; want ≥ WONDER_GATE and ≤ 0.08", a.Within15, a.MedianAbs)
+	t.Logf("%s-16 WonderNetwork held out: %d pairs, within 15%% %.3f, median %.3f", m, a.Pairs, a.Within15, a.MedianAbs)
+	return a
+}
+
+// mf-geo on WonderNetwork with the same budget as mf-16, the cities'
+// positions known to the estimator: 79.4% within 15% when measured (mf-16:
+// 78.0% on the same seed), short of 80%; the test holds it at its measured
+// level and above mf-16.
+func TestWonderNetworkGeo16(t *testing.T) {
+	if testing.Short() {
+		t.Skip("WonderNetwork accuracy run (about 8 s)")
+	}
+	a := wonderHeldOut16(t, MethodFactorGeo)
+	if a.Within15 < 0.79 || a.MedianAbs > 0.08 {
+		t.Errorf("seed 1: mf-geo-16 WonderNetwork held out: within 15%% %.3f, median %.3f; want ≥ 0.79 and ≤ 0.08", a.Within15, a.MedianAbs)
 	}
 }
 

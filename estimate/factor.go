@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/overworld/overworld/geo"
 	"gonum.org/v1/gonum/optimize"
 )
 
@@ -139,21 +140,24 @@ func (c FactorConfig) Validate() (FactorConfig, error) {
 // Window samples); Fit refits the model, warm-started from the previous
 // fit. Estimates come from the last fit.
 type Factor struct {
-	cfg    FactorConfig
-	n      int
-	rng    *rand.Rand
-	x      []float64 // b[n] | u[n·R] | v[n·R]
-	fitted bool
-	pairs  map[int]int // i*n+j (i<j) -> index into obs
-	obs    []pairObs
-	resid  []float64  // per node: median |log residual| on its pairs
-	meas   []float64  // n×n: the live window minimum of a measured pair, NaN otherwise
-	ub     []float64  // n×n: best two-hop path through a measured peer (Detour > 0)
-	emb    *embedding // Embed > 0
-	local  []float64  // n×n: log correction of an unmeasured pair (Local > 0, n ≤ embedCacheMax)
-	adj    [][]int    // per node: its measured peers at the last Fit (Local > 0)
-	res    []float64  // aligned with adj, node x's at res[resOff[x]:resOff[x+1]]: log residual of the blend
-	resOff []int
+	cfg        FactorConfig
+	n          int
+	rng        *rand.Rand
+	x          []float64 // b[n] | u[n·R] | v[n·R]
+	fitted     bool
+	pairs      map[int]int // i*n+j (i<j) -> index into obs
+	obs        []pairObs
+	resid      []float64  // per node: median |log residual| on its pairs
+	meas       []float64  // n×n: the live window minimum of a measured pair, NaN otherwise
+	ub         []float64  // n×n: best two-hop path through a measured peer (Detour > 0)
+	emb        *embedding // Embed > 0
+	local      []float64  // n×n: log correction of an unmeasured pair (Local > 0, n ≤ embedCacheMax)
+	adj        [][]int    // per node: its measured peers at the last Fit (Local > 0)
+	res        []float64  // aligned with adj, node x's at res[resOff[x]:resOff[x+1]]: log residual of the blend
+	resOff     []int
+	km         []float64 // n×n great-circle distance of known positions (SetPositions), nil otherwise
+	goff       []float64 // n×n: log of the geographic base RTT a + b·km, nil without positions
+	geoA, geoB float64   // the geographic base's fitted terms: ms, ms per km
 }
 
 type pairObs struct {
@@ -249,7 +253,11 @@ func (f *Factor) logModel(i, j int) float64 {
 	for k := range ui {
 		s += ui[k]*vj[k] + uj[k]*vi[k]
 	}
-	return f.x[i] + f.x[j] + s/2
+	l := f.x[i] + f.x[j] + s/2
+	if f.goff != nil {
+		l += f.goff[i*n+j]
+	}
+	return l
 }
 
 // blend returns the estimate of the fitted models for {i, j}, i ≠ j: the
@@ -344,6 +352,9 @@ func (f *Factor) sgd(i, j int, y float64) {
 		s += ui[k]*vj[k] + uj[k]*vi[k]
 	}
 	r := f.x[i] + f.x[j] + s/2 - y
+	if f.goff != nil {
+		r += f.goff[i*n+j]
+	}
 	d := 2 * max(-f.cfg.Huber, min(f.cfg.Huber, r)) // Huber derivative
 	lr := f.cfg.Step
 	f.x[i] -= lr * d
@@ -377,10 +388,14 @@ func (f *Factor) Fit() error {
 	if len(tr) == 0 {
 		return fmt.Errorf("%w: no pair measured", ErrTooFew)
 	}
+	f.geoBase(tr)
 	if !f.fitted {
 		mean := 0.0
 		for _, p := range tr {
 			mean += p.y
+			if f.goff != nil {
+				mean -= f.goff[p.i*f.n+p.j]
+			}
 		}
 		mean /= float64(len(tr))
 		for i := range f.n {
@@ -605,6 +620,9 @@ func (f *Factor) loss(x, g []float64, tr []factorPair, huber float64) float64 {
 			s += ui[k]*vj[k] + uj[k]*vi[k]
 		}
 		r := b[i] + b[j] + s/2 - p.y
+		if f.goff != nil {
+			r += f.goff[i*n+j]
+		}
 		var d float64 // d loss / d r
 		if huber > 0 && math.Abs(r) > huber {
 			sum += huber * (2*math.Abs(r) - huber)
@@ -635,4 +653,64 @@ func (f *Factor) loss(x, g []float64, tr []factorPair, huber float64) float64 {
 		}
 	}
 	return sum
+}
+
+// SetPositions gives the estimator every node's position (degrees, north
+// and east positive) before its first Fit: the model then carries the
+// geographic base RTT a + b·km of every pair as a fixed offset of its log
+// RTT (a and b fitted to the measured pairs at each Fit), and its factors
+// and biases learn the departure from it. It is GeoFactor's geographic
+// model.
+func (f *Factor) SetPositions(lat, lon []float64) error {
+	n := f.n
+	if len(lat) != n || len(lon) != n {
+		return fmt.Errorf("%w: %d latitudes and %d longitudes for %d nodes", ErrShape, len(lat), len(lon), n)
+	}
+	for i := range n {
+		if !(lat[i] >= -90 && lat[i] <= 90 && lon[i] >= -180 && lon[i] <= 180) {
+			return fmt.Errorf("%w: node %d at (%g, %g), want latitude in [-90, 90] and longitude in [-180, 180]", ErrConfig, i, lat[i], lon[i])
+		}
+	}
+	f.km = make([]float64, n*n)
+	for i := range n {
+		for j := i + 1; j < n; j++ {
+			d := geo.GreatCircleKm(lat[i], lon[i], lat[j], lon[j])
+			f.km[i*n+j], f.km[j*n+i] = d, d
+		}
+	}
+	return nil
+}
+
+// geoBase fits the geographic base RTT a + b·km to the measured pairs (least
+// squares of the relative error) and tabulates its log.
+func (f *Factor) geoBase(tr []factorPair) {
+	if f.km == nil {
+		return
+	}
+	n := f.n
+	// minimise Σ ((a + b·x)/m − 1)²: weighted least squares, weights 1/m².
+	var s00, s01, s11, t0, t1 float64
+	for _, p := range tr {
+		m := math.Exp(p.y)
+		x := f.km[p.i*n+p.j]
+		w := 1 / (m * m)
+		s00 += w
+		s01 += w * x
+		s11 += w * x * x
+		t0 += w * m
+		t1 += w * x * m
+	}
+	det := s00*s11 - s01*s01
+	a, b := 1.0, 0.01
+	if det > 0 {
+		a, b = (t0*s11-t1*s01)/det, (s00*t1-s01*t0)/det
+	}
+	a, b = max(a, 1), max(b, 0.01)
+	f.geoA, f.geoB = a, b
+	if f.goff == nil {
+		f.goff = make([]float64, n*n)
+	}
+	for k, x := range f.km {
+		f.goff[k] = math.Log(a + b*x)
+	}
 }

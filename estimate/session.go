@@ -11,14 +11,17 @@ type Method string
 
 // The methods this package implements.
 const (
-	MethodVivaldi  Method = "vivaldi"  // serf's Vivaldi, neighbour probing
-	MethodGNP      Method = "gnp"      // GNP, landmarks
-	MethodLandmark Method = "landmark" // Netvigator-style landmark bounds
-	MethodFactor   Method = "mf"       // robust log-space matrix factorisation, neighbour probing
+	MethodVivaldi   Method = "vivaldi"  // serf's Vivaldi, neighbour probing
+	MethodGNP       Method = "gnp"      // GNP, landmarks
+	MethodLandmark  Method = "landmark" // Netvigator-style landmark bounds
+	MethodFactor    Method = "mf"       // robust log-space matrix factorisation, neighbour probing
+	MethodFactorGeo Method = "mf-geo"   // mf with the nodes' known positions as side information
 )
 
 // Methods lists every method.
-func Methods() []Method { return []Method{MethodVivaldi, MethodGNP, MethodLandmark, MethodFactor} }
+func Methods() []Method {
+	return []Method{MethodVivaldi, MethodGNP, MethodLandmark, MethodFactor, MethodFactorGeo}
+}
 
 // ParseMethod accepts a method name (any case).
 func ParseMethod(s string) (Method, error) {
@@ -28,7 +31,7 @@ func ParseMethod(s string) (Method, error) {
 			return m, nil
 		}
 	}
-	return "", fmt.Errorf("%w: unknown method %q (want vivaldi, gnp, landmark or mf)", ErrConfig, s)
+	return "", fmt.Errorf("%w: unknown method %q (want vivaldi, gnp, landmark, mf or mf-geo)", ErrConfig, s)
 }
 
 // Spec is a complete estimator configuration: the method and its
@@ -59,7 +62,7 @@ func DefaultSpec(m Method) Spec {
 	switch m {
 	case MethodLandmark:
 		s.Landmark.Landmarks = 32
-	case MethodFactor:
+	case MethodFactor, MethodFactorGeo:
 		s.Probe.Near, s.Probe.NearPasses, s.Probe.NearProfile = 8, 4, true
 	}
 	return s
@@ -90,7 +93,7 @@ func NewSession(spec Spec, t *Truth, rng *rand.Rand) (*Session, error) {
 	if _, err := ParseMethod(string(spec.Method)); err != nil {
 		return nil, err
 	}
-	if spec.Probe.Near > 0 && spec.Method != MethodFactor {
+	if spec.Probe.Near > 0 && spec.Method != MethodFactor && spec.Method != MethodFactorGeo {
 		return nil, fmt.Errorf("%w: %d near neighbours with method %s; only mf chooses near neighbours", ErrConfig, spec.Probe.Near, spec.Method)
 	}
 	s := &Session{spec: spec, rng: rng, seed: [2]uint64{rng.Uint64(), rng.Uint64()}}
@@ -102,8 +105,16 @@ func NewSession(spec Spec, t *Truth, rng *rand.Rand) (*Session, error) {
 	switch spec.Method {
 	case MethodVivaldi:
 		s.est, err = NewVivaldi(n, spec.Vivaldi, rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())))
-	case MethodFactor:
-		s.est, err = NewFactor(n, spec.Factor, rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())))
+	case MethodFactor, MethodFactorGeo:
+		var f *Factor
+		f, err = NewFactor(n, spec.Factor, rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())))
+		s.est = f
+		if lat, lon, ok := t.Positions(); err == nil && ok && spec.Method == MethodFactorGeo {
+			var gf *Factor
+			if gf, err = NewFactor(n, spec.Factor, rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))); err == nil {
+				s.est, err = NewGeoFactor(lat, lon, f, gf)
+			}
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -137,8 +148,26 @@ func (s *Session) Advance(t *Truth, rounds int) error {
 	case MethodVivaldi:
 		Run(s.proc, s.est.(Learner), rounds, nil)
 		s.round += rounds
-	case MethodFactor:
-		f := s.est.(*Factor)
+	case MethodFactor, MethodFactorGeo:
+		var f interface {
+			Learner
+			Fit() error
+		}
+		// near ranks the peers a node adds: by mf's profile distance (or
+		// estimates), or by geography for mf-geo.
+		var near func() Estimator
+		switch e := s.est.(type) {
+		case *Factor:
+			near = func() Estimator {
+				if s.proc.Config().NearProfile {
+					return e.Profile()
+				}
+				return e
+			}
+			f = e
+		case *GeoFactor:
+			f, near = e, e.Distance
+		}
 		if pc := s.proc.Config(); s.round == 0 && pc.Near > 0 {
 			// Random neighbours first, then the nearest by each fit (at
 			// least one round before each, however short the budget).
@@ -149,11 +178,7 @@ func (s *Session) Advance(t *Truth, rounds int) error {
 					return err
 				}
 				add := pc.Near*(pass+1)/pc.NearPasses - pc.Near*pass/pc.NearPasses
-				if pc.NearProfile {
-					s.proc.AddNear(f.Profile(), add)
-				} else {
-					s.proc.AddNear(f, add)
-				}
+				s.proc.AddNear(near(), add)
 				rounds -= part
 				s.round += part
 			}

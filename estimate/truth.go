@@ -21,6 +21,8 @@ type Truth struct {
 	n       int
 	rtt     []float64 // n×n row-major, NaN where missing, 0 on the diagonal
 	missing []Pair
+	lat     []float64 // positions in degrees (WithPositions), nil when unknown
+	lon     []float64
 }
 
 // NewTruth builds a Truth from names and n rows of n RTTs in ms. Entries
@@ -108,6 +110,33 @@ func (t *Truth) Value(i, j int) (float64, bool) {
 	return 0, false
 }
 
+// WithPositions returns a copy of t that also knows where every endpoint
+// is (degrees, north and east positive: a site table, GeoIP): the side
+// information of mf-geo. Lengths must match Len and coordinates be in
+// range.
+func (t *Truth) WithPositions(lat, lon []float64) (*Truth, error) {
+	if len(lat) != t.n || len(lon) != t.n {
+		return nil, fmt.Errorf("%w: %d latitudes and %d longitudes for %d endpoints", ErrShape, len(lat), len(lon), t.n)
+	}
+	for i := range t.n {
+		if !(lat[i] >= -90 && lat[i] <= 90 && lon[i] >= -180 && lon[i] <= 180) {
+			return nil, fmt.Errorf("%w: endpoint %d (%q) at (%g, %g), want latitude in [-90, 90] and longitude in [-180, 180]", ErrConfig, i, t.names[i], lat[i], lon[i])
+		}
+	}
+	u := *t
+	u.lat, u.lon = append([]float64(nil), lat...), append([]float64(nil), lon...)
+	return &u, nil
+}
+
+// Positions returns copies of the endpoints' latitudes and longitudes and
+// true, or false when t has none (PlanetLab).
+func (t *Truth) Positions() (lat, lon []float64, ok bool) {
+	if t.lat == nil {
+		return nil, nil, false
+	}
+	return append([]float64(nil), t.lat...), append([]float64(nil), t.lon...), true
+}
+
 // Missing returns the directed pairs with no value, in row-major order.
 func (t *Truth) Missing() []Pair { return append([]Pair(nil), t.missing...) }
 
@@ -148,8 +177,10 @@ func WonderNetwork() (*Truth, error) {
 	n := ps.Len()
 	names := make([]string, n)
 	rows := make([][]float64, n)
+	lat, lon := make([]float64, n), make([]float64, n)
 	for i := range n {
 		names[i] = ps.City(i).Name
+		lat[i], lon[i] = ps.City(i).Lat, ps.City(i).Lon
 		rows[i] = make([]float64, n)
 		for j := range n {
 			if v, ok := ps.RTT(i, j); ok && i != j {
@@ -157,5 +188,9 @@ func WonderNetwork() (*Truth, error) {
 			}
 		}
 	}
-	return NewTruth(names, rows)
+	t, err := NewTruth(names, rows)
+	if err != nil {
+		return nil, err
+	}
+	return t.WithPositions(lat, lon)
 }

@@ -31,7 +31,11 @@
 //     having called Observe once for every node's snapshot before the
 //     first frame. For snapshots of every node taken together (a
 //     sampled live cluster), call Sample with all of them: every node's
-//     primaries are observed before any node's view is reported.
+//     primaries are observed before any node's view is reported, and
+//     as the snapshots of one Sample are taken up to a frame apart, a
+//     viewer's report sees each object where it was at the viewer's
+//     time (along its owner's last two snapshots) and leaves out one
+//     created after it.
 //     When a node goes down (a crash, a leave), call Down with its ID:
 //     its primaries stop being live objects, until another node's
 //     snapshot lists them (a failover); if it comes back (a restart),

@@ -91,12 +91,19 @@ type Observer struct {
 	gridSpec
 	grid [][]gcell
 
-	owned  [][]ownedRef // per node index (ID − 1): its primaries at its previous snapshot
-	ticks  []int        // per node index: reports so far
-	sample []uint32     // per node index: the Sample that last listed it
-	serial uint32       // snapshots observed so far
-	stamp  uint32       // view queries so far (dedup marks)
-	nthSmp uint32       // Samples so far
+	owned  [][]ownedRef    // per node index (ID − 1): its primaries at its previous snapshot
+	ticks  []int           // per node index: reports so far
+	sample []uint32        // per node index: the Sample that last listed it
+	at     []time.Duration // per node index: its snapshot's time in the latest Sample that listed it
+	serial uint32          // snapshots observed so far
+	stamp  uint32          // view queries so far (dedup marks)
+	nthSmp uint32          // Samples so far
+	// moves holds, per slot of objs, the object's previous location and
+	// the times of its owner's previous and latest snapshots, once Sample
+	// is used (a live cluster's snapshots are up to a frame apart: a
+	// viewer's report places each object at the viewer's time, see
+	// placeAt); nil otherwise.
+	moves []tmove // per slot of objs, like marks and hist
 
 	newOwned []ownedRef
 	view     []world.Box
@@ -176,6 +183,22 @@ type tobj struct {
 	seen    uint32
 	kind    world.Kind
 	head, n uint8 // the newest version's index in thist, and how many it holds
+	// born is the Sample that first listed the object (0: none, it was
+	// first seen by Observe or Report) and created its creation time
+	// when that listing showed its first version (else -1): a viewer
+	// whose snapshot of that Sample is older cannot be expected to hold
+	// it (Sample).
+	born    uint32
+	created time.Duration
+}
+
+// tmove is an object's previous location (the first three coordinates)
+// and the times of its owner's snapshots that showed it there and where
+// it is now (Observer.moves).
+type tmove struct {
+	px, py, pz float64
+	prev, cur  time.Duration
+	has        bool // prev is known
 }
 
 // gcell is one object in a grid cell's list: its slot in objs and copies
@@ -247,6 +270,7 @@ func (t *Observer) nodeIndex(id wire.NodeID) (int, error) {
 		t.owned = append(t.owned, make([][]ownedRef, n-len(t.owned))...)
 		t.ticks = append(t.ticks, make([]int, n-len(t.ticks))...)
 		t.sample = append(t.sample, make([]uint32, n-len(t.sample))...)
+		t.at = append(t.at, make([]time.Duration, n-len(t.at))...)
 	}
 	return i, nil
 }
@@ -331,8 +355,11 @@ func (t *Observer) Sample(snaps []*Snapshot) error {
 			errs = append(errs, err)
 			continue
 		}
-		t.sample[i] = t.nthSmp
+		t.sample[i], t.at[i] = t.nthSmp, s.At
 		ok = append(ok, s)
+	}
+	if t.moves == nil {
+		t.moves = make([]tmove, len(t.objs))
 	}
 	for i := range t.owned {
 		if t.sample[i] != t.nthSmp && len(t.owned[i]) > 0 {
@@ -352,6 +379,47 @@ func (t *Observer) Sample(snaps []*Snapshot) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// unborn reports whether the object of grid entry g may not have existed
+// at a viewer's time now: the Sample that first listed it took its
+// owner's snapshot after now, and its creation time is unknown or after
+// now. A live cluster's snapshots of one Sample are up to a frame apart
+// (each node answers at its next frame); the simulator's observer sees,
+// at a node's frame, the others' primaries as of then, so such an object
+// is left out of that viewer's interest for that Sample, as it would be
+// there.
+func (t *Observer) unborn(g *gcell, now time.Duration) bool {
+	o := &t.objs[g.slot]
+	if o.born == 0 || o.born != t.nthSmp {
+		return false
+	}
+	j := int(g.owner) - 1
+	if j < 0 || j >= len(t.at) || t.sample[j] != t.nthSmp || t.at[j] <= now {
+		return false
+	}
+	return o.created < 0 || o.created > now
+}
+
+// placeAt reports whether the object of grid entry g is to be placed at
+// the viewer's time now rather than where its owner's latest snapshot
+// shows it (moved), and if so whether box b contains it there (in). A
+// live cluster's snapshots of one Sample are up to a frame apart (each
+// node answers at its next frame); an object's location is taken along
+// the line from its owner's previous snapshot to its latest one, at now
+// (at most one interval beyond either end), as the simulator's observer,
+// which sees every object at the viewer's frame, would place it.
+// Without a previous location, or when the owner's snapshot is the
+// viewer's time, the location stands.
+func (t *Observer) placeAt(g *gcell, b *world.Box, now time.Duration) (moved, in bool) {
+	m := &t.moves[g.slot]
+	if !m.has || m.cur == now || m.cur <= m.prev || t.dims > 3 {
+		return false, false
+	}
+	f := float64(now-m.cur) / float64(m.cur-m.prev)
+	f = min(max(f, -1), 1)
+	p := world.Point{g.x + f*(g.x-m.px), g.y + f*(g.y-m.py), g.z + f*(g.z-m.pz)}
+	return true, b.Contains(p, t.dims)
 }
 
 // observe records the primaries of node index i from its snapshot snap.
@@ -386,11 +454,29 @@ func (t *Observer) observe(i int, snap *Snapshot) {
 				t.objs = append(t.objs, tobj{})
 				t.marks = append(t.marks, 0)
 				t.hist = append(t.hist, thist{})
+				if t.moves != nil {
+					t.moves = append(t.moves, tmove{})
+				}
 			}
-			t.objs[s] = tobj{id: in.id, owner: id, w: loc[3], cell: t.cellOf(loc), kind: in.kind}
+			if t.moves != nil {
+				t.moves[s] = tmove{cur: snap.At}
+			}
+			t.objs[s] = tobj{id: in.id, owner: id, w: loc[3], cell: t.cellOf(loc), kind: in.kind, created: -1}
+			if t.sample[i] == t.nthSmp && t.nthSmp > 0 {
+				t.objs[s].born = t.nthSmp
+				if in.version == 1 {
+					t.objs[s].created = in.produced
+				}
+			}
 			t.byID[in.id] = s
 			t.gridAdd(s, loc)
 		} else {
+			if t.moves != nil {
+				if m := &t.moves[s]; snap.At > m.cur {
+					g := &t.grid[t.objs[s].cell][t.objs[s].pos]
+					*m = tmove{px: g.x, py: g.y, pz: g.z, prev: m.cur, cur: snap.At, has: true}
+				}
+			}
 			o := &t.objs[s]
 			o.owner = id
 			o.w = loc[3]
@@ -448,11 +534,24 @@ func (t *Observer) report(i int, snap *Snapshot) error {
 		b := &t.view[v]
 		c0, c1 := t.col(b.Min[0]), t.col(b.Max[0])
 		r0, r1 := t.row(b.Min[1]), t.row(b.Max[1])
+		if t.moves != nil {
+			// An object placed at the viewer's time may lie a little
+			// outside its cell.
+			c0, c1, r0, r1 = max(c0-1, 0), min(c1+1, t.cols-1), max(r0-1, 0), min(r1+1, t.rows-1)
+		}
 		for r := r0; r <= r1; r++ {
 			for c := c0; c <= c1; c++ {
 				cell := t.grid[r*t.cols+c]
 				for k := range cell {
 					g := &cell[k]
+					if t.moves != nil {
+						if moved, in := t.placeAt(g, b, now); moved {
+							if !in {
+								continue
+							}
+							goto inside
+						}
+					}
 					if d3 {
 						if !(g.x >= b.Min[0] && g.x <= b.Max[0] && g.y >= b.Min[1] && g.y <= b.Max[1] && g.z >= b.Min[2] && g.z <= b.Max[2]) {
 							continue
@@ -460,11 +559,15 @@ func (t *Observer) report(i int, snap *Snapshot) error {
 					} else if !t.in(b, g) {
 						continue
 					}
+				inside:
 					if t.marks[g.slot] == t.stamp {
 						continue
 					}
 					t.marks[g.slot] = t.stamp
 					if g.owner == id || node.Home(g.id) == id {
+						continue
+					}
+					if t.unborn(g, now) {
 						continue
 					}
 					t.interest = append(t.interest, uint64(g.id))

@@ -822,3 +822,134 @@ func TestDownMatchesDefinition(t *testing.T) {
 		t.Fatalf("%d objects failed over, %d listed again by their new owner", failovers, relisted)
 	}
 }
+
+// TestSampleUnborn: in a Sample whose snapshots are taken at different
+// times (a live cluster's nodes answer at their own next frames), an
+// object first listed by a node whose snapshot is later than a viewer's,
+// and created after the viewer's (or at an unknown time), is not in that
+// viewer's interest for that Sample; created before it, or listed again
+// at a later Sample, it is.
+func TestSampleUnborn(t *testing.T) {
+	ms := time.Millisecond
+	box := []world.Box{{Max: world.Point{10, 10}}}
+	snap := func(id wire.NodeID, at time.Duration, objs ...Object) *Snapshot {
+		s := &Snapshot{}
+		s.Reset(id, at)
+		for _, o := range objs {
+			if err := s.Add(o); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s.View = box
+		return s
+	}
+	interest := func(rec *recLog, node wire.NodeID) []uint64 {
+		for _, v := range rec.views {
+			if v.node == node {
+				return v.interest
+			}
+		}
+		return nil
+	}
+	old, fresh, early, later := world.MakeObjectID(2, 1), world.MakeObjectID(2, 2), world.MakeObjectID(2, 3), world.MakeObjectID(2, 4)
+	for _, c := range []struct {
+		name    string
+		obj     Object
+		ownerAt time.Duration
+		want    bool // in node 1's interest at 100 ms
+	}{
+		{"created after the viewer's snapshot", Object{ID: fresh, Primary: true, Loc: world.Point{5, 5}, Version: 1, Produced: 120 * ms}, 150 * ms, false},
+		{"created before it", Object{ID: early, Primary: true, Loc: world.Point{5, 5}, Version: 1, Produced: 90 * ms}, 150 * ms, true},
+		{"creation unknown (a later version)", Object{ID: later, Primary: true, Loc: world.Point{5, 5}, Version: 3, Produced: 140 * ms}, 150 * ms, false},
+		{"owner's snapshot earlier than the viewer's", Object{ID: fresh, Primary: true, Loc: world.Point{5, 5}, Version: 1, Produced: 60 * ms}, 80 * ms, true},
+	} {
+		var rec recLog
+		obs, err := New(Config{Dims: 2, Infra: 9, Recorder: &rec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := Object{ID: old, Primary: true, Loc: world.Point{6, 6}, Version: 1}
+		// A first Sample: the owner's old object, which every later one knows.
+		if err := obs.Sample([]*Snapshot{snap(1, 0), snap(2, 10*ms, base)}); err != nil {
+			t.Fatal(err)
+		}
+		rec.views = nil
+		base.Version = 2
+		if err := obs.Sample([]*Snapshot{snap(1, 100*ms), snap(2, c.ownerAt, base, c.obj)}); err != nil {
+			t.Fatal(err)
+		}
+		got := interest(&rec, 1)
+		if !slices.Contains(got, uint64(old)) || slices.Contains(got, uint64(c.obj.ID)) != c.want {
+			t.Errorf("%s: node 1's interest %v, want %v there: %v", c.name, got, c.obj.ID, c.want)
+		}
+		// Listed again, it is in everyone's interest.
+		rec.views = nil
+		c.obj.Version++
+		base.Version++
+		if err := obs.Sample([]*Snapshot{snap(1, 200*ms), snap(2, 250*ms, base, c.obj)}); err != nil {
+			t.Fatal(err)
+		}
+		if got := interest(&rec, 1); !slices.Contains(got, uint64(c.obj.ID)) {
+			t.Errorf("%s: at the next Sample, node 1's interest %v lacks %v", c.name, got, c.obj.ID)
+		}
+	}
+}
+
+// TestSamplePlacesAtViewerTime: in a Sample, an object whose owner's
+// snapshot is later (or earlier) than the viewer's is placed where it was
+// at the viewer's time, along the line from its owner's previous snapshot
+// (a live cluster's snapshots are up to a frame apart): moving
+// across an edge of the viewer's box [0, 10], it is in the viewer's
+// interest exactly when it was inside at the viewer's time.
+func TestSamplePlacesAtViewerTime(t *testing.T) {
+	ms := time.Millisecond
+	box := []world.Box{{Max: world.Point{10, 10}}}
+	id := world.MakeObjectID(2, 1)
+	for _, c := range []struct {
+		name          string
+		viewer, owner time.Duration // the second Sample's snapshot times
+		x0, x1        float64       // the object's x at the owner's first (0 ms) and second snapshots
+		want          bool
+	}{
+		{"owner's snapshot later, entered after the viewer's time", 100 * ms, 150 * ms, -15, 0.5, false},  // x −4.7 at 100 ms
+		{"owner's snapshot later, left after the viewer's time", 100 * ms, 150 * ms, -4, 11, true},        // x 6 at 100 ms
+		{"owner's snapshot earlier, entered before the viewer's time", 150 * ms, 100 * ms, -20, -2, true}, // x 7 at 150 ms
+		{"owner's snapshot earlier, left before the viewer's time", 150 * ms, 100 * ms, 0, 8, false},      // x 12 at 150 ms
+		{"same time", 100 * ms, 100 * ms, 0, 9, true},
+	} {
+		var rec recLog
+		obs, err := New(Config{Dims: 2, Infra: 9, Recorder: &rec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap := func(node wire.NodeID, at time.Duration, objs ...Object) *Snapshot {
+			s := &Snapshot{}
+			s.Reset(node, at)
+			for _, o := range objs {
+				if err := s.Add(o); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s.View = box
+			return s
+		}
+		o := Object{ID: id, Primary: true, Loc: world.Point{c.x0, 5}, Version: 1}
+		if err := obs.Sample([]*Snapshot{snap(1, 0), snap(2, 0, o)}); err != nil {
+			t.Fatal(err)
+		}
+		rec.views = nil
+		o.Loc, o.Version = world.Point{c.x1, 5}, 2
+		if err := obs.Sample([]*Snapshot{snap(1, c.viewer), snap(2, c.owner, o)}); err != nil {
+			t.Fatal(err)
+		}
+		var got []uint64
+		for _, v := range rec.views {
+			if v.node == 1 {
+				got = v.interest
+			}
+		}
+		if slices.Contains(got, uint64(id)) != c.want {
+			t.Errorf("%s: node 1's interest %v, want the object there: %v", c.name, got, c.want)
+		}
+	}
+}

@@ -15,9 +15,14 @@ import (
 	"github.com/overworld/overworld/node"
 	"github.com/overworld/overworld/sim"
 	"github.com/overworld/overworld/wire"
+	"github.com/overworld/overworld/world"
 )
 
-var breakdownNodes = flag.Int("breakdown", 0, "TestUpdateBytesBreakdown: run the colyseus world of this many nodes (one bot each, sqr map, --net wan, 60 s) and print where its update-class bytes go")
+var (
+	breakdownNodes = flag.Int("breakdown", 0, "TestUpdateBytesBreakdown: run the colyseus world of this many nodes (one bot each, sqr map, --net wan, 60 s) and print where its update-class bytes go")
+	breakdownArch  = flag.String("breakdown-arch", "colyseus", "TestUpdateBytesBreakdown with -breakdown: the architecture to run")
+	breakdownSeed  = flag.Uint64("breakdown-seed", 1, "TestUpdateBytesBreakdown with -breakdown: the seed")
+)
 
 // tally counts what the cores send, by frame type, as the simulator
 // accounts it: header and version byte under the packet's class.
@@ -36,6 +41,19 @@ type breakdown struct {
 	full, keepalive uint64
 	data            uint64    // the entries' state data (world.AppendDelta)
 	perPacket       [4]uint64 // update-class packets by entries: 0, 1, 2, 3 or more
+	versions        map[versionKey]struct{}
+	// ring-route frames by kind (data: publications; range: subscriptions
+	// and their walks) and by hops taken (1, 2, 3 or more), and their
+	// bytes by kind
+	routes     [4][3]uint64
+	routeBytes [4]uint64
+}
+
+// versionKey names one state of one object: the entries that carry it
+// went to that many holders.
+type versionKey struct {
+	id world.ObjectID
+	v  uint64
 }
 
 func (c *tally) Drain(dst []wire.Packet) []wire.Packet {
@@ -67,6 +85,15 @@ func (b *breakdown) add(p *wire.Packet) {
 		}
 		b.frames[t]++
 		b.bytes[t] += uint64(1 + uvarintLen(len(body)) + len(body))
+		if t == wire.TypeRingRoute {
+			var r wire.RingRoute
+			if err := r.Decode(body); err != nil {
+				panic(err)
+			}
+			k := min(int(r.Kind), 3)
+			b.routes[k][min(max(int(r.Hops), 1), 3)-1]++
+			b.routeBytes[k] += uint64(1 + uvarintLen(len(body)) + len(body))
+		}
 		if t == wire.TypeUpdates {
 			if err := m.Decode(body); err != nil {
 				panic(err)
@@ -74,6 +101,9 @@ func (b *breakdown) add(p *wire.Packet) {
 			entries += len(m.Entries)
 			for _, u := range m.Entries {
 				b.data += uint64(len(u.Data))
+				if b.versions != nil {
+					b.versions[versionKey{u.ID, u.Version}] = struct{}{}
+				}
 				switch u.Base {
 				case 0:
 					b.full++
@@ -114,7 +144,14 @@ func TestUpdateBytesBreakdown(t *testing.T) {
 	cfg.Prefetch = discovery.ColyseusPrefetch
 	cfg.Workers = 1 // one tally for every core: no parallel windows
 	if *breakdownNodes > 0 {
-		cfg.Nodes, cfg.Duration = *breakdownNodes, time.Minute
+		cfg.Nodes, cfg.Duration, cfg.Seed = *breakdownNodes, time.Minute, *breakdownSeed
+		a, err := discovery.ParseArch(*breakdownArch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Arch = a; a != discovery.Colyseus {
+			cfg.Prefetch = 0
+		}
 	}
 	wan, err := geo.NetworkProfile(geo.NetWAN)
 	if err != nil {
@@ -124,6 +161,9 @@ func TestUpdateBytesBreakdown(t *testing.T) {
 	cfg.Data, cfg.Cities = SitesWonder, cities.ForNodes(cfg.Nodes)
 	cfg.Placement.Mode = DemoPlacement(cfg)
 	b := &breakdown{}
+	if *breakdownNodes > 0 {
+		b.versions = map[versionKey]struct{}{}
+	}
 	w, err := newArenaWorld(cfg, func(n *node.Node) sim.Core { return &tally{Node: n, t: b} })
 	if err != nil {
 		t.Fatal(err)
@@ -172,6 +212,35 @@ func TestUpdateBytesBreakdown(t *testing.T) {
 		if ty == wire.TypeUpdates {
 			row("  of which the entries' state data", b.data)
 		}
+	}
+	fmt.Fprintf(&sb, "%d distinct object states sent, each to %.2f holders on average\n", len(b.versions), float64(b.entries)/float64(len(b.versions)))
+	secs, n := cfg.Duration.Seconds(), float64(cfg.Nodes)
+	fmt.Fprintf(&sb, "every class, kB/s per node sent (the table's in + out is twice this):\n")
+	for c := range wire.NumClasses {
+		cl := wire.Class(c)
+		if tot.ByClass[cl].Bytes == 0 {
+			continue
+		}
+		fmt.Fprintf(&sb, "  %-12s %7.2f kB/s: %6.1f packets/s it heads, headers %.2f kB/s\n", cl, float64(tot.ByClass[cl].Bytes)/secs/n/1e3,
+			float64(b.packets[cl])/secs/n, float64(b.headers[cl])/secs/n/1e3)
+		var ts []wire.Type
+		for ty := range b.frames {
+			if wire.Type(ty).Valid() && wire.Type(ty).Class() == cl && b.frames[ty] > 0 {
+				ts = append(ts, wire.Type(ty))
+			}
+		}
+		slices.SortFunc(ts, func(x, y wire.Type) int { return int(b.bytes[y]) - int(b.bytes[x]) })
+		for _, ty := range ts {
+			fmt.Fprintf(&sb, "    %-14s %7.2f kB/s, %7.1f frames/s\n", ty, float64(b.bytes[ty])/secs/n/1e3, float64(b.frames[ty])/secs/n)
+		}
+	}
+	for k, name := range []string{"data (publications)", "range (subscriptions)", "join", "lookup"} {
+		r := b.routes[k]
+		if r[0]+r[1]+r[2] == 0 {
+			continue
+		}
+		fmt.Fprintf(&sb, "ring-route %-22s %7.2f kB/s, %6.1f frames/s: %.1f at hop 1, %.1f at hop 2, %.1f at hop 3 or later\n", name,
+			float64(b.routeBytes[k])/secs/n/1e3, float64(r[0]+r[1]+r[2])/secs/n, float64(r[0])/secs/n, float64(r[1])/secs/n, float64(r[2])/secs/n)
 	}
 	t.Log("\n" + sb.String())
 }

@@ -36,7 +36,9 @@ import (
 // Players leave by the session model (exponential, mean Session) as a
 // crash: the node stops, no goodbye. The plane hears of a departure
 // Notice later (the host's or the client's connection timing out), and
-// its decisions (PromoteInstance, NewReplica) re-pin the backups. Every
+// its decisions (PromoteInstance, NewReplica) re-pin the backups, as does
+// any other departure that changes the successor (which the plane
+// decides nothing about). Every
 // WriteEvery, each player writes +1 to its instance's score by ID (a
 // player input, exactly once, acknowledged only once backed up).
 //
@@ -50,7 +52,8 @@ import (
 // replica); and the share of overflowed instances that fell below two
 // players before the end beside the paper's failure probability
 // (balance.PaperFailure, Table 5) and the exact one
-// (balance.ExactFailure) for the same leave probabilities.
+// (balance.ExactFailure) for the same leave probabilities; and the
+// backups chosen on a node the plane knew gone (target 0).
 
 // InstancesConfig configures an instance run (RunInstances).
 type InstancesConfig struct {
@@ -176,6 +179,11 @@ type InstancesReport struct {
 	// live node held at the end, while two or more players remained, for
 	// any other reason (target 0).
 	DoubleLost, LostWithPlayers int
+	// StaleBackups counts the backups a hosted instance's primary chose on
+	// a node that had crashed Notice or more before (the plane knew it
+	// gone): until the primary finds it dead, about a second, the state
+	// has no live backup (target 0).
+	StaleBackups int
 	// Hosted counts overflowed instances; BelowTwo those that fell below
 	// two players before the end; PaperFailure and ExactFailure the
 	// paper's and the exact failure probabilities, averaged over them,
@@ -250,6 +258,7 @@ type runInst struct {
 	gone            bool          // lost otherwise
 	epoch           uint32        // the epoch at the crash
 	waiting         []wire.NodeID // players not yet holding the new state
+	pinned          []wire.NodeID // the preferred backups last pinned
 }
 
 // RunInstances runs the instance experiment of cfg, Runs times, and adds
@@ -513,6 +522,20 @@ func (r *runner) start() error {
 	return nil
 }
 
+// order returns the preferred backups of a hosted instance: its
+// replicated host, then its successor (none if not hosted).
+func (r *runner) order(in *runInst) []wire.NodeID {
+	p, ok := r.x.Where(in.a.ID)
+	if !ok || !p.Hosted || p.Replica == 0 {
+		return nil
+	}
+	order := []wire.NodeID{p.Replica}
+	if s := r.x.Successor(in.a.ID); s != 0 {
+		order = append(order, s)
+	}
+	return order
+}
+
 // pin sets the preferred backups of a hosted instance's box, on its host,
 // its replica and its successor: the replica, then the successor.
 func (r *runner) pin(in *runInst) {
@@ -520,13 +543,8 @@ func (r *runner) pin(in *runInst) {
 	if !ok || !p.Hosted {
 		return
 	}
-	var order []wire.NodeID
-	if p.Replica != 0 {
-		order = append(order, p.Replica)
-		if s := r.x.Successor(in.a.ID); s != 0 {
-			order = append(order, s)
-		}
-	}
+	order := r.order(in)
+	in.pinned = order
 	for _, n := range append([]wire.NodeID{p.Node}, order...) {
 		if r.w.sim.Up(n) {
 			// The box is valid and the order has no node 0.
@@ -581,6 +599,14 @@ func (r *runner) depart(in *runInst, i int) error {
 			case control.LoseInstance:
 				in.lost = true
 			}
+		}
+		// A player leaving who is neither the host nor the replicated host
+		// may still be the successor, the second preferred backup: the
+		// plane makes no decision then, but the order must not keep it, or
+		// a replica promoted later backs up on a node long gone and has no
+		// backup until it finds that node dead (about a second).
+		if !in.lost && !slices.Equal(in.pinned, r.order(in)) {
+			r.pin(in)
 		}
 		return nil
 	})
@@ -698,6 +724,9 @@ func (r *runner) event(ev node.AuthorityEvent) {
 		if ev.Self == in.primary {
 			in.backup = ev.Node
 		}
+		if at, ok := r.crashed[ev.Node]; ok && in.hosted && ev.At-at >= r.cfg.Notice {
+			r.rep.StaleBackups++
+		}
 	case node.EvWriteAcked:
 		k := [2]uint64{uint64(ev.Self), uint64(ev.ID)}
 		r.acked[k] = max(r.acked[k], ev.Seq)
@@ -774,8 +803,8 @@ func (r *InstancesReport) WriteLines(w io.Writer) {
 		r.Opened, r.Config.Runs, len(r.Config.Servers), r.Config.Capacity, r.Opened-r.Hosted, r.Hosted, r.Config.Criterion, r.Plane.Moved, r.Nodes)
 	fmt.Fprintf(w, "           hosts left with 2+ players: %d; replica promoted p50 %s p99 %s; players had state again p50 %s p99 %s (%d samples, %d not within 10 s)\n",
 		r.HostDepartures, ms1(r.Promotion.P50), ms1(r.Promotion.P99), ms1(r.Recovery.P50), ms1(r.Recovery.P99), r.Recovery.N, r.Unrecovered)
-	fmt.Fprintf(w, "           promoted %d, new replicas %d; lost: host and its backup both crashed before a promotion %d, otherwise with 2+ players %d; acknowledged writes %d, lost %d, applied twice %d\n",
-		r.Plane.Promoted, r.Plane.NewReplicas, r.DoubleLost, r.LostWithPlayers, r.Acked, r.StateLost, r.Duplicated)
+	fmt.Fprintf(w, "           promoted %d, new replicas %d; lost: host and its backup both crashed before a promotion %d, otherwise with 2+ players %d; acknowledged writes %d, lost %d, applied twice %d; backups chosen on nodes gone %v before %d\n",
+		r.Plane.Promoted, r.Plane.NewReplicas, r.DoubleLost, r.LostWithPlayers, r.Acked, r.StateLost, r.Duplicated, r.Config.Notice, r.StaleBackups)
 	fmt.Fprintf(w, "           fell below 2 players: %d of %d hosted; failure probability: paper (Table 5) %.3f, exact %.3f\n",
 		r.BelowTwo, r.Hosted, r.PaperFailure, r.ExactFailure)
 }

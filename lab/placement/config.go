@@ -2,6 +2,7 @@ package placement
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -70,6 +71,9 @@ type Config struct {
 	// MigrationCost is the control plane's (default 1,000 ms summed over
 	// the region's players).
 	MigrationCost float64
+	// RegionSlack is the control plane's (default 0.1; negative: the
+	// region's players are asked for no pings beyond an Admit's).
+	RegionSlack float64
 
 	// Seed seeds everything.
 	Seed uint64
@@ -82,7 +86,7 @@ func DefaultConfig() Config {
 		Session: 30 * time.Minute, Duration: 3 * time.Hour, Snapshots: 12, JoinProbes: 4, Probes: 3,
 		ProbeDelay: 2 * time.Second, Jitter: 0.05, ProbeSlack: 0.5, Tick: 10 * time.Second,
 		RegionPlayers: 500, Hours: 24, Hour: 5 * time.Minute, EuropeFrom: 0.9, EuropeTo: 0.1,
-		RegionHome: "Frankfurt", MigrationCost: 1000, Seed: 1,
+		RegionHome: "Frankfurt", MigrationCost: 1000, RegionSlack: 0.1, Seed: 1,
 	}
 }
 
@@ -130,6 +134,7 @@ func (c Config) Validate() (Config, error) {
 	fillD(&c.ProbeDelay, d.ProbeDelay)
 	fillD(&c.Tick, d.Tick)
 	fillF(&c.ProbeSlack, d.ProbeSlack)
+	fillF(&c.RegionSlack, d.RegionSlack)
 	fill(&c.RegionPlayers, d.RegionPlayers)
 	fill(&c.Hours, d.Hours)
 	fillD(&c.Hour, d.Hour)
@@ -148,6 +153,8 @@ func (c Config) Validate() (Config, error) {
 		return c, fmt.Errorf("%w: tick %v: want positive, at most the duration", lab.ErrConfig, c.Tick)
 	case c.ProbeSlack >= 1:
 		return c, fmt.Errorf("%w: probe slack %v: want below 1", lab.ErrConfig, c.ProbeSlack)
+	case !(c.RegionSlack < 1) || math.IsInf(c.RegionSlack, -1):
+		return c, fmt.Errorf("%w: region slack %v: want below 1", lab.ErrConfig, c.RegionSlack)
 	case c.Session <= 0 || c.Duration <= 0 || c.Hour <= 0 || c.ProbeDelay < 0:
 		return c, fmt.Errorf("%w: session %v, duration %v, hour %v, probe delay %v: want positive", lab.ErrConfig, c.Session, c.Duration, c.Hour, c.ProbeDelay)
 	case c.Snapshots < 1 || c.Snapshots > 1000:

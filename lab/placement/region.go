@@ -26,6 +26,9 @@ type RegionRun struct {
 	// Migrations and Selections count the plane's region migrations and
 	// core selections.
 	Migrations, Selections int
+	// Probes counts the pings the plane asked the region's players for
+	// beyond an Admit's: the nodes that contend for the core.
+	Probes int
 }
 
 // WorstRatio returns the largest hourly ratio.
@@ -157,7 +160,7 @@ func runRegion(cfg *Config, w *world, players []geo.Player, script []regionEvent
 	}
 	plane, err := control.New(control.Config{Nodes: nodes, NodeRTT: w.nodeRTT(), Probes: cfg.Probes, Seed: cfg.Seed,
 		Grid: control.Grid{Width: 1, Height: 1, Cols: 1, Rows: 1}, RegionHome: wire.NodeID(home + 1),
-		Policy: pol, MigrationCost: cfg.MigrationCost, ProbeSlack: -1})
+		Policy: pol, MigrationCost: cfg.MigrationCost, ProbeSlack: -1, RegionSlack: cfg.RegionSlack})
 	if err != nil {
 		return nil, fmt.Errorf("lab/placement: %w", err)
 	}
@@ -166,6 +169,10 @@ func runRegion(cfg *Config, w *world, players []geo.Player, script []regionEvent
 	rows := make([][]float64, len(players))
 	online := map[int]bool{}
 	probe := map[int][]wire.NodeID{}
+	byID := make(map[string]int, len(players))
+	for i, pl := range players {
+		byID[pl.ID] = i
+	}
 	next := cfg.Hour
 	for _, ev := range script {
 		p := ev.p
@@ -205,8 +212,25 @@ func runRegion(cfg *Config, w *world, players []geo.Player, script []regionEvent
 			}
 			delete(online, p)
 		case evSnap:
-			if _, err := plane.Tick(ev.at); err != nil {
+			ds, err := plane.Tick(ev.at)
+			if err != nil {
 				return nil, fmt.Errorf("lab/placement: %w", err)
+			}
+			// The pings the plane asks for (close calls of core
+			// selection) come back before the next Tick.
+			for _, d := range ds {
+				if d.Kind != control.Probe {
+					continue
+				}
+				q, ok := byID[d.Player]
+				if !ok || !online[q] {
+					continue
+				}
+				for _, n := range d.Probe {
+					if _, err := plane.Measure(ev.at, d.Player, n, ping(rng, rows[q][int(n)-1], cfg.Jitter)); err != nil {
+						return nil, fmt.Errorf("lab/placement: %w", err)
+					}
+				}
 			}
 			if ev.at >= next {
 				next += cfg.Hour
@@ -222,7 +246,7 @@ func runRegion(cfg *Config, w *world, players []geo.Player, script []regionEvent
 		}
 	}
 	st := plane.Stats()
-	run.Migrations, run.Selections = st.Migrations, st.Selections
+	run.Migrations, run.Selections, run.Probes = st.Migrations, st.Selections, st.Probes
 	return run, nil
 }
 

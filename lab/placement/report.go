@@ -59,10 +59,15 @@ func (r *Report) WriteTable(w io.Writer) error {
 		b.WriteString(report.AlignTable(rows, 0))
 		b.WriteString("\n")
 	}
+	asked := "no pings asked beyond an admission's"
+	if cfg.RegionSlack > 0 {
+		asked = fmt.Sprintf("players asked to ping the nodes within %.0f%% of the least aggregate", 100*cfg.RegionSlack)
+	}
 	fmt.Fprintf(&b, "region: %d players on average, arrivals from Europe %.0f%% → %.0f%% over %d hours of %v, first core %s,\n"+
-		"        migration when the aggregate gain ≥ %.0f ms; ratio = aggregate true RTT on the core / on the best core, after each hour\n",
-		cfg.RegionPlayers, 100*cfg.EuropeFrom, 100*cfg.EuropeTo, cfg.Hours, cfg.Hour, cfg.RegionHome, cfg.MigrationCost)
-	rows = [][]string{{"policy", "worst ratio", "hours > 1.10", "selections", "migrations", "final core"}}
+		"        migration when the aggregate gain ≥ %.0f ms, %s;\n"+
+		"        ratio = aggregate true RTT on the core / on the best core, after each hour\n",
+		cfg.RegionPlayers, 100*cfg.EuropeFrom, 100*cfg.EuropeTo, cfg.Hours, cfg.Hour, cfg.RegionHome, cfg.MigrationCost, asked)
+	rows = [][]string{{"policy", "worst ratio", "hours > 1.10", "selections", "migrations", "pings asked", "final core"}}
 	for _, g := range r.Regions {
 		over := 0
 		for _, x := range g.Ratio {
@@ -71,7 +76,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 			}
 		}
 		rows = append(rows, []string{g.Policy, report.Fixed(g.WorstRatio(), 3), fmt.Sprintf("%d of %d", over, len(g.Ratio)),
-			fmt.Sprint(g.Selections), fmt.Sprint(g.Migrations), g.Core[len(g.Core)-1]})
+			fmt.Sprint(g.Selections), fmt.Sprint(g.Migrations), fmt.Sprint(g.Probes), g.Core[len(g.Core)-1]})
 	}
 	b.WriteString(report.AlignTable(rows, 1))
 	return report.WriteTrimmed(w, b.Bytes())

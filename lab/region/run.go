@@ -101,6 +101,10 @@ func DefaultConfig() Config {
 	// the random ones cover more of the matrix).
 	mf16 := estimate.DefaultSpec(estimate.MethodFactor)
 	mf16.Probe.Neighbours, mf16.Probe.Near = 16, 2
+	// mf-geo with the same budget: the nodes' positions known (WonderNetwork's
+	// site table); PlanetLab has none, so there it is mf-16.
+	geo16 := mf16
+	geo16.Method = estimate.MethodFactorGeo
 	return Config{
 		Seed: 1,
 		Configs: []EstimateRun{
@@ -113,10 +117,11 @@ func DefaultConfig() Config {
 			{"landmark-32", estimate.DefaultSpec(estimate.MethodLandmark)},
 			{"mf-32-random", mfRandom},
 			{"mf-16", mf16},
+			{"mf-geo-16", geo16},
 			{"mf-32", estimate.DefaultSpec(estimate.MethodFactor)},
 		},
 		Slices:        18,
-		Tracked:       []string{"vivaldi-32", "gnp-15", "landmark-32", "mf-32-random", "mf-16", "mf-32"},
+		Tracked:       []string{"vivaldi-32", "gnp-15", "landmark-32", "mf-32-random", "mf-16", "mf-geo-16", "mf-32"},
 		NoiseRefs:     []float64{0.01, 0.03, 0.1},
 		Verified:      []string{"landmark-32", "mf-32"},
 		Pooled:        []string{"mf-32"},
@@ -358,7 +363,7 @@ func Run(cfg Config, progress func(done, total int)) (*Report, error) {
 			return nil, fmt.Errorf("lab/region: %s: %w", run.Label, err)
 		}
 		row := AccuracyRow{Label: run.Label, Method: run.Spec.Method, PerNode: run.Spec.PerNode()}
-		if run.Spec.Method == estimate.MethodVivaldi || run.Spec.Method == estimate.MethodFactor {
+		if run.Spec.Method == estimate.MethodVivaldi || run.Spec.Method == estimate.MethodFactor || run.Spec.Method == estimate.MethodFactorGeo {
 			row.Rounds = run.Spec.Probe.Rounds()
 		}
 		row.All = estimate.Evaluate(sess.Estimator(), truths[1], nil)
@@ -540,7 +545,7 @@ func runWonder(cfg Config) (*Report, error) {
 		}
 		row := AccuracyRow{Label: run.Label, Method: run.Spec.Method, PerNode: run.Spec.PerNode(),
 			All: estimate.Evaluate(sess.Estimator(), wt, nil), Unmeasured: estimate.Evaluate(sess.Estimator(), wt, sess.EverMeasured)}
-		if run.Spec.Method == estimate.MethodVivaldi || run.Spec.Method == estimate.MethodFactor {
+		if run.Spec.Method == estimate.MethodVivaldi || run.Spec.Method == estimate.MethodFactor || run.Spec.Method == estimate.MethodFactorGeo {
 			row.Rounds = run.Spec.Probe.Rounds()
 		}
 		rep.Accuracy = append(rep.Accuracy, row)

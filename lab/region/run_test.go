@@ -17,6 +17,7 @@ import (
 )
 
 func TestEstimateSmall(t *testing.T) {
+	t.Parallel()
 	cfg := SmallConfig()
 	rep, err := Run(cfg, nil)
 	if err != nil {
@@ -77,9 +78,21 @@ func TestEstimateSmall(t *testing.T) {
 	}
 }
 
+// TestEstimateDeterministic: two runs of one configuration give the same
+// report. The run is smaller than SmallConfig's (two estimators, a tenth
+// of its probing to 8 neighbours, 20 core nodes) but takes every path of
+// Run: a landmark and an mf session carried over two slices, pooled,
+// verified, budgeted and paper rows, noise references and a WonderNetwork
+// trial.
 func TestEstimateDeterministic(t *testing.T) {
+	t.Parallel()
 	cfg := SmallConfig()
 	cfg.Configs = cfg.Configs[2:4] // landmark-32, mf-32-random
+	for i := range cfg.Configs {
+		cfg.Configs[i].Spec.Probe.Duration /= 10
+		cfg.Configs[i].Spec.Probe.Neighbours = 8
+	}
+	cfg.CoreNodes = 20
 	cfg.Tracked = []string{cfg.Configs[0].Label, cfg.Configs[1].Label}
 	cfg.Verified = []string{cfg.Configs[1].Label}
 	cfg.Pooled, cfg.Pools = []string{cfg.Configs[0].Label}, []int{2}
