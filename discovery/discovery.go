@@ -171,6 +171,10 @@ type Config struct {
 	// Start is the virtual time at which a Colyseus node joins its ring
 	// (the time of the node's first frame).
 	Start time.Duration
+	// Joins makes a Colyseus node one that joins a running ring later
+	// (JoinRing) instead of bootstrapping one: Members are not read, and
+	// the node is in no ring until it joins. The others ignore it.
+	Joins bool
 
 	// The Colyseus architecture's knobs (ignored by the others).
 	// KeyMap is KeyMapHilbert, KeyMapLinear, KeyMapRegions, or KeyMapAuto
@@ -193,7 +197,8 @@ type Config struct {
 // New returns node cfg.Self's discovery: internal/locate's Directory,
 // Broadcast, ClientServer or Mercury with the presets of this package. A
 // Colyseus node comes back a member of its ring, bootstrapped at
-// cfg.Start with RingMembers(cfg.Members). Errors wrap ErrConfig.
+// cfg.Start with RingMembers(cfg.Members), or, with cfg.Joins, in no ring
+// yet (JoinRing). Errors wrap ErrConfig.
 func New(cfg Config) (node.Discovery, error) {
 	bad := func(format string, args ...any) (node.Discovery, error) {
 		return nil, fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, args...))
@@ -274,7 +279,7 @@ func newMercury(cfg Config) (*locate.Mercury, error) {
 	if sp.Dims < 2 || sp.Dims > world.MaxDims {
 		return nil, fmt.Errorf("%w: colyseus: Space.Dims %d: want 2 to %d (the key mappings read x and y)", ErrConfig, sp.Dims, world.MaxDims)
 	}
-	if !slices.Contains(cfg.Members, cfg.Self) {
+	if !cfg.Joins && !slices.Contains(cfg.Members, cfg.Self) {
 		return nil, fmt.Errorf("%w: colyseus: node %d is not one of the ring's Members", ErrConfig, cfg.Self)
 	}
 	kind := cfg.KeyMap
@@ -335,6 +340,9 @@ func newMercury(cfg Config) (*locate.Mercury, error) {
 	m, err := locate.NewMercury(cfg.Self, mc, rng)
 	if err != nil {
 		return nil, fmt.Errorf("%w: colyseus: %w", ErrConfig, err)
+	}
+	if cfg.Joins {
+		return m, nil
 	}
 	if err := m.Ring().Bootstrap(cfg.Start, RingMembers(cfg.Members)); err != nil {
 		return nil, fmt.Errorf("%w: colyseus: ring bootstrap: %w", ErrConfig, err)

@@ -45,8 +45,15 @@
 //     ClientServer (and the directory's standbys, or nil for
 //     DefaultStandby), the game's Space, and the run's seed. Every node
 //     of a cluster gets the same Config but for Self.
+//
 //  2. Call New once per node and hand the result to node.Config.Discovery.
 //     A Discovery serves one node and is driven by that node only.
+//
+//  3. When the cluster's members change while it runs (package live's
+//     membership gossip), tell the node's discovery on the goroutine that
+//     drives the node (members.go): SetMembers under broadcast; JoinRing
+//     for a colyseus node built with Config.Joins, and LeaveRing before a
+//     colyseus node stops.
 //
 // New changes nothing outside the value it returns: no globals, no clock,
 // randomness only from the seed.

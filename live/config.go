@@ -13,6 +13,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/overworld/overworld/discovery"
 	"github.com/overworld/overworld/geo"
 	"github.com/overworld/overworld/live/agones"
 	"github.com/overworld/overworld/live/player"
@@ -140,6 +141,23 @@ type PlayersConfig struct {
 type DiscoveryConfig struct {
 	Arch       string `toml:"arch"`
 	Rendezvous uint32 `toml:"rendezvous"`
+	// Prefetch (m) widens, in x and y, the view this node fetches and
+	// keeps replicas for (node.Config.Prefetch, discovery.Config.Prefetch);
+	// absent, the architecture's default (PrefetchM).
+	Prefetch *float64 `toml:"prefetch"`
+}
+
+// PrefetchM is the prefetch the node runs with: the configured one, or
+// discovery.ColyseusPrefetch under colyseus and 0 under the others, as
+// the simulator's commands default.
+func (c DiscoveryConfig) PrefetchM() float64 {
+	switch {
+	case c.Prefetch != nil:
+		return *c.Prefetch
+	case c.Arch == string(discovery.Colyseus):
+		return discovery.ColyseusPrefetch
+	}
+	return 0
 }
 
 // GameConfig holds the game's options; the command line interprets them
@@ -208,8 +226,8 @@ emulate_latency = false
 # simulator's --net wan is loss 0.01, jitter 10ms, duplicate 0.001):
 # probability of loss, mean of an exponential extra delay, probability of
 # sending a packet twice, and probability of holding it back up to 50ms.
-# A peer's queue stays first in, first out, so a held-back packet delays
-# the ones behind it instead of being overtaken.
+# Under jitter or holding back, a peer's packets leave in the order they
+# are due: a held packet is overtaken by later ones, as in the simulator.
 emulate_loss = 0.0
 emulate_jitter = "0s"
 emulate_duplicate = 0.0
@@ -283,6 +301,11 @@ arch = "directory"
 # The directory's rendezvous node (an ID of this file's peers, or this
 # node; ignored by the other architectures).
 rendezvous = 1
+# Widen the view replicas are fetched for by this many metres in x and y,
+# so that most objects are held before they enter an interest (0 to 1e6).
+# Absent: 15 under colyseus (the setting its figures are measured at),
+# else 0.
+# prefetch = 15
 
 # Players joining through the player endpoints.
 [players]
@@ -354,7 +377,9 @@ players_counter = "players"
 
 # Membership gossip (hashicorp/memberlist): nodes that are not in the
 # static peer list below join a running cluster through a seed, and leave
-# it after their drain. Needs discovery.arch = "directory".
+# it after their drain, under every discovery architecture: a gossiped
+# node is a broadcast target, and under colyseus a node with seeds and no
+# [[peers]] joins the running ring instead of bootstrapping one.
 [membership]
 # Gossip listen address (TCP and UDP); empty: no gossip, the peers are
 # the static list alone.
@@ -556,6 +581,9 @@ func (c DaemonConfig) Validate() (DaemonConfig, error) {
 	default:
 		return bad("discovery.arch %q: want directory, broadcast or colyseus", c.Discovery.Arch)
 	}
+	if p := c.Discovery.PrefetchM(); !(p >= 0 && p <= 1e6) {
+		return bad("discovery.prefetch %v m: want 0 to 1e6", p)
+	}
 	if err := c.Net().Validate(); err != nil {
 		return bad("emulate_*: %v", err)
 	}
@@ -574,9 +602,6 @@ func (c DaemonConfig) Validate() (DaemonConfig, error) {
 		}
 	}
 	if m := c.Membership; m.Gossip != "" {
-		if c.Discovery.Arch != "directory" {
-			return bad("membership.gossip: needs discovery.arch = \"directory\" (%s's members are the static list)", c.Discovery.Arch)
-		}
 		for name, a := range map[string]string{"membership.gossip": m.Gossip, "membership.advertise": m.Advertise,
 			"membership.node_addr": m.NodeAddr, "membership.player_quic": m.PlayerQUIC} {
 			if _, _, err := net.SplitHostPort(a); a != "" && err != nil {
@@ -653,6 +678,14 @@ func (c DaemonConfig) Members() []wire.NodeID {
 	}
 	slices.Sort(ids)
 	return ids
+}
+
+// JoinsRing reports whether the node joins a running colyseus ring
+// through a peer that gossip introduces instead of bootstrapping the ring
+// with its static members: under colyseus, with membership gossip, seeds
+// and no static peers.
+func (c DaemonConfig) JoinsRing() bool {
+	return c.Discovery.Arch == "colyseus" && c.Membership.Gossip != "" && len(c.Membership.Seeds) > 0 && len(c.Peers) == 0
 }
 
 // Cities returns every node's city (this node's and the peers').

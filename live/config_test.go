@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/overworld/overworld/discovery"
 	"github.com/overworld/overworld/geo"
 	"github.com/overworld/overworld/wire"
 )
@@ -117,6 +118,69 @@ func TestConfigNetEmulation(t *testing.T) {
 	for _, bad := range []string{"emulate_loss = 1.0\n", "emulate_jitter = \"-1ms\"\n", "emulate_duplicate = -0.5\n", "emulate_reorder = 2.0\n"} {
 		if _, err := ParseDaemonConfig([]byte(bad), ""); err == nil || !strings.Contains(err.Error(), "emulate_") {
 			t.Errorf("%q: %v, want an error naming emulate_*", bad, err)
+		}
+	}
+}
+
+// TestConfigPrefetch: discovery.prefetch defaults by architecture (as the
+// simulator's commands do), an explicit 0 turns it off, and a negative,
+// NaN or huge value is refused naming the key.
+func TestConfigPrefetch(t *testing.T) {
+	for _, c := range []struct {
+		toml string
+		want float64
+	}{
+		{"[discovery]\narch = \"colyseus\"\n", discovery.ColyseusPrefetch},
+		{"[discovery]\narch = \"colyseus\"\nprefetch = 0.0\n", 0},
+		{"[discovery]\narch = \"broadcast\"\n", 0},
+		{"[discovery]\narch = \"broadcast\"\nprefetch = 7.5\n", 7.5},
+		{"", 0},
+	} {
+		cfg, err := ParseDaemonConfig([]byte(c.toml), "")
+		if err != nil {
+			t.Fatalf("%q: %v", c.toml, err)
+		}
+		if got := cfg.Discovery.PrefetchM(); got != c.want {
+			t.Errorf("%q: prefetch %v, want %v", c.toml, got, c.want)
+		}
+	}
+	for _, bad := range []string{"[discovery]\nprefetch = -1.0\n", "[discovery]\nprefetch = nan\n", "[discovery]\nprefetch = 2e6\n"} {
+		if _, err := ParseDaemonConfig([]byte(bad), ""); err == nil || !strings.Contains(err.Error(), "discovery.prefetch") {
+			t.Errorf("%q: %v, want an error naming discovery.prefetch", bad, err)
+		}
+	}
+}
+
+// TestConfigGossipArchs: membership gossip runs under every architecture;
+// a colyseus node with seeds and no static peers joins the running ring
+// (JoinsRing), any other bootstraps it; a gossip configuration without
+// its key or with a bad seed is still refused, naming the key.
+func TestConfigGossipArchs(t *testing.T) {
+	for _, c := range []struct {
+		arch, extra string
+		joins       bool
+	}{
+		{"directory", "", false},
+		{"broadcast", "seeds = [\"10.0.0.1:7946\"]\n", false},
+		{"colyseus", "seeds = [\"10.0.0.1:7946\"]\n", true},
+		{"colyseus", "", false},
+		{"colyseus", "seeds = [\"10.0.0.1:7946\"]\n[[peers]]\nid = 2\naddr = \"10.0.0.2:7100\"\n", false},
+	} {
+		toml := "[discovery]\narch = \"" + c.arch + "\"\n[membership]\ngossip = \"0.0.0.0:7946\"\nkey_file = \"gossip.key\"\n" + c.extra
+		cfg, err := ParseDaemonConfig([]byte(toml), "")
+		if err != nil {
+			t.Fatalf("%q: %v", toml, err)
+		}
+		if cfg.JoinsRing() != c.joins {
+			t.Errorf("%q: joins the ring %v, want %v", toml, cfg.JoinsRing(), c.joins)
+		}
+	}
+	for bad, key := range map[string]string{
+		"[discovery]\narch = \"colyseus\"\n[membership]\ngossip = \"0.0.0.0:7946\"\n":                                          "membership.key_file",
+		"[discovery]\narch = \"broadcast\"\n[membership]\ngossip = \"0.0.0.0:7946\"\nkey_file = \"k\"\nseeds = [\"nohost\"]\n": "membership.seeds[0]",
+	} {
+		if _, err := ParseDaemonConfig([]byte(bad), ""); err == nil || !strings.Contains(err.Error(), key) {
+			t.Errorf("%q: %v, want an error naming %s", bad, err, key)
 		}
 	}
 }

@@ -39,12 +39,42 @@ type Counters struct {
 	Steps  atomic.Int64 // packets delivered to the core
 }
 
-// countIn counts a received packet under its class (a packet of several
-// classes arrives with its header's class alone: the split,
-// wire.Packet.Parts, does not travel).
+// countIn counts a received packet's bytes under each class it carries,
+// the packet under its header's class. The sender's split
+// (wire.Packet.Parts) does not travel: the receiver reads it off the
+// frames (inSizes).
 func (c *Counters) countIn(p wire.Packet) {
-	c.BytesIn[p.Class].Add(int64(len(p.Payload)))
+	for cl, n := range inSizes(p) {
+		if n > 0 {
+			c.BytesIn[cl].Add(int64(n))
+		}
+	}
 	c.MsgsIn[p.Class].Add(1)
+}
+
+// inSizes splits a received payload's bytes by class: a frame whose type
+// has one class (wire.Type.Class) counts under it, the version byte, ring
+// routes and locates (whose class is their sender's choice) and anything
+// unreadable under the packet's class, as the sender's
+// wire.Packet.ClassSizes counts them.
+func inSizes(p wire.Packet) (sizes [wire.NumClasses]int) {
+	if !p.Class.Valid() {
+		return sizes
+	}
+	rest := len(p.Payload)
+	if fr, err := wire.OpenFrames(p.Payload); err == nil {
+		for t, body, ok := fr.Next(); ok; t, body, ok = fr.Next() {
+			cl := t.Class()
+			if cl == p.Class || t == wire.TypeRingRoute || t == wire.TypeLocate {
+				continue
+			}
+			n := 1 + uvarintLen(uint64(len(body))) + len(body)
+			sizes[cl] += n
+			rest -= n
+		}
+	}
+	sizes[p.Class] += rest
+	return sizes
 }
 
 // countOut counts a sent packet's bytes under each class it carries, the

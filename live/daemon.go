@@ -92,6 +92,7 @@ type Daemon struct {
 	agonesStop context.CancelFunc
 	peers      *PeerSet               // the static peers and those gossip found (peerset.go)
 	gossip     atomic.Pointer[gossip] // set by Run with membership.gossip (gossip.go)
+	follow     *peerFollower          // the discovery's members follow the peer set (follow.go)
 }
 
 // DaemonRedial bounds the backoff between a daemon's dials to a lost peer.
@@ -185,7 +186,8 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 		spawnAt = max(0, time.Since(epoch))
 	}
 	disc, err := discovery.New(discovery.Config{Arch: discovery.Arch(cfg.Discovery.Arch), Self: self, Members: cfg.Members(),
-		Infra: wire.NodeID(cfg.Discovery.Rendezvous), Space: game.Discovery, Seed: cfg.Game.Seed, Start: spawnAt})
+		Infra: wire.NodeID(cfg.Discovery.Rendezvous), Space: game.Discovery, Seed: cfg.Game.Seed, Start: spawnAt,
+		Prefetch: cfg.Discovery.PrefetchM(), Joins: cfg.JoinsRing()})
 	if err != nil {
 		return nil, fmt.Errorf("%w: discovery.arch %s: %w", ErrConfig, cfg.Discovery.Arch, err)
 	}
@@ -197,8 +199,9 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 			return nil, err
 		}
 	}
+	pf := cfg.Discovery.PrefetchM()
 	d.node, err = node.New(node.Config{ID: self, Registry: game.Registry, Discovery: disc, Incarnation: d.inc, Replica: rc,
-		Rand: rand.New(rand.NewPCG(cfg.Game.Seed, 0x6e6f6465^uint64(self)))})
+		Rand: rand.New(rand.NewPCG(cfg.Game.Seed, 0x6e6f6465^uint64(self))), Prefetch: world.Point{pf, pf}})
 	if err != nil {
 		return nil, err
 	}
@@ -248,6 +251,8 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 		d.net.Close()
 		return nil, err
 	}
+	d.follow = &peerFollower{self: self, peers: d.peers, disc: disc, log: log, connected: d.mesh.Connected}
+	d.driver.AddHook(d.follow)
 	d.driver.AddHook(d.metrics.Hook())
 	d.driver.AddHook(d.alog)
 	d.metrics.Registry.MustRegister(d.alog)
@@ -256,7 +261,7 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 	d.driver.AddHook(FrameHookFunc(d.migrateRegion))
 	if cfg.Listen.PlayerQUIC != "" || cfg.Listen.PlayerWS != "" {
 		plog := func(format string, args ...any) { log.Debug(fmt.Sprintf(format, args...)) }
-		if d.players, err = newPlayerEndpoint(cfg, game.Players, ident.Current, plog); err != nil {
+		if d.players, err = newPlayerEndpoint(cfg, game.Players, ident, plog); err != nil {
 			d.net.Close()
 			return nil, err
 		}
@@ -319,8 +324,9 @@ func (d *Daemon) AdminAddr() net.Addr {
 }
 
 // Ready reports whether the node runs frames (one within the last three
-// periods) and is connected to the rendezvous (directory) or, with peers,
-// to at least one of them (broadcast).
+// periods) and is connected to the rendezvous (directory) or, with peers
+// (static or gossiped), to at least one of them (broadcast, colyseus),
+// and, under colyseus, is a member of the ring.
 func (d *Daemon) Ready() (bool, string) {
 	last := d.lastFrame.Load()
 	if last == 0 || time.Since(time.Unix(0, last)) > 3*d.cfg.FramePeriod() {
@@ -331,10 +337,13 @@ func (d *Daemon) Ready() (bool, string) {
 		if !d.mesh.Connected(wire.NodeID(d.cfg.Discovery.Rendezvous)) {
 			return false, fmt.Sprintf("not connected to the rendezvous (node %d)", d.cfg.Discovery.Rendezvous)
 		}
-	case d.cfg.Discovery.Arch != "directory" && len(d.cfg.Peers) > 0:
+	case d.cfg.Discovery.Arch != "directory" && len(d.peers.IDs()) > 0:
 		if d.counters.Connected.Load() == 0 {
 			return false, "connected to no peer"
 		}
+	}
+	if d.cfg.Discovery.Arch == "colyseus" && !d.follow.inRing.Load() {
+		return false, "not a member of the colyseus ring"
 	}
 	return true, "ready"
 }
@@ -465,7 +474,8 @@ func (d *Daemon) snapshotWorld(now time.Duration, n *node.Node) {
 // to shutdown_grace to deliver it, meanwhile); the node drains, running
 // frames while its primaries migrate to live peers for up to
 // drain_timeout (see drain.go), and logs a drain report (primaries
-// migrated and not); frames stop; what is queued for peers is sent for up
+// migrated and not); with membership gossip, a colyseus node leaves its
+// ring (follow.go) and the node tells the others it leaves; frames stop; what is queued for peers is sent for up
 // to shutdown_grace; the admin endpoint closes; and a summary is written
 // to data_dir/last-run.json (with a data directory).
 func (d *Daemon) Run(ctx context.Context) error {
@@ -527,6 +537,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.alog.setDrain(rep)
 	d.logDrain(rep)
 	if g := d.gossip.Load(); g != nil {
+		if err == nil {
+			d.leaveRing()
+		}
 		g.leave(time.Second)
 	}
 	d.stopAgones()

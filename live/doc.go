@@ -54,7 +54,9 @@
 //     static list plus, with membership gossip (gossip.go,
 //     hashicorp/memberlist over a seed list, encrypted with the cluster's
 //     gossip key), the nodes that join while it runs; Admitted tells
-//     whether a node is a peer. With agones.enabled the daemon runs a
+//     whether a node is a peer. Discovery follows the set under every
+//     architecture (follow.go): broadcast targets, and a colyseus node
+//     joining the running ring and leaving it after its drain. With agones.enabled the daemon runs a
 //     live/agones Agent (agonesnode.go) from start to Shutdown after the
 //     drain.
 //

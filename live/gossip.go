@@ -356,18 +356,7 @@ const agonesEndpointWait = 10 * time.Second
 // playerEndpoints returns the player endpoints a GameServer publishes:
 // its address with the ports named "player-quic" and "player-ws" (each
 // empty when the GameServer has no such port).
-func playerEndpoints(ep agones.Endpoint) (quic, ws string) {
-	if ep.Address == "" {
-		return "", ""
-	}
-	if p, ok := ep.Ports["player-quic"]; ok {
-		quic = net.JoinHostPort(ep.Address, strconv.Itoa(p))
-	}
-	if p, ok := ep.Ports["player-ws"]; ok {
-		ws = "ws://" + net.JoinHostPort(ep.Address, strconv.Itoa(p)) + "/"
-	}
-	return quic, ws
-}
+func playerEndpoints(ep agones.Endpoint) (quic, ws string) { return ep.PlayerEndpoints() }
 
 // gossipAddr returns the gossip address others join this node at ("" before Run
 // starts the gossip, or without it).

@@ -51,9 +51,10 @@ type MeshConfig struct {
 	// probability Net.Loss (counted as sent, and in Counters.EmulatedLoss),
 	// sent twice with probability Net.Duplicate, and held an extra
 	// exponential delay of mean Net.Jitter and, with probability
-	// Net.Reorder, up to ReorderDelay more. A peer's queue stays first in,
-	// first out: a held packet delays the ones behind it rather than being
-	// overtaken, so the emulation delays where the simulator reorders.
+	// Net.Reorder, up to ReorderDelay more. Under jitter or reordering a
+	// peer's packets leave in the order they are due, so a held packet is
+	// overtaken by the ones behind it, as in the simulator (over the
+	// stream too: the reordering happens before it).
 	Net geo.Network
 	// NetSeed seeds the emulation's random draws.
 	NetSeed uint64
@@ -282,6 +283,40 @@ func (m *Mesh) Connected(id wire.NodeID) bool {
 	return pr.conn != nil
 }
 
+// PeerRTTs returns the round-trip time measured to every peer the mesh
+// has an open connection to whose network measures one (RTTer, QUIC's
+// least RTT), plus, under latency emulation, the emulated delay both ways
+// (Delay to the peer, twice: the peer holds its packets back as long
+// under the same table). A peer not connected yet, or not measured yet,
+// is left out.
+func (m *Mesh) PeerRTTs() map[wire.NodeID]time.Duration {
+	m.mu.Lock()
+	prs := make([]*peer, 0, len(m.peers))
+	for _, pr := range m.peers {
+		prs = append(prs, pr)
+	}
+	m.mu.Unlock()
+	out := map[wire.NodeID]time.Duration{}
+	for _, pr := range prs {
+		pr.mu.Lock()
+		c := pr.conn
+		pr.mu.Unlock()
+		r, ok := c.(RTTer)
+		if !ok {
+			continue
+		}
+		rtt := r.RTT()
+		if rtt <= 0 {
+			continue
+		}
+		if m.cfg.Delay != nil {
+			rtt += 2 * m.cfg.Delay(pr.id)
+		}
+		out[pr.id] = rtt
+	}
+	return out
+}
+
 // QueueLen returns the number of packets queued for peer id.
 func (m *Mesh) QueueLen(id wire.NodeID) int {
 	m.mu.Lock()
@@ -416,6 +451,18 @@ func (r *ring) pushFront(it item) {
 	r.n++
 }
 
+// earliest returns the index of the first item due soonest (the
+// queue is not empty).
+func (r *ring) earliest() int {
+	best := 0
+	for i := 1; i < r.n; i++ {
+		if r.at(i).due.Before(r.at(best).due) {
+			best = i
+		}
+	}
+	return best
+}
+
 // remove deletes the i-th item, shifting the earlier ones up (i is
 // usually 0: the oldest update is near the head).
 func (r *ring) remove(i int) {
@@ -468,29 +515,56 @@ func (p *peer) enqueue(it item, max int) (dropped bool) {
 // it waits, a closed connection (gone) is reported through lost and
 // forgotten.
 func (m *Mesh) next(p *peer, gone <-chan struct{}, lost func()) (item, bool) {
+	// Under jitter or reordering the packet due soonest leaves first, and
+	// one queued while the goroutine waits for a later one can overtake
+	// it; otherwise the queue is first in, first out (every packet to a
+	// peer has the same delay) and the caller waits for the head's.
+	reorder := m.cfg.Net.Jitter > 0 || m.cfg.Net.Reorder > 0
+	closing, closed := m.closing, false
 	for {
+		var due <-chan time.Time
+		var timer *time.Timer
 		p.mu.Lock()
-		if p.q.len() > 0 {
-			it := p.q.pop()
+		if closed && p.q.len() == 0 {
 			p.mu.Unlock()
-			return it, true
+			return item{}, false
+		}
+		if p.q.len() > 0 {
+			i := 0
+			if reorder {
+				i = p.q.earliest()
+			}
+			it := *p.q.at(i)
+			wait := time.Until(it.due)
+			if !reorder || it.due.IsZero() || wait <= delaySlack {
+				p.q.remove(i)
+				p.mu.Unlock()
+				return it, true
+			}
+			timer = time.NewTimer(wait)
+			due = timer.C
 		}
 		p.mu.Unlock()
 		select {
+		case <-due:
 		case <-p.wake:
-		case <-m.closing:
-			p.mu.Lock()
-			empty := p.q.len() == 0
-			p.mu.Unlock()
-			if empty {
-				return item{}, false
-			}
+		case <-closing:
+			closing, closed = nil, true // send what is queued, then end
 		case <-m.ctx.Done():
+			stop(timer)
 			return item{}, false
 		case <-gone:
 			lost()
 			gone = nil
 		}
+		stop(timer)
+	}
+}
+
+// stop stops t, if any.
+func stop(t *time.Timer) {
+	if t != nil {
+		t.Stop()
 	}
 }
 

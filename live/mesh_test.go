@@ -3,7 +3,6 @@ package live
 import (
 	"context"
 	"fmt"
-	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -356,8 +355,9 @@ func TestIdleConnectionLoss(t *testing.T) {
 
 // TestNetEmulation: with MeshConfig.Net, the mesh loses its share of the
 // packets (counted as sent and as emulated loss), sends its share twice,
-// and holds every packet an extra jitter; control packets on the reliable
-// stream arrive in the order sent (the queue is first in, first out).
+// and holds every packet an extra jitter; packets leave in the order they
+// are due, so the jitter reorders them (before the reliable stream, which
+// keeps that order), as the simulator does.
 func TestNetEmulation(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		net := NewMemNetwork()
@@ -392,8 +392,14 @@ func TestNetEmulation(t *testing.T) {
 		if f := float64(dup) / float64(n-int(lost)); f < 0.03 || f > 0.07 {
 			t.Errorf("%d duplicates among %d packets delivered, want about 5%%", dup, len(got))
 		}
-		if !slices.IsSorted(got) {
-			t.Error("the reliable stream reordered packets")
+		inversions := 0
+		for i := 1; i < len(got); i++ {
+			if got[i] < got[i-1] {
+				inversions++
+			}
+		}
+		if inversions < len(got)/20 {
+			t.Errorf("%d of %d packets arrived before one sent earlier, want the jitter to reorder more", inversions, len(got))
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/overworld/overworld/wire"
 )
@@ -36,6 +37,13 @@ type Conn interface {
 	Done() <-chan struct{}
 	// Close closes the connection and its streams.
 	Close() error
+}
+
+// RTTer is a Conn that measures the round-trip time of its path (QUIC's
+// does; the in-memory network's does not). RTT returns 0 until it has a
+// measurement.
+type RTTer interface {
+	RTT() time.Duration
 }
 
 // Network connects a node to its peers. Dial and Accept return only

@@ -2,8 +2,10 @@ package live
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"net/url"
@@ -54,6 +56,35 @@ type PlayersReport struct {
 	// Instances are the control plane's instance records this node keeps
 	// (instances.go).
 	Instances []InstanceRecord `json:"instances,omitempty"`
+	// Peers are the round-trip times this node measures to the peers it
+	// is connected to (Mesh.PeerRTTs), by node ID: the control plane
+	// places the nodes in network coordinates with them.
+	Peers []PeerRTT `json:"peers,omitempty"`
+}
+
+// PeerRTT is the round-trip time a node measures to one peer.
+type PeerRTT struct {
+	Node  uint32  `json:"node"`
+	RTTMs float64 `json:"rtt_ms"`
+}
+
+// CheckPeerRTTs returns an error naming the first entry of a report's
+// Peers that is not a node ID (1 to MaxNodeID, each once, not the
+// reporting node self) with a finite RTT of 0 to 10,000 ms.
+func CheckPeerRTTs(self uint32, ps []PeerRTT) error {
+	seen := map[uint32]bool{}
+	for i, p := range ps {
+		switch {
+		case p.Node == 0 || p.Node > MaxNodeID || p.Node == self:
+			return fmt.Errorf("peer RTT %d: node %d: want a peer's ID, 1 to %d", i, p.Node, MaxNodeID)
+		case seen[p.Node]:
+			return fmt.Errorf("peer RTT %d: node %d listed twice", i, p.Node)
+		case math.IsNaN(p.RTTMs) || p.RTTMs < 0 || p.RTTMs > maxPingRTTMs:
+			return fmt.Errorf("peer RTT %d: node %d: %v ms, want 0 to %d", i, p.Node, p.RTTMs, maxPingRTTMs)
+		}
+		seen[p.Node] = true
+	}
+	return nil
 }
 
 // Limits of the pings a node stores.
@@ -132,6 +163,11 @@ func (d *Daemon) servePlayers(w http.ResponseWriter, r *http.Request) {
 	}
 	rep.Instances = d.placed.instances
 	d.placed.mu.Unlock()
+	rtts := d.mesh.PeerRTTs()
+	for _, id := range slices.Sorted(maps.Keys(rtts)) {
+		ms := float64(rtts[id].Microseconds()) / 1000
+		rep.Peers = append(rep.Peers, PeerRTT{Node: uint32(id), RTTMs: min(ms, maxPingRTTMs)})
+	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(rep)
 }
@@ -233,11 +269,17 @@ type regionReq struct {
 	// prefer, when set, asks for node.PreferBackup(box, prefer) instead of
 	// a migration (an empty non-nil slice removes the preference).
 	prefer []wire.NodeID
+	// want names objects to migrate wherever they are (a chained
+	// migration passes on what the one before moved here); the reply
+	// says which of them are known to be deleted.
+	want map[world.ObjectID]bool
 }
 
 type regionReply struct {
-	moved int
-	err   error
+	moved   []world.ObjectID // migrated, with what is attached to them
+	pending []world.ObjectID // still here, on their way (ErrMigrating)
+	gone    []world.ObjectID // wanted, and known here to be deleted
+	err     error
 }
 
 // migrateRegion runs the pending region migrations (a frame hook): every
@@ -262,10 +304,9 @@ func (d *Daemon) migrateRegion(now time.Duration, n *node.Node) {
 			}
 		}
 		dims := n.Config().Registry.Space().Dims()
-		moved := 0
-		var err error
+		var rep regionReply
 		for _, info := range n.Primaries(nil) {
-			if avatars[info.ID] || !req.box.Contains(info.State.Location(), dims) {
+			if avatars[info.ID] || !req.box.Contains(info.State.Location(), dims) && !req.want[info.ID] {
 				continue
 			}
 			if obj, _, ok := n.Lookup(info.ID); ok {
@@ -273,21 +314,41 @@ func (d *Daemon) migrateRegion(now time.Duration, n *node.Node) {
 					continue
 				}
 			}
-			if _, e := n.Migrate(now, info.ID, req.to); e != nil {
-				err = e
+			ids, e := n.Migrate(now, info.ID, req.to)
+			if errors.Is(e, node.ErrMigrating) {
+				rep.pending = append(rep.pending, info.ID)
 				continue
 			}
-			moved++
+			if e != nil {
+				rep.err = e
+				continue
+			}
+			rep.moved = append(rep.moved, ids...)
 		}
-		req.reply <- regionReply{moved: moved, err: err}
+		for id := range req.want {
+			if n.Deleted(id) {
+				rep.gone = append(rep.gone, id)
+			}
+		}
+		slices.Sort(rep.gone)
+		slices.Sort(rep.pending)
+		req.reply <- rep
 	}
 }
 
-// serveMigrateRegion is POST /admin/migrate-region?x0=&y0=&x1=&y1=&node=N:
+// serveMigrateRegion is POST /admin/migrate-region?x0=&y0=&x1=&y1=&node=N[&want=ID,...]:
 // this node's objects in the box [x0, x1] × [y0, y1] that are not players'
 // avatars migrate to peer N, of the static list or gossiped (the control
 // plane moves a region of the world to its new core this way, asking
-// every node). It answers with the number migrated.
+// every node). want names objects (by their 64-bit IDs) to migrate too
+// wherever they are: the plane passes on what a migration to this node
+// moved when it chains a second one. It answers with the number
+// migrated, their IDs, those still here on their way to a node (their
+// migration waits for the old backup to give its copy up, and may be
+// aborted: asked again, the node migrates them anew), and the wanted IDs
+// known here to be deleted:
+// {"moved": 2, "ids": [...], "pending": [...], "gone": [...]}. An object
+// has left once it is in none of the lists of a later answer.
 func (d *Daemon) serveMigrateRegion(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
@@ -305,16 +366,65 @@ func (d *Daemon) serveMigrateRegion(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("migrate-region: node %q: want the ID of a peer", q.Get("node")), http.StatusBadRequest)
 		return
 	}
-	rep, ok := d.askRegion(w, r, "migrate-region", regionReq{box: box, to: wire.NodeID(to)})
+	want, err := wantQuery(q.Get("want"))
+	if err != nil {
+		http.Error(w, "migrate-region: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	rep, ok := d.askRegion(w, r, "migrate-region", regionReq{box: box, to: wire.NodeID(to), want: want})
 	if !ok {
 		return
 	}
-	if rep.err != nil && rep.moved == 0 {
+	if rep.err != nil && len(rep.moved)+len(rep.pending) == 0 {
 		http.Error(w, "migrate-region: "+rep.err.Error(), http.StatusConflict)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprintf(w, "{\"moved\": %d}\n", rep.moved)
+	json.NewEncoder(w).Encode(MigrateAnswer{Moved: len(rep.moved), IDs: objectIDs(rep.moved), Pending: objectIDs(rep.pending), Gone: objectIDs(rep.gone)})
+}
+
+// MigrateAnswer is the answer of a node's POST /admin/migrate-region:
+// how many objects it migrated, their IDs, those still there on their
+// way to a node, and which of the objects the request wanted are known
+// there to be deleted.
+type MigrateAnswer struct {
+	Moved   int      `json:"moved"`
+	IDs     []uint64 `json:"ids"`
+	Pending []uint64 `json:"pending"`
+	Gone    []uint64 `json:"gone"`
+}
+
+// MaxWant bounds the objects one migrate-region request may name.
+const MaxWant = 10000
+
+// wantQuery reads a migrate-region request's want list: object IDs in
+// decimal, comma-separated (none if s is empty).
+func wantQuery(s string) (map[world.ObjectID]bool, error) {
+	if s == "" {
+		return nil, nil
+	}
+	parts := strings.Split(s, ",")
+	if len(parts) > MaxWant {
+		return nil, fmt.Errorf("want: %d object IDs, at most %d", len(parts), MaxWant)
+	}
+	want := make(map[world.ObjectID]bool, len(parts))
+	for _, p := range parts {
+		id, err := strconv.ParseUint(p, 10, 64)
+		if err != nil || id == 0 {
+			return nil, fmt.Errorf("want: object ID %q: want a positive decimal integer", p)
+		}
+		want[world.ObjectID(id)] = true
+	}
+	return want, nil
+}
+
+// objectIDs returns ids as integers, an empty list for none.
+func objectIDs(ids []world.ObjectID) []uint64 {
+	out := make([]uint64, len(ids))
+	for i, id := range ids {
+		out[i] = uint64(id)
+	}
+	return out
 }
 
 // boxQuery reads the box [x0, x1] × [y0, y1] of an admin request's query

@@ -67,6 +67,10 @@ func TestPlacedEndpoints(t *testing.T) {
 		{"POST", "/admin/migrate-region?x0=2&y0=0&x1=1&y1=1&node=2", "", "is empty"},
 		{"POST", "/admin/migrate-region?x0=0&y0=0&x1=NaN&y1=1&node=2", "", "x1"},
 		{"GET", "/admin/migrate-region", "", "use POST"},
+		{"POST", "/admin/migrate-region?x0=0&y0=0&x1=1&y1=1&node=2&want=5,x", "", `object ID "x"`},
+		{"POST", "/admin/migrate-region?x0=0&y0=0&x1=1&y1=1&node=2&want=0", "", `object ID "0"`},
+		{"POST", "/admin/migrate-region?x0=0&y0=0&x1=1&y1=1&node=2&want=5,,6", "", `object ID ""`},
+		{"POST", "/admin/migrate-region?x0=0&y0=0&x1=1&y1=1&node=2&want=" + strings.Repeat("1,", MaxWant) + "1", "", "at most"},
 		{"GET", "/admin/prefer-backup", "", "use POST"},
 		{"POST", "/admin/prefer-backup?x0=0&y0=0&x1=1&y1=1&nodes=2,x", "", "nodes"},
 		{"POST", "/admin/prefer-backup?x0=0&y0=0&x1=1&y1=1&nodes=2,2", "", "distinct"},
@@ -121,8 +125,11 @@ func TestPlacedEndpoints(t *testing.T) {
 			t.Fatalf("prefer-backup %q: %d %q", nodes, code, body)
 		}
 	}
-	// A region migration with no object of this node inside moves none.
-	if code, body := do("POST", "/admin/migrate-region?x0=1e6&y0=1e6&x1=2e6&y1=2e6&node=2", ""); code != 200 || !strings.Contains(body, `"moved": 0`) {
+	// A region migration with no object of this node inside, wanting one
+	// it never knew, moves none and knows of no deletion.
+	code, body = do("POST", "/admin/migrate-region?x0=1e6&y0=1e6&x1=2e6&y1=2e6&node=2&want=12345", "")
+	var ans MigrateAnswer
+	if err := json.Unmarshal([]byte(body), &ans); code != 200 || err != nil || ans.Moved != 0 || ans.IDs == nil || len(ans.IDs) != 0 || ans.Gone == nil || len(ans.Gone) != 0 || ans.Pending == nil || len(ans.Pending) != 0 {
 		t.Fatalf("empty region: %d %q", code, body)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/quic-go/quic-go"
 
+	"github.com/overworld/overworld/live/pki"
 	"github.com/overworld/overworld/live/player"
 	"github.com/overworld/overworld/node"
 )
@@ -39,12 +40,12 @@ type playerEndpoint struct {
 
 // newPlayerEndpoint builds the gateway and opens the player listeners of
 // cfg (at least one is set). The QUIC endpoint presents the node's
-// certificate.
+// certificate, whose key also signs the players' avatar deeds.
 //
 // Tokens must name cfg.Players.World and this node; their nonces are kept
 // in data_dir (player.NonceFile), so that a token used before a restart
 // is refused after it (without a data directory, in memory only).
-func newPlayerEndpoint(cfg DaemonConfig, ctl player.Controller, ident func() *tls.Certificate, log logf) (*playerEndpoint, error) {
+func newPlayerEndpoint(cfg DaemonConfig, ctl player.Controller, ident *pki.Identity, log logf) (*playerEndpoint, error) {
 	if ctl == nil {
 		return nil, fmt.Errorf("%w: listen.player_quic/player_ws: this game has no player controller", ErrConfig)
 	}
@@ -72,7 +73,7 @@ func newPlayerEndpoint(cfg DaemonConfig, ctl player.Controller, ident func() *tl
 		return nil, fmt.Errorf("%w: players: %v", ErrConfig, err)
 	}
 	lim := player.Limits{MaxUnauth: cfg.Players.MaxUnauth, PerSource: cfg.Players.PerSource, Deadline: cfg.Players.JoinDeadline.Duration}
-	gw, err := player.New(player.Config{Verifier: ver, Controller: ctl, MaxPlayers: cfg.Players.MaxPlayers,
+	gw, err := player.New(player.Config{Verifier: ver, Controller: ctl, Identity: ident, MaxPlayers: cfg.Players.MaxPlayers,
 		FrameEvery: cfg.FramePeriod(), JoinTimeout: lim.Deadline, QUIC: lim, WS: lim, Logf: log})
 	if err != nil {
 		p.closeNonces()
@@ -91,7 +92,7 @@ func newPlayerEndpoint(cfg DaemonConfig, ctl player.Controller, ident func() *tl
 	}
 	if a := cfg.Listen.PlayerQUIC; a != "" {
 		tc := &tls.Config{MinVersion: tls.VersionTLS13, NextProtos: []string{player.ALPN},
-			GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return ident(), nil }}
+			GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return ident.Current(), nil }}
 		if p.guard, err = NewHandshakeGuard(HandshakeLimits{}); err != nil {
 			return fail(err)
 		}
@@ -258,7 +259,7 @@ var (
 	descPJoins   = prometheus.NewDesc("overworld_player_joins_total", "Players admitted through the player endpoints.", nil, nil)
 	descPLeaves  = prometheus.NewDesc("overworld_player_leaves_total", "Players who left, were dropped or lost their avatar.", nil, nil)
 	descPRefused = prometheus.NewDesc("overworld_player_refusals_total",
-		"Player connections refused before any per-player state: bad_token (forged, malformed, early or too long), audience (a token for another world or node), expired, replayed, full, duplicate, rejoin_refused (a rejoin naming an avatar another session plays), join_failed, timeout (no join in time), malformed (a bad or oversized message; joined players are dropped), http_error (a WebSocket endpoint connection that failed before the upgrade: not HTTP, or a failed TLS handshake).",
+		"Player connections refused before any per-player state: bad_token (forged, malformed, early or too long), audience (a token for another world or node), expired, replayed, full, duplicate, rejoin_refused (a rejoin naming an avatar another session plays), bad_deed (a rejoin without a valid avatar deed for its avatar and player), old_client (protocol version 1), join_failed, timeout (no join in time), malformed (a bad or oversized message; joined players are dropped), http_error (a WebSocket endpoint connection that failed before the upgrade: not HTTP, or a failed TLS handshake).",
 		[]string{"reason"}, nil)
 	descPUnauth  = prometheus.NewDesc("overworld_player_unauthenticated_connections", "Player connections whose token has not verified yet, by endpoint (quic, ws).", []string{"endpoint"}, nil)
 	descPPreAuth = prometheus.NewDesc("overworld_player_preauth_refusals_total",
@@ -288,7 +289,8 @@ func (c playerCollector) Collect(ch chan<- prometheus.Metric) {
 		reason string
 		v      int64
 	}{{"bad_token", s.BadToken}, {"audience", s.Audience}, {"expired", s.Expired}, {"replayed", s.Replayed}, {"full", s.Full},
-		{"duplicate", s.Duplicate}, {"rejoin_refused", s.RejoinRefused}, {"join_failed", s.JoinFailed}, {"timeout", s.Timeouts},
+		{"duplicate", s.Duplicate}, {"rejoin_refused", s.RejoinRefused}, {"bad_deed", s.BadDeed}, {"old_client", s.OldClients},
+		{"join_failed", s.JoinFailed}, {"timeout", s.Timeouts},
 		{"malformed", s.Malformed}, {"http_error", s.HTTPErrors}} {
 		counter(descPRefused, r.v, r.reason)
 	}

@@ -158,7 +158,7 @@ func TestDaemonPlayers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := conn.WriteMessage(dctx, []byte{1, 99, 0}); err != nil {
+	if err := conn.WriteMessage(dctx, []byte{player.Version, 99, 0}); err != nil {
 		t.Fatal(err)
 	}
 	msg, err := conn.ReadMessage(dctx, player.MaxMessage)

@@ -190,3 +190,8 @@ func (c *quicConn) AcceptStream(ctx context.Context) (io.ReadWriteCloser, error)
 func (c *quicConn) Done() <-chan struct{} { return c.c.Context().Done() }
 
 func (c *quicConn) Close() error { return c.c.CloseWithError(0, "closed") }
+
+// RTT is the least round trip QUIC has measured on the connection (its
+// acknowledgements' timing, less the peer's reported ack delay): the
+// path's propagation delay, queueing left out. 0 before the first.
+func (c *quicConn) RTT() time.Duration { return c.c.ConnectionStats().MinRTT }

@@ -216,3 +216,35 @@ func TestQUICPeerRestart(t *testing.T) {
 	}
 	t.Fatalf("no packet reached the restarted node within the idle timeout (%v)", IdleTimeout)
 }
+
+// TestPeerRTTs: a mesh over QUIC reports the RTT it measures to a peer it
+// has talked to (QUIC's least RTT; on loopback well under 100 ms), plus
+// the emulated delay both ways when it emulates latency; a peer it never
+// talked to is left out.
+func TestPeerRTTs(t *testing.T) {
+	now := time.Now()
+	ca := newTestCA(t)
+	b := newQUICNode(t, issue(t, ca, 2, now, time.Hour), nil)
+	a := newQUICNode(t, issue(t, ca, 1, now, time.Hour), map[wire.NodeID]string{2: b.net.Addr().String(), 3: "127.0.0.1:1"})
+	delayed := newQUICNode(t, issue(t, ca, 4, now, time.Hour), map[wire.NodeID]string{2: b.net.Addr().String()})
+	delayed.mesh.cfg.Delay = func(wire.NodeID) time.Duration { return 30 * time.Millisecond }
+	for _, n := range []*quicNode{a, delayed} {
+		var rtt time.Duration
+		for i := 0; i < 100 && rtt == 0; i++ {
+			n.mesh.Send(wire.Packet{From: n.id.ID, To: 2, Class: wire.ClassUpdate, Payload: []byte{wire.Version, byte(i)}})
+			recvWithin(b.mesh, time.Second)
+			time.Sleep(10 * time.Millisecond)
+			rtt = n.mesh.PeerRTTs()[2]
+		}
+		var lo time.Duration
+		if d := n.mesh.cfg.Delay; d != nil {
+			lo = 2 * d(2)
+		}
+		if rtt <= lo || rtt > lo+100*time.Millisecond {
+			t.Errorf("node %d: RTT to node 2 %v, want over %v by under 100 ms", n.id.ID, rtt, lo)
+		}
+	}
+	if rtts := a.mesh.PeerRTTs(); len(rtts) != 1 {
+		t.Errorf("node 1 reports %v, want node 2 only", rtts)
+	}
+}

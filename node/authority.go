@@ -127,6 +127,13 @@ type AuthorityEvent = replica.Event
 // BackupChoice is what a BackupPolicy chooses a backup from.
 type BackupChoice = replica.BackupChoice
 
+// ErrMigrating is returned by Migrate for an object already on its way
+// to a node: its migration waits for its old backup to give its copy up
+// (and is aborted, the object staying here, if that does not come
+// within two seconds). A caller that must see the object leave asks
+// again later.
+var ErrMigrating = replica.ErrMigrating
+
 // BackupPolicy chooses the node that backs a primary up.
 type BackupPolicy = replica.BackupPolicy
 

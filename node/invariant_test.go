@@ -57,8 +57,14 @@ func randomRun(t *testing.T, arch string, seed uint64, loss float64, dur time.Du
 			n := c.nodes[r.IntN(nodes)]
 			for _, in := range n.Objects(nil) {
 				if in.Primary && in.State.Schema() == g.walker && r.IntN(3) == 0 {
+					if n.Deleted(in.ID) {
+						t.Fatalf("seed %d: %v known deleted before its deletion", seed, in.ID)
+					}
 					if err := n.Delete(c.now, in.ID); err != nil {
 						t.Fatalf("seed %d: delete: %v", seed, err)
+					}
+					if !n.Deleted(in.ID) {
+						t.Fatalf("seed %d: %v not known deleted after its deletion", seed, in.ID)
 					}
 					c.send(n.Drain(nil))
 					break

@@ -612,6 +612,11 @@ func (n *Node) Delete(now time.Duration, id world.ObjectID) error {
 	return n.delete(id)
 }
 
+// Deleted reports whether object id is known on this node to be deleted
+// (its primary here deleted it, or news of the deletion came) within the
+// tombstone time to live.
+func (n *Node) Deleted(id world.ObjectID) bool { return n.store.Deleted(id) }
+
 func (n *Node) delete(id world.ObjectID) error {
 	err := n.store.Delete(n.now, id)
 	switch {

@@ -318,8 +318,11 @@ func (m *Backup) Decode(body []byte) error {
 				return malformed("backup of %v: fence node 0", e.ID)
 			}
 		}
+		if r.err != nil {
+			return r.err // a bad fence leaves hc unchecked: never loop over it
+		}
 		if n := hc >> 1; n > 0 {
-			if r.err == nil && n-1 > uint64(len(r.p)) {
+			if n-1 > uint64(len(r.p)) {
 				return malformed("backup of %v: holder count %d exceeds the %d bytes left", e.ID, n-1, len(r.p))
 			}
 			e.HasHolders = true

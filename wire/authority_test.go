@@ -446,6 +446,9 @@ func TestAuthorityDecodeRejects(t *testing.T) {
 		{"backup holder beyond 32 bits", TypeBackup, bk(b(1), cat(b(4), big32)), "exceeds 32 bits"},
 		{"backup fence node 0", TypeBackup, bk(b(1), b(1, 0)), "fence node 0"},
 		{"backup fence missing", TypeBackup, bk(b(1), b(1)), "fence truncated"},
+		// A huge holder count whose fence is missing: refused at once, not
+		// after counting 2⁶² absent holders.
+		{"backup fence missing under a huge holder count", TypeBackup, bk(b(1), b(0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f)), "fence truncated"},
 		{"backup fence beyond 32 bits", TypeBackup, bk(b(1), cat(b(1), big32)), "exceeds 32 bits"},
 		{"backup writer incarnation beyond 16 bits", TypeBackup, cat(b(1, 5, 1, 3, 1, 0, 0, 1, 7), big16, b(3, 0)), "exceeds 16 bits"},
 		{"backup data truncated", TypeBackup, b(1, 5, 1, 3, 1, 0, 9, 1), "backup data truncated"},

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/overworld/overworld/arena"
+	"github.com/overworld/overworld/internal/docvec"
 	"github.com/overworld/overworld/live/player"
 	"github.com/overworld/overworld/world"
 )
@@ -205,8 +206,23 @@ func MakeVectors(t testing.TB, seed uint64, nstreams int) Vectors {
 	add("redirect", "redirect", player.AppendRedirect(nil, r), map[string]any{"node": 2, "quic": r.QUIC, "ws": r.WS, "avatar": fmt.Sprint(uint64(avatar)), "seq": 2})
 	r2 := player.Redirect{Node: math.MaxUint32, WS: "wss://node9.example:443/", Avatar: big, Seq: 0}
 	add("redirect-ws-only", "redirect", player.AppendRedirect(nil, r2), map[string]any{"node": uint32(math.MaxUint32), "quic": "", "ws": r2.WS, "avatar": fmt.Sprint(uint64(big)), "seq": 0})
-	add("rejoin", "rejoin", player.AppendRejoin(nil, player.Rejoin{Token: tok, Avatar: avatar, Seq: 2}),
-		map[string]any{"token": hex.EncodeToString(tok), "avatar": fmt.Sprint(uint64(avatar)), "seq": 2})
+	// The specification's avatar deed (node 1 of its example cluster,
+	// for alice's avatar 1.5).
+	doc, err := docvec.Read(filepath.Join("..", "..", "docs", "protocol.md"), "player/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deed := doc["player/deed"]
+	tk, err := player.ParseDeed(deed)
+	if err != nil || tk.Avatar != avatar {
+		t.Fatalf("the specification's deed: %+v, %v", tk, err)
+	}
+	add("deed", "deed", player.AppendDeed(nil, deed), map[string]any{"deed": hex.EncodeToString(deed),
+		"avatar": fmt.Sprint(uint64(tk.Avatar)), "player": string(tk.Player), "world": tk.World, "issued": tk.Issued.Unix(), "expires": tk.Expires.Unix()})
+	add("rejoin", "rejoin", player.AppendRejoin(nil, player.Rejoin{Token: tok, Deed: deed, Avatar: avatar, Seq: 2}),
+		map[string]any{"token": hex.EncodeToString(tok), "deed": hex.EncodeToString(deed), "avatar": fmt.Sprint(uint64(avatar)), "seq": 2})
+	add("rejoin-no-deed", "rejoin", player.AppendRejoin(nil, player.Rejoin{Token: tok, Avatar: avatar, Seq: 2}),
+		map[string]any{"token": hex.EncodeToString(tok), "deed": "", "avatar": fmt.Sprint(uint64(avatar)), "seq": 2})
 	// The arena game's JoinOK and an input.
 	g, err := arena.New(arena.Federated(1, arena.Sqr))
 	if err != nil {
@@ -450,6 +466,8 @@ func goVerdict(m []byte) string {
 		_, err = player.DecodeRedirect(body)
 	case player.MsgRejoin:
 		_, err = player.DecodeRejoin(body)
+	case player.MsgDeed:
+		_, _, err = player.DecodeDeed(body)
 	default:
 		return "skip" // states are checked against a view
 	}

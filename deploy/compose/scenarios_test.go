@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -29,9 +30,11 @@ import (
 // Without a Docker engine they skip with a message.
 
 var (
-	dk    *Docker
-	root  string
-	image = "overworld:compose-test"
+	dk   *Docker
+	root string
+	// image is this run's own tag, so that runs sharing an engine never
+	// start each other's binaries; it is removed when the run ends.
+	image = fmt.Sprintf("overworld:compose-test-%d", os.Getpid())
 )
 
 func TestMain(m *testing.M) {
@@ -51,7 +54,11 @@ func TestMain(m *testing.M) {
 		fmt.Println(err)
 		os.Exit(1)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if out, err := exec.Command("docker", "image", "rm", image).CombinedOutput(); err != nil {
+		fmt.Printf("docker image rm %s: %v: %s", image, err, out)
+	}
+	os.Exit(code)
 }
 
 // lasting reports whether an object of kind k lives as long as the game.

@@ -1,8 +1,11 @@
 package helm
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/overworld/overworld/live/agones"
+	"github.com/overworld/overworld/live/plane"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
@@ -170,10 +175,22 @@ func TestRenderDefaults(t *testing.T) {
 		c := get(pod, "containers", 0)
 		args := "[node --config /etc/overworld/node/node.toml]"
 		if enrolls {
-			args = "[node --config /etc/overworld/node/node.toml --enroll http://ow-control.games.svc:7300 --enroll-secret /etc/overworld/enroll/secret]"
+			// The regions have sites: their game servers ask to be
+			// placement targets, polled at the pod's address.
+			args = "[node --config /etc/overworld/node/node.toml --enroll http://ow-control.games.svc:7300 --enroll-secret /etc/overworld/enroll/secret --enroll-admin http://$(POD_IP):7180]"
+			if str(c, "env", 0, "name") != "POD_IP" || str(c, "env", 0, "valueFrom", "fieldRef", "fieldPath") != "status.podIP" {
+				t.Errorf("fleet %s: env %v, want POD_IP from status.podIP", f.name(), get(c, "env"))
+			}
+		} else if get(c, "env") != nil {
+			t.Errorf("fleet %s: env %v", f.name(), get(c, "env"))
 		}
 		if str(c, "image") != "overworld:latest" || fmt.Sprint(get(c, "args")) != args {
 			t.Errorf("fleet %s: container %v %v, want args %s", f.name(), get(c, "image"), get(c, "args"), args)
+		}
+		// The player ports bear the names the node reads its player
+		// endpoints by from the GameServer.
+		if ports[agones.PlayerPortQUIC] == "" || ports[agones.PlayerPortWS] == "" {
+			t.Errorf("fleet %s: no port named %s or %s: %v", f.name(), agones.PlayerPortQUIC, agones.PlayerPortWS, ports)
 		}
 		if str(c, "readinessProbe", "httpGet", "path") != "/readyz" || str(c, "livenessProbe", "httpGet", "path") != "/healthz" ||
 			str(c, "readinessProbe", "httpGet", "port") != "admin" || num(c, "ports", 0, "containerPort") != 7180 {
@@ -341,10 +358,33 @@ func TestConfigsParse(t *testing.T) {
 				t.Errorf("%s: %v\n%s", cm.name(), err, toml)
 			}
 			s, cfg, secrets := planeFromChart(t, toml, []string{"eu-west", "us-east"})
-			if a := cfg.Autoscale; a == nil || a.Config.Min != 1 || a.Config.Max != 8 || a.Config.Buffer != 1 {
+			// It lists no node: it starts, ready, and refuses joins
+			// until an enrolled game server is a placement target.
+			if len(cfg.Nodes) != 0 {
+				t.Errorf("plane nodes %+v, want none (the enrolled game servers are the targets)", cfg.Nodes)
+			}
+			s.PollOnce(context.Background())
+			h := s.Handler()
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, httptest.NewRequest("GET", "/readyz", nil))
+			if w.Code != http.StatusOK {
+				t.Errorf("/readyz without targets: %d %s", w.Code, w.Body)
+			}
+			w = httptest.NewRecorder()
+			h.ServeHTTP(w, httptest.NewRequest("POST", "/v1/join", strings.NewReader(`{"player": "p1", "pings": [{"node": 100, "rtt_ms": 5}]}`)))
+			if w.Code != http.StatusServiceUnavailable || !strings.Contains(w.Body.String(), "no game server is a placement target yet") {
+				t.Errorf("a join without targets: %d %s", w.Code, w.Body)
+			}
+			// Each region's fleet is sized from its enrolled game
+			// servers (the regions have sites), within its bounds.
+			if a := cfg.Autoscale; a == nil || a.Config.Min != 1 || a.Config.Max != 8 || a.Config.Buffer != 1 ||
+				a.Config.PlayersCounter != "players" || a.Config.MaxLoad != 64 ||
+				fmt.Sprint(a.Regions) != "map[games/ow-eu-west:eu-west games/ow-us-east:us-east]" ||
+				fmt.Sprint(a.Config.Fleets) != "map[games/ow-eu-west:{1 8} games/ow-us-east:{1 8}]" {
 				t.Errorf("plane autoscale %+v", a)
 			}
-			if h := cfg.Hosts; h == nil || len(h.Enroll) != 2 || h.Validity != 24*time.Hour || h.Rate != 20 || h.Burst != 40 || h.StateFile == "" {
+			if h := cfg.Hosts; h == nil || len(h.Enroll) != 2 || h.Validity != 24*time.Hour || h.Rate != 20 || h.Burst != 40 || h.StateFile == "" ||
+				h.ForgetAfter != 10*time.Minute || h.Enroll[0].Site != "London" || h.Enroll[1].Site != "New York" {
 				t.Fatalf("plane hosts %+v", h)
 			}
 			for _, c := range []struct {
@@ -356,6 +396,12 @@ func TestConfigsParse(t *testing.T) {
 				if id != c.want || (c.want == 0) != (err != nil) {
 					t.Errorf("%s of %s with %s's secret: node %d, %v; want %d", c.gs, c.region, c.secret, id, err, c.want)
 				}
+			}
+			// A game server of a region with a site enrolls with a
+			// placement.
+			pl := plane.Placement{Admin: "http://10.4.0.17:7180", QUIC: "198.51.100.20:7602", WS: "ws://198.51.100.20:7603/", Capacity: 64}
+			if id, err := enrollPlaced(t, s, "ow-eu-west-p1a2c", "eu-west", secrets["eu-west"], pl); err != nil || id != 102 {
+				t.Errorf("a placed enrollment: node %d, %v", id, err)
 			}
 			continue
 		}
@@ -379,6 +425,12 @@ func TestConfigsParse(t *testing.T) {
 		}
 		if m := cfg.Membership; m.Gossip != "0.0.0.0:7101" || fmt.Sprint(m.Seeds) != "[ow-gossip.games.svc:7101]" || m.KeyFile != "/etc/overworld/tls/gossip.key" {
 			t.Errorf("%s: membership %+v", cm.name(), m)
+		}
+		// No player endpoint is advertised: a node gossips, and an
+		// enrolling one asks to be placed at, the GameServer's address
+		// and host ports.
+		if m := cfg.Membership; m.PlayerQUIC != "" || m.PlayerWS != "" || cfg.Players.MaxPlayers != 64 {
+			t.Errorf("%s: player endpoints %q %q, capacity %d", cm.name(), m.PlayerQUIC, m.PlayerWS, cfg.Players.MaxPlayers)
 		}
 	}
 	if seen != 3 {
@@ -405,10 +457,26 @@ func TestRenderRefuses(t *testing.T) {
 		{map[string]any{"regions": []any{region("eu-west", 100, 200), region("us-east", 150, 300)}}, "regions[us-east].nodeIDs 150…300 overlap regions[eu-west]'s 100…200"},
 		{map[string]any{"regions": []any{region("eu-west", 100, 200), region("rendezvous", 300, 400)}}, `regions[].name "rendezvous"`},
 		{map[string]any{"controlPlane": map[string]any{"enabled": false}}, "controlPlane.enabled must be true"},
+		{map[string]any{"regions": []any{map[string]any{"name": "eu-west", "nodeIDs": map[string]any{"first": 100, "last": 200}, "minReplicas": 5, "maxReplicas": 3}}},
+			"regions[eu-west] replicas 5…3"},
+		{map[string]any{"regions": []any{map[string]any{"name": "eu-west", "nodeIDs": map[string]any{"first": 100, "last": 200}, "maxReplicas": 0}}},
+			"regions[eu-west] replicas 1…0"},
+		{map[string]any{"regions": []any{map[string]any{"name": "eu-west", "nodeIDs": map[string]any{"first": 100, "last": 200}, "site": 3}}},
+			"regions[eu-west].site"},
+		{map[string]any{"regions": []any{region("eu-west", 100, 200)}}, "controlPlane.config lists 0 [[nodes]] and no region has a site"},
 	} {
 		if err := renderErr(tc.values); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want an error naming %q", tc.values, err, tc.want)
 		}
+	}
+	// No region with a site but 2 [[nodes]] listed: the plane has its
+	// targets.
+	nodes := "listen = \"0.0.0.0:7300\"\n"
+	for i := range 2 {
+		nodes += fmt.Sprintf("[[nodes]]\nid = %d\nsite = \"London\"\ncapacity = 8\nadmin = \"http://10.0.0.%d:7180\"\nplayer_quic = \"10.0.0.%d:7102\"\n", 9000+i, i+1, i+1)
+	}
+	if err := renderErr(map[string]any{"regions": []any{region("eu-west", 100, 200)}, "controlPlane": map[string]any{"config": nodes}}); err != nil {
+		t.Errorf("2 nodes listed, no site: %v", err)
 	}
 }
 
@@ -418,7 +486,7 @@ func TestRenderRefuses(t *testing.T) {
 func TestRenderOptions(t *testing.T) {
 	objs := render(t, map[string]any{"monitoring": map[string]any{"enabled": false}, "autoscaler": map[string]any{"enabled": false},
 		"grafana": map[string]any{"dashboard": false}, "rendezvous": map[string]any{"region": "asia", "nodeID": 7},
-		"regions": []any{map[string]any{"name": "asia", "replicas": 3, "nodeIDs": map[string]any{"first": 10, "last": 19}},
+		"regions": []any{map[string]any{"name": "asia", "replicas": 3, "nodeIDs": map[string]any{"first": 10, "last": 19}, "site": "Tokyo"},
 			map[string]any{"name": "eu", "replicas": 1, "nodeIDs": map[string]any{"first": 20, "last": 29}},
 			map[string]any{"name": "us", "replicas": 1, "nodeIDs": map[string]any{"first": 30, "last": 39}}}})
 	for _, k := range []string{"FleetAutoscaler", "PodMonitor", "ServiceMonitor"} {
@@ -446,8 +514,9 @@ func TestRenderRegions(t *testing.T) {
 	regions := []string{"asia", "eu", "us"}
 	objs := render(t, map[string]any{"rendezvous": map[string]any{"region": "eu", "nodeID": 5},
 		"autoscaler": map[string]any{"minReplicas": 2, "maxReplicas": 20, "buffer": 2},
-		"regions": []any{map[string]any{"name": "asia", "replicas": 2, "nodeIDs": map[string]any{"first": 100, "last": 199}},
-			map[string]any{"name": "eu", "replicas": 3, "nodeIDs": map[string]any{"first": 200, "last": 299}},
+		"regions": []any{map[string]any{"name": "asia", "replicas": 2, "nodeIDs": map[string]any{"first": 100, "last": 199}, "site": "Tokyo",
+			"minReplicas": 0, "maxReplicas": 5},
+			map[string]any{"name": "eu", "replicas": 3, "nodeIDs": map[string]any{"first": 200, "last": 299}, "site": "Paris", "maxReplicas": 30},
 			map[string]any{"name": "us", "replicas": 4, "nodeIDs": map[string]any{"first": 300, "last": 399}}}})
 	if len(objs["Fleet"]) != len(regions)+1 || len(objs["FleetAutoscaler"]) != len(regions) {
 		t.Fatalf("%d fleets and %d autoscalers for %d regions", len(objs["Fleet"]), len(objs["FleetAutoscaler"]), len(regions))
@@ -468,13 +537,25 @@ func TestRenderRegions(t *testing.T) {
 		if rdv := str(pod, "metadata", "labels", "overworld.dev/rendezvous"); rdv != "false" {
 			t.Errorf("region %s: rendezvous label %q", region, rdv)
 		}
+		// Only a region with a site asks for placement.
+		args := fmt.Sprint(get(pod, "spec", "containers", 0, "args"))
+		if strings.Contains(args, "--enroll-admin") != (region != "us") {
+			t.Errorf("region %s: args %s", region, args)
+		}
 	}
 	ids := map[string]string{}
 	for _, cm := range objs["ConfigMap"] {
 		if toml := str(cm, "data", "plane.toml"); toml != "" {
 			s, cfg, secrets := planeFromChart(t, toml, regions)
-			if a := cfg.Autoscale.Config; a.Min != 2 || a.Max != 20 || a.Buffer != 2 {
-				t.Errorf("autoscale %+v: want 2…20, buffer 2", a)
+			if a := cfg.Autoscale.Config; a.Min != 2 || a.Max != 20 || a.Buffer != 2 ||
+				fmt.Sprint(a.Fleets) != "map[games/ow-asia:{0 5} games/ow-eu:{2 30} games/ow-us:{2 20}]" {
+				t.Errorf("autoscale %+v: want 2…20, buffer 2, and each region's bounds", a)
+			}
+			if r := cfg.Autoscale.Regions; fmt.Sprint(r) != "map[games/ow-asia:asia games/ow-eu:eu]" {
+				t.Errorf("fleets sized from their enrolled game servers: %v, want asia's and eu's (us has no site)", r)
+			}
+			if e := cfg.Hosts.Enroll; e[0].Site != "Tokyo" || e[1].Site != "Paris" || e[2].Site != "" {
+				t.Errorf("sites %+v", e)
 			}
 			for i, region := range regions {
 				e := cfg.Hosts.Enroll[i]
@@ -504,7 +585,8 @@ func TestRenderRegions(t *testing.T) {
 }
 
 // TestDashboard: the Grafana dashboard is valid JSON, has the panels the
-// operators read, and queries only metrics the nodes export.
+// operators read, and queries only metrics the nodes and the control
+// plane export.
 func TestDashboard(t *testing.T) {
 	objs := render(t, nil)
 	var raw string
@@ -543,32 +625,40 @@ func TestDashboard(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"Players per node", "Bandwidth by traffic class", "Frame time", "Failovers", "Migrations",
-		"Replica staleness", "Missing replicas and discovery latency"} {
+		"Replica staleness", "Missing replicas and discovery latency", "Control plane: placement", "Control plane: nodes and instances"} {
 		if !slices.Contains(titles, want) {
 			t.Errorf("no panel %q (panels %q)", want, titles)
 		}
 	}
 }
 
-// exportedMetrics reads the metric names the live packages register
-// (their "overworld_..." names in the source).
+// exportedMetrics reads the metric names the live packages register:
+// the nodes' ("overworld_..." names in the source) and the control
+// plane's (newMetric("...") in live/plane, prefixed overworld_plane_).
 func exportedMetrics(t *testing.T) map[string]bool {
-	files, err := filepath.Glob("../../live/*.go")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no live sources: %v", err)
-	}
 	m := map[string]bool{}
-	re := regexp.MustCompile(`"(overworld_[a-z_]+)"`)
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
+	for _, src := range []struct {
+		glob, prefix string
+		re           *regexp.Regexp
+	}{
+		{"../../live/*.go", "", regexp.MustCompile(`"(overworld_[a-z_]+)"`)},
+		{"../../live/plane/*.go", "overworld_plane_", regexp.MustCompile(`newMetric\("([a-z_]+)"`)},
+	} {
+		files, err := filepath.Glob(src.glob)
+		if err != nil || len(files) == 0 {
+			t.Fatalf("no sources at %s: %v", src.glob, err)
 		}
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range re.FindAllStringSubmatch(string(b), -1) {
-			m[s[1]] = true
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range src.re.FindAllStringSubmatch(string(b), -1) {
+				m[src.prefix+s[1]] = true
+			}
 		}
 	}
 	return m

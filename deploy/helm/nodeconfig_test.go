@@ -2,7 +2,6 @@ package helm
 
 import (
 	"context"
-	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -29,9 +28,9 @@ func parsePlaneConfig(toml string) error {
 }
 
 // planeFromChart builds the control plane "overworld control" would run
-// from the chart's plane.toml, with the files its Secrets hold made in a
-// temporary directory (a fresh CA; an enrollment secret for each of
-// regions, returned by region) and the two [[nodes]] the operator lists.
+// from the chart's plane.toml as rendered (LoadFile, Config, New), with
+// the files its Secrets hold made in a temporary directory (a fresh CA;
+// an enrollment secret for each of regions, returned by region).
 func planeFromChart(t *testing.T, toml string, regions []string) (*plane.Server, plane.Config, map[string][]byte) {
 	t.Helper()
 	dir := t.TempDir()
@@ -53,10 +52,11 @@ func planeFromChart(t *testing.T, toml string, regions []string) (*plane.Server,
 	}
 	toml = strings.NewReplacer("/etc/overworld/ca", filepath.Join(dir, "ca"), "/etc/overworld/enroll/", filepath.Join(dir, "enroll")+"/",
 		"/var/lib/overworld/", dir+"/", "/etc/overworld/admin/admin.token", filepath.Join(dir, "admin.token")).Replace(toml)
-	for i, site := range []string{"London", "New York"} {
-		toml += fmt.Sprintf("\n[[nodes]]\nid = %d\nsite = %q\ncapacity = 64\nadmin = \"http://127.0.0.1:%d\"\nplayer_quic = \"127.0.0.1:%d\"\n", 9000+i, site, 1+i, 1+i)
+	path := filepath.Join(dir, "plane.toml")
+	if err := os.WriteFile(path, []byte(toml), 0o600); err != nil {
+		t.Fatal(err)
 	}
-	f, err := plane.ParseFile([]byte(toml))
+	f, err := plane.LoadFile(path)
 	if err != nil {
 		t.Fatalf("plane.toml: %v\n%s", err, toml)
 	}
@@ -77,5 +77,16 @@ func enrollWith(t *testing.T, s *plane.Server, gs, region string, secret []byte)
 	hs := httptest.NewServer(s.Handler())
 	defer hs.Close()
 	hc, err := plane.RequestNodeCert(context.Background(), hs.Client(), hs.URL, plane.Enrollment{GameServer: gs, Region: region, Secret: secret}, time.Now())
+	return hc.Node, err
+}
+
+// enrollPlaced enrolls game server gs of region with s, asking for
+// placement pl.
+func enrollPlaced(t *testing.T, s *plane.Server, gs, region string, secret []byte, pl plane.Placement) (uint32, error) {
+	t.Helper()
+	hs := httptest.NewServer(s.Handler())
+	defer hs.Close()
+	hc, err := plane.RequestNodeCert(context.Background(), hs.Client(), hs.URL,
+		plane.Enrollment{GameServer: gs, Region: region, Secret: secret, Placement: pl}, time.Now())
 	return hc.Node, err
 }

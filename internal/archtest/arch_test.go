@@ -34,6 +34,10 @@ var layers = map[string]int{
 	"place/spd":     2,
 	"place/balance": 2,
 	"estimate":      2,
+
+	// the placement commands' files, decoded and run
+	"internal/placefile": 3,
+
 	// the node-to-node protocol and its cores
 	"wire":             3,
 	"internal/ring":    4,
@@ -89,7 +93,7 @@ var sameRankEdges = map[[2]string]bool{}
 // pure packages: deterministic, sans-IO. They may not touch the network,
 // the wall clock, global randomness, or the drivers.
 var pure = []string{"world", "internal/idtab", "geo", "place", "estimate", "wire", "internal/ring",
-	"internal/locate", "internal/replica", "node", "truth", "control"}
+	"internal/locate", "internal/replica", "node", "truth", "control", "internal/placefile"}
 
 var forbiddenImportsInPure = map[string]string{
 	"net":         "pure packages do no network I/O (drivers do)",

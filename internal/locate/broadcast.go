@@ -20,16 +20,31 @@ type Broadcast struct {
 // NewBroadcast returns the broadcast locator of node self in a cluster of
 // the given members (self may be among them; duplicates are an error).
 func NewBroadcast(self wire.NodeID, members []wire.NodeID) (*Broadcast, error) {
+	b := &Broadcast{self: self}
+	if err := b.SetMembers(members); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// SetMembers replaces the members the node pushes to, from the next Tick
+// (a cluster whose membership changes at run time). It refuses a list
+// that names a node twice, changing nothing; self may be among them.
+func (b *Broadcast) SetMembers(members []wire.NodeID) error {
 	m := slices.Clone(members)
 	slices.Sort(m)
 	for i := 1; i < len(m); i++ {
 		if m[i] == m[i-1] {
-			return nil, fmt.Errorf("%w: broadcast member %d listed twice", ErrLocateConfig, m[i])
+			return fmt.Errorf("%w: broadcast member %d listed twice", ErrLocateConfig, m[i])
 		}
 	}
-	m = slices.DeleteFunc(m, func(n wire.NodeID) bool { return n == self })
-	return &Broadcast{self: self, members: m}, nil
+	b.members = slices.DeleteFunc(m, func(n wire.NodeID) bool { return n == b.self || n == 0 })
+	return nil
 }
+
+// Members appends the members the node pushes to (not itself), in ID
+// order, to dst.
+func (b *Broadcast) Members(dst []wire.NodeID) []wire.NodeID { return append(dst, b.members...) }
 
 // Tick pushes every local primary to every other member.
 func (b *Broadcast) Tick(f *Frame, out *Out) {

@@ -630,6 +630,14 @@ func (s *Store) Delete(now time.Duration, id world.ObjectID) error {
 	return nil
 }
 
+// Deleted reports whether object id is known here to be deleted (as a
+// primary here, or by news from its primary) within the tombstone time
+// to live (TombstoneTTL).
+func (s *Store) Deleted(id world.ObjectID) bool {
+	_, ok := s.au.tombEp[id]
+	return ok
+}
+
 // Lookup returns the local object id.
 func (s *Store) Lookup(id world.ObjectID) (obj world.Object, primary, ok bool) {
 	e := s.objs.Get(id)

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net"
 	"regexp"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -114,6 +116,64 @@ type Endpoint struct {
 	Ports   map[string]int
 }
 
+// The GameServer ports players reach a node's QUIC and WebSocket
+// endpoints at (as the chart's Fleet names them).
+const (
+	PlayerPortQUIC = "player-quic"
+	PlayerPortWS   = "player-ws"
+)
+
+// PlayerEndpoints returns the player endpoints e publishes: its address
+// with the ports PlayerPortQUIC (host:port) and PlayerPortWS
+// (ws://host:port/), each empty when there is no such port or no address
+// yet.
+func (e Endpoint) PlayerEndpoints() (quic, ws string) {
+	if e.Address == "" {
+		return "", ""
+	}
+	if p, ok := e.Ports[PlayerPortQUIC]; ok {
+		quic = net.JoinHostPort(e.Address, strconv.Itoa(p))
+	}
+	if p, ok := e.Ports[PlayerPortWS]; ok {
+		ws = "ws://" + net.JoinHostPort(e.Address, strconv.Itoa(p)) + "/"
+	}
+	return quic, ws
+}
+
+// Endpoint returns the address and ports g publishes.
+func (g *GameServer) Endpoint() Endpoint {
+	ep := Endpoint{Address: g.Status.Address, Ports: map[string]int{}}
+	for _, p := range g.Status.Ports {
+		ep.Ports[p.Name] = int(p.Port)
+	}
+	return ep
+}
+
+// WaitEndpoint reads the GameServer every poll until it has an address
+// (Agones sets it once the pod is scheduled on a node, which may be after
+// the node's container starts) and returns its endpoint; it fails when
+// ctx ends first, with the last error read.
+func (c *Client) WaitEndpoint(ctx context.Context, poll time.Duration) (Endpoint, error) {
+	if poll <= 0 {
+		return Endpoint{}, fmt.Errorf("agones: poll %v: want > 0", poll)
+	}
+	last := errors.New("the GameServer has no address yet")
+	for {
+		gs, err := c.GameServer(ctx)
+		if err == nil && gs.Status.Address != "" {
+			return gs.Endpoint(), nil
+		}
+		if err != nil {
+			last = err
+		}
+		select {
+		case <-ctx.Done():
+			return Endpoint{}, fmt.Errorf("agones: the GameServer's address: %w", last)
+		case <-time.After(poll):
+		}
+	}
+}
+
 // Agent drives one node's GameServer through its lifecycle (see the
 // package documentation). Build it with NewAgent, Run it on its own
 // goroutine, call Draining when the node starts to shut down and Done once
@@ -192,10 +252,8 @@ func (a *Agent) Run(ctx context.Context) {
 	for {
 		gs, err := a.sdk.GameServer(ctx)
 		if err == nil {
-			ep := &Endpoint{Address: gs.Status.Address, Ports: map[string]int{}}
-			for _, p := range gs.Status.Ports {
-				ep.Ports[p.Name] = int(p.Port)
-			}
+			e := gs.Endpoint()
+			ep := &e
 			a.mu.Lock()
 			a.endpoint = ep
 			a.mu.Unlock()

@@ -347,3 +347,40 @@ func TestAgentConfigRejects(t *testing.T) {
 		t.Errorf("FromEnv: %v %v", c, err)
 	}
 }
+
+// TestWaitEndpoint: a node reads its player endpoints from the
+// GameServer once Agones has given it an address (none while it is not
+// scheduled yet), and gives up when its context ends first.
+func TestWaitEndpoint(t *testing.T) {
+	s, c := newSidecar(t)
+	s.mu.Lock()
+	s.address = ""
+	s.ports = append(s.ports, Port{Name: PlayerPortWS, Port: 7603})
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := c.WaitEndpoint(ctx, 10*time.Millisecond); err == nil || !strings.Contains(err.Error(), "no address yet") {
+		t.Errorf("no address: %v, want an error saying so", err)
+	}
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		s.mu.Lock()
+		s.address = "203.0.113.9"
+		s.mu.Unlock()
+	}()
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel2()
+	ep, err := c.WaitEndpoint(ctx2, 10*time.Millisecond)
+	if err != nil || ep.Address != "203.0.113.9" {
+		t.Fatalf("endpoint %+v, %v", ep, err)
+	}
+	if q, w := ep.PlayerEndpoints(); q != "203.0.113.9:7602" || w != "ws://203.0.113.9:7603/" {
+		t.Errorf("player endpoints %q %q", q, w)
+	}
+	if q, w := (Endpoint{Address: "2001:db8::1", Ports: map[string]int{PlayerPortQUIC: 9}}).PlayerEndpoints(); q != "[2001:db8::1]:9" || w != "" {
+		t.Errorf("IPv6, QUIC only: %q %q", q, w)
+	}
+	if _, err := c.WaitEndpoint(ctx2, 0); err == nil {
+		t.Error("poll 0: want an error")
+	}
+}

@@ -88,6 +88,28 @@ type AutoscalerConfig struct {
 	Buffer int
 	// Min and Max bound the replicas.
 	Min, Max int
+	// Fleets bounds the replicas of the fleets it names
+	// ("namespace/name") in place of Min and Max.
+	Fleets map[string]Bounds
+}
+
+// Bounds are a fleet's least and most replicas.
+type Bounds struct{ Min, Max int }
+
+// check reports what is wrong with b (nil when nothing).
+func (b Bounds) check() error {
+	if b.Min < 0 || b.Max < max(b.Min, 1) || b.Max > 100000 {
+		return fmt.Errorf("replicas %d..%d: want 0 ≤ min ≤ max, 1 ≤ max ≤ 100000", b.Min, b.Max)
+	}
+	return nil
+}
+
+// bounds returns fleet key's bounds.
+func (c AutoscalerConfig) bounds(key string) Bounds {
+	if b, ok := c.Fleets[key]; ok {
+		return b
+	}
+	return Bounds{c.Min, c.Max}
 }
 
 // Autoscaler is the FleetAutoscaler webhook (an http.Handler): for every
@@ -106,10 +128,15 @@ func NewAutoscaler(cfg AutoscalerConfig, loads Loads, log *slog.Logger) (*Autosc
 		return nil, fmt.Errorf("agones: autoscaler: max load %d: want ≥ 1", cfg.MaxLoad)
 	case cfg.Buffer < 0:
 		return nil, fmt.Errorf("agones: autoscaler: buffer %d: want ≥ 0", cfg.Buffer)
-	case cfg.Min < 0 || cfg.Max < max(cfg.Min, 1) || cfg.Max > 100000:
-		return nil, fmt.Errorf("agones: autoscaler: replicas %d..%d: want 0 ≤ min ≤ max, 1 ≤ max ≤ 100000", cfg.Min, cfg.Max)
+	case Bounds{cfg.Min, cfg.Max}.check() != nil:
+		return nil, fmt.Errorf("agones: autoscaler: %v", Bounds{cfg.Min, cfg.Max}.check())
 	case !(cfg.Balance.Margin >= 0 && cfg.Balance.Margin < 1):
 		return nil, fmt.Errorf("agones: autoscaler: margin %g: want 0 ≤ margin < 1", cfg.Balance.Margin)
+	}
+	for key, b := range cfg.Fleets {
+		if err := b.check(); err != nil {
+			return nil, fmt.Errorf("agones: autoscaler: fleet %s: %v", key, err)
+		}
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -133,6 +160,16 @@ type Decision struct {
 // Desired sizes a fleet: max(Need, Fit, Busy) + Buffer, at least
 // Protected, within [Min, Max].
 func (a *Autoscaler) Desired(c balance.Cluster, st FleetStatus) (Decision, error) {
+	return a.desired(c, st, Bounds{a.cfg.Min, a.cfg.Max})
+}
+
+// DesiredFor sizes fleet namespace/name as Desired, within its own
+// bounds (AutoscalerConfig.Fleets) when it has some.
+func (a *Autoscaler) DesiredFor(namespace, name string, c balance.Cluster, st FleetStatus) (Decision, error) {
+	return a.desired(c, st, a.cfg.bounds(namespace+"/"+name))
+}
+
+func (a *Autoscaler) desired(c balance.Cluster, st FleetStatus, lim Bounds) (Decision, error) {
 	if err := c.Validate(); err != nil {
 		return Decision{}, err
 	}
@@ -160,15 +197,15 @@ func (a *Autoscaler) Desired(c balance.Cluster, st FleetStatus) (Decision, error
 		if err != nil {
 			return Decision{}, err
 		}
-		if len(r.Stuck) == 0 || n >= a.cfg.Max || n >= len(c.Main)+len(c.Instances) {
+		if len(r.Stuck) == 0 || n >= lim.Max || n >= len(c.Main)+len(c.Instances) {
 			d.Need = n
 			break
 		}
 	}
 	want := max(d.Need, d.Fit, d.Busy) + a.cfg.Buffer
-	want = max(want, d.Protected, a.cfg.Min)
-	if want > a.cfg.Max {
-		want, d.Limited = a.cfg.Max, true
+	want = max(want, d.Protected, lim.Min)
+	if want > lim.Max {
+		want, d.Limited = lim.Max, true
 	}
 	d.Replicas = want
 	return d, nil
@@ -249,7 +286,7 @@ func (a *Autoscaler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	d, err := a.Desired(c, q.Status)
+	d, err := a.DesiredFor(q.Namespace, q.Name, c, q.Status)
 	if err != nil {
 		a.log.Error("autoscaler: sizing the fleet", "fleet", q.Name, "err", err)
 		http.Error(w, "sizing the fleet: "+err.Error(), http.StatusServiceUnavailable)

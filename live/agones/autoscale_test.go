@@ -219,3 +219,35 @@ func FuzzDecodeReview(f *testing.F) {
 		}
 	})
 }
+
+// TestAutoscalerFleetBounds: a fleet with bounds of its own is sized
+// within them (the review of fleet games/overworld-eu needs 3 replicas:
+// raised to its min 6, or capped at its max 2), the others within the
+// global ones; bad bounds are refused.
+func TestAutoscalerFleetBounds(t *testing.T) {
+	for _, tc := range []struct {
+		fleets map[string]Bounds
+		want   int32
+	}{
+		{nil, 3},
+		{map[string]Bounds{"games/overworld-eu": {Min: 6, Max: 10}}, 6},
+		{map[string]Bounds{"games/overworld-eu": {Min: 0, Max: 2}}, 2},
+		{map[string]Bounds{"other/overworld-eu": {Min: 6, Max: 10}}, 3},
+	} {
+		a, err := NewAutoscaler(AutoscalerConfig{Balance: balance.DefaultConfig(), MaxLoad: 100, PlayersCounter: "players",
+			Buffer: 1, Min: 1, Max: 50, Fleets: tc.fleets}, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, rev := post(t, a, reviewJSON)
+		if rev == nil || rev.Response.Replicas != tc.want || rev.Response.Scale != (tc.want != 3) {
+			t.Errorf("bounds %v: %+v, want %d replicas", tc.fleets, rev, tc.want)
+		}
+	}
+	for _, b := range []Bounds{{Min: 3, Max: 2}, {Min: -1, Max: 2}, {Min: 0, Max: 0}, {Min: 0, Max: 100001}} {
+		_, err := NewAutoscaler(AutoscalerConfig{MaxLoad: 1, Max: 1, Fleets: map[string]Bounds{"g/f": b}}, nil, nil)
+		if err == nil || !strings.Contains(err.Error(), "fleet g/f") {
+			t.Errorf("bounds %+v: %v, want an error naming the fleet", b, err)
+		}
+	}
+}

@@ -8,7 +8,10 @@
 //
 //   - Client: the SDK gateway's calls: Ready, Health, Reserve, Allocate,
 //     Shutdown, SetLabel, SetAnnotation, GameServer, WatchGameServer, and
-//     the beta Counters (GetCounter, SetCounter, UpdateCounter).
+//     the beta Counters (GetCounter, SetCounter, UpdateCounter);
+//     WaitEndpoint, the GameServer's address and ports once Agones has
+//     given it an address (an enrolling node's player endpoints,
+//     Endpoint.PlayerEndpoints).
 //   - Agent: a node's side of the lifecycle. It marks the game server
 //     Ready once the node is ready, pings Health while the node's frame
 //     loop runs (a stalled loop stops the pings, so Agones marks the
@@ -20,7 +23,8 @@
 //     Shutdown after the node has drained.
 //   - Autoscaler: an http.Handler for a FleetAutoscaler's Webhook policy
 //     (FleetAutoscaleReview in, the desired replicas out), computed from
-//     place/balance's decisions over the fleet's current load.
+//     place/balance's decisions over the fleet's current load, within the
+//     fleet's own bounds or the global ones.
 //
 // The caller must: build a Client (NewClient, or FromEnv inside a pod);
 // for a node, give NewAgent a Status that reads the node (ready, last

@@ -19,6 +19,7 @@ import (
 
 	"github.com/overworld/overworld/arena"
 	"github.com/overworld/overworld/internal/locate"
+	"github.com/overworld/overworld/live/pki"
 	"github.com/overworld/overworld/live/player"
 	"github.com/overworld/overworld/node"
 	"github.com/overworld/overworld/wire"
@@ -80,6 +81,25 @@ func testVerifier(t testing.TB) (*player.Verifier, ed25519.PrivateKey) {
 	return v, priv
 }
 
+// testIdentity returns node 1's identity in a fresh cluster CA (its key
+// signs the avatar deeds).
+func testIdentity(t testing.TB) *pki.Identity {
+	t.Helper()
+	ca, err := pki.NewCA("test", time.Now(), 30*24*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := ca.Issue(1, time.Now(), 7*24*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := pki.ParseNode(data, ca)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
 // TestLivePlayersSeeNodeState has headless players (Brain) join node
 // 1 of a two-node arena game over in-memory pipes and play for 30 s of
 // game time; after every frame each player's reconstructed view must equal
@@ -98,7 +118,7 @@ func TestLivePlayersSeeNodeState(t *testing.T) {
 		}
 		ns := liveNodes(t, g, 1)
 		ver, key := testVerifier(t)
-		gw, err := player.New(player.Config{Verifier: ver, Controller: NewController(g)})
+		gw, err := player.New(player.Config{Verifier: ver, Controller: NewController(g), Identity: testIdentity(t)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -241,7 +261,7 @@ func TestLiveLoopback(t *testing.T) {
 	}
 	n := liveNodes(t, g, 1)[0]
 	ver, key := testVerifier(t)
-	gw, err := player.New(player.Config{Verifier: ver, Controller: NewController(g), Logf: t.Logf})
+	gw, err := player.New(player.Config{Verifier: ver, Controller: NewController(g), Identity: testIdentity(t), Logf: t.Logf})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +376,7 @@ func BenchmarkGatewayFrame(b *testing.B) {
 			}
 			n := liveNodes(b, g, 1)[0]
 			ver, key := testVerifier(b)
-			gw, err := player.New(player.Config{Verifier: ver, Controller: NewController(g), MaxPlayers: p})
+			gw, err := player.New(player.Config{Verifier: ver, Controller: NewController(g), Identity: testIdentity(b), MaxPlayers: p})
 			if err != nil {
 				b.Fatal(err)
 			}

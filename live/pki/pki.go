@@ -34,6 +34,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -88,6 +89,33 @@ func InitCA(dir, name string, now time.Time, validity time.Duration) (*CA, error
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
+	ca, err := NewCA(name, now, validity)
+	if err != nil {
+		return nil, err
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(ca.Key)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		return nil, err
+	}
+	if err := writeFile(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Cert.Raw}), 0o644); err != nil {
+		return nil, err
+	}
+	return LoadCA(dir, true)
+}
+
+// NewCA creates a CA valid from now for validity, named name, in memory
+// only (InitCA writes one to files): for a process that needs a cluster
+// of its own, such as a one-node world or a test.
+func NewCA(name string, now time.Time, validity time.Duration) (*CA, error) {
+	if validity <= 0 {
+		return nil, fmt.Errorf("%w: CA validity %v: want > 0", ErrValidity, validity)
+	}
+	if name == "" {
+		name = "overworld cluster CA"
+	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, err
@@ -106,17 +134,13 @@ func InitCA(dir, name string, now time.Time, validity time.Duration) (*CA, error
 	if err != nil {
 		return nil, err
 	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	cert, err := x509.ParseCertificate(der)
 	if err != nil {
 		return nil, err
 	}
-	if err := writeFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
-		return nil, err
-	}
-	if err := writeFile(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
-		return nil, err
-	}
-	return LoadCA(dir, true)
+	ca := &CA{Cert: cert, Key: key, Pool: x509.NewCertPool()}
+	ca.Pool.AddCert(cert)
+	return ca, nil
 }
 
 // writeFile creates path exclusively with mode perm.
@@ -258,6 +282,27 @@ const MaxCSR = 8 << 10
 // the request asks for besides its key is ignored. It accepts ECDSA
 // P-256 and Ed25519 keys only.
 func (ca *CA) IssueCSR(id wire.NodeID, csrPEM []byte, now time.Time, validity time.Duration) ([]byte, error) {
+	return ca.issueCSR(id, csrPEM, now, validity, "")
+}
+
+// RolePlayerHost is the organizational unit of a player host's
+// certificate (IssuePlayerHostCSR): a node on a player's machine, a peer
+// like any other on the mesh, but not trusted to vouch for what other
+// nodes created (IsPlayerHost).
+const RolePlayerHost = "player-host"
+
+// IssuePlayerHostCSR is IssueCSR for a player host: the certificate also
+// carries RolePlayerHost.
+func (ca *CA) IssuePlayerHostCSR(id wire.NodeID, csrPEM []byte, now time.Time, validity time.Duration) ([]byte, error) {
+	return ca.issueCSR(id, csrPEM, now, validity, RolePlayerHost)
+}
+
+// IsPlayerHost reports whether c is a player host's certificate.
+func IsPlayerHost(c *x509.Certificate) bool {
+	return slices.Contains(c.Subject.OrganizationalUnit, RolePlayerHost)
+}
+
+func (ca *CA) issueCSR(id wire.NodeID, csrPEM []byte, now time.Time, validity time.Duration, role string) ([]byte, error) {
 	if err := ca.canIssue(now, validity); err != nil {
 		return nil, err
 	}
@@ -265,7 +310,7 @@ func (ca *CA) IssueCSR(id wire.NodeID, csrPEM []byte, now time.Time, validity ti
 	if err != nil {
 		return nil, err
 	}
-	return ca.sign(id, csr.PublicKey, now, validity)
+	return ca.signAs(id, csr.PublicKey, now, validity, role)
 }
 
 // ErrCSR reports a bad certificate signing request.
@@ -319,10 +364,20 @@ func (ca *CA) canIssue(now time.Time, validity time.Duration) error {
 
 // sign makes node id's certificate for pub, PEM.
 func (ca *CA) sign(id wire.NodeID, pub crypto.PublicKey, now time.Time, validity time.Duration) ([]byte, error) {
+	return ca.signAs(id, pub, now, validity, "")
+}
+
+// signAs is sign with role, when not "", as the certificate's
+// organizational unit.
+func (ca *CA) signAs(id wire.NodeID, pub crypto.PublicKey, now time.Time, validity time.Duration, role string) ([]byte, error) {
 	u := &url.URL{Scheme: "urn", Opaque: uriPrefix + strconv.FormatUint(uint64(id), 10)}
+	subject := pkix.Name{CommonName: fmt.Sprintf("node-%d", id), Organization: []string{"overworld"}}
+	if role != "" {
+		subject.OrganizationalUnit = []string{role}
+	}
 	tmpl := &x509.Certificate{
 		SerialNumber: serial(),
-		Subject:      pkix.Name{CommonName: fmt.Sprintf("node-%d", id), Organization: []string{"overworld"}},
+		Subject:      subject,
 		NotBefore:    now.Add(-time.Minute),
 		NotAfter:     now.Add(validity),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
@@ -545,6 +600,42 @@ func (id *Identity) Verify(raw [][]byte, usage x509.ExtKeyUsage, want *wire.Node
 		return 0, fmt.Errorf("%w (node %d)", ErrNotMember, peer)
 	}
 	return peer, nil
+}
+
+// MaxIssuerCert bounds the certificate VerifyIssuer parses (a node
+// certificate Issue makes has about 500 bytes).
+const MaxIssuerCert = 1024
+
+// VerifyIssuer checks the certificate of the node that signed a
+// statement other nodes rely on (an avatar deed), one DER certificate
+// alone: it must chain to the cluster CA directly, be valid at now, be
+// good for TLS server authentication (as every node certificate is),
+// name a node (NodeIDOf) and not be revoked. Unlike Verify it does not
+// ask Admit: the node that signed may have left the cluster since (it
+// died, and its avatars failed over), and what it signed stays good
+// while its certificate does. It returns the certificate and its node,
+// or an error wrapping ErrRefused.
+func (id *Identity) VerifyIssuer(der []byte, now time.Time) (*x509.Certificate, wire.NodeID, error) {
+	if len(der) == 0 || len(der) > MaxIssuerCert {
+		return nil, 0, fmt.Errorf("%w: issuer certificate of %d bytes, want 1 to %d", ErrRefused, len(der), MaxIssuerCert)
+	}
+	leaf, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%w: %v", ErrRefused, err)
+	}
+	st := id.state()
+	if _, err := leaf.Verify(x509.VerifyOptions{Roots: st.ca.Pool, CurrentTime: now,
+		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}); err != nil {
+		return nil, 0, fmt.Errorf("%w: %v", ErrRefused, err)
+	}
+	node, err := NodeIDOf(leaf)
+	if err != nil {
+		return nil, 0, err
+	}
+	if st.revoked.Has(leaf, node) {
+		return nil, 0, fmt.Errorf("%w (node %d, serial %x)", ErrRevoked, node, leaf.SerialNumber)
+	}
+	return leaf, node, nil
 }
 
 func (id *Identity) refuse(err error) error {

@@ -134,3 +134,57 @@ func mustIdentity(t *testing.T, ca *CA, id wire.NodeID, now time.Time, validity 
 	}
 	return ident
 }
+
+// TestVerifyIssuer: a node certificate of the CA verifies as an issuer,
+// even for a node Admit refuses; one of another CA, an expired one, a
+// revoked one, a CA certificate and garbage do not.
+func TestVerifyIssuer(t *testing.T) {
+	now := time.Now()
+	ca, err := NewCA("", now, 24*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewCA("", now, 0); !errors.Is(err, ErrValidity) {
+		t.Errorf("NewCA with zero validity: %v", err)
+	}
+	other, _ := NewCA("", now, 24*time.Hour)
+	ident := func(ca *CA, id wire.NodeID) *Identity {
+		data, err := ca.Issue(id, now, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := ParseNode(data, ca)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	verifier, n3, foreign := ident(ca, 1), ident(ca, 3), ident(other, 3)
+	verifier.Admit = func(wire.NodeID) bool { return false }
+	if _, node, err := verifier.VerifyIssuer(n3.Leaf.Raw, now); err != nil || node != 3 {
+		t.Fatalf("node 3's certificate: node %d, %v", node, err)
+	}
+	for name, c := range map[string]struct {
+		der []byte
+		at  time.Time
+	}{
+		"another CA's": {foreign.Leaf.Raw, now},
+		"expired":      {n3.Leaf.Raw, now.Add(2 * time.Hour)},
+		"the CA's":     {ca.Cert.Raw, now},
+		"garbage":      {[]byte("garbage"), now},
+		"empty":        {nil, now},
+		"too long":     {make([]byte, MaxIssuerCert+1), now},
+	} {
+		if _, _, err := verifier.VerifyIssuer(c.der, c.at); !errors.Is(err, ErrRefused) {
+			t.Errorf("%s certificate: %v, want a refusal", name, err)
+		}
+	}
+	rv, err := ParseRevocations([]byte("node 3\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	verifier.SetRevocations(rv)
+	if _, _, err := verifier.VerifyIssuer(n3.Leaf.Raw, now); !errors.Is(err, ErrRevoked) {
+		t.Errorf("a revoked node's certificate: %v", err)
+	}
+}

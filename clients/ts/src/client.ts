@@ -14,6 +14,7 @@ import {
   decodeError,
   decodeJoinOK,
   decodeRedirect,
+  decodeDeed,
   encodeAck,
   encodeInput,
   encodeJoin,
@@ -89,6 +90,8 @@ export interface ResumeOptions {
   token: Token | ((url: string) => Promise<Token>);
   /** The avatar to take back. */
   avatar: bigint;
+  /** The avatar's deed (Client.deed of the session that lost it): proves the avatar the player's. */
+  deed: Uint8Array;
   /** The last input the client saw applied: the nodes apply the later ones. */
   seq: number;
   /** How long each attempt waits for the avatar's first State, in ms (default 8000). */
@@ -195,17 +198,19 @@ function dial(WS: typeof WebSocket, url: string, first: Uint8Array, onMessage: (
 /**
  * Opens a WebSocket to url with a Rejoin for avatar (first) and resolves
  * once the node sent its first State, which it sends only when the
- * avatar's primary is there: the socket, the JoinOK and that State. An
- * Error, a JoinOK for another avatar, a close or waitMs without a State
- * rejects (and closes the socket). After it resolves, the socket's
- * messages and close go to onMessage and onClose.
+ * avatar's primary is there: the socket, the JoinOK, that State and the
+ * node's new deed (sent before the State; null if none came). An
+ * Error, a JoinOK or a deed for another avatar, a close or waitMs
+ * without a State rejects (and closes the socket). After it resolves,
+ * the socket's messages and close go to onMessage and onClose.
  */
 function dialAvatar(WS: typeof WebSocket, url: string, first: Uint8Array, avatar: bigint, waitMs: number,
-  onMessage: (ws: WebSocket, m: Uint8Array) => void, onClose: (ws: WebSocket, e: Error) => void): Promise<[WebSocket, Welcome, Uint8Array]> {
+  onMessage: (ws: WebSocket, m: Uint8Array) => void, onClose: (ws: WebSocket, e: Error) => void): Promise<[WebSocket, Welcome, Uint8Array, Uint8Array | null]> {
   return new Promise((resolve, reject) => {
     let phase: "dial" | "wait" | "play" | "done" = "dial";
     let sock: WebSocket | null = null;
     let welcome: Welcome | null = null;
+    let deed: Uint8Array | null = null;
     const give = (e: Error) => {
       if (phase === "done" || phase === "play") return;
       phase = "done";
@@ -223,10 +228,16 @@ function dialAvatar(WS: typeof WebSocket, url: string, first: Uint8Array, avatar
       try {
         const t = open(m);
         if (t === MsgType.Error) throw decodeError(m);
+        if (t === MsgType.Deed) {
+          const tk = decodeDeed(m);
+          if (tk.avatar !== avatar) throw new Error(`player: resuming avatar ${avatar}, node ${url} gave a deed for ${tk.avatar}`);
+          deed = tk.bytes.slice();
+          return;
+        }
         if (t !== MsgType.State) return;
         phase = "play";
         clearTimeout(timer);
-        resolve([ws, welcome!, m]);
+        resolve([ws, welcome!, m, deed]);
       } catch (e) {
         give(e as Error);
       }
@@ -274,6 +285,7 @@ export class Client {
   readonly stats: ClientStats = { states: 0, stateBytes: 0, applied: 0, inputs: 0, rtt: [], handoffs: 0, handoffGaps: [], reconnects: 0, resumes: 0 };
   private readonly WS: typeof WebSocket;
   private token: Uint8Array = new Uint8Array(0);
+  private tk: Uint8Array | null = null;
 
   private constructor(private readonly opts: ClientOptions) {
     this.WS = opts.WebSocket ?? WebSocket;
@@ -289,8 +301,9 @@ export class Client {
 
   /**
    * Takes a player's avatar back after the node it played on died, as
-   * the Go client's ResumeAny does: a Rejoin (the token, the avatar and
-   * seq, the last input the player saw applied) to every node of
+   * the Go client's ResumeAny does: a Rejoin (the token, the avatar's
+   * deed, the avatar and seq, the last input the player saw applied)
+   * to every node of
    * r.urls at once, keeping the first that sends a State — a node does
    * only once the avatar's primary is there, its backup having taken
    * over — and closing the others. It rejects when none does within
@@ -300,6 +313,7 @@ export class Client {
     const c = new Client({ ...opts, url: r.urls[0] ?? "", token: r.token, WebSocket: r.WebSocket ?? opts.WebSocket });
     c.seq = r.seq;
     c.echoed = r.seq;
+    c.tk = r.deed.slice();
     if (!(await c.takeBack(r.urls, r.avatar, r.seq, r.waitMs ?? 8000))) throw new Error(`player: no node of ${r.urls.length} holds avatar ${r.avatar}`);
     c.stats.resumes = 0;
     c.startIdle();
@@ -327,12 +341,14 @@ export class Client {
     let won: Leg | null = null;
     const tries = urls.map(async (url) => {
       const token = await this.freshToken(url);
-      const [ws, w, first] = await dialAvatar(this.WS, url, encodeRejoin({ token, avatar, seq }), avatar, waitMs, (s, m) => this.onMessage(s, m), (s, e) => this.onClose(s, e));
+      const deed = this.tk ?? new Uint8Array(0);
+      const [ws, w, first, fresh] = await dialAvatar(this.WS, url, encodeRejoin({ token, deed, avatar, seq }), avatar, waitMs, (s, m) => this.onMessage(s, m), (s, e) => this.onClose(s, e));
       if (won || this.closed) {
         ws.close(); // another node won (cannot happen while an avatar has one primary)
         return;
       }
       this.token = token;
+      if (fresh) this.tk = fresh;
       won = { ws, welcome: w, view: new View(w), node: 0, url };
       this.cur = won;
       this.next = null;
@@ -372,6 +388,7 @@ export class Client {
     this.token = await this.freshToken(url);
     const [ws, w] = await dial(this.WS, url, encodeJoin(this.token), (s, m) => this.onMessage(s, m), (s, e) => this.onClose(s, e), timeoutMs);
     this.cur = { ws, welcome: w, view: new View(w), node: 0, url };
+    this.tk = null; // a new avatar: its deed follows the JoinOK
     this.seq = 0;
     this.echoed = 0;
     this.sent.fill(null);
@@ -393,6 +410,14 @@ export class Client {
   /** The WebSocket URL of the node played on. */
   get url(): string {
     return this.cur.url;
+  }
+  /**
+   * The newest avatar deed a node gave (null before the first): what a
+   * Rejoin presents to take the avatar back (Client.resume), as the Go
+   * client's Deed.
+   */
+  get deed(): Uint8Array | null {
+    return this.tk ? this.tk.slice() : null;
   }
   /** The newest input seq sent. */
   get inputSeq(): number {
@@ -571,6 +596,14 @@ export class Client {
       case MsgType.Redirect:
         void this.follow(decodeRedirect(m));
         return;
+      case MsgType.Deed: {
+        const tk = decodeDeed(m);
+        if (tk.avatar !== l.welcome.avatar || tk.player !== l.welcome.player) {
+          throw new MalformedError(` (deed): deed for avatar ${tk.avatar} of "${tk.player}", playing ${l.welcome.avatar} as "${l.welcome.player}"`);
+        }
+        this.tk = tk.bytes.slice();
+        return;
+      }
       case MsgType.State:
         break;
       default:
@@ -623,7 +656,7 @@ export class Client {
     let ws: WebSocket;
     let w: Welcome;
     try {
-      [ws, w] = await dial(this.WS, r.ws, encodeRejoin({ token: this.token, avatar: r.avatar, seq: r.seq }), (s, m) => this.onMessage(s, m), (s, e) => this.onClose(s, e));
+      [ws, w] = await dial(this.WS, r.ws, encodeRejoin({ token: this.token, deed: this.tk ?? new Uint8Array(0), avatar: r.avatar, seq: r.seq }), (s, m) => this.onMessage(s, m), (s, e) => this.onClose(s, e));
     } catch (e) {
       this.fail(new Error(`player: following the redirect to node ${r.node}: ${(e as Error).message}`));
       return;

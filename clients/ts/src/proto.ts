@@ -1,4 +1,4 @@
-// The client protocol (version 1) of overworld's player endpoint: the
+// The client protocol (version 2) of overworld's player endpoint: the
 // encoders and decoders of every message, byte for byte as the Go package
 // live/player writes and reads them (docs/protocol.md).
 //
@@ -8,7 +8,7 @@
 // are BigInts, exact over their 64 bits.
 
 /** The protocol version: the first byte of every message. */
-export const VERSION = 1;
+export const VERSION = 2;
 
 /** Message types: the second byte of every message. */
 export const MsgType = {
@@ -21,10 +21,11 @@ export const MsgType = {
   Error: 7,
   Redirect: 8,
   Rejoin: 9,
+  Deed: 10,
 } as const;
 export type MsgType = (typeof MsgType)[keyof typeof MsgType];
 
-const msgNames = ["", "join", "joinok", "input", "state", "ack", "leave", "error", "redirect", "rejoin"];
+const msgNames = ["", "join", "joinok", "input", "state", "ack", "leave", "error", "redirect", "rejoin", "deed"];
 
 /** The name of a message type, as the Go package prints it. */
 export function msgName(t: number): string {
@@ -33,12 +34,14 @@ export function msgName(t: number): string {
 
 /** Limits of the protocol. */
 export const MAX_INPUT = 256;
-export const MAX_CLIENT_MESSAGE = 1024;
+export const MAX_CLIENT_MESSAGE = 2560;
 export const MAX_MESSAGE = 4 << 20;
 export const MAX_HISTORY = 1024;
 export const MAX_PLAYER_ID = 64;
 export const MAX_WORLD = 64;
 export const MAX_TOKEN = 2 + MAX_PLAYER_ID + 1 + MAX_WORLD + 2 + 16 + 16 + 64;
+/** The longest avatar deed: version, avatar, player, world, times, a node certificate of at most 1,024 bytes, a signature of at most 96. */
+export const MAX_DEED = 1 + 8 + 1 + MAX_PLAYER_ID + 1 + MAX_WORLD + 16 + 2 + 1024 + 1 + 96;
 export const MAX_DIMS = 4;
 export const MAX_FIELDS = 64;
 const MAX_NAME = 64;
@@ -56,8 +59,9 @@ export const Code = {
   AvatarGone: 6,
   Timeout: 7,
   Shutdown: 8,
+  BadDeed: 9,
 } as const;
-const codeNames = ["", "malformed", "bad token", "full", "duplicate player", "join failed", "avatar gone", "join timeout", "shutdown"];
+const codeNames = ["", "malformed", "bad token", "full", "duplicate player", "join failed", "avatar gone", "join timeout", "shutdown", "bad deed"];
 
 /** The name of an error code. */
 export function codeName(c: number): string {
@@ -140,11 +144,30 @@ export interface Redirect {
   seq: number;
 }
 
-/** A client's rejoin at the node its avatar was handed to. */
+/** A client's rejoin at the node its avatar was handed to (or failed over to). */
 export interface Rejoin {
   token: Uint8Array;
+  /** The avatar's deed: the newest a node gave (a Deed message). */
+  deed: Uint8Array;
   avatar: bigint;
   seq: number;
+}
+
+/**
+ * An avatar deed, as a node signed it: the proof a Rejoin presents
+ * that the avatar is the player's. The client keeps the bytes and checks
+ * only their layout; nodes check the signature (docs/protocol.md).
+ */
+export interface Deed {
+  /** The deed's bytes, as a Rejoin carries them. */
+  bytes: Uint8Array;
+  avatar: bigint;
+  player: string;
+  world: string;
+  /** Unix seconds. */
+  issued: number;
+  /** Unix seconds. */
+  expires: number;
 }
 
 /** Reader decodes a message body: varints, byte strings, bytes. */
@@ -322,7 +345,7 @@ export function open(msg: Uint8Array): number {
   if (msg.length < 2) throw new MalformedError(`: ${msg.length} bytes, want at least a 2-byte header`);
   if (msg[0] !== VERSION) throw new MalformedError(`: protocol version ${msg[0]}, want ${VERSION}`);
   const t = msg[1];
-  if (t === 0 || t > MsgType.Rejoin) throw new MalformedError(`: unknown message type ${t}`);
+  if (t === 0 || t > MsgType.Deed) throw new MalformedError(`: unknown message type ${t}`);
   return t;
 }
 
@@ -423,18 +446,75 @@ export function decodeRedirect(msg: Uint8Array): Redirect {
 
 /** A Rejoin message. */
 export function encodeRejoin(m: Rejoin): Uint8Array {
-  return header(MsgType.Rejoin, m.token.length + 24).bytes(m.token).uvBig(m.avatar).uv(m.seq).finish();
+  return header(MsgType.Rejoin, m.token.length + m.deed.length + 28).bytes(m.token).bytes(m.deed).uvBig(m.avatar).uv(m.seq).finish();
 }
 
 /** The body of a Rejoin message. */
 export function decodeRejoin(msg: Uint8Array): Rejoin {
   const r = body(msg, MsgType.Rejoin);
   const token = r.bytes("token", MAX_TOKEN);
+  const deed = r.bytes("deed", MAX_DEED);
   const avatar = r.uvBig("avatar");
   const seq = r.uv("input seq");
   if (avatar === 0n) r.fail("avatar 0");
   r.done();
-  return { token, avatar, seq };
+  return { token, deed, avatar, seq };
+}
+
+/** A Deed message carrying an avatar deed's bytes. */
+export function encodeDeed(deed: Uint8Array): Uint8Array {
+  return header(MsgType.Deed, deed.length + 4).bytes(deed).finish();
+}
+
+/** The avatar deed of a Deed message, its layout checked as the Go package's ParseDeed checks it. */
+export function decodeDeed(msg: Uint8Array): Deed {
+  const r = body(msg, MsgType.Deed);
+  const bytes = r.bytes("deed", MAX_DEED);
+  r.done();
+  return parseDeed(bytes, (what) => r.fail(`player: avatar deed refused: malformed deed: ${what}`));
+}
+
+function parseDeed(b: Uint8Array, bad: (what: string) => never): Deed {
+  if (b.length === 0) bad("empty");
+  if (b[0] !== 1) bad(`version ${b[0]}, want 1`);
+  const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  let i = 1;
+  const need = (n: number, what: string) => {
+    if (b.length - i < n) bad(`${b.length} bytes, truncated in the ${what}`);
+  };
+  need(8, "avatar");
+  const avatar = dv.getBigUint64(i, false);
+  i += 8;
+  if (avatar === 0n) bad("avatar 0");
+  const text = (what: string): string => {
+    need(1, what);
+    const n = b[i++];
+    need(n, what);
+    const s = utf8dec.decode(b.subarray(i, i + n));
+    i += n;
+    if (n === 0 || n > 64 || badPlayerChar(s)) bad(`${what} "${s}" is empty, too long or has a non-printable or space character`);
+    return s;
+  };
+  const player = text("player ID");
+  const world = text("world");
+  need(16, "times");
+  const issued = dv.getBigUint64(i, false);
+  const expires = dv.getBigUint64(i + 8, false);
+  i += 16;
+  if (issued >= 1n << 63n || expires <= issued || expires > 1n << 40n) bad(`times ${issued}..${expires} out of range`);
+  need(2, "certificate length");
+  const cl = dv.getUint16(i, false);
+  i += 2;
+  if (cl === 0 || cl > 1024) bad(`certificate of ${cl} bytes, want 1 to 1024`);
+  need(cl, "certificate");
+  i += cl;
+  need(1, "signature length");
+  const sl = b[i++];
+  if (sl === 0 || sl > 96) bad(`signature of ${sl} bytes, want 1 to 96`);
+  need(sl, "signature");
+  i += sl;
+  if (i !== b.length) bad(`${b.length - i} trailing bytes`);
+  return { bytes: b, avatar, player, world, issued: Number(issued), expires: Number(expires) };
 }
 
 const badName = /^$|[ \t\n]/;

@@ -2,7 +2,7 @@
 // messages: the inverse of the Go package live/player's Encoder, with the
 // same checks as its View.
 
-import { FieldType, MalformedError, MsgType, Reader, type Schema, type Welcome } from "./proto";
+import { FieldType, MalformedError, MsgType, Reader, VERSION, type Schema, type Welcome } from "./proto";
 
 const MAX_ID = (1n << 64n) - 1n;
 
@@ -195,7 +195,7 @@ export class View {
    * and changes nothing.
    */
   apply(msg: Uint8Array): boolean {
-    if (msg.length < 2 || msg[0] !== 1 || msg[1] !== MsgType.State) {
+    if (msg.length < 2 || msg[0] !== VERSION || msg[1] !== MsgType.State) {
       throw new MalformedError(" (state): not a state message");
     }
     const r = new Reader(MsgType.State, msg, 2);

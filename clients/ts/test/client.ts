@@ -62,6 +62,10 @@ export async function clientScenario(json: string): Promise<string> {
     expect(one.sent[0] === v.get("join")!.hex, `the join sent ${one.sent[0]}`);
     one.deliver(v.get("joinok")!.hex);
     const c = await p;
+    expect(c.deed === null, "a deed before the node sent one");
+    one.deliver(v.get("deed")!.hex);
+    const deed = unhex(v.get("deed")!.fields.deed);
+    expect(c.deed !== null && hex(c.deed) === hex(deed), `the deed kept: ${c.deed && hex(c.deed)}`);
     const ins = [1, 2, 3].map((k) => new Uint8Array([k]));
     for (const b of ins) c.input(b);
     expect(one.sent.length === 4 && one.sent[3] === hex(ow.encodeInput(3, ins[2])), `inputs on node one: ${one.sent}`);
@@ -73,7 +77,7 @@ export async function clientScenario(json: string): Promise<string> {
     const two = ScriptedWS.made[1];
     expect(two !== undefined && two.url === "ws://10.0.0.2:7102/play", `dialled ${two?.url}`);
     two.open();
-    expect(two.sent[0] === hex(ow.encodeRejoin({ token, avatar: c.welcome.avatar, seq: 2 })), `the rejoin sent ${two.sent[0]}`);
+    expect(two.sent[0] === v.get("rejoin")!.hex, `the rejoin sent ${two.sent[0]}, want the vector's (the token, the deed, avatar 1.5, seq 2)`);
     two.deliver(v.get("joinok")!.hex);
     await settle();
     expect(two.sent[1] === hex(ow.encodeInput(3, ins[2])) && two.sent.length === 2, `inputs resent to node two: ${two.sent}`);
@@ -143,6 +147,8 @@ export async function resumeScenario(json: string): Promise<string> {
     one.deliver(v.get("joinok")!.hex);
     const c = await p;
     const avatar = c.welcome.avatar;
+    one.deliver(v.get("deed")!.hex);
+    const deed = unhex(v.get("deed")!.fields.deed);
     const ins = [1, 2, 3].map((k) => new Uint8Array([k]));
     for (const b of ins) c.input(b);
     one.deliver(v.get("state-1")!.hex);
@@ -162,11 +168,12 @@ export async function resumeScenario(json: string): Promise<string> {
     expect(asked.join(",") === "ws://one/,ws://one/,ws://two/,ws://three/", `tokens asked for ${asked}`);
     two.open();
     three.open();
-    const rejoin = hex(ow.encodeRejoin({ token, avatar, seq: 1 }));
+    const rejoin = hex(ow.encodeRejoin({ token, deed, avatar, seq: 1 }));
     expect(two.sent[0] === rejoin && three.sent[0] === rejoin, `the rejoins sent: ${two.sent[0]}, ${three.sent[0]}; want ${rejoin} (seq 1: the last input applied)`);
     two.deliver(v.get("joinok")!.hex);
     three.deliver(v.get("joinok")!.hex);
     await settle();
+    two.deliver(v.get("deed")!.hex); // node two's own, once the avatar is there
     c.input(new Uint8Array([4])); // while looking: kept, sent where the avatar is
     expect(two.sent.length === 1 && three.sent.length === 1, `sent before a state: ${two.sent.length - 1}, ${three.sent.length - 1} more messages`);
     three.deliver(v.get("error-avatar-gone")!.hex); // not there
@@ -221,12 +228,12 @@ export async function resumeScenario(json: string): Promise<string> {
     // Client.resume on its own: the first node says the avatar is not
     // there, the second sends its state.
     ScriptedWS.made = [];
-    const p2 = ow.Client.resume({ urls: ["ws://four/", "ws://five/"], token, avatar, seq: 2, WebSocket: WS });
+    const p2 = ow.Client.resume({ urls: ["ws://four/", "ws://five/"], token, deed, avatar, seq: 2, WebSocket: WS });
     await settle();
     const [four, five] = ScriptedWS.made;
     four.open();
     five.open();
-    const rejoin2 = hex(ow.encodeRejoin({ token, avatar, seq: 2 }));
+    const rejoin2 = v.get("rejoin")!.hex;
     expect(four.sent[0] === rejoin2 && five.sent[0] === rejoin2, `Client.resume's rejoins: ${four.sent[0]}, ${five.sent[0]}`);
     four.deliver(v.get("joinok")!.hex);
     five.deliver(v.get("joinok")!.hex);
@@ -241,7 +248,7 @@ export async function resumeScenario(json: string): Promise<string> {
 
     // No node has it: Client.resume rejects.
     ScriptedWS.made = [];
-    const p3 = ow.Client.resume({ urls: ["ws://six/"], token, avatar, seq: 0, WebSocket: WS });
+    const p3 = ow.Client.resume({ urls: ["ws://six/"], token, deed, avatar, seq: 0, WebSocket: WS });
     await settle();
     ScriptedWS.made[0].open();
     ScriptedWS.made[0].deliver(v.get("joinok")!.hex);

@@ -100,7 +100,11 @@ function decode(t: string, m: Uint8Array): unknown {
     }
     case "rejoin": {
       const r = ow.decodeRejoin(m);
-      return { token: hex(r.token), avatar: r.avatar.toString(), seq: r.seq };
+      return { token: hex(r.token), deed: hex(r.deed), avatar: r.avatar.toString(), seq: r.seq };
+    }
+    case "deed": {
+      const k = ow.decodeDeed(m);
+      return { deed: hex(k.bytes), avatar: k.avatar.toString(), player: k.player, world: k.world, issued: k.issued, expires: k.expires };
     }
   }
   throw new Error(`no decoder for ${t}`);
@@ -131,7 +135,9 @@ function encode(t: string, f: any): Uint8Array | null {
     case "redirect":
       return ow.encodeRedirect({ node: f.node, quic: f.quic, ws: f.ws, avatar: BigInt(f.avatar), seq: f.seq });
     case "rejoin":
-      return ow.encodeRejoin({ token: unhex(f.token), avatar: BigInt(f.avatar), seq: f.seq });
+      return ow.encodeRejoin({ token: unhex(f.token), deed: unhex(f.deed), avatar: BigInt(f.avatar), seq: f.seq });
+    case "deed":
+      return ow.encodeDeed(unhex(f.deed));
     case "arena-input":
       return ow.encodeArenaInput(f);
   }

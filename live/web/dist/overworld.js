@@ -3,7 +3,7 @@ var __defNormalProp = (obj, key, value) => key in obj ? __defProp(obj, key, { en
 var __publicField = (obj, key, value) => __defNormalProp(obj, typeof key !== "symbol" ? key + "" : key, value);
 
 // src/proto.ts
-var VERSION = 1;
+var VERSION = 2;
 var MsgType = {
   Join: 1,
   JoinOK: 2,
@@ -13,19 +13,21 @@ var MsgType = {
   Leave: 6,
   Error: 7,
   Redirect: 8,
-  Rejoin: 9
+  Rejoin: 9,
+  Deed: 10
 };
-var msgNames = ["", "join", "joinok", "input", "state", "ack", "leave", "error", "redirect", "rejoin"];
+var msgNames = ["", "join", "joinok", "input", "state", "ack", "leave", "error", "redirect", "rejoin", "deed"];
 function msgName(t) {
   return t > 0 && t < msgNames.length ? msgNames[t] : `MsgType(${t})`;
 }
 var MAX_INPUT = 256;
-var MAX_CLIENT_MESSAGE = 1024;
+var MAX_CLIENT_MESSAGE = 2560;
 var MAX_MESSAGE = 4 << 20;
 var MAX_HISTORY = 1024;
 var MAX_PLAYER_ID = 64;
 var MAX_WORLD = 64;
 var MAX_TOKEN = 2 + MAX_PLAYER_ID + 1 + MAX_WORLD + 2 + 16 + 16 + 64;
+var MAX_DEED = 1 + 8 + 1 + MAX_PLAYER_ID + 1 + MAX_WORLD + 16 + 2 + 1024 + 1 + 96;
 var MAX_DIMS = 4;
 var MAX_FIELDS = 64;
 var MAX_NAME = 64;
@@ -40,9 +42,10 @@ var Code = {
   JoinFailed: 5,
   AvatarGone: 6,
   Timeout: 7,
-  Shutdown: 8
+  Shutdown: 8,
+  BadDeed: 9
 };
-var codeNames = ["", "malformed", "bad token", "full", "duplicate player", "join failed", "avatar gone", "join timeout", "shutdown"];
+var codeNames = ["", "malformed", "bad token", "full", "duplicate player", "join failed", "avatar gone", "join timeout", "shutdown", "bad deed"];
 function codeName(c) {
   return c > 0 && c < codeNames.length ? codeNames[c] : `Code(${c})`;
 }
@@ -226,7 +229,7 @@ function open(msg) {
   if (msg.length < 2) throw new MalformedError(`: ${msg.length} bytes, want at least a 2-byte header`);
   if (msg[0] !== VERSION) throw new MalformedError(`: protocol version ${msg[0]}, want ${VERSION}`);
   const t = msg[1];
-  if (t === 0 || t > MsgType.Rejoin) throw new MalformedError(`: unknown message type ${t}`);
+  if (t === 0 || t > MsgType.Deed) throw new MalformedError(`: unknown message type ${t}`);
   return t;
 }
 function body(msg, t) {
@@ -300,16 +303,68 @@ function decodeRedirect(msg) {
   return { node, quic, ws, avatar, seq };
 }
 function encodeRejoin(m) {
-  return header(MsgType.Rejoin, m.token.length + 24).bytes(m.token).uvBig(m.avatar).uv(m.seq).finish();
+  return header(MsgType.Rejoin, m.token.length + m.deed.length + 28).bytes(m.token).bytes(m.deed).uvBig(m.avatar).uv(m.seq).finish();
 }
 function decodeRejoin(msg) {
   const r = body(msg, MsgType.Rejoin);
   const token = r.bytes("token", MAX_TOKEN);
+  const deed = r.bytes("deed", MAX_DEED);
   const avatar = r.uvBig("avatar");
   const seq = r.uv("input seq");
   if (avatar === 0n) r.fail("avatar 0");
   r.done();
-  return { token, avatar, seq };
+  return { token, deed, avatar, seq };
+}
+function encodeDeed(deed) {
+  return header(MsgType.Deed, deed.length + 4).bytes(deed).finish();
+}
+function decodeDeed(msg) {
+  const r = body(msg, MsgType.Deed);
+  const bytes = r.bytes("deed", MAX_DEED);
+  r.done();
+  return parseDeed(bytes, (what) => r.fail(`player: avatar deed refused: malformed deed: ${what}`));
+}
+function parseDeed(b, bad) {
+  if (b.length === 0) bad("empty");
+  if (b[0] !== 1) bad(`version ${b[0]}, want 1`);
+  const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  let i = 1;
+  const need = (n, what) => {
+    if (b.length - i < n) bad(`${b.length} bytes, truncated in the ${what}`);
+  };
+  need(8, "avatar");
+  const avatar = dv.getBigUint64(i, false);
+  i += 8;
+  if (avatar === 0n) bad("avatar 0");
+  const text = (what) => {
+    need(1, what);
+    const n = b[i++];
+    need(n, what);
+    const s = utf8dec.decode(b.subarray(i, i + n));
+    i += n;
+    if (n === 0 || n > 64 || badPlayerChar(s)) bad(`${what} "${s}" is empty, too long or has a non-printable or space character`);
+    return s;
+  };
+  const player = text("player ID");
+  const world = text("world");
+  need(16, "times");
+  const issued = dv.getBigUint64(i, false);
+  const expires = dv.getBigUint64(i + 8, false);
+  i += 16;
+  if (issued >= 1n << 63n || expires <= issued || expires > 1n << 40n) bad(`times ${issued}..${expires} out of range`);
+  need(2, "certificate length");
+  const cl = dv.getUint16(i, false);
+  i += 2;
+  if (cl === 0 || cl > 1024) bad(`certificate of ${cl} bytes, want 1 to 1024`);
+  need(cl, "certificate");
+  i += cl;
+  need(1, "signature length");
+  const sl = b[i++];
+  if (sl === 0 || sl > 96) bad(`signature of ${sl} bytes, want 1 to 96`);
+  need(sl, "signature");
+  i += sl;
+  if (i !== b.length) bad(`${b.length - i} trailing bytes`);
+  return { bytes: b, avatar, player, world, issued: Number(issued), expires: Number(expires) };
 }
 var badName = /^$|[ \t\n]/;
 function badPlayerChar(s) {
@@ -576,7 +631,7 @@ var View = class {
    * and changes nothing.
    */
   apply(msg) {
-    if (msg.length < 2 || msg[0] !== 1 || msg[1] !== MsgType.State) {
+    if (msg.length < 2 || msg[0] !== VERSION || msg[1] !== MsgType.State) {
       throw new MalformedError(" (state): not a state message");
     }
     const r = new Reader(MsgType.State, msg, 2);
@@ -738,6 +793,7 @@ function dialAvatar(WS, url, first, avatar, waitMs, onMessage, onClose) {
     let phase = "dial";
     let sock = null;
     let welcome = null;
+    let deed = null;
     const give = (e) => {
       if (phase === "done" || phase === "play") return;
       phase = "done";
@@ -755,10 +811,16 @@ function dialAvatar(WS, url, first, avatar, waitMs, onMessage, onClose) {
       try {
         const t = open(m);
         if (t === MsgType.Error) throw decodeError(m);
+        if (t === MsgType.Deed) {
+          const tk = decodeDeed(m);
+          if (tk.avatar !== avatar) throw new Error(`player: resuming avatar ${avatar}, node ${url} gave a deed for ${tk.avatar}`);
+          deed = tk.bytes.slice();
+          return;
+        }
         if (t !== MsgType.State) return;
         phase = "play";
         clearTimeout(timer);
-        resolve([ws, welcome, m]);
+        resolve([ws, welcome, m, deed]);
       } catch (e) {
         give(e);
       }
@@ -799,6 +861,7 @@ var Client = class _Client {
     __publicField(this, "stats", { states: 0, stateBytes: 0, applied: 0, inputs: 0, rtt: [], handoffs: 0, handoffGaps: [], reconnects: 0, resumes: 0 });
     __publicField(this, "WS");
     __publicField(this, "token", new Uint8Array(0));
+    __publicField(this, "tk", null);
     this.WS = opts.WebSocket ?? WebSocket;
   }
   /** Joins the node at opts.url; resolves once the node accepted the player. */
@@ -810,8 +873,9 @@ var Client = class _Client {
   }
   /**
    * Takes a player's avatar back after the node it played on died, as
-   * the Go client's ResumeAny does: a Rejoin (the token, the avatar and
-   * seq, the last input the player saw applied) to every node of
+   * the Go client's ResumeAny does: a Rejoin (the token, the avatar's
+   * deed, the avatar and seq, the last input the player saw applied)
+   * to every node of
    * r.urls at once, keeping the first that sends a State — a node does
    * only once the avatar's primary is there, its backup having taken
    * over — and closing the others. It rejects when none does within
@@ -821,6 +885,7 @@ var Client = class _Client {
     const c = new _Client({ ...opts, url: r.urls[0] ?? "", token: r.token, WebSocket: r.WebSocket ?? opts.WebSocket });
     c.seq = r.seq;
     c.echoed = r.seq;
+    c.tk = r.deed.slice();
     if (!await c.takeBack(r.urls, r.avatar, r.seq, r.waitMs ?? 8e3)) throw new Error(`player: no node of ${r.urls.length} holds avatar ${r.avatar}`);
     c.stats.resumes = 0;
     c.startIdle();
@@ -846,12 +911,14 @@ var Client = class _Client {
     let won = null;
     const tries = urls.map(async (url) => {
       const token = await this.freshToken(url);
-      const [ws, w, first] = await dialAvatar(this.WS, url, encodeRejoin({ token, avatar, seq }), avatar, waitMs, (s, m) => this.onMessage(s, m), (s, e) => this.onClose(s, e));
+      const deed = this.tk ?? new Uint8Array(0);
+      const [ws, w, first, fresh] = await dialAvatar(this.WS, url, encodeRejoin({ token, deed, avatar, seq }), avatar, waitMs, (s, m) => this.onMessage(s, m), (s, e) => this.onClose(s, e));
       if (won || this.closed) {
         ws.close();
         return;
       }
       this.token = token;
+      if (fresh) this.tk = fresh;
       won = { ws, welcome: w, view: new View(w), node: 0, url };
       this.cur = won;
       this.next = null;
@@ -888,6 +955,7 @@ var Client = class _Client {
     this.token = await this.freshToken(url);
     const [ws, w] = await dial(this.WS, url, encodeJoin(this.token), (s, m) => this.onMessage(s, m), (s, e) => this.onClose(s, e), timeoutMs);
     this.cur = { ws, welcome: w, view: new View(w), node: 0, url };
+    this.tk = null;
     this.seq = 0;
     this.echoed = 0;
     this.sent.fill(null);
@@ -908,6 +976,14 @@ var Client = class _Client {
   /** The WebSocket URL of the node played on. */
   get url() {
     return this.cur.url;
+  }
+  /**
+   * The newest avatar deed a node gave (null before the first): what a
+   * Rejoin presents to take the avatar back (Client.resume), as the Go
+   * client's Deed.
+   */
+  get deed() {
+    return this.tk ? this.tk.slice() : null;
   }
   /** The newest input seq sent. */
   get inputSeq() {
@@ -1066,6 +1142,14 @@ var Client = class _Client {
       case MsgType.Redirect:
         void this.follow(decodeRedirect(m));
         return;
+      case MsgType.Deed: {
+        const tk = decodeDeed(m);
+        if (tk.avatar !== l.welcome.avatar || tk.player !== l.welcome.player) {
+          throw new MalformedError(` (deed): deed for avatar ${tk.avatar} of "${tk.player}", playing ${l.welcome.avatar} as "${l.welcome.player}"`);
+        }
+        this.tk = tk.bytes.slice();
+        return;
+      }
       case MsgType.State:
         break;
       default:
@@ -1115,7 +1199,7 @@ var Client = class _Client {
     let ws;
     let w;
     try {
-      [ws, w] = await dial(this.WS, r.ws, encodeRejoin({ token: this.token, avatar: r.avatar, seq: r.seq }), (s, m) => this.onMessage(s, m), (s, e) => this.onClose(s, e));
+      [ws, w] = await dial(this.WS, r.ws, encodeRejoin({ token: this.token, deed: this.tk ?? new Uint8Array(0), avatar: r.avatar, seq: r.seq }), (s, m) => this.onMessage(s, m), (s, e) => this.onClose(s, e));
     } catch (e) {
       this.fail(new Error(`player: following the redirect to node ${r.node}: ${e.message}`));
       return;
@@ -1168,6 +1252,7 @@ export {
   Code,
   FieldType,
   MAX_CLIENT_MESSAGE,
+  MAX_DEED,
   MAX_DIMS,
   MAX_FIELDS,
   MAX_HISTORY,
@@ -1188,6 +1273,7 @@ export {
   applyDelta,
   codeName,
   decodeAck,
+  decodeDeed,
   decodeError,
   decodeInput,
   decodeJoin,
@@ -1197,6 +1283,7 @@ export {
   decodeRejoin,
   encodeAck,
   encodeArenaInput,
+  encodeDeed,
   encodeError,
   encodeInput,
   encodeJoin,
