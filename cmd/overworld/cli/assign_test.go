@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/overworld/overworld/internal/placefile"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata")
@@ -53,7 +55,7 @@ func TestAssignReadsFile(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	var res assignOutput
+	var res placefile.AssignOutput
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatal(err)
 	}
@@ -118,22 +120,4 @@ func TestUnknownCommand(t *testing.T) {
 	if code != 2 || out != "" || !strings.Contains(errs, "unknown command") {
 		t.Fatalf("exit %d out %q err %q", code, out, errs)
 	}
-}
-
-// FuzzAssign feeds arbitrary bytes to the scenario decoder: it must never
-// panic, and on success the output must be consistent with the input.
-func FuzzAssign(f *testing.F) {
-	seed, _ := os.ReadFile("testdata/assign-fig1.json")
-	f.Add(seed)
-	f.Add([]byte(`{"mirrors":[{"id":"G","capacity":1}],"events":[{"op":"join","player":"a","delays":{"G":1}},{"op":"leave","player":"a"}]}`))
-	f.Add([]byte(`{"mirrors":[{"id":"G","capacity":1}],"events":[{"op":"leave","player":"a"}]}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		out, err := runAssign(data, 0, nil)
-		if err != nil {
-			return
-		}
-		if len(out.Final.Assignment) != out.Final.Players {
-			t.Fatalf("assignment of %d players, stats of %d", len(out.Final.Assignment), out.Final.Players)
-		}
-	})
 }

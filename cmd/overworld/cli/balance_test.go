@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,39 +59,6 @@ func TestBalanceRejectsBadInput(t *testing.T) {
 			t.Errorf("%v: exit %d, stdout %q", args, code, out)
 		}
 	}
-}
-
-// FuzzBalance feeds arbitrary bytes to the decoder: never a panic, and on
-// success players are conserved and every overflowed instance with two or
-// more players has a distinct server and replica among them.
-func FuzzBalance(f *testing.F) {
-	seed, _ := os.ReadFile("testdata/balance-small.json")
-	f.Add(seed)
-	f.Add([]byte(`{"max_load":10,"servers":[{"id":"a","main":9},{"id":"b"}],"instances":[{"id":"x","size":5,"server":"a"}]}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, m := range []string{"balance", "pack"} {
-			out, err := runBalance(data, m, 0, true, 100)
-			if err != nil {
-				return
-			}
-			before, after := 0, 0
-			for k, v := range out.Before {
-				before += v
-				after += out.After[k]
-			}
-			if before-after != out.Overflowed {
-				t.Fatalf("%d before, %d after, %d overflowed", before, after, out.Overflowed)
-			}
-			for _, o := range out.Overflow {
-				if o.Server != nil && o.Replica != nil && *o.Server == *o.Replica {
-					t.Fatalf("server and replica are both %q", *o.Server)
-				}
-			}
-			if _, err := json.Marshal(out); err != nil {
-				t.Fatal(err)
-			}
-		}
-	})
 }
 
 func TestLabBalanceSmall(t *testing.T) {

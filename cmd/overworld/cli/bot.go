@@ -389,7 +389,21 @@ func startLocalNode(ctx context.Context, g *arena.Game, f *botFlags) (gw *player
 			}
 		}
 	}
-	gw, err = player.New(player.Config{Verifier: ver, Controller: arenaplay.NewController(g), MaxPlayers: max(64, f.n), FrameEvery: arena.Frame})
+	// A world of one node: a CA of its own signs the node's certificate,
+	// whose key signs the avatar deeds.
+	ca, err := pki.NewCA("overworld bot local CA", time.Now(), 30*24*time.Hour)
+	if err != nil {
+		return nil, "", "", nil, err
+	}
+	nodeFile, err := ca.Issue(1, time.Now(), 7*24*time.Hour)
+	if err != nil {
+		return nil, "", "", nil, err
+	}
+	ident, err := pki.ParseNode(nodeFile, ca)
+	if err != nil {
+		return nil, "", "", nil, err
+	}
+	gw, err = player.New(player.Config{Verifier: ver, Controller: arenaplay.NewController(g), Identity: ident, MaxPlayers: max(64, f.n), FrameEvery: arena.Frame})
 	if err != nil {
 		return nil, "", "", nil, err
 	}

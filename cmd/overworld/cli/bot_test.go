@@ -79,6 +79,7 @@ func TestBotGameDefaultsAreTheNodes(t *testing.T) {
 }
 
 func TestBotLocal(t *testing.T) {
+	t.Parallel() // waits on its own processes and ports most of its time
 	if testing.Short() {
 		t.Skip("plays 2 s over loopback sockets")
 	}

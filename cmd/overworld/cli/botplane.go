@@ -148,15 +148,16 @@ func (b *planeBot) report(ctx context.Context) {
 	}
 }
 
-// resume takes avatar back on whichever node holds its primary now.
-func (b *planeBot) resume(ctx context.Context, avatar world.ObjectID, seq uint64) (*player.Client, error) {
+// resume takes avatar back, with its deed, on whichever node holds its
+// primary now.
+func (b *planeBot) resume(ctx context.Context, deed []byte, avatar world.ObjectID, seq uint64) (*player.Client, error) {
 	tok, err := b.token(b.nodes[0].ID)
 	if err != nil {
 		return nil, err
 	}
 	c, _, err := player.ResumeAny(context.WithoutCancel(ctx), len(b.nodes), func(ctx context.Context, i int) (player.Conn, error) {
 		return player.DialQUIC(ctx, b.nodes[i].QUIC, b.tlsFor(b.nodes[i].ID))
-	}, tok, avatar, seq, 8*time.Second, nil)
+	}, tok, deed, avatar, seq, 8*time.Second, nil)
 	return c, err
 }
 
@@ -187,7 +188,7 @@ func playPlaneBot(ctx context.Context, g *arena.Game, key ed25519.PrivateKey, f 
 		}
 		// The node fell silent or the connection broke: its avatar may
 		// live on where its backup took over.
-		if c, err = b.resume(pctx, c.Welcome().Avatar, c.LastApplied()); err != nil {
+		if c, err = b.resume(pctx, c.Deed(), c.Welcome().Avatar, c.LastApplied()); err != nil {
 			return total, err
 		}
 	}

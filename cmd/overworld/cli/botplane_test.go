@@ -16,6 +16,7 @@ import (
 // joins where the plane admits it and plays to the end; the plane places
 // all of them.
 func TestBotThroughPlane(t *testing.T) {
+	t.Parallel() // waits on its own processes and ports most of its time
 	if testing.Short() {
 		t.Skip("starts 4 node processes and a control plane for about 10 s")
 	}

@@ -90,6 +90,7 @@ func worldOfNode(admin string) (*live.WorldSnapshot, error) {
 // same player), without joining afresh, and the new node moves that
 // avatar on key presses. A screenshot is kept (play-after-resume.png).
 func TestBrowserResume(t *testing.T) {
+	t.Parallel() // waits on its own processes and ports most of its time
 	if testing.Short() {
 		t.Skip("starts 4 node processes and a browser for about 20 s")
 	}
@@ -254,6 +255,7 @@ func abs(x float64) float64 { return max(x, -x) }
 // presses. Then a Ctrl-C ends the command with status 0. A screenshot is
 // kept (play-cluster.png).
 func TestClusterOneURL(t *testing.T) {
+	t.Parallel() // waits on its own processes and ports most of its time
 	if testing.Short() {
 		t.Skip("runs a cluster of 4 nodes, its control plane and a browser for about 30 s")
 	}

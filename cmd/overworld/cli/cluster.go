@@ -22,6 +22,7 @@ import (
 	"github.com/overworld/overworld/geo"
 	"github.com/overworld/overworld/lab/cities"
 	"github.com/overworld/overworld/lab/harness"
+	"github.com/overworld/overworld/live"
 	"github.com/overworld/overworld/live/arenaplay"
 	"github.com/overworld/overworld/live/localcluster"
 	"github.com/overworld/overworld/live/plane"
@@ -56,6 +57,7 @@ type clusterOpts struct {
 	net            geo.Network // what they give (validate)
 	placement      string      // "cma": the control plane places the client bots; "none"; "": cma where it applies
 	headroom       float64
+	prefetch       *float64 // the nodes' and the simulator's prefetch (nil: the architecture's default)
 }
 
 // clusterFault is a signal sent to a node during the run.
@@ -133,7 +135,7 @@ packet, as the simulator does.
 
 --net wan (or --loss, --jitter, --dup, --reorder) gives the simulator and every node the
 same network conditions beyond latency: the nodes lose, duplicate and hold back what
-they send; a held packet delays the ones queued behind it to the same peer.`,
+they send, and a held packet is overtaken by later ones, as in the simulator.`,
 		Example: `  overworld cluster --nodes 8 --duration 60s --emulate-latency
   overworld cluster --nodes 8 --duration 60s --emulate-latency --net wan --bot-mode node
   overworld cluster --nodes 4 --bots 64 --duration 30s --emulate-latency
@@ -165,7 +167,13 @@ they send; a held packet delays the ones queued behind it to the same peer.`,
 	fl.StringVar(&o.play, "play", "127.0.0.1:0", "where to serve browsers the game (a token and a node's /play) and the cluster's /dashboard (\"\": nowhere)")
 	fl.StringVar(&o.placement, "placement", "", "cma: a control plane process (\"overworld control\") places the client bots, drawn from GeoNames cities as the simulator's players, and hands them over between nodes; none: bot k on node k/players-per-node (default cma with client bots and 2 or more per node)")
 	fl.Float64Var(&o.headroom, "headroom", 1.25, "with --placement cma: each node seats ⌈players-per-node × headroom⌉")
-	cmd.PreRun = func(*cobra.Command, []string) { o.noFailover = !*failover }
+	prefetch := fl.Float64("prefetch", 0, fmt.Sprintf("widen the view the nodes fetch replicas for by this many metres (default %g under --arch colyseus, else 0), in the simulator too", discovery.ColyseusPrefetch))
+	cmd.PreRun = func(cmd *cobra.Command, _ []string) {
+		o.noFailover = !*failover
+		if cmd.Flags().Changed("prefetch") {
+			o.prefetch = prefetch
+		}
+	}
 	return cmd
 }
 
@@ -196,6 +204,8 @@ func (o *clusterOpts) validate() error {
 		return badInputf("--arch %q: want directory, broadcast or colyseus", o.arch)
 	case !(o.frameRate >= 1 && o.frameRate <= 100):
 		return badInputf("--frame-rate %v: want 1 to 100", o.frameRate)
+	case o.prefetch != nil && !(*o.prefetch >= 0 && *o.prefetch <= 1e6):
+		return badInputf("--prefetch %v: want 0 to 1e6 metres", *o.prefetch)
 	case o.botMode != "client" && o.botMode != "node":
 		return badInputf("--bot-mode %q: want client or node", o.botMode)
 	case o.sampleEvery < 0 || o.sampleEvery > time.Minute:
@@ -272,7 +282,7 @@ func (o clusterOpts) clusterConfig(exe, dir, infraCity string) localcluster.Conf
 	return localcluster.Config{Command: []string{exe, "node"}, Env: []string{cliMainEnv + "=1"}, Dir: dir,
 		Cities: cities.ForNodes(o.nodes), Arch: o.arch, RendezvousCity: infraCity, EmulateLatency: o.emulate, Net: o.net,
 		Map: o.mapType, PlayersPerNode: o.perNode, Seed: o.seed, FrameRate: o.frameRate, LogLevel: o.logLevel,
-		Players: o.botMode != "node", NoFailover: o.noFailover, DrainTimeout: o.drainTimeout}
+		Players: o.botMode != "node", NoFailover: o.noFailover, DrainTimeout: o.drainTimeout, Prefetch: o.prefetch}
 }
 
 func runCluster(e *env, o clusterOpts) error {
@@ -289,6 +299,8 @@ func runCluster(e *env, o clusterOpts) error {
 	wc := harness.DefaultDemoConfig()
 	wc.Arch, wc.Map, wc.Nodes, wc.PlayersPerNode, wc.Duration, wc.Seed = discovery.Arch(o.arch), m, o.nodes, o.perNode, o.duration, o.seed
 	wc.Cities = cities.ForNodes(o.nodes)
+	wc.Prefetch = live.DiscoveryConfig{Arch: o.arch, Prefetch: o.prefetch}.PrefetchM() // as the nodes
+	wc.Failover = !o.noFailover                                                        // warm backups and heartbeats, as the nodes
 	wc.SetNet(o.net)
 	wc.Placement.Mode = harness.PlaceNone // the game's own split, as the live bots without a plane
 	var rows [][]float64                  // with a plane: each bot's RTT to each node
@@ -458,9 +470,14 @@ func runCluster(e *env, o clusterOpts) error {
 	}
 	var bots []localcluster.BotState
 	var planeState *plane.State
-	var instLine string
+	var instLine, nodeLine string
 	if pl != nil {
 		planeState = fetchPlaneState(pl.URL())
+		refits := 0
+		if planeState != nil {
+			refits = planeState.Stats.NodeRTTs
+		}
+		nodeLine = nodeRTTLine(pl.URL(), c, refits, o.emulate)
 		instLine = openClusterInstances(pl.URL(), o.nodes)
 	}
 	if fleet != nil {
@@ -483,7 +500,7 @@ func runCluster(e *env, o clusterOpts) error {
 	writeClusterTable(e.stdout, o, c, meas, rec.Views(), obs, simRep, killed, coarse)
 	writeClusterPlayers(e.stdout, o, meas, cpuPerPlayer, bots)
 	if placed != nil {
-		writeClusterPlacement(e.stdout, o, rows, placed.result(), planeState, bots, simRep)
+		writeClusterPlacement(e.stdout, o, rows, placed.result(), planeState, nodeLine, bots, simRep)
 		if instLine != "" {
 			fmt.Fprintln(e.stdout, instLine)
 		}
@@ -640,7 +657,7 @@ func writeClusterTable(w io.Writer, o clusterOpts, c *localcluster.Cluster, meas
 		lat = "latency emulated: each packet waits half the WonderNetwork RTT between the nodes' cities"
 	}
 	if !o.net.Perfect() {
-		lat += "; network " + o.net.String() + " on both sides (live: a held packet delays those queued behind it)"
+		lat += "; network " + o.net.String() + " on both sides"
 	}
 	p("live cluster: %d node processes × %d bots = %d players, %s, %s map, %.0f s, seed %d, on 127.0.0.1\n",
 		o.nodes, o.perNode, o.nodes*o.perNode, o.arch, o.mapType, elapsed, o.seed)
@@ -652,7 +669,7 @@ func writeClusterTable(w io.Writer, o clusterOpts, c *localcluster.Cluster, meas
 	if o.noFailover {
 		p("         failover off: a node that dies loses its primaries\n\n")
 	} else {
-		p("         failover on: warm backups (in the control class, with heartbeats; the simulator's nodes run none)\n\n")
+		p("         failover on: warm backups and heartbeats, in the simulator too\n\n")
 	}
 
 	players := figs[:o.nodes]

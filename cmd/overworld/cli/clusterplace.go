@@ -15,8 +15,10 @@ import (
 	"time"
 
 	"github.com/overworld/overworld/lab/harness"
+	"github.com/overworld/overworld/live"
 	"github.com/overworld/overworld/live/localcluster"
 	"github.com/overworld/overworld/live/plane"
+	"github.com/overworld/overworld/wire"
 )
 
 // placedSampler samples, every second, the modelled RTT of every bot in
@@ -104,7 +106,7 @@ func staticRTT(rows [][]float64, seats int) harness.RTTStats {
 // writeClusterPlacement prints the placement's figures beside the
 // simulator's.
 func writeClusterPlacement(w io.Writer, o clusterOpts, rows [][]float64, live harness.RTTStats, st *plane.State,
-	bots []localcluster.BotState, sim *harness.DemoReport) {
+	nodeLine string, bots []localcluster.BotState, sim *harness.DemoReport) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	seats := int(math.Ceil(float64(o.perNode) * o.headroom))
 	p("\nplacement: a control plane process (place/cma) places the bots, drawn from GeoNames cities as the simulator's\n")
@@ -147,6 +149,7 @@ func writeClusterPlacement(w io.Writer, o clusterOpts, rows [][]float64, live ha
 	}
 	p("\n")
 	if st != nil {
+		p("%s", nodeLine)
 		p("regions (2 × 2, periodic policy): %d migrated live (%d objects moved)", st.Stats.RegionMigrations, st.Stats.ObjectsMoved)
 		if sr != nil {
 			p(", %d in the simulator (%d objects moved)", sr.RegionMigrations, sr.ObjectsMoved)
@@ -202,4 +205,53 @@ func openClusterInstances(url string, nodes int) string {
 		line += fmt.Sprintf("; the next refused (%s): no seat, and none of its players runs a player host to overflow to", refused)
 	}
 	return line
+}
+
+// nodeRTTLine sums up the node RTTs of a cluster run: what the nodes
+// measured (the plane's GET /v1/nodes) against the sites' table, and how
+// often the plane refit the nodes' coordinates on them.
+func nodeRTTLine(url string, c *localcluster.Cluster, refits int, emulate bool) string {
+	if !emulate {
+		return "node RTTs: the sites' table (node_rtt = sites: on one machine without latency emulation the nodes measure loopback)\n"
+	}
+	cl := &http.Client{Timeout: 2 * time.Second}
+	resp, err := cl.Get(url + "/v1/nodes")
+	if err != nil {
+		return fmt.Sprintf("node RTTs: GET /v1/nodes: %v\n", err)
+	}
+	defer resp.Body.Close()
+	var nodes []plane.NodeInfo
+	if err := json.NewDecoder(resp.Body).Decode(&nodes); err != nil {
+		return fmt.Sprintf("node RTTs: GET /v1/nodes: %v\n", err)
+	}
+	cities := map[wire.NodeID]string{}
+	for i, id := range c.IDs() {
+		cities[id] = c.Cities()[i]
+	}
+	delay, err := live.Delays(cities)
+	if err != nil {
+		return fmt.Sprintf("node RTTs: %v\n", err)
+	}
+	var diffs []float64
+	for _, n := range nodes {
+		for peer, ms := range n.MeasuredMs {
+			if _, ok := cities[wire.NodeID(peer)]; !ok {
+				continue
+			}
+			table := 2 * float64(delay(wire.NodeID(n.ID), wire.NodeID(peer))) / float64(time.Millisecond)
+			diffs = append(diffs, ms-table)
+		}
+	}
+	if len(diffs) == 0 {
+		return "node RTTs: the nodes measured none (the plane keeps the sites' table)\n"
+	}
+	slices.Sort(diffs)
+	mean := 0.0
+	for _, d := range diffs {
+		mean += d
+	}
+	mean /= float64(len(diffs))
+	return fmt.Sprintf("node RTTs measured by the nodes (QUIC's least RTT plus the emulated delay both ways): %d directed pairs, "+
+		"above the sites' table by %.1f ms on average (%.1f to %.1f); the plane refit the nodes' coordinates %d times (a pair more than 5 ms and 10%% off)\n",
+		len(diffs), mean, diffs[0], diffs[len(diffs)-1], refits)
 }

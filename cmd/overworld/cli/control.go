@@ -41,8 +41,14 @@ starts it rebuilds the placement (and its instances' records, which it keeps on 
 servers) from the nodes before admitting anyone, and while it is down the nodes go on
 with the placement they have.
 
-The configuration file (TOML) names the listen address and every node: id, site (a
-WonderNetwork city, for the RTT estimates), capacity, admin URL and player endpoints.
+The configuration file (TOML) names the listen address and the nodes ([[nodes]]): id, site
+(a WonderNetwork city, for the RTT estimates), capacity, admin URL and player endpoints.
+With [hosts], game servers that enroll (overworld node --enroll) get node certificates; those
+of a region with a site that send their endpoints (--enroll-admin) also become nodes of the
+placement once they answer a poll, and leave it when revoked (hosts.revoked) or silent for
+hosts.forget_after (docs/deploy.md). It wants at least 2 [[nodes]], unless a region of
+[hosts] has a site: then one or none will do, and until an enrolled game server is a
+placement target the plane is ready (enrollments go on) but refuses joins with 503.
 SIGTERM or SIGINT stops it.`,
 		Example: `  overworld control --config plane.toml`,
 		Args:    cobra.NoArgs,

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/overworld/overworld/geo"
+	"github.com/overworld/overworld/internal/placefile"
 	"github.com/overworld/overworld/place/core"
 )
 
@@ -282,8 +283,8 @@ func checkCoreSums(p core.Problem) error {
 			}
 		}
 	}
-	if !(sum <= maxDelaySum) || !(2*worst+cc <= maxDelaySum) {
-		return badInputf("latencies too large: the players' largest latencies add up to more than %.3g ms, and the costs would overflow", maxDelaySum)
+	if !(sum <= placefile.MaxDelaySum) || !(2*worst+cc <= placefile.MaxDelaySum) {
+		return badInputf("latencies too large: the players' largest latencies add up to more than %.3g ms, and the costs would overflow", placefile.MaxDelaySum)
 	}
 	return nil
 }

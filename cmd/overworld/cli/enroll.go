@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/overworld/overworld/live"
+	"github.com/overworld/overworld/live/agones"
 	"github.com/overworld/overworld/live/pki"
 	"github.com/overworld/overworld/live/plane"
 )
@@ -22,12 +24,63 @@ import (
 // ID and certificate.
 type enrollFlags struct {
 	plane, secretFile, gameServer, region string
+	admin                                 string
 	wait                                  time.Duration
 }
 
 // on reports whether any enrollment flag was given.
 func (f enrollFlags) on() bool {
-	return f.plane != "" || f.secretFile != "" || f.gameServer != "" || f.region != ""
+	return f.plane != "" || f.secretFile != "" || f.gameServer != "" || f.region != "" || f.admin != ""
+}
+
+// placement is what an enrolling node asks the plane to place players
+// on: its admin endpoint (admin), its player endpoints as players reach
+// them (membership.player_quic and player_ws, which enroll sets from the
+// GameServer under Agones, else the listen addresses when they name a
+// host) and players.max_players.
+func placement(cfg live.DaemonConfig, admin string) (plane.Placement, error) {
+	p := plane.Placement{Admin: admin, QUIC: cfg.Membership.PlayerQUIC, WS: cfg.Membership.PlayerWS, Capacity: cfg.Players.MaxPlayers}
+	named := func(addr string) bool {
+		h, _, err := net.SplitHostPort(addr)
+		if err != nil || h == "" {
+			return false
+		}
+		ip := net.ParseIP(h)
+		return ip == nil || !ip.IsUnspecified()
+	}
+	if p.QUIC == "" && named(cfg.Listen.PlayerQUIC) {
+		p.QUIC = cfg.Listen.PlayerQUIC
+	}
+	if p.WS == "" && named(cfg.Listen.PlayerWS) {
+		scheme := "ws"
+		if cfg.TLS.PlayerCert != "" || cfg.TLS.PlayerDevCert {
+			scheme = "wss"
+		}
+		p.WS = scheme + "://" + cfg.Listen.PlayerWS + "/"
+	}
+	if p.QUIC == "" && p.WS == "" {
+		return p, errors.New("no player endpoint players can reach: set membership.player_quic or player_ws (the listen addresses name no host)")
+	}
+	return p, p.Check()
+}
+
+// agonesEndpoint reads this game server's address and ports from the
+// Agones SDK sidecar (agones.sdk, else the pod's), waiting up to wait
+// for Agones to give it an address.
+func agonesEndpoint(cfg live.DaemonConfig, wait time.Duration) (agones.Endpoint, error) {
+	var sdk *agones.Client
+	var err error
+	if cfg.Agones.SDK != "" {
+		sdk, err = agones.NewClient(cfg.Agones.SDK)
+	} else {
+		sdk, err = agones.FromEnv()
+	}
+	if err != nil {
+		return agones.Endpoint{}, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	return sdk.WaitEndpoint(ctx, time.Second)
 }
 
 // enrollLogger logs the enrollment as the node will log (the
@@ -78,6 +131,23 @@ func enroll(cfg live.DaemonConfig, f enrollFlags, lg *slog.Logger) (live.DaemonC
 	}
 	if e.Region == "" {
 		return cfg, e, badInputf("node: --enroll needs a region: --region or agones.region")
+	}
+	if f.admin != "" {
+		pc := cfg
+		if cfg.Agones.Enabled && cfg.Membership.PlayerQUIC == "" && cfg.Membership.PlayerWS == "" {
+			// Players reach a GameServer at its node's address and the
+			// host ports Agones gave it, which only the GameServer knows.
+			ep, err := agonesEndpoint(cfg, f.wait)
+			if err != nil {
+				return cfg, e, fmt.Errorf("node: --enroll-admin: the player endpoints: %w", err)
+			}
+			pc.Membership.PlayerQUIC, pc.Membership.PlayerWS = ep.PlayerEndpoints()
+			lg.Info("player endpoints from the GameServer", "address", ep.Address, "player_quic", pc.Membership.PlayerQUIC,
+				"player_ws", pc.Membership.PlayerWS)
+		}
+		if e.Placement, err = placement(pc, f.admin); err != nil {
+			return cfg, e, badInputf("node: --enroll-admin: %v", err)
+		}
 	}
 	if err := e.Check(); err != nil {
 		return cfg, e, badInputf("node: --enroll: %v (--gameserver, --region, --enroll-secret)", err)

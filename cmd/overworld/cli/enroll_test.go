@@ -172,33 +172,8 @@ func TestNodeEnrollGossip(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts 4 processes for about 15 s")
 	}
-	dir := t.TempDir()
-	caDir := filepath.Join(dir, "ca")
-	ca, err := pki.InitCA(caDir, "test", time.Now(), 24*time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rvFile, err := ca.Issue(1, time.Now(), time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	write := func(name string, data []byte, mode os.FileMode) string {
-		t.Helper()
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, data, mode); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	var key [32]byte
-	rand.Read(key[:])
-	gossipKey := write("gossip.key", []byte(hex.EncodeToString(key[:])+"\n"), 0o600)
-	rand.Read(key[:])
-	secret := write("eu-west.secret", []byte(hex.EncodeToString(key[:])+"\n"), 0o600)
-	rvNode := write("rv/node.pem", rvFile, 0o600)
+	fx := newEnrollFixture(t)
+	dir, caDir, write, gossipKey, secret, rvNode := fx.dir, fx.caDir, fx.write, fx.gossipKey, fx.secret, fx.rvNode
 	revoked := write("revoked", []byte("# no node revoked\n"), 0o644)
 
 	planeAddr, rvAdmin, rvGossip := freePort(t, "tcp"), freePort(t, "tcp"), freePort(t, "tcp")
@@ -454,6 +429,8 @@ func TestNodeEnrollBadInput(t *testing.T) {
 		{[]string{"--enroll", hs, "--enroll-secret", wrong, "--player-host", hs, "--player-token", wrong}, "choose one"},
 		{[]string{"--enroll", hs, "--enroll-secret", wrong, "--gameserver", "Bad_Name"}, "gameserver"},
 		{[]string{"--enroll", hs, "--enroll-secret", wrong, "--gameserver", "gs-1"}, "proof does not match"},
+		{[]string{"--enroll-admin", "http://127.0.0.1:7001"}, "go together"},
+		{[]string{"--enroll", hs, "--enroll-secret", wrong, "--enroll-admin", "http://127.0.0.1:7001"}, "no player endpoint"},
 	} {
 		code, _, errs := run(t, "", append([]string{"node", "--config", path}, c.args...)...)
 		if code != 2 || !strings.Contains(errs, c.want) {
@@ -463,4 +440,74 @@ func TestNodeEnrollBadInput(t *testing.T) {
 			t.Fatalf("%v: a node certificate was written", c.args)
 		}
 	}
+}
+
+// TestEnrollPlacement: the placement an enrolling node asks for takes
+// the advertised player endpoints first, the listen addresses when they
+// name a host, and refuses what the plane would.
+func TestEnrollPlacement(t *testing.T) {
+	var cfg live.DaemonConfig
+	cfg.Players.MaxPlayers = 64
+	cfg.Listen.PlayerQUIC, cfg.Listen.PlayerWS = "10.0.0.5:7000", "0.0.0.0:7002"
+	p, err := placement(cfg, "http://10.0.0.5:7001")
+	if err != nil || p != (plane.Placement{Admin: "http://10.0.0.5:7001", QUIC: "10.0.0.5:7000", Capacity: 64}) {
+		t.Errorf("listen addresses: %+v, %v", p, err)
+	}
+	cfg.Membership.PlayerWS = "wss://game.example.com:443/"
+	cfg.Listen.PlayerQUIC = ":7000"
+	p, err = placement(cfg, "http://10.0.0.5:7001")
+	if err != nil || p.QUIC != "" || p.WS != "wss://game.example.com:443/" {
+		t.Errorf("advertised: %+v, %v", p, err)
+	}
+	for _, admin := range []string{"10.0.0.5:7001", "http://10.0.0.5", "ftp://10.0.0.5:1", "http://10.0.0.5:7001/admin"} {
+		if _, err := placement(cfg, admin); err == nil || !strings.Contains(err.Error(), "admin") {
+			t.Errorf("admin %q: %v", admin, err)
+		}
+	}
+	cfg.Players.MaxPlayers = 0
+	if _, err := placement(cfg, "http://10.0.0.5:7001"); err == nil || !strings.Contains(err.Error(), "capacity") {
+		t.Errorf("capacity 0: %v", err)
+	}
+}
+
+// enrollFixture is the files of a real-process enrollment test in dir: the
+// cluster's CA (caDir), the rendezvous node's file (node 1), a gossip key
+// and region eu-west's enrollment secret, and write, which writes a file
+// under dir (its directories made) and returns its path.
+type enrollFixture struct {
+	dir, caDir                string
+	gossipKey, secret, rvNode string
+	write                     func(name string, data []byte, mode os.FileMode) string
+}
+
+func newEnrollFixture(t *testing.T) *enrollFixture {
+	t.Helper()
+	fx := &enrollFixture{dir: t.TempDir()}
+	fx.caDir = filepath.Join(fx.dir, "ca")
+	ca, err := pki.InitCA(fx.caDir, "test", time.Now(), 24*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rvFile, err := ca.Issue(1, time.Now(), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx.write = func(name string, data []byte, mode os.FileMode) string {
+		t.Helper()
+		p := filepath.Join(fx.dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, mode); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	var key [32]byte
+	rand.Read(key[:])
+	fx.gossipKey = fx.write("gossip.key", []byte(hex.EncodeToString(key[:])+"\n"), 0o600)
+	rand.Read(key[:])
+	fx.secret = fx.write("eu-west.secret", []byte(hex.EncodeToString(key[:])+"\n"), 0o600)
+	fx.rvNode = fx.write("rv/node.pem", rvFile, 0o600)
+	return fx
 }

@@ -1,14 +1,10 @@
 package cli
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"io"
-	"math"
 	"math/rand/v2"
 	"os"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -18,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/overworld/overworld/estimate"
-	"github.com/overworld/overworld/geo"
 )
 
 // estimateFlags holds the flags of "overworld estimate".
@@ -85,20 +80,21 @@ and their number is reported.`,
 
 func runEstimate(e *env, cmd *cobra.Command, f *estimateFlags) error {
 	if f.method == "" {
-		return badInputf("--method is required: vivaldi, gnp, landmark or mf")
+		return badInputf("--method is required: vivaldi, gnp, landmark, mf or mf-geo")
 	}
 	m, err := estimate.ParseMethod(f.method)
 	if err != nil {
 		return badInput(err)
 	}
-	probing := m == estimate.MethodVivaldi || m == estimate.MethodFactor
+	mf := m == estimate.MethodFactor || m == estimate.MethodFactorGeo
+	probing := m == estimate.MethodVivaldi || mf
 	fl := cmd.Flags()
 	for _, c := range []struct {
 		flag, methods string
 		applies       bool
 	}{
 		{"neighbours", "vivaldi or mf", probing}, {"rate", "vivaldi or mf", probing}, {"duration", "vivaldi or mf", probing},
-		{"churn", "vivaldi or mf", probing}, {"near", "mf", m == estimate.MethodFactor}, {"rank", "mf", m == estimate.MethodFactor},
+		{"churn", "vivaldi or mf", probing}, {"near", "mf", mf}, {"rank", "mf", mf},
 		{"landmarks", "gnp or landmark", !probing}, {"dim", "gnp", m == estimate.MethodGNP},
 	} {
 		if fl.Changed(c.flag) && !c.applies {
@@ -121,9 +117,9 @@ func runEstimate(e *env, cmd *cobra.Command, f *estimateFlags) error {
 	spec.Probe.Neighbours, spec.Probe.Rate, spec.Probe.Duration = f.neighbours, f.rate, f.duration
 	spec.Probe.Jitter, spec.Probe.Churn = f.jitter, f.churn
 	switch {
-	case m == estimate.MethodFactor && fl.Changed("near"):
+	case mf && fl.Changed("near"):
 		spec.Probe.Near = f.near
-	case m == estimate.MethodFactor:
+	case mf:
 		spec.Probe.Near = spec.Probe.Neighbours / 4
 	default:
 		spec.Probe.Near = 0
@@ -189,7 +185,7 @@ func runEstimate(e *env, cmd *cobra.Command, f *estimateFlags) error {
 	w := e.stdout
 	fmt.Fprintf(w, "source     %s, %d nodes\n", source, truth.Len())
 	switch m {
-	case estimate.MethodVivaldi, estimate.MethodFactor:
+	case estimate.MethodVivaldi, estimate.MethodFactor, estimate.MethodFactorGeo:
 		near := ""
 		if spec.Probe.Near > 0 {
 			near = fmt.Sprintf(" (%d of them added as nearest during the run)", spec.Probe.Near)
@@ -272,64 +268,9 @@ func loadTruth(e *env, f *estimateFlags) (*estimate.Truth, string, error) {
 	if src == "-" {
 		src = "standard input"
 	}
-	t, err := readHoleyMatrix(r)
+	t, err := estimate.ReadTruth(r)
 	if err != nil {
 		return nil, "", badInputf("%s: %w", src, err)
 	}
 	return t, src, nil
-}
-
-// maxRTT bounds the RTTs of a matrix file (ms, about 11.6 days): far
-// beyond any network's, and small enough that the estimators' sums of
-// squares stay finite.
-const maxRTT = 1e9
-
-// readHoleyMatrix reads n lines of n numbers (blank- or comma-separated);
-// NaN, "-" and empty fields, negatives and off-diagonal zeros are missing.
-func readHoleyMatrix(r io.Reader) (*estimate.Truth, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
-	var rows [][]float64
-	line := 0
-	for sc.Scan() {
-		line++
-		text := strings.TrimSpace(sc.Text())
-		if text == "" || strings.HasPrefix(text, "#") {
-			continue
-		}
-		fields := strings.FieldsFunc(text, func(c rune) bool { return c == ',' || c == ' ' || c == '\t' })
-		row := make([]float64, len(fields))
-		for j, s := range fields {
-			if s == "-" || strings.EqualFold(s, "nan") {
-				row[j] = math.NaN()
-				continue
-			}
-			v, err := strconv.ParseFloat(s, 64)
-			if err != nil {
-				return nil, fmt.Errorf("line %d, column %d: %q is not a number", line, j+1, s)
-			}
-			if v > maxRTT {
-				return nil, fmt.Errorf("line %d, column %d: %s ms: want an RTT of at most %.0g ms (larger values overflow the estimators' sums and squares)", line, j+1, s, maxRTT)
-			}
-			row[j] = v
-		}
-		if len(rows) > 0 && len(row) != len(rows[0]) {
-			return nil, fmt.Errorf("line %d: %d entries, the first row has %d", line, len(row), len(rows[0]))
-		}
-		rows = append(rows, row)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	if len(rows) == 0 {
-		return nil, errors.New("no rows")
-	}
-	if len(rows) != len(rows[0]) {
-		return nil, fmt.Errorf("%d rows of %d entries: not square", len(rows), len(rows[0]))
-	}
-	names := make([]string, len(rows))
-	for i := range names {
-		names[i] = geo.PlanetLabName(i)
-	}
-	return estimate.NewTruth(names, rows)
 }

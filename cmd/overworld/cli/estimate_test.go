@@ -3,8 +3,12 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/overworld/overworld/lab/region"
 )
 
 func TestEstimateCommand(t *testing.T) {
@@ -109,9 +113,28 @@ func TestEstimateBadInput(t *testing.T) {
 	}
 }
 
+// TestLabEstimateSmall runs "lab estimate --quick" on a smaller run than
+// region.SmallConfig (whose report lab/region's TestEstimateSmall checks):
+// the same sections, with fewer estimators, shorter probing and smaller
+// core-selection trials. The flags still apply on top of it.
 func TestLabEstimateSmall(t *testing.T) {
+	if !reflect.DeepEqual(quickEstimateConfig(), region.SmallConfig()) {
+		t.Fatal("--quick does not run region.SmallConfig")
+	}
+	defer func(c func() region.Config) { quickEstimateConfig = c }(quickEstimateConfig)
+	quickEstimateConfig = func() region.Config {
+		c := region.SmallConfig()
+		keep := []string{"vivaldi-32", "landmark-32", "mf-32"}
+		c.Configs = slices.DeleteFunc(c.Configs, func(r region.EstimateRun) bool { return !slices.Contains(keep, r.Label) })
+		for i := range c.Configs {
+			c.Configs[i].Spec.Probe.Duration /= 10
+		}
+		c.Tracked, c.Verified, c.Paper = keep, []string{"mf-32"}, keep
+		c.CoreNodes, c.MaxK = 20, 4
+		return c
+	}
 	dir := t.TempDir()
-	code, out, errs := runCLI(t, "", "lab", "estimate", "--quick", "--out", dir, "--quiet")
+	code, out, errs := runCLI(t, "", "lab", "estimate", "--quick", "--slices", "2", "--core-trials", "1", "--out", dir, "--quiet")
 	if code != 0 || errs != "" {
 		t.Fatalf("exit %d, stderr %q", code, errs)
 	}
@@ -124,5 +147,14 @@ func TestLabEstimateSmall(t *testing.T) {
 		if st, err := os.Stat(filepath.Join(dir, name)); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+	// --slices 2 applies on top of --quick: the three estimators on slices
+	// 1 and 2 (SmallConfig's own is 3).
+	sl, err := os.ReadFile(filepath.Join(dir, "slices.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows := strings.Split(strings.TrimSpace(string(sl)), "\n"); len(rows) != 1+3*2 || !strings.HasPrefix(rows[len(rows)-1], "mf-32,2,") {
+		t.Errorf("slices.csv has %d rows, last %q; want 6 after the header, mf-32 on slice 2 last", len(rows)-1, rows[len(rows)-1])
 	}
 }

@@ -48,10 +48,15 @@ Writes fig6-accuracy, fig6-cdf, fig6-scatter, slices, fig7-hit, fig7-error, fig8
 	return cmd
 }
 
+// quickEstimateConfig is the configuration of "lab estimate --quick". It is
+// a variable so that the command's test can run its flags, table and files
+// on a smaller run; lab/region's tests run this one.
+var quickEstimateConfig = region.SmallConfig
+
 func runLabEstimate(e *env, cmd *cobra.Command, f *labEstimateFlags) error {
 	cfg := region.DefaultConfig()
 	if f.small {
-		cfg = region.SmallConfig()
+		cfg = quickEstimateConfig()
 	}
 	cfg.Seed = f.seed
 	if cmd.Flags().Changed("slices") {

@@ -7,12 +7,12 @@ import (
 )
 
 type labPlacementFlags struct {
-	out                   string
-	seed                  uint64
-	players               int
-	headroom, slack       float64
-	probes                int
-	noPlots, small, quiet bool
+	out                          string
+	seed                         uint64
+	players                      int
+	headroom, slack, regionSlack float64
+	probes                       int
+	noPlots, small, quiet        bool
 }
 
 func newLabPlacementCmd(e *env) *cobra.Command {
@@ -44,6 +44,7 @@ same figures.`,
 	fl.Float64Var(&f.headroom, "headroom", 0, "total seats over players, split equally over the nodes (default 1.25)")
 	fl.IntVar(&f.probes, "probes", 0, "nodes an Admit asks a new client to ping (default 3)")
 	fl.Float64Var(&f.slack, "probe-slack", 0, "how far an unmeasured estimate may be too high before the plane asks for a ping (default 0.5; negative: never)")
+	fl.Float64Var(&f.regionSlack, "region-slack", 0, "how far above the least a node's aggregate RTT over a region's players may be and still have them ping it (default 0.1; negative: never)")
 	fl.StringVar(&f.out, "out", "out/lab-placement", outDirUsage("the CSV and PNG files"))
 	fl.BoolVar(&f.noPlots, "no-plots", false, "write the CSV files only")
 	fl.BoolVar(&f.small, "quick", false, "a quick look: 400 players for 1 h, no sweep, a region of 200 over 12 hours")
@@ -68,6 +69,9 @@ func runLabPlacement(e *env, f *labPlacementFlags) error {
 	}
 	if f.slack != 0 {
 		cfg.ProbeSlack = f.slack
+	}
+	if f.regionSlack != 0 {
+		cfg.RegionSlack = f.regionSlack
 	}
 	if f.probes < 0 {
 		return badInputf("--probes %d: want 0 or more", f.probes)

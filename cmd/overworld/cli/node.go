@@ -70,7 +70,8 @@ packets are then sent for up to shutdown_grace.
 A game server started from its region's shared configuration (an Agones Fleet's) gets its
 own node ID at start with --enroll: it asks the control plane for a certificate with the
 region's enrollment secret (--enroll-secret), writes it to tls.node_cert and runs as the
-node it names; started again with that certificate, it keeps it (docs/deploy.md).`,
+node it names; started again with that certificate, it keeps it. With --enroll-admin it
+also asks to be a placement target: the plane then admits players to it (docs/deploy.md).`,
 		Example: `  overworld node --print-config > node.toml
   overworld node --config node.toml`,
 		Args: cobra.NoArgs,
@@ -99,6 +100,7 @@ node it names; started again with that certificate, it keeps it (docs/deploy.md)
 	cmd.Flags().StringVar(&ov.enroll.gameServer, "gameserver", "", "with --enroll: this game server's name, the same at every restart (default: the host name, a GameServer pod's name)")
 	cmd.Flags().StringVar(&ov.enroll.region, "region", "", "with --enroll: the region enrolled in (default: agones.region)")
 	cmd.Flags().DurationVar(&ov.enroll.wait, "enroll-wait", 2*time.Minute, "with --enroll: how long to retry while the plane is unreachable or busy")
+	cmd.Flags().StringVar(&ov.enroll.admin, "enroll-admin", "", "with --enroll: this node's admin endpoint as the plane reaches it (http://host:port); given, the node asks to be a placement target of the main world, sending it with its player endpoints (membership.player_quic and player_ws; else, as an Agones game server, the GameServer's address with its ports player-quic and player-ws, waiting up to --enroll-wait for Agones to give it one; else listen.player_quic and player_ws when they name a host) and players.max_players as its capacity")
 	return cmd
 }
 
@@ -298,10 +300,35 @@ is unexpired, and names the node the peer claims to be (mutual TLS on QUIC).
 	return cmd
 }
 
+// hostAdminFile is where a player host keeps the admin secret the plane
+// gave it: listen.admin_token_file, or else beside its certificate.
+func hostAdminFile(cfg live.DaemonConfig) string {
+	if cfg.Listen.AdminTokenFile != "" {
+		return cfg.Listen.AdminTokenFile
+	}
+	return cfg.TLS.NodeCert + ".admin"
+}
+
+// writeHostAdmin writes the player host's admin secret (0600) and makes
+// it the admin endpoint's; a file already there holding another secret is
+// refused rather than overwritten (the plane could not call the host).
+func writeHostAdmin(cfg live.DaemonConfig, secret string) (live.DaemonConfig, error) {
+	p := hostAdminFile(cfg)
+	if old, err := os.ReadFile(p); err == nil && strings.TrimSpace(string(old)) != secret {
+		return cfg, badInputf("node: %s holds another admin secret than the one the plane gave this host; remove it, or set listen.admin_token_file elsewhere", p)
+	}
+	if err := os.WriteFile(p, []byte(secret+"\n"), 0o600); err != nil {
+		return cfg, err
+	}
+	cfg.Listen.AdminTokenFile = p
+	return cfg, nil
+}
+
 // playerHost makes cfg a player host's: with no file at tls.node_cert
 // yet, it asks the plane at base for a certificate (plane.RequestHostCert)
 // with the token in tokenFile, writes it (and the CA's certificate at
-// tls.ca_cert when there is none), and takes the granted node ID; with
+// tls.ca_cert when there is none, and the host's own admin secret, which
+// the plane calls it with: hostAdminFile), and takes the granted node ID; with
 // one, it takes the ID the certificate names (a restarted player host
 // keeps its identity).
 func playerHost(cfg live.DaemonConfig, base, tokenFile string) (live.DaemonConfig, error) {
@@ -326,6 +353,15 @@ func playerHost(cfg live.DaemonConfig, base, tokenFile string) (live.DaemonConfi
 		}
 		if err := pki.WriteNodeFile(cfg.TLS.NodeCert, hc.NodeFile); err != nil {
 			return cfg, err
+		}
+		if hc.Admin != "" {
+			if cfg, err = writeHostAdmin(cfg, hc.Admin); err != nil {
+				return cfg, err
+			}
+		}
+	} else if p := hostAdminFile(cfg); cfg.Listen.AdminTokenFile == "" {
+		if _, err := os.Stat(p); err == nil {
+			cfg.Listen.AdminTokenFile = p // the secret a first run wrote
 		}
 	}
 	ca, err := pki.LoadCAFiles(cfg.TLS.CACert, "", false)

@@ -94,6 +94,7 @@ func TestCAAndNodeBadInput(t *testing.T) {
 		{"cluster kill no time", []string{"cluster", "--nodes", "3", "--arch", "broadcast", "--kill", "3"}, "", nil, `--kill "3": want NODE@TIME with NODE from 1 to 3`},
 		{"cluster term too late", []string{"cluster", "--duration", "10s", "--term", "2@10s"}, "", nil, `TIME "10s": want a duration from 0 to --duration (10s)`},
 		{"cluster bad drain timeout", []string{"cluster", "--drain-timeout", "-1s"}, "", nil, "--drain-timeout -1s"},
+		{"cluster bad prefetch", []string{"cluster", "--prefetch", "-1"}, "", nil, "--prefetch -1"},
 	} {
 		args := c.args
 		if c.cfg != "" {

@@ -37,7 +37,7 @@ func TestNodePlayerHost(t *testing.T) {
 	p, err := plane.New(plane.Config{Nodes: []plane.Node{
 		{ID: 1, Site: "London", Capacity: 2, Admin: "http://127.0.0.1:1", QUIC: "127.0.0.1:2"},
 		{ID: 2, Site: "Tokyo", Capacity: 2, Admin: "http://127.0.0.1:3", QUIC: "127.0.0.1:4"},
-	}, Hosts: &plane.Hosts{CA: ca, Key: pub, Audience: aud, First: 300, Last: 310, Validity: 30 * time.Minute}})
+	}, Hosts: &plane.Hosts{CA: ca, Key: pub, Audience: aud, First: 300, Last: 310, Validity: 30 * time.Minute}, AdminToken: "shared-secret-of-the-servers"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,6 +74,27 @@ func TestNodePlayerHost(t *testing.T) {
 		if id, err := pki.NodeIDOf(c); err != nil || id != 300 {
 			t.Fatalf("run %d: certificate for node %d (%v), want 300", i, id, err)
 		}
+		// The host's own admin secret, beside its certificate.
+		sec, err := os.ReadFile(nodeFile + ".admin")
+		if want := plane.HostAdminToken("shared-secret-of-the-servers", 300); err != nil || strings.TrimSpace(string(sec)) != want {
+			t.Fatalf("run %d: admin secret %q (%v), want %q", i, sec, err, want)
+		}
+	}
+	// A first run that finds another secret where it would write its own
+	// refuses it rather than overwrite it.
+	os.Remove(nodeFile)
+	if err := os.WriteFile(nodeFile+".admin", []byte("someone else's secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tok2, err := player.IssueToken(priv, "erin", aud, time.Now(), time.Minute, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(tokFile, []byte(player.EncodeToken(tok2)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := run(t, "", "node", "--config", path, "--player-host", hs.URL, "--player-token", tokFile); code != 2 || !strings.Contains(errs, "another admin secret") {
+		t.Fatalf("another secret in the way: exit %d, %q", code, errs)
 	}
 	if code, _, errs := run(t, "", "node", "--config", path, "--player-host", hs.URL); code != 2 || !strings.Contains(errs, "go together") {
 		t.Fatalf("no token: exit %d, %q", code, errs)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/overworld/overworld/internal/placefile"
 	"github.com/overworld/overworld/place/spd"
 )
 
@@ -32,7 +33,7 @@ func TestSelectGolden(t *testing.T) {
 				if code != 0 {
 					t.Fatalf("%v: exit %d: %s", args, code, errs)
 				}
-				var res selectOutput
+				var res placefile.SelectOutput
 				if err := json.Unmarshal([]byte(out), &res); err != nil {
 					t.Fatal(err)
 				}
@@ -94,30 +95,6 @@ func TestSelectErrors(t *testing.T) {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 2 and %q", c.name, code, out, errs, c.want)
 		}
 	}
-}
-
-// FuzzSelect feeds arbitrary bytes to the session decoder: it must never
-// panic, and a decoded session must give a solution within its bound.
-func FuzzSelect(f *testing.F) {
-	seed, _ := os.ReadFile("testdata/select-fig1.json")
-	f.Add(seed)
-	f.Add([]byte(`{"servers":["A"],"players":[{"name":"p","latency":{"A":1}}]}`))
-	f.Add([]byte(`{"servers":["A","B"],"links":[{"a":"A","b":"B","ms":1e308}],"players":[{"name":"p","latency":{"A":1,"B":0}}]}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		in, err := decodeSession(data)
-		if err != nil || in.NumServers() > 12 || in.NumPlayers() > 12 {
-			return
-		}
-		for _, algo := range []string{"spdcs-h", "zizo", "matching", "exact"} {
-			out, err := runSelect(in, selectOptions{model: "cs", algo: algo, factor: 1.2, fset: true, fair: true})
-			if err != nil {
-				continue
-			}
-			if out.Delay > out.Bound+spd.Tolerance || len(out.Assignment) != in.NumPlayers() {
-				t.Fatalf("%s: delay %v bound %v", algo, out.Delay, out.Bound)
-			}
-		}
-	})
 }
 
 func TestLabSPDSmall(t *testing.T) {

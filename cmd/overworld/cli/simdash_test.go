@@ -66,6 +66,7 @@ func TestDemoDashboardBadInput(t *testing.T) {
 // the command with status 0, and its table is the same as a run's
 // without the dashboard (which only observes).
 func TestDemoDashboard(t *testing.T) {
+	t.Parallel() // waits on its own processes and ports most of its time
 	if testing.Short() {
 		t.Skip("runs a paced simulation for about 10 s")
 	}
