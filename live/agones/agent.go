@@ -163,8 +163,8 @@ func (c *Client) WaitEndpoint(ctx context.Context, poll time.Duration) (Endpoint
 		if err == nil && gs.Status.Address != "" {
 			return gs.Endpoint(), nil
 		}
-		if err != nil {
-			last = err
+		if err != nil && ctx.Err() == nil {
+			last = err // not a request cut short by ctx: keep the reason
 		}
 		select {
 		case <-ctx.Done():

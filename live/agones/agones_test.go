@@ -357,7 +357,7 @@ func TestWaitEndpoint(t *testing.T) {
 	s.address = ""
 	s.ports = append(s.ports, Port{Name: PlayerPortWS, Port: 7603})
 	s.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	if _, err := c.WaitEndpoint(ctx, 10*time.Millisecond); err == nil || !strings.Contains(err.Error(), "no address yet") {
 		t.Errorf("no address: %v, want an error saying so", err)
