@@ -476,6 +476,16 @@ func spec16() Spec {
 	return s
 }
 
+// specGeo16 is mf-geo with 16 neighbours as lab estimate runs it
+// (mf-geo-16): 10 random, 2 added as the geographically nearest in two
+// passes, then 4 disputed, one per pass.
+func specGeo16() Spec {
+	s := spec16()
+	s.Method = MethodFactorGeo
+	s.Probe.NearPasses, s.Probe.Disputed = 2, 4
+	return s
+}
+
 // checkBudget fails unless no node of s ever probed more than its
 // Neighbours peers: every pair ever measured is in a final list (lists
 // only grow), and no list is longer than the budget.
@@ -552,7 +562,9 @@ func wonderHeldOut16(t *testing.T, m Method) Accuracy {
 		t.Fatal(err)
 	}
 	sp := spec16()
-	sp.Method = m
+	if sp.Method = m; m == MethodFactorGeo {
+		sp = specGeo16()
+	}
 	s, err := NewSession(sp, tr, rand.New(rand.NewPCG(1, 1)))
 	if err != nil {
 		t.Fatal(err)
@@ -564,16 +576,17 @@ func wonderHeldOut16(t *testing.T, m Method) Accuracy {
 }
 
 // mf-geo on WonderNetwork with the same budget as mf-16, the cities'
-// positions known to the estimator: 79.4% within 15% when measured (mf-16:
-// 78.0% on the same seed), short of 80%; the test holds it at its measured
-// level and above mf-16.
+// positions known to the estimator and 4 of the 16 peers chosen where its
+// two models disagree most: 80.1% within 15% on this seed (mf-16: 78.0%).
+// Over seeds the committee's share moves by about ±0.6 points around 80%
+// (BENCHMARKS.md); the test gates this seed at the target.
 func TestWonderNetworkGeo16(t *testing.T) {
 	if testing.Short() {
 		t.Skip("WonderNetwork accuracy run (about 8 s)")
 	}
 	a := wonderHeldOut16(t, MethodFactorGeo)
-	if a.Within15 < 0.79 || a.MedianAbs > 0.08 {
-		t.Errorf("seed 1: mf-geo-16 WonderNetwork held out: within 15%% %.3f, median %.3f; want ≥ 0.79 and ≤ 0.08", a.Within15, a.MedianAbs)
+	if a.Within15 < 0.8 || a.MedianAbs > 0.08 {
+		t.Errorf("seed 1: mf-geo-16 WonderNetwork held out: within 15%% %.3f, median %.3f; want ≥ 0.8 and ≤ 0.08", a.Within15, a.MedianAbs)
 	}
 }
 

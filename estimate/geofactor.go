@@ -84,6 +84,21 @@ func (g *GeoFactor) Fit() error {
 	return g.geo.Fit()
 }
 
+// Disputed ranks every pair by how much the two models disagree on it,
+// most first (the negated absolute difference of their log estimates), as
+// an Estimator: the ranking by which mf-geo adds its disputed neighbours
+// (ProbeConfig.Disputed). A probe there settles the most between them.
+func (g *GeoFactor) Disputed() Estimator { return disputeRank{g} }
+
+// disputeRank is GeoFactor.Disputed's ranking.
+type disputeRank struct{ g *GeoFactor }
+
+func (d disputeRank) Len() int { return d.g.Len() }
+
+func (d disputeRank) Estimate(i, j int) float64 {
+	return -math.Abs(math.Log(d.g.plain.Estimate(i, j)) - math.Log(d.g.geo.Estimate(i, j)))
+}
+
 // Distance returns the great-circle distances of the nodes' positions, in
 // km, as an Estimator: the ranking by which mf-geo adds near neighbours.
 func (g *GeoFactor) Distance() Estimator { return matrixEst{g.plain.n, g.geo.km} }

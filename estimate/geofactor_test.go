@@ -91,14 +91,17 @@ func TestGeoFactor(t *testing.T) {
 	}
 }
 
-// Without positions mf-geo is plain mf, estimate for estimate.
+// Without positions mf-geo is plain mf, estimate for estimate: its
+// disputed peers (it has no two models to dispute) stay random.
 func TestGeoFactorFallsBack(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 5))
 	_, d := points(rng, 40, 3, 10)
 	tr, _ := NewTruth(names(40), d)
 	est := func(m Method) Estimator {
 		sp := geoSpec()
-		sp.Method = m
+		if sp.Method = m; m == MethodFactorGeo {
+			sp.Probe.Disputed = 3
+		}
 		s, err := NewSession(sp, tr, rand.New(rand.NewPCG(1, 2)))
 		if err != nil {
 			t.Fatal(err)
@@ -135,5 +138,55 @@ func TestWithPositionsErrors(t *testing.T) {
 	}
 	if _, err := NewGeoFactor(nil, nil, nil, nil); !errors.Is(err, ErrShape) {
 		t.Errorf("nil models: %v", err)
+	}
+}
+
+// mf-geo's disputed peers: each node ends with its whole budget and no
+// more, the run is deterministic, the ranking is the models' log
+// disagreement, and a committee the configuration cannot have is refused.
+func TestGeoFactorDisputed(t *testing.T) {
+	const n, seed = 60, 4
+	tr := geoTruth(t, n, seed)
+	sp := geoSpec()
+	sp.Probe.NearPasses, sp.Probe.Disputed = 2, 3
+	run := func() *Session {
+		s, err := NewSession(sp, tr, rand.New(rand.NewPCG(seed, 9)))
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		return s
+	}
+	s := run()
+	checkBudget(t, s)
+	for i := range n {
+		if nb := s.Process().Neighbours(i); len(nb) != sp.Probe.Neighbours {
+			t.Fatalf("seed %d: node %d probes %d peers, want %d", seed, i, len(nb), sp.Probe.Neighbours)
+		}
+	}
+	g := s.Estimator().(*GeoFactor)
+	r, again := g.Disputed(), run().Estimator()
+	for i := range n {
+		for j := range n {
+			if g.Estimate(i, j) != again.Estimate(i, j) {
+				t.Fatalf("seed %d: two runs differ at %d–%d", seed, i, j)
+			}
+			if i == j {
+				continue
+			}
+			want := -math.Abs(math.Log(g.plain.Estimate(i, j)) - math.Log(g.geo.Estimate(i, j)))
+			if v := r.Estimate(i, j); v != want || v > 0 || v != r.Estimate(j, i) {
+				t.Fatalf("seed %d: dispute rank %d–%d %g (reverse %g), want %g ≤ 0", seed, i, j, v, r.Estimate(j, i), want)
+			}
+		}
+	}
+	for _, c := range []struct {
+		m              Method
+		near, disputed int
+	}{{MethodFactor, 2, 1}, {MethodVivaldi, 0, 1}, {MethodFactorGeo, 2, -1}, {MethodFactorGeo, 4, 4}} {
+		bad := geoSpec()
+		bad.Method, bad.Probe.Near, bad.Probe.Disputed = c.m, c.near, c.disputed
+		if _, err := NewSession(bad, tr, rand.New(rand.NewPCG(1, 1))); !errors.Is(err, ErrConfig) {
+			t.Errorf("%s with %d near and %d disputed of %d: %v, want ErrConfig", c.m, c.near, c.disputed, bad.Probe.Neighbours, err)
+		}
 	}
 }

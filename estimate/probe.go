@@ -36,6 +36,13 @@ type ProbeConfig struct {
 	// NearProfile ranks near peers by the profile distance of mf's model
 	// (Factor.Profile) instead of by its estimated RTT.
 	NearProfile bool
+	// Disputed is how many more peers a Session adds, one per pass after
+	// the near passes, as the peers on which the estimator's two models
+	// disagree most (mf-geo's plain and geographic models: active
+	// learning by committee). Until then the node probes Neighbours −
+	// Near − Disputed peers. Only mf-geo has two models; where it runs
+	// without positions (plain mf), Session leaves them random. 0: none.
+	Disputed int
 	// Rate is the probe rate of one node in probes per second. A node
 	// cycles through its neighbours, one probe per 1/Rate seconds; one
 	// round (every live node sends one probe) lasts 1/Rate seconds.
@@ -87,6 +94,8 @@ func (c ProbeConfig) Validate() (ProbeConfig, error) {
 		return c, fmt.Errorf("%w: %d neighbours, want at least 1", ErrConfig, c.Neighbours)
 	case c.Near < 0 || c.Near >= c.Neighbours:
 		return c, fmt.Errorf("%w: %d near neighbours of %d, want 0..%d", ErrConfig, c.Near, c.Neighbours, c.Neighbours-1)
+	case c.Disputed < 0 || c.Near+c.Disputed >= c.Neighbours:
+		return c, fmt.Errorf("%w: %d disputed and %d near neighbours of %d, want both ≥ 0 and at most %d together", ErrConfig, c.Disputed, c.Near, c.Neighbours, c.Neighbours-1)
 	case c.NearPasses < 0 || c.NearPasses > 10:
 		return c, fmt.Errorf("%w: %d near passes, want 0..10", ErrConfig, c.NearPasses)
 	case !(c.Rate > 0) || math.IsInf(c.Rate, 0):
@@ -181,14 +190,14 @@ func NewProcess(t *Truth, cfg ProbeConfig, rng *rand.Rand) (*Process, error) {
 	return p, nil
 }
 
-// choose draws node i's neighbours uniformly at random, Neighbours − Near
-// of them before AddNear has run and Neighbours after (a node that returns
+// choose draws node i's neighbours uniformly at random, Neighbours − Near −
+// Disputed of them before AddNear has run and Neighbours after (a node that returns
 // then has no near pass left); peers that probe i already come last.
 func (p *Process) choose(i int) {
 	n := p.t.Len()
 	k := p.cfg.Neighbours
 	if !p.grown {
-		k -= p.cfg.Near
+		k -= p.cfg.Near + p.cfg.Disputed
 	}
 	nb := p.nbr[i][:0]
 	// Partial Fisher–Yates over the other nodes, those that probe i

@@ -96,6 +96,14 @@ func NewSession(spec Spec, t *Truth, rng *rand.Rand) (*Session, error) {
 	if spec.Probe.Near > 0 && spec.Method != MethodFactor && spec.Method != MethodFactorGeo {
 		return nil, fmt.Errorf("%w: %d near neighbours with method %s; only mf chooses near neighbours", ErrConfig, spec.Probe.Near, spec.Method)
 	}
+	if spec.Probe.Disputed > 0 && spec.Method != MethodFactorGeo {
+		return nil, fmt.Errorf("%w: %d disputed neighbours with method %s; only mf-geo has two models to dispute", ErrConfig, spec.Probe.Disputed, spec.Method)
+	}
+	if _, _, ok := t.Positions(); !ok {
+		// mf-geo without positions is plain mf: no committee, the
+		// disputed peers stay random.
+		spec.Probe.Disputed = 0
+	}
 	s := &Session{spec: spec, rng: rng, seed: [2]uint64{rng.Uint64(), rng.Uint64()}}
 	var err error
 	if s.proc, err = NewProcess(t, spec.Probe, rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))); err != nil {
@@ -155,7 +163,7 @@ func (s *Session) Advance(t *Truth, rounds int) error {
 		}
 		// near ranks the peers a node adds: by mf's profile distance (or
 		// estimates), or by geography for mf-geo.
-		var near func() Estimator
+		var near, disputed func() Estimator
 		switch e := s.est.(type) {
 		case *Factor:
 			near = func() Estimator {
@@ -166,19 +174,25 @@ func (s *Session) Advance(t *Truth, rounds int) error {
 			}
 			f = e
 		case *GeoFactor:
-			f, near = e, e.Distance
+			f, near, disputed = e, e.Distance, e.Disputed
 		}
-		if pc := s.proc.Config(); s.round == 0 && pc.Near > 0 {
-			// Random neighbours first, then the nearest by each fit (at
-			// least one round before each, however short the budget).
-			part := max(1, rounds/(pc.NearPasses+1))
-			for pass := range pc.NearPasses {
+		if pc := s.proc.Config(); s.round == 0 && pc.Near+pc.Disputed > 0 {
+			// Random neighbours first, then the nearest by each fit, then
+			// one disputed peer per pass (at least one round before each
+			// pass, however short the budget).
+			passes := pc.NearPasses + pc.Disputed
+			part := max(1, rounds/(passes+1))
+			for pass := range passes {
 				Run(s.proc, f, part, nil)
 				if err = f.Fit(); err != nil {
 					return err
 				}
-				add := pc.Near*(pass+1)/pc.NearPasses - pc.Near*pass/pc.NearPasses
-				s.proc.AddNear(near(), add)
+				if pass < pc.NearPasses {
+					add := pc.Near*(pass+1)/pc.NearPasses - pc.Near*pass/pc.NearPasses
+					s.proc.AddNear(near(), add)
+				} else if disputed != nil {
+					s.proc.AddNear(disputed(), 1)
+				}
 				rounds -= part
 				s.round += part
 			}

@@ -18,17 +18,18 @@ import (
 
 // estimateFlags holds the flags of "overworld estimate".
 type estimateFlags struct {
-	method, data, matrix, outMatrix, plot  string
-	neighbours, near, landmarks, dim, rank int
-	rate, jitter, churn                    float64
-	duration                               time.Duration
-	seed                                   uint64
+	method, data, matrix, outMatrix, plot string
+	neighbours, near, disputed            int
+	landmarks, dim, rank                  int
+	rate, jitter, churn                   float64
+	duration                              time.Duration
+	seed                                  uint64
 }
 
 func newEstimateCmd(e *env) *cobra.Command {
 	var f estimateFlags
 	cmd := &cobra.Command{
-		Use:   "estimate --method vivaldi|gnp|landmark|mf (--data planetlab[:SLICE]|wonder | --matrix FILE) [flags]",
+		Use:   "estimate --method vivaldi|gnp|landmark|mf|mf-geo (--data planetlab[:SLICE]|wonder | --matrix FILE) [flags]",
 		Short: "Estimate all-pairs latency from a few measurements and score it against the truth",
 		Long: `Estimate every pair's RTT from a small measurement budget, then score the estimates
 against the full matrix with the paper's metric, the directed relative error
@@ -46,6 +47,10 @@ Methods:
   mf        overworld's robust low-rank factorisation of the log-RTT matrix with
             per-node biases, blended with a Euclidean embedding with heights, both
             fitted to the neighbours' RTTs (same probing as vivaldi)
+  mf-geo    mf with the nodes' positions known (--data wonder: the cities'): a second
+            model carries the geographic base RTT; the near peers are the geographically
+            nearest, and --disputed peers are added where its two models disagree most
+            (plain mf on data without positions)
 
 The matrix comes from the embedded PlanetLab data (--data planetlab[:SLICE], 490 hosts),
 the embedded WonderNetwork data (--data wonder, 242 cities, 18 pairs missing) or from a file (--matrix, "-" for stdin): n lines of n numbers separated by blanks or
@@ -64,7 +69,8 @@ and their number is reported.`,
 	fl.StringVar(&f.data, "data", "", "embedded data set: planetlab[:SLICE] (slice 1..18, default 1) or wonder (WonderNetwork, 242 cities)")
 	fl.StringVar(&f.matrix, "matrix", "", "RTT matrix file (\"-\" for stdin); missing entries: NaN, -, negative or 0")
 	fl.IntVar(&f.neighbours, "neighbours", d.Neighbours, "peers each node probes (vivaldi, mf)")
-	fl.IntVar(&f.near, "near", 0, "mf: neighbours added as the nearest by the fits during the run, out of --neighbours (default a quarter of --neighbours; 0 keeps all random)")
+	fl.IntVar(&f.near, "near", 0, "mf: neighbours added as the nearest by the fits during the run, out of --neighbours (default a quarter of --neighbours; mf-geo an eighth; 0 keeps all random)")
+	fl.IntVar(&f.disputed, "disputed", 0, "mf-geo: neighbours added after the nearest, one per pass, where its two models disagree most, out of --neighbours (default a quarter of --neighbours)")
 	fl.Float64Var(&f.rate, "rate", d.Rate, "probes per second per node (vivaldi, mf)")
 	fl.DurationVar(&f.duration, "duration", d.Duration, "simulated probing time (vivaldi, mf); rounds = rate × duration")
 	fl.Float64Var(&f.jitter, "jitter", d.Jitter, "mean queueing delay of a sample relative to its RTT")
@@ -95,6 +101,7 @@ func runEstimate(e *env, cmd *cobra.Command, f *estimateFlags) error {
 	}{
 		{"neighbours", "vivaldi or mf", probing}, {"rate", "vivaldi or mf", probing}, {"duration", "vivaldi or mf", probing},
 		{"churn", "vivaldi or mf", probing}, {"near", "mf", mf}, {"rank", "mf", mf},
+		{"disputed", "mf-geo", m == estimate.MethodFactorGeo},
 		{"landmarks", "gnp or landmark", !probing}, {"dim", "gnp", m == estimate.MethodGNP},
 	} {
 		if fl.Changed(c.flag) && !c.applies {
@@ -119,10 +126,19 @@ func runEstimate(e *env, cmd *cobra.Command, f *estimateFlags) error {
 	switch {
 	case mf && fl.Changed("near"):
 		spec.Probe.Near = f.near
+	case m == estimate.MethodFactorGeo:
+		spec.Probe.Near = spec.Probe.Neighbours / 8
 	case mf:
 		spec.Probe.Near = spec.Probe.Neighbours / 4
 	default:
 		spec.Probe.Near = 0
+	}
+	if m == estimate.MethodFactorGeo {
+		// The nearest in two passes, then the disputed, one per pass.
+		spec.Probe.NearPasses, spec.Probe.Disputed = 2, spec.Probe.Neighbours/4
+		if fl.Changed("disputed") {
+			spec.Probe.Disputed = f.disputed
+		}
 	}
 	if !probing {
 		// The landmark methods probe no neighbours; the session's probe
@@ -189,6 +205,9 @@ func runEstimate(e *env, cmd *cobra.Command, f *estimateFlags) error {
 		near := ""
 		if spec.Probe.Near > 0 {
 			near = fmt.Sprintf(" (%d of them added as nearest during the run)", spec.Probe.Near)
+		}
+		if d := sess.Spec().Probe.Disputed; d > 0 {
+			near += fmt.Sprintf(" (%d added where the models disagree)", d)
 		}
 		fmt.Fprintf(w, "method     %s: %d neighbours/node%s, %g probes/s for %v (%d rounds), jitter %g, churn %g/min\n",
 			m, spec.Probe.Neighbours, near, spec.Probe.Rate, spec.Probe.Duration, spec.Probe.Rounds(), spec.Probe.Jitter, spec.Probe.Churn)

@@ -95,6 +95,8 @@ func TestEstimateBadInput(t *testing.T) {
 		{[]string{"estimate", "--method", "mf", "--data", "planetlab", "--rank", "0"}, "rank"},
 		{[]string{"estimate", "--method", "mf", "--data", "planetlab", "--near", "33"}, "near neighbours"},
 		{[]string{"estimate", "--method", "vivaldi", "--data", "planetlab", "--near", "3"}, "--near applies to --method mf"},
+		{[]string{"estimate", "--method", "mf", "--data", "planetlab", "--disputed", "2"}, "--disputed applies to --method mf-geo"},
+		{[]string{"estimate", "--method", "mf-geo", "--data", "wonder", "--neighbours", "8", "--near", "4", "--disputed", "4"}, "disputed"},
 		{[]string{"estimate", "--method", "mf", "--matrix", "/nonexistent/x"}, "no such file"},
 		{[]string{"lab", "estimate", "--slices", "19"}, "slices"},
 		{[]string{"lab", "estimate", "--wonder-trials", "101"}, "WonderNetwork"},
