@@ -6,9 +6,10 @@ import "math"
 // (a site table, GeoIP: game servers know where they are), the side
 // information of Htrae (Agarwal and Lorch, "Matchmaking for online games
 // and other latency-sensitive P2P systems", SIGCOMM 2009). It assumes
-// those positions are right to within a city; it probes exactly what mf
-// probes, except that the near neighbours it adds are the geographically
-// nearest peers.
+// those positions are right to within a city; it probes what mf probes,
+// except that the near neighbours it adds are the geographically nearest
+// peers, and that ProbeConfig.Disputed more are the peers on which its two
+// models disagree most (Disputed).
 //
 // It fits two Factor models to the same samples: the plain one, and a
 // geographic one whose log-RTT model carries the geographic base RTT
