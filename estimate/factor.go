@@ -152,6 +152,7 @@ type Factor struct {
 	ub         []float64  // n×n: best two-hop path through a measured peer (Detour > 0)
 	emb        *embedding // Embed > 0
 	local      []float64  // n×n: log correction of an unmeasured pair (Local > 0, n ≤ embedCacheMax)
+	blends     []float64  // n×n: every pair's blend at the last fit, for the corrections
 	adj        [][]int    // per node: its measured peers at the last Fit (Local > 0)
 	res        []float64  // aligned with adj, node x's at res[resOff[x]:resOff[x+1]]: log residual of the blend
 	resOff     []int
@@ -230,7 +231,7 @@ func (f *Factor) Estimate(i, j int) float64 {
 		if f.local != nil {
 			m *= math.Exp(f.local[i*f.n+j])
 		} else {
-			m *= math.Exp(f.localLog(i, j, m))
+			m *= math.Exp(f.localLog(i, j, m, nil))
 		}
 	}
 	if f.ub != nil {
@@ -453,11 +454,24 @@ func (f *Factor) corrections() {
 	if f.local == nil {
 		f.local = make([]float64, n*n)
 	}
+	// Every pair's blend once: each correction reads it at every measured
+	// peer of both ends.
+	if f.blends == nil {
+		f.blends = make([]float64, n*n)
+	}
+	bl := f.blends
+	for i := range n {
+		for j := range n {
+			if i != j {
+				bl[i*n+j] = f.blend(i, j)
+			}
+		}
+	}
 	for i := range n {
 		for j := i + 1; j < n; j++ {
 			v := 0.0
 			if m := f.meas[i*n+j]; m != m { // unmeasured
-				v = f.localLog(i, j, f.blend(i, j))
+				v = f.localLog(i, j, bl[i*n+j], bl)
 			}
 			f.local[i*n+j], f.local[j*n+i] = v, v
 		}
@@ -465,8 +479,9 @@ func (f *Factor) corrections() {
 }
 
 // localLog returns the Local log correction of the unmeasured pair {a, b}
-// whose blended estimate is m.
-func (f *Factor) localLog(a, b int, m float64) float64 {
+// whose blended estimate is m; bl, if not nil, holds every pair's blend
+// (n×n), which it reads instead of computing them.
+func (f *Factor) localLog(a, b int, m float64, bl []float64) float64 {
 	sw, sr := 0.0, 0.0
 	scale := -1 / (m * f.cfg.LocalWidth)
 	for _, side := range [2][2]int{{a, b}, {b, a}} {
@@ -476,7 +491,13 @@ func (f *Factor) localLog(a, b int, m float64) float64 {
 			if c == y {
 				continue
 			}
-			w := math.Exp(f.blend(c, y) * scale)
+			var e float64
+			if bl != nil {
+				e = bl[c*f.n+y]
+			} else {
+				e = f.blend(c, y)
+			}
+			w := math.Exp(e * scale)
 			sw += w
 			sr += w * rs[k]
 		}
