@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"math"
 	"testing"
 	"time"
@@ -128,3 +129,24 @@ func checkConservation(t *testing.T, s *Sim, seed uint64) {
 }
 
 func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
+
+// TestBaseDelay checks BaseDelay against the site table and the same-site
+// delay, and its refusal of an unknown node.
+func TestBaseDelay(t *testing.T) {
+	cfg := DefaultConfig()
+	s := newSim(t, cfg, threeSites(t))
+	addCore(t, s, 1, "a")
+	addCore(t, s, 2, "c")
+	addCore(t, s, 3, "a")
+	for _, c := range []struct {
+		a, b wire.NodeID
+		want time.Duration
+	}{{1, 2, 50 * time.Millisecond}, {2, 1, 50 * time.Millisecond}, {1, 3, cfg.SameSite}, {2, 2, cfg.SameSite}} {
+		if got, err := s.BaseDelay(c.a, c.b); err != nil || got != c.want {
+			t.Errorf("BaseDelay(%d, %d) = %v, %v; want %v", c.a, c.b, got, err, c.want)
+		}
+	}
+	if _, err := s.BaseDelay(1, 9); !errors.Is(err, ErrUnknownNode) {
+		t.Errorf("unknown node: %v", err)
+	}
+}

@@ -392,6 +392,19 @@ type Views struct {
 	// from truth.Observer.MovingView); empty otherwise.
 	InterestingMoving uint64    `json:"interesting_moving"`
 	MissingMoving     []Missing `json:"missing_moving"`
+	// Floor and FloorMoving are, in the shape of Missing, the pairs no
+	// protocol could have held yet (the object was created less than
+	// the shortest delay from its creating node to the viewer ago), for
+	// all objects and for the moving ones, and FloorAbandoned the
+	// objects that left an interest before any protocol could have
+	// brought them: every protocol misses and abandons at least these,
+	// short of predicting creations. An integrator that knows the
+	// network's delays fills them in (lab/harness does, from
+	// truth.Observer.TrackFloor, in worlds of up to 512 nodes); empty
+	// otherwise.
+	Floor          []Missing `json:"floor,omitempty"`
+	FloorMoving    []Missing `json:"floor_moving,omitempty"`
+	FloorAbandoned uint64    `json:"floor_abandoned,omitempty"`
 	// Discovery is the discovery latency of objects missing on entry.
 	Discovery   Dist   `json:"discovery_ms"`
 	HeldOnEntry uint64 `json:"held_on_entry"`

@@ -544,6 +544,25 @@ func (s *Sim) Nodes() []wire.NodeID {
 	return out
 }
 
+// BaseDelay returns the one-way delay the simulator gives every packet
+// from node a to node b before jitter and reordering add to it: the site
+// table's, or SameSite for two nodes at one site. It rejects an unknown
+// node.
+func (s *Sim) BaseDelay(a, b wire.NodeID) (time.Duration, error) {
+	i, err := s.node(a)
+	if err != nil {
+		return 0, err
+	}
+	j, err := s.node(b)
+	if err != nil {
+		return 0, err
+	}
+	if sa, sb := s.nodes[i].site, s.nodes[j].site; sa != sb {
+		return s.sites.OneWay(int(sa), int(sb)), nil
+	}
+	return s.cfg.SameSite, nil
+}
+
 // Flush drains a node's core now and sends what it emitted. Scenario
 // functions call it after acting on a core directly (a player joins, a
 // command arrives) so its packets leave at once instead of at its next Tick.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/world"
 )
 
@@ -43,6 +44,16 @@ type KindView struct {
 	// that left the view (or were deleted) missing. They split the
 	// Recorder's discoveries and abandoned discoveries by kind.
 	Found, Abandoned uint64
+	// Floor is, for each grace period, the pairs (of Interesting) whose
+	// object no protocol could have brought to the node yet: it was
+	// created less than the shortest delay from its creating node to the
+	// viewer ago (TrackFloor). Every protocol misses at least these,
+	// short of predicting an object's creation. FloorAbandoned counts
+	// the objects that left a node's view (after the warm-up) before any
+	// protocol could have brought them: every protocol abandons at least
+	// these. Both are zero unless TrackFloor was called.
+	Floor          []Missing
+	FloorAbandoned uint64
 }
 
 // AbandonedShare is Abandoned over Abandoned plus Found, the discoveries
@@ -102,12 +113,25 @@ type kindTracker struct {
 	repCounted   bool     // the current report counts (after the warm-up)
 	movingFrames uint64   // counted reports with a moving object in view
 	movingFrac   []float64
+
+	// delay is the shortest delay from an object's creating node to a
+	// viewer (TrackFloor; nil: no floor).
+	delay func(from, to wire.NodeID) time.Duration
+	// The floor over all objects and over the moving ones (FloorView):
+	// the current report's pairs and floor pairs, and the sums over
+	// counted reports of each report's floor share.
+	repAll                 uint64
+	repAllFloor, repMovFlr []uint64
+	allFrames, allFloor    uint64
+	allFloorFrac, movFlrFr []float64
 }
 
 type kindCount struct {
 	interesting, entries, heldOnEntry, updates, direct uint64
 	found, abandoned                                   uint64
 	missing                                            []uint64 // by grace period
+	floor                                              []uint64 // by grace period (TrackFloor)
+	floorAbandoned                                     uint64
 }
 
 type kindNode struct {
@@ -118,15 +142,20 @@ type kindNode struct {
 // kindPair is one object in one node's view.
 type kindPair struct {
 	entered time.Duration
+	// reach is when the object could first have reached the node
+	// (TrackFloor; negative: at once, or no floor).
+	reach   time.Duration
 	version uint64
 	gen     uint32
 	kind    world.Kind
 	found   bool // held since it entered, or on entry
+	reached bool // reachable at some report while in the view
 }
 
 // see records that object id of kind, whose primary is at version, is in
-// node i's view at now, held or not.
-func (k *kindTracker) see(i int, kind world.Kind, id world.ObjectID, version uint64, held bool, now time.Duration) {
+// node i's view at now, held or not; no protocol could have brought it
+// to the node before reach (negative: no such bound).
+func (k *kindTracker) see(i int, kind world.Kind, id world.ObjectID, version uint64, held bool, now, reach time.Duration) {
 	if kind < 1 || int(kind) > len(k.counts) {
 		return
 	}
@@ -139,7 +168,7 @@ func (k *kindTracker) see(i int, kind world.Kind, id world.ObjectID, version uin
 	n := k.node(i)
 	p, ok := n.pairs[id]
 	if !ok {
-		p = kindPair{entered: now, version: version, kind: kind, found: held}
+		p = kindPair{entered: now, reach: reach, version: version, kind: kind, found: held}
 		if counted {
 			c.entries++
 			c.updates++
@@ -160,12 +189,15 @@ func (k *kindTracker) see(i int, kind world.Kind, id world.ObjectID, version uin
 			c.found++
 		}
 	}
+	unreachable := now < p.reach
+	p.reached = p.reached || !unreachable
 	p.gen = n.gen
 	n.pairs[id] = p
 	if !counted {
 		return
 	}
 	c.interesting++
+	k.repAll++
 	if moving {
 		k.moving.interesting++
 		k.repTotal++
@@ -177,6 +209,18 @@ func (k *kindTracker) see(i int, kind world.Kind, id world.ObjectID, version uin
 				if moving {
 					k.moving.missing[g]++
 					k.repMissing[g]++
+				}
+			}
+		}
+	}
+	if unreachable {
+		for g, grace := range k.grace {
+			if now-p.entered >= grace {
+				c.floor[g]++
+				k.repAllFloor[g]++
+				if moving {
+					k.moving.floor[g]++
+					k.repMovFlr[g]++
 				}
 			}
 		}
@@ -197,15 +241,27 @@ func (k *kindTracker) done(i int) {
 		k.movingFrames++
 		for g := range k.grace {
 			k.movingFrac[g] += float64(k.repMissing[g]) / float64(k.repTotal)
+			k.movFlrFr[g] += float64(k.repMovFlr[g]) / float64(k.repTotal)
 		}
 	}
-	k.repTotal, k.repCounted = 0, false
+	if k.repCounted && k.repAll > 0 {
+		k.allFrames++
+		for g := range k.grace {
+			k.allFloorFrac[g] += float64(k.repAllFloor[g]) / float64(k.repAll)
+		}
+	}
+	k.repTotal, k.repAll, k.repCounted = 0, 0, false
 	clear(k.repMissing)
+	clear(k.repAllFloor)
+	clear(k.repMovFlr)
 	n := k.node(i)
 	for id, p := range n.pairs {
 		if p.gen != n.gen {
 			if !p.found && p.entered >= k.warmup {
 				k.counts[p.kind-1].abandoned++
+			}
+			if !p.reached && p.entered >= k.warmup {
+				k.counts[p.kind-1].floorAbandoned++
 			}
 			delete(n.pairs, id)
 		}
@@ -218,10 +274,13 @@ func (k *kindTracker) views() []KindView {
 	out := make([]KindView, len(k.counts))
 	for j, c := range k.counts {
 		v := KindView{Kind: k.names[j], Interesting: c.interesting, Entries: c.entries, HeldOnEntry: c.heldOnEntry,
-			Updates: c.updates, Direct: c.direct, Found: c.found, Abandoned: c.abandoned, Moving: !k.static[j]}
+			Updates: c.updates, Direct: c.direct, Found: c.found, Abandoned: c.abandoned, Moving: !k.static[j],
+			FloorAbandoned: c.floorAbandoned}
 		for g, grace := range k.grace {
 			v.Missing = append(v.Missing, Missing{GraceMs: float64(grace) / float64(time.Millisecond),
 				Fraction: ratio(c.missing[g], c.interesting), Missing: c.missing[g]})
+			v.Floor = append(v.Floor, Missing{GraceMs: float64(grace) / float64(time.Millisecond),
+				Fraction: ratio(c.floor[g], c.interesting), Missing: c.floor[g]})
 		}
 		out[j] = v
 	}
@@ -234,10 +293,11 @@ func (k *kindTracker) views() []KindView {
 func newKindTracker(names []string, static []bool, grace []time.Duration, warmup time.Duration) *kindTracker {
 	k := &kindTracker{grace: append([]time.Duration(nil), grace...), warmup: max(warmup, 0), names: append([]string(nil), names...),
 		static: make([]bool, len(names)),
-		moving: kindCount{missing: make([]uint64, len(grace))}, repMissing: make([]uint64, len(grace)), movingFrac: make([]float64, len(grace))}
+		moving: kindCount{missing: make([]uint64, len(grace)), floor: make([]uint64, len(grace))}, repMissing: make([]uint64, len(grace)), movingFrac: make([]float64, len(grace)),
+		repAllFloor: make([]uint64, len(grace)), repMovFlr: make([]uint64, len(grace)), allFloorFrac: make([]float64, len(grace)), movFlrFr: make([]float64, len(grace))}
 	copy(k.static, static)
 	for range names {
-		k.counts = append(k.counts, kindCount{missing: make([]uint64, len(grace))})
+		k.counts = append(k.counts, kindCount{missing: make([]uint64, len(grace)), floor: make([]uint64, len(grace))})
 	}
 	return k
 }
@@ -308,4 +368,79 @@ func (t *Observer) MovingView() MovingView {
 		v.FrameMean = append(v.FrameMean, f)
 	}
 	return v
+}
+
+// FloorView is the floor of the view measures (TrackFloor): the (report,
+// object) pairs whose object no protocol could have delivered to the
+// node yet, over all objects and over the moving ones, in the shape of
+// the missing replicas, and the objects that left a view before any
+// protocol could have delivered them.
+type FloorView struct {
+	// On says whether the floor is measured (TrackFloor was called).
+	On bool
+	// All and Moving are, for each grace period, the floor's pairs over
+	// all the pairs in view (of all objects, of the moving ones);
+	// AllFrameMean and MovingFrameMean the mean over reports of each
+	// report's share, as MovingView.FrameMean.
+	All, Moving                   []Missing
+	AllFrameMean, MovingFrameMean []float64
+	// Abandoned is the sum of the kinds' FloorAbandoned.
+	Abandoned uint64
+}
+
+// FloorView returns the floor so far (the zero FloorView unless
+// TrackFloor was called).
+func (t *Observer) FloorView() FloorView {
+	k := t.kinds
+	if k == nil || k.delay == nil {
+		return FloorView{}
+	}
+	v := FloorView{On: true}
+	var all uint64
+	floor := make([]uint64, len(k.grace))
+	for _, c := range k.counts {
+		all += c.interesting
+		for g := range k.grace {
+			floor[g] += c.floor[g]
+		}
+		v.Abandoned += c.floorAbandoned
+	}
+	mean := func(sum float64, n uint64) float64 {
+		if n == 0 {
+			return 0
+		}
+		return sum / float64(n)
+	}
+	for g, grace := range k.grace {
+		ms := float64(grace) / float64(time.Millisecond)
+		v.All = append(v.All, Missing{GraceMs: ms, Fraction: ratio(floor[g], all), Missing: floor[g]})
+		v.Moving = append(v.Moving, Missing{GraceMs: ms, Fraction: ratio(k.moving.floor[g], k.moving.interesting), Missing: k.moving.floor[g]})
+		v.AllFrameMean = append(v.AllFrameMean, mean(k.allFloorFrac[g], k.allFrames))
+		v.MovingFrameMean = append(v.MovingFrameMean, mean(k.movFlrFr[g], k.movingFrames))
+	}
+	return v
+}
+
+// TrackFloor turns on the floor of the kind measures (KindView.Floor and
+// FloorAbandoned, FloorView): what no protocol could have
+// delivered yet. delay(from, to) must give the shortest time in which
+// anything sent by node from can reach node to (over any path, relays
+// included: the shortest path over the network's base delays, before
+// any jitter); an object counts as reachable at a viewer delay(creator,
+// viewer) after its creation (the commit time of its first version; an
+// object whose first version the observer never saw is reachable at
+// once). The creator is the object ID's home (node.Home). Call it
+// after TrackKinds and before the first report; it rejects a nil delay,
+// a call before TrackKinds, and a second call.
+func (t *Observer) TrackFloor(delay func(from, to wire.NodeID) time.Duration) error {
+	switch {
+	case delay == nil:
+		return fmt.Errorf("truth: floor with no delay function")
+	case t.kinds == nil:
+		return fmt.Errorf("truth: floor before the kind measures (TrackKinds)")
+	case t.kinds.delay != nil:
+		return fmt.Errorf("truth: floor already on")
+	}
+	t.kinds.delay = delay
+	return nil
 }

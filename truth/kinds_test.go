@@ -3,7 +3,87 @@ package truth
 import (
 	"testing"
 	"time"
+
+	"github.com/overworld/overworld/wire"
 )
+
+// TestKindTrackerFloor drives the floor by hand: an object counts in the
+// floor while the report's time is before its reach, at each grace
+// period, and among the floor's abandoned when it leaves the view
+// without having been reachable in any report.
+func TestKindTrackerFloor(t *testing.T) {
+	k := newKindTracker([]string{"a", "b"}, []bool{true, false}, []time.Duration{0, 100 * time.Millisecond}, 0)
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	// Object 2 (kind b, moving) is reachable from 150 ms: unreachable in
+	// the reports at 0 and 100 ms (100 ms old at the second), missing at
+	// both; reachable at 200 ms, and held.
+	k.see(0, 2, 2, 1, false, ms(0), ms(150))
+	k.done(0)
+	k.see(0, 2, 2, 1, false, ms(100), ms(150))
+	k.done(0)
+	k.see(0, 2, 2, 2, true, ms(200), ms(150))
+	// Object 1 (kind a, static) enters at 200 ms, reachable from 500 ms,
+	// and leaves after the report at 300 ms: no protocol could have
+	// brought it. Object 3 (kind a) is reachable at once (no bound).
+	k.see(0, 1, 1, 1, false, ms(200), ms(500))
+	k.see(0, 1, 3, 1, false, ms(200), -1)
+	k.done(0)
+	k.see(0, 1, 1, 1, false, ms(300), ms(500))
+	k.done(0)
+	k.done(0) // all left
+	v := k.views()
+	a, b := v[0], v[1]
+	if b.Floor[0].Missing != 2 || b.Floor[1].Missing != 1 || b.FloorAbandoned != 0 {
+		t.Errorf("kind b floor %+v, abandoned %d; want 2 and 1 pairs, none abandoned", b.Floor, b.FloorAbandoned)
+	}
+	if a.Floor[0].Missing != 2 || a.Floor[1].Missing != 1 || a.FloorAbandoned != 1 || a.Abandoned != 2 {
+		t.Errorf("kind a floor %+v, abandoned %d of %d; want 2 and 1 pairs, 1 of 2 abandoned", a.Floor, a.FloorAbandoned, a.Abandoned)
+	}
+	if got, want := b.Floor[0].Fraction, 2.0/3; got != want {
+		t.Errorf("kind b floor share %v, want %v", got, want)
+	}
+	if fv := (&Observer{kinds: k}).FloorView(); fv.On {
+		t.Errorf("floor view without TrackFloor: %+v", fv)
+	}
+	k.delay = func(from, to wire.NodeID) time.Duration { return 0 }
+	fv := (&Observer{kinds: k}).FloorView()
+	// Reports: 0 ms {2}, 100 ms {2}, 200 ms {2, 1, 3}, 300 ms {1}: at 0 ms
+	// the floor shares are 1, 1, 1/3, 1 (mean 5/6) over all objects, and
+	// 1, 1, 0 over the moving ones (the reports with object 2).
+	if !fv.On || fv.All[0].Missing != 4 || fv.All[1].Missing != 2 || fv.Moving[0].Missing != 2 || fv.Moving[1].Missing != 1 || fv.Abandoned != 1 ||
+		fv.All[0].Fraction != 4.0/6 || fv.AllFrameMean[0] != (1+1+1.0/3+1)/4 || fv.MovingFrameMean[0] != 2.0/3 || fv.MovingFrameMean[1] != 1.0/3 {
+		t.Errorf("floor view %+v", fv)
+	}
+	// The floor never exceeds the missing pairs where every unreachable
+	// object is missing, as here.
+	for g := range 2 {
+		for _, kv := range v {
+			if kv.Floor[g].Missing > kv.Missing[g].Missing {
+				t.Errorf("kind %s grace %d: floor %d above missing %d", kv.Kind, g, kv.Floor[g].Missing, kv.Missing[g].Missing)
+			}
+		}
+	}
+	obs, err := New(Config{Dims: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	delay := func(from, to wire.NodeID) time.Duration { return 0 }
+	if err := obs.TrackFloor(delay); err == nil {
+		t.Error("TrackFloor before TrackKinds: no error")
+	}
+	if err := obs.TrackKinds([]string{"a"}, nil, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := obs.TrackFloor(nil); err == nil {
+		t.Error("TrackFloor(nil): no error")
+	}
+	if err := obs.TrackFloor(delay); err != nil {
+		t.Fatal(err)
+	}
+	if err := obs.TrackFloor(delay); err == nil {
+		t.Error("second TrackFloor: no error")
+	}
+}
 
 // TestKindTrackerExact drives the per-kind tracker by hand and checks every
 // counter against the definitions.
@@ -12,20 +92,20 @@ func TestKindTrackerExact(t *testing.T) {
 	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 	// Frame 0: object 1 (kind a) enters held, object 2 (kind b) enters
 	// missing.
-	k.see(0, 1, 1, 5, true, ms(0))
-	k.see(0, 2, 2, 1, false, ms(0))
+	k.see(0, 1, 1, 5, true, ms(0), -1)
+	k.see(0, 2, 2, 1, false, ms(0), -1)
 	k.done(0)
 	// Frame 100: 1 updated (direct); 2 not updated, still missing (100 ms
 	// old: missing at both graces).
-	k.see(0, 1, 1, 6, true, ms(100))
-	k.see(0, 2, 2, 1, false, ms(100))
+	k.see(0, 1, 1, 6, true, ms(100), -1)
+	k.see(0, 2, 2, 1, false, ms(100), -1)
 	k.done(0)
 	// Frame 200: 1 left the view; 2 updated and now held.
-	k.see(0, 2, 2, 2, true, ms(200))
+	k.see(0, 2, 2, 2, true, ms(200), -1)
 	k.done(0)
 	// Frame 300: 1 re-enters (an entry again), not held.
-	k.see(0, 1, 1, 9, false, ms(300))
-	k.see(0, 3, 7, 1, true, ms(300)) // an unknown kind is ignored
+	k.see(0, 1, 1, 9, false, ms(300), -1)
+	k.see(0, 3, 7, 1, true, ms(300), -1) // an unknown kind is ignored
 	k.done(0)
 	// Frame 400: both left the view: 1 still missing (abandoned), 2 found.
 	k.done(0)

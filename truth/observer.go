@@ -184,10 +184,11 @@ type tobj struct {
 	kind    world.Kind
 	head, n uint8 // the newest version's index in thist, and how many it holds
 	// born is the Sample that first listed the object (0: none, it was
-	// first seen by Observe or Report) and created its creation time
-	// when that listing showed its first version (else -1): a viewer
-	// whose snapshot of that Sample is older cannot be expected to hold
-	// it (Sample).
+	// first seen by Observe or Report): a viewer whose snapshot of that
+	// Sample is older cannot be expected to hold it (Sample). created is
+	// its creation time when the first snapshot that listed it showed its
+	// first version (else -1): the floor's reach counts from it
+	// (TrackFloor).
 	born    uint32
 	created time.Duration
 }
@@ -462,11 +463,11 @@ func (t *Observer) observe(i int, snap *Snapshot) {
 				t.moves[s] = tmove{cur: snap.At}
 			}
 			t.objs[s] = tobj{id: in.id, owner: id, w: loc[3], cell: t.cellOf(loc), kind: in.kind, created: -1}
+			if in.version == 1 {
+				t.objs[s].created = in.produced
+			}
 			if t.sample[i] == t.nthSmp && t.nthSmp > 0 {
 				t.objs[s].born = t.nthSmp
-				if in.version == 1 {
-					t.objs[s].created = in.produced
-				}
 			}
 			t.byID[in.id] = s
 			t.gridAdd(s, loc)
@@ -579,7 +580,12 @@ func (t *Observer) report(i int, snap *Snapshot) error {
 						t.held = append(t.held, ok)
 					}
 					if t.kinds != nil {
-						t.kinds.see(i, t.objs[g.slot].kind, g.id, t.objs[g.slot].version, ok, now)
+						o := &t.objs[g.slot]
+						reach := time.Duration(-1)
+						if t.kinds.delay != nil && o.created >= 0 {
+							reach = o.created + t.kinds.delay(node.Home(g.id), id)
+						}
+						t.kinds.see(i, o.kind, g.id, o.version, ok, now, reach)
 					}
 				}
 			}

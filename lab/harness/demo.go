@@ -173,10 +173,29 @@ func (r *DemoReport) WriteTable(w io.Writer) error {
 			p(" %7.2f%%", 100*m.Fraction)
 		}
 	}
+	if len(s.Views.Floor) > 0 {
+		p("\n%-34s", "  floor: created too recently for")
+		for _, m := range s.Views.Floor {
+			p(" %7.2f%%", 100*m.Fraction)
+		}
+		p("   (all objects)\n%-34s", "  any protocol to have delivered")
+		for _, m := range s.Views.FloorMoving {
+			p(" %7.2f%%", 100*m.Fraction)
+		}
+		p("   (moving objects)")
+	}
 	p("\n\n%-34s %8s %8s %8s %8s %8s %8s\n", "ms", "mean", "p50", "p95", "p99", "max", "samples")
 	d := s.Views.Discovery
 	p("%-34s %8.0f %8.0f %8.0f %8.0f %8.0f %8d\n", "discovery latency", d.Mean, d.P50, d.P95, d.P99, d.Max, d.Count)
 	p("%-34s %8d (%.1f%% of the discoveries due: left the interest before they were found)\n", "  abandoned", s.Views.Abandoned, 100*s.Views.AbandonedShare)
+	if len(s.Views.Floor) > 0 {
+		due := s.Views.Abandoned + uint64(d.Count)
+		share := 0.0
+		if due > 0 {
+			share = float64(s.Views.FloorAbandoned) / float64(due)
+		}
+		p("%-34s %8d (%.1f%% of the discoveries due: gone before any protocol could have delivered them)\n", "    of them at the floor", s.Views.FloorAbandoned, 100*share)
+	}
 	st := s.Staleness
 	p("%-34s %8.0f %8.0f %8.0f %8.0f %8.0f %8d\n", "replica staleness", st.Mean, st.P50, st.P95, st.P99, st.Max, st.Count)
 	fmt.Fprintf(w, "\nbytes per update on the wire: %.1f (all update-class bytes: payloads, IPv4/UDP headers, replica requests);\n", r.BytesPerUpdate)

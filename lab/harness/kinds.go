@@ -41,7 +41,9 @@ func (w *World) KindViews() []KindView { return w.truth.KindViews() }
 // missing share at every grace period, its entries and the share held on
 // entry, the share of its updates sent straight to a replica already in
 // view, and its discoveries found and abandoned (left the view before
-// found) with the abandoned share.
+// found) with the abandoned share; then, when the floor was measured
+// (KindView.Floor), its share at every grace period and the abandoned
+// objects no protocol could have delivered.
 func WriteKindsCSV(w io.Writer, kinds []KindView) error {
 	cw := csv.NewWriter(w)
 	head := []string{"kind", "moving", "interesting"}
@@ -51,6 +53,14 @@ func WriteKindsCSV(w io.Writer, kinds []KindView) error {
 		}
 	}
 	head = append(head, "entries", "held_on_entry_share", "updates", "direct_share", "found", "abandoned", "abandoned_share")
+	if len(kinds) > 0 {
+		for _, m := range kinds[0].Floor {
+			head = append(head, fmt.Sprintf("floor_%gms", m.GraceMs))
+		}
+		if len(kinds[0].Floor) > 0 {
+			head = append(head, "floor_abandoned")
+		}
+	}
 	if err := cw.Write(head); err != nil {
 		return err
 	}
@@ -62,6 +72,12 @@ func WriteKindsCSV(w io.Writer, kinds []KindView) error {
 		}
 		row = append(row, strconv.FormatUint(k.Entries, 10), f(k.HeldOnEntryShare()), strconv.FormatUint(k.Updates, 10), f(k.DirectShare()),
 			strconv.FormatUint(k.Found, 10), strconv.FormatUint(k.Abandoned, 10), f(k.AbandonedShare()))
+		for _, m := range k.Floor {
+			row = append(row, f(m.Fraction))
+		}
+		if len(k.Floor) > 0 {
+			row = append(row, strconv.FormatUint(k.FloorAbandoned, 10))
+		}
 		if err := cw.Write(row); err != nil {
 			return err
 		}

@@ -6,6 +6,9 @@ import (
 
 	"github.com/overworld/overworld/arena"
 	"github.com/overworld/overworld/discovery"
+	"github.com/overworld/overworld/geo"
+	"github.com/overworld/overworld/lab/cities"
+	"github.com/overworld/overworld/wire"
 )
 
 // TestKindViewsSumToRecorder checks that the per-kind measures of a world
@@ -71,4 +74,100 @@ func TestKindViewsSumToRecorder(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestFloorBelowEveryProtocol checks the floor against what the protocols
+// achieve: under every architecture, on a perfect network and under the
+// emulated WAN (with reordering too), no kind's floor is above its
+// missing pairs at any grace period and no kind's abandoned floor above
+// its abandoned discoveries, for every seed; the summary's floor adds up
+// the kinds'; and the missiles, created inside other nodes' interests,
+// have a floor. A floor above what a protocol achieves would mean that
+// something travels faster than the network's shortest delays.
+func TestFloorBelowEveryProtocol(t *testing.T) {
+	nets := map[string]geo.Network{"perfect": {}, "wan": geo.WAN()}
+	reord := geo.WAN()
+	reord.Reorder = 0.05
+	nets["wan+reorder"] = reord
+	archs := []discovery.Arch{discovery.Colyseus, discovery.Broadcast, discovery.Directory}
+	seeds := []uint64{1, 2}
+	if testing.Short() {
+		archs, seeds = archs[:1], seeds[:1]
+	}
+	for _, a := range archs {
+		for name, net := range nets {
+			for _, seed := range seeds {
+				cfg := DefaultArenaConfig()
+				cfg.Arch, cfg.Nodes, cfg.PlayersPerNode, cfg.Duration, cfg.Map, cfg.Seed = a, 12, 1, 10*time.Second, arena.Sqr, seed
+				cfg.Data, cfg.Cities = SitesWonder, cities.ForNodes(cfg.Nodes)
+				cfg.SetNet(net)
+				w, err := NewArena(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := w.Run(nil); err != nil {
+					t.Fatal(err)
+				}
+				views := w.Result().Summary.Views
+				kinds := w.KindViews()
+				var floor0, fab uint64
+				for _, k := range kinds {
+					for g := range k.Floor {
+						if k.Floor[g].Missing > k.Missing[g].Missing {
+							t.Errorf("%s %s seed %d: %s at %v ms: floor %d above the %d missing", a, name, seed, k.Kind, k.Floor[g].GraceMs, k.Floor[g].Missing, k.Missing[g].Missing)
+						}
+					}
+					if k.FloorAbandoned > k.Abandoned {
+						t.Errorf("%s %s seed %d: %s: %d abandoned at the floor, above the %d abandoned", a, name, seed, k.Kind, k.FloorAbandoned, k.Abandoned)
+					}
+					floor0 += k.Floor[0].Missing
+					fab += k.FloorAbandoned
+				}
+				if len(views.Floor) != len(views.Missing) || views.Floor[0].Missing != floor0 || views.FloorAbandoned != fab {
+					t.Errorf("%s %s seed %d: summary floor %+v, %d abandoned; kinds %d, %d", a, name, seed, views.Floor, views.FloorAbandoned, floor0, fab)
+				}
+				if kinds[1].Floor[0].Missing == 0 {
+					t.Errorf("%s %s seed %d: the missiles have no floor: %+v", a, name, seed, kinds[1])
+				}
+			}
+		}
+	}
+}
+
+// TestShortestDelays checks the world's shortest delays: none above the
+// direct delay, every triangle kept, zero to itself.
+func TestShortestDelays(t *testing.T) {
+	cfg := DefaultArenaConfig()
+	cfg.Arch, cfg.Nodes, cfg.Data, cfg.Duration = discovery.Colyseus, 40, SitesWonder, time.Second
+	cfg.Cities = cities.ForNodes(cfg.Nodes)
+	w, err := NewArena(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := cfg.Nodes
+	d, err := shortestDelays(w.sim, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shorter := 0
+	for a := range n {
+		if d[a*n+a] != 0 {
+			t.Fatalf("node %d: %v to itself", a+1, d[a*n+a])
+		}
+		for b := range n {
+			direct := w.Delay(wire.NodeID(a+1), wire.NodeID(b+1))
+			if a != b && d[a*n+b] > direct {
+				t.Errorf("%d→%d: %v above the direct %v", a+1, b+1, d[a*n+b], direct)
+			}
+			if a != b && d[a*n+b] < direct {
+				shorter++
+			}
+			for c := range n {
+				if d[a*n+b] > d[a*n+c]+d[c*n+b] {
+					t.Fatalf("%d→%d: %v, through %d %v", a+1, b+1, d[a*n+b], c+1, d[a*n+c]+d[c*n+b])
+				}
+			}
+		}
+	}
+	t.Logf("%d of %d ordered pairs have a relayed path shorter than the direct one", shorter, n*(n-1))
 }

@@ -173,6 +173,10 @@ func newWorld(cfg Config, g Game, wrap func(*node.Node) sim.Core) (*World, error
 	// The per-kind measures, and with them the moving objects' missing
 	// replicas (Result's Views.MissingMoving), are on in every run.
 	w.TrackKinds()
+	// With them, their floor: what no protocol could have delivered yet.
+	if err := w.trackFloor(total); err != nil {
+		return nil, err
+	}
 	s.SetObserver(w.observe)
 	s.ObserveOnly(sim.EventTick) // the ground truth needs the frames; Sim.Events counts the rest
 	s.ObserveBehind(true)        // it reads only the snapshots, double-buffered
@@ -563,6 +567,17 @@ func (w *World) Result() *Result {
 	sum.Views.MissingMoving = make([]sim.Missing, len(mv.Missing))
 	for g, m := range mv.Missing {
 		sum.Views.MissingMoving[g] = sim.Missing{GraceMs: m.GraceMs, Fraction: m.Fraction, FrameMean: mv.FrameMean[g], Missing: m.Missing}
+	}
+	if fv := w.truth.FloorView(); fv.On {
+		sum.Views.Floor = make([]sim.Missing, len(fv.All))
+		sum.Views.FloorMoving = make([]sim.Missing, len(fv.Moving))
+		for g, m := range fv.All {
+			sum.Views.Floor[g] = sim.Missing{GraceMs: m.GraceMs, Fraction: m.Fraction, FrameMean: fv.AllFrameMean[g], Missing: m.Missing}
+		}
+		for g, m := range fv.Moving {
+			sum.Views.FloorMoving[g] = sim.Missing{GraceMs: m.GraceMs, Fraction: m.Fraction, FrameMean: fv.MovingFrameMean[g], Missing: m.Missing}
+		}
+		sum.Views.FloorAbandoned = fv.Abandoned
 	}
 	res := &Result{Config: c, Summary: sum, Events: w.sim.Events(), Wall: w.wallRun, sim: w.sim, kinds: w.KindViews()}
 	if w.placer != nil {
