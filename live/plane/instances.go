@@ -48,8 +48,10 @@ import (
 // server through the replicated host to the host, so that the replicated
 // host keeps the backups (node.PreferBackup); a promotion or a new
 // replica pins the backups again on the host and the replica, and so
-// does any change of the successor (its player leaving). A server's
-// death (the polls) re-places its instances. The servers are the
+// does any change of the successor (its player leaving). A migration
+// that fails is made again at later polls while the instance stays
+// placed where it was sent (retry.go). A server's death (the polls)
+// re-places its instances. The servers are the
 // configured nodes and the enrolled game servers that are placement
 // targets (enrolled.go), with InstanceSetup.Seats each; an enrolled server
 // taken out of the placement has its instances re-placed, migrated from
@@ -144,8 +146,13 @@ type InstancePlacement struct {
 type InstancesState struct {
 	Instances []InstancePlacement   `json:"instances"`
 	Stats     control.InstanceStats `json:"stats"`
-	// Failed counts the admin requests to nodes that failed.
+	// Failed counts the admin requests to nodes that failed (retries
+	// included).
 	Failed int `json:"failed"`
+	// MigrationRetries counts the failed migrations made again;
+	// MigrationsPending is those waiting to be made again (retry.go).
+	MigrationRetries  int `json:"migration_retries"`
+	MigrationsPending int `json:"migrations_pending"`
 	// HostsGone counts the player hosts the polls found gone (silent for
 	// DownAfter).
 	HostsGone int `json:"hosts_gone"`
@@ -164,6 +171,10 @@ type instancePlane struct {
 	pinned map[string]string
 	admin  map[uint32]string // player host → its admin endpoint
 	failed int
+	// stranded are the migrations that failed, to be made again
+	// (retry.go); retries counts the retries made.
+	stranded strandedBook
+	retries  int
 	// stamps are the stamps of the instances' records, with the record
 	// (stamp 0, JSON) they were given for.
 	stamps map[string]stamped
@@ -196,6 +207,10 @@ type nodeCall struct {
 	chained bool
 	// body, if set, is the request's JSON body.
 	body []byte
+	// inst is the instance a migration moves, at the placement it had
+	// when the migration was decided (made again if it fails: retry.go).
+	inst string
+	at   instanceAt
 }
 
 // stamped is an instance record's stamp.
@@ -227,7 +242,7 @@ func newInstancePlane(su InstanceSetup, nodes []Node) (*instancePlane, error) {
 		return nil, fmt.Errorf("%w: instances: %w", ErrConfig, err)
 	}
 	return &instancePlane{cfg: cfg, seats: su.Seats, x: x, boxes: map[string]world.Box{}, pinned: map[string]string{}, admin: map[uint32]string{}, stamps: map[string]stamped{},
-		sent: map[uint32]string{}, hostSeen: map[uint32]time.Time{}}, nil
+		sent: map[uint32]string{}, hostSeen: map[uint32]time.Time{}, stranded: strandedBook{}}, nil
 }
 
 // callNode makes one admin request and returns what a migration moved
@@ -267,13 +282,18 @@ func (s *Server) callNode(c nodeCall) (live.MigrateAnswer, error) {
 // runCalls makes a batch's requests in order. A migration is asked
 // again until what it moved has left its node (settle); a chained one
 // names, besides, the objects the migration before it moved (they may
-// still be on their way) until each of them has moved on.
-func (s *Server) runCalls(calls []nodeCall) {
+// still be on their way) until each of them has moved on. A migration
+// that fails is recorded, with the chained ones after it, to be made
+// again (retry.go); retry is the record when the batch makes one again.
+func (s *Server) runCalls(calls []nodeCall, retry *stranded) {
 	var prev []uint64 // what the migration before moved on
-	for _, c := range calls {
+	var failed error  // the first failure of a retry
+	recorded := false // the failed migration before, recorded with its chain
+	for i, c := range calls {
 		var err error
 		var moved []uint64
-		if c.path == "/admin/migrate-region" {
+		migration := c.path == "/admin/migrate-region"
+		if migration {
 			var arriving []uint64
 			if c.chained {
 				arriving = prev
@@ -282,14 +302,42 @@ func (s *Server) runCalls(calls []nodeCall) {
 		} else {
 			_, err = s.callNode(c)
 		}
+		recorded = recorded && c.chained
 		if err != nil {
 			s.cfg.Log.Info("instance: node request", "node", c.node, "path", c.path, "err", err)
 			s.mu.Lock()
 			s.inst.failed++
+			if migration && c.inst != "" && retry == nil && !recorded {
+				r := &stranded{call: c, inst: c.inst, at: c.at, region: -1, err: err.Error()}
+				r.to, _ = parseNodeID(c.q.Get("node"))
+				for _, n := range calls[i+1:] {
+					if !n.chained {
+						break
+					}
+					r.chain = append(r.chain, n)
+				}
+				wall, _ := s.now()
+				s.addStranded(s.inst.stranded, r, wall)
+				recorded = true
+			}
 			s.mu.Unlock()
+			if failed == nil {
+				failed = err
+			}
 		}
 		prev = moved
 	}
+	if retry != nil {
+		s.mu.Lock()
+		s.retried(s.inst.stranded, retry, failed)
+		s.mu.Unlock()
+	}
+}
+
+// parseNodeID parses a node ID as a query names it.
+func parseNodeID(v string) (uint32, error) {
+	n, err := strconv.ParseUint(v, 10, 32)
+	return uint32(n), err
 }
 
 // settle makes migration c and asks its node again (every chainRetry,
@@ -404,11 +452,11 @@ func (y *instancePlane) order(id string) string {
 // carryOut queues the node requests of instance decisions (s.mu held).
 func (s *Server) carryOut(ds []control.Decision) {
 	var calls []nodeCall
-	migrate := func(from, to wire.NodeID, box world.Box, chained bool) {
+	migrate := func(id string, from, to wire.NodeID, box world.Box, chained bool) {
 		if a := s.adminOf(from); a != "" && from != to {
 			q := boxValues(box)
 			q.Set("node", strconv.FormatUint(uint64(to), 10))
-			calls = append(calls, nodeCall{admin: a, path: "/admin/migrate-region", node: uint32(from), q: q, chained: chained})
+			calls = append(calls, nodeCall{admin: a, path: "/admin/migrate-region", node: uint32(from), q: q, chained: chained, inst: id})
 		}
 	}
 	pin := func(id string, box world.Box, on ...wire.NodeID) {
@@ -432,14 +480,14 @@ func (s *Server) carryOut(ds []control.Decision) {
 		switch d.Kind {
 		case control.MoveInstance:
 			if !d.Failover {
-				migrate(d.From, d.To, box, false)
+				migrate(d.Instance, d.From, d.To, box, false)
 				break
 			}
 			// The dead server's objects failed over to their backups,
 			// wherever they were: every live server moves what it holds.
 			for _, n := range s.mainNodes() {
 				if v := s.nodes[n.ID]; v.up && wire.NodeID(n.ID) != d.To && wire.NodeID(n.ID) != d.From {
-					migrate(wire.NodeID(n.ID), d.To, box, false)
+					migrate(d.Instance, wire.NodeID(n.ID), d.To, box, false)
 				}
 			}
 		case control.OverflowInstance:
@@ -459,14 +507,14 @@ func (s *Server) carryOut(ds []control.Decision) {
 			if d.Replica != 0 && s.adminOf(d.Replica) != "" {
 				// Through the replicated host: it keeps the first backup.
 				for _, f := range src {
-					migrate(f, d.Replica, box, false)
+					migrate(d.Instance, f, d.Replica, box, false)
 				}
 				// Once they are there (a failover's several sources: once
 				// the last one's are).
-				migrate(d.Replica, d.To, box, true)
+				migrate(d.Instance, d.Replica, d.To, box, true)
 			} else {
 				for _, f := range src {
-					migrate(f, d.To, box, false)
+					migrate(d.Instance, f, d.To, box, false)
 				}
 			}
 		case control.PromoteInstance, control.NewReplica:
@@ -490,10 +538,37 @@ func (s *Server) carryOut(ds []control.Decision) {
 			pin(id, s.inst.boxes[id], w.Node, w.Replica)
 		}
 	}
+	// A migration is made again, should it fail, while the instance
+	// stays where these decisions place it; and it replaces the failed
+	// migrations of the instance's decisions before.
+	moving := map[string]bool{}
+	for i := range calls {
+		if id := calls[i].inst; id != "" {
+			moving[id] = true
+			if p, ok := s.inst.x.Where(id); ok {
+				calls[i].at = placedAt(p)
+			} else {
+				calls[i].inst = ""
+			}
+		}
+	}
+	s.dropStranded(s.inst.stranded, func(r *stranded) string {
+		if moving[r.inst] {
+			return "the instance migrates again"
+		}
+		return ""
+	})
 	calls = append(calls, s.recordCalls()...)
 	if len(calls) == 0 {
 		return
 	}
+	s.queueCalls(func() { s.runCalls(calls, nil) })
+}
+
+// queueCalls runs a batch of requests in the background once the batch
+// before is done, so that they reach the nodes in the order of the
+// decisions (s.mu held).
+func (s *Server) queueCalls(run func()) {
 	prev, done := s.inst.last, make(chan struct{})
 	s.inst.last = done
 	s.bg.Add(1)
@@ -503,7 +578,7 @@ func (s *Server) carryOut(ds []control.Decision) {
 		if prev != nil {
 			<-prev
 		}
-		s.runCalls(calls)
+		run()
 	}()
 }
 
@@ -723,7 +798,8 @@ func (s *Server) serveInstances(w http.ResponseWriter, _ *http.Request) {
 
 // instancesState is GET /v1/instances's answer (s.mu held).
 func (s *Server) instancesState() InstancesState {
-	st := InstancesState{Instances: []InstancePlacement{}, Stats: s.inst.x.Stats(), Failed: s.inst.failed, HostsGone: s.inst.hostDowns}
+	st := InstancesState{Instances: []InstancePlacement{}, Stats: s.inst.x.Stats(), Failed: s.inst.failed, HostsGone: s.inst.hostDowns,
+		MigrationRetries: s.inst.retries, MigrationsPending: len(s.inst.stranded)}
 	for _, id := range s.inst.x.InstanceIDs() {
 		p, _ := s.placement(id)
 		st.Instances = append(st.Instances, p)
@@ -860,7 +936,7 @@ func (s *Server) rebuildInstances(now time.Duration, got map[uint32]*live.Player
 		}
 	}
 	y := &instancePlane{cfg: s.inst.cfg, seats: s.inst.seats, x: x, boxes: map[string]world.Box{}, pinned: map[string]string{}, admin: map[uint32]string{}, stamps: map[string]stamped{},
-		sent: map[uint32]string{}, hostSeen: map[uint32]time.Time{}}
+		sent: map[uint32]string{}, hostSeen: map[uint32]time.Time{}, stranded: strandedBook{}}
 	byNode := map[uint32]*control.InstanceReport{}
 	for id := range got {
 		byNode[id] = &control.InstanceReport{Node: wire.NodeID(id)}
@@ -913,6 +989,7 @@ func (s *Server) rebuildInstances(now time.Duration, got map[uint32]*live.Player
 // instance moved keeps a stale one) (s.mu held).
 func (s *Server) adoptInstances(y *instancePlane) {
 	y.failed, y.last, y.hostDowns = s.inst.failed, s.inst.last, s.inst.hostDowns
+	y.stranded, y.retries = s.inst.stranded, s.inst.retries
 	s.inst = y
 	s.cfg.Log.Info("instances rebuilt", "instances", len(s.inst.x.InstanceIDs()))
 	s.carryOut(nil)

@@ -435,7 +435,7 @@ func TestChainedMigrationWaitsForIDs(t *testing.T) {
 	s.runCalls([]nodeCall{
 		{admin: first.srv.URL, path: "/admin/migrate-region", node: 1, q: q},
 		{admin: middle.srv.URL, path: "/admin/migrate-region", node: 2, q: q, chained: true},
-	})
+	}, nil)
 	if got, want := first.asked(), []string{"", "7,8,9", "8", "8"}; !slices.Equal(got, want) {
 		t.Errorf("the first node was asked for %q, want %q", got, want)
 	}
@@ -453,13 +453,13 @@ func TestChainedMigrationWaitsForIDs(t *testing.T) {
 	s.runCalls([]nodeCall{
 		{admin: first.srv.URL, path: "/admin/migrate-region", node: 1, q: q},
 		{admin: middle.srv.URL, path: "/admin/migrate-region", node: 2, q: q, chained: true},
-	})
+	}, nil)
 	if s.inst.failed != 1 || time.Since(start) < s.chainWait {
 		t.Errorf("%d failed requests after %v, want 1 after %v", s.inst.failed, time.Since(start), s.chainWait)
 	}
 	// Nor one that never leaves.
 	first = newScripted(t, `{"moved": 0, "ids": [], "pending": [7], "gone": []}`)
-	s.runCalls([]nodeCall{{admin: first.srv.URL, path: "/admin/migrate-region", node: 1, q: q}})
+	s.runCalls([]nodeCall{{admin: first.srv.URL, path: "/admin/migrate-region", node: 1, q: q}}, nil)
 	if s.inst.failed != 2 {
 		t.Errorf("%d failed requests, want 2", s.inst.failed)
 	}
@@ -471,7 +471,7 @@ func TestChainedMigrationWaitsForIDs(t *testing.T) {
 	}
 	first = newScripted(t, fmt.Sprintf(`{"moved": %d, "ids": [%s], "pending": [], "gone": []}`, len(many), strings.Join(many, ",")),
 		`{"moved": 0, "ids": [], "pending": [], "gone": []}`)
-	s.runCalls([]nodeCall{{admin: first.srv.URL, path: "/admin/migrate-region", node: 1, q: q}})
+	s.runCalls([]nodeCall{{admin: first.srv.URL, path: "/admin/migrate-region", node: 1, q: q}}, nil)
 	if got := first.asked(); len(got) != 2 || strings.Count(got[1], ",") != live.MaxWant-1 || s.inst.failed != 2 {
 		t.Errorf("asked %d times, the second for %d objects; %d failed requests", len(got), strings.Count(got[len(got)-1], ",")+1, s.inst.failed)
 	}

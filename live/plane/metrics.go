@@ -36,6 +36,9 @@ var (
 	mNodeUps       = newMetric("node_ups_total", "Nodes found up again.", prometheus.CounterValue)
 	mRegions       = newMetric("region_migrations_total", "Regions migrated to a new core.", prometheus.CounterValue)
 	mObjectsMoved  = newMetric("region_objects_moved_total", "Objects the nodes migrated for region migrations.", prometheus.CounterValue)
+	mRegionErrors  = newMetric("region_migration_errors_total", "Nodes' region migrations that failed (retries included).", prometheus.CounterValue)
+	mRegionRetries = newMetric("region_migration_retries_total", "Failed region migrations made again.", prometheus.CounterValue)
+	mRegionPending = newMetric("region_migrations_pending", "Failed region migrations waiting to be made again.", prometheus.GaugeValue)
 	mPolls         = newMetric("polls_total", "Rounds of polls of the nodes.", prometheus.CounterValue)
 	mEnrolledAdd   = newMetric("enrolled_added_total", "Enrolled game servers that became placement targets.", prometheus.CounterValue)
 	mEnrolledDel   = newMetric("enrolled_removed_total", "Enrolled game servers taken out of the placement.", prometheus.CounterValue)
@@ -50,14 +53,16 @@ var (
 	mInstances     = newMetric("instances", "Open instances, by where they run (server or player host).", prometheus.GaugeValue, "on")
 	mInstEvents    = newMetric("instance_events_total", "Instance decisions, by kind.", prometheus.CounterValue, "kind")
 	mInstFailed    = newMetric("instance_node_requests_failed_total", "Admin requests to nodes for instances that failed.", prometheus.CounterValue)
+	mInstRetries   = newMetric("instance_migration_retries_total", "Failed instance migrations made again.", prometheus.CounterValue)
+	mInstPending   = newMetric("instance_migrations_pending", "Failed instance migrations waiting to be made again.", prometheus.GaugeValue)
 	mHostsGone     = newMetric("player_hosts_gone_total", "Player hosts the polls found gone.", prometheus.CounterValue)
 	mCertsIssued   = newMetric("certificates_issued_total", "Node certificates issued (POST /v1/hosts).", prometheus.CounterValue)
 	mCertsRefused  = newMetric("certificate_requests_refused_total", "Certificate requests refused, by reason.", prometheus.CounterValue, "reason")
 )
 
 var allMetrics = []metric{mJoins, mRefused, mLeaves, mMeasures, mMoves, mHandoffs, mHandoffErrors, mNodeDowns, mNodeUps,
-	mRegions, mObjectsMoved, mPolls, mEnrolledAdd, mEnrolledDel, mNodeRTTs, mBadPeerRTTs, mRebuilt, mPlayers, mUnplaced,
-	mNodeUp, mNodeLoad, mNodeCap, mInstances, mInstEvents, mInstFailed, mHostsGone, mCertsIssued, mCertsRefused}
+	mRegions, mObjectsMoved, mRegionErrors, mRegionRetries, mRegionPending, mPolls, mEnrolledAdd, mEnrolledDel, mNodeRTTs, mBadPeerRTTs, mRebuilt, mPlayers, mUnplaced,
+	mNodeUp, mNodeLoad, mNodeCap, mInstances, mInstEvents, mInstFailed, mInstRetries, mInstPending, mHostsGone, mCertsIssued, mCertsRefused}
 
 // collector is the plane as a prometheus.Collector.
 type collector struct{ s *Server }
@@ -82,7 +87,8 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		v int
 	}{{mJoins, st.Joins}, {mRefused, st.Refused}, {mLeaves, st.Leaves}, {mMeasures, st.Measures}, {mMoves, st.Moves},
 		{mHandoffs, st.Handoffs}, {mHandoffErrors, st.HandoffErrors}, {mNodeDowns, st.NodeDowns}, {mNodeUps, st.NodeUps},
-		{mRegions, st.RegionMigrations}, {mObjectsMoved, st.ObjectsMoved}, {mPolls, st.Polls}, {mEnrolledAdd, st.EnrolledAdded},
+		{mRegions, st.RegionMigrations}, {mObjectsMoved, st.ObjectsMoved}, {mRegionErrors, st.RegionMigrationErrors},
+		{mRegionRetries, st.RegionMigrationRetries}, {mRegionPending, st.RegionMigrationsPending}, {mPolls, st.Polls}, {mEnrolledAdd, st.EnrolledAdded},
 		{mEnrolledDel, st.EnrolledRemoved}, {mNodeRTTs, st.NodeRTTs}, {mBadPeerRTTs, st.BadPeerRTTs}, {mUnplaced, st.Unplaced}} {
 		emit(x.m, float64(x.v))
 	}
@@ -128,6 +134,8 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 			emit(mInstEvents, float64(v), k)
 		}
 		emit(mInstFailed, float64(is.Failed))
+		emit(mInstRetries, float64(is.MigrationRetries))
+		emit(mInstPending, float64(is.MigrationsPending))
 		emit(mHostsGone, float64(is.HostsGone))
 	}
 	s.mu.Unlock()

@@ -47,6 +47,10 @@ func TestPlaneMetrics(t *testing.T) {
 		"overworld_plane_certificates_issued_total 1",
 		`overworld_plane_certificate_requests_refused_total{reason="flood"} 0`,
 		"overworld_plane_enrolled_added_total 1",
+		"overworld_plane_region_migration_errors_total 0",
+		"overworld_plane_region_migrations_pending 0",
+		"overworld_plane_instance_migration_retries_total 0",
+		"overworld_plane_instance_migrations_pending 0",
 		"go_goroutines",
 	} {
 		if !strings.Contains(string(body), want+"\n") && !strings.Contains(string(body), want+" ") {

@@ -43,7 +43,11 @@
 // its objects in the region's box (not the players' avatars) to the new
 // core (POST /admin/migrate-region), asking again until what each node
 // migrated has left it (settle: a migration that waits for its old
-// backup's release may be aborted, and is then made anew).
+// backup's release may be aborted, and is then made anew). A migration
+// that fails (a node that does not answer, or what it migrated still
+// there after a while) is recorded and made again at later polls, with a
+// backoff, while the placement still asks for it and its node is up
+// (retry.go).
 //
 // Metrics: GET /metrics serves its counts and state to Prometheus
 // (metrics.go).
@@ -313,6 +317,11 @@ type Stats struct {
 	// RegionMigrations counts the regions migrated; ObjectsMoved the
 	// objects the nodes migrated for them.
 	RegionMigrations, ObjectsMoved int
+	// RegionMigrationErrors counts the nodes' region migrations that
+	// failed (retries included), RegionMigrationRetries the retries
+	// made; RegionMigrationsPending is the failed ones waiting to be
+	// made again (retry.go).
+	RegionMigrationErrors, RegionMigrationRetries, RegionMigrationsPending int
 	// Polls counts rounds of polls; Rebuilt is true once the plane rebuilt
 	// its state from the nodes (false while a plane without nodes of its
 	// own has no placement target).
@@ -357,6 +366,10 @@ type Server struct {
 	// are handed over.
 	enrolled map[uint32]*enrolledView
 	draining map[uint32]drainView
+	// regionStranded are the region migrations that failed, to be made
+	// again (retry.go); regionBusy the region migrations in flight.
+	regionStranded strandedBook
+	regionBusy     int
 }
 
 type nodeView struct {
@@ -396,7 +409,8 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, start: cfg.Clock(), chainWait: chainWait, peerRTT: map[uint32]map[uint32]float64{}, nodes: map[uint32]*nodeView{}, players: map[string]*tracked{},
-		unplaced: map[string]uint32{}, enrolled: map[uint32]*enrolledView{}, draining: map[uint32]drainView{}}
+		unplaced: map[string]uint32{}, enrolled: map[uint32]*enrolledView{}, draining: map[uint32]drainView{},
+		regionStranded: strandedBook{}}
 	if len(cfg.Nodes) > 0 {
 		// Without nodes of its own the plane builds its placement from
 		// the first enrolled game servers that answer (placeFirst).
@@ -616,6 +630,8 @@ func (s *Server) PollOnce(ctx context.Context) {
 	defer s.mu.Unlock()
 	s.observe(got, recs)
 	s.observeHosts(hostGot)
+	wall, _ := s.now()
+	s.retryMigrations(wall)
 }
 
 // fetchPlayers is GET /admin/players on node n.
@@ -1046,6 +1062,14 @@ func (s *Server) moveRegion(r int, to uint32) {
 	if row == g.Rows-1 {
 		y1 = math.MaxFloat64
 	}
+	// This decision's migrations replace the failed ones of the
+	// decisions before.
+	s.dropStranded(s.regionStranded, func(x *stranded) string {
+		if x.region == r {
+			return "the region migrates again"
+		}
+		return ""
+	})
 	nodes := s.mainNodes()
 	for _, id := range sortedKeys(s.draining) {
 		nodes = append(nodes, s.draining[id].Node)
@@ -1059,20 +1083,41 @@ func (s *Server) moveRegion(r int, to uint32) {
 			q.Set(k, strconv.FormatFloat(v, 'g', -1, 64))
 		}
 		q.Set("node", strconv.FormatUint(uint64(to), 10))
-		s.bg.Add(1)
-		go func() {
-			defer s.bg.Done()
-			// Asked again until what it migrated has left (an aborted
-			// migration is made anew).
-			moved, err := s.settle(nodeCall{admin: n.Admin, path: "/admin/migrate-region", node: n.ID, q: q}, nil)
-			if err != nil {
-				s.cfg.Log.Info("migrating a region", "node", n.ID, "err", err)
-			}
-			s.mu.Lock()
-			s.stats.ObjectsMoved += len(moved)
-			s.mu.Unlock()
-		}()
+		s.runRegionCall(nodeCall{admin: n.Admin, path: "/admin/migrate-region", node: n.ID, q: q}, r, to, nil)
 	}
+	s.stats.RegionMigrationsPending = len(s.regionStranded)
+}
+
+// runRegionCall makes migration c of region r to node to in the
+// background (s.mu held), asked again until what it migrated has left
+// (settle: an aborted migration is made anew). One that fails is
+// recorded to be made again (retry.go); retry is the record when c makes
+// one again.
+func (s *Server) runRegionCall(c nodeCall, r int, to uint32, retry *stranded) {
+	s.regionBusy++
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		moved, err := s.settle(c, nil)
+		if err != nil {
+			s.cfg.Log.Info("migrating a region", "node", c.node, "region", r, "err", err)
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.regionBusy--
+		s.stats.ObjectsMoved += len(moved)
+		if err != nil {
+			s.stats.RegionMigrationErrors++
+		}
+		switch {
+		case retry != nil:
+			s.retried(s.regionStranded, retry, err)
+		case err != nil:
+			wall, _ := s.now()
+			s.addStranded(s.regionStranded, &stranded{call: c, to: to, region: r, err: err.Error()}, wall)
+		}
+		s.stats.RegionMigrationsPending = len(s.regionStranded)
+	}()
 }
 
 // bearer adds the nodes' admin secret to every request that carries no

@@ -41,6 +41,12 @@ type fakeWorld struct {
 	// token, when set, is the admin secret every fake node requires (401
 	// otherwise), as servers holding the nodes' shared secret do.
 	token string
+	// failMigrate is how many migrate-region requests each node still
+	// fails (503; negative: every one); asks lists the migrations each
+	// node was asked for (not the plane's follow-ups naming what left),
+	// failed or not: "to node N".
+	failMigrate map[uint32]int
+	asks        map[uint32][]string
 }
 
 var sites = []string{"New York", "Frankfurt", "Tokyo", "Singapore", "Sao Paulo", "Los Angeles"}
@@ -48,7 +54,7 @@ var sites = []string{"New York", "Frankfurt", "Tokyo", "Singapore", "Sao Paulo",
 func newFakeWorld(t *testing.T, n int) (*fakeWorld, []Node) {
 	w := &fakeWorld{t: t, players: map[string]uint32{}, pings: map[uint32]map[string][]live.PingSample{}, down: map[uint32]bool{},
 		srv: map[uint32]*httptest.Server{}, at: map[string][2]float64{}, polls: map[uint32]int{}, as: map[uint32]uint32{},
-		peers: map[uint32][]live.PeerRTT{}, held: map[uint32][]live.InstanceRecord{}}
+		peers: map[uint32][]live.PeerRTT{}, held: map[uint32][]live.InstanceRecord{}, failMigrate: map[uint32]int{}, asks: map[uint32][]string{}}
 	var nodes []Node
 	for i := range n {
 		id := uint32(i + 1)
@@ -120,6 +126,16 @@ func (w *fakeWorld) addNode(id uint32) string {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		q := r.URL.Query()
+		if !q.Has("want") {
+			w.asks[id] = append(w.asks[id], "to node "+q.Get("node"))
+		}
+		if n := w.failMigrate[id]; n != 0 {
+			if n > 0 {
+				w.failMigrate[id] = n - 1
+			}
+			http.Error(rw, "overloaded", http.StatusServiceUnavailable)
+			return
+		}
 		var v [4]float64
 		for i, k := range []string{"x0", "y0", "x1", "y1"} {
 			x, err := strconv.ParseFloat(q.Get(k), 64)

@@ -104,6 +104,8 @@ func runControl(e *env, path string, verbose bool) error {
 	defer cancel()
 	srv.Shutdown(sctx)
 	st := s.Stats()
-	cfg.Log.Info("control plane stopped", "joins", st.Joins, "moves", st.Moves, "handoffs", st.Handoffs, "handoff_errors", st.HandoffErrors)
+	cfg.Log.Info("control plane stopped", "joins", st.Joins, "moves", st.Moves, "handoffs", st.Handoffs, "handoff_errors", st.HandoffErrors,
+		"region_migration_errors", st.RegionMigrationErrors, "region_migration_retries", st.RegionMigrationRetries,
+		"region_migrations_pending", st.RegionMigrationsPending)
 	return err
 }
