@@ -415,7 +415,10 @@ func (f *scripted) asked() []string {
 // its way. One that never arrives ends the chain after chainWait, as a
 // failure.
 func TestChainedMigrationWaitsForIDs(t *testing.T) {
-	s, err := New(Config{Nodes: twoNodes, Instances: &InstanceSetup{Seats: 2}})
+	// A client with time to spare: the last request names 10,000 IDs,
+	// which a loaded machine under the race detector takes more than the
+	// default second (a poll period) to send and answer.
+	s, err := New(Config{Nodes: twoNodes, Instances: &InstanceSetup{Seats: 2}, Client: &http.Client{Timeout: 20 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -465,6 +468,7 @@ func TestChainedMigrationWaitsForIDs(t *testing.T) {
 	}
 	// More than a node takes in one request: the first MaxWant are
 	// followed.
+	s.chainWait = 20 * time.Second
 	many := make([]string, live.MaxWant+5)
 	for i := range many {
 		many[i] = fmt.Sprint(i + 1)
