@@ -184,6 +184,9 @@ type instancePlane struct {
 	// found keeping; a server that goes down is sent its list again when
 	// it returns.
 	sent map[uint32]string
+	// resend: a node's records did not reach it (its /admin/instances
+	// request failed); the next idle poll sends them again.
+	resend bool
 	// hostSeen is when each player host the plane polls (the host or
 	// replicated host of an instance, with an admin endpoint) last
 	// answered, or became one to poll.
@@ -307,6 +310,12 @@ func (s *Server) runCalls(calls []nodeCall, retry *stranded) {
 			s.cfg.Log.Info("instance: node request", "node", c.node, "path", c.path, "err", err)
 			s.mu.Lock()
 			s.inst.failed++
+			if c.path == "/admin/instances" && s.inst.sent[c.node] == string(c.body) {
+				// Not delivered: the next idle poll sends the node its
+				// records again (retryInstances).
+				delete(s.inst.sent, c.node)
+				s.inst.resend = true
+			}
 			if migration && c.inst != "" && retry == nil && !recorded {
 				r := &stranded{call: c, inst: c.inst, at: c.at, region: -1, err: err.Error()}
 				r.to, _ = parseNodeID(c.q.Get("node"))

@@ -47,6 +47,9 @@ type fakeWorld struct {
 	// failed or not: "to node N".
 	failMigrate map[uint32]int
 	asks        map[uint32][]string
+	// failRecords is how many /admin/instances requests each node still
+	// fails (503), keeping the records it had.
+	failRecords map[uint32]int
 }
 
 var sites = []string{"New York", "Frankfurt", "Tokyo", "Singapore", "Sao Paulo", "Los Angeles"}
@@ -54,7 +57,7 @@ var sites = []string{"New York", "Frankfurt", "Tokyo", "Singapore", "Sao Paulo",
 func newFakeWorld(t *testing.T, n int) (*fakeWorld, []Node) {
 	w := &fakeWorld{t: t, players: map[string]uint32{}, pings: map[uint32]map[string][]live.PingSample{}, down: map[uint32]bool{},
 		srv: map[uint32]*httptest.Server{}, at: map[string][2]float64{}, polls: map[uint32]int{}, as: map[uint32]uint32{},
-		peers: map[uint32][]live.PeerRTT{}, held: map[uint32][]live.InstanceRecord{}, failMigrate: map[uint32]int{}, asks: map[uint32][]string{}}
+		peers: map[uint32][]live.PeerRTT{}, held: map[uint32][]live.InstanceRecord{}, failMigrate: map[uint32]int{}, asks: map[uint32][]string{}, failRecords: map[uint32]int{}}
 	var nodes []Node
 	for i := range n {
 		id := uint32(i + 1)
@@ -101,6 +104,11 @@ func (w *fakeWorld) addNode(id uint32) string {
 		}
 		w.mu.Lock()
 		defer w.mu.Unlock()
+		if w.failRecords[id] > 0 {
+			w.failRecords[id]--
+			http.Error(rw, "overloaded", http.StatusServiceUnavailable)
+			return
+		}
 		w.held[id] = rs
 		rw.WriteHeader(http.StatusNoContent)
 	})

@@ -32,6 +32,10 @@ import (
 //     long after each failed retry, up to retryMax (or Poll, if longer),
 //     so that a node that stays unreachable is not hammered.
 //
+// The instance records a server did not get (its POST /admin/instances
+// failed) are sent again the same way, at the next poll with no batch in
+// flight.
+//
 // Stats counts a region migration's failures, retries and the records
 // waiting (RegionMigrationErrors, RegionMigrationRetries,
 // RegionMigrationsPending), InstancesState an instance's (Failed,
@@ -222,6 +226,13 @@ func (s *Server) retryInstances(wall time.Time) {
 		}
 		return ""
 	})
+	if s.stats.Rebuilt && s.instancesIdle() && y.resend {
+		// Records a node did not get: sent again, as a batch of their own.
+		y.resend = false
+		if calls := s.recordCalls(); len(calls) > 0 {
+			s.queueCalls(func() { s.runCalls(calls, nil) })
+		}
+	}
 	if s.stats.Rebuilt && s.instancesIdle() {
 		due := y.stranded.due(wall)
 		if len(due) > 0 {

@@ -445,3 +445,56 @@ func TestInstanceMigrationRetryChain(t *testing.T) {
 		t.Fatalf("second leg failed: records %v, want node 2's alone", s.inst.stranded)
 	}
 }
+
+// TestInstanceRecordsResent: a server that fails the request carrying
+// its instance records is sent them again at the next poll, and then no
+// more.
+func TestInstanceRecordsResent(t *testing.T) {
+	w, nodes := newFakeWorld(t, 2)
+	c := &clock{t: time.Unix(1_000_000, 0)}
+	s, err := New(Config{Nodes: nodes, Clock: c.now, Seed: 1, Instances: &InstanceSetup{Seats: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := httptest.NewServer(s.Handler())
+	t.Cleanup(h.Close)
+	poll(s)
+	w.set(func() { w.failRecords[1] = 2 })
+	if code, p := openInstance(t, h.URL, "a", [4]float64{0, 0, 10, 10}, 1); code != http.StatusOK || p.Node != 1 {
+		t.Fatalf("open: %d %+v, want on server 1", code, p)
+	}
+	s.Wait()
+	held := func() []string {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		var ids []string
+		for _, r := range w.held[1] {
+			ids = append(ids, r.ID)
+		}
+		return ids
+	}
+	if got := held(); len(got) != 0 {
+		t.Fatalf("server 1 keeps %q after a failed request", got)
+	}
+	for i := range 2 { // the first resend fails too
+		c.add(time.Second)
+		poll(s)
+		if got := held(); i == 0 && len(got) != 0 {
+			t.Fatalf("server 1 keeps %q after a second failed request", got)
+		}
+	}
+	if got := held(); !slices.Equal(got, []string{"a"}) {
+		t.Fatalf("server 1 keeps %q, want [a]", got)
+	}
+	if st := s.Instances(); st.Failed != 2 {
+		t.Fatalf("%d failed requests, want 2 (the records at the open and at the first resend)", st.Failed)
+	}
+	w.set(func() { w.failRecords[1] = 1 }) // a resend now would fail and count
+	for range 3 {
+		c.add(time.Second)
+		poll(s)
+	}
+	if got := held(); !slices.Equal(got, []string{"a"}) || s.Instances().Failed != 2 {
+		t.Fatalf("records sent again once delivered: server 1 keeps %q, %d failed requests", got, s.Instances().Failed)
+	}
+}
