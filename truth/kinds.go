@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/overworld/overworld/node"
 	"github.com/overworld/overworld/wire"
 	"github.com/overworld/overworld/world"
 )
@@ -153,9 +154,10 @@ type kindPair struct {
 }
 
 // see records that object id of kind, whose primary is at version, is in
-// node i's view at now, held or not; no protocol could have brought it
-// to the node before reach (negative: no such bound).
-func (k *kindTracker) see(i int, kind world.Kind, id world.ObjectID, version uint64, held bool, now, reach time.Duration) {
+// node i's view at now, held or not; the object was created at created
+// (negative: unknown), from which its reach at the node counts (the
+// floor, when on).
+func (k *kindTracker) see(i int, kind world.Kind, id world.ObjectID, version uint64, held bool, now, created time.Duration) {
 	if kind < 1 || int(kind) > len(k.counts) {
 		return
 	}
@@ -168,6 +170,10 @@ func (k *kindTracker) see(i int, kind world.Kind, id world.ObjectID, version uin
 	n := k.node(i)
 	p, ok := n.pairs[id]
 	if !ok {
+		reach := time.Duration(-1) // no bound
+		if k.delay != nil && created >= 0 {
+			reach = created + k.delay(node.Home(id), wire.NodeID(i+1))
+		}
 		p = kindPair{entered: now, reach: reach, version: version, kind: kind, found: held}
 		if counted {
 			c.entries++

@@ -14,21 +14,33 @@ import (
 func TestKindTrackerFloor(t *testing.T) {
 	k := newKindTracker([]string{"a", "b"}, []bool{true, false}, []time.Duration{0, 100 * time.Millisecond}, 0)
 	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	if fv := (&Observer{kinds: k}).FloorView(); fv.On {
+		t.Errorf("floor view without TrackFloor: %+v", fv)
+	}
+	// Every object reaches node 1 (index 0) 50 ms after its creation; the
+	// times given to see below are creation times.
+	k.delay = func(from, to wire.NodeID) time.Duration {
+		if to != 1 {
+			t.Errorf("delay to node %d, want node 1", to)
+		}
+		return 50 * time.Millisecond
+	}
 	// Object 2 (kind b, moving) is reachable from 150 ms: unreachable in
 	// the reports at 0 and 100 ms (100 ms old at the second), missing at
 	// both; reachable at 200 ms, and held.
-	k.see(0, 2, 2, 1, false, ms(0), ms(150))
+	k.see(0, 2, 2, 1, false, ms(0), ms(100))
 	k.done(0)
-	k.see(0, 2, 2, 1, false, ms(100), ms(150))
+	k.see(0, 2, 2, 1, false, ms(100), ms(100))
 	k.done(0)
-	k.see(0, 2, 2, 2, true, ms(200), ms(150))
+	k.see(0, 2, 2, 2, true, ms(200), ms(100))
 	// Object 1 (kind a, static) enters at 200 ms, reachable from 500 ms,
 	// and leaves after the report at 300 ms: no protocol could have
-	// brought it. Object 3 (kind a) is reachable at once (no bound).
-	k.see(0, 1, 1, 1, false, ms(200), ms(500))
+	// brought it. Object 3 (kind a) is reachable at once (its creation
+	// unknown: no bound).
+	k.see(0, 1, 1, 1, false, ms(200), ms(450))
 	k.see(0, 1, 3, 1, false, ms(200), -1)
 	k.done(0)
-	k.see(0, 1, 1, 1, false, ms(300), ms(500))
+	k.see(0, 1, 1, 1, false, ms(300), ms(450))
 	k.done(0)
 	k.done(0) // all left
 	v := k.views()
@@ -42,10 +54,6 @@ func TestKindTrackerFloor(t *testing.T) {
 	if got, want := b.Floor[0].Fraction, 2.0/3; got != want {
 		t.Errorf("kind b floor share %v, want %v", got, want)
 	}
-	if fv := (&Observer{kinds: k}).FloorView(); fv.On {
-		t.Errorf("floor view without TrackFloor: %+v", fv)
-	}
-	k.delay = func(from, to wire.NodeID) time.Duration { return 0 }
 	fv := (&Observer{kinds: k}).FloorView()
 	// Reports: 0 ms {2}, 100 ms {2}, 200 ms {2, 1, 3}, 300 ms {1}: at 0 ms
 	// the floor shares are 1, 1, 1/3, 1 (mean 5/6) over all objects, and

@@ -581,11 +581,7 @@ func (t *Observer) report(i int, snap *Snapshot) error {
 					}
 					if t.kinds != nil {
 						o := &t.objs[g.slot]
-						reach := time.Duration(-1)
-						if t.kinds.delay != nil && o.created >= 0 {
-							reach = o.created + t.kinds.delay(node.Home(g.id), id)
-						}
-						t.kinds.see(i, o.kind, g.id, o.version, ok, now, reach)
+						t.kinds.see(i, o.kind, g.id, o.version, ok, now, o.created)
 					}
 				}
 			}
