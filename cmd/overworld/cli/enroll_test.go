@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -23,24 +24,54 @@ import (
 	"github.com/overworld/overworld/live/plane"
 )
 
-// freePort returns a free loopback port for network ("tcp" or "udp").
+// freePort returns a free loopback port for network ("tcp", "udp", or
+// "tcp+udp": free on both, as a gossip address needs), never one it
+// returned before in this test binary: the listeners are closed before the
+// ports are used, so without that two picks could name one port (a TCP
+// pick and a UDP pick are drawn independently).
 func freePort(t *testing.T, network string) string {
 	t.Helper()
-	if network == "udp" {
-		c, err := net.ListenPacket("udp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
+	for range 100 {
+		var addr string
+		if network == "udp" {
+			c, err := net.ListenPacket("udp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			addr = c.LocalAddr().String()
+			c.Close()
+		} else {
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			addr = l.Addr().String()
+			l.Close()
+			if network == "tcp+udp" {
+				c, err := net.ListenPacket("udp", addr)
+				if err != nil {
+					continue // taken for UDP: another pick
+				}
+				c.Close()
+			}
 		}
-		defer c.Close()
-		return c.LocalAddr().String()
+		_, port, _ := net.SplitHostPort(addr)
+		portsMu.Lock()
+		dup := portsGiven[port]
+		portsGiven[port] = true
+		portsMu.Unlock()
+		if !dup {
+			return addr
+		}
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
+	t.Fatalf("no free %s port in 100 picks", network)
+	return ""
 }
+
+var (
+	portsMu    sync.Mutex
+	portsGiven = map[string]bool{} // the ports freePort returned
+)
 
 // proc is one overworld process of a test, its log a JSON-lines file.
 type proc struct {
@@ -176,7 +207,7 @@ func TestNodeEnrollGossip(t *testing.T) {
 	dir, caDir, write, gossipKey, secret, rvNode := fx.dir, fx.caDir, fx.write, fx.gossipKey, fx.secret, fx.rvNode
 	revoked := write("revoked", []byte("# no node revoked\n"), 0o644)
 
-	planeAddr, rvAdmin, rvGossip := freePort(t, "tcp"), freePort(t, "tcp"), freePort(t, "tcp")
+	planeAddr, rvAdmin, rvGossip := freePort(t, "tcp"), freePort(t, "tcp"), freePort(t, "tcp+udp")
 	write("plane.toml", fmt.Appendf(nil, `listen = %q
 poll = "500ms"
 [[nodes]]

@@ -44,7 +44,7 @@ func TestNodeEnrollPlaced(t *testing.T) {
 	}
 	planeRevoked := write("plane-revoked", []byte("# none\n"))
 
-	planeAddr, rvAdmin, rvGossip, gsAdmin := freePort(t, "tcp"), freePort(t, "tcp"), freePort(t, "tcp"), freePort(t, "tcp")
+	planeAddr, rvAdmin, rvGossip, gsAdmin := freePort(t, "tcp"), freePort(t, "tcp"), freePort(t, "tcp+udp"), freePort(t, "tcp")
 	rvQUIC, gsQUIC, rvAddr := freePort(t, "udp"), freePort(t, "udp"), freePort(t, "udp")
 	write("plane.toml", fmt.Appendf(nil, `listen = %q
 poll = "300ms"
