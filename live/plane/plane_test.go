@@ -529,26 +529,8 @@ func TestPlaneBadInput(t *testing.T) {
 // the region's box (the west edge region reaching to minus infinity) to
 // node 2, and nothing is asked of the east region, which has no player.
 func TestPlaneRegions(t *testing.T) {
-	w, nodes := newFakeWorld(t, 3)
-	c := &clock{t: time.Unix(1_000_000, 0)}
-	f := File{Listen: "x:1", Grid: "2x1", Bounds: []float64{0, 0, 100, 100}, RegionPolicy: "periodic", MigrationCost: 10}
-	f.Nodes = fileNodes(nodes)
-	s, cl := fromFile(t, f, c)
-	for p := range 3 {
-		id := fmt.Sprintf("p%d", p)
-		adm, err := cl.Join(context.Background(), id, []live.PingSample{{Node: 1, RTTMs: 90}, {Node: 2, RTTMs: 10}, {Node: 3, RTTMs: 120}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.mu.Lock()
-		w.players[id] = adm.Node
-		w.at[id] = [2]float64{10 + float64(p), 50}
-		w.mu.Unlock()
-	}
-	for range 3 {
-		c.add(time.Second)
-		poll(s)
-	}
+	w, s, _, step := regionPlane(t, 0)
+	step() // and no more migrations after it
 	st := s.Stats()
 	w.mu.Lock()
 	calls := slices.Clone(w.regions)
@@ -561,6 +543,8 @@ func TestPlaneRegions(t *testing.T) {
 	if st.RegionMigrations != 1 || st.ObjectsMoved != 4 || !slices.Equal(calls, want) {
 		t.Fatalf("stats %+v, calls:\n%s", st, strings.Join(calls, "\n"))
 	}
+	_, nodes := newFakeWorld(t, 3)
+	f := File{Nodes: fileNodes(nodes)}
 	for _, bad := range []File{
 		{Listen: "x:1", Grid: "2", Bounds: []float64{0, 0, 1, 1}, Nodes: f.Nodes},
 		{Listen: "x:1", Grid: "2x2", Bounds: []float64{0, 0, 1}, Nodes: f.Nodes},
