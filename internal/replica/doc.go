@@ -41,7 +41,11 @@
 //     so a malformed packet is rejected whole, with no state changed. Then
 //     call Answer(now, outbox): a replica request (registration) from a
 //     new holder is answered with the full state at once, not at the next
-//     Flush (which would add up to a frame of discovery latency).
+//     Flush (which would add up to a frame of discovery latency). Every
+//     request, and every retry of it, goes with a resync request from
+//     version 0, so a primary that still counts the node as a holder (its
+//     full state was lost, a push ended, a drop was lost) sends the full
+//     state again at once instead of at its next keepalive.
 //
 //  5. Send the packets the outbox makes, in any order: the protocol tolerates
 //     loss, duplication and reordering. Updates are idempotent (a version is

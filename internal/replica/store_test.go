@@ -351,6 +351,47 @@ func TestDeletedIDsStayDeleted(t *testing.T) {
 	}
 }
 
+// TestLostAnswerResent: a request whose full state is lost on the way is
+// answered again at its first retry (Config.RequestRetry), not at the
+// primary's next keepalive. The primary counts the node as a holder from
+// the first request on, and takes a plain registration for a refresh; the
+// resync from version 0 that goes with every request makes it send the
+// full state again. So does a node the primary still counts as a holder
+// when it asks again (its drop lost).
+func TestLostAnswerResent(t *testing.T) {
+	a, b, stores, st := newPair(t, nil)
+	cfg := a.Config()
+	var oa, ob wire.Outbox
+	view := []world.Box{world.Unbounded()}
+	const frame = 20 * time.Millisecond
+	lost := 0
+	arrived := time.Duration(-1)
+	for now := time.Duration(0); now < cfg.KeepalivePeriod && arrived < 0; now += frame {
+		a.Commit(now)
+		a.Flush(now, nil, &oa)
+		deliver(t, now, &oa, 1, stores, func(p wire.Packet) bool {
+			lost++
+			return lost == 1 // the answer to the first request
+		})
+		b.Flush(now, view, &ob)
+		deliver(t, now, &ob, 2, stores, nil)
+		a.Answer(now, &oa)
+		deliver(t, now, &oa, 1, stores, func(p wire.Packet) bool {
+			lost++
+			return lost == 1
+		})
+		if _, ok := b.Object(st.ID()); ok {
+			arrived = now
+		}
+	}
+	if lost == 0 {
+		t.Fatal("no answer was sent")
+	}
+	if arrived < 0 || arrived > cfg.RequestRetry+frame {
+		t.Fatalf("replica arrived at %v after its answer was lost, want by the first retry (%v)", arrived, cfg.RequestRetry)
+	}
+}
+
 // TestAcksAskForResync: a holder acknowledges nothing while every update
 // applies (the primary takes what it sent as received); when one is lost,
 // the next does not apply, the holder asks for a resync from the version
@@ -400,7 +441,9 @@ func TestAcksAskForResync(t *testing.T) {
 			t.Fatalf("frame %d: replica at version %d, want %d", f, in.Version, want)
 		}
 	}
-	if want := []string{"7:[{1.1 6}]"}; !slices.Equal(acks, want) {
+	// The request of frame 0 goes with a resync from nothing; the lost
+	// update of frame 6 makes frame 7's ask for a resync from version 6.
+	if want := []string{"0:[{1.1 0}]", "7:[{1.1 6}]"}; !slices.Equal(acks, want) {
 		t.Errorf("acknowledgements %v, want %v", acks, want)
 	}
 	if s := a.Stats(); s.FullSent != 1 {

@@ -296,6 +296,11 @@ func (s *Store) flushRequests(now time.Duration) {
 			r.sent, r.lastSent = true, now
 			s.want[id] = r
 			s.idq = append(s.idq, idMsg{to: r.from, typ: wire.TypeRegister, id: id})
+			// With a resync from nothing: a primary that already counts
+			// this node as a holder (its full state lost on the way, a
+			// push that ended, a drop lost) takes the registration for a
+			// refresh and would send nothing new until its next keepalive.
+			s.acks = append(s.acks, ackMsg{to: r.from, a: wire.Ack{ID: id}})
 		}
 	}
 	s.wantIDs = ids[:0]
