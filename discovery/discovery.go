@@ -70,6 +70,11 @@ const (
 	// (BENCHMARKS.md); the paper's own evaluation (lab colyseus) runs
 	// without prefetch.
 	ColyseusPrefetch = 15.0
+	// ColyseusFetchAhead is the fetch-ahead the commands run colyseus
+	// with when none is given (node.Config.FetchAhead): a discovered
+	// moving object is fetched once it is predicted in the view this far
+	// ahead. 600 ms is about a missile's way across the prefetch margin.
+	ColyseusFetchAhead = 600 * time.Millisecond
 	// RingLinks is the number of Mercury long links of every colyseus
 	// node: eight instead of the ring's default four keep the 99th
 	// percentile of route hops at 3 at 64 nodes (4 with four or six
@@ -366,4 +371,23 @@ func RingMembers(ids []wire.NodeID) []wire.RingPeer {
 	}
 	out[len(out)-1].Key = ^uint64(0)
 	return out
+}
+
+// Fetching is how a node gets replicas before its primaries need them:
+// node.Config's Prefetch (in x and y), PushMutual and FetchAhead.
+type Fetching struct {
+	Prefetch   float64       // m
+	PushMutual bool          // push primaries to the nodes near them
+	FetchAhead time.Duration // fetch moving objects predicted in view this far ahead
+}
+
+// DefaultFetching returns the fetching the commands run arch with when no
+// option says otherwise: under colyseus, ColyseusPrefetch, mutual pushes
+// and ColyseusFetchAhead, the setting of the headline consistency figures
+// (BENCHMARKS.md); under the other architectures none, as in the papers.
+func DefaultFetching(arch Arch) Fetching {
+	if arch != Colyseus {
+		return Fetching{}
+	}
+	return Fetching{Prefetch: ColyseusPrefetch, PushMutual: true, FetchAhead: ColyseusFetchAhead}
 }

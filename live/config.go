@@ -143,22 +143,37 @@ type DiscoveryConfig struct {
 	Rendezvous uint32 `toml:"rendezvous"`
 	// Prefetch (m) widens, in x and y, the view this node fetches and
 	// keeps replicas for (node.Config.Prefetch, discovery.Config.Prefetch);
-	// absent, the architecture's default (PrefetchM).
+	// absent, the architecture's default (Fetching).
 	Prefetch *float64 `toml:"prefetch"`
+	// PushMutual pushes this node's primaries to the nodes whose replicas
+	// held here show they need them (node.Config.PushMutual); absent, the
+	// architecture's default (Fetching).
+	PushMutual *bool `toml:"push_mutual"`
+	// FetchAhead fetches a discovered moving object once it is predicted
+	// in the view this far ahead (node.Config.FetchAhead, 0 to 1 s);
+	// absent, the architecture's default (Fetching).
+	FetchAhead *Duration `toml:"fetch_ahead"`
 }
 
-// PrefetchM is the prefetch the node runs with: the configured one, or
-// discovery.ColyseusPrefetch under colyseus and 0 under the others, as
-// the simulator's commands default.
-func (c DiscoveryConfig) PrefetchM() float64 {
-	switch {
-	case c.Prefetch != nil:
-		return *c.Prefetch
-	case c.Arch == string(discovery.Colyseus):
-		return discovery.ColyseusPrefetch
+// Fetching is how the node fetches replicas ahead of need: what the file
+// sets, and the architecture's default (discovery.DefaultFetching) for
+// what it does not, as the simulator's commands default.
+func (c DiscoveryConfig) Fetching() discovery.Fetching {
+	f := discovery.DefaultFetching(discovery.Arch(c.Arch))
+	if c.Prefetch != nil {
+		f.Prefetch = *c.Prefetch
 	}
-	return 0
+	if c.PushMutual != nil {
+		f.PushMutual = *c.PushMutual
+	}
+	if c.FetchAhead != nil {
+		f.FetchAhead = c.FetchAhead.Duration
+	}
+	return f
 }
+
+// PrefetchM is the prefetch the node runs with (Fetching().Prefetch).
+func (c DiscoveryConfig) PrefetchM() float64 { return c.Fetching().Prefetch }
 
 // GameConfig holds the game's options; the command line interprets them
 // (package live runs any game it is given).
@@ -306,6 +321,13 @@ rendezvous = 1
 # Absent: 15 under colyseus (the setting its figures are measured at),
 # else 0.
 # prefetch = 15
+# Push this node's primaries to the nodes whose replicas held here show
+# they need them, before discovery finds them there. Absent: true under
+# colyseus, else false.
+# push_mutual = true
+# Fetch a discovered moving object once it is predicted in the view this
+# far ahead (0 to 1s). Absent: 600ms under colyseus, else 0s.
+# fetch_ahead = "600ms"
 
 # Players joining through the player endpoints.
 [players]
@@ -583,6 +605,9 @@ func (c DaemonConfig) Validate() (DaemonConfig, error) {
 	}
 	if p := c.Discovery.PrefetchM(); !(p >= 0 && p <= 1e6) {
 		return bad("discovery.prefetch %v m: want 0 to 1e6", p)
+	}
+	if a := c.Discovery.Fetching().FetchAhead; a < 0 || a > time.Second {
+		return bad("discovery.fetch_ahead %v: want 0 to 1s", a)
 	}
 	if err := c.Net().Validate(); err != nil {
 		return bad("emulate_*: %v", err)

@@ -151,6 +151,41 @@ func TestConfigPrefetch(t *testing.T) {
 	}
 }
 
+// TestConfigFetching: discovery.push_mutual and discovery.fetch_ahead
+// default by architecture as prefetch does (on and
+// discovery.ColyseusFetchAhead under colyseus, off elsewhere), the file
+// overrides each alone, and a fetch-ahead out of 0 to 1 s is refused
+// naming the key.
+func TestConfigFetching(t *testing.T) {
+	col := discovery.DefaultFetching(discovery.Colyseus)
+	for _, c := range []struct {
+		toml string
+		want discovery.Fetching
+	}{
+		{"[discovery]\narch = \"colyseus\"\n", col},
+		{"[discovery]\narch = \"colyseus\"\npush_mutual = false\n", discovery.Fetching{Prefetch: col.Prefetch, FetchAhead: col.FetchAhead}},
+		{"[discovery]\narch = \"colyseus\"\nfetch_ahead = \"0s\"\n", discovery.Fetching{Prefetch: col.Prefetch, PushMutual: true}},
+		{"[discovery]\narch = \"broadcast\"\n", discovery.Fetching{}},
+		{"[discovery]\narch = \"broadcast\"\npush_mutual = true\nfetch_ahead = \"250ms\"\n", discovery.Fetching{PushMutual: true, FetchAhead: 250 * time.Millisecond}},
+	} {
+		cfg, err := ParseDaemonConfig([]byte(c.toml), "")
+		if err != nil {
+			t.Fatalf("%q: %v", c.toml, err)
+		}
+		if got := cfg.Discovery.Fetching(); got != c.want {
+			t.Errorf("%q: fetching %+v, want %+v", c.toml, got, c.want)
+		}
+	}
+	if col.Prefetch != discovery.ColyseusPrefetch || !col.PushMutual || col.FetchAhead != discovery.ColyseusFetchAhead {
+		t.Errorf("colyseus fetching %+v", col)
+	}
+	for _, bad := range []string{"[discovery]\nfetch_ahead = \"-1s\"\n", "[discovery]\nfetch_ahead = \"2s\"\n"} {
+		if _, err := ParseDaemonConfig([]byte(bad), ""); err == nil || !strings.Contains(err.Error(), "discovery.fetch_ahead") {
+			t.Errorf("%q: %v, want an error naming discovery.fetch_ahead", bad, err)
+		}
+	}
+}
+
 // TestConfigGossipArchs: membership gossip runs under every architecture;
 // a colyseus node with seeds and no static peers joins the running ring
 // (JoinsRing), any other bootstraps it; a gossip configuration without

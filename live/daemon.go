@@ -199,9 +199,11 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 			return nil, err
 		}
 	}
-	pf := cfg.Discovery.PrefetchM()
+	fetching := cfg.Discovery.Fetching()
+	pf := fetching.Prefetch
 	d.node, err = node.New(node.Config{ID: self, Registry: game.Registry, Discovery: disc, Incarnation: d.inc, Replica: rc,
-		Rand: rand.New(rand.NewPCG(cfg.Game.Seed, 0x6e6f6465^uint64(self))), Prefetch: world.Point{pf, pf}})
+		Rand: rand.New(rand.NewPCG(cfg.Game.Seed, 0x6e6f6465^uint64(self))), Prefetch: world.Point{pf, pf},
+		PushMutual: fetching.PushMutual, FetchAhead: fetching.FetchAhead})
 	if err != nil {
 		return nil, err
 	}

@@ -76,6 +76,26 @@ type Config struct {
 	// primaries this node holds no replica of gets every frame.
 	// Components must be finite and non-negative.
 	FarMargin world.Point
+	// PushMutual makes the node push each of its primaries, every frame,
+	// to the nodes whose primaries need it as far as this node knows: the
+	// nodes of the replicas it holds whose interests, widened by Prefetch,
+	// contain the primary's location. Interest is mostly mutual: a node
+	// holds replicas of the objects near its own primaries, so the nodes
+	// near this node's primaries are known here. Such a node gets the
+	// object one one-way delay after it comes near, as discovery's
+	// publication, match and request would take several; a push lasts
+	// Replica.PushTTL after the last frame that made it (a missile created
+	// in a bystander's view, a bot walking or respawning into one).
+	// Discovery still finds every object; the push only comes first.
+	PushMutual bool
+	// FetchAhead: a discovered moving object is fetched as soon as the
+	// location its velocity predicts FetchAhead from now lies in the view
+	// the node fetches for (widened by Prefetch), not only once the
+	// location it predicts now does, so that a fast object (a missile)
+	// arriving from afar is held when it enters. Zero: only now. At most
+	// Replica.ReplicaLinger (a replica fetched ahead is dropped after that
+	// long out of the view).
+	FetchAhead time.Duration
 	// FarEvery is the period of the far holders' updates (FarMargin):
 	// 0 means 400 ms; at most 1 s (and below the primaries' history,
 	// Replica.HistoryLen frames, or far holders get full states).
@@ -142,5 +162,8 @@ func (c Config) Validate() (Config, error) {
 		return c, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	c.Replica = r
+	if c.FetchAhead < 0 || c.FetchAhead > r.ReplicaLinger {
+		return c, fmt.Errorf("%w: FetchAhead %v (want 0 to Replica.ReplicaLinger, %v)", ErrConfig, c.FetchAhead, r.ReplicaLinger)
+	}
 	return c, nil
 }

@@ -111,6 +111,7 @@ type clusterOpts struct {
 	margin     float64
 	prefetch   float64 // Config.Prefetch in x and y
 	far        float64 // Config.FarMargin in x and y
+	push       bool    // Config.PushMutual
 	rendezvous wire.NodeID
 	replica    replica.Config
 	dup        float64
@@ -186,7 +187,7 @@ func newCluster(tb testing.TB, g *game, o clusterOpts) *cluster {
 		}
 		n, err := New(Config{ID: id, Registry: g.registry, Discovery: d, Incarnation: inc,
 			Rand: rand.New(rand.NewPCG(o.seed, uint64(id)|uint64(inc)<<32)), Replica: rc,
-			Prefetch: world.Point{o.prefetch, o.prefetch}, FarMargin: world.Point{o.far, o.far}})
+			Prefetch: world.Point{o.prefetch, o.prefetch}, FarMargin: world.Point{o.far, o.far}, PushMutual: o.push})
 		if err != nil {
 			tb.Fatal(err)
 		}

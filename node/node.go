@@ -96,6 +96,12 @@ type Node struct {
 	// pins are the preferred backups (PreferBackup), latest last.
 	pins []backupPin
 
+	// With Config.PushMutual: the interests of the replicas this node
+	// holds, widened by Prefetch, each owned by its primary's node; and
+	// the nodes a primary is pushed to (scratch).
+	push   *locate.Boxes
+	pushTo []wire.NodeID
+
 	// With Config.FarMargin: what each peer's primaries need, as far as
 	// this node knows (the interests and anticipated boxes of the replicas
 	// it holds of them, widened by FarMargin), peerBoxes[peerOff[peer]].
@@ -142,6 +148,9 @@ func New(cfg Config) (*Node, error) {
 		n.far = true
 		n.peerOff = map[wire.NodeID][2]int{}
 		st.SetFar(n.isFar, cfg.FarEvery)
+	}
+	if cfg.PushMutual && !n.handoff {
+		n.push = locate.NewBoxes(n.dims, locate.DefaultCell)
 	}
 	n.out.MaxPayload = cfg.MaxPayload
 	n.lout.Outbox = &n.out
@@ -223,13 +232,14 @@ func (n *Node) Tick(now time.Duration) {
 		// Most candidates are replicas already held and requested: for
 		// them Want does nothing, so the view test is skipped (not for a
 		// replica whose primary fell silent: Want looks it up at f.Node).
-		if !wanted && n.inView(f.Where(now, n.dims)) {
+		if !wanted && n.fetches(&f, now) {
 			n.store.Want(now, f.ID, f.Node, f.Until)
 		}
 	}
 	n.cands = kept
 	n.pushAnticipating(now)
 	n.buildPeerViews()
+	n.pushMutual(now)
 	if n.linear {
 		n.store.Flush(now, n.keepView(), &n.out)
 	} else {
@@ -373,6 +383,32 @@ func (n *Node) inView(p world.Point) bool {
 		}
 	}
 	return false
+}
+
+// fetches reports whether discovered object f is to be fetched at now:
+// the location it is predicted at lies in the view, now or, when it
+// moves, Config.FetchAhead from now.
+func (n *Node) fetches(f *locate.Found, now time.Duration) bool {
+	if n.inView(f.Where(now, n.dims)) {
+		return true
+	}
+	return n.cfg.FetchAhead > 0 && f.Vel != (world.Point{}) && n.inView(f.Where(now+n.cfg.FetchAhead, n.dims))
+}
+
+// pushMutual pushes every primary to the nodes whose replicas held here
+// need it (Config.PushMutual): the owners of the boxes of n.push that
+// contain its location.
+func (n *Node) pushMutual(now time.Duration) {
+	if n.push == nil {
+		return
+	}
+	for i := range n.prims {
+		p := &n.prims[i]
+		n.pushTo = n.push.Owners(p.Loc, n.pushTo[:0])
+		for _, to := range n.pushTo {
+			n.store.Keep(now, p.ID, to)
+		}
+	}
 }
 
 func (n *Node) takeLocatorOutput(now time.Duration) {
@@ -738,19 +774,25 @@ func (c *context) WriteTo(id world.ObjectID, s *world.Schema, fn func(*world.Sta
 	return c.n.WriteTo(id, s, fn)
 }
 
-// buildPeerViews gathers, for Config.FarMargin, what each peer's
-// primaries need: the interests and anticipated boxes of the replicas this
-// node holds of them, widened by FarMargin (interest is mostly mutual: a
-// holder's primaries are near the objects it needs, and this node holds
-// them when its own primaries are near).
+// buildPeerViews gathers what each peer's primaries need, as far as this
+// node knows: the interests and anticipated boxes of the replicas it holds
+// of them (interest is mostly mutual: a holder's primaries are near the
+// objects it needs, and this node holds them when its own primaries are
+// near). For Config.FarMargin, the boxes widened by FarMargin, by peer;
+// for Config.PushMutual, the interests widened by Prefetch, in n.push.
 func (n *Node) buildPeerViews() {
-	if !n.far {
+	if !n.far && n.push == nil {
 		return
 	}
-	n.peerBoxes = n.peerBoxes[:0]
-	clear(n.peerOff)
+	if n.push != nil {
+		n.push.Reset()
+	}
+	if n.far {
+		n.peerBoxes = n.peerBoxes[:0]
+		clear(n.peerOff)
+	}
 	all := n.peerScr[:0]
-	m := n.cfg.FarMargin
+	m, pf := n.cfg.FarMargin, n.cfg.Prefetch
 	n.store.Range(func(obj world.Object, primary bool) bool {
 		if primary {
 			return true
@@ -760,6 +802,14 @@ func (n *Node) buildPeerViews() {
 			return true
 		}
 		n.boxScr = n.appendInterest(n.boxScr[:0], obj)
+		if n.push != nil {
+			for _, b := range n.boxScr {
+				n.push.Add(from, b.Expand(pf, pf))
+			}
+		}
+		if !n.far {
+			return true
+		}
 		n.boxScr = n.appendAnticipated(n.boxScr, obj)
 		for _, b := range n.boxScr {
 			all = append(all, peerBox{from: from, b: b.Expand(m, m), ok: true})
@@ -769,6 +819,14 @@ func (n *Node) buildPeerViews() {
 		}
 		return true
 	})
+	if n.push != nil {
+		if c := locate.AutoCell(n.push.MeanWidth(), n.push.Cell()); c != n.push.Cell() {
+			n.push.SetCell(c)
+		}
+	}
+	if !n.far {
+		return
+	}
 	slices.SortStableFunc(all, func(a, b peerBox) int { return cmp.Compare(a.from, b.from) })
 	for i := 0; i < len(all); {
 		j, start := i, len(n.peerBoxes)

@@ -102,8 +102,10 @@ type Config struct {
 
 	// Prefetch (m) adds overworld's own series to Fig. 11: the scale
 	// sweep on sqr maps with the first key mapping, replicas fetched for
-	// the view widened by Prefetch (harness.ArenaConfig.Prefetch; anticipation and
-	// jump publication are on in every run). 0 leaves the series out.
+	// the view widened by Prefetch (harness.ArenaConfig.Prefetch), with
+	// mutual pushes and the fetch-ahead of colyseus's default fetching
+	// (discovery.DefaultFetching; anticipation and jump publication are
+	// on in every run). 0 leaves the series out.
 	Prefetch float64
 
 	// Workers is the simulator's goroutines per run (0: one per CPU); the
@@ -336,7 +338,8 @@ func (c Config) plan() []runSpec {
 	if c.has(ExpFig11) && c.Prefetch > 0 && slices.Contains(c.ScaleMaps, arena.Sqr) {
 		for _, n := range c.ScaleNodes {
 			w := c.world(n, 1, arena.Sqr, c.KeyMaps[0], c.ScaleDuration)
-			w.Prefetch = c.Prefetch
+			def := discovery.DefaultFetching(discovery.Colyseus)
+			w.Prefetch, w.PushMutual, w.FetchAhead = c.Prefetch, def.PushMutual, def.FetchAhead
 			add(groupOverworld, w)
 		}
 	}
@@ -408,6 +411,7 @@ func sameWorld(a, b harness.ArenaConfig) bool {
 	return a.Arch == b.Arch && a.Nodes == b.Nodes && a.PlayersPerNode == b.PlayersPerNode && a.Map == b.Map &&
 		a.KeyMap == b.KeyMap && a.Duration == b.Duration && a.PredTime == b.PredTime && a.Balance == b.Balance &&
 		a.NoProactive == b.NoProactive && a.Seed == b.Seed && a.Slice == b.Slice && a.Prefetch == b.Prefetch &&
+		a.PushMutual == b.PushMutual && a.FetchAhead == b.FetchAhead &&
 		a.PaperRouting == b.PaperRouting && a.Zipf == b.Zipf && a.TileZipf == b.TileZipf
 }
 
@@ -642,7 +646,7 @@ func (r *Report) overworld(n int) *WorldRun {
 	}
 	return r.find(func(w harness.ArenaConfig) bool {
 		return w.Arch == discovery.Colyseus && w.PlayersPerNode == 1 && w.Map == arena.Sqr && w.KeyMap == c.KeyMaps[0] &&
-			w.Nodes == n && w.Duration == c.ScaleDuration && w.Prefetch == c.Prefetch && !w.Balance && !w.NoProactive &&
+			w.Nodes == n && w.Duration == c.ScaleDuration && w.Prefetch == c.Prefetch && w.PushMutual && !w.Balance && !w.NoProactive &&
 			!w.PaperRouting && w.Zipf == 0 && w.TileZipf == 0
 	})
 }

@@ -227,7 +227,7 @@ func (r *Report) plotFig11(f *figures) error {
 					top = max(top, v)
 				}
 			}
-			if err := colyLine(p, fmt.Sprintf("%s + prefetch %g m %s", c.KeyMaps[0], c.Prefetch, label), pts, color.Black, g); err != nil {
+			if err := colyLine(p, fmt.Sprintf("%s + prefetch %g m and pushes %s", c.KeyMaps[0], c.Prefetch, label), pts, color.Black, g); err != nil {
 				return top, err
 			}
 		}

@@ -207,7 +207,7 @@ func (r *Report) writeScale(t *tables) error {
 				}
 				p("missing 0/100/400 ms, p2p-%s, %s, %d nodes\t%s\t%s\t\n", m, km, at, paper, missing3(run.Result.Summary.Views.Missing))
 				if ow := r.overworld(at); ow != nil && m == arena.Sqr && km == c.KeyMaps[0] {
-					p("missing 0/100/400 ms, p2p-sqr, %s + prefetch %g m, %d nodes (%.1f kB/s per node)\t%s\t%s\t\n", km, c.Prefetch, at,
+					p("missing 0/100/400 ms, p2p-sqr, %s + prefetch %g m and pushes, %d nodes (%.1f kB/s per node)\t%s\t%s\t\n", km, c.Prefetch, at,
 						ow.Result.Players.Mean.Total/1e3, "target ≤ 2% / 1% / 0.5%", missing3(ow.Result.Summary.Views.Missing))
 				}
 			}

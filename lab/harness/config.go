@@ -83,6 +83,14 @@ type Config struct {
 	// replicated before they enter an interest. Any architecture; 0 means
 	// none, as in Colyseus.
 	Prefetch float64
+	// PushMutual: each node pushes its primaries to the nodes whose
+	// replicas it holds need them, before discovery finds them there
+	// (node.Config.PushMutual).
+	PushMutual bool
+	// FetchAhead: a discovered moving object is fetched once the location
+	// it is predicted at this far ahead lies in the view
+	// (node.Config.FetchAhead; 0 to 1 s).
+	FetchAhead time.Duration
 	// FarMargin (m), when positive, slows the updates a primary sends a
 	// holder while the object is this far beyond the interests of the
 	// holder's primaries (node.Config.FarMargin): such holders, most of
@@ -185,6 +193,8 @@ func (c Config) Validate() (Config, error) {
 			discovery.KeyMapRegions, discovery.KeyMapAuto)
 	case !(c.Prefetch >= 0) || c.Prefetch > 1e6:
 		return bad("prefetch %v m: want 0 to 1e6", c.Prefetch)
+	case c.FetchAhead < 0 || c.FetchAhead > time.Second:
+		return bad("fetch ahead %v: want 0 to 1s", c.FetchAhead)
 	case !(c.FarMargin >= 0) || c.FarMargin > 1e6:
 		return bad("far margin %v m: want 0 to 1e6", c.FarMargin)
 	case c.Warmup >= c.Duration:

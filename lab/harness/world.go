@@ -204,7 +204,8 @@ func (w *World) buildNode(i int, inc uint16) (*node.Node, node.Discovery, sim.Co
 	}
 	n, err := node.New(node.Config{ID: id, Registry: w.reg, Discovery: disc, Incarnation: inc,
 		Rand:    rand.New(rand.NewPCG(cfg.Seed, streamNode^uint64(id)^uint64(inc)<<32)),
-		Replica: rc, Prefetch: world.Point{cfg.Prefetch, cfg.Prefetch}, FarMargin: world.Point{cfg.FarMargin, cfg.FarMargin}})
+		Replica: rc, Prefetch: world.Point{cfg.Prefetch, cfg.Prefetch}, FarMargin: world.Point{cfg.FarMargin, cfg.FarMargin},
+		PushMutual: cfg.PushMutual, FetchAhead: cfg.FetchAhead})
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -121,6 +121,11 @@ type Config struct {
 	// Prefetch, if set, is the nodes' discovery.prefetch (m); unset, the
 	// architecture's default (live.DiscoveryConfig.PrefetchM).
 	Prefetch *float64
+	// PushMutual and FetchAhead, if set, are the nodes'
+	// discovery.push_mutual and discovery.fetch_ahead; unset, the
+	// architecture's defaults (live.DiscoveryConfig.Fetching).
+	PushMutual *bool
+	FetchAhead *time.Duration
 }
 
 // validate checks the Config's own fields; each node's configuration is
@@ -276,7 +281,10 @@ func Start(cfg Config) (*Cluster, error) {
 		}
 		dc.Listen = live.ListenConfig{Node: nodeAddrs[i], Admin: c.admin[i]}
 		dc.TLS = live.TLSConfig{CACert: "ca/" + pki.CACertFile, NodeCert: fmt.Sprintf("node%d.pem", id)}
-		dc.Discovery = live.DiscoveryConfig{Arch: cfg.Arch, Rendezvous: uint32(c.infra), Prefetch: cfg.Prefetch}
+		dc.Discovery = live.DiscoveryConfig{Arch: cfg.Arch, Rendezvous: uint32(c.infra), Prefetch: cfg.Prefetch, PushMutual: cfg.PushMutual}
+		if cfg.FetchAhead != nil {
+			dc.Discovery.FetchAhead = &live.Duration{Duration: *cfg.FetchAhead}
+		}
 		if cfg.Arch != "directory" {
 			dc.Discovery.Rendezvous = dc.ID
 		}

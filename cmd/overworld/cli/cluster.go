@@ -57,7 +57,9 @@ type clusterOpts struct {
 	net            geo.Network // what they give (validate)
 	placement      string      // "cma": the control plane places the client bots; "none"; "": cma where it applies
 	headroom       float64
-	prefetch       *float64 // the nodes' and the simulator's prefetch (nil: the architecture's default)
+	prefetch       *float64       // the nodes' and the simulator's prefetch (nil: the architecture's default)
+	pushMutual     *bool          // the same for mutual pushes
+	fetchAhead     *time.Duration // the same for the fetch-ahead
 }
 
 // clusterFault is a signal sent to a node during the run.
@@ -168,10 +170,18 @@ they send, and a held packet is overtaken by later ones, as in the simulator.`,
 	fl.StringVar(&o.placement, "placement", "", "cma: a control plane process (\"overworld control\") places the client bots, drawn from GeoNames cities as the simulator's players, and hands them over between nodes; none: bot k on node k/players-per-node (default cma with client bots and 2 or more per node)")
 	fl.Float64Var(&o.headroom, "headroom", 1.25, "with --placement cma: each node seats ⌈players-per-node × headroom⌉")
 	prefetch := fl.Float64("prefetch", 0, fmt.Sprintf("widen the view the nodes fetch replicas for by this many metres (default %g under --arch colyseus, else 0), in the simulator too", discovery.ColyseusPrefetch))
+	pushMutual := fl.Bool("push-mutual", false, "push every primary to the nodes whose replicas near it show they need it (default true under --arch colyseus), in the simulator too")
+	fetchAhead := fl.Duration("fetch-ahead", 0, fmt.Sprintf("fetch a discovered moving object once it is predicted in the view this far ahead (0 to 1s; default %v under --arch colyseus, else 0), in the simulator too", discovery.ColyseusFetchAhead))
 	cmd.PreRun = func(cmd *cobra.Command, _ []string) {
 		o.noFailover = !*failover
 		if cmd.Flags().Changed("prefetch") {
 			o.prefetch = prefetch
+		}
+		if cmd.Flags().Changed("push-mutual") {
+			o.pushMutual = pushMutual
+		}
+		if cmd.Flags().Changed("fetch-ahead") {
+			o.fetchAhead = fetchAhead
 		}
 	}
 	return cmd
@@ -206,6 +216,8 @@ func (o *clusterOpts) validate() error {
 		return badInputf("--frame-rate %v: want 1 to 100", o.frameRate)
 	case o.prefetch != nil && !(*o.prefetch >= 0 && *o.prefetch <= 1e6):
 		return badInputf("--prefetch %v: want 0 to 1e6 metres", *o.prefetch)
+	case o.fetchAhead != nil && (*o.fetchAhead < 0 || *o.fetchAhead > time.Second):
+		return badInputf("--fetch-ahead %v: want 0 to 1s", *o.fetchAhead)
 	case o.botMode != "client" && o.botMode != "node":
 		return badInputf("--bot-mode %q: want client or node", o.botMode)
 	case o.sampleEvery < 0 || o.sampleEvery > time.Minute:
@@ -282,7 +294,8 @@ func (o clusterOpts) clusterConfig(exe, dir, infraCity string) localcluster.Conf
 	return localcluster.Config{Command: []string{exe, "node"}, Env: []string{cliMainEnv + "=1"}, Dir: dir,
 		Cities: cities.ForNodes(o.nodes), Arch: o.arch, RendezvousCity: infraCity, EmulateLatency: o.emulate, Net: o.net,
 		Map: o.mapType, PlayersPerNode: o.perNode, Seed: o.seed, FrameRate: o.frameRate, LogLevel: o.logLevel,
-		Players: o.botMode != "node", NoFailover: o.noFailover, DrainTimeout: o.drainTimeout, Prefetch: o.prefetch}
+		Players: o.botMode != "node", NoFailover: o.noFailover, DrainTimeout: o.drainTimeout, Prefetch: o.prefetch,
+		PushMutual: o.pushMutual, FetchAhead: o.fetchAhead}
 }
 
 func runCluster(e *env, o clusterOpts) error {
@@ -299,8 +312,9 @@ func runCluster(e *env, o clusterOpts) error {
 	wc := harness.DefaultDemoConfig()
 	wc.Arch, wc.Map, wc.Nodes, wc.PlayersPerNode, wc.Duration, wc.Seed = discovery.Arch(o.arch), m, o.nodes, o.perNode, o.duration, o.seed
 	wc.Cities = cities.ForNodes(o.nodes)
-	wc.Prefetch = live.DiscoveryConfig{Arch: o.arch, Prefetch: o.prefetch}.PrefetchM() // as the nodes
-	wc.Failover = !o.noFailover                                                        // warm backups and heartbeats, as the nodes
+	fetching := o.fetching()
+	wc.Prefetch, wc.PushMutual, wc.FetchAhead = fetching.Prefetch, fetching.PushMutual, fetching.FetchAhead // as the nodes
+	wc.Failover = !o.noFailover                                                                             // warm backups and heartbeats, as the nodes
 	wc.SetNet(o.net)
 	wc.Placement.Mode = harness.PlaceNone // the game's own split, as the live bots without a plane
 	var rows [][]float64                  // with a plane: each bot's RTT to each node
@@ -768,4 +782,15 @@ func writeClusterTable(w io.Writer, o clusterOpts, c *localcluster.Cluster, meas
 	if len(killed) > 0 {
 		p("nodes killed after not stopping within 10 s of SIGTERM: %v\n", killed)
 	}
+}
+
+// fetching is how the nodes fetch replicas ahead of need: the flags given,
+// and the architecture's default for the others, as the nodes take them
+// (live.DiscoveryConfig.Fetching).
+func (o clusterOpts) fetching() discovery.Fetching {
+	dc := live.DiscoveryConfig{Arch: o.arch, Prefetch: o.prefetch, PushMutual: o.pushMutual}
+	if o.fetchAhead != nil {
+		dc.FetchAhead = &live.Duration{Duration: *o.fetchAhead}
+	}
+	return dc.Fetching()
 }

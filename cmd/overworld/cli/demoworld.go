@@ -31,6 +31,8 @@ type demoWorldFlags struct {
 	arch, mapType, out string
 	keyMap             string
 	prefetch           float64
+	pushMutual         bool
+	fetchAhead         time.Duration
 	farMargin          float64
 	nodes, perNode     int
 	workers            int
@@ -104,6 +106,8 @@ The placement-only demo (players joining and leaving servers) is "overworld demo
 	fl.StringVar(&f.arch, "arch", string(def.Arch), "architecture: directory, broadcast, client-server or colyseus")
 	fl.StringVar(&f.keyMap, "keymap", discovery.KeyMapAuto, "colyseus key mapping (--arch colyseus only): rangedht-hilbert, rangedht-x, dht, or auto (rangedht-x on maps twice as long as wide, else rangedht-hilbert)")
 	fl.Float64Var(&f.prefetch, "prefetch", 0, fmt.Sprintf("widen the view replicas are fetched for by this many metres (0: the interest itself; default %g under --arch colyseus, else 0)", discovery.ColyseusPrefetch))
+	fl.BoolVar(&f.pushMutual, "push-mutual", false, "push every primary to the nodes whose replicas near it show they need it, before discovery finds it there (default true under --arch colyseus)")
+	fl.DurationVar(&f.fetchAhead, "fetch-ahead", 0, fmt.Sprintf("fetch a discovered moving object once it is predicted in the view this far ahead (0 to 1s; default %v under --arch colyseus, else 0)", discovery.ColyseusFetchAhead))
 	fl.Float64Var(&f.farMargin, "far-margin", 0, "send a holder an update every 400 ms instead of every frame while the object is this many metres beyond its primaries' interests (0: every frame)")
 	fl.IntVar(&f.nodes, "nodes", def.Nodes, "number of nodes (WonderNetwork cities: "+strings.Join(cities.Servers()[:4], ", ")+", ...)")
 	fl.IntVar(&f.perNode, "players-per-node", def.PlayersPerNode, "bots per node (1: peer-to-peer, 8: federated servers)")
@@ -175,10 +179,9 @@ func runDemoWorld(e *env, cmd *cobra.Command, f *demoWorldFlags) error {
 		defer tuneHeap()() // large worlds run faster on huge pages and with the collector less eager
 	}
 	cfg.Workers = f.workers
-	cfg.KeyMap, cfg.Prefetch = f.keyMap, f.prefetch
-	if arch == discovery.Colyseus && !cmd.Flags().Changed("prefetch") {
-		cfg.Prefetch = discovery.ColyseusPrefetch
-	}
+	cfg.KeyMap = f.keyMap
+	fetching := fetchingFlags(cmd, arch, f.prefetch, f.pushMutual, f.fetchAhead)
+	cfg.Prefetch, cfg.PushMutual, cfg.FetchAhead = fetching.Prefetch, fetching.PushMutual, fetching.FetchAhead
 	cfg.FarMargin = f.farMargin
 	cfg.SetNet(net)
 	cfg.Arch, cfg.Map, cfg.Nodes, cfg.PlayersPerNode, cfg.Duration, cfg.Seed = arch, m, f.nodes, f.perNode, f.duration, f.seed
@@ -292,4 +295,22 @@ func placementFlags(cmd *cobra.Command, def harness.PlacementMode, mode string, 
 	}
 	pc.Cols, pc.Rows = cols, rows
 	return pc, nil
+}
+
+// fetchingFlags returns the architecture's default fetching
+// (discovery.DefaultFetching) with what the --prefetch, --push-mutual and
+// --fetch-ahead flags set in its place.
+func fetchingFlags(cmd *cobra.Command, arch discovery.Arch, prefetch float64, push bool, ahead time.Duration) discovery.Fetching {
+	f := discovery.DefaultFetching(arch)
+	fl := cmd.Flags()
+	if fl.Changed("prefetch") {
+		f.Prefetch = prefetch
+	}
+	if fl.Changed("push-mutual") {
+		f.PushMutual = push
+	}
+	if fl.Changed("fetch-ahead") {
+		f.FetchAhead = ahead
+	}
+	return f
 }

@@ -91,6 +91,9 @@ func TestDemoWorldBadUsage(t *testing.T) {
 		{"demo", "--region-policy", "sometimes"},
 		{"demo", "--far-margin", "-1"},
 		{"demo", "--far-margin", "NaN"},
+		{"demo", "--fetch-ahead", "2s"},
+		{"demo", "--fetch-ahead", "-1ms"},
+		{"demo", "--push-mutual=maybe"},
 	} {
 		code, out, errs := runCLI(t, "", args...)
 		if code != 2 || out != "" || errs == "" {

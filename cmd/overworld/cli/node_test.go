@@ -95,6 +95,7 @@ func TestCAAndNodeBadInput(t *testing.T) {
 		{"cluster term too late", []string{"cluster", "--duration", "10s", "--term", "2@10s"}, "", nil, `TIME "10s": want a duration from 0 to --duration (10s)`},
 		{"cluster bad drain timeout", []string{"cluster", "--drain-timeout", "-1s"}, "", nil, "--drain-timeout -1s"},
 		{"cluster bad prefetch", []string{"cluster", "--prefetch", "-1"}, "", nil, "--prefetch -1"},
+		{"cluster bad fetch-ahead", []string{"cluster", "--fetch-ahead", "3s"}, "", nil, "--fetch-ahead 3s"},
 	} {
 		args := c.args
 		if c.cfg != "" {
