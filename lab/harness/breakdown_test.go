@@ -141,7 +141,8 @@ func uvarintLen(n int) int {
 func TestUpdateBytesBreakdown(t *testing.T) {
 	cfg := DefaultDemoConfig()
 	cfg.Arch, cfg.Map, cfg.Nodes, cfg.PlayersPerNode, cfg.Duration = discovery.Colyseus, arena.Sqr, 12, 1, 8*time.Second
-	cfg.Prefetch = discovery.ColyseusPrefetch
+	f := discovery.DefaultFetching(discovery.Colyseus)
+	cfg.Prefetch, cfg.PushMutual, cfg.FetchAhead = f.Prefetch, f.PushMutual, f.FetchAhead
 	cfg.Workers = 1 // one tally for every core: no parallel windows
 	if *breakdownNodes > 0 {
 		cfg.Nodes, cfg.Duration, cfg.Seed = *breakdownNodes, time.Minute, *breakdownSeed
@@ -149,9 +150,9 @@ func TestUpdateBytesBreakdown(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if cfg.Arch = a; a != discovery.Colyseus {
-			cfg.Prefetch = 0
-		}
+		cfg.Arch = a
+		f := discovery.DefaultFetching(a)
+		cfg.Prefetch, cfg.PushMutual, cfg.FetchAhead = f.Prefetch, f.PushMutual, f.FetchAhead
 	}
 	wan, err := geo.NetworkProfile(geo.NetWAN)
 	if err != nil {
