@@ -793,14 +793,7 @@ func (n *Node) buildPeerViews() {
 	}
 	all := n.peerScr[:0]
 	m, pf := n.cfg.FarMargin, n.cfg.Prefetch
-	n.store.Range(func(obj world.Object, primary bool) bool {
-		if primary {
-			return true
-		}
-		from, ok := n.store.Source(obj.State().ID())
-		if !ok {
-			return true
-		}
+	n.store.RangeReplicas(func(obj world.Object, from wire.NodeID) bool {
 		n.boxScr = n.appendInterest(n.boxScr[:0], obj)
 		if n.push != nil {
 			for _, b := range n.boxScr {

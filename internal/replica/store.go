@@ -660,6 +660,17 @@ func (s *Store) Range(fn func(obj world.Object, primary bool) bool) {
 	}
 }
 
+// RangeReplicas calls fn for every replica in increasing ID order, with
+// the node of its primary as this store knows it (Source), until fn
+// returns false. fn must not add or remove objects.
+func (s *Store) RangeReplicas(fn func(obj world.Object, from wire.NodeID) bool) {
+	for _, e := range s.ents {
+		if !e.primary && !fn(e.obj, e.from) {
+			return
+		}
+	}
+}
+
 // IDs appends the IDs of local objects (primaries only if primaries) in
 // increasing order.
 func (s *Store) IDs(dst []world.ObjectID, primaries bool) []world.ObjectID {

@@ -968,3 +968,46 @@ func TestPushedTimeout(t *testing.T) {
 		}
 	}
 }
+
+// TestRangeReplicas: RangeReplicas visits the replicas Range visits, in
+// the same order, each with its Source, and stops when fn says so.
+func TestRangeReplicas(t *testing.T) {
+	s := newStore(t, 2, nil)
+	for k := range 6 {
+		id := world.MakeObjectID(uint32(1+k%3), uint32(k+1))
+		if k%3 == 1 {
+			id = world.MakeObjectID(2, uint32(k+1))
+			if err := s.AddPrimary(0, &obj{schema.NewState(id)}, 2); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		b, mark := wire.BeginUpdates(wire.AppendHeader(nil), 0)
+		u := wire.Update{ID: id, Version: 1, Kind: 1, Data: world.AppendDelta(nil, nil, schema.NewState(id))}
+		b = wire.EndUpdates(wire.AppendUpdateEntry(b, &u), mark)
+		s.BeginPacket()
+		if err := checkThenApply(s, 0, wire.NodeID(id.Origin()&0xffff), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var want, got []string
+	s.Range(func(o world.Object, primary bool) bool {
+		if !primary {
+			from, _ := s.Source(o.State().ID())
+			want = append(want, fmt.Sprintf("%v@%d", o.State().ID(), from))
+		}
+		return true
+	})
+	s.RangeReplicas(func(o world.Object, from wire.NodeID) bool {
+		got = append(got, fmt.Sprintf("%v@%d", o.State().ID(), from))
+		return true
+	})
+	if len(want) != 4 || !slices.Equal(got, want) {
+		t.Fatalf("RangeReplicas %v, want %v (4 replicas)", got, want)
+	}
+	n := 0
+	s.RangeReplicas(func(world.Object, wire.NodeID) bool { n++; return n < 2 })
+	if n != 2 {
+		t.Fatalf("RangeReplicas went on after fn returned false: %d calls", n)
+	}
+}
