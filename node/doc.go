@@ -4,7 +4,11 @@
 // frames: each Tick runs the think functions of
 // the node's primaries in ID order, commits their changes as new versions,
 // publishes and subscribes, and produces the frame's updates,
-// replica requests, tentative writes and discovery messages.
+// replica requests, tentative writes and discovery messages. Beside
+// discovery a node may get replicas ahead of need: for a view widened by
+// Config.Prefetch, for moving objects predicted in it Config.FetchAhead
+// ahead, and by pushing its primaries to the nodes whose replicas it holds
+// need them (Config.PushMutual).
 //
 // A Node is a deterministic state machine (sans-IO, ARCHITECTURE.md rule
 // 1), driven by the simulator (package sim) or the live daemon. It is not
