@@ -82,7 +82,7 @@ for the same flags.`,
 	fl.DurationVar(&f.balanceDuration, "balance-duration", def.BalanceDuration, "game time per table2 run (1s to 1h)")
 	fl.BoolVar(&f.paperRouting, "paper-routing", def.PaperRouting, "fig9 also runs the sweep with the paper's routing (no route cache, 4 long links)")
 	fl.Float64Var(&f.hotSpots, "hot-spots", def.BalanceTileZipf, "table2 also runs a hot-spot workload: tile popularity exponent (arena TileZipf; 0: left out)")
-	fl.Float64Var(&f.prefetch, "prefetch", def.Prefetch, "fig11's overworld series: the sweep on sqr maps with replicas fetched this many metres beyond the view (0: left out)")
+	fl.Float64Var(&f.prefetch, "prefetch", def.Prefetch, "fig11's overworld series: the sweep on sqr maps with replicas fetched this many metres beyond the view, with colyseus's mutual pushes and fetch-ahead (0: left out)")
 	fl.Uint64Var(&f.seed, "seed", def.Seed, "seed of every run")
 	fl.IntVar(&f.slice, "slice", def.Slice, "PlanetLab time slice (1..18)")
 	fl.IntVar(&f.workers, "workers", 0, "goroutines per simulation (0: one per CPU; the results are the same for any value)")
