@@ -36,6 +36,7 @@ import (
 type Recorder struct {
 	grace  []time.Duration
 	warmup int64 // reports before it do not count (Config.Warmup)
+	res    int64 // ages are rounded to a multiple of it (SetResolution; 0: exact)
 	sim    *Sim  // owner, when created by New: checks nodes are known and up
 
 	views   map[wire.NodeID]*view
@@ -118,6 +119,28 @@ func newRecorder(grace []time.Duration, warmup time.Duration, s *Sim) *Recorder 
 // must be called before the first report; d < 0 is taken as 0.
 func (r *Recorder) SetWarmup(d time.Duration) { r.warmup = int64(max(0, d)) }
 
+// SetResolution makes the recorder round the ages it measures (how long
+// an object has been in a view, compared with each grace period, and the
+// discovery latencies) to the nearest multiple of d, the period at which
+// the reports are taken. A simulator's reports are exactly a frame apart,
+// so its ages are multiples of the frame already; a live cluster's
+// reports are taken at its nodes' frames, which run a frame apart give or
+// take the scheduler (100 ms ± a few ms: half of them a little under), so
+// without it an object two consecutive reports find missing would count
+// at a grace of one frame only when the second frame ran late. It must be
+// called before the first report; d ≤ 0 (the default) measures ages
+// exactly.
+func (r *Recorder) SetResolution(d time.Duration) { r.res = int64(max(0, d)) }
+
+// age is the time from entered to t, rounded to the resolution.
+func (r *Recorder) age(entered, t int64) time.Duration {
+	a := t - entered
+	if r.res > 0 {
+		a = (a + r.res/2) / r.res * r.res
+	}
+	return time.Duration(a)
+}
+
 // Grace returns the grace periods.
 func (r *Recorder) Grace() []time.Duration { return slices.Clone(r.grace) }
 
@@ -181,7 +204,7 @@ func (r *Recorder) View(node wire.NodeID, now time.Duration, interest []uint64, 
 			if !p.discovered && h {
 				p.discovered = true
 				if p.entered >= r.warmup {
-					r.discovery = append(r.discovery, time.Duration(t-p.entered))
+					r.discovery = append(r.discovery, r.age(p.entered, t))
 					v.discovered++
 				}
 				sec.discoveries++
@@ -197,7 +220,7 @@ func (r *Recorder) View(node wire.NodeID, now time.Duration, interest []uint64, 
 		p.held = h
 		out = append(out, pairOf{id, p})
 		if !h {
-			age := time.Duration(t - p.entered)
+			age := r.age(p.entered, t)
 			for g, grace := range r.grace {
 				if age >= grace {
 					miss[g]++

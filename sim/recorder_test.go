@@ -157,6 +157,62 @@ func TestRecorderAgainstReference(t *testing.T) {
 	}
 }
 
+// TestRecorderResolution feeds the same random interest sequences to a
+// recorder at exact frame times and to one whose reports come a frame
+// apart give or take up to a fifth of a frame (a live node's frames): with
+// the frame as its resolution the second measures exactly what the first
+// does; without it, objects missing at two consecutive reports count at a
+// grace of one frame only when the second report ran late.
+func TestRecorderResolution(t *testing.T) {
+	const frame = 100 * ms1
+	undercounted := 0
+	for seed := uint64(1); seed <= 30; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 11))
+		exact, _ := NewRecorder(nil)
+		snapped, _ := NewRecorder(nil)
+		snapped.SetResolution(frame)
+		raw, _ := NewRecorder(nil)
+		const nodes, objs = 3, 10
+		in := make([][objs]bool, nodes)
+		for f := range 80 {
+			for nd := range nodes {
+				var ids []uint64
+				var held []bool
+				for o := range objs {
+					if rng.Float64() < 0.2 {
+						in[nd][o] = !in[nd][o]
+					}
+					if in[nd][o] {
+						ids = append(ids, uint64(o+1))
+						held = append(held, rng.Float64() < 0.5)
+					}
+				}
+				at := time.Duration(f) * frame
+				jit := at + time.Duration(rng.Int64N(int64(frame/5)+1)) - frame/10
+				jit = max(jit, 0)
+				mustView(t, exact, wire.NodeID(nd), at, ids, held)
+				mustView(t, snapped, wire.NodeID(nd), jit, ids, held)
+				mustView(t, raw, wire.NodeID(nd), jit, ids, held)
+			}
+		}
+		want, got := exact.Views(), snapped.Views()
+		for g := range want.Missing {
+			if got.Missing[g].Missing != want.Missing[g].Missing {
+				t.Fatalf("seed %d, grace %g ms: %d missing with the resolution, %d at exact frames", seed, want.Missing[g].GraceMs, got.Missing[g].Missing, want.Missing[g].Missing)
+			}
+		}
+		if got.Discovery.Count != want.Discovery.Count || got.Discovery.Mean != want.Discovery.Mean || got.Discovery.P95 != want.Discovery.P95 || got.Discovery.Max != want.Discovery.Max {
+			t.Fatalf("seed %d: discovery %+v with the resolution, %+v at exact frames", seed, got.Discovery, want.Discovery)
+		}
+		if raw.Views().Missing[1].Missing < want.Missing[1].Missing {
+			undercounted++
+		}
+	}
+	if undercounted == 0 {
+		t.Error("without the resolution the jittered reports never undercount at 100 ms: the test does not exercise it")
+	}
+}
+
 func TestRecorderRejectsBadReportsUnchanged(t *testing.T) {
 	r, _ := NewRecorder(nil)
 	mustView(t, r, 1, 100*ms1, []uint64{1, 2}, []bool{false, false})

@@ -132,7 +132,10 @@ simulator's definition too, for every replica in a view at every sample: 0 when 
 replica has its primary's version, else the time since the primary moved past it,
 from the versions and their production times the primary's snapshots showed (so,
 like the grace periods and discovery latency, it needs a snapshot every frame: with
---sample-every above a frame the table shows n/a). Bandwidth counts payloads plus 28 B of IPv4/UDP header per
+--sample-every above a frame the table shows n/a). How long an object has been
+missing (against the grace periods) and discovery latency are counted to the frame
+on the live side, as the simulator's exact frames count them: a node's frames run a
+frame apart give or take its scheduler, half of them a little under. Bandwidth counts payloads plus 28 B of IPv4/UDP header per
 packet, as the simulator does.
 
 --net wan (or --loss, --jitter, --dup, --reorder) gives the simulator and every node the
@@ -384,6 +387,9 @@ func runCluster(e *env, o clusterOpts) error {
 	if vwc, err := wc.Validate(); err == nil {
 		rec.SetWarmup(time.Since(c.Epoch()) + vwc.Warmup)
 	}
+	// The nodes' frames run a frame apart give or take the scheduler; the
+	// simulator's exactly. Ages are measured to the frame on both sides.
+	rec.SetResolution(c.Frame())
 	// The nodes' game, for the observer's space and the client bots.
 	g, err := arena.New(arena.Config{Map: m, Nodes: o.nodes, PlayersPerNode: o.perNode, Seed: o.seed})
 	if err != nil {
