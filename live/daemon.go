@@ -14,6 +14,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -87,6 +89,7 @@ type Daemon struct {
 	placed    placedState      // the players and pings the control plane reads here
 	lastFrame atomic.Int64     // wall-clock UnixNano of the latest frame
 	snapReq   chan chan []byte // /debug/world requests, answered by a frame hook
+	snaps     snapHistory      // the latest frames' snapshots, while a sampler asks with after=
 
 	agones     *agones.Agent // nil unless agones.enabled (agonesnode.go)
 	agonesStop context.CancelFunc
@@ -424,6 +427,18 @@ func SnapshotOf(n *node.Node, now time.Duration) WorldSnapshot {
 }
 
 func (d *Daemon) debugWorld(w http.ResponseWriter, r *http.Request) {
+	if a := r.URL.Query().Get("after"); a != "" {
+		after, err := strconv.ParseInt(a, 10, 64)
+		if err != nil || after < 0 {
+			http.Error(w, fmt.Sprintf("after=%q: want the node time of a snapshot, in nanoseconds (an integer ≥ 0)", a), http.StatusBadRequest)
+			return
+		}
+		if b := d.snaps.after(after, time.Now()); b != nil {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(b)
+			return
+		}
+	}
 	reply := make(chan []byte, 1)
 	select {
 	case d.snapReq <- reply:
@@ -443,7 +458,8 @@ func (d *Daemon) debugWorld(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// snapshotWorld answers the pending /debug/world requests (a frame hook).
+// snapshotWorld answers the pending /debug/world requests (a frame hook),
+// and keeps the frame's snapshot while a sampler asks with after=.
 func (d *Daemon) snapshotWorld(now time.Duration, n *node.Node) {
 	var waiting []chan []byte
 	for more := true; more; {
@@ -454,7 +470,8 @@ func (d *Daemon) snapshotWorld(now time.Duration, n *node.Node) {
 			more = false
 		}
 	}
-	if len(waiting) == 0 {
+	keep := d.snaps.sampled(time.Now())
+	if len(waiting) == 0 && !keep {
 		return
 	}
 	snap := SnapshotOf(n, now)
@@ -463,9 +480,75 @@ func (d *Daemon) snapshotWorld(now time.Duration, n *node.Node) {
 		d.log.Error("world snapshot", "err", err)
 		b = []byte("{}")
 	}
+	if keep {
+		d.snaps.add(int64(now), b)
+	}
 	for _, c := range waiting {
 		c <- b
 	}
+}
+
+// snapHistory keeps the world snapshots of a node's latest frames while a
+// sampler reads them with /debug/world?after=T, so that a sampler whose
+// request arrives a little after a frame still gets that frame's snapshot
+// rather than the next one's: a sampler that asks after the time of the
+// last snapshot it got sees every frame, however its requests fall
+// against the node's frames (a request that finds no newer snapshot waits
+// for the next frame, as one without after= does). It keeps snapshots
+// only for snapKeep after the latest such request: a node nobody samples
+// takes none.
+type snapHistory struct {
+	mu    sync.Mutex
+	until time.Time // snapshots are kept until then
+	ring  [snapRing]struct {
+		at int64 // the frame's node time, ns
+		b  []byte
+	}
+	next int // the ring slot the next snapshot goes to
+}
+
+const (
+	snapRing = 4               // frames kept
+	snapKeep = 2 * time.Second // how long after a request with after= they are kept
+)
+
+// after returns the oldest kept snapshot of a frame after node time t, or
+// nil, and keeps snapshots for snapKeep from wall time now.
+func (h *snapHistory) after(t int64, now time.Time) []byte {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.until = now.Add(snapKeep)
+	var best []byte
+	bestAt := int64(math.MaxInt64)
+	for _, s := range h.ring {
+		if s.b != nil && s.at > t && s.at < bestAt {
+			best, bestAt = s.b, s.at
+		}
+	}
+	return best
+}
+
+// sampled reports whether a sampler asked with after= within snapKeep of
+// now; when none has, it forgets what it kept.
+func (h *snapHistory) sampled(now time.Time) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if now.Before(h.until) {
+		return true
+	}
+	if h.ring[0].b != nil || h.next != 0 {
+		clear(h.ring[:])
+		h.next = 0
+	}
+	return false
+}
+
+// add keeps the snapshot b of the frame at node time at.
+func (h *snapHistory) add(at int64, b []byte) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.ring[h.next].at, h.ring[h.next].b = at, b
+	h.next = (h.next + 1) % snapRing
 }
 
 // Run starts the admin endpoint, the mesh, the player endpoints and the

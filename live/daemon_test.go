@@ -3,6 +3,8 @@ package live
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -107,6 +109,26 @@ func TestDaemon(t *testing.T) {
 	if o := snap.Objects[0]; o.ID>>48 != 1 {
 		t.Errorf("object %v: origin %d, want incarnation 1 in its high bits", o.ID, o.ID>>32)
 	}
+	// A sampler asking after the last snapshot it got gets the next frame's,
+	// even when several frames have run since: the node keeps its latest.
+	var first, next WorldSnapshot
+	_, body = get(fmt.Sprintf("/debug/world?after=%d", snap.NowNs))
+	if err := json.Unmarshal([]byte(body), &first); err != nil || first.NowNs <= snap.NowNs {
+		t.Fatalf("/debug/world?after=%d: %v, node time %d", snap.NowNs, err, first.NowNs)
+	}
+	time.Sleep(50 * time.Millisecond) // 2–3 frames at 50 Hz
+	_, body = get(fmt.Sprintf("/debug/world?after=%d", first.NowNs))
+	err1 := json.Unmarshal([]byte(body), &next)
+	var plain WorldSnapshot
+	_, body = get("/debug/world")
+	if err := errors.Join(err1, json.Unmarshal([]byte(body), &plain)); err != nil || next.NowNs <= first.NowNs || next.NowNs >= plain.NowNs {
+		t.Errorf("/debug/world?after=%d 50 ms later: %v, node time %d; the next frame's without after=: %d; want a kept frame between", first.NowNs, err, next.NowNs, plain.NowNs)
+	}
+	for _, bad := range []string{"x", "-1", "1e9", "99999999999999999999"} {
+		if code, body := get("/debug/world?after=" + bad); code != http.StatusBadRequest || !strings.Contains(body, "after=") {
+			t.Errorf("/debug/world?after=%s: %d %q, want 400 naming after", bad, code, body)
+		}
+	}
 	_, body = get("/debug/authority")
 	var al AuthorityLog
 	if err := json.Unmarshal([]byte(body), &al); err != nil || al.Node != 1 || al.Incarnation != 1 || !al.Failover || al.Drain != nil {
@@ -150,4 +172,39 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
+}
+
+// TestSnapHistory checks the kept snapshots: none until a sampler asks with
+// after=, the oldest after the time asked for, at most the latest four, and
+// none kept (and what was kept forgotten) once no sampler has asked for 2 s.
+func TestSnapHistory(t *testing.T) {
+	var h snapHistory
+	t0 := time.Unix(1000, 0)
+	if h.sampled(t0) {
+		t.Fatal("kept snapshots before any request")
+	}
+	if b := h.after(0, t0); b != nil {
+		t.Fatalf("after(0) on an empty history: %q", b)
+	}
+	for f := int64(1); f <= 6; f++ {
+		if !h.sampled(t0.Add(time.Duration(f) * 100 * time.Millisecond)) {
+			t.Fatalf("frame %d: not kept within 2 s of a request", f)
+		}
+		h.add(f*100, []byte{byte(f)})
+	}
+	for _, c := range []struct {
+		after int64
+		want  byte // 0: none
+	}{{0, 3}, {250, 3}, {300, 4}, {450, 5}, {550, 6}, {600, 0}, {1 << 62, 0}} {
+		b := h.after(c.after, t0.Add(700*time.Millisecond))
+		if (c.want == 0) != (b == nil) || (b != nil && b[0] != c.want) {
+			t.Errorf("after(%d) = %v, want frame %d (0: none; frames 3–6 kept)", c.after, b, c.want)
+		}
+	}
+	if h.sampled(t0.Add(2701 * time.Millisecond)) {
+		t.Error("still keeping 2 s after the last request")
+	}
+	if b := h.after(0, t0.Add(3*time.Second)); b != nil {
+		t.Errorf("after(0) once idle: %v, want nothing kept", b)
+	}
 }

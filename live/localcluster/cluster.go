@@ -53,6 +53,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -504,7 +505,17 @@ func (c *Cluster) Metrics(i int) (map[string]float64, error) {
 // answers at its next frame, so the snapshots are at most a frame apart).
 // A node that has exited, or failed to answer, has a nil snapshot; the
 // failures are joined in the error.
-func (c *Cluster) Worlds() ([]*live.WorldSnapshot, error) {
+func (c *Cluster) Worlds() ([]*live.WorldSnapshot, error) { return c.WorldsAfter(nil) }
+
+// WorldsAfter is Worlds, asking node i for the snapshot of its first frame
+// after node time after[i] (ns; after[i] < 0 or a nil after: its next
+// frame), which it answers at once when it has kept one: a sampler that
+// passes the times of the snapshots it last got sees every frame of every
+// node, however its requests fall against the nodes' frames.
+func (c *Cluster) WorldsAfter(after []int64) ([]*live.WorldSnapshot, error) {
+	if after != nil && len(after) != len(c.ids) {
+		return nil, fmt.Errorf("%w: %d snapshot times for %d nodes", ErrConfig, len(after), len(c.ids))
+	}
 	out := make([]*live.WorldSnapshot, len(c.ids))
 	errs := make([]error, len(c.ids))
 	var wg sync.WaitGroup
@@ -513,7 +524,11 @@ func (c *Cluster) Worlds() ([]*live.WorldSnapshot, error) {
 			continue
 		}
 		wg.Go(func() {
-			resp, err := c.client.Get("http://" + c.admin[i] + "/debug/world")
+			url := "http://" + c.admin[i] + "/debug/world"
+			if after != nil && after[i] >= 0 {
+				url += "?after=" + strconv.FormatInt(after[i], 10)
+			}
+			resp, err := c.client.Get(url)
 			if err != nil {
 				errs[i] = err
 				return

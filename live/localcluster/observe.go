@@ -101,7 +101,9 @@ type Death struct {
 
 // Observe samples the cluster until ctx ends: every cfg.Every it takes
 // every node's world snapshot (each node answers at its next frame: the
-// snapshots are at most a frame apart; a node that fails to answer, or
+// snapshots are at most a frame apart; sampling every frame, each node
+// answers with its first frame after the one last sampled, at once if it
+// has passed, so that no frame goes unsampled; a node that fails to answer, or
 // whose answer DecodeWorld rejects, is left out of that sample) into
 // cfg.Truth, scrapes every node's metrics once a second (the first, a
 // second after it began, is the base scrape), sends cfg.Faults, and
@@ -135,6 +137,13 @@ func (c *Cluster) Observe(ctx context.Context, cfg ObserveConfig) (Measure, erro
 	bufs := make([]truth.Snapshot, len(c.ids))
 	sample := make([]*truth.Snapshot, len(c.ids))
 	lastSnap := make([]*live.WorldSnapshot, len(c.ids))
+	// Sampling every frame, each sample asks every node for its first
+	// frame after the last one sampled: none is skipped when a request
+	// comes just after a frame.
+	lastNs := make([]int64, len(c.ids))
+	for i := range lastNs {
+		lastNs[i] = -1
+	}
 	atSignal := make([]*live.WorldSnapshot, len(c.ids)) // a node's last snapshot before its fault
 	dead := make([]bool, len(c.ids))
 	sent := make([]os.Signal, len(c.ids))
@@ -188,21 +197,36 @@ func (c *Cluster) Observe(ctx context.Context, cfg ObserveConfig) (Measure, erro
 					baseAt = scrapedAt
 				}
 			}
-			if cfg.Truth != nil && time.Since(sampledAt) >= every-every/10 {
+			// A sample that got a node's kept frame (one behind its latest)
+			// is followed at once by another, up to a few: the samples catch
+			// up rather than let the node's history run out.
+			for k := 0; k < maxCatchUp && cfg.Truth != nil && time.Since(sampledAt) >= every-every/10; k++ {
 				sampledAt = time.Now()
-				snaps, _ := c.Worlds()
+				var after []int64
+				if every <= frame {
+					after = lastNs
+				}
+				snaps, _ := c.WorldsAfter(after)
+				behind := false
 				for i, s := range snaps {
 					sample[i] = nil
 					if s != nil {
 						lastSnap[i] = s
+						lastNs[i] = s.NowNs
+						behind = behind || after != nil && time.Since(c.epoch)-time.Duration(s.NowNs) > frame
 					}
 					if s != nil && DecodeWorld(s, cfg.Truth.Dims(), &bufs[i]) == nil {
 						sample[i] = &bufs[i]
 					}
 				}
-				// Each node answers at its next frame, so no report is older
-				// than the node's previous one: the recorder accepts them all.
+				// Each node answers with a frame after the one it last
+				// answered with, so no report is older than the node's
+				// previous one: the recorder accepts them all.
 				_ = cfg.Truth.Sample(sample)
+				if !behind {
+					break
+				}
+				sampledAt = time.Time{}
 			}
 			if el := time.Since(c.epoch).Truncate(time.Second); cfg.Progress != nil && el != lastShown {
 				cfg.Progress(el)
@@ -254,6 +278,10 @@ func (c *Cluster) Observe(ctx context.Context, cfg ObserveConfig) (Measure, erro
 	m.Deaths = deaths
 	return m, scrapeErr
 }
+
+// maxCatchUp bounds the samples Observe takes in a row to catch up with
+// the nodes' frames.
+const maxCatchUp = 4
 
 // death records node process i's end: when, how, and its primaries in its
 // last snapshot s (nil: none taken).
