@@ -102,6 +102,7 @@ func ratio(a, b uint64) float64 {
 type kindTracker struct {
 	grace  []time.Duration
 	warmup time.Duration // reports before it are tracked, not counted (as the recorder does)
+	res    time.Duration // ages are rounded to a multiple of it (SetResolution; 0: exact)
 	names  []string
 	counts []kindCount // by Kind - 1
 	nodes  []kindNode  // by node index (grown on a node's first report)
@@ -210,7 +211,7 @@ func (k *kindTracker) see(i int, kind world.Kind, id world.ObjectID, version uin
 	}
 	if !held {
 		for g, grace := range k.grace {
-			if now-p.entered >= grace {
+			if k.age(p.entered, now) >= grace {
 				c.missing[g]++
 				if moving {
 					k.moving.missing[g]++
@@ -221,7 +222,7 @@ func (k *kindTracker) see(i int, kind world.Kind, id world.ObjectID, version uin
 	}
 	if unreachable {
 		for g, grace := range k.grace {
-			if now-p.entered >= grace {
+			if k.age(p.entered, now) >= grace {
 				c.floor[g]++
 				k.repAllFloor[g]++
 				if moving {
@@ -293,6 +294,15 @@ func (k *kindTracker) views() []KindView {
 	return out
 }
 
+// age is the time from entered to now, rounded to the resolution.
+func (k *kindTracker) age(entered, now time.Duration) time.Duration {
+	a := now - entered
+	if k.res > 0 {
+		a = (a + k.res/2) / k.res * k.res
+	}
+	return a
+}
+
 // newKindTracker returns a tracker of the kinds names (Kind k is
 // names[k−1]; static[k−1] true for a kind whose objects stay where they
 // are) at the grace periods, counting from warmup.
@@ -330,7 +340,20 @@ func (t *Observer) TrackKinds(names []string, static []bool, grace []time.Durati
 		}
 	}
 	t.kinds = newKindTracker(names, static, grace, warmup)
+	t.kinds.res = t.res
 	return nil
+}
+
+// SetResolution makes the per-kind measures (TrackKinds) round the time an
+// object has been in a view to the nearest multiple of d before comparing
+// it with each grace period, as sim.Recorder.SetResolution does for the
+// Recorder's: a live cluster's reports come a frame apart give or take its
+// nodes' schedulers. d ≤ 0 (the default) measures ages exactly.
+func (t *Observer) SetResolution(d time.Duration) {
+	t.res = max(d, 0)
+	if t.kinds != nil {
+		t.kinds.res = t.res
+	}
 }
 
 // KindViews returns the per-kind view measures so far, by kind, or nil

@@ -151,3 +151,25 @@ func TestKindTrackerExact(t *testing.T) {
 		t.Error("out-of-range grace or empty view not 0")
 	}
 }
+
+// TestKindResolution feeds one object missing over reports a frame apart,
+// the second a little early (as a live node's frames come), to a tracker
+// with the frame as its resolution and to one without: the first counts it
+// at the 100 ms grace as exact frames would, the second does not.
+func TestKindResolution(t *testing.T) {
+	grace := []time.Duration{0, 100 * time.Millisecond}
+	for _, c := range []struct {
+		res  time.Duration
+		want uint64
+	}{{100 * time.Millisecond, 1}, {0, 0}} {
+		k := newKindTracker([]string{"dot"}, nil, grace, 0)
+		k.res = c.res
+		for _, at := range []time.Duration{0, 99 * time.Millisecond} {
+			k.see(0, 1, 7, 1, false, at, -1)
+			k.done(0)
+		}
+		if got := k.views()[0].Missing[1].Missing; got != c.want {
+			t.Errorf("resolution %v: %d missing at 100 ms, want %d", c.res, got, c.want)
+		}
+	}
+}

@@ -81,6 +81,7 @@ type Observer struct {
 	rec   Recorder
 	every int
 	cap   int
+	res   time.Duration // the per-kind measures' age resolution (SetResolution)
 
 	objs  []tobj   // per slot: what the grid's moves and the kind measures read
 	marks []uint32 // per slot of objs: the view query that last saw it (dedup)

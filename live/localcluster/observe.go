@@ -13,6 +13,7 @@ import (
 	"github.com/overworld/overworld/live"
 	"github.com/overworld/overworld/truth"
 	"github.com/overworld/overworld/wire"
+	"github.com/overworld/overworld/world"
 )
 
 // ObserveConfig says how Observe samples a running cluster.
@@ -24,6 +25,10 @@ type ObserveConfig struct {
 	// (truth.Observer.Sample; nil: no snapshots are taken). Its Infra
 	// must be the cluster's Rendezvous.
 	Truth *truth.Observer
+	// Kinds names the game's kinds (schema name → kind), so that Truth's
+	// per-kind measures (truth.Observer.TrackKinds) know each primary's;
+	// nil: every kind unknown.
+	Kinds map[string]world.Kind
 	// Progress, if set, is called with the time since the epoch,
 	// truncated to the second, whenever that changes at a sample.
 	Progress func(elapsed time.Duration)
@@ -215,7 +220,7 @@ func (c *Cluster) Observe(ctx context.Context, cfg ObserveConfig) (Measure, erro
 						lastNs[i] = s.NowNs
 						behind = behind || after != nil && time.Since(c.epoch)-time.Duration(s.NowNs) > frame
 					}
-					if s != nil && DecodeWorld(s, cfg.Truth.Dims(), &bufs[i]) == nil {
+					if s != nil && DecodeWorldKinds(s, cfg.Truth.Dims(), cfg.Kinds, &bufs[i]) == nil {
 						sample[i] = &bufs[i]
 					}
 				}

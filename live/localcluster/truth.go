@@ -30,6 +30,14 @@ import (
 // rejects a node 0, a box or a primary's location of another dimension,
 // and an object listed twice, leaving dst unspecified.
 func DecodeWorld(s *live.WorldSnapshot, dims int, dst *truth.Snapshot) error {
+	return DecodeWorldKinds(s, dims, nil, dst)
+}
+
+// DecodeWorldKinds is DecodeWorld that also gives each primary its kind,
+// kinds[name] for the schema name the snapshot lists (an unknown or
+// missing name: kind 0, unknown), for the observer's per-kind measures
+// (truth.Observer.TrackKinds).
+func DecodeWorldKinds(s *live.WorldSnapshot, dims int, kinds map[string]world.Kind, dst *truth.Snapshot) error {
 	if s.Node == 0 {
 		return fmt.Errorf("localcluster: world snapshot of node 0")
 	}
@@ -55,6 +63,7 @@ func DecodeWorld(s *live.WorldSnapshot, dims int, dst *truth.Snapshot) error {
 				return fmt.Errorf("localcluster: node %d: primary %v at a location of %d dimensions in a space of %d", s.Node, in.ID, len(o.Loc), dims)
 			}
 			copy(in.Loc[:], o.Loc)
+			in.Kind = kinds[o.Kind]
 		}
 		if err := dst.Add(in); err != nil {
 			return fmt.Errorf("localcluster: %w", err)

@@ -30,6 +30,7 @@ import (
 	osim "github.com/overworld/overworld/sim"
 	"github.com/overworld/overworld/truth"
 	"github.com/overworld/overworld/wire"
+	"github.com/overworld/overworld/world"
 )
 
 // clusterOpts describes a local cluster: N player nodes (game slots 1..N,
@@ -384,8 +385,10 @@ func runCluster(e *env, o clusterOpts) error {
 	// from nothing, out of its view measures; so does the live side, from
 	// when every node runs (the simulated nodes all start at time 0; the
 	// processes take a second or two to start), on the nodes' shared clock.
+	var warmup time.Duration
 	if vwc, err := wc.Validate(); err == nil {
-		rec.SetWarmup(time.Since(c.Epoch()) + vwc.Warmup)
+		warmup = time.Since(c.Epoch()) + vwc.Warmup
+		rec.SetWarmup(warmup)
 	}
 	// The nodes' frames run a frame apart give or take the scheduler; the
 	// simulator's exactly. Ages are measured to the frame on both sides.
@@ -402,6 +405,21 @@ func runCluster(e *env, o clusterOpts) error {
 		c.Kill()
 		return err
 	}
+	// The moving objects' missing replicas, as the simulator's summary
+	// gives them: every kind but the items.
+	names := make([]string, g.Registry().Len())
+	static := make([]bool, len(names))
+	kinds := map[string]world.Kind{}
+	for i := range names {
+		sc := g.Registry().Schema(world.Kind(i + 1))
+		names[i], static[i] = sc.Name(), sc == g.Item
+		kinds[sc.Name()] = world.Kind(i + 1)
+	}
+	if err := obs.TrackKinds(names, static, rec.Grace(), warmup); err != nil {
+		c.Kill()
+		return err
+	}
+	obs.SetResolution(c.Frame())
 	// The control plane, when it places the bots.
 	var pl *localcluster.Plane
 	if rows != nil {
@@ -458,7 +476,7 @@ func runCluster(e *env, o clusterOpts) error {
 	}
 	ctx, cancel := context.WithDeadline(sigCtx, c.Epoch().Add(o.duration))
 	defer cancel()
-	oc := localcluster.ObserveConfig{Every: o.sampleEvery, Truth: obs}
+	oc := localcluster.ObserveConfig{Every: o.sampleEvery, Truth: obs, Kinds: kinds}
 	if show {
 		oc.Progress = func(el time.Duration) { fmt.Fprintf(e.stderr, "\r%s / %v", el, o.duration) }
 	} else if !o.quiet {
@@ -732,6 +750,22 @@ func writeClusterTable(w io.Writer, o clusterOpts, c *localcluster.Cluster, meas
 		p(" %9.2f%%", 100*m.Fraction)
 	}
 	p("\n")
+	if mv := obs.MovingView(); len(sv.MissingMoving) > 0 {
+		p("%-36s", "  moving objects, live")
+		for g := range sv.MissingMoving {
+			if g < len(mv.Missing) && mv.Interesting > 0 && (sv.MissingMoving[g].GraceMs == 0 || !coarse) {
+				p(" %9.2f%%", 100*mv.Missing[g].Fraction)
+			} else {
+				p(" %10s", "n/a")
+			}
+		}
+		p("   (bots and missiles)\n")
+		p("%-36s", "  moving objects, simulator")
+		for _, m := range sv.MissingMoving {
+			p(" %9.2f%%", 100*m.Fraction)
+		}
+		p("\n")
+	}
 	if coarse {
 		p("%-36s %10s %10.0f   (grace and discovery need a snapshot every frame: --sample-every 0)\n",
 			"discovery latency, mean ms", "n/a", sv.Discovery.Mean)
