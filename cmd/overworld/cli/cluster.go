@@ -126,7 +126,8 @@ line redrawn in place, otherwise a line every 10 s (--quiet: none).
 
 Missing replicas count, in each player node's snapshot, the objects whose primary
 (on another node) lies inside the node's view and of which it holds no copy (the
-simulator's 0 ms-grace measure). Like the simulator, the live side leaves the
+simulator's 0 ms-grace measure); the moving objects (bots and missiles) are also
+given apart, as the simulator's summary gives them. Like the simulator, the live side leaves the
 first min(5 s, duration/10) out of missing replicas and discovery latency (from
 when every node is ready: the views fill from nothing then). Staleness has the
 simulator's definition too, for every replica in a view at every sample: 0 when the
