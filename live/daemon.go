@@ -536,10 +536,8 @@ func (h *snapHistory) sampled(now time.Time) bool {
 	if now.Before(h.until) {
 		return true
 	}
-	if h.ring[0].b != nil || h.next != 0 {
-		clear(h.ring[:])
-		h.next = 0
-	}
+	clear(h.ring[:])
+	h.next = 0
 	return false
 }
 

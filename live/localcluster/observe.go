@@ -205,33 +205,34 @@ func (c *Cluster) Observe(ctx context.Context, cfg ObserveConfig) (Measure, erro
 			// A sample that got a node's kept frame (one behind its latest)
 			// is followed at once by another, up to a few: the samples catch
 			// up rather than let the node's history run out.
-			for k := 0; k < maxCatchUp && cfg.Truth != nil && time.Since(sampledAt) >= every-every/10; k++ {
-				sampledAt = time.Now()
+			if cfg.Truth != nil && time.Since(sampledAt) >= every-every/10 {
 				var after []int64
 				if every <= frame {
 					after = lastNs
 				}
-				snaps, _ := c.WorldsAfter(after)
-				behind := false
-				for i, s := range snaps {
-					sample[i] = nil
-					if s != nil {
-						lastSnap[i] = s
-						lastNs[i] = s.NowNs
-						behind = behind || after != nil && time.Since(c.epoch)-time.Duration(s.NowNs) > frame
+				for range maxCatchUp {
+					sampledAt = time.Now()
+					snaps, _ := c.WorldsAfter(after)
+					behind := false
+					for i, s := range snaps {
+						sample[i] = nil
+						if s != nil {
+							lastSnap[i] = s
+							lastNs[i] = s.NowNs
+							behind = behind || after != nil && time.Since(c.epoch)-time.Duration(s.NowNs) > frame
+						}
+						if s != nil && DecodeWorldKinds(s, cfg.Truth.Dims(), cfg.Kinds, &bufs[i]) == nil {
+							sample[i] = &bufs[i]
+						}
 					}
-					if s != nil && DecodeWorldKinds(s, cfg.Truth.Dims(), cfg.Kinds, &bufs[i]) == nil {
-						sample[i] = &bufs[i]
+					// Each node answers with a frame after the one it last
+					// answered with, so no report is older than the node's
+					// previous one: the recorder accepts them all.
+					_ = cfg.Truth.Sample(sample)
+					if !behind {
+						break
 					}
 				}
-				// Each node answers with a frame after the one it last
-				// answered with, so no report is older than the node's
-				// previous one: the recorder accepts them all.
-				_ = cfg.Truth.Sample(sample)
-				if !behind {
-					break
-				}
-				sampledAt = time.Time{}
 			}
 			if el := time.Since(c.epoch).Truncate(time.Second); cfg.Progress != nil && el != lastShown {
 				cfg.Progress(el)
