@@ -43,12 +43,16 @@ func (d *Duration) UnmarshalText(b []byte) error {
 // "overworld node --print-config" prints. Relative paths are relative to
 // the configuration file's directory.
 type DaemonConfig struct {
-	ID             uint32  `toml:"id"`
-	DataDir        string  `toml:"data_dir"`
-	FrameRate      float64 `toml:"frame_rate"`
-	Epoch          string  `toml:"epoch"`
-	City           string  `toml:"city"`
-	EmulateLatency bool    `toml:"emulate_latency"`
+	ID        uint32  `toml:"id"`
+	DataDir   string  `toml:"data_dir"`
+	FrameRate float64 `toml:"frame_rate"`
+	Epoch     string  `toml:"epoch"`
+	// FramePhase, if set, runs the frames at epoch + FramePhase +
+	// k/FrameRate (DriverConfig.Aligned): a node keeps the phase a
+	// simulated run gave it. It needs Epoch and is under a frame.
+	FramePhase     *Duration `toml:"frame_phase"`
+	City           string    `toml:"city"`
+	EmulateLatency bool      `toml:"emulate_latency"`
 	// EmulateLoss, EmulateJitter, EmulateDuplicate and EmulateReorder add
 	// a WAN's conditions beyond its latency to every packet this node
 	// sends (geo.Network, as the simulator applies it; MeshConfig.Net).
@@ -231,6 +235,11 @@ frame_rate = 10.0
 # cluster on one machine share it so that their times (and the replicas'
 # staleness) compare; empty means when the process starts.
 epoch = ""
+# Run the frames at epoch + frame_phase + k/frame_rate: the node keeps a
+# given phase (the simulator's for the same node, when a live run is
+# compared with a simulated one). Needs epoch; under one frame. Unset:
+# the frames run every 1/frame_rate from when the node starts.
+# frame_phase = "0s"
 # This node's WonderNetwork city (for latency emulation; see geo).
 city = ""
 # Delay every packet to a peer by the one-way latency between this node's
@@ -505,6 +514,14 @@ func (c DaemonConfig) Validate() (DaemonConfig, error) {
 	if c.Epoch != "" {
 		if _, err := time.Parse(time.RFC3339Nano, c.Epoch); err != nil {
 			return bad("epoch %q: want an RFC 3339 time", c.Epoch)
+		}
+	}
+	if p := c.FramePhase; p != nil {
+		switch {
+		case c.Epoch == "":
+			return bad("frame_phase %v: needs an epoch to count from", p.Duration)
+		case p.Duration < 0 || p.Duration >= c.FramePeriod():
+			return bad("frame_phase %v: want 0 to under the frame period %v", p.Duration, c.FramePeriod())
 		}
 	}
 	if c.QueueLen < 1 || c.QueueLen > 1<<16 {

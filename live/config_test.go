@@ -219,3 +219,25 @@ func TestConfigGossipArchs(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigFramePhase: frame_phase is read as a duration and needs an
+// epoch and a value under one frame; unset, the frames are not aligned.
+func TestConfigFramePhase(t *testing.T) {
+	const epoch = "epoch = \"2026-01-02T03:04:05Z\"\n"
+	c, err := ParseDaemonConfig([]byte(epoch+"frame_phase = \"37ms\"\n"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.FramePhase == nil || c.FramePhase.Duration != 37*time.Millisecond {
+		t.Errorf("frame_phase %v, want 37ms", c.FramePhase)
+	}
+	if c, err := ParseDaemonConfig([]byte(epoch), ""); err != nil || c.FramePhase != nil {
+		t.Errorf("no frame_phase: %v, %v; want unset", c.FramePhase, err)
+	}
+	for _, bad := range []string{"frame_phase = \"37ms\"\n", epoch + "frame_phase = \"100ms\"\n", epoch + "frame_phase = \"-1ms\"\n",
+		epoch + "frame_rate = 20.0\nframe_phase = \"60ms\"\n", epoch + "frame_phase = \"soon\"\n"} {
+		if _, err := ParseDaemonConfig([]byte(bad), ""); err == nil || !strings.Contains(err.Error(), "frame_phase") {
+			t.Errorf("%q: %v, want an error naming frame_phase", bad, err)
+		}
+	}
+}

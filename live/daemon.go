@@ -243,7 +243,12 @@ func NewDaemon(cfg DaemonConfig, game Game, log *slog.Logger) (*Daemon, error) {
 		d.members.Add(ch.Peer.ID)
 		d.mesh.SetPeer(ch.Peer.ID, ch.Peer.Addr)
 	})
+	var phase time.Duration
+	if cfg.FramePhase != nil {
+		phase = cfg.FramePhase.Duration
+	}
 	d.driver, err = NewDriver(DriverConfig{Node: d.node, Transport: d.mesh, Frame: cfg.FramePeriod(), Epoch: epoch,
+		Aligned: cfg.FramePhase != nil, Phase: phase,
 		Logger: log, Counters: d.counters, FrameTime: func(t time.Duration) {
 			d.metrics.ObserveFrame(t)
 			d.lastFrame.Store(time.Now().UnixNano())

@@ -41,6 +41,13 @@ type DriverConfig struct {
 	// that nodes started apart share one clock (staleness across nodes
 	// is then meaningful on one machine). Zero: when Run starts.
 	Epoch time.Time
+	// Aligned runs the frames at the core times Phase + k·Frame (the
+	// wall-clock instants Epoch + Phase + k·Frame), so that a node keeps
+	// a given phase, such as the one the simulator gave the same node in
+	// a run to compare with (sim.Sim.Phase). Otherwise the frames run
+	// every Frame from when Run starts. Phase must be in [0, Frame).
+	Aligned bool
+	Phase   time.Duration
 	// Logger. Default: discard.
 	Logger *slog.Logger
 	// Counters receives Frames and Steps. Default: a fresh set.
@@ -77,6 +84,9 @@ func NewDriver(cfg DriverConfig) (*Driver, error) {
 	}
 	if cfg.Frame < time.Millisecond || cfg.Frame > 10*time.Second {
 		return nil, fmt.Errorf("%w: frame period %v: want 1ms to 10s", ErrConfig, cfg.Frame)
+	}
+	if cfg.Aligned && (cfg.Phase < 0 || cfg.Phase >= cfg.Frame) {
+		return nil, fmt.Errorf("%w: frame phase %v: want 0 to under the frame period %v", ErrConfig, cfg.Phase, cfg.Frame)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -116,29 +126,29 @@ func (d *Driver) Run(ctx context.Context) error {
 	}
 	origin := d.origin
 	now := func() time.Duration { return time.Since(origin) }
-	tick := time.NewTicker(d.cfg.Frame)
-	defer tick.Stop()
+	// The first frame comes a period after the start, or at the next
+	// aligned instant; the ticker starts there.
+	first := time.NewTimer(d.untilFirst(now()))
+	defer first.Stop()
+	var tick *time.Ticker
+	var ticks <-chan time.Time
+	defer func() {
+		if tick != nil {
+			tick.Stop()
+		}
+	}()
 	recv := d.cfg.Transport.Recv()
 	var hooks []FrameHook
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-tick.C:
-			t0 := time.Now()
-			at := now()
-			d.n.Tick(at)
-			d.mu.Lock()
-			hooks = append(hooks[:0], d.hooks...)
-			d.mu.Unlock()
-			for _, h := range hooks {
-				h.Frame(at, d.n)
-			}
-			d.flush()
-			d.cfg.Counters.Frames.Add(1)
-			if d.cfg.FrameTime != nil {
-				d.cfg.FrameTime(time.Since(t0))
-			}
+		case <-first.C:
+			tick = time.NewTicker(d.cfg.Frame)
+			ticks = tick.C
+			d.frame(now(), &hooks)
+		case <-ticks:
+			d.frame(now(), &hooks)
 		case p := <-recv:
 			at := now()
 			d.step(at, p)
@@ -154,6 +164,39 @@ func (d *Driver) Run(ctx context.Context) error {
 			}
 			d.flush()
 		}
+	}
+}
+
+// untilFirst returns how long after core time now the first frame of a
+// Run comes: a period, or, Aligned, until the next core time Phase +
+// k·Frame (at once when now is one).
+func (d *Driver) untilFirst(now time.Duration) time.Duration {
+	f := d.cfg.Frame
+	if !d.cfg.Aligned {
+		return f
+	}
+	wait := (d.cfg.Phase - now) % f
+	if wait < 0 {
+		wait += f
+	}
+	return wait
+}
+
+// frame runs one frame at core time at: the Tick, the hooks (hooks is
+// their scratch), the drain.
+func (d *Driver) frame(at time.Duration, hooks *[]FrameHook) {
+	t0 := time.Now()
+	d.n.Tick(at)
+	d.mu.Lock()
+	*hooks = append((*hooks)[:0], d.hooks...)
+	d.mu.Unlock()
+	for _, h := range *hooks {
+		h.Frame(at, d.n)
+	}
+	d.flush()
+	d.cfg.Counters.Frames.Add(1)
+	if d.cfg.FrameTime != nil {
+		d.cfg.FrameTime(time.Since(t0))
 	}
 }
 

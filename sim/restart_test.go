@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -331,6 +332,65 @@ func TestRestartsDeterministic(t *testing.T) {
 					t.Fatalf("seed %d: %d workers (always %v) give other metrics files than 1", seed, w, always)
 				}
 			}
+		}
+	}
+}
+
+// TestPhase: every tick of a node, before and after a restart at an odd
+// time, and of a node added late, is at its Phase modulo the period; the
+// phases differ between nodes; an unknown node has none.
+func TestPhase(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		s := newSim(t, Config{Seed: seed}, threeSites(t))
+		a, b := addCore(t, s, 1, "a"), addCore(t, s, 2, "b")
+		var late *testCore
+		var before time.Duration
+		var pa []time.Duration
+		if err := s.Schedule(1234567*time.Microsecond, func(time.Duration) {
+			late = addCore(t, s, 3, "c")
+			p, _ := s.Phase(1)
+			before = p
+			if err := s.Crash(1); err != nil {
+				t.Error(err)
+			}
+			pa = slices.Clone(a.ticks)
+			a.ticks = a.ticks[:0]
+			if err := s.Restart(1, a); err != nil {
+				t.Error(err)
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Run(3 * time.Second); err != nil {
+			t.Fatal(err)
+		}
+		period := 100 * time.Millisecond
+		for _, c := range []struct {
+			id    wire.NodeID
+			ticks []time.Duration
+			phase time.Duration
+		}{{1, pa, before}, {1, a.ticks, -1}, {2, b.ticks, -1}, {3, late.ticks, -1}} {
+			p := c.phase
+			if p < 0 {
+				var err error
+				if p, err = s.Phase(c.id); err != nil {
+					t.Fatalf("seed %d: Phase(%d): %v", seed, c.id, err)
+				}
+			}
+			if p < 0 || p >= period || len(c.ticks) < 5 {
+				t.Fatalf("seed %d: node %d: phase %v, %d ticks", seed, c.id, p, len(c.ticks))
+			}
+			for _, at := range c.ticks {
+				if at%period != p {
+					t.Fatalf("seed %d: node %d ticked at %v, its phase %v", seed, c.id, at, p)
+				}
+			}
+		}
+		if p1, _ := s.Phase(1); p1 == before {
+			t.Logf("seed %d: node 1 restarted at the phase it had (%v)", seed, p1)
+		}
+		if _, err := s.Phase(9); !errors.Is(err, ErrUnknownNode) {
+			t.Errorf("Phase(9): %v, want ErrUnknownNode", err)
 		}
 	}
 }

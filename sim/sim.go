@@ -220,6 +220,7 @@ type node struct {
 	down     int64    // ns, when state != nodeUp
 	ticked   Core     // ticked: the core added
 	gen      uint16   // incarnation: restarts so far (see Restart)
+	phase    int64    // the frames' phase in [0, period): ticks at phase + k·period (Phase)
 	past     []span   // the earlier incarnations' time up, when restarted
 }
 
@@ -431,6 +432,7 @@ func (s *Sim) AddNode(id wire.NodeID, site string, core Core) error {
 		s.byID[id] = idx
 	}
 	phase := s.phaseRNG.Int64N(s.period)
+	s.nodes[idx].phase = (s.now + phase) % s.period
 	s.q.push(s.now+phase, entry{kind: evTick, ref: idx, seq: s.nodeSeq(idx)})
 	return nil
 }
@@ -484,8 +486,21 @@ func (s *Sim) Restart(id wire.NodeID, core Core) error {
 	n.gen++
 	s.hot[i].state, s.hot[i].gen = nodeUp, n.gen
 	phase := s.phaseRNG.Int64N(s.period)
+	n.phase = (s.now + phase) % s.period
 	s.q.push(s.now+phase, entry{kind: evTick, ref: i, seq: s.nodeSeq(i), gen: n.gen})
 	return nil
+}
+
+// Phase returns the phase of a known node's frames: it ticks at the
+// virtual times Phase + k·FramePeriod (its current incarnation's, after a
+// Restart). A live run that means to reproduce the simulated one gives
+// each node this phase (live.DriverConfig.Phase).
+func (s *Sim) Phase(id wire.NodeID) (time.Duration, error) {
+	i, err := s.node(id)
+	if err != nil {
+		return 0, err
+	}
+	return time.Duration(s.nodes[i].phase), nil
 }
 
 // Restarts returns how many times a known node restarted (Restart).

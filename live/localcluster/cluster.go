@@ -127,6 +127,12 @@ type Config struct {
 	// architecture's defaults (live.DiscoveryConfig.Fetching).
 	PushMutual *bool
 	FetchAhead *time.Duration
+	// Phases, if set, gives nodes a frame phase: node id runs its frames
+	// at the shared epoch + Phases[id] + k/FrameRate
+	// (live.DaemonConfig.FramePhase), as the simulator's node id does
+	// (sim.Sim.Phase) when the live run is to be compared with a
+	// simulated one. A node not listed runs its frames from its start.
+	Phases map[wire.NodeID]time.Duration
 }
 
 // validate checks the Config's own fields; each node's configuration is
@@ -150,6 +156,11 @@ func (cfg Config) validate() error {
 		return bad("frame rate %v: want > 0", cfg.FrameRate)
 	case cfg.DrainTimeout > 10*time.Minute:
 		return bad("drain timeout %v: want at most 10m", cfg.DrainTimeout)
+	}
+	for id, p := range cfg.Phases {
+		if period := time.Duration(float64(time.Second) / cfg.FrameRate); p < 0 || p >= period {
+			return bad("node %d's frame phase %v: want 0 to under the frame period %v", id, p, period)
+		}
 	}
 	if st, err := os.Stat(cfg.Dir); err != nil || !st.IsDir() {
 		return bad("directory %q does not exist", cfg.Dir)
@@ -268,6 +279,9 @@ func Start(cfg Config) (*Cluster, error) {
 		dc.DataDir = fmt.Sprintf("data%d", id)
 		dc.FrameRate = cfg.FrameRate
 		dc.Epoch = c.epoch.UTC().Format(time.RFC3339Nano)
+		if p, ok := cfg.Phases[id]; ok {
+			dc.FramePhase = &live.Duration{Duration: p}
+		}
 		dc.City = c.cities[i]
 		dc.EmulateLatency = cfg.EmulateLatency
 		dc.EmulateLoss, dc.EmulateJitter, dc.EmulateDuplicate, dc.EmulateReorder =

@@ -83,7 +83,8 @@ simulator puts it; with --emulate-latency every packet between two nodes waits t
 one-way latency between their cities (half the WonderNetwork RTT), so the loopback
 cluster behaves like the simulated WAN.
 
-Each player node spawns its share of the model game's items and listens for players
+Every node runs its frames at the phase the simulator gave the same node, on the
+nodes' shared clock. Each player node spawns its share of the model game's items and listens for players
 (QUIC, with its cluster certificate). The bots are real clients: one QUIC connection
 each, from this process, joining node k/players-per-node with a token signed by a
 fresh coordinator key and playing the arena game with the AI bots' client-side brain
@@ -362,7 +363,19 @@ func runCluster(e *env, o clusterOpts) error {
 	// the time run.
 	sigCtx, stopSignals := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt, syscall.SIGHUP)
 	defer stopSignals()
-	c, err := localcluster.Start(o.clusterConfig(exe, dir, simRep.InfraSite))
+	lc := o.clusterConfig(exe, dir, simRep.InfraSite)
+	// Each node keeps the phase of the simulated node's frames: which
+	// node's frame comes first, and by how much, decides whether a packet
+	// makes a frame, so the two runs differ in that no more.
+	if s := simRep.Sim(); s != nil {
+		lc.Phases = map[wire.NodeID]time.Duration{}
+		for _, id := range s.Nodes() {
+			if p, err := s.Phase(id); err == nil {
+				lc.Phases[id] = p
+			}
+		}
+	}
+	c, err := localcluster.Start(lc)
 	if err != nil {
 		return err
 	}
