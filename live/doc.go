@@ -22,10 +22,12 @@
 //     changeable while the node runs.
 //   - Mesh (a Transport): one bounded send queue per peer, drained by one
 //     goroutine per peer that dials on demand and redials with exponential
-//     backoff; update-class packets travel as datagrams, every other class
-//     as length-prefixed frames on one reliable stream per connection.
-//     When a queue is full an update packet replaces the oldest queued
-//     update (coalescing) and the drop is counted. An optional per-peer
+//     backoff; a packet travels as a datagram when it fits (the cores
+//     recover every class from loss, as in the simulator), a larger one,
+//     and what is flushed at Close, as a length-prefixed frame on one
+//     reliable stream per connection. When a queue is full an update
+//     packet replaces the oldest queued update (coalescing) and the drop
+//     is counted. An optional per-peer
 //     delay emulates WAN latency (Latency). A node sends only on the
 //     connections it dialled and reads only those it accepted, so two
 //     nodes that talk both ways hold two connections, each with one

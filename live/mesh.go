@@ -642,15 +642,15 @@ func (m *Mesh) runPeer(p *peer) {
 			backoff = min(2*backoff, m.cfg.MaxBackoff)
 		}
 		var err error
-		if it.p.Droppable() && recordLen(it.p) <= MaxDatagram {
-			// Update packets waiting behind this one, already due, share
-			// its datagram while they fit.
+		if recordLen(it.p) <= MaxDatagram && !m.isClosing() {
+			// Packets waiting behind this one, already due, share its
+			// datagram while they fit.
 			batch = append(batch[:0], it.p)
 			size := recordLen(it.p)
 			p.mu.Lock()
 			for p.q.len() > 0 {
 				nx := p.q.at(0)
-				if !nx.p.Droppable() || size+recordLen(nx.p) > MaxDatagram || time.Until(nx.due) > delaySlack {
+				if size+recordLen(nx.p) > MaxDatagram || time.Until(nx.due) > delaySlack {
 					break
 				}
 				size += recordLen(nx.p)
@@ -672,6 +672,9 @@ func (m *Mesh) runPeer(p *peer) {
 				}
 			}
 		} else {
+			// Too large for a datagram, or flushed by Close, which waits
+			// for the stream's writes and not for datagrams: on the
+			// stream, whole.
 			batch = append(batch[:0], it.p)
 			buf = appendFrame(buf[:0], it.p)
 			_, err = stream.Write(buf)
@@ -686,6 +689,16 @@ func (m *Mesh) runPeer(p *peer) {
 			m.c.countOut(bp)
 			batch[i] = wire.Packet{}
 		}
+	}
+}
+
+// isClosing reports whether Close has started.
+func (m *Mesh) isClosing() bool {
+	select {
+	case <-m.closing:
+		return true
+	default:
+		return false
 	}
 }
 

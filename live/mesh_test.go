@@ -3,6 +3,8 @@ package live
 import (
 	"context"
 	"fmt"
+	"io"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -444,5 +446,97 @@ func TestSetPeerRedials(t *testing.T) {
 		for _, m := range []*Mesh{m1, old, cur} {
 			m.Close(ctx)
 		}
+	})
+}
+
+// countingNet counts the datagrams and stream writes of the connections
+// it dials.
+type countingNet struct {
+	Network
+	datagrams, writes *atomic.Int64
+}
+
+func (n countingNet) Dial(ctx context.Context, peer wire.NodeID, addr string) (Conn, error) {
+	c, err := n.Network.Dial(ctx, peer, addr)
+	if err != nil {
+		return nil, err
+	}
+	return countingConn{c, n}, nil
+}
+
+type countingConn struct {
+	Conn
+	n countingNet
+}
+
+func (c countingConn) SendDatagram(b []byte) error {
+	c.n.datagrams.Add(1)
+	return c.Conn.SendDatagram(b)
+}
+
+func (c countingConn) OpenStream(ctx context.Context) (io.ReadWriteCloser, error) {
+	s, err := c.Conn.OpenStream(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return countingStream{s, c.n.writes}, nil
+}
+
+type countingStream struct {
+	io.ReadWriteCloser
+	writes *atomic.Int64
+}
+
+func (s countingStream) Write(b []byte) (int, error) {
+	s.writes.Add(1)
+	return s.ReadWriteCloser.Write(b)
+}
+
+// TestDatagramsForAll: a packet of any class that fits a datagram goes as
+// one (packets due together share it), a larger one on the stream, and
+// what Close flushes on the stream; the peer receives them all.
+func TestDatagramsForAll(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		net := NewMemNetwork()
+		ep1, _ := net.Listen(1, addr(1))
+		ep2, _ := net.Listen(2, addr(2))
+		var dg, wr atomic.Int64
+		m, _ := NewMesh(MeshConfig{Self: 1, Peers: map[wire.NodeID]string{2: addr(2)}}, countingNet{ep1, &dg, &wr})
+		m2, _ := NewMesh(MeshConfig{Self: 2}, ep2)
+		m2.Start()
+		m.Start()
+		pkt := func(c wire.Class, size int) wire.Packet {
+			b := make([]byte, size)
+			b[0] = wire.Version
+			return wire.Packet{From: 1, To: 2, Class: c, Payload: b}
+		}
+		for c := range wire.Class(wire.NumClasses) {
+			m.Send(pkt(c, 40))
+			synctest.Wait()
+		}
+		if dg.Load() != wire.NumClasses || wr.Load() != 0 {
+			t.Errorf("%d datagrams and %d stream writes for one small packet of each class, want %d and 0", dg.Load(), wr.Load(), wire.NumClasses)
+		}
+		m.Send(pkt(wire.ClassControl, 100))
+		m.Send(pkt(wire.ClassDiscovery, 100))
+		synctest.Wait()
+		if dg.Load() != wire.NumClasses+1 {
+			t.Errorf("two small packets due together: %d more datagrams, want 1", dg.Load()-wire.NumClasses)
+		}
+		m.Send(pkt(wire.ClassMatching, 2*MaxDatagram))
+		synctest.Wait()
+		if wr.Load() != 1 {
+			t.Errorf("a packet larger than a datagram: %d stream writes, want 1", wr.Load())
+		}
+		if got := m2.Counters().MsgsIn[wire.ClassControl].Load() + m2.Counters().MsgsIn[wire.ClassDiscovery].Load() +
+			m2.Counters().MsgsIn[wire.ClassMatching].Load(); got != 6 {
+			t.Errorf("node 2 received %d control, discovery and matching packets, want 6", got)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if lost := m.Close(ctx); lost != 0 {
+			t.Errorf("%d lost on close", lost)
+		}
+		m2.Close(ctx)
 	})
 }

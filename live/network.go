@@ -65,8 +65,8 @@ const (
 	// malformed (and closes the stream), so a peer cannot make us allocate
 	// more.
 	MaxFrame = 1 << 20
-	// MaxDatagram is the largest datagram the mesh sends: update packets
-	// queued together for one peer share a datagram up to this size, and a
+	// MaxDatagram is the largest datagram the mesh sends: packets queued
+	// together for one peer share a datagram up to this size, and a
 	// packet that does not fit alone goes on the stream. 1200 bytes fit a
 	// QUIC DATAGRAM frame in a 1280-byte-MTU path's packet.
 	MaxDatagram = 1200

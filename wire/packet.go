@@ -95,7 +95,7 @@ type Packet struct {
 
 // Droppable reports whether p carries replica updates alone (ClassUpdate,
 // no other class): superseded by the next, such a packet may be lost, and
-// the live mesh sends it as an unreliable datagram.
+// the live mesh drops it first when a peer's send queue is full.
 func (p *Packet) Droppable() bool { return p.Class == ClassUpdate && p.Parts == nil }
 
 // ClassSizes returns the bytes of p per traffic class, header bytes
