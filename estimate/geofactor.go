@@ -7,9 +7,10 @@ import "math"
 // information of Htrae (Agarwal and Lorch, "Matchmaking for online games
 // and other latency-sensitive P2P systems", SIGCOMM 2009). It assumes
 // those positions are right to within a city; it probes what mf probes,
-// except that the near neighbours it adds are the geographically nearest
-// peers, and that ProbeConfig.Disputed more are the peers on which its two
-// models disagree most (Disputed).
+// except that its random peers are drawn one per distance band
+// (ProbeConfig.Banded, on in DefaultSpec), that the near neighbours it
+// adds are the geographically nearest peers, and that ProbeConfig.Disputed
+// more are the peers on which its two models disagree most (Disputed).
 //
 // It fits two Factor models to the same samples: the plain one, and a
 // geographic one whose log-RTT model carries the geographic base RTT

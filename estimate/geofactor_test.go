@@ -1,6 +1,7 @@
 package estimate
 
 import (
+	"cmp"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -188,5 +189,70 @@ func TestGeoFactorDisputed(t *testing.T) {
 		if _, err := NewSession(bad, tr, rand.New(rand.NewPCG(1, 1))); !errors.Is(err, ErrConfig) {
 			t.Errorf("%s with %d near and %d disputed of %d: %v, want ErrConfig", c.m, c.near, c.disputed, bad.Probe.Neighbours, err)
 		}
+	}
+}
+
+// A banded draw takes one peer from each distance band of every node (the
+// other nodes ranked by distance, cut into as many bands of equal count as
+// peers drawn), spreads the probes more evenly over the nodes than a
+// uniform draw, and stays uniform without positions.
+func TestBandedDraw(t *testing.T) {
+	tr := geoTruth(t, 61, 5)
+	lat, lon, _ := tr.Positions()
+	cfg := DefaultProbeConfig()
+	cfg.Neighbours = 6
+	spread := func(p *Process) int {
+		probed := make([]int, tr.Len())
+		for i := range tr.Len() {
+			for _, j := range p.Neighbours(i) {
+				probed[j]++
+			}
+		}
+		return slices.Max(probed) - slices.Min(probed)
+	}
+	uni, err := NewProcess(tr, cfg, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Banded = true
+	p, err := NewProcess(tr, cfg, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := tr.Len()
+	for i := range n {
+		var others []int
+		for j := range n {
+			if j != i {
+				others = append(others, j)
+			}
+		}
+		km := func(j int) float64 { return geo.GreatCircleKm(lat[i], lon[i], lat[j], lon[j]) }
+		slices.SortFunc(others, func(a, b int) int { return cmp.Compare(km(a), km(b)) })
+		nb := p.Neighbours(i)
+		if len(nb) != 6 {
+			t.Fatalf("node %d probes %d peers, want 6", i, len(nb))
+		}
+		for b, j := range nb {
+			if r := slices.Index(others, j); r*6/(n-1) != b {
+				t.Fatalf("node %d: peer %d is %d-th nearest, in band %d, want band %d", i, j, r, r*6/(n-1), b)
+			}
+		}
+	}
+	if su, sb := spread(uni), spread(p); sb >= su || sb > 2 {
+		t.Errorf("probers per node range over %d banded, %d uniform; want banded ≤ 2 and below uniform", sb, su)
+	}
+	plain, _ := NewTruth(names(n), func() [][]float64 {
+		rows := make([][]float64, n)
+		for i := range n {
+			rows[i] = make([]float64, n)
+			for j := range n {
+				rows[i][j], _ = tr.Value(i, j)
+			}
+		}
+		return rows
+	}())
+	if q, err := NewProcess(plain, cfg, rand.New(rand.NewPCG(1, 2))); err != nil || q.km != nil {
+		t.Errorf("banded without positions: %v, distances %v; want a uniform draw", err, q.km != nil)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"time"
+
+	"github.com/overworld/overworld/geo"
 )
 
 // ProbeConfig describes a measurement process: which neighbours each node
@@ -43,6 +45,21 @@ type ProbeConfig struct {
 	// Near − Disputed peers. Only mf-geo has two models; where it runs
 	// without positions (plain mf), Session leaves them random. 0: none.
 	Disputed int
+	// Banded draws the random peers by distance instead of uniformly: a
+	// node ranks the other nodes by great-circle distance and cuts them
+	// into as many bands of equal count as it draws peers, and takes from
+	// each band the peer that the fewest nodes probe so far (ties broken at
+	// random; peers that probe the node already last). Every node then
+	// probes near, middle and far peers alike, and no node is left
+	// unprobed while others are probed often. It needs the nodes' positions
+	// (Truth.WithPositions); without them the draw stays uniform.
+	Banded bool
+	// PairOnce makes a pass that adds peers (near or disputed) count a pair
+	// as measured as soon as one end adds it, so that the other end, later
+	// in the same pass, adds another peer rather than the same pair again
+	// (likely when the ranking is symmetric, as geographic distance and the
+	// models' dispute are). Without it both ends may spend a peer on it.
+	PairOnce bool
 	// Rate is the probe rate of one node in probes per second. A node
 	// cycles through its neighbours, one probe per 1/Rate seconds; one
 	// round (every live node sends one probe) lasts 1/Rate seconds.
@@ -152,10 +169,11 @@ type Process struct {
 	leaveProb float64
 	downtime  int // rounds
 	lost      int
-	measured  []bool // n×n: i probes j or j probes i now
-	ever      []bool // n×n: measured at any point of the run
-	building  bool   // defer rebuildMeasured while NewProcess chooses
-	grown     bool   // AddNear has run: a returning node draws all Neighbours
+	measured  []bool    // n×n: i probes j or j probes i now
+	ever      []bool    // n×n: measured at any point of the run
+	building  bool      // defer rebuildMeasured while NewProcess chooses
+	km        []float64 // n×n great-circle distances for a Banded draw, nil otherwise
+	grown     bool      // AddNear has run: a returning node draws all Neighbours
 }
 
 // NewProcess starts a measurement process on t. Every node is live and has
@@ -180,6 +198,15 @@ func NewProcess(t *Truth, cfg ProbeConfig, rng *rand.Rand) (*Process, error) {
 	roundSec := 1 / cfg.Rate
 	p.leaveProb = cfg.Churn * roundSec / 60
 	p.downtime = max(1, int(math.Round(cfg.Downtime.Seconds()*cfg.Rate)))
+	if lat, lon, ok := t.Positions(); ok && cfg.Banded {
+		p.km = make([]float64, n*n)
+		for i := range n {
+			for j := i + 1; j < n; j++ {
+				d := geo.GreatCircleKm(lat[i], lon[i], lat[j], lon[j])
+				p.km[i*n+j], p.km[j*n+i] = d, d
+			}
+		}
+	}
 	p.building = true
 	for i := range n {
 		p.alive[i] = true
@@ -190,14 +217,19 @@ func NewProcess(t *Truth, cfg ProbeConfig, rng *rand.Rand) (*Process, error) {
 	return p, nil
 }
 
-// choose draws node i's neighbours uniformly at random, Neighbours − Near −
-// Disputed of them before AddNear has run and Neighbours after (a node that returns
-// then has no near pass left); peers that probe i already come last.
+// choose draws node i's neighbours uniformly at random (or one per
+// distance band: Banded), Neighbours − Near − Disputed of them before
+// AddNear has run and Neighbours after (a node that returns then has no
+// near pass left); peers that probe i already come last.
 func (p *Process) choose(i int) {
 	n := p.t.Len()
 	k := p.cfg.Neighbours
 	if !p.grown {
 		k -= p.cfg.Near + p.cfg.Disputed
+	}
+	if p.km != nil {
+		p.chooseBanded(i, k)
+		return
 	}
 	nb := p.nbr[i][:0]
 	// Partial Fisher–Yates over the other nodes, those that probe i
@@ -220,6 +252,53 @@ func (p *Process) choose(i int) {
 		b := a + p.rng.IntN(len(perm)-a)
 		perm[a], perm[b] = perm[b], perm[a]
 		nb = append(nb, perm[a])
+	}
+	p.nbr[i] = nb
+	p.next[i] = 0
+	p.rebuildMeasured()
+}
+
+// chooseBanded draws node i's k peers one per distance band (Banded): the
+// other nodes ranked by distance from i, cut into k bands of equal count
+// (k ≤ n − 1), and from each band the peer fewest nodes probe, peers that
+// probe i already last, ties at random.
+func (p *Process) chooseBanded(i, k int) {
+	n := p.t.Len()
+	probed := make([]int, n) // how many nodes probe each node
+	for a, nb := range p.nbr {
+		for _, j := range nb {
+			if a != i {
+				probed[j]++
+			}
+		}
+	}
+	tie := p.rng.Perm(n)
+	others := make([]int, 0, n-1)
+	for j := range n {
+		if j != i {
+			others = append(others, j)
+		}
+	}
+	slices.SortFunc(others, func(a, b int) int {
+		return cmp.Or(cmp.Compare(p.km[i*n+a], p.km[i*n+b]), cmp.Compare(tie[a], tie[b]))
+	})
+	// rank orders a band's peers: not probing i first, then the fewest
+	// probers, then at random.
+	rank := func(a, b int) int {
+		x, y := slices.Contains(p.nbr[a], i), slices.Contains(p.nbr[b], i)
+		if x != y {
+			if x {
+				return 1
+			}
+			return -1
+		}
+		return cmp.Or(cmp.Compare(probed[a], probed[b]), cmp.Compare(tie[a], tie[b]))
+	}
+	nb := p.nbr[i][:0]
+	for b := range k {
+		j := slices.MinFunc(others[b*len(others)/k:(b+1)*len(others)/k], rank)
+		probed[j]++
+		nb = append(nb, j)
 	}
 	p.nbr[i] = nb
 	p.next[i] = 0
@@ -274,6 +353,11 @@ func (p *Process) AddNear(e Estimator, count int) {
 		})
 		add := min(count, k-len(p.nbr[i]), len(idx))
 		p.nbr[i], p.next[i] = append(p.nbr[i], idx[:add]...), 0
+		if p.cfg.PairOnce {
+			for _, j := range idx[:add] {
+				p.ever[i*n+j], p.ever[j*n+i] = true, true
+			}
+		}
 	}
 	p.rebuildMeasured()
 }

@@ -55,7 +55,9 @@ type Spec struct {
 // peers and 8 added, in 4 steps over the run, as the nearest by the
 // profile distance of its fits (better accuracy on small RTTs and better
 // core selection: see lab estimate); no node ever probes more than 32
-// peers.
+// peers. mf-geo draws its random peers one per distance band, each the
+// band's least-probed peer (ProbeConfig.Banded), and in its passes a pair
+// one end adds is not added by the other (ProbeConfig.PairOnce).
 func DefaultSpec(m Method) Spec {
 	s := Spec{Method: m, Probe: DefaultProbeConfig(), Landmark: DefaultLandmarkConfig(),
 		Vivaldi: DefaultVivaldiConfig(), Factor: DefaultFactorConfig()}
@@ -64,6 +66,7 @@ func DefaultSpec(m Method) Spec {
 		s.Landmark.Landmarks = 32
 	case MethodFactor, MethodFactorGeo:
 		s.Probe.Near, s.Probe.NearPasses, s.Probe.NearProfile = 8, 4, true
+		s.Probe.Banded, s.Probe.PairOnce = m == MethodFactorGeo, m == MethodFactorGeo
 	}
 	return s
 }

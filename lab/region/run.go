@@ -102,13 +102,16 @@ func DefaultConfig() Config {
 	mf16 := estimate.DefaultSpec(estimate.MethodFactor)
 	mf16.Probe.Neighbours, mf16.Probe.Near = 16, 2
 	// mf-geo with the same budget: the nodes' positions known (WonderNetwork's
-	// site table), 10 random peers, the 2 geographically nearest added in
+	// site table), 10 random peers drawn one per distance band (each the
+	// band's least-probed peer), the 2 geographically nearest added in
 	// two passes, then 4 disputed ones, one per pass, where its plain and
-	// geographic models disagree most. PlanetLab has no positions: there it
-	// is mf-16 with its 2 nearest added in two passes.
+	// geographic models disagree most; in a pass, a pair one end adds is
+	// not added by the other. PlanetLab has no positions: there it is mf-16
+	// with its 2 nearest added in two passes, each pair once.
 	geo16 := mf16
 	geo16.Method = estimate.MethodFactorGeo
 	geo16.Probe.NearPasses, geo16.Probe.Disputed = 2, 4
+	geo16.Probe.Banded, geo16.Probe.PairOnce = true, true
 	return Config{
 		Seed: 1,
 		Configs: []EstimateRun{
