@@ -20,10 +20,8 @@ type nullTransport struct{}
 func (nullTransport) Send(wire.Packet)         {}
 func (nullTransport) Recv() <-chan wire.Packet { return nil }
 
-// driverFrames runs a lone node's driver with cfg (Node and Transport
-// filled in) for run, starting `late` after cfg.Epoch, inside a synctest
-// bubble, and returns the core times of its frames.
-func driverFrames(t *testing.T, cfg DriverConfig, late, run time.Duration) []time.Duration {
+// loneNode is a node of the test game alone in its cluster.
+func loneNode(t *testing.T) *node.Node {
 	t.Helper()
 	b, err := locate.NewBroadcast(1, []wire.NodeID{1})
 	if err != nil {
@@ -33,6 +31,15 @@ func driverFrames(t *testing.T, cfg DriverConfig, late, run time.Duration) []tim
 	if err != nil {
 		t.Fatal(err)
 	}
+	return n
+}
+
+// driverFrames runs a lone node's driver with cfg (Node and Transport
+// filled in) for run, starting `late` after cfg.Epoch, inside a synctest
+// bubble, and returns the core times of its frames.
+func driverFrames(t *testing.T, cfg DriverConfig, late, run time.Duration) []time.Duration {
+	t.Helper()
+	n := loneNode(t)
 	cfg.Node, cfg.Transport = n, nullTransport{}
 	cfg.Epoch = time.Now().Add(-late)
 	d, err := NewDriver(cfg)
@@ -93,14 +100,7 @@ func TestDriverPhase(t *testing.T) {
 // TestDriverPhaseRejected: a phase outside [0, Frame) is a configuration
 // error.
 func TestDriverPhaseRejected(t *testing.T) {
-	b, err := locate.NewBroadcast(1, []wire.NodeID{1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := node.New(node.Config{ID: 1, Registry: newTestGame().registry, Discovery: b, Incarnation: 1, Rand: rand.New(rand.NewPCG(1, 1))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	n := loneNode(t)
 	for _, p := range []time.Duration{-time.Millisecond, 100 * time.Millisecond, time.Hour} {
 		_, err := NewDriver(DriverConfig{Node: n, Transport: nullTransport{}, Frame: 100 * time.Millisecond, Aligned: true, Phase: p})
 		if !errors.Is(err, ErrConfig) {
