@@ -242,7 +242,7 @@ func TestBandedDraw(t *testing.T) {
 	if su, sb := spread(uni), spread(p); sb >= su || sb > 2 {
 		t.Errorf("probers per node range over %d banded, %d uniform; want banded ≤ 2 and below uniform", sb, su)
 	}
-	plain, _ := NewTruth(names(n), func() [][]float64 {
+	plain, err := NewTruth(names(n), func() [][]float64 {
 		rows := make([][]float64, n)
 		for i := range n {
 			rows[i] = make([]float64, n)
@@ -252,7 +252,14 @@ func TestBandedDraw(t *testing.T) {
 		}
 		return rows
 	}())
-	if q, err := NewProcess(plain, cfg, rand.New(rand.NewPCG(1, 2))); err != nil || q.km != nil {
-		t.Errorf("banded without positions: %v, distances %v; want a uniform draw", err, q.km != nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := NewProcess(plain, cfg, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.km != nil {
+		t.Error("banded without positions: distances computed; want a uniform draw")
 	}
 }

@@ -1,7 +1,6 @@
 package estimate
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -37,8 +36,9 @@ func sweepSeeds(t *testing.T) []uint64 {
 }
 
 // TestSweepWonderNetworkGeo16 runs mf-geo-16 on WonderNetwork for many
-// seeds (seed s: rand.NewPCG(s, 1), so seed 1 is TestWonderNetworkGeo16's run; OVERWORLD_SWEEP_STREAM=0x776e09 gives lab estimate's stream instead), checks the budget on every run and
-// prints the share of held-out pairs within 15% per seed, then its mean,
+// seeds (seed s: rand.NewPCG(s, 1), so seed 1 is TestWonderNetworkGeo16's
+// run; OVERWORLD_SWEEP_STREAM=0x776e09 gives lab estimate's stream
+// instead), checks the budget on every run and prints the share of held-out pairs within 15% per seed, then its mean,
 // its worst seed, how many seeds reach 80%, and the mean median error. It
 // runs only with OVERWORLD_SWEEP=1 (about 8 s a seed):
 //
@@ -56,12 +56,14 @@ func TestSweepWonderNetworkGeo16(t *testing.T) {
 	seeds := sweepSeeds(t)
 	stream := uint64(1)
 	if v := os.Getenv("OVERWORLD_SWEEP_STREAM"); v != "" {
-		stream, _ = strconv.ParseUint(v, 0, 64)
+		if stream, err = strconv.ParseUint(v, 0, 64); err != nil {
+			t.Fatalf("OVERWORLD_SWEEP_STREAM=%q: want an unsigned integer (0x776e09)", v)
+		}
 	}
 	var w15, med []float64
 	for _, seed := range seeds {
 		sp := specGeo16()
-		sweepVariant(&sp)
+		sweepVariant(t, &sp)
 		s, err := NewSession(sp, tr, rand.New(rand.NewPCG(seed, stream)))
 		if err != nil {
 			t.Fatal(err)
@@ -84,14 +86,17 @@ func TestSweepWonderNetworkGeo16(t *testing.T) {
 			ok++
 		}
 	}
-	t.Log(fmt.Sprintf("mf-geo-16 WonderNetwork held out, seeds %s: within 15%% mean %.2f%%, worst %.2f%%, %d of %d seeds ≥ 80%%; median error mean %.4f, worst %.4f",
-		os.Getenv("OVERWORLD_SWEEP_SEEDS"), 100*mean(w15), 100*slices.Min(w15), ok, len(w15), mean(med), slices.Max(med)))
+	t.Logf("mf-geo-16 WonderNetwork held out, seeds %s: within 15%% mean %.2f%%, worst %.2f%%, %d of %d seeds ≥ 80%%; median error mean %.4f, worst %.4f",
+		os.Getenv("OVERWORLD_SWEEP_SEEDS"), 100*mean(w15), 100*slices.Min(w15), ok, len(w15), mean(med), slices.Max(med))
 }
 
-// sweepVariant applies OVERWORLD_SWEEP_VARIANT to the spec (experiments).
-func sweepVariant(sp *Spec) {
+// sweepVariant applies OVERWORLD_SWEEP_VARIANT (a comma-separated list of
+// banded, uniform, pair-once, no-pair-once) to the spec.
+func sweepVariant(t *testing.T, sp *Spec) {
+	t.Helper()
 	for _, v := range strings.Split(os.Getenv("OVERWORLD_SWEEP_VARIANT"), ",") {
 		switch v {
+		case "":
 		case "banded":
 			sp.Probe.Banded = true
 		case "uniform":
@@ -100,6 +105,8 @@ func sweepVariant(sp *Spec) {
 			sp.Probe.PairOnce = true
 		case "no-pair-once":
 			sp.Probe.PairOnce = false
+		default:
+			t.Fatalf("OVERWORLD_SWEEP_VARIANT: unknown variant %q (want banded, uniform, pair-once or no-pair-once)", v)
 		}
 	}
 }
