@@ -52,8 +52,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -197,6 +197,47 @@ type exitInfo struct {
 	state string
 }
 
+// logTail returns the last n non-empty lines of the log at path, each on
+// a line of its own after ": " (empty if it cannot be read or is empty):
+// why a node that exited during start-up did, as the error says it.
+func logTail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	var lines []string
+	for l := range strings.SplitSeq(strings.TrimSpace(string(b)), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(lines[max(0, len(lines)-n):], "\n  ")
+}
+
+// freeAddrs hands out free 127.0.0.1 ports for udp or tcp, none twice:
+// the system may hand a released port out again, and two endpoints of
+// one cluster on one port would keep the second process from starting.
+type freeAddrs map[string]bool
+
+// next returns a free port for network that this cluster has not been
+// given yet.
+func (f freeAddrs) next(network string) (string, error) {
+	for range 64 {
+		a, err := freeAddr(network)
+		if err != nil {
+			return "", err
+		}
+		if k := network + " " + a; !f[k] {
+			f[k] = true
+			return a, nil
+		}
+	}
+	return "", fmt.Errorf("localcluster: no %s port on 127.0.0.1 that this cluster has not taken", network)
+}
+
 // freeAddr returns a free 127.0.0.1 port for udp or tcp.
 func freeAddr(network string) (string, error) {
 	if network == "udp" {
@@ -236,13 +277,14 @@ func Start(cfg Config) (*Cluster, error) {
 	}
 	// Every node's ports and configuration first, all validated.
 	nodeAddrs := make([]string, total)
+	ports := freeAddrs{}
 	for i := range total {
 		c.ids = append(c.ids, wire.NodeID(i+1))
 		var err error
-		if nodeAddrs[i], err = freeAddr("udp"); err != nil {
+		if nodeAddrs[i], err = ports.next("udp"); err != nil {
 			return nil, err
 		}
-		a, err := freeAddr("tcp")
+		a, err := ports.next("tcp")
 		if err != nil {
 			return nil, err
 		}
@@ -256,18 +298,14 @@ func Start(cfg Config) (*Cluster, error) {
 			if id == c.infra {
 				continue
 			}
-			a, err := freeAddr("udp")
+			a, err := ports.next("udp")
 			if err != nil {
 				return nil, err
 			}
 			playerAddr[id] = a
 			c.playerAddrs = append(c.playerAddrs, a)
-			// A port another endpoint of this cluster got is taken, even if
-			// the system hands it out again once released.
-			for wsAddr[id] == "" || slices.Contains(c.admin, wsAddr[id]) || slices.Contains(c.playerWS, wsAddr[id]) {
-				if wsAddr[id], err = freeAddr("tcp"); err != nil {
-					return nil, err
-				}
+			if wsAddr[id], err = ports.next("tcp"); err != nil {
+				return nil, err
 			}
 			c.playerWS = append(c.playerWS, wsAddr[id])
 		}
@@ -486,7 +524,7 @@ func (c *Cluster) WaitReady(timeout time.Duration) error {
 	for i := range c.ids {
 		for {
 			if !c.Alive(i) {
-				return fmt.Errorf("localcluster: node %d exited during start-up (see %s)", c.ids[i], c.logs[i].Name())
+				return fmt.Errorf("localcluster: node %d exited during start-up (see %s)%s", c.ids[i], c.logs[i].Name(), logTail(c.logs[i].Name(), 3))
 			}
 			resp, err := c.client.Get("http://" + c.admin[i] + "/readyz")
 			if err == nil {
