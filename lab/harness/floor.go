@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/overworld/overworld/sim"
@@ -18,15 +19,31 @@ const floorMaxNodes = 512
 // simulator takes at least its pair's base delay, so nothing sent by a
 // reaches b sooner, however it is relayed.
 func shortestDelays(s *sim.Sim, n int) ([]time.Duration, error) {
+	return ShortestDelays(n, s.BaseDelay)
+}
+
+// ShortestDelays returns the shortest one-way delay from every node to
+// every other of nodes 1..n over the direct delays base gives, relays
+// allowed (Floyd–Warshall): d[(a−1)·n + b−1]. The floor of the view
+// measures (truth.Observer.TrackFloor) counts from them, in the simulator
+// and in a live cluster whose nodes emulate the same delays. It returns
+// base's first error, and an error for a negative delay or n < 1.
+func ShortestDelays(n int, base func(a, b wire.NodeID) (time.Duration, error)) ([]time.Duration, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("harness: shortest delays of %d nodes", n)
+	}
 	d := make([]time.Duration, n*n)
 	for a := range n {
 		for b := range n {
 			if a == b {
 				continue
 			}
-			v, err := s.BaseDelay(wire.NodeID(a+1), wire.NodeID(b+1))
+			v, err := base(wire.NodeID(a+1), wire.NodeID(b+1))
 			if err != nil {
 				return nil, err
+			}
+			if v < 0 {
+				return nil, fmt.Errorf("harness: negative delay %v from node %d to %d", v, a+1, b+1)
 			}
 			d[a*n+b] = v
 		}
