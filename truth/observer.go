@@ -384,16 +384,24 @@ func (t *Observer) Sample(snaps []*Snapshot) error {
 }
 
 // unborn reports whether the object of grid entry g may not have existed
-// at a viewer's time now: the Sample that first listed it took its
-// owner's snapshot after now, and its creation time is unknown or after
-// now. A live cluster's snapshots of one Sample are up to a frame apart
-// (each node answers at its next frame); the simulator's observer sees,
-// at a node's frame, the others' primaries as of then, so such an object
-// is left out of that viewer's interest for that Sample, as it would be
-// there.
+// at a viewer's time now: it was created after now, in whichever Sample
+// the viewer's snapshot comes; or the Sample that first listed it took
+// its owner's snapshot after now, and its creation time is unknown. A
+// live cluster's snapshots of one Sample are up to a frame apart (each
+// node answers at its next frame), and a node whose answers fell a frame
+// behind the others' stays behind, so a viewer's snapshot may even be
+// older than an owner's in the Sample before; the simulator's observer
+// sees, at a node's frame, the others' primaries as of then, so such an
+// object is left out of that viewer's interest, as it would be there.
 func (t *Observer) unborn(g *gcell, now time.Duration) bool {
 	o := &t.objs[g.slot]
-	if o.born == 0 || o.born != t.nthSmp {
+	if o.born == 0 {
+		return false // not from a Sample: the simulator's time order
+	}
+	if o.created >= 0 && o.created > now {
+		return true
+	}
+	if o.born != t.nthSmp {
 		return false
 	}
 	j := int(g.owner) - 1

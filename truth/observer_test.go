@@ -895,6 +895,65 @@ func TestSampleUnborn(t *testing.T) {
 	}
 }
 
+// TestSampleUnbornViewerBehind: a viewer whose snapshots fell a frame
+// behind the owner's (a live sampler takes each node's next frame, so a
+// node behind stays behind) does not count an object created after its
+// snapshot's time, though an earlier Sample listed it; from its first
+// snapshot after the creation on, it does.
+func TestSampleUnbornViewerBehind(t *testing.T) {
+	ms := time.Millisecond
+	box := []world.Box{{Max: world.Point{10, 10}}}
+	snap := func(id wire.NodeID, at time.Duration, objs ...Object) *Snapshot {
+		s := &Snapshot{}
+		s.Reset(id, at)
+		for _, o := range objs {
+			if err := s.Add(o); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s.View = box
+		return s
+	}
+	var rec recLog
+	obs, err := New(Config{Dims: 2, Infra: 9, Recorder: &rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, fresh := world.MakeObjectID(2, 1), world.MakeObjectID(2, 2)
+	base := Object{ID: old, Primary: true, Loc: world.Point{6, 6}} // version 1, made at 0, in the first Sample
+	obj := Object{ID: fresh, Primary: true, Loc: world.Point{5, 5}, Version: 1, Produced: 150 * ms}
+	for k, c := range []struct {
+		viewer, owner time.Duration
+		list          bool // the owner lists the fresh object
+		want          bool // the fresh object in the viewer's interest
+	}{
+		{0, 50 * ms, false, false},
+		{19 * ms, 150 * ms, true, false},  // the viewer a frame behind: unborn in the Sample that lists it
+		{119 * ms, 250 * ms, true, false}, // and in the next, still before the creation
+		{219 * ms, 350 * ms, true, true},
+	} {
+		rec.views = nil
+		base.Version++
+		objs := []Object{base}
+		if c.list {
+			objs = append(objs, obj)
+			obj.Version++
+		}
+		if err := obs.Sample([]*Snapshot{snap(1, c.viewer), snap(2, c.owner, objs...)}); err != nil {
+			t.Fatal(err)
+		}
+		var got []uint64
+		for _, v := range rec.views {
+			if v.node == 1 {
+				got = v.interest
+			}
+		}
+		if !slices.Contains(got, uint64(old)) || slices.Contains(got, uint64(fresh)) != c.want {
+			t.Errorf("Sample %d (viewer at %v, owner at %v): node 1's interest %v, want %v there: %v", k+1, c.viewer, c.owner, got, fresh, c.want)
+		}
+	}
+}
+
 // TestSamplePlacesAtViewerTime: in a Sample, an object whose owner's
 // snapshot is later (or earlier) than the viewer's is placed where it was
 // at the viewer's time, along the line from its owner's previous snapshot
