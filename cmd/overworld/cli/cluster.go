@@ -128,7 +128,9 @@ line redrawn in place, otherwise a line every 10 s (--quiet: none).
 Missing replicas count, in each player node's snapshot, the objects whose primary
 (on another node) lies inside the node's view and of which it holds no copy (the
 simulator's 0 ms-grace measure); the moving objects (bots and missiles) are also
-given apart, as the simulator's summary gives them. Like the simulator, the live side leaves the
+given apart, as the simulator's summary gives them, and under --emulate-latency their floor
+on both sides (the pairs no protocol could have delivered yet: created less than the shortest
+path over the emulated delays from their creating node ago). Like the simulator, the live side leaves the
 first min(5 s, duration/10) out of missing replicas and discovery latency (from
 when every node is ready: the views fill from nothing then). Staleness has the
 simulator's definition too, for every replica in a view at every sample: 0 when the
@@ -434,6 +436,14 @@ func runCluster(e *env, o clusterOpts) error {
 		return err
 	}
 	obs.SetResolution(c.Frame())
+	// The floor (what no protocol could have delivered yet) over the
+	// delays the nodes emulate, as the simulator's over its own.
+	if o.emulate {
+		if err := trackClusterFloor(obs, c); err != nil {
+			c.Kill()
+			return err
+		}
+	}
 	// The control plane, when it places the bots.
 	var pl *localcluster.Plane
 	if rows != nil {
@@ -780,6 +790,22 @@ func writeClusterTable(w io.Writer, o clusterOpts, c *localcluster.Cluster, meas
 		}
 		p("\n")
 	}
+	if fv := obs.FloorView(); fv.On && len(sv.FloorMoving) > 0 {
+		p("%-36s", "  floor, moving objects, live")
+		for g := range sv.FloorMoving {
+			if g < len(fv.Moving) && (sv.FloorMoving[g].GraceMs == 0 || !coarse) {
+				p(" %9.2f%%", 100*fv.Moving[g].Fraction)
+			} else {
+				p(" %10s", "n/a")
+			}
+		}
+		p("   (no protocol could have delivered them yet)\n")
+		p("%-36s", "  floor, moving objects, simulator")
+		for _, m := range sv.FloorMoving {
+			p(" %9.2f%%", 100*m.Fraction)
+		}
+		p("\n")
+	}
 	if coarse {
 		p("%-36s %10s %10.0f   (grace and discovery need a snapshot every frame: --sample-every 0)\n",
 			"discovery latency, mean ms", "n/a", sv.Discovery.Mean)
@@ -847,4 +873,34 @@ func (o clusterOpts) fetching() discovery.Fetching {
 		dc.FetchAhead = &live.Duration{Duration: *o.fetchAhead}
 	}
 	return dc.Fetching()
+}
+
+// trackClusterFloor turns on obs's floor over the shortest paths between
+// the cluster's nodes on the delays their latency emulation gives every
+// packet (live.Delays between their cities), the simulator's base delays
+// for the same cities.
+func trackClusterFloor(obs *truth.Observer, c *localcluster.Cluster) error {
+	ids, cities := c.IDs(), c.Cities()
+	at := make(map[wire.NodeID]string, len(ids))
+	for i, id := range ids {
+		if int(id) != i+1 {
+			return fmt.Errorf("cluster: node %d is not the %dth: the floor needs nodes 1..%d", id, i+1, len(ids))
+		}
+		at[id] = cities[i]
+	}
+	between, err := live.Delays(at)
+	if err != nil {
+		return err
+	}
+	n := len(ids)
+	d, err := harness.ShortestDelays(n, func(a, b wire.NodeID) (time.Duration, error) { return between(a, b), nil })
+	if err != nil {
+		return err
+	}
+	return obs.TrackFloor(func(a, b wire.NodeID) time.Duration {
+		if a < 1 || b < 1 || int(a) > n || int(b) > n {
+			return 0 // not a node of the cluster: no bound
+		}
+		return d[int(a-1)*n+int(b-1)]
+	})
 }
