@@ -107,8 +107,10 @@ type Death struct {
 // Observe samples the cluster until ctx ends: every cfg.Every it takes
 // every node's world snapshot (each node answers at its next frame: the
 // snapshots are at most a frame apart; sampling every frame, each node
-// answers with its first frame after the one last sampled, at once if it
-// has passed, so that no frame goes unsampled; a node that fails to answer, or
+// answers with its first frame after the newest frame of any node sampled
+// so far, at once if it has passed, so that no frame goes unsampled and
+// the frames of a sample stay within a frame of one another (alignAfter);
+// a node that fails to answer, or
 // whose answer DecodeWorld rejects, is left out of that sample) into
 // cfg.Truth, scrapes every node's metrics once a second (the first, a
 // second after it began, is the base scrape), sends cfg.Faults, and
@@ -149,6 +151,7 @@ func (c *Cluster) Observe(ctx context.Context, cfg ObserveConfig) (Measure, erro
 	for i := range lastNs {
 		lastNs[i] = -1
 	}
+	afterBuf := make([]int64, len(c.ids))
 	atSignal := make([]*live.WorldSnapshot, len(c.ids)) // a node's last snapshot before its fault
 	dead := make([]bool, len(c.ids))
 	sent := make([]os.Signal, len(c.ids))
@@ -208,7 +211,7 @@ func (c *Cluster) Observe(ctx context.Context, cfg ObserveConfig) (Measure, erro
 			if cfg.Truth != nil && time.Since(sampledAt) >= every-every/10 {
 				var after []int64
 				if every <= frame {
-					after = lastNs
+					after = alignAfter(afterBuf, lastNs)
 				}
 				for range maxCatchUp {
 					sampledAt = time.Now()
@@ -368,3 +371,26 @@ func (c *Cluster) settle(deaths []Death) {
 
 // Kinds returns the kinds of m in order, for printing.
 func Kinds(m map[string]int) []string { return slices.Sorted(maps.Keys(m)) }
+
+// alignAfter fills dst with the node times after which a sample asks each
+// node for its first frame: the newest frame any node answered with in
+// the samples so far, so that every sample holds one frame of each node,
+// all within a frame period of one another (each node has one frame in
+// any period).
+// Asking each node only for its frame after its own last one would keep a
+// node that once answered a frame behind the others a frame behind for
+// the whole run: its snapshots up to two frames older than an owner's in
+// the same sample, where the observer places objects and tells which
+// already existed at the viewer's time to within a frame. A node catching
+// up skips its frames up to the newest once. Negative times (no answer
+// yet) stay negative while no node has answered.
+func alignAfter(dst, last []int64) []int64 {
+	newest := int64(-1)
+	for _, t := range last {
+		newest = max(newest, t)
+	}
+	for i, t := range last {
+		dst[i] = max(t, newest)
+	}
+	return dst
+}
