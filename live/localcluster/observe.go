@@ -209,11 +209,11 @@ func (c *Cluster) Observe(ctx context.Context, cfg ObserveConfig) (Measure, erro
 			// is followed at once by another, up to a few: the samples catch
 			// up rather than let the node's history run out.
 			if cfg.Truth != nil && time.Since(sampledAt) >= every-every/10 {
-				var after []int64
-				if every <= frame {
-					after = alignAfter(afterBuf, lastNs)
-				}
 				for range maxCatchUp {
+					var after []int64
+					if every <= frame {
+						after = alignAfter(afterBuf, lastNs)
+					}
 					sampledAt = time.Now()
 					snaps, _ := c.WorldsAfter(after)
 					behind := false
