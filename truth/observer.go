@@ -88,6 +88,9 @@ type Observer struct {
 	hist  []thist  // per slot of objs: the version history (from objs' head and n)
 	free  []int32
 	byID  map[world.ObjectID]int32
+	// ghosts are the objects deleted during the current Sample, kept
+	// until it ends (tobj.gone).
+	ghosts []ownedRef
 
 	gridSpec
 	grid [][]gcell
@@ -192,6 +195,13 @@ type tobj struct {
 	// (TrackFloor).
 	born    uint32
 	created time.Duration
+	// gone, in a Sample, is the time of the owner's snapshot that no
+	// longer listed the object (ghost): it stays in the grid until the
+	// Sample ends, in the view of the viewers whose snapshots are older,
+	// as the simulator's observer, seeing the owner as of its frame
+	// before, would have it there.
+	gone  time.Duration
+	ghost bool
 }
 
 // tmove is an object's previous location (the first three coordinates)
@@ -337,7 +347,10 @@ type forgetter interface{ Forget(node wire.NodeID) }
 // Sample observes the snapshots of every node taken at about the same
 // time (nil for a node that did not answer), then reports each node's
 // view: a node's report sees the primaries of every snapshot of the
-// sample. A node the observer knows that has no snapshot in the sample
+// sample, as they were at the viewer's time: an object is placed along
+// its path at that time, left out if it was created after it, and kept
+// if its owner's snapshot, later than the viewer's, no longer lists it
+// (unborn, placeAt, tobj.gone). A node the observer knows that has no snapshot in the sample
 // is taken to hold no primary (its objects are gone from the truth until
 // it answers again). The error joins the rejected snapshots (node 0, a
 // node twice; the others are still observed) and the Recorder's errors.
@@ -380,6 +393,7 @@ func (t *Observer) Sample(snaps []*Snapshot) error {
 			errs = append(errs, err)
 		}
 	}
+	t.buryGhosts()
 	return errors.Join(errs...)
 }
 
@@ -500,23 +514,45 @@ func (t *Observer) observe(i int, snap *Snapshot) {
 			}
 		}
 		o := &t.objs[s]
-		o.seen = t.serial
+		o.seen, o.ghost = t.serial, false
 		t.commit(s, in.version, in.produced)
 		t.newOwned = append(t.newOwned, ownedRef{s, in.id})
 	}
 	// Primaries this node had at its previous snapshot and no longer has
-	// were deleted (or, under client-server, are now another node's).
+	// were deleted (or, under client-server, are now another node's). In
+	// a Sample they stay as ghosts until it ends (tobj.gone).
 	for _, r := range t.owned[i] {
 		o := &t.objs[r.slot]
 		if o.id == r.id && o.owner == id && o.seen != t.serial {
-			t.gridRemove(r.slot)
-			delete(t.byID, r.id)
-			*o = tobj{}
-			t.marks[r.slot] = 0
-			t.free = append(t.free, r.slot)
+			if t.nthSmp > 0 && t.sample[i] == t.nthSmp {
+				o.ghost, o.gone = true, snap.At
+				t.ghosts = append(t.ghosts, ownedRef{r.slot, r.id})
+				continue
+			}
+			t.remove(r.slot, r.id)
 		}
 	}
 	t.owned[i] = append(t.owned[i][:0], t.newOwned...)
+}
+
+// remove forgets the object id in slot s.
+func (t *Observer) remove(s int32, id world.ObjectID) {
+	t.gridRemove(s)
+	delete(t.byID, id)
+	t.objs[s] = tobj{}
+	t.marks[s] = 0
+	t.free = append(t.free, s)
+}
+
+// buryGhosts removes the ghosts of the Sample that ends, but those that
+// another node listed since (handed over: no longer ghosts).
+func (t *Observer) buryGhosts() {
+	for _, r := range t.ghosts {
+		if o := &t.objs[r.slot]; o.id == r.id && o.ghost {
+			t.remove(r.slot, r.id)
+		}
+	}
+	t.ghosts = t.ghosts[:0]
 }
 
 // report gives the recorder the view of node index i from its snapshot
@@ -579,6 +615,9 @@ func (t *Observer) report(i int, snap *Snapshot) error {
 					}
 					if t.unborn(g, now) {
 						continue
+					}
+					if o := &t.objs[g.slot]; o.ghost && now >= o.gone {
+						continue // deleted before the viewer's time
 					}
 					t.interest = append(t.interest, uint64(g.id))
 					if !ordered && t.kinds == nil {

@@ -954,6 +954,80 @@ func TestSampleUnbornViewerBehind(t *testing.T) {
 	}
 }
 
+// TestSampleGhost: an object its owner's snapshot no longer lists stays,
+// for that Sample, in the interest of a viewer whose snapshot is older
+// (the simulator's observer would see it as of the owner's frame before);
+// not in a later viewer's, nor in the next Sample. Listed by another node
+// in the same Sample (handed over), it stays.
+func TestSampleGhost(t *testing.T) {
+	ms := time.Millisecond
+	box := []world.Box{{Max: world.Point{10, 10}}}
+	snap := func(id wire.NodeID, at time.Duration, objs ...Object) *Snapshot {
+		s := &Snapshot{}
+		s.Reset(id, at)
+		for _, o := range objs {
+			if err := s.Add(o); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s.View = box
+		return s
+	}
+	x := Object{ID: world.MakeObjectID(2, 1), Primary: true, Loc: world.Point{5, 5}}
+	for _, c := range []struct {
+		name          string
+		viewer, owner time.Duration // the second Sample's times
+		handed        bool          // node 3 lists it in the second Sample
+		want          bool          // in node 1's interest in the second Sample
+	}{
+		{"deleted after the viewer's snapshot", 60 * ms, 110 * ms, false, true},
+		{"deleted before it", 120 * ms, 110 * ms, false, false},
+		{"handed to another node", 120 * ms, 110 * ms, true, true},
+	} {
+		var rec recLog
+		obs, err := New(Config{Dims: 2, Infra: 9, Recorder: &rec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		obj := x
+		if err := obs.Sample([]*Snapshot{snap(1, 0), snap(2, 10*ms, obj), snap(3, 5*ms)}); err != nil {
+			t.Fatal(err)
+		}
+		second := []*Snapshot{snap(1, c.viewer), snap(2, c.owner), snap(3, c.owner)}
+		if c.handed {
+			obj.Version++
+			second[2] = snap(3, c.owner, obj)
+		}
+		rec.views = nil
+		if err := obs.Sample(second); err != nil {
+			t.Fatal(err)
+		}
+		in := func() bool {
+			for _, v := range rec.views {
+				if v.node == 1 {
+					return slices.Contains(v.interest, uint64(x.ID))
+				}
+			}
+			return false
+		}
+		if got := in(); got != c.want {
+			t.Errorf("%s: in node 1's interest %v, want %v", c.name, got, c.want)
+		}
+		rec.views = nil
+		third := []*Snapshot{snap(1, c.viewer+100*ms), snap(2, c.owner+100*ms), snap(3, c.owner+100*ms)}
+		if c.handed {
+			obj.Version++
+			third[2] = snap(3, c.owner+100*ms, obj)
+		}
+		if err := obs.Sample(third); err != nil {
+			t.Fatal(err)
+		}
+		if got := in(); got != c.handed {
+			t.Errorf("%s: at the next Sample, in node 1's interest %v, want %v", c.name, got, c.handed)
+		}
+	}
+}
+
 // TestSamplePlacesAtViewerTime: in a Sample, an object whose owner's
 // snapshot is later (or earlier) than the viewer's is placed where it was
 // at the viewer's time, along the line from its owner's previous snapshot
