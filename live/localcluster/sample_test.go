@@ -1,0 +1,115 @@
+package localcluster
+
+import (
+	"context"
+	"errors"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/overworld/overworld/arena"
+	"github.com/overworld/overworld/truth"
+	"github.com/overworld/overworld/wire"
+)
+
+// sampleLog records the node and time of every report of a view, in the
+// order the observer makes them (a Sample reports its nodes in ID order).
+type sampleLog struct {
+	nodes []wire.NodeID
+	at    []time.Duration
+}
+
+func (l *sampleLog) View(node wire.NodeID, now time.Duration, _ []uint64, _ []bool) error {
+	l.nodes, l.at = append(l.nodes, node), append(l.at, now)
+	return nil
+}
+
+func (l *sampleLog) Staleness(time.Duration) error { return nil }
+
+// TestObserveSamplesAligned runs three node processes whose frames are
+// spread over the frame period and samples them every frame for a few
+// seconds, one node stopped (SIGSTOP) for a third of a second: every
+// node's reports come one frame after another (none twice; none skipped
+// after the first second, but around the stop, where the others skip
+// ahead to the stopped node's frame once), and the frames of one
+// sample lie within a frame period of one another, before the stop and
+// from a second after it, so that the observer never sees a viewer's
+// snapshot two frames older than an owner's.
+func TestObserveSamplesAligned(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts 3 processes for a few seconds")
+	}
+	cfg := testConfig(t, []string{"New York", "Frankfurt", "Tokyo"}, "broadcast", false)
+	cfg.Phases = map[wire.NodeID]time.Duration{1: 90 * time.Millisecond, 2: 5 * time.Millisecond, 3: 45 * time.Millisecond}
+	c, err := Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopAndLog(t, c)
+	if err := c.WaitReady(30 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	var log sampleLog
+	g, err := arena.New(arena.Config{Map: arena.Rect, Nodes: len(cfg.Cities), PlayersPerNode: cfg.PlayersPerNode, Seed: cfg.Seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs, err := truth.New(truth.Config{Dims: g.Registry().Space().Dims(), Infra: c.Rendezvous(), Recorder: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+	defer cancel()
+	// Node 2 stops for a third of a second after the first: its answers
+	// pause, and the samples after must not keep it frames apart from
+	// the others.
+	// (Not an Observe fault: Observe waits for the stopped node's answer,
+	// and would send the SIGCONT only when its request timed out.)
+	var stopAt, contAt time.Duration // node times
+	paused := make(chan error, 1)
+	go func() {
+		time.Sleep(1500 * time.Millisecond)
+		stopAt = time.Since(c.Epoch())
+		err := c.Signal(1, syscall.SIGSTOP)
+		time.Sleep(350 * time.Millisecond)
+		contAt = time.Since(c.Epoch())
+		paused <- errors.Join(err, c.Signal(1, syscall.SIGCONT))
+	}()
+	if _, err := c.Observe(ctx, ObserveConfig{Truth: obs}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-paused; err != nil {
+		t.Fatal(err)
+	}
+	frame := c.Frame()
+	if len(log.at) < 3*20 {
+		t.Fatalf("%d reports in 4 s, want at least 60", len(log.at))
+	}
+	first := log.at[0]
+	last := map[wire.NodeID]time.Duration{}
+	start := 0
+	for k := range log.at {
+		n, at := log.nodes[k], log.at[k]
+		if prev, ok := last[n]; ok {
+			switch gap := at - prev; {
+			case gap <= 0:
+				t.Errorf("node %d reported at %v after %v", n, at, prev)
+			case at-first > time.Second && (at < stopAt || prev > contAt+time.Second) && gap > frame+frame/2:
+				t.Errorf("node %d: reports at %v and %v, a frame skipped", n, prev, at)
+			}
+		}
+		last[n] = at
+		// A sample reports its nodes in ID order: one ends where the next
+		// node is not higher.
+		if k+1 == len(log.at) || log.nodes[k+1] <= n {
+			lo, hi := log.at[start], log.at[start]
+			for _, a := range log.at[start : k+1] {
+				lo, hi = min(lo, a), max(hi, a)
+			}
+			if settled := hi > contAt+time.Second || hi < stopAt; settled && hi-lo >= frame+frame/10 {
+				t.Errorf("a sample's frames from %v to %v: %v apart, want under a frame (%v)", lo, hi, hi-lo, frame)
+			}
+			start = k + 1
+		}
+	}
+}
