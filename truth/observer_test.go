@@ -833,15 +833,7 @@ func TestSampleUnborn(t *testing.T) {
 	ms := time.Millisecond
 	box := []world.Box{{Max: world.Point{10, 10}}}
 	snap := func(id wire.NodeID, at time.Duration, objs ...Object) *Snapshot {
-		s := &Snapshot{}
-		s.Reset(id, at)
-		for _, o := range objs {
-			if err := s.Add(o); err != nil {
-				t.Fatal(err)
-			}
-		}
-		s.View = box
-		return s
+		return viewSnap(t, id, at, box, objs...)
 	}
 	interest := func(rec *recLog, node wire.NodeID) []uint64 {
 		for _, v := range rec.views {
@@ -895,6 +887,21 @@ func TestSampleUnborn(t *testing.T) {
 	}
 }
 
+// viewSnap is node id's snapshot at time at, with view box and the
+// objects objs.
+func viewSnap(t *testing.T, id wire.NodeID, at time.Duration, box []world.Box, objs ...Object) *Snapshot {
+	t.Helper()
+	s := &Snapshot{}
+	s.Reset(id, at)
+	for _, o := range objs {
+		if err := s.Add(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.View = box
+	return s
+}
+
 // TestSampleUnbornViewerBehind: a viewer whose snapshots fell a frame
 // behind the owner's (a live sampler takes each node's next frame, so a
 // node behind stays behind) does not count an object created after its
@@ -904,15 +911,7 @@ func TestSampleUnbornViewerBehind(t *testing.T) {
 	ms := time.Millisecond
 	box := []world.Box{{Max: world.Point{10, 10}}}
 	snap := func(id wire.NodeID, at time.Duration, objs ...Object) *Snapshot {
-		s := &Snapshot{}
-		s.Reset(id, at)
-		for _, o := range objs {
-			if err := s.Add(o); err != nil {
-				t.Fatal(err)
-			}
-		}
-		s.View = box
-		return s
+		return viewSnap(t, id, at, box, objs...)
 	}
 	var rec recLog
 	obs, err := New(Config{Dims: 2, Infra: 9, Recorder: &rec})
@@ -963,15 +962,7 @@ func TestSampleGhost(t *testing.T) {
 	ms := time.Millisecond
 	box := []world.Box{{Max: world.Point{10, 10}}}
 	snap := func(id wire.NodeID, at time.Duration, objs ...Object) *Snapshot {
-		s := &Snapshot{}
-		s.Reset(id, at)
-		for _, o := range objs {
-			if err := s.Add(o); err != nil {
-				t.Fatal(err)
-			}
-		}
-		s.View = box
-		return s
+		return viewSnap(t, id, at, box, objs...)
 	}
 	x := Object{ID: world.MakeObjectID(2, 1), Primary: true, Loc: world.Point{5, 5}}
 	for _, c := range []struct {
@@ -1056,15 +1047,7 @@ func TestSamplePlacesAtViewerTime(t *testing.T) {
 			t.Fatal(err)
 		}
 		snap := func(node wire.NodeID, at time.Duration, objs ...Object) *Snapshot {
-			s := &Snapshot{}
-			s.Reset(node, at)
-			for _, o := range objs {
-				if err := s.Add(o); err != nil {
-					t.Fatal(err)
-				}
-			}
-			s.View = box
-			return s
+			return viewSnap(t, node, at, box, objs...)
 		}
 		o := Object{ID: id, Primary: true, Loc: world.Point{c.x0, 5}, Version: 1}
 		if err := obs.Sample([]*Snapshot{snap(1, 0), snap(2, 0, o)}); err != nil {
