@@ -350,9 +350,9 @@ type forgetter interface{ Forget(node wire.NodeID) }
 // sample, as they were at the viewer's time: an object is placed along
 // its path at that time, left out if it was created after it, and kept
 // if its owner's snapshot, later than the viewer's, no longer lists it
-// (unborn, placeAt, tobj.gone). A node the observer knows that has no snapshot in the sample
-// is taken to hold no primary (its objects are gone from the truth until
-// it answers again). The error joins the rejected snapshots (node 0, a
+// (unborn, placeAt, tobj.gone). A node the observer knows that has no
+// snapshot in the sample is taken to hold no primary (its objects are
+// gone from the truth until it answers again). The error joins the rejected snapshots (node 0, a
 // node twice; the others are still observed) and the Recorder's errors.
 func (t *Observer) Sample(snaps []*Snapshot) error {
 	t.nthSmp++
@@ -402,9 +402,8 @@ func (t *Observer) Sample(snaps []*Snapshot) error {
 // the viewer's snapshot comes; or the Sample that first listed it took
 // its owner's snapshot after now, and its creation time is unknown. A
 // live cluster's snapshots of one Sample are up to a frame apart (each
-// node answers at its next frame), and a node whose answers fell a frame
-// behind the others' stays behind, so a viewer's snapshot may even be
-// older than an owner's in the Sample before; the simulator's observer
+// node answers at its next frame), so a viewer's snapshot may even be
+// older than an owner's that the Sample before took; the simulator's observer
 // sees, at a node's frame, the others' primaries as of then, so such an
 // object is left out of that viewer's interest, as it would be there.
 func (t *Observer) unborn(g *gcell, now time.Duration) bool {

@@ -377,6 +377,7 @@ func Kinds(m map[string]int) []string { return slices.Sorted(maps.Keys(m)) }
 // the samples so far, so that every sample holds one frame of each node,
 // all within a frame period of one another (each node has one frame in
 // any period).
+//
 // Asking each node only for its frame after its own last one would keep a
 // node that once answered a frame behind the others a frame behind for
 // the whole run: its snapshots up to two frames older than an owner's in
