@@ -774,37 +774,34 @@ func writeClusterTable(w io.Writer, o clusterOpts, c *localcluster.Cluster, meas
 		p(" %9.2f%%", 100*m.Fraction)
 	}
 	p("\n")
-	if mv := obs.MovingView(); len(sv.MissingMoving) > 0 {
-		p("%-36s", "  moving objects, live")
-		for g := range sv.MissingMoving {
-			if g < len(mv.Missing) && mv.Interesting > 0 && (sv.MissingMoving[g].GraceMs == 0 || !coarse) {
-				p(" %9.2f%%", 100*mv.Missing[g].Fraction)
+	// pair prints a live row of fractions by grace period (n/a where the
+	// live side has none, or a grace period needs every frame sampled)
+	// and the simulator's row below it.
+	pair := func(label string, live []truth.Missing, simRow []osim.Missing, note string) {
+		p("%-36s", "  "+label+", live")
+		for g := range simRow {
+			if g < len(live) && (simRow[g].GraceMs == 0 || !coarse) {
+				p(" %9.2f%%", 100*live[g].Fraction)
 			} else {
 				p(" %10s", "n/a")
 			}
 		}
-		p("   (bots and missiles)\n")
-		p("%-36s", "  moving objects, simulator")
-		for _, m := range sv.MissingMoving {
+		p("   (%s)\n", note)
+		p("%-36s", "  "+label+", simulator")
+		for _, m := range simRow {
 			p(" %9.2f%%", 100*m.Fraction)
 		}
 		p("\n")
 	}
+	if mv := obs.MovingView(); len(sv.MissingMoving) > 0 {
+		live := mv.Missing
+		if mv.Interesting == 0 {
+			live = nil
+		}
+		pair("moving objects", live, sv.MissingMoving, "bots and missiles")
+	}
 	if fv := obs.FloorView(); fv.On && len(sv.FloorMoving) > 0 {
-		p("%-36s", "  floor, moving objects, live")
-		for g := range sv.FloorMoving {
-			if g < len(fv.Moving) && (sv.FloorMoving[g].GraceMs == 0 || !coarse) {
-				p(" %9.2f%%", 100*fv.Moving[g].Fraction)
-			} else {
-				p(" %10s", "n/a")
-			}
-		}
-		p("   (no protocol could have delivered them yet)\n")
-		p("%-36s", "  floor, moving objects, simulator")
-		for _, m := range sv.FloorMoving {
-			p(" %9.2f%%", 100*m.Fraction)
-		}
-		p("\n")
+		pair("floor, moving objects", fv.Moving, sv.FloorMoving, "no protocol could have delivered them yet")
 	}
 	if coarse {
 		p("%-36s %10s %10.0f   (grace and discovery need a snapshot every frame: --sample-every 0)\n",
