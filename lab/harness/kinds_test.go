@@ -8,7 +8,6 @@ import (
 	"github.com/overworld/overworld/discovery"
 	"github.com/overworld/overworld/geo"
 	"github.com/overworld/overworld/lab/cities"
-	"github.com/overworld/overworld/wire"
 )
 
 // TestKindViewsSumToRecorder checks that the per-kind measures of a world
@@ -132,42 +131,4 @@ func TestFloorBelowEveryProtocol(t *testing.T) {
 			}
 		}
 	}
-}
-
-// TestShortestDelays checks the world's shortest delays: none above the
-// direct delay, every triangle kept, zero to itself.
-func TestShortestDelays(t *testing.T) {
-	cfg := DefaultArenaConfig()
-	cfg.Arch, cfg.Nodes, cfg.Data, cfg.Duration = discovery.Colyseus, 40, SitesWonder, time.Second
-	cfg.Cities = cities.ForNodes(cfg.Nodes)
-	w, err := NewArena(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := cfg.Nodes
-	d, err := shortestDelays(w.sim, n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	shorter := 0
-	for a := range n {
-		if d[a*n+a] != 0 {
-			t.Fatalf("node %d: %v to itself", a+1, d[a*n+a])
-		}
-		for b := range n {
-			direct := w.Delay(wire.NodeID(a+1), wire.NodeID(b+1))
-			if a != b && d[a*n+b] > direct {
-				t.Errorf("%d→%d: %v above the direct %v", a+1, b+1, d[a*n+b], direct)
-			}
-			if a != b && d[a*n+b] < direct {
-				shorter++
-			}
-			for c := range n {
-				if d[a*n+b] > d[a*n+c]+d[c*n+b] {
-					t.Fatalf("%d→%d: %v, through %d %v", a+1, b+1, d[a*n+b], c+1, d[a*n+c]+d[c*n+b])
-				}
-			}
-		}
-	}
-	t.Logf("%d of %d ordered pairs have a relayed path shorter than the direct one", shorter, n*(n-1))
 }

@@ -90,6 +90,21 @@ func stopAndLog(t *testing.T, c *Cluster) {
 	}
 }
 
+// startReady starts cfg's cluster, stops it when t ends (stopAndLog),
+// and waits until every node is ready.
+func startReady(t *testing.T, cfg Config) *Cluster {
+	t.Helper()
+	c, err := Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stopAndLog(t, c) })
+	if err := c.WaitReady(30 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // TestStartRejectsBadConfig: a Config the engine cannot run is an
 // ErrConfig naming the problem, and nothing is written.
 func TestStartRejectsBadConfig(t *testing.T) {

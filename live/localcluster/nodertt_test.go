@@ -23,14 +23,7 @@ func TestClusterPeerRTTs(t *testing.T) {
 	cities := []string{"New York", "Frankfurt", "Tokyo"}
 	cfg := testConfig(t, cities, "broadcast", true)
 	cfg.EmulateLatency = true
-	c, err := Start(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stopAndLog(t, c)
-	if err := c.WaitReady(30 * time.Second); err != nil {
-		t.Fatal(err)
-	}
+	c := startReady(t, cfg)
 	ids := c.IDs()
 	byID := map[wire.NodeID]string{}
 	for i, id := range ids {

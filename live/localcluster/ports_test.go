@@ -3,7 +3,6 @@ package localcluster
 import (
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 )
 
@@ -47,22 +46,5 @@ func TestLogTail(t *testing.T) {
 	}
 	if got := logTail(empty, 3); got != "" {
 		t.Errorf("empty log: %q", got)
-	}
-}
-
-// TestAlignAfter: every node is asked for its first frame after the
-// newest frame sampled, a node ahead of it after its own; with no answer
-// yet, its next frame.
-func TestAlignAfter(t *testing.T) {
-	for _, c := range []struct{ last, want []int64 }{
-		{[]int64{-1, -1, -1}, []int64{-1, -1, -1}},
-		{[]int64{-1, 250, 160}, []int64{250, 250, 250}},
-		{[]int64{107, 193, 300}, []int64{300, 300, 300}},
-		{[]int64{400, 393, 300}, []int64{400, 400, 400}},
-	} {
-		got := alignAfter(make([]int64, len(c.last)), c.last)
-		if !slices.Equal(got, c.want) {
-			t.Errorf("alignAfter(%v) = %v, want %v", c.last, got, c.want)
-		}
 	}
 }

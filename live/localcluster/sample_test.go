@@ -3,6 +3,7 @@ package localcluster
 import (
 	"context"
 	"errors"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -40,14 +41,7 @@ func TestObserveSamplesAligned(t *testing.T) {
 	}
 	cfg := testConfig(t, []string{"New York", "Frankfurt", "Tokyo"}, "broadcast", false)
 	cfg.Phases = map[wire.NodeID]time.Duration{1: 90 * time.Millisecond, 2: 5 * time.Millisecond, 3: 45 * time.Millisecond}
-	c, err := Start(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stopAndLog(t, c)
-	if err := c.WaitReady(30 * time.Second); err != nil {
-		t.Fatal(err)
-	}
+	c := startReady(t, cfg)
 	var log sampleLog
 	g, err := arena.New(arena.Config{Map: arena.Rect, Nodes: len(cfg.Cities), PlayersPerNode: cfg.PlayersPerNode, Seed: cfg.Seed})
 	if err != nil {
@@ -106,6 +100,23 @@ func TestObserveSamplesAligned(t *testing.T) {
 				t.Errorf("a sample's frames from %v to %v: %v apart, want under a frame (%v)", lo, hi, hi-lo, frame)
 			}
 			start = k + 1
+		}
+	}
+}
+
+// TestAlignAfter: every node is asked for its first frame after the
+// newest frame sampled, a node ahead of it after its own; with no answer
+// yet, its next frame.
+func TestAlignAfter(t *testing.T) {
+	for _, c := range []struct{ last, want []int64 }{
+		{[]int64{-1, -1, -1}, []int64{-1, -1, -1}},
+		{[]int64{-1, 250, 160}, []int64{250, 250, 250}},
+		{[]int64{107, 193, 300}, []int64{300, 300, 300}},
+		{[]int64{400, 393, 300}, []int64{400, 400, 400}},
+	} {
+		got := alignAfter(make([]int64, len(c.last)), c.last)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("alignAfter(%v) = %v, want %v", c.last, got, c.want)
 		}
 	}
 }
