@@ -23,8 +23,8 @@
 //  3. Optionally StartFleet with c.FleetConfig and a player.Brain per bot,
 //     when the nodes listen for players (Config.Players).
 //  4. Measure: Observe until a context ends, with a truth.Observer whose
-//     Infra is the Rendezvous (or call Metrics, Worlds, DecodeWorld and
-//     truth.Observer.Sample directly). To test failures, give Observe
+//     Infra is the Rendezvous (or call Metrics, Worlds or WorldsAfter,
+//     DecodeWorld and truth.Observer.Frame or Sample directly). To test failures, give Observe
 //     Faults (a SIGKILL fails a node, a SIGTERM drains it) or Signal a
 //     node; a node that ends does not end the run: Measure.Deaths says
 //     when it ended and what became of its objects (promotions on the

@@ -21,9 +21,10 @@ type ObserveConfig struct {
 	// Every is the period of the world snapshots fed to Truth (0: every
 	// frame; longer lightens the nodes' CPU).
 	Every time.Duration
-	// Truth receives every sample of the nodes' snapshots
-	// (truth.Observer.Sample; nil: no snapshots are taken). Its Infra
-	// must be the cluster's Rendezvous.
+	// Truth receives the nodes' snapshots (every frame of every node,
+	// truth.Observer.Frame in time order; or, with Every longer than a
+	// frame, a truth.Observer.Sample of every node; nil: no snapshots are
+	// taken). Its Infra must be the cluster's Rendezvous.
 	Truth *truth.Observer
 	// Kinds names the game's kinds (schema name → kind), so that Truth's
 	// per-kind measures (truth.Observer.TrackKinds) know each primary's;
@@ -104,17 +105,19 @@ type Death struct {
 	objs []live.SnapObject // its primaries in its last snapshot
 }
 
-// Observe samples the cluster until ctx ends: every cfg.Every it takes
-// every node's world snapshot (each node answers at its next frame: the
-// snapshots are at most a frame apart; sampling every frame, each node
-// answers with its first frame after the newest frame of any node sampled
-// so far, at once if it has passed, so that no frame goes unsampled and
-// the frames of a sample stay within a frame of one another (alignAfter);
-// a node that fails to answer, or
-// whose answer DecodeWorld rejects, is left out of that sample) into
-// cfg.Truth, scrapes every node's metrics once a second (the first, a
-// second after it began, is the base scrape), sends cfg.Faults, and
-// notices the node processes that end (cfg.Died). When ctx ends it
+// Observe samples the cluster until ctx ends. Sampling every frame
+// (cfg.Every 0 or a frame), it asks every node for each of its frames
+// (its first frame after the one it last gave, at once if that has
+// passed) and feeds them to cfg.Truth one Frame each, in the order of
+// their node times, as the simulator does (timeline: a node whose frames
+// stop coming for a second is no longer waited for; a node that ended is
+// fed to its last frame, then taken Down). Sampling less often, every
+// cfg.Every it gives cfg.Truth one Sample of every node's next frame
+// (the snapshots at most a frame apart). A node that fails to answer, or
+// whose answer DecodeWorld rejects, is left out. Observe also scrapes
+// every node's metrics once a second (the first, a second after it began,
+// is the base scrape), sends cfg.Faults, and notices the node processes
+// that end (cfg.Died). When ctx ends it
 // scrapes every running node again and returns their figures (a node that
 // ended keeps its last scrape's), the CPU per frame measured from the base
 // scrape, and the deaths with what became of the dead nodes' objects (from
@@ -144,14 +147,18 @@ func (c *Cluster) Observe(ctx context.Context, cfg ObserveConfig) (Measure, erro
 	bufs := make([]truth.Snapshot, len(c.ids))
 	sample := make([]*truth.Snapshot, len(c.ids))
 	lastSnap := make([]*live.WorldSnapshot, len(c.ids))
-	// Sampling every frame, each sample asks every node for its first
-	// frame after the last one sampled: none is skipped when a request
-	// comes just after a frame.
+	// Sampling every frame, each round asks every node for its first
+	// frame after the last one it gave, and the timeline feeds the frames
+	// to the observer in time order; sampling less often, each round is
+	// one Sample of every node's next frame.
 	lastNs := make([]int64, len(c.ids))
 	for i := range lastNs {
 		lastNs[i] = -1
 	}
-	afterBuf := make([]int64, len(c.ids))
+	var tl *timeline
+	if cfg.Truth != nil && every <= frame {
+		tl = newTimeline(cfg.Truth, c.ids, timelineStall)
+	}
 	atSignal := make([]*live.WorldSnapshot, len(c.ids)) // a node's last snapshot before its fault
 	dead := make([]bool, len(c.ids))
 	sent := make([]os.Signal, len(c.ids))
@@ -192,6 +199,9 @@ func (c *Cluster) Observe(ctx context.Context, cfg ObserveConfig) (Measure, erro
 					continue
 				}
 				dead[i] = true
+				if tl != nil {
+					tl.wentDown(i)
+				}
 				d := c.death(i, sent[i], cmp.Or(atSignal[i], lastSnap[i]))
 				deaths = append(deaths, d)
 				if cfg.Died != nil {
@@ -211,27 +221,40 @@ func (c *Cluster) Observe(ctx context.Context, cfg ObserveConfig) (Measure, erro
 			if cfg.Truth != nil && time.Since(sampledAt) >= every-every/10 {
 				for range maxCatchUp {
 					var after []int64
-					if every <= frame {
-						after = alignAfter(afterBuf, lastNs)
+					if tl != nil {
+						after = lastNs
 					}
 					sampledAt = time.Now()
 					snaps, _ := c.WorldsAfter(after)
 					behind := false
 					for i, s := range snaps {
 						sample[i] = nil
-						if s != nil {
-							lastSnap[i] = s
-							lastNs[i] = s.NowNs
-							behind = behind || after != nil && time.Since(c.epoch)-time.Duration(s.NowNs) > frame
+						if s == nil {
+							continue
 						}
-						if s != nil && DecodeWorldKinds(s, cfg.Truth.Dims(), cfg.Kinds, &bufs[i]) == nil {
-							sample[i] = &bufs[i]
+						lastSnap[i] = s
+						lastNs[i] = s.NowNs
+						if tl == nil {
+							if DecodeWorldKinds(s, cfg.Truth.Dims(), cfg.Kinds, &bufs[i]) == nil {
+								sample[i] = &bufs[i]
+							}
+							continue
+						}
+						behind = behind || time.Since(c.epoch)-time.Duration(s.NowNs) > frame
+						if b := tl.buffer(); DecodeWorldKinds(s, cfg.Truth.Dims(), cfg.Kinds, b) == nil {
+							tl.push(i, b)
+						} else {
+							tl.discard(b)
 						}
 					}
 					// Each node answers with a frame after the one it last
 					// answered with, so no report is older than the node's
 					// previous one: the recorder accepts them all.
-					_ = cfg.Truth.Sample(sample)
+					if tl != nil {
+						_ = tl.feed(false)
+					} else {
+						_ = cfg.Truth.Sample(sample)
+					}
 					if !behind {
 						break
 					}
@@ -245,6 +268,9 @@ func (c *Cluster) Observe(ctx context.Context, cfg ObserveConfig) (Measure, erro
 		}
 	}
 	tick.Stop()
+	if tl != nil {
+		_ = tl.feed(false)
+	}
 	m := Measure{Nodes: make([]Figures, len(c.ids)), Elapsed: time.Since(c.epoch)}
 	if base[0] != nil {
 		m.Steady = time.Since(baseAt)
@@ -291,6 +317,12 @@ func (c *Cluster) Observe(ctx context.Context, cfg ObserveConfig) (Measure, erro
 // maxCatchUp bounds the samples Observe takes in a row to catch up with
 // the nodes' frames.
 const maxCatchUp = 4
+
+// timelineStall is how far a node's newest frame may fall behind the
+// newest of any node before the timeline stops waiting for it: a process
+// that gives no frame for ten frames of 100 ms is taken as stopped or
+// starved, and the others' frames are not held back for it.
+const timelineStall = time.Second
 
 // death records node process i's end: when, how, and its primaries in its
 // last snapshot s (nil: none taken).
@@ -371,27 +403,3 @@ func (c *Cluster) settle(deaths []Death) {
 
 // Kinds returns the kinds of m in order, for printing.
 func Kinds(m map[string]int) []string { return slices.Sorted(maps.Keys(m)) }
-
-// alignAfter fills dst with the node times after which a sample asks each
-// node for its first frame: the newest frame any node answered with in
-// the samples so far, so that every sample holds one frame of each node,
-// all within a frame period of one another (each node has one frame in
-// any period).
-//
-// Asking each node only for its frame after its own last one would keep a
-// node that once answered a frame behind the others a frame behind for
-// the whole run: its snapshots up to two frames older than an owner's in
-// the same sample, where the observer places objects and tells which
-// already existed at the viewer's time to within a frame. A node catching
-// up skips its frames up to the newest once. Negative times (no answer
-// yet) stay negative while no node has answered.
-func alignAfter(dst, last []int64) []int64 {
-	newest := int64(-1)
-	for _, t := range last {
-		newest = max(newest, t)
-	}
-	for i, t := range last {
-		dst[i] = max(t, newest)
-	}
-	return dst
-}

@@ -15,13 +15,15 @@ import (
 
 // The ground truth of a live cluster is the observer of package truth,
 // the simulator's own: Observe decodes every node's /debug/world answer
-// into a truth.Snapshot (DecodeWorld) and gives each sample of them to a
-// truth.Observer (Observer.Sample), which reports every player node's view
-// to its Recorder (the simulator's, sim.Recorder, for the simulator's
-// definitions of missing replicas and discovery latency, once per node
-// per sample instead of once per frame) and samples the staleness of the
-// replicas in view from the versions and their production times the
-// primaries' snapshots show.
+// into a truth.Snapshot (DecodeWorld) and gives them to a truth.Observer,
+// every frame of every node in the order of their times (Observer.Frame,
+// through a timeline), or, sampling less often than every frame, a
+// sample of all the nodes at a time (Observer.Sample). The observer
+// reports every player node's view to its Recorder (the simulator's,
+// sim.Recorder, for the simulator's definitions of missing replicas and
+// discovery latency) and samples the staleness of the replicas in view
+// from the versions and their production times the primaries' snapshots
+// show.
 
 // DecodeWorld records a node's /debug/world answer s in dst (reusing its
 // buffers) for the ground-truth observer of a space of dims dimensions:
