@@ -116,6 +116,9 @@ type kindTracker struct {
 	movingFrames uint64   // counted reports with a moving object in view
 	movingFrac   []float64
 
+	// episode receives the missing stretches (TraceEpisodes; nil: none
+	// traced).
+	episode func(Episode)
 	// delay is the shortest delay from an object's creating node to a
 	// viewer (TrackFloor; nil: no floor).
 	delay func(from, to wire.NodeID) time.Duration
@@ -152,6 +155,35 @@ type kindPair struct {
 	kind    world.Kind
 	found   bool // held since it entered, or on entry
 	reached bool // reachable at some report while in the view
+	// missFrom is the first report of the current stretch the object is
+	// missing (negative: held), and lost whether it had been held before
+	// it (TraceEpisodes).
+	missFrom time.Duration
+	lost     bool
+}
+
+// Episode is one stretch of a node's reports in which an object in its
+// view was missing (TraceEpisodes): from the first report it was missing
+// at to the report it was held again, or left the view (or was deleted).
+type Episode struct {
+	Node    wire.NodeID    // the viewer
+	Object  world.ObjectID // its creator is node.Home(Object)
+	Kind    string         // the object's kind (schema name)
+	Entered time.Duration  // when the object entered the view
+	// From is the first report the object was missing at; To the report
+	// that ended the stretch (held again, or the view's first report
+	// without it).
+	From, To time.Duration
+	// Held says the stretch ended with the object held; otherwise it left
+	// the view (or was deleted) missing.
+	Held bool
+	// Lost says the node had held the object earlier in its stay in the
+	// view (a replica lost); otherwise the stretch is a discovery, from
+	// the object's entry.
+	Lost bool
+	// Reach is when the object could first have reached the node
+	// (TrackFloor; negative: no bound known).
+	Reach time.Duration
 }
 
 // see records that object id of kind, whose primary is at version, is in
@@ -175,7 +207,7 @@ func (k *kindTracker) see(i int, kind world.Kind, id world.ObjectID, version uin
 		if k.delay != nil && created >= 0 {
 			reach = created + k.delay(node.Home(id), wire.NodeID(i+1))
 		}
-		p = kindPair{entered: now, reach: reach, version: version, kind: kind, found: held}
+		p = kindPair{entered: now, reach: reach, version: version, kind: kind, found: held, missFrom: -1}
 		if counted {
 			c.entries++
 			c.updates++
@@ -189,6 +221,14 @@ func (k *kindTracker) see(i int, kind world.Kind, id world.ObjectID, version uin
 			c.direct++
 		}
 		p.version = version
+	}
+	if k.episode != nil {
+		switch {
+		case !held && p.missFrom < 0:
+			p.missFrom, p.lost = now, p.found
+		case held && p.missFrom >= 0:
+			k.emit(i, id, &p, now, true)
+		}
 	}
 	if held && !p.found {
 		p.found = true
@@ -234,6 +274,14 @@ func (k *kindTracker) see(i int, kind world.Kind, id world.ObjectID, version uin
 	}
 }
 
+// emit reports pair p's missing stretch in node i's view of object id,
+// ended at now (held again or not), and closes it.
+func (k *kindTracker) emit(i int, id world.ObjectID, p *kindPair, now time.Duration, held bool) {
+	k.episode(Episode{Node: wire.NodeID(i + 1), Object: id, Kind: k.names[p.kind-1], Entered: p.entered,
+		From: p.missFrom, To: now, Held: held, Lost: p.lost, Reach: p.reach})
+	p.missFrom = -1
+}
+
 // node returns node i's pairs, growing the per-node state to hold it.
 func (k *kindTracker) node(i int) *kindNode {
 	for len(k.nodes) <= i {
@@ -242,8 +290,9 @@ func (k *kindTracker) node(i int) *kindNode {
 	return &k.nodes[i]
 }
 
-// done ends node i's report: objects not seen in it left the view.
-func (k *kindTracker) done(i int) {
+// done ends node i's report at now: objects not seen in it left the
+// view.
+func (k *kindTracker) done(i int, now time.Duration) {
 	if k.repCounted && k.repTotal > 0 {
 		k.movingFrames++
 		for g := range k.grace {
@@ -269,6 +318,9 @@ func (k *kindTracker) done(i int) {
 			}
 			if !p.reached && p.entered >= k.warmup {
 				k.counts[p.kind-1].floorAbandoned++
+			}
+			if k.episode != nil && p.missFrom >= 0 {
+				k.emit(i, id, &p, now, false)
 			}
 			delete(n.pairs, id)
 		}
@@ -448,6 +500,22 @@ func (t *Observer) FloorView() FloorView {
 		v.MovingFrameMean = append(v.MovingFrameMean, mean(k.movFlrFr[g], k.movingFrames))
 	}
 	return v
+}
+
+// TraceEpisodes has every missing stretch of an object in a node's view
+// (Episode) given to fn as it ends, from now on, warm-up included: where
+// the missing replicas of KindViews come from, pair by pair. A stretch
+// still open when a node goes down (Down) or the run ends is not given.
+// It rejects a call before TrackKinds and a nil fn.
+func (t *Observer) TraceEpisodes(fn func(Episode)) error {
+	switch {
+	case fn == nil:
+		return fmt.Errorf("truth: episodes traced to no function")
+	case t.kinds == nil:
+		return fmt.Errorf("truth: episodes before the kind measures (TrackKinds)")
+	}
+	t.kinds.episode = fn
+	return nil
 }
 
 // TrackFloor turns on the floor of the kind measures (KindView.Floor and

@@ -635,7 +635,7 @@ func (t *Observer) report(i int, snap *Snapshot) error {
 		}
 	}
 	if t.kinds != nil {
-		t.kinds.done(i)
+		t.kinds.done(i, now)
 	}
 	t.scanned = ordered
 	if !ordered {

@@ -10,6 +10,7 @@ import (
 	"github.com/overworld/overworld/discovery"
 	"github.com/overworld/overworld/lab"
 	"github.com/overworld/overworld/lab/cities"
+	"github.com/overworld/overworld/truth"
 	"github.com/overworld/overworld/wire"
 )
 
@@ -47,13 +48,26 @@ type DemoReport struct {
 // central server holds every avatar), and PlaceNone otherwise. progress
 // may be nil.
 func Demo(cfg ArenaConfig, progress func(Progress)) (*DemoReport, error) {
-	return DemoWatched(cfg, progress, 0, nil)
+	return DemoWith(cfg, DemoHooks{Progress: progress})
 }
 
-// DemoWatched is Demo with a watch (World.SetWatch): watch, if not nil,
-// is called every `every` of game time with the world, which it may read
-// but not change.
-func DemoWatched(cfg ArenaConfig, progress func(Progress), every time.Duration, watch func(w *World, now time.Duration)) (*DemoReport, error) {
+// DemoHooks are what a caller of DemoWith watches the run with; every
+// field may be left zero.
+type DemoHooks struct {
+	// Progress is called once per second of game time.
+	Progress func(Progress)
+	// Watch is called every WatchEvery of game time with the world, which
+	// it may read but not change (World.SetWatch).
+	Watch      func(w *World, now time.Duration)
+	WatchEvery time.Duration
+	// Episodes receives every missing stretch of an object in a node's
+	// view as it ends (World.TraceEpisodes).
+	Episodes func(truth.Episode)
+}
+
+// DemoWith is Demo watched by h.
+func DemoWith(cfg ArenaConfig, h DemoHooks) (*DemoReport, error) {
+	progress, every, watch := h.Progress, h.WatchEvery, h.Watch
 	if cfg.Data == "" {
 		cfg.Data = SitesWonder
 	}
@@ -76,6 +90,9 @@ func DemoWatched(cfg ArenaConfig, progress func(Progress), every time.Duration, 
 	}
 	if watch != nil {
 		w.SetWatch(every, func(now time.Duration) { watch(w, now) })
+	}
+	if h.Episodes != nil {
+		w.TraceEpisodes(h.Episodes)
 	}
 	if err := w.Run(progress); err != nil {
 		return nil, err

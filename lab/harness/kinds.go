@@ -16,6 +16,16 @@ import (
 // already held when an object enters a view.
 type KindView = truth.KindView
 
+// TraceEpisodes has every missing stretch of an object in a node's view
+// given to fn as it ends (truth.Observer.TraceEpisodes; the kind measures
+// are on in every world); nil stops the tracing.
+func (w *World) TraceEpisodes(fn func(truth.Episode)) {
+	if fn == nil {
+		fn = func(truth.Episode) {}
+	}
+	_ = w.truth.TraceEpisodes(fn) // the kind measures are on, fn is set: cannot fail
+}
+
 // TrackKinds turns on the per-kind view measures (KindViews) from now on,
 // named by the game's schemas, at the simulator's grace periods and after
 // its warm-up. New turns them on in every world (the summary's missing

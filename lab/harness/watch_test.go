@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/overworld/overworld/truth"
 )
 
 // TestWatchChangesNothing runs the same demo (placement, churn, parallel
@@ -25,10 +27,10 @@ func TestWatchChangesNothing(t *testing.T) {
 	}
 	var at []time.Duration
 	var progress []time.Duration
-	var objects int
+	var objects, episodes int
 	var frames []FrameTime
 	cfg.WallFrameTimes = true
-	watched, err := DemoWatched(cfg, func(p Progress) { progress = append(progress, p.Virtual) }, 300*time.Millisecond, func(w *World, now time.Duration) {
+	watched, err := DemoWith(cfg, DemoHooks{Progress: func(p Progress) { progress = append(progress, p.Virtual) }, WatchEvery: 300 * time.Millisecond, Watch: func(w *World, now time.Duration) {
 		at = append(at, now)
 		for _, n := range w.Nodes() {
 			objects += len(n.Objects(nil))
@@ -39,9 +41,17 @@ func TestWatchChangesNothing(t *testing.T) {
 			}
 		}
 		frames = w.FrameTimes()
-	})
+	}, Episodes: func(e truth.Episode) {
+		episodes++
+		if e.To <= e.From || e.From < e.Entered {
+			t.Errorf("episode %+v: want Entered ≤ From < To", e)
+		}
+	}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if episodes == 0 {
+		t.Error("no missing stretch traced")
 	}
 	a, _ := json.Marshal(plain.Summary)
 	// Frame times are wall-clock samples: leave them out of the comparison.

@@ -61,6 +61,7 @@ type clusterOpts struct {
 	prefetch       *float64       // the nodes' and the simulator's prefetch (nil: the architecture's default)
 	pushMutual     *bool          // the same for mutual pushes
 	fetchAhead     *time.Duration // the same for the fetch-ahead
+	episodes       string         // where to write the missing stretches ("": nowhere)
 }
 
 // clusterFault is a signal sent to a node during the run.
@@ -166,6 +167,7 @@ they send, and a held packet is overtaken by later ones, as in the simulator.`,
 	fl.StringVar(&o.arch, "arch", o.arch, "discovery: directory, broadcast or colyseus (the distributed locator on a ring of the nodes)")
 	fl.Float64Var(&o.frameRate, "frame-rate", o.frameRate, "frames per second of every node")
 	fl.StringVar(&o.keep, "keep", "", "write the configurations, certificates and node logs to this directory (kept)")
+	fl.StringVar(&o.episodes, "episodes", "", "write every stretch of an object missing from a node's view, live and simulated, to this CSV file")
 	fl.StringVar(&o.logLevel, "log-level", "info", "the nodes' log level")
 	fl.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
 	fl.StringVar(&o.botMode, "bot-mode", o.botMode, "client: bots join the nodes' player endpoints over QUIC; node: AI bots inside the nodes, as the simulator runs them")
@@ -343,9 +345,27 @@ func runCluster(e *env, o clusterOpts) error {
 		}
 	}
 	show := !o.quiet && isTerminal(e.stderr)
+	var episodes *episodeLog
+	hooks := harness.DemoHooks{}
+	if o.episodes != "" {
+		if episodes, err = openEpisodeLog(o.episodes); err != nil {
+			return badInputf("--episodes %s: %v", o.episodes, pathErr(err))
+		}
+		defer episodes.close()
+		ids := make([]wire.NodeID, len(wc.Cities))
+		for i := range ids {
+			ids[i] = wire.NodeID(i + 1) // the simulator's node i+1 is in the i-th city
+		}
+		var simWarmup time.Duration
+		if v, err := wc.Validate(); err == nil {
+			simWarmup = v.Warmup
+		}
+		hooks.Episodes = episodes.tracer("simulator", simWarmup, nodeCities(ids, wc.Cities))
+	}
 	say("simulating the same configuration ...\n")
 	progress, clear := worldProgress(e.stderr, o.quiet, "simulating: ")
-	simRep, err := harness.Demo(wc, progress)
+	hooks.Progress = progress
+	simRep, err := harness.DemoWith(wc, hooks)
 	clear()
 	if err != nil {
 		return err
@@ -436,6 +456,12 @@ func runCluster(e *env, o clusterOpts) error {
 		return err
 	}
 	obs.SetResolution(c.Frame())
+	if episodes != nil {
+		if err := obs.TraceEpisodes(episodes.tracer("live", warmup, nodeCities(c.IDs(), c.Cities()))); err != nil {
+			c.Kill()
+			return err
+		}
+	}
 	// The floor (what no protocol could have delivered yet) over the
 	// delays the nodes emulate, as the simulator's over its own.
 	if o.emulate {
@@ -568,6 +594,12 @@ func runCluster(e *env, o clusterOpts) error {
 		}
 	}
 	writeClusterDeaths(e.stdout, meas.Deaths, c.Rendezvous())
+	if episodes != nil {
+		if err := episodes.close(); err != nil {
+			return fmt.Errorf("--episodes %s: %w", o.episodes, err)
+		}
+		say("%s\n", episodes.summary())
+	}
 	return nil
 }
 

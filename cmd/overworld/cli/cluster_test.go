@@ -1,7 +1,12 @@
 package cli
 
 import (
+	"encoding/csv"
+	"os"
+	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -12,13 +17,15 @@ import (
 // as it happens and in its summary, with what failed over (node 2's
 // objects promoted by their backups, all of them primaries elsewhere at
 // the end) and node 3's drain (every primary migrated), and still prints
-// the figures. Takes about 20 s.
+// the figures; and that --episodes writes the missing stretches of both
+// sides. Takes about 20 s.
 func TestClusterSurvivesDeaths(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a cluster of 4 processes for about 20 s")
 	}
+	episodes := filepath.Join(t.TempDir(), "episodes.csv")
 	code, out, errs := run(t, "", "cluster", "--nodes", "3", "--players-per-node", "2", "--bot-mode", "node", "--duration", "14s",
-		"--kill", "2@3s", "--term", "3@6s")
+		"--kill", "2@3s", "--term", "3@6s", "--episodes", episodes)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
@@ -46,6 +53,49 @@ func TestClusterSurvivesDeaths(t *testing.T) {
 	}
 	if m := regexp.MustCompile(`drain: (\d+) of (\d+) primaries`).FindStringSubmatch(out); m != nil && m[1] != m[2] {
 		t.Errorf("node 3 migrated %s of %s primaries", m[1], m[2])
+	}
+	checkEpisodes(t, episodes, errs)
+}
+
+// checkEpisodes checks the --episodes file at path: the header, then rows
+// of both sides, each a stretch that ends after it starts, in a view it
+// entered no later; and the summary line on stderr.
+func checkEpisodes(t *testing.T, path, stderr string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) == 0 || !slices.Equal(rows[0], episodeHeader) {
+		t.Fatalf("episodes header %v, want %v", rows[:min(1, len(rows))], episodeHeader)
+	}
+	sides := map[string]int{}
+	for _, r := range rows[1:] {
+		sides[r[0]]++
+		num := func(k int) float64 {
+			v, err := strconv.ParseFloat(r[k], 64)
+			if err != nil {
+				t.Fatalf("row %v: %s %q: %v", r, episodeHeader[k], r[k], err)
+			}
+			return v
+		}
+		if entered, from, to := num(7), num(8), num(9); entered > from || from >= to || num(10) != to-from {
+			t.Errorf("row %v: want entered ≤ from < to, missing = to − from", r)
+		}
+		if r[2] == "" || r[6] == "" {
+			t.Errorf("row %v: a node without its city", r)
+		}
+	}
+	if sides["live"] == 0 || sides["simulator"] == 0 || len(sides) != 2 {
+		t.Errorf("episodes by side %v, want live and simulator rows only", sides)
+	}
+	if !strings.Contains(stderr, "missing stretches written to "+path) {
+		t.Errorf("stderr lacks the episodes' summary:\n%s", stderr)
 	}
 }
 

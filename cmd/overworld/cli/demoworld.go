@@ -202,7 +202,7 @@ func runDemoWorld(e *env, cmd *cobra.Command, f *demoWorldFlags) error {
 		fmt.Fprintf(e.stderr, "the run's dashboard: %s\n", dash.URL())
 	}
 	progress, clear := worldProgress(e.stderr, f.quiet, "")
-	rep, err := harness.DemoWatched(cfg, progress, simWatchEvery, watch)
+	rep, err := harness.DemoWith(cfg, harness.DemoHooks{Progress: progress, Watch: watch, WatchEvery: simWatchEvery})
 	clear()
 	if errors.Is(err, lab.ErrConfig) {
 		return badInput(err)

@@ -82,6 +82,7 @@ func TestUserErrors(t *testing.T) {
 		{"estimate plot dir", "", []string{"estimate", "--method", "gnp", "--data", "planetlab", "--plot", p("d")}, "--plot " + p("d") + ": is a directory"},
 		{"estimate out-matrix no dir", "", []string{"estimate", "--method", "gnp", "--data", "planetlab", "--out-matrix", p("none/est.csv")}, "--out-matrix"},
 		{"cluster keep file", "", []string{"cluster", "--keep", p("f")}, "--keep " + p("f") + ": is a file"},
+		{"cluster episodes under no dir", "", []string{"cluster", "--episodes", p("none/e.csv"), "--nodes", "2", "--duration", "2s"}, "--episodes " + p("none/e.csv")},
 		// Values whose sums overflow.
 		{"assign overflow", overflow, []string{"assign"}, "field delays: too large"},
 		{"core overflow", "", []string{"core", "--matrix", p("big.csv"), "--k", "1", "--json"}, "latencies too large"},
