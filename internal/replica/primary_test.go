@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -82,4 +83,101 @@ func TestOnlyThePrimary(t *testing.T) {
 	if e := b.objs.Get(id); e == nil || e.st.Float(schema.MustField("x")) != 6 {
 		t.Fatal("the primary's next update did not apply")
 	}
+}
+
+// TestDroppedBackInView: node 2 drops its replica of 1.1 once the object
+// has been out of its view for ReplicaLinger; a full state the primary
+// sent before the drop reached it then comes in. Out of the view, it is
+// ignored (an orphan nobody would update); once the object is back in
+// the view, node 2 takes it at once, as a replica it wants, and registers
+// again with the primary, rather than wait for the locator to find the
+// object again. Both Flush and FlushView carry the view.
+func TestDroppedBackInView(t *testing.T) {
+	for _, viewIndex := range []bool{false, true} {
+		a, b, stores, st := newPair(t, func(c *Config) { c.ReplicaLinger = 200 * time.Millisecond })
+		id := st.ID()
+		x, y := schema.MustField("x"), schema.MustField("y")
+		near := []world.Box{{Min: world.Point{0, 0}, Max: world.Point{10, 10}}}
+		far := []world.Box{{Min: world.Point{50, 50}, Max: world.Point{60, 60}}}
+		var oa, ob wire.Outbox
+		flushB := func(now time.Duration, view []world.Box) {
+			if viewIndex {
+				b.FlushView(now, boxView(view), &ob)
+			} else {
+				b.Flush(now, view, &ob)
+			}
+		}
+		// Node 2 registers (newPair's Want) and gets the replica at (5, 5).
+		st.SetFloat(x, 5)
+		st.SetFloat(y, 5)
+		a.Commit(0)
+		flushB(0, near)
+		deliver(t, 0, &ob, 2, stores, nil)
+		a.Flush(0, nil, &oa)
+		deliver(t, 0, &oa, 1, stores, nil)
+		if b.objs.Get(id) == nil {
+			t.Fatal("node 2 holds no replica")
+		}
+		// Out of the view, past the linger: dropped (the drop is kept in
+		// flight: node 1 still counts node 2 as a holder).
+		flushB(100*time.Millisecond, far)
+		flushB(400*time.Millisecond, far)
+		if b.objs.Get(id) != nil {
+			t.Fatal("node 2 kept the replica out of its view past the linger")
+		}
+		ob = wire.Outbox{}
+		full := wire.AppendUpdates(nil, &wire.Updates{Entries: []wire.Update{{ID: id, Kind: 1, Version: 7,
+			Data: world.AppendDelta(nil, nil, st)}}})
+		send := func(now time.Duration) {
+			t.Helper()
+			if err := checkThenApply(b, now, 1, append(wire.AppendHeader(nil), full...)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Still out of the view: ignored.
+		before := b.Stats()
+		send(450 * time.Millisecond)
+		if b.objs.Get(id) != nil || b.Stats().Ignored != before.Ignored+1 {
+			t.Fatalf("view index %v: a dropped replica's full state out of the view was taken (ignored %d → %d)",
+				viewIndex, before.Ignored, b.Stats().Ignored)
+		}
+		// Back in the view: taken, wanted, registered again at once.
+		flushB(500*time.Millisecond, near)
+		send(550 * time.Millisecond)
+		e := b.objs.Get(id)
+		if e == nil || !e.requested || e.version != 7 || b.Stats().Reclaimed != 1 {
+			t.Fatalf("view index %v: back in the view, the full state gave %+v (reclaimed %d), want a requested replica at version 7",
+				viewIndex, e, b.Stats().Reclaimed)
+		}
+		flushB(600*time.Millisecond, near)
+		registered := false
+		for _, p := range ob.Packets(2, nil) {
+			fr, _ := wire.OpenFrames(p.Payload)
+			for {
+				typ, body, ok := fr.Next()
+				if !ok {
+					break
+				}
+				var ids wire.IDs
+				if typ == wire.TypeRegister && p.To == 1 && ids.Decode(body) == nil && slices.Contains(ids.IDs, id) {
+					registered = true
+				}
+			}
+		}
+		if !registered {
+			t.Errorf("view index %v: node 2 did not register %v with node 1 again", viewIndex, id)
+		}
+	}
+}
+
+// boxView is a View over boxes.
+type boxView []world.Box
+
+func (v boxView) Contains(p world.Point) bool {
+	for _, b := range v {
+		if b.Contains(p, 2) {
+			return true
+		}
+	}
+	return false
 }

@@ -275,9 +275,13 @@ func (s *Store) update(now time.Duration, from wire.NodeID, e *entry, u *wire.Up
 			s.stats.Ignored++
 			return nil
 		}
-		if t, ok := s.dropped.get(u.ID); ok && now-t <= dropGuard && !s.wants(u.ID) {
-			// A full state sent before our drop reached the primary: it
-			// would make an orphan replica that nobody updates.
+		// A full state sent before our drop reached the primary would make
+		// an orphan replica that nobody updates: unless asked for again, it
+		// is taken only if its object is back in the view (then registered
+		// again at once, below), not to wait for the locator to find it.
+		t, dropped := s.dropped.get(u.ID)
+		guarded := dropped && now-t <= dropGuard && !s.wants(u.ID)
+		if guarded && u.Base != 0 {
 			s.stats.Ignored++
 			return nil
 		}
@@ -298,6 +302,10 @@ func (s *Store) update(now time.Duration, from wire.NodeID, e *entry, u *wire.Up
 		if _, err := s.decodeFull(u.ID, u.Kind, u.Data, st); err != nil {
 			return err
 		}
+		if guarded && !s.inView(st.Location(), s.viewBoxes, s.viewVF) {
+			s.stats.Ignored++
+			return nil
+		}
 		obj := sc.NewObject(st)
 		e, err := s.newEntry(obj, st, false)
 		if err != nil {
@@ -307,6 +315,14 @@ func (s *Store) update(now time.Duration, from wire.NodeID, e *entry, u *wire.Up
 		if _, ok := s.want[u.ID]; ok {
 			e.requested = true
 			delete(s.want, u.ID)
+		}
+		if guarded {
+			// Back in the view: wanted again, and registered at once, so
+			// that the primary, which may have taken the drop, updates it.
+			e.requested = true
+			s.dropped.del(u.ID)
+			s.idq = append(s.idq, idMsg{to: from, typ: wire.TypeRegister, id: u.ID})
+			s.stats.Reclaimed++
 		}
 		s.accept(e, u.Version, at)
 		s.insert(e)

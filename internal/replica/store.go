@@ -256,6 +256,10 @@ type Stats struct {
 	Timeouts   int64 // replicas deleted because their primary fell silent
 	LookUps    int64 // silent replicas' primaries looked up at the node the locator names
 	Dropped    int64 // replicas dropped (unneeded here, or dropped by the primary)
+	// Reclaimed counts full states of replicas dropped within the drop
+	// guard, not asked for again, taken because their objects were back
+	// in the view (and registered again at once).
+	Reclaimed int64
 
 	// Authority (authority.go, writes.go, health.go).
 	Migrations        int64 // primaries handed to another node
@@ -313,6 +317,10 @@ type Store struct {
 	tomb    expiring // deleted objects, and when (see Config.TombstoneTTL)
 	// dropped: replicas this node dropped, and when (see dropGuard).
 	dropped expiring
+	// The view of the last flush (boxes, or vf when not nil), for a full
+	// state of a replica dropped within dropGuard (update).
+	viewBoxes []world.Box
+	viewVF    View
 	// want: replicas asked for and not here yet (values, not pointers:
 	// a request is a few words, and objects are asked for all the time).
 	want map[world.ObjectID]request

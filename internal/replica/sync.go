@@ -24,13 +24,16 @@ type View interface {
 	Contains(p world.Point) bool
 }
 
-// FlushView is Flush with the view given as a View.
+// FlushView is Flush with the view given as a View. The store keeps view
+// until the next flush, and may ask it about the packets it takes
+// meanwhile (Apply): the caller must not change it in between.
 func (s *Store) FlushView(now time.Duration, view View, o *wire.Outbox) {
 	s.flush(now, nil, view, o)
 }
 
 // flush is Flush; the view is vf if not nil, else boxes.
 func (s *Store) flush(now time.Duration, boxes []world.Box, vf View, o *wire.Outbox) {
+	s.viewBoxes, s.viewVF = append(s.viewBoxes[:0], boxes...), vf
 	s.sends, s.dcache = s.sends[:0], s.dcache[:0]
 	s.answer = s.answer[:0] // fresh holders get their full state below
 	for _, e := range s.prims {
