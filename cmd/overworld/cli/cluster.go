@@ -131,7 +131,9 @@ Missing replicas count, in each player node's snapshot, the objects whose primar
 simulator's 0 ms-grace measure); the moving objects (bots and missiles) are also
 given apart, as the simulator's summary gives them, and under --emulate-latency their floor
 on both sides (the pairs no protocol could have delivered yet: created less than the shortest
-path over the emulated delays from their creating node ago). Like the simulator, the live side leaves the
+path over the emulated delays from their creating node ago); --episodes FILE writes
+every stretch of an object missing from a node's view, on both sides, to a CSV file
+(see docs/cli.md). Like the simulator, the live side leaves the
 first min(5 s, duration/10) out of missing replicas and discovery latency (from
 when every node is ready: the views fill from nothing then). Staleness has the
 simulator's definition too, for every replica in a view at every sample: 0 when the
