@@ -533,7 +533,29 @@ func (n *Node) Step(now time.Duration, p wire.Packet) {
 		}
 	}
 	n.store.Answer(now, &n.out)
+	k := len(n.pend)
 	n.takeLocatorOutput(now)
+	n.fetchFound(now, n.pend[k:])
+}
+
+// fetchFound asks at once for the objects found by a received packet
+// (found) that lie in the view and that this node neither holds nor has
+// asked for: the request leaves within the Step, not at the next Tick,
+// up to a frame later, which folds the discoveries into the candidates
+// as before (and decides for the objects held, whose replicas' locations
+// are newer than the publications).
+func (n *Node) fetchFound(now time.Duration, found []locate.Found) {
+	for i := range found {
+		f := &found[i]
+		if f.Until < now || n.store.Wanted(f.ID) {
+			continue
+		}
+		if _, _, held := n.store.Lookup(f.ID); held || !n.fetches(f, now) {
+			continue
+		}
+		n.store.Want(now, f.ID, f.Node, f.Until)
+	}
+	n.store.Request(now, &n.out)
 }
 
 // validate checks a whole packet without changing anything. held is the

@@ -181,3 +181,58 @@ func (v boxView) Contains(p world.Point) bool {
 	}
 	return false
 }
+
+// TestRequestAtOnce: a replica wanted between two flushes is asked for by
+// Request at once (its registration and its resync from version 0, to
+// the primary's node); a request already sent is not sent again before
+// its retry, which only Flush makes; with nothing new, Request sends
+// nothing.
+func TestRequestAtOnce(t *testing.T) {
+	b := newStore(t, 2, nil)
+	frames := func(o *wire.Outbox) (regs, acks int) {
+		t.Helper()
+		for _, p := range o.Packets(2, nil) {
+			fr, _ := wire.OpenFrames(p.Payload)
+			for {
+				typ, _, ok := fr.Next()
+				if !ok {
+					break
+				}
+				if p.To != 1 {
+					t.Errorf("a %v frame to node %d, want node 1", typ, p.To)
+				}
+				switch typ {
+				case wire.TypeRegister:
+					regs++
+				case wire.TypeAcks:
+					acks++
+				}
+			}
+		}
+		return regs, acks
+	}
+	var o wire.Outbox
+	b.Request(0, &o)
+	if r, a := frames(&o); r+a != 0 {
+		t.Fatalf("Request with nothing wanted sent %d registrations, %d acknowledgements", r, a)
+	}
+	id := world.MakeObjectID(1, 1)
+	b.Want(10*time.Millisecond, id, 1, time.Hour)
+	b.Request(10*time.Millisecond, &o)
+	if r, a := frames(&o); r != 1 || a != 1 {
+		t.Fatalf("Request after Want: %d registrations, %d acknowledgements; want 1 and 1", r, a)
+	}
+	b.Want(20*time.Millisecond, id, 1, time.Hour)
+	b.Request(20*time.Millisecond, &o)
+	if r, a := frames(&o); r+a != 0 {
+		t.Fatalf("Request of a request already sent: %d registrations, %d acknowledgements", r, a)
+	}
+	b.Flush(50*time.Millisecond, nil, &o)
+	if r, _ := frames(&o); r != 0 {
+		t.Fatalf("Flush before the retry is due sent %d registrations", r)
+	}
+	b.Flush(10*time.Millisecond+b.cfg.RequestRetry, nil, &o)
+	if r, _ := frames(&o); r != 1 {
+		t.Fatalf("Flush at the retry sent %d registrations, want 1", r)
+	}
+}

@@ -324,6 +324,9 @@ type Store struct {
 	// want: replicas asked for and not here yet (values, not pointers:
 	// a request is a few words, and objects are asked for all the time).
 	want map[world.ObjectID]request
+	// unsent counts the requests added (or pointed at another node) since
+	// the last flushRequests: Request has something to send.
+	unsent int
 
 	// queued outputs
 	idq []idMsg
@@ -818,11 +821,13 @@ func (s *Store) Want(now time.Duration, id world.ObjectID, from wire.NodeID, unt
 		r.until = max(r.until, until)
 		if r.from != from {
 			r.from, r.sent = from, false
+			s.unsent++
 		}
 		s.want[id] = r
 		return
 	}
 	s.want[id] = request{from: from, until: until}
+	s.unsent++
 }
 
 // lookUp asks node to, the node the locator names for silent replica e,

@@ -60,7 +60,7 @@ func (s *Store) flush(now time.Duration, boxes []world.Box, vf View, o *wire.Out
 			i++
 		}
 	}
-	s.flushRequests(now)
+	s.flushRequests(now, true)
 	s.encodeUpdates(now, o)
 	s.encodeAcks(o)
 	s.encodeHandoffs(now, o)
@@ -283,7 +283,28 @@ func (s *Store) attachedToDormant(e *entry) bool {
 	return t != nil && !t.primary && t.dormant
 }
 
-func (s *Store) flushRequests(now time.Duration) {
+// Request sends, at once, the registrations of the replicas wanted (Want)
+// since the last Flush or Request and not asked for yet, each with its
+// resync, and with them what else the packets taken since have queued
+// for other nodes (drops, registrations, acknowledgements): a discovery
+// made by a received packet is asked for within the Step that delivered
+// it, not at the next Flush, up to a frame later. The caller (package
+// node) calls it after a Step.
+func (s *Store) Request(now time.Duration, o *wire.Outbox) {
+	if s.unsent == 0 {
+		return
+	}
+	s.flushRequests(now, false)
+	s.encodeAcks(o)
+	s.encodeIDs(o)
+}
+
+// flushRequests queues the registrations of the replicas wanted and not
+// held: the ones not asked for yet, and with retries those last asked
+// for RequestRetry ago or more. It forgets the requests that expired or
+// were answered.
+func (s *Store) flushRequests(now time.Duration, retries bool) {
+	s.unsent = 0
 	ids := s.wantIDs[:0]
 	for id := range s.want {
 		ids = append(ids, id)
@@ -295,7 +316,7 @@ func (s *Store) flushRequests(now time.Duration) {
 			delete(s.want, id)
 			continue
 		}
-		if !r.sent || now-r.lastSent >= s.cfg.RequestRetry {
+		if !r.sent || retries && now-r.lastSent >= s.cfg.RequestRetry {
 			r.sent, r.lastSent = true, now
 			s.want[id] = r
 			s.idq = append(s.idq, idMsg{to: r.from, typ: wire.TypeRegister, id: id})
