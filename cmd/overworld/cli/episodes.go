@@ -51,7 +51,9 @@ func openEpisodeLog(path string) (*episodeLog, error) {
 // unknown). Times are in milliseconds on the side's own clock (the
 // simulator's from its start, the live nodes' from the cluster's epoch).
 func (l *episodeLog) tracer(side string, warmup time.Duration, cities map[wire.NodeID]string) func(truth.Episode) {
-	ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64) }
+	ms := func(d time.Duration) string {
+		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64)
+	}
 	return func(e truth.Episode) {
 		if e.To < warmup {
 			return
