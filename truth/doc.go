@@ -27,10 +27,11 @@
 //     (the grid), the infrastructure node (which reports nothing) and
 //     the Recorder (sim.Recorder implements it).
 //  2. Feed snapshots in the order the nodes took them. After every
-//     frame of one node (a simulator), call Frame with its snapshot,
-//     having called Observe once for every node's snapshot before the
-//     first frame. For snapshots of every node taken together (a
-//     sampled live cluster), call Sample with all of them: every node's
+//     frame of one node (a simulator, or a live cluster whose frames
+//     are merged in time order), call Frame with its snapshot, having
+//     called Observe once for every node's snapshot before the first
+//     frame. For snapshots of every node taken together (a live cluster
+//     sampled less often than every frame), call Sample with all of them: every node's
 //     primaries are observed before any node's view is reported, and
 //     as the snapshots of one Sample are taken up to a frame apart, a
 //     viewer's report sees each object where it was at the viewer's
@@ -42,7 +43,9 @@
 //     feed its snapshots as before, and its view counts from then.
 //  3. Read the measures from the Recorder, and StalenessSamples,
 //     BeyondHistory and (after TrackKinds) KindViews and MovingView
-//     (the missing replicas of the kinds not declared static) here.
+//     (the missing replicas of the kinds not declared static) here; with
+//     TraceEpisodes, every stretch of an object missing from a view as
+//     it ends.
 //
 // The observer does no I/O, reads no clock and keeps no goroutine; it is
 // deterministic in the snapshots it is fed. It is not safe for
