@@ -151,19 +151,12 @@ func TestDroppedBackInView(t *testing.T) {
 		}
 		flushB(600*time.Millisecond, near)
 		registered := false
-		for _, p := range ob.Packets(2, nil) {
-			fr, _ := wire.OpenFrames(p.Payload)
-			for {
-				typ, body, ok := fr.Next()
-				if !ok {
-					break
-				}
-				var ids wire.IDs
-				if typ == wire.TypeRegister && p.To == 1 && ids.Decode(body) == nil && slices.Contains(ids.IDs, id) {
-					registered = true
-				}
+		eachFrame(t, &ob, 2, func(p wire.Packet, typ wire.Type, body []byte) {
+			var ids wire.IDs
+			if typ == wire.TypeRegister && p.To == 1 && ids.Decode(body) == nil && slices.Contains(ids.IDs, id) {
+				registered = true
 			}
-		}
+		})
 		if !registered {
 			t.Errorf("view index %v: node 2 did not register %v with node 1 again", viewIndex, id)
 		}
@@ -191,24 +184,17 @@ func TestRequestAtOnce(t *testing.T) {
 	b := newStore(t, 2, nil)
 	frames := func(o *wire.Outbox) (regs, acks int) {
 		t.Helper()
-		for _, p := range o.Packets(2, nil) {
-			fr, _ := wire.OpenFrames(p.Payload)
-			for {
-				typ, _, ok := fr.Next()
-				if !ok {
-					break
-				}
-				if p.To != 1 {
-					t.Errorf("a %v frame to node %d, want node 1", typ, p.To)
-				}
-				switch typ {
-				case wire.TypeRegister:
-					regs++
-				case wire.TypeAcks:
-					acks++
-				}
+		eachFrame(t, o, 2, func(p wire.Packet, typ wire.Type, _ []byte) {
+			if p.To != 1 {
+				t.Errorf("a %v frame to node %d, want node 1", typ, p.To)
 			}
-		}
+			switch typ {
+			case wire.TypeRegister:
+				regs++
+			case wire.TypeAcks:
+				acks++
+			}
+		})
 		return regs, acks
 	}
 	var o wire.Outbox

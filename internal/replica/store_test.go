@@ -813,6 +813,25 @@ func TestKeepalivesWait(t *testing.T) {
 	}
 }
 
+// eachFrame calls fn with every frame of every packet o holds from node
+// from (the packets are taken out of o).
+func eachFrame(t *testing.T, o *wire.Outbox, from wire.NodeID, fn func(p wire.Packet, typ wire.Type, body []byte)) {
+	t.Helper()
+	for _, p := range o.Packets(from, nil) {
+		fr, err := wire.OpenFrames(p.Payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			typ, body, ok := fr.Next()
+			if !ok {
+				break
+			}
+			fn(p, typ, body)
+		}
+	}
+}
+
 // frameTypes appends the types of p's frames to dst.
 func frameTypes(t *testing.T, p wire.Packet, dst []wire.Type) []wire.Type {
 	t.Helper()

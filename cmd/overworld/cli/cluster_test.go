@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"encoding/csv"
 	"math"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -63,15 +61,7 @@ func TestClusterSurvivesDeaths(t *testing.T) {
 // entered no later; and the summary line on stderr.
 func checkEpisodes(t *testing.T, path, stderr string) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := readCSV(t, path)
 	if len(rows) == 0 || !slices.Equal(rows[0], episodeHeader) {
 		t.Fatalf("episodes header %v, want %v", rows[:min(1, len(rows))], episodeHeader)
 	}
