@@ -585,45 +585,35 @@ func TestSharedDeltas(t *testing.T) {
 			o.Reset()
 			a.Flush(now, nil, &o)
 			o.Release(now + time.Hour)
-			for _, p := range o.Packets(1, nil) {
-				fr, err := wire.OpenFrames(p.Payload)
-				if err != nil {
+			eachFrame(t, &o, 1, func(_ wire.Packet, typ wire.Type, body []byte) {
+				if typ != wire.TypeUpdates {
+					return
+				}
+				var ups wire.Updates
+				if err := ups.Decode(body); err != nil {
 					t.Fatal(err)
 				}
-				for {
-					typ, body, ok := fr.Next()
-					if !ok {
-						break
+				for _, u := range ups.Entries {
+					k := int(u.ID.Seq()) - 1
+					var base *world.State
+					if u.Base != 0 {
+						if base = past[k][u.Base]; base == nil {
+							t.Fatalf("seed %d frame %d: %v delta from unknown version %d", seed, f, u.ID, u.Base)
+						}
 					}
-					if typ != wire.TypeUpdates {
-						continue
+					got := schema.NewState(u.ID)
+					if _, err := world.ApplyDelta(got, base, u.Data); err != nil {
+						t.Fatalf("seed %d frame %d: %v from %d: %v", seed, f, u.ID, u.Base, err)
 					}
-					var ups wire.Updates
-					if err := ups.Decode(body); err != nil {
-						t.Fatal(err)
+					if want := past[k][u.Version]; !got.Equal(want) {
+						t.Fatalf("seed %d frame %d: %v from %d to %d decodes to another state", seed, f, u.ID, u.Base, u.Version)
 					}
-					for _, u := range ups.Entries {
-						k := int(u.ID.Seq()) - 1
-						var base *world.State
-						if u.Base != 0 {
-							if base = past[k][u.Base]; base == nil {
-								t.Fatalf("seed %d frame %d: %v delta from unknown version %d", seed, f, u.ID, u.Base)
-							}
-						}
-						got := schema.NewState(u.ID)
-						if _, err := world.ApplyDelta(got, base, u.Data); err != nil {
-							t.Fatalf("seed %d frame %d: %v from %d: %v", seed, f, u.ID, u.Base, err)
-						}
-						if want := past[k][u.Version]; !got.Equal(want) {
-							t.Fatalf("seed %d frame %d: %v from %d to %d decodes to another state", seed, f, u.ID, u.Base, u.Version)
-						}
-						checked++
-						if u.Base != 0 && u.Base+1 < u.Version {
-							older++
-						}
+					checked++
+					if u.Base != 0 && u.Base+1 < u.Version {
+						older++
 					}
 				}
-			}
+			})
 		}
 	}
 	t.Logf("%d updates checked, %d from before the previous version", checked, older)

@@ -409,12 +409,7 @@ func TestAcksAskForResync(t *testing.T) {
 		b.Flush(now, []world.Box{world.Unbounded()}, &ob)
 		ob.Release(now)
 		for _, p := range ob.Packets(2, nil) {
-			fr, _ := wire.OpenFrames(p.Payload)
-			for {
-				typ, body, ok := fr.Next()
-				if !ok {
-					break
-				}
+			packetFrames(t, p, func(typ wire.Type, body []byte) {
 				if typ == wire.TypeAcks {
 					var ack wire.Acks
 					if err := ack.Decode(body); err != nil {
@@ -422,7 +417,7 @@ func TestAcksAskForResync(t *testing.T) {
 					}
 					acks = append(acks, fmt.Sprintf("%d:%v", f, ack.Entries))
 				}
-			}
+			})
 			o := &wire.Outbox{}
 			o.Commit(p.To, p.Class, append(o.Buf(), p.Payload[1:]...))
 			deliver(t, now, o, 2, stores, nil)
@@ -813,39 +808,36 @@ func TestKeepalivesWait(t *testing.T) {
 	}
 }
 
-// eachFrame calls fn with every frame of every packet o holds from node
-// from (the packets are taken out of o).
-func eachFrame(t *testing.T, o *wire.Outbox, from wire.NodeID, fn func(p wire.Packet, typ wire.Type, body []byte)) {
-	t.Helper()
-	for _, p := range o.Packets(from, nil) {
-		fr, err := wire.OpenFrames(p.Payload)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for {
-			typ, body, ok := fr.Next()
-			if !ok {
-				break
-			}
-			fn(p, typ, body)
-		}
-	}
-}
-
-// frameTypes appends the types of p's frames to dst.
-func frameTypes(t *testing.T, p wire.Packet, dst []wire.Type) []wire.Type {
+// packetFrames calls fn with every frame of packet p.
+func packetFrames(t *testing.T, p wire.Packet, fn func(typ wire.Type, body []byte)) {
 	t.Helper()
 	fr, err := wire.OpenFrames(p.Payload)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for {
-		typ, _, ok := fr.Next()
+		typ, body, ok := fr.Next()
 		if !ok {
-			return dst
+			return
 		}
-		dst = append(dst, typ)
+		fn(typ, body)
 	}
+}
+
+// eachFrame calls fn with every frame of every packet o holds from node
+// from (the packets are taken out of o).
+func eachFrame(t *testing.T, o *wire.Outbox, from wire.NodeID, fn func(p wire.Packet, typ wire.Type, body []byte)) {
+	t.Helper()
+	for _, p := range o.Packets(from, nil) {
+		packetFrames(t, p, func(typ wire.Type, body []byte) { fn(p, typ, body) })
+	}
+}
+
+// frameTypes appends the types of p's frames to dst.
+func frameTypes(t *testing.T, p wire.Packet, dst []wire.Type) []wire.Type {
+	t.Helper()
+	packetFrames(t, p, func(typ wire.Type, _ []byte) { dst = append(dst, typ) })
+	return dst
 }
 
 // TestDormantLapsesQuietly: a replica that lingers out of view goes

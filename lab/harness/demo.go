@@ -67,7 +67,6 @@ type DemoHooks struct {
 
 // DemoWith is Demo watched by h.
 func DemoWith(cfg ArenaConfig, h DemoHooks) (*DemoReport, error) {
-	progress, every, watch := h.Progress, h.WatchEvery, h.Watch
 	if cfg.Data == "" {
 		cfg.Data = SitesWonder
 	}
@@ -88,13 +87,13 @@ func DemoWith(cfg ArenaConfig, h DemoHooks) (*DemoReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	if watch != nil {
-		w.SetWatch(every, func(now time.Duration) { watch(w, now) })
+	if h.Watch != nil {
+		w.SetWatch(h.WatchEvery, func(now time.Duration) { h.Watch(w, now) })
 	}
 	if h.Episodes != nil {
 		w.TraceEpisodes(h.Episodes)
 	}
-	if err := w.Run(progress); err != nil {
+	if err := w.Run(h.Progress); err != nil {
 		return nil, err
 	}
 	rep := &DemoReport{Result: w.Result(), Config: cfg}
