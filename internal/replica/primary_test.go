@@ -222,3 +222,35 @@ func TestRequestAtOnce(t *testing.T) {
 		t.Fatalf("Flush at the retry sent %d registrations, want 1", r)
 	}
 }
+
+// TestWantOutlivesUntilForItsAnswer: a replica asked for with a finding
+// about to expire (a rendezvous may send a publication with milliseconds
+// left) is still a requested replica when its full state arrives after
+// the expiry, within RequestRetry of the registration: before, it was a
+// replica nobody asked for, not registered again, while the primary
+// counted the node as a holder. A registration past the expiry is not
+// retried, and an answer later than RequestRetry is not taken as asked for.
+func TestWantOutlivesUntilForItsAnswer(t *testing.T) {
+	for _, late := range []time.Duration{100 * time.Millisecond, 600 * time.Millisecond} {
+		a, b, stores, st := newPair(t, nil)
+		id := st.ID()
+		b.want = map[world.ObjectID]request{}
+		b.Want(0, id, 1, 30*time.Millisecond)
+		var oa, ob wire.Outbox
+		a.Commit(0)
+		b.Flush(0, nil, &ob)
+		deliver(t, 0, &ob, 2, stores, nil) // the registration reaches node 1
+		b.Flush(50*time.Millisecond, nil, &ob)
+		if ob.Len() != 0 {
+			t.Fatalf("late %v: node 2 sent %d more frames after the want expired", late, ob.Len())
+		}
+		a.Flush(late, nil, &oa)
+		b.Flush(late, nil, &ob) // the want is forgotten after RequestRetry
+		deliver(t, late, &oa, 1, stores, nil)
+		e := b.objs.Get(id)
+		want := late < b.cfg.RequestRetry
+		if e == nil || e.requested != want {
+			t.Fatalf("late %v: the answer made replica %+v, want requested %v", late, e, want)
+		}
+	}
+}

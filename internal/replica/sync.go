@@ -312,8 +312,17 @@ func (s *Store) flushRequests(now time.Duration, retries bool) {
 	slices.Sort(ids)
 	for _, id := range ids {
 		r := s.want[id]
-		if s.objs.Get(id) != nil || r.until < now {
+		// Past until, a registration sent is still waited for, one
+		// RequestRetry, not retried: its full state, arriving after
+		// the want was forgotten, would make a replica not asked for,
+		// which this node does not register again, while the primary
+		// counts it as a holder (and its locator skips it) until the
+		// registration lapses.
+		if s.objs.Get(id) != nil || r.until < now && (!r.sent || now-r.lastSent >= s.cfg.RequestRetry) {
 			delete(s.want, id)
+			continue
+		}
+		if r.until < now {
 			continue
 		}
 		if !r.sent || retries && now-r.lastSent >= s.cfg.RequestRetry {
