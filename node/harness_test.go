@@ -113,6 +113,7 @@ type clusterOpts struct {
 	far        float64 // Config.FarMargin in x and y
 	push       bool    // Config.PushMutual
 	rendezvous wire.NodeID
+	idle       time.Duration // the directory's IdleEvery
 	replica    replica.Config
 	dup        float64
 	failover   bool // warm backups, with every other node a peer
@@ -157,6 +158,7 @@ func newCluster(tb testing.TB, g *game, o clusterOpts) *cluster {
 		case "directory":
 			cfg := locate.DefaultDirectoryConfig(o.rendezvous)
 			cfg.Margin = world.Point{o.margin, o.margin}
+			cfg.IdleEvery = o.idle
 			dir, err := locate.NewDirectory(id, cfg)
 			if err != nil {
 				tb.Fatal(err)

@@ -224,8 +224,21 @@ func (n *Node) Tick(now time.Duration) {
 		// update it any more (a pushed replica whose drop was lost), and
 		// it would hide its object's move into the view until it timed
 		// out.
-		loc, replica, wanted := known.Known(f.ID)
+		// A still replica asked for and kept up by the node the candidate
+		// names stands for the publications that skip this node while it
+		// holds it: the candidate lives on from the replica's location for
+		// the publication's TTL. Else, once the replica is dropped out of
+		// view, a candidate that expired while it was held leaves the
+		// object to its next publication when it comes back into view, up
+		// to an idle object's IdleEvery later (5 s), and longer if that one
+		// is lost. (A moving object is published every period, and the
+		// replica's last location soon says little.)
+		loc, from, replica, wanted := known.Known(f.ID)
 		if replica && (wanted || n.producedSince(f.ID, f.At)) {
+			if wanted && from == f.Node && f.Loc == loc {
+				ttl := f.Until - f.Heard
+				f.Heard, f.Until = now, max(f.Until, now+ttl)
+			}
 			f.Loc, f.Vel = loc, world.Point{}
 		}
 		kept = append(kept, f)

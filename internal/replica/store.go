@@ -878,13 +878,14 @@ func (s *Store) Holders(now time.Duration, id world.ObjectID, dst []wire.NodeID)
 // newer than any publication it was discovered by. The node refreshes its
 // discovery candidates with it, so that a replica dropped out of view is
 // not fetched again on an older location (unless the replica was not
-// asked for and is older than the publication: see Produced).
-func (s *Store) Known(id world.ObjectID) (loc world.Point, replica, wanted bool) {
+// asked for and is older than the publication: see Produced). from is a
+// replica's primary's node.
+func (s *Store) Known(id world.ObjectID) (loc world.Point, from wire.NodeID, replica, wanted bool) {
 	e := s.objs.Get(id)
 	if e == nil {
-		return loc, false, false
+		return loc, 0, false, false
 	}
-	return e.loc, !e.primary, e.primary || e.requested && !e.silent
+	return e.loc, e.from, !e.primary, e.primary || e.requested && !e.silent
 }
 
 // Produced returns the primary's time of the state this node holds of id
@@ -914,7 +915,7 @@ type KnownWalk struct {
 func (s *Store) WalkKnown() KnownWalk { return KnownWalk{s: s} }
 
 // Known is Store.Known.
-func (w *KnownWalk) Known(id world.ObjectID) (loc world.Point, replica, wanted bool) {
+func (w *KnownWalk) Known(id world.ObjectID) (loc world.Point, from wire.NodeID, replica, wanted bool) {
 	if id <= w.last {
 		return w.s.Known(id)
 	}
@@ -947,9 +948,9 @@ func (w *KnownWalk) Known(id world.ObjectID) (loc world.Point, replica, wanted b
 	w.i = i
 	if i < len(ids) && ids[i] == id {
 		e := w.s.ents[i]
-		return e.loc, !e.primary, e.primary || e.requested && !e.silent
+		return e.loc, e.from, !e.primary, e.primary || e.requested && !e.silent
 	}
-	return loc, false, false
+	return loc, 0, false, false
 }
 
 // A PrimaryWalk looks up local primaries asked in increasing ID order,

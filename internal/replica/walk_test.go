@@ -78,10 +78,10 @@ func TestKnownWalk(t *testing.T) {
 				if r.IntN(20) == 0 { // out of order
 					ask = universe[r.IntN(len(universe))]
 				}
-				loc, rep, wanted := w.Known(ask)
-				wloc, wrep, wwanted := s.Known(ask)
-				if loc != wloc || rep != wrep || wanted != wwanted {
-					t.Fatalf("seed %d: Known(%v) walked = %v %v %v, looked up = %v %v %v", seed, ask, loc, rep, wanted, wloc, wrep, wwanted)
+				loc, from, rep, wanted := w.Known(ask)
+				wloc, wfrom, wrep, wwanted := s.Known(ask)
+				if loc != wloc || from != wfrom || rep != wrep || wanted != wwanted {
+					t.Fatalf("seed %d: Known(%v) walked = %v %v %v %v, looked up = %v %v %v %v", seed, ask, loc, from, rep, wanted, wloc, wfrom, wrep, wwanted)
 				}
 				if r.IntN(4) == 0 {
 					s.Want(time.Second, ask, 1, time.Hour)
