@@ -800,7 +800,9 @@ func (s *Store) Keep(now time.Duration, id world.ObjectID, to wire.NodeID) bool 
 // node from, until until (the discovery information's expiry). A replica
 // already held is marked as requested (so it is registered and dropped when
 // unneeded); otherwise a registration is sent at the next Flush and retried
-// every RequestRetry until the replica arrives or until passes.
+// every RequestRetry until the replica arrives or until passes (a full
+// state arriving within RequestRetry of the last registration still makes
+// a requested replica).
 func (s *Store) Want(now time.Duration, id world.ObjectID, from wire.NodeID, until time.Duration) {
 	if from == s.cfg.Self {
 		return
