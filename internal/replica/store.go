@@ -862,15 +862,19 @@ func (s *Store) Wanted(id world.ObjectID) bool {
 // local primary id (they asked for it and keep asking), in node order;
 // nothing for a replica or an unknown object. Nodes the primary only
 // pushes to (Keep, attachment) are not listed: they never asked, and a
-// locator must still introduce the object to them.
+// locator must still introduce the object to them. Nor are dormant
+// holders: their replica is out of their view, soon dropped without a word
+// (Config.DormantTTL), and a locator that skipped them would leave them
+// without news of the object until its next publication after the
+// registration lapsed (a bot that respawns into such a holder's view).
 func (s *Store) Holders(now time.Duration, id world.ObjectID, dst []wire.NodeID) []wire.NodeID {
 	e := s.objs.Get(id)
 	if e == nil || !e.primary {
 		return dst
 	}
 	for i := range e.holders {
-		if e.holders[i].regUntil > now {
-			dst = append(dst, e.holders[i].node)
+		if h := &e.holders[i]; h.regUntil > now && !h.dormant {
+			dst = append(dst, h.node)
 		}
 	}
 	return dst

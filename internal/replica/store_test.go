@@ -1022,3 +1022,45 @@ func TestRangeReplicas(t *testing.T) {
 		t.Fatalf("RangeReplicas went on after fn returned false: %d calls", n)
 	}
 }
+
+// TestHoldersLeaveOutDormant: a holder whose replica is in its view is
+// listed by Holders (its locator need not introduce the object to it);
+// once the replica went dormant it is not, while the holder still has it:
+// it may drop it without a word, and a locator that kept skipping it would
+// leave it without news of the object until the registration lapsed.
+func TestHoldersLeaveOutDormant(t *testing.T) {
+	a, b, stores, st := newPair(t, nil)
+	id := st.ID()
+	var oa, ob wire.Outbox
+	listed, dormantHeld := false, false
+	for f := 0; f < 30; f++ {
+		now := time.Duration(f) * 100 * time.Millisecond
+		st.SetFloat(0, float64(f))
+		a.Commit(now)
+		a.Flush(now, nil, &oa)
+		deliver(t, now, &oa, 1, stores, nil)
+		view := []world.Box{world.Unbounded()}
+		if f >= 10 {
+			view = nil
+		}
+		b.Flush(now, view, &ob)
+		deliver(t, now, &ob, 2, stores, nil)
+		holders := a.Holders(now, id, nil)
+		e := b.objs.Get(id)
+		switch {
+		case e != nil && !e.dormant && f < 10 && f > 1:
+			if !slices.Contains(holders, 2) {
+				t.Fatalf("frame %d: node 2 holds the replica in its view, Holders = %v", f, holders)
+			}
+			listed = true
+		case e != nil && e.dormant:
+			if slices.Contains(holders, 2) {
+				t.Fatalf("frame %d: node 2's replica is dormant, Holders = %v still lists it", f, holders)
+			}
+			dormantHeld = true
+		}
+	}
+	if !listed || !dormantHeld {
+		t.Fatalf("a weak run: listed in view %v, dormant and held %v", listed, dormantHeld)
+	}
+}
