@@ -9,6 +9,22 @@ import (
 	"github.com/overworld/overworld/world"
 )
 
+// spawnWalker spawns a walker on node n at (x, y), moving at vx along x,
+// with an interest rng wide on each side (0: none).
+func spawnWalker(t *testing.T, c *cluster, n wire.NodeID, x, y, vx, rng float64) world.Object {
+	t.Helper()
+	o, err := c.node(n).Spawn(c.now, c.g.walker, func(st *world.State) {
+		st.SetFloat(wX, x)
+		st.SetFloat(wY, y)
+		st.SetFloat(wVX, vx)
+		st.SetFloat(wRange, rng)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
 // staleHint wraps a node's discovery and reports, once, one finding valid
 // for 15 s: an object at a location it is about to leave (as an idle
 // object's long-lived publication can be).
@@ -34,22 +50,8 @@ func (s *staleHint) Tick(f *locate.Frame, out *locate.Out) {
 func TestHeldReplicaCorrectsCandidate(t *testing.T) {
 	g := newGame(200)
 	c := newCluster(t, g, clusterOpts{nodes: 2, arch: "directory", latency: 20 * time.Millisecond, seed: 1})
-	_, err := c.node(1).Spawn(c.now, g.walker, func(st *world.State) {
-		st.SetFloat(wX, 10)
-		st.SetFloat(wY, 10)
-		st.SetFloat(wRange, 10)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	walker, err := c.node(2).Spawn(c.now, g.walker, func(st *world.State) {
-		st.SetFloat(wX, 15)
-		st.SetFloat(wY, 10)
-		st.SetFloat(wVX, 10) // leaves the seer's view [0, 20] within 0.5 s
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	spawnWalker(t, c, 1, 10, 10, 0, 10)
+	walker := spawnWalker(t, c, 2, 15, 10, 10, 0) // leaves the seer's view [0, 20] within 0.5 s
 	id := walker.State().ID()
 	n1 := c.node(1)
 	n1.disc = &staleHint{Discovery: n1.disc, f: locate.Found{ID: id, Node: 2, Loc: world.Point{15, 10}}}
@@ -143,23 +145,10 @@ func TestHeldCandidateOutlivesPublication(t *testing.T) {
 		g := newGame(200)
 		c := newCluster(t, g, clusterOpts{nodes: 2, arch: "directory", latency: 20 * time.Millisecond, seed: seed, idle: 5 * time.Second})
 		x := 15 + float64(seed)
-		item, err := c.node(2).Spawn(c.now, g.walker, func(st *world.State) {
-			st.SetFloat(wX, x)
-			st.SetFloat(wY, 10)
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		item := spawnWalker(t, c, 2, x, 10, 0, 0)
 		// Found by an idle publication, which lives 3 × IdleEvery.
 		c.run(2 * time.Second)
-		seer, err := c.node(1).Spawn(c.now, g.walker, func(st *world.State) {
-			st.SetFloat(wX, 10)
-			st.SetFloat(wY, 10)
-			st.SetFloat(wRange, 10)
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		seer := spawnWalker(t, c, 1, 10, 10, 0, 10)
 		sid, id := seer.State().ID(), item.State().ID()
 		n1 := c.node(1)
 		n1.disc, n1.cstep = &onceFound{Discovery: n1.disc, id: id}, nil

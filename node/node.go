@@ -236,8 +236,7 @@ func (n *Node) Tick(now time.Duration) {
 		loc, from, replica, wanted := known.Known(f.ID)
 		if replica && (wanted || n.producedSince(f.ID, f.At)) {
 			if wanted && from == f.Node && f.Loc == loc {
-				ttl := f.Until - f.Heard
-				f.Heard, f.Until = now, max(f.Until, now+ttl)
+				f.Heard, f.Until = now, now+(f.Until-f.Heard)
 			}
 			f.Loc, f.Vel = loc, world.Point{}
 		}

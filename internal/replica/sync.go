@@ -318,11 +318,14 @@ func (s *Store) flushRequests(now time.Duration, retries bool) {
 		// which this node does not register again, while the primary
 		// counts it as a holder (and its locator skips it) until the
 		// registration lapses.
-		if s.objs.Get(id) != nil || r.until < now && (!r.sent || now-r.lastSent >= s.cfg.RequestRetry) {
+		if s.objs.Get(id) != nil {
 			delete(s.want, id)
 			continue
 		}
 		if r.until < now {
+			if !r.sent || now-r.lastSent >= s.cfg.RequestRetry {
+				delete(s.want, id)
+			}
 			continue
 		}
 		if !r.sent || retries && now-r.lastSent >= s.cfg.RequestRetry {
